@@ -1,0 +1,460 @@
+/**
+ * The JSON meta-schema of the spec language (checked with ajv).
+ *
+ * It describes the shape of a service file and of a resource file. Rules that
+ * need more than one file (a relation to an unknown resource, a schema field the
+ * resource lacks, a default of the wrong type, ...) live in `semantics.ts`.
+ */
+
+const identifier = { type: 'string', pattern: '^[a-z][a-z0-9_]*$', maxLength: 63 } as const;
+const className = { type: 'string', pattern: '^[A-Z][A-Za-z0-9]*$', maxLength: 63 } as const;
+const exportName = { type: 'string', pattern: '^[A-Za-z_$][A-Za-z0-9_$]*$' } as const;
+const modulePath = { type: 'string', pattern: '^[A-Za-z0-9_./-]+\\.ts$' } as const;
+const fieldTypes = [
+  'integer',
+  'big_integer',
+  'float',
+  'decimal',
+  'string',
+  'text',
+  'boolean',
+  'date',
+  'datetime',
+  'uuid',
+  'email',
+  'url',
+  'json',
+  'password',
+  'foreign_key',
+  'many_to_many',
+] as const;
+export const FIELD_TYPES: readonly string[] = fieldTypes;
+
+/** Type names usable in `optionals` and in manual schemas (the seed's Python-style names). */
+export const VALUE_TYPES = ['str', 'int', 'float', 'bool', 'date', 'datetime', 'uuid', 'decimal', 'dict', 'list'] as const;
+
+export const AUTHENTICATORS = ['JWTAuth', 'AdminAuth', 'SuperuserAuth'] as const;
+
+/** `[JWTAuth]`, `null` (public) or `NOT_SET` (inherit). Custom authenticators are hook exports. */
+const authList = {
+  anyOf: [
+    { type: 'null' },
+    { const: 'NOT_SET' },
+    { type: 'array', items: exportName, uniqueItems: true },
+  ],
+} as const;
+
+const decoratorList = { type: 'array', items: { anyOf: [exportName, { type: 'null' }] } } as const;
+
+/** `[name, default]` pairs of query parameters: `{title: [str, null]}` or `{title: {type: str, default: null}}`. */
+const paramType = {
+  anyOf: [
+    { type: 'array', prefixItems: [{ enum: VALUE_TYPES }], minItems: 1, maxItems: 2, items: true },
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['type'],
+      properties: { type: { enum: VALUE_TYPES }, default: true, description: { type: 'string' } },
+    },
+  ],
+} as const;
+const paramMap = { type: 'object', propertyNames: identifier, additionalProperties: paramType } as const;
+
+const lookupMap = { type: 'object', propertyNames: { type: 'string', pattern: '^[a-z][a-z0-9_]*$' } } as const;
+const queryExpr: Record<string, unknown> = {
+  $id: 'queryExpr',
+  anyOf: [
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['and'],
+      properties: { and: { type: 'array', minItems: 1, items: { $ref: 'queryExpr' } } },
+    },
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['or'],
+      properties: { or: { type: 'array', minItems: 1, items: { $ref: 'queryExpr' } } },
+    },
+    { type: 'object', additionalProperties: false, required: ['not'], properties: { not: { $ref: 'queryExpr' } } },
+    lookupMap,
+  ],
+};
+
+const schemaFieldEntry = {
+  anyOf: [
+    identifier,
+    {
+      type: 'object',
+      minProperties: 1,
+      maxProperties: 1,
+      propertyNames: identifier,
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['fields'],
+        properties: { fields: { type: 'array', items: identifier, minItems: 1, uniqueItems: true } },
+      },
+    },
+  ],
+} as const;
+
+/** A serializer section: ReadSerializer, DetailSerializer, CreateSerializer, UpdateSerializer. */
+const serializerSection = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    fields: { type: 'array', items: schemaFieldEntry },
+    excludes: { type: 'array', items: identifier, uniqueItems: true },
+    optionals: {
+      type: 'array',
+      items: { type: 'array', prefixItems: [identifier, { enum: VALUE_TYPES }], minItems: 2, maxItems: 2, items: false },
+    },
+  },
+} as const;
+
+/** A manual schema: `{name?, fields: {field: type | {type, required, nullable}}}`. */
+const manualSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['fields'],
+  properties: {
+    name: className,
+    fields: {
+      type: 'object',
+      propertyNames: identifier,
+      minProperties: 1,
+      additionalProperties: {
+        anyOf: [
+          { enum: VALUE_TYPES },
+          {
+            type: 'object',
+            additionalProperties: false,
+            required: ['type'],
+            properties: {
+              type: { enum: VALUE_TYPES },
+              required: { type: 'boolean' },
+              nullable: { type: 'boolean' },
+              max_length: { type: 'integer', minimum: 1 },
+            },
+          },
+        ],
+      },
+    },
+  },
+} as const;
+
+const paginationClass = {
+  anyOf: [
+    { type: 'null' },
+    exportName,
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['class'],
+      properties: {
+        class: exportName,
+        page_size: { type: 'integer', minimum: 1 },
+        max_page_size: { type: 'integer', minimum: 1 },
+      },
+    },
+  ],
+} as const;
+
+const fieldSpec = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type'],
+  properties: {
+    type: { enum: fieldTypes },
+    primary_key: { type: 'boolean' },
+    max_length: { type: 'integer', minimum: 1, maximum: 10485760 },
+    max_digits: { type: 'integer', minimum: 1, maximum: 1000 },
+    decimal_places: { type: 'integer', minimum: 0, maximum: 1000 },
+    null: { type: 'boolean' },
+    blank: { type: 'boolean' },
+    unique: { type: 'boolean' },
+    db_index: { type: 'boolean' },
+    default: true,
+    auto_now_add: { type: 'boolean' },
+    auto_now: { type: 'boolean' },
+    choices: { type: 'array', minItems: 1, uniqueItems: true, items: { type: ['string', 'integer'] } },
+    to: className,
+    on_delete: { enum: ['cascade', 'set_null', 'protect'] },
+    description: { type: 'string' },
+    renamed_from: identifier,
+  },
+} as const;
+
+const m2mRelation = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['model', 'related_name'],
+  properties: {
+    model: className,
+    related_name: identifier,
+    path: { type: 'string', pattern: '^/?([a-z0-9_-]+)?$' },
+    auth: authList,
+    add: { type: 'boolean' },
+    remove: { type: 'boolean' },
+    get: { type: 'boolean' },
+    filters: paramMap,
+    related_schema: manualSchema,
+    serializer_class: { $ref: 'serializerClass' },
+    append_slash: { type: 'boolean' },
+    get_decorators: decoratorList,
+    post_decorators: decoratorList,
+  },
+} as const;
+
+const serializerClass = {
+  $id: 'serializerClass',
+  type: 'object',
+  additionalProperties: false,
+  required: ['Meta'],
+  properties: {
+    Meta: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['model'],
+      properties: {
+        model: className,
+        schema_in: serializerSection,
+        schema_out: serializerSection,
+        schema_detail: serializerSection,
+        schema_update: serializerSection,
+      },
+    },
+  },
+} as const;
+
+const operations = ['create', 'list', 'retrieve', 'update', 'delete'] as const;
+export const OPERATIONS: readonly string[] = operations;
+
+const customAction = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['handler'],
+  properties: {
+    handler: exportName,
+    methods: { type: 'array', items: { enum: ['get', 'post', 'put', 'patch', 'delete'] }, minItems: 1 },
+    auth: authList,
+    response: { anyOf: [manualSchema, { const: 'schema_out' }, { const: 'schema_detail' }, { type: 'null' }] },
+    summary: { type: 'string' },
+    description: { type: 'string' },
+    decorators: decoratorList,
+  },
+} as const;
+
+const customEndpoint = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['method', 'path', 'handler'],
+  properties: {
+    method: { enum: ['api_get', 'api_post', 'api_put', 'api_patch', 'api_delete', 'api_options', 'api_head'] },
+    path: { type: 'string', pattern: '^/[A-Za-z0-9_/{}.-]*$' },
+    handler: exportName,
+    auth: authList,
+    request: manualSchema,
+    response: { anyOf: [manualSchema, { type: 'null' }] },
+    status: { type: 'integer', minimum: 100, maximum: 599 },
+    tags: { type: 'array', items: { type: 'string' } },
+    summary: { type: 'string' },
+    description: { type: 'string' },
+    decorators: decoratorList,
+  },
+} as const;
+
+export const viewsetSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    class: { enum: ['APIViewSet', 'ReadOnlyViewSet', 'WriteOnlyViewSet'] },
+    serializer_class: { $ref: 'serializerClass' },
+    schema_in: manualSchema,
+    schema_out: manualSchema,
+    schema_detail: manualSchema,
+    schema_update: manualSchema,
+    pagination_class: paginationClass,
+    query_params: paramMap,
+    query_params_handler: exportName,
+    queryset_request: exportName,
+    disable: { type: 'array', items: { enum: [...operations, 'all'] }, uniqueItems: true },
+    api_route_path: { type: 'string', pattern: '^/?[a-z0-9_-]*(/[a-z0-9_-]+)*/?$' },
+    list_docs: { type: 'string' },
+    create_docs: { type: 'string' },
+    retrieve_docs: { type: 'string' },
+    update_docs: { type: 'string' },
+    delete_docs: { type: 'string' },
+    m2m_relations: { type: 'array', items: m2mRelation },
+    m2m_auth: authList,
+    extra_decorators: {
+      type: 'object',
+      additionalProperties: false,
+      properties: Object.fromEntries(operations.map((op) => [op, decoratorList])),
+    },
+    model_verbose_name: { type: 'string' },
+    model_verbose_name_plural: { type: 'string' },
+    ordering_fields: { type: 'array', items: identifier, uniqueItems: true },
+    default_ordering: { type: 'string', pattern: '^-?[a-z][a-z0-9_]*(,-?[a-z][a-z0-9_]*)*$' },
+    require_update_fields: { type: 'boolean' },
+    error_schema: manualSchema,
+    auth: authList,
+    get_auth: authList,
+    post_auth: authList,
+    patch_auth: authList,
+    delete_auth: authList,
+    filter_mixins: {
+      type: 'array',
+      uniqueItems: true,
+      items: {
+        enum: [
+          'IcontainsFilterViewSetMixin',
+          'BooleanFilterViewSetMixin',
+          'NumericFilterViewSetMixin',
+          'GreaterDateFilterViewSetMixin',
+          'LessDateFilterViewSetMixin',
+          'GreaterEqualDateFilterViewSetMixin',
+          'LessEqualDateFilterViewSetMixin',
+          'RelationFilterViewSetMixin',
+          'MatchCaseFilterViewSetMixin',
+        ],
+      },
+    },
+    relations_filters: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['query_param', 'query_filter', 'filter_type'],
+        properties: { query_param: identifier, query_filter: { type: 'string' }, filter_type: paramType },
+      },
+    },
+    filters_match_cases: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['query_param', 'cases'],
+        properties: {
+          query_param: identifier,
+          cases: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['true', 'false'],
+            properties: Object.fromEntries(
+              ['true', 'false'].map((k) => [
+                k,
+                {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['query_filter'],
+                  properties: { query_filter: { $ref: 'queryExpr' }, include: { type: 'boolean' } },
+                },
+              ]),
+            ),
+          },
+        },
+      },
+    },
+    overrides: {
+      type: 'object',
+      additionalProperties: false,
+      properties: Object.fromEntries(operations.map((op) => [op, exportName])),
+    },
+    lifecycle: {
+      type: 'object',
+      additionalProperties: false,
+      properties: Object.fromEntries(
+        ['before_create', 'after_create', 'before_update', 'after_update', 'before_delete', 'after_delete'].map((h) => [
+          h,
+          exportName,
+        ]),
+      ),
+    },
+    actions: { type: 'object', propertyNames: { type: 'string', pattern: '^[a-z][a-z0-9_-]*$' }, additionalProperties: customAction },
+    endpoints: { type: 'array', items: customEndpoint },
+  },
+} as const;
+
+export const resourceSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['model', 'fields'],
+  properties: {
+    model: className,
+    table: identifier,
+    verbose_name: { type: 'string', pattern: '^[a-z][a-z0-9 ]*$' },
+    verbose_name_plural: { type: 'string', pattern: '^[a-z][a-z0-9 ]*$' },
+    hooks: modulePath,
+    fields: { type: 'object', propertyNames: identifier, minProperties: 1, additionalProperties: fieldSpec },
+    serializer: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        ReadSerializer: serializerSection,
+        DetailSerializer: serializerSection,
+        CreateSerializer: serializerSection,
+        UpdateSerializer: serializerSection,
+      },
+    },
+    viewset: viewsetSchema,
+  },
+} as const;
+
+export const SETTINGS = {
+  SVC_APPEND_SLASH: { type: 'boolean', default: true },
+  SVC_PAGINATION_PER_PAGE: { type: 'integer', minimum: 1, default: 100 },
+  SVC_MAX_PER_PAGE_SIZE: { type: 'integer', minimum: 1, default: 100 },
+  SVC_PAGINATION_MAX_LIMIT: { type: 'integer', minimum: 1, default: 100 },
+  SVC_NOT_FOUND_ERROR_USE_VERBOSE_NAMES: { type: 'boolean', default: true },
+  SVC_DEBUG: { type: 'boolean', default: false },
+  SVC_JWT_ISSUER: { type: 'string', minLength: 1, default: 'svc' },
+  SVC_JWT_AUDIENCE: { type: 'string', minLength: 1, default: 'svc-api' },
+  SVC_ACCESS_TOKEN_LIFETIME: { type: 'integer', minimum: 1, default: 900 },
+  SVC_REFRESH_TOKEN_LIFETIME: { type: 'integer', minimum: 1, default: 604800 },
+} as const;
+export type SettingName = keyof typeof SETTINGS;
+
+export const serviceSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['title', 'version'],
+  properties: {
+    title: { type: 'string', minLength: 1 },
+    version: { type: 'string', minLength: 1 },
+    description: { type: 'string' },
+    base_path: { type: 'string', pattern: '^(/[a-z0-9_-]+)*$' },
+    hooks: modulePath,
+    database: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { sqlite_file: { type: 'string', minLength: 1 } },
+    },
+    settings: {
+      type: 'object',
+      additionalProperties: false,
+      properties: Object.fromEntries(
+        Object.entries(SETTINGS).map(([name, s]) => {
+          const { default: _ignored, ...rest } = s as Record<string, unknown>;
+          return [name, rest];
+        }),
+      ),
+    },
+    auth: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        user_model: className,
+        keys_dir: { type: 'string', minLength: 1 },
+        extra_claims: { type: 'array', items: identifier },
+        authenticators: { type: 'array', items: exportName },
+      },
+    },
+    exception_handlers: { type: 'object', propertyNames: exportName, additionalProperties: exportName },
+    paginators: { type: 'array', items: exportName },
+    endpoints: { type: 'array', items: customEndpoint },
+  },
+} as const;
+
+export const sharedSchemas = [queryExpr, serializerClass];
