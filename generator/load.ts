@@ -3,7 +3,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Document, isNode, LineCounter, parseDocument } from 'yaml';
+import { Document, isNode, isScalar, LineCounter, parseDocument, visit } from 'yaml';
 import type { Diagnostic, Position } from './diagnostics';
 
 export type YamlPath = ReadonlyArray<string | number>;
@@ -65,6 +65,7 @@ export function loadSpecs(specsDir: string, cwd = process.cwd()): LoadedSpecs {
     const lines = new LineCounter();
     const text = fs.readFileSync(absPath, 'utf8');
     const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
+    keepKeysAsWritten(doc);
     const file = displayPath(absPath, cwd);
     for (const err of [...doc.errors, ...doc.warnings]) {
       const pos = lines.linePos(err.pos[0]);
@@ -86,6 +87,19 @@ export function loadSpecs(specsDir: string, cwd = process.cwd()): LoadedSpecs {
     diagnostics.push({ file: displayPath(path.join(dir, SERVICE_FILE), cwd), line: 1, column: 1, message: `missing service file ${SERVICE_FILE}` });
   }
   return { dir, service, resources, diagnostics };
+}
+
+/**
+ * Map keys are names: `null:`, `true:` or `1:` mean the strings "null", "true" and "1", not YAML's
+ * null, boolean or number (so `null: true` on a field reads as Django's `null=True`).
+ */
+function keepKeysAsWritten(doc: Document.Parsed): void {
+  visit(doc, {
+    Pair(_, pair) {
+      const key = pair.key;
+      if (isScalar(key) && typeof key.value !== 'string' && typeof key.source === 'string') key.value = key.source;
+    },
+  });
 }
 
 function yamlMessage(message: string, code: string): string {

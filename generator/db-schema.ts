@@ -1,0 +1,171 @@
+/**
+ * The database schema the model implies, as plain data. It is written beside the migrations as a
+ * snapshot, and migrations are rendered from it (the first one creates every table).
+ */
+import type { Field, ServiceModel } from './model';
+import { literal } from './names';
+
+export interface DbColumn {
+  name: string;
+  /** Knex column builder: increments, integer, bigInteger, double, decimal, string, text, boolean, date, timestamp, uuid, json. */
+  type: string;
+  length?: number;
+  precision?: number;
+  scale?: number;
+  nullable: boolean;
+  unique: boolean;
+  primary: boolean;
+  index: boolean;
+  default?: unknown;
+  references?: { table: string; column: string; onDelete: 'CASCADE' | 'SET NULL' | 'RESTRICT' };
+}
+
+export interface DbTable {
+  name: string;
+  columns: DbColumn[];
+  /** Composite unique constraints (join tables). */
+  uniques: string[][];
+}
+
+export interface DbSchema {
+  tables: DbTable[];
+}
+
+const ON_DELETE = { cascade: 'CASCADE', set_null: 'SET NULL', protect: 'RESTRICT' } as const;
+
+function columnType(f: Field): Pick<DbColumn, 'type' | 'length' | 'precision' | 'scale'> {
+  switch (f.type) {
+    case 'integer':
+      return { type: f.autoIncrement ? 'increments' : 'integer' };
+    case 'big_integer':
+      return { type: f.autoIncrement ? 'bigIncrements' : 'bigInteger' };
+    case 'float':
+      return { type: 'double' };
+    case 'decimal':
+      return { type: 'decimal', precision: f.maxDigits, scale: f.decimalPlaces };
+    case 'string':
+      return { type: 'string', length: f.maxLength ?? 255 };
+    case 'email':
+      return { type: 'string', length: f.maxLength ?? 254 };
+    case 'url':
+      return { type: 'string', length: f.maxLength ?? 200 };
+    case 'password':
+      return { type: 'string', length: 128 };
+    case 'text':
+      return { type: 'text' };
+    case 'boolean':
+      return { type: 'boolean' };
+    case 'date':
+      return { type: 'date' };
+    case 'datetime':
+      return { type: 'timestamp' };
+    case 'uuid':
+      return { type: 'uuid' };
+    case 'json':
+      return { type: 'json' };
+    case 'foreign_key': {
+      const target = columnType(f.relation!.targetPk);
+      if (target.type === 'increments') return { type: 'integer' };
+      if (target.type === 'bigIncrements') return { type: 'bigInteger' };
+      return target;
+    }
+  }
+}
+
+function storedDefault(f: Field): unknown {
+  if (!f.hasDefault) return undefined;
+  if (f.type === 'json') return JSON.stringify(f.default);
+  return f.default;
+}
+
+function keyColumn(name: string, table: string, pk: Field): DbColumn {
+  return {
+    name,
+    ...columnType({ ...pk, type: 'foreign_key', relation: { target: '', targetTable: table, targetPk: pk, onDelete: 'cascade' } } as Field),
+    nullable: false,
+    unique: false,
+    primary: false,
+    index: true,
+    references: { table, column: pk.column, onDelete: 'CASCADE' },
+  };
+}
+
+export function dbSchemaOf(model: ServiceModel): DbSchema {
+  const tables: DbTable[] = [];
+  for (const r of model.resources) {
+    tables.push({
+      name: r.table,
+      uniques: [],
+      columns: r.fields.map((f) => ({
+        name: f.column,
+        ...columnType(f),
+        nullable: f.nullable,
+        unique: f.unique && !f.primaryKey,
+        primary: f.primaryKey,
+        index: f.index && !f.unique,
+        default: storedDefault(f),
+        references: f.relation
+          ? { table: f.relation.targetTable, column: f.relation.targetPk.column, onDelete: ON_DELETE[f.relation.onDelete] }
+          : undefined,
+      })),
+    });
+  }
+  for (const r of model.resources) {
+    for (const m of r.m2m) {
+      tables.push({
+        name: m.joinTable,
+        uniques: [[m.ownColumn, m.otherColumn]],
+        columns: [
+          { name: 'id', type: 'increments', nullable: false, unique: false, primary: true, index: false },
+          keyColumn(m.ownColumn, r.table, r.pk),
+          keyColumn(m.otherColumn, m.targetTable, m.targetPk),
+        ],
+      });
+    }
+  }
+  return { tables: orderByDependencies(tables) };
+}
+
+/** Tables that others reference come first; otherwise the given order stays. */
+function orderByDependencies(tables: DbTable[]): DbTable[] {
+  const out: DbTable[] = [];
+  const placed = new Set<string>();
+  const pending = [...tables];
+  while (pending.length) {
+    const i = pending.findIndex((t) =>
+      t.columns.every((c) => !c.references || c.references.table === t.name || placed.has(c.references.table)),
+    );
+    const [next] = pending.splice(i < 0 ? 0 : i, 1);
+    out.push(next);
+    placed.add(next.name);
+  }
+  return out;
+}
+
+/** One Knex column statement inside `createTable`/`alterTable`. */
+export function columnStatement(c: DbColumn): string {
+  const args = [literal(c.name)];
+  if (c.length !== undefined) args.push(String(c.length));
+  if (c.precision !== undefined) args.push(String(c.precision), String(c.scale ?? 0));
+  if (c.type === 'timestamp') args.push('{ useTz: true }');
+  let s = `t.${c.type}(${args.join(', ')})`;
+  if (c.primary && !c.type.endsWith('ncrements')) s += '.primary()';
+  if (!c.primary) s += c.nullable ? '.nullable()' : '.notNullable()';
+  if (c.unique) s += '.unique()';
+  if (c.default !== undefined) s += `.defaultTo(${literal(c.default)})`;
+  if (c.references) s += `.references(${literal(c.references.column)}).inTable(${literal(c.references.table)}).onDelete(${literal(c.references.onDelete)})`;
+  return `${s};`;
+}
+
+export function createTableStatements(t: DbTable): string[] {
+  const lines = [`  await knex.schema.createTable(${literal(t.name)}, (t) => {`];
+  for (const c of t.columns) lines.push(`    ${columnStatement(c)}`);
+  for (const c of t.columns) if (c.index) lines.push(`    t.index([${literal(c.name)}]);`);
+  for (const u of t.uniques) lines.push(`    t.unique(${literal(u)});`);
+  lines.push('  });');
+  return lines;
+}
+
+export function dropTableStatement(t: DbTable): string {
+  return `  await knex.schema.dropTableIfExists(${literal(t.name)});`;
+}

@@ -1,0 +1,180 @@
+/**
+ * The intermediate model: everything the templates print, derived once from the validated specs.
+ * Nothing downstream of `buildModel` reads the raw YAML again.
+ */
+import type { SettingName } from './meta-schema';
+
+export type FieldType =
+  | 'integer'
+  | 'big_integer'
+  | 'float'
+  | 'decimal'
+  | 'string'
+  | 'text'
+  | 'boolean'
+  | 'date'
+  | 'datetime'
+  | 'uuid'
+  | 'email'
+  | 'url'
+  | 'json'
+  | 'password'
+  | 'foreign_key';
+
+export type OnDelete = 'cascade' | 'set_null' | 'protect';
+
+/** Where something was written in the specs (for diagnostics of later stages). */
+export interface SourceRef {
+  file: string;
+  path: (string | number)[];
+}
+
+/** A column-backed field (every field but many-to-many). */
+export interface Field {
+  name: string;
+  column: string;
+  type: FieldType;
+  primaryKey: boolean;
+  /** Database-generated key (the implicit `id`, or an integer primary key). */
+  autoIncrement: boolean;
+  nullable: boolean;
+  blank: boolean;
+  unique: boolean;
+  index: boolean;
+  hasDefault: boolean;
+  default: unknown;
+  autoNowAdd: boolean;
+  autoNow: boolean;
+  maxLength?: number;
+  maxDigits?: number;
+  decimalPlaces?: number;
+  choices?: (string | number)[];
+  description?: string;
+  /** For foreign keys: the target model, its primary key column, and the delete rule. */
+  relation?: { target: string; targetTable: string; targetPk: Field; onDelete: OnDelete };
+  renamedFrom?: string;
+  source: SourceRef;
+}
+
+export interface ManyToMany {
+  name: string;
+  target: string;
+  targetTable: string;
+  targetPk: Field;
+  joinTable: string;
+  ownColumn: string;
+  otherColumn: string;
+  description?: string;
+  source: SourceRef;
+}
+
+/** The JSON value kinds a schema field can carry. */
+export type ValueKind = 'int' | 'bigint' | 'float' | 'decimal' | 'str' | 'email' | 'url' | 'uuid' | 'bool' | 'date' | 'datetime' | 'json' | 'list';
+
+export type SchemaRole = 'in' | 'out' | 'detail' | 'update';
+
+export interface SchemaField {
+  name: string;
+  /**
+   * `value`: a column value; `foreign_key`: the related primary key; `many_to_many`: a list of related keys;
+   * `nested_one` / `nested_many`: the related record(s) with `nested` fields.
+   */
+  kind: 'value' | 'foreign_key' | 'many_to_many' | 'nested_one' | 'nested_many';
+  /** The model field behind it (column field or many-to-many). */
+  field?: Field;
+  m2m?: ManyToMany;
+  /** The value kind of a `value` / `foreign_key` (the related key) / `many_to_many` item. */
+  value: ValueKind;
+  /** Input schemas: the client must send it. */
+  required: boolean;
+  nullable: boolean;
+  maxLength?: number;
+  choices?: (string | number)[];
+  /** Integer bounds for ints (32-bit for integer, safe range for big integer). */
+  bounds?: { min: number; max: number };
+  decimal?: { maxDigits: number; decimalPlaces: number };
+  description?: string;
+  nested?: { target: string; fields: SchemaField[] };
+}
+
+export interface SchemaModel {
+  /** Component name in OpenAPI and the exported constant, e.g. `ArticleOut`. */
+  name: string;
+  role: SchemaRole;
+  source: 'serializer' | 'serializer_class' | 'manual' | 'auto';
+  fields: SchemaField[];
+}
+
+export type OperationKind = 'create' | 'list' | 'retrieve' | 'update' | 'delete';
+
+/** The collection path, the item path that follows SVC_APPEND_SLASH, or the item path that always ends with a slash. */
+export type PathKind = 'collection' | 'item' | 'itemSlash';
+
+/** Resolved authenticators: `null` is public. */
+export type AuthSpec = string[] | null;
+
+export interface Operation {
+  kind: OperationKind;
+  method: 'get' | 'post' | 'patch' | 'delete';
+  pathKind: PathKind;
+  operationId: string;
+  summary: string;
+  status: number;
+  auth: AuthSpec;
+  decorators: (string | null)[];
+  /** A hook export replacing the generated implementation. */
+  override?: string;
+}
+
+export interface Pagination {
+  class: string;
+  builtin: boolean;
+  options: { page_size?: number; max_page_size?: number };
+}
+
+export interface Resource {
+  model: string;
+  snake: string;
+  table: string;
+  verboseName: string;
+  verboseNamePlural: string;
+  /** 404 key under SVC_NOT_FOUND_ERROR_USE_VERBOSE_NAMES true and false. */
+  verboseKey: string;
+  classKey: string;
+  /** Route segment `{base}`. */
+  base: string;
+  /** Folder and file stem of the generated module. */
+  moduleName: string;
+  tag: string;
+  specFile: string;
+  hooks?: string;
+  viewsetClass: 'APIViewSet' | 'ReadOnlyViewSet' | 'WriteOnlyViewSet';
+  pk: Field;
+  /** Column fields in spec order, the primary key first. */
+  fields: Field[];
+  m2m: ManyToMany[];
+  schemas: Record<SchemaRole, SchemaModel>;
+  /** Whether schema_detail is its own schema (else retrieve answers with schema_out). */
+  hasDetail: boolean;
+  operations: Operation[];
+  pagination: Pagination | null;
+  ordering: { fields: { name: string; column: string }[]; default: { column: string; order: 'asc' | 'desc' }[] };
+  requireUpdateFields: boolean;
+  errorSchema: SchemaModel | null;
+  lifecycle: Partial<Record<'before_create' | 'after_create' | 'before_update' | 'after_update' | 'before_delete' | 'after_delete', string>>;
+  querysetRequest?: string;
+  docs: Record<OperationKind, string>;
+}
+
+export interface ServiceModel {
+  title: string;
+  version: string;
+  description?: string;
+  basePath: string;
+  settings: Record<SettingName, string | number | boolean>;
+  sqliteFile: string;
+  auth: { userModel?: string; keysDir: string };
+  hooks?: string;
+  exceptionHandlers: { exception: string; handler: string }[];
+  resources: Resource[];
+}

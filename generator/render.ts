@@ -1,0 +1,68 @@
+/**
+ * Stage 4: render every output file from the model. Pure: model in, file map out.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import Handlebars from 'handlebars';
+import { dbSchemaOf, type DbSchema } from './db-schema';
+import type { ServiceModel } from './model';
+import {
+  appView,
+  authView,
+  initialMigrationView,
+  mainView,
+  migrationsIndexView,
+  queriesView,
+  routesView,
+  schemasView,
+  settingsView,
+  type RenderContext,
+} from './render/view';
+
+export const TEMPLATES_DIR = path.resolve(__dirname, '..', 'templates');
+
+const hb = Handlebars.create();
+hb.registerHelper('eq', (a: unknown, b: unknown) => a === b);
+
+const cache = new Map<string, Handlebars.TemplateDelegate>();
+
+/** Templates compile once per process; `noEscape` because HTML escaping is wrong for code, `strict` so a missing field throws. */
+function template(name: string): Handlebars.TemplateDelegate {
+  let t = cache.get(name);
+  if (!t) {
+    t = hb.compile(fs.readFileSync(path.join(TEMPLATES_DIR, `${name}.hbs`), 'utf8'), { noEscape: true, strict: true });
+    cache.set(name, t);
+  }
+  return t;
+}
+
+function render(name: string, view: object): string {
+  // strict mode also rejects a falsy lookup of a missing key inside #if, so views carry every key.
+  return template(name)(view);
+}
+
+export interface RenderedFiles {
+  /** Output path (relative, forward slashes) → content. */
+  files: Map<string, string>;
+  schema: DbSchema;
+}
+
+export function renderService(model: ServiceModel, ctx: RenderContext): RenderedFiles {
+  const files = new Map<string, string>();
+  for (const r of model.resources) {
+    const dir = `resources/${r.moduleName}`;
+    files.set(`${dir}/schemas.ts`, render('resource/schemas.ts', schemasView(r, ctx)));
+    files.set(`${dir}/queries.ts`, render('resource/queries.ts', queriesView(r, model, ctx)));
+    files.set(`${dir}/routes.ts`, render('resource/routes.ts', routesView(r, ctx)));
+  }
+  files.set('settings.ts', render('settings.ts', settingsView(model, ctx)));
+  files.set('auth.ts', render('auth.ts', authView(model, ctx)));
+  files.set('app.ts', render('app.ts', appView(model, ctx)));
+  files.set('main.ts', render('main.ts', mainView(model, ctx)));
+  const schema = dbSchemaOf(model);
+  const migrationNames = ['0001_initial'];
+  files.set('migrations/0001_initial.ts', render('migration.ts', initialMigrationView(schema, ctx)));
+  files.set('migrations/index.ts', render('migrations-index.ts', migrationsIndexView(migrationNames, ctx)));
+  files.set('migrations/schema.json', `${JSON.stringify(schema, null, 2)}\n`);
+  return { files, schema };
+}

@@ -1,0 +1,143 @@
+/**
+ * The Express application of a generated service: body parsing, routes, OpenAPI and Swagger UI,
+ * the JSON 404/405 fallback and the one error middleware that renders every failure.
+ */
+import express, { type ErrorRequestHandler, type Express, type Request } from 'express';
+import swaggerUi from 'swagger-ui-express';
+import { ZodError } from 'zod';
+import type { Db } from './db';
+import { ApiException, IntegrityError, isConstraintViolation, ValidationError } from './errors';
+import { buildOpenApi, type ApiInfo } from './openapi';
+import { fallback, orderRoutes, type Route } from './routes';
+import type { Settings } from './settings';
+import { toEntries } from './validation';
+
+/** What an exception handler answers instead of the default body. */
+export interface HandledResponse {
+  status: number;
+  body: unknown;
+}
+
+export type ExceptionHandler<E = any> = (req: Request, error: E) => HandledResponse | Promise<HandledResponse>;
+
+// Exception classes are looked up by constructor; `abstract new` admits every class.
+export type ExceptionClass = abstract new (...args: any[]) => unknown;
+
+export interface ApiOptions extends ApiInfo {
+  settings: Settings;
+  db: Db;
+  routes: readonly Route[];
+  exceptionHandlers?: ReadonlyArray<readonly [ExceptionClass, ExceptionHandler]>;
+  /** Logs unhandled errors (500s); defaults to console.error. */
+  logError?: (error: unknown) => void;
+}
+
+export function createApi(options: ApiOptions): Express {
+  const { settings, db, basePath } = options;
+  const routes = orderRoutes(options.routes);
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('strict routing', true);
+  app.set('case sensitive routing', true);
+  app.set('query parser', 'simple');
+
+  const api = express.Router({ strict: true, caseSensitive: true });
+  api.use(express.json({ limit: '1mb' }));
+
+  api.get('/health', async (_req, res) => {
+    try {
+      await db.raw('select 1');
+      res.json({ status: 'ok' });
+    } catch {
+      res.status(503).json({ status: 'unavailable' });
+    }
+  });
+
+  let openapi: unknown;
+  const openapiUrl = `${basePath}/openapi.json`;
+  api.get('/openapi.json', (_req, res) => {
+    openapi ??= buildOpenApi(options, routes);
+    res.json(openapi);
+  });
+  api.get('/docs', (req, res, next) => (req.originalUrl.split('?')[0].endsWith('/') ? next() : res.redirect(301, `${basePath}/docs/`)));
+  api.use('/docs/', swaggerUi.serveFiles(undefined, { swaggerUrl: openapiUrl }), swaggerUi.setup(undefined, {
+    customSiteTitle: options.title,
+    swaggerUrl: openapiUrl,
+    swaggerOptions: { persistAuthorization: true },
+  }));
+
+  for (const route of routes) api[route.method](route.path, ...route.handlers);
+  api.use(fallback(routes));
+
+  app.use(basePath || '/', api);
+  app.use(fallback([]));
+  app.use(errorMiddleware(settings, options.exceptionHandlers ?? [], options.logError ?? ((e) => console.error(e))));
+  return app;
+}
+
+/** Body-parser failures, by their `type`. */
+function bodyParserResponse(err: { type?: unknown; status?: unknown; message?: string }): { status: number; body: unknown } | undefined {
+  if (err.type === 'entity.parse.failed') return { status: 400, body: { detail: 'Cannot parse request body' } };
+  if (typeof err.type === 'string' && typeof err.status === 'number' && err.status >= 400 && err.status < 500) {
+    return { status: err.status, body: { detail: err.message ?? 'Bad Request' } };
+  }
+  return undefined;
+}
+
+/** Driver constraint errors become IntegrityError; a ZodError thrown by custom code becomes the 400 validation body. */
+function normalize(err: unknown): unknown {
+  if (err instanceof ApiException) return err;
+  if (isConstraintViolation(err)) return new IntegrityError(err);
+  if (err instanceof ZodError) return new ValidationError(toEntries(err.issues, []));
+  return err;
+}
+
+function findHandler(err: unknown, handlers: ReadonlyArray<readonly [ExceptionClass, ExceptionHandler]>): ExceptionHandler | undefined {
+  if (!err || typeof err !== 'object') return undefined;
+  // The most specific registered class wins: walk the prototype chain from the error's own class.
+  for (let proto = Object.getPrototypeOf(err); proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+    const entry = handlers.find(([cls]) => cls.prototype === proto);
+    if (entry) return entry[1];
+  }
+  return undefined;
+}
+
+export function errorMiddleware(
+  settings: Settings,
+  handlers: ReadonlyArray<readonly [ExceptionClass, ExceptionHandler]>,
+  logError: (error: unknown) => void,
+): ErrorRequestHandler {
+  return async (rawErr, req, res, next) => {
+    if (res.headersSent) return next(rawErr);
+    const parsed = bodyParserResponse(rawErr ?? {});
+    if (parsed) {
+      res.status(parsed.status).json(parsed.body);
+      return;
+    }
+    const err = normalize(rawErr);
+    try {
+      const handler = findHandler(err, handlers);
+      if (handler) {
+        const out = await handler(req, err);
+        res.status(out.status).json(out.body);
+        return;
+      }
+    } catch (handlerError) {
+      return renderUnhandled(handlerError);
+    }
+    if (err instanceof ApiException) {
+      res.status(err.status_code).json(err.body());
+      return;
+    }
+    renderUnhandled(err);
+
+    function renderUnhandled(error: unknown) {
+      logError(error);
+      if (settings.SVC_DEBUG) {
+        res.status(500).type('text/plain').send(error instanceof Error ? (error.stack ?? String(error)) : String(error));
+      } else {
+        res.status(500).json({ detail: 'Internal Server Error' });
+      }
+    }
+  };
+}

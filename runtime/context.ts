@@ -1,0 +1,51 @@
+/**
+ * What generated routes and user hooks receive: the service context (built once at start) and the
+ * request context (one per request, holding the transaction when the operation writes).
+ */
+import type { Request, RequestHandler } from 'express';
+import { requireAuth, type AuthContext, type Authenticator, type AuthUser } from './auth';
+import type { Db } from './db';
+import type { ModelRef } from './errors';
+import type { Settings } from './settings';
+import type { TokenService } from './tokens';
+
+/** Both 404 keys of a model; the setting SVC_NOT_FOUND_ERROR_USE_VERBOSE_NAMES picks one. */
+export interface ModelInfo {
+  /** Verbose name with spaces replaced by underscores. */
+  verboseKey: string;
+  /** Class name in snake case. */
+  classKey: string;
+}
+
+export function modelRef(model: ModelInfo, settings: Settings): ModelRef {
+  return { notFoundKey: settings.SVC_NOT_FOUND_ERROR_USE_VERBOSE_NAMES ? model.verboseKey : model.classKey };
+}
+
+export interface ServiceContext extends AuthContext {
+  settings: Settings;
+  /** The middleware for an operation's resolved authenticators (`null`: public). */
+  auth(authenticators: readonly Authenticator[] | null): RequestHandler;
+  /** The 404 key of a model under the current settings. */
+  model(model: ModelInfo): ModelRef;
+}
+
+export function createServiceContext(options: Omit<ServiceContext, 'auth' | 'model'>): ServiceContext {
+  const service: ServiceContext = {
+    ...options,
+    auth: (authenticators) => requireAuth(authenticators, () => service),
+    model: (model) => modelRef(model, options.settings),
+  };
+  return service;
+}
+
+/** Given to user hooks: the request, the caller, and the database (the operation's transaction when it writes). */
+export interface RequestContext {
+  req: Request;
+  user: AuthUser | undefined;
+  db: Db;
+  service: ServiceContext;
+}
+
+export function requestContext(req: Request, db: Db, service: ServiceContext): RequestContext {
+  return { req, user: req.auth, db, service };
+}

@@ -1,0 +1,71 @@
+/**
+ * Database connections: SQLite (better-sqlite3) by default, PostgreSQL from a `postgres://` URL.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import knex, { type Knex } from 'knex';
+import { types as pgTypes } from 'pg';
+
+// PostgreSQL type parsers, set once: int8 and counts as numbers (inputs are limited to safe integers),
+// DATE as its text (no time-zone shift), JSON as text like SQLite's so one converter serves both.
+pgTypes.setTypeParser(20, (v) => Number(v));
+pgTypes.setTypeParser(1082, (v) => v);
+pgTypes.setTypeParser(114, (v) => v);
+pgTypes.setTypeParser(3802, (v) => v);
+
+export type Db = Knex;
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface DatabaseConfig {
+  dialect: Dialect;
+  knex: Knex.Config;
+  /** Shown in logs: the SQLite file or the PostgreSQL URL without its password. */
+  description: string;
+}
+
+/**
+ * `DATABASE_URL` unset → the SQLite file `defaultSqliteFile`; `sqlite:PATH` → that SQLite file;
+ * `postgres://…` or `postgresql://…` → PostgreSQL.
+ */
+export function databaseConfig(url: string | undefined, defaultSqliteFile: string): DatabaseConfig {
+  if (url && /^postgres(ql)?:\/\//.test(url)) {
+    const shown = url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
+    return { dialect: 'postgres', description: shown, knex: { client: 'pg', connection: url, pool: { min: 0, max: 10 } } };
+  }
+  let file = defaultSqliteFile;
+  if (url) {
+    if (!url.startsWith('sqlite:')) throw new Error(`DATABASE_URL must start with sqlite: or postgres://, got "${url}"`);
+    file = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+  }
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  return {
+    dialect: 'sqlite',
+    description: file,
+    knex: {
+      client: 'better-sqlite3',
+      connection: { filename: file },
+      useNullAsDefault: true,
+      pool: {
+        afterCreate(conn: { pragma(s: string): unknown }, done: (err: Error | null, conn: unknown) => void) {
+          conn.pragma('foreign_keys = ON');
+          conn.pragma('journal_mode = WAL');
+          conn.pragma('busy_timeout = 5000');
+          done(null, conn);
+        },
+      },
+    },
+  };
+}
+
+export function connect(url: string | undefined, defaultSqliteFile: string): Db {
+  return knex(databaseConfig(url, defaultSqliteFile).knex);
+}
+
+export function dialectOf(db: Db): Dialect {
+  return db.client.config.client === 'pg' ? 'postgres' : 'sqlite';
+}
+
+/** `count(*)` is a string on PostgreSQL and a number on SQLite. */
+export function countOf(row: Record<string, unknown> | undefined): number {
+  return row ? Number(Object.values(row)[0]) : 0;
+}

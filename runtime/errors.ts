@@ -1,0 +1,135 @@
+/**
+ * The error catalogue: the exceptions user code may raise and the bodies they render to.
+ * One Express error middleware (`errorMiddleware` in app.ts) turns each into a response.
+ */
+
+export type ErrorBody = Record<string, unknown>;
+
+/**
+ * Base of every raisable exception (the seed's BaseException).
+ * Subclasses set `static status_code`, optionally `static code` and a class-level default `static error`.
+ *
+ * Body rules: a string `error` becomes `{"error": "<string>"}`, an object `error` is returned as it is,
+ * and `details`, when given, is added under `"details"`.
+ */
+export class ApiException extends Error {
+  static status_code = 400;
+  static code: string | undefined = undefined;
+  static error: string | ErrorBody | undefined = undefined;
+
+  readonly error: string | ErrorBody;
+  readonly status_code: number;
+  readonly code: string | undefined;
+  readonly details: unknown;
+
+  constructor(error?: string | ErrorBody, statusCode?: number | null, details?: unknown) {
+    const cls = new.target as typeof ApiException;
+    const value = error ?? cls.error ?? 'error';
+    super(typeof value === 'string' ? value : JSON.stringify(value));
+    this.name = cls.name;
+    this.error = value;
+    this.status_code = statusCode ?? cls.status_code;
+    this.code = cls.code;
+    this.details = details;
+  }
+
+  /** The JSON body of the response. */
+  body(): ErrorBody {
+    const base: ErrorBody = typeof this.error === 'string' ? { error: this.error } : { ...this.error };
+    if (this.details !== undefined && this.details !== null) base.details = this.details;
+    return base;
+  }
+}
+
+/** The seed names the base class BaseException; it is exported under that name too. */
+export { ApiException as BaseException };
+
+/** A payload that cannot be serialized or saved (400). */
+export class SerializeError extends ApiException {
+  static override status_code = 400;
+}
+
+/** An authentication failure (401). */
+export class AuthError extends ApiException {
+  static override status_code = 401;
+}
+
+/** A permission check that failed (403): `{"error": "forbidden", "details": "<text>"}`. */
+export class ForbiddenError extends ApiException {
+  static override status_code = 403;
+  static override error = 'forbidden';
+  constructor(error?: string | ErrorBody | null, details?: unknown) {
+    super(error ?? undefined, 403, details);
+  }
+}
+
+/** What the runtime knows of a model to name it in an error body. */
+export interface ModelRef {
+  /** The 404 key: verbose name with underscores, or the class name in snake case (see settings). */
+  readonly notFoundKey: string;
+}
+
+/** A missing object (404): `{"<model_key>": "not found"}`. */
+export class NotFoundError extends ApiException {
+  static override status_code = 404;
+  constructor(model: ModelRef | string, details?: unknown) {
+    super({ [typeof model === 'string' ? model : model.notFoundKey]: 'not found' }, 404, details);
+  }
+}
+
+/** A single-object lookup that matched several rows (400). */
+export class MultipleObjectsError extends ApiException {
+  static override status_code = 400;
+  constructor(model: ModelRef | string) {
+    super({ [typeof model === 'string' ? model : model.notFoundKey]: 'multiple objects match the lookup' }, 400);
+  }
+}
+
+/** A generic HTTP error: `{"detail": "<message>"}` with the given status. */
+export class HttpError extends ApiException {
+  constructor(status: number, readonly detail: string) {
+    super({ detail }, status);
+  }
+}
+
+/** A validation entry in the seed's shape. */
+export interface ValidationEntry {
+  type: string;
+  loc: (string | number)[];
+  msg: string;
+}
+
+/** A request that does not match its schema (422): `{"detail": [{type, loc, msg}, ...]}`. */
+export class RequestValidationError extends ApiException {
+  static override status_code = 422;
+  constructor(readonly entries: ValidationEntry[]) {
+    super({ detail: entries }, 422);
+  }
+}
+
+/**
+ * Validation failing inside custom code (400):
+ * `{"error": "Validation Error", "details": [{type, loc, msg}, ...]}`.
+ */
+export class ValidationError extends ApiException {
+  static override status_code = 400;
+  constructor(readonly entries: ValidationEntry[]) {
+    super('Validation Error', 400, entries);
+  }
+}
+
+/** A database constraint that failed (409). Raised by the runtime for driver errors; handlers may be registered for it. */
+export class IntegrityError extends ApiException {
+  static override status_code = 409;
+  constructor(override readonly cause: unknown) {
+    super('conflict', 409, 'The request violates a database constraint.');
+  }
+}
+
+/** Whether a driver error is a constraint violation (SQLite or PostgreSQL class 23). */
+export function isConstraintViolation(err: unknown): boolean {
+  if (!err || typeof err !== 'object') return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code !== 'string') return false;
+  return code.startsWith('SQLITE_CONSTRAINT') || /^23\d{3}$/.test(code);
+}

@@ -1,0 +1,37 @@
+/**
+ * Zod schemas for field kinds that need more than one Zod call. Built once per generated schema.
+ */
+import { z } from './zod';
+
+/** A decimal as a string or number with at most `maxDigits` digits, `places` of them after the point. Output: the string. */
+export function decimalInput(maxDigits: number, places: number) {
+  const pattern = /^[+-]?(\d+)(?:\.(\d+))?$/;
+  return z
+    .union([z.string(), z.number()])
+    .transform((value, ctx) => {
+      const text = typeof value === 'number' ? (Number.isFinite(value) ? String(value) : '') : value.trim();
+      const m = pattern.exec(text);
+      if (!m) {
+        ctx.issues.push({ code: 'custom', message: 'Input should be a valid decimal', params: { type: 'decimal_parsing' }, input: value });
+        return z.NEVER;
+      }
+      const intDigits = m[1].replace(/^0+(?=\d)/, '').length;
+      const fracDigits = (m[2] ?? '').replace(/0+$/, '').length;
+      if (fracDigits > places) {
+        ctx.issues.push({ code: 'custom', message: `Decimal input should have no more than ${places} decimal places`, params: { type: 'decimal_max_places' }, input: value });
+        return z.NEVER;
+      }
+      if (intDigits > maxDigits - places) {
+        ctx.issues.push({ code: 'custom', message: `Decimal input should have no more than ${maxDigits - places} digits before the decimal point`, params: { type: 'decimal_whole_digits' }, input: value });
+        return z.NEVER;
+      }
+      return text;
+    })
+    .openapi({ type: 'string', format: 'decimal' });
+}
+
+/** An http(s) URL; with `blank`, the empty string too. */
+export function urlInput(options: { blank: boolean; maxLength: number }) {
+  const url = z.url({ protocol: /^https?$/, hostname: z.regexes.domain }).max(options.maxLength);
+  return options.blank ? z.union([z.literal(''), url]) : url;
+}

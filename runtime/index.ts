@@ -1,0 +1,23 @@
+/**
+ * The svcgen runtime: what every generated service links against.
+ */
+export { z } from './zod';
+export * from './errors';
+export * from './settings';
+export * from './db';
+export * from './convert';
+export * from './fields';
+export * from './validation';
+export * from './query-params';
+export * from './pagination';
+export * from './list';
+export * from './relations';
+export * from './routes';
+export * from './openapi';
+export * from './app';
+export * from './tokens';
+export * from './auth';
+export * from './context';
+export * from './password';
+export * from './migrations';
+export type { Knex } from 'knex';

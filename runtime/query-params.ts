@@ -1,0 +1,58 @@
+/**
+ * Zod schemas for values that arrive as strings (query string and path), with the
+ * seed's validation types: a bad integer is `int_parsing`, a bad bool `bool_parsing`, ...
+ * Each is built once and reused by every route.
+ */
+import { z } from './zod';
+
+function parsing<T>(type: string, msg: string, parse: (s: string) => T | undefined, openapiType: string) {
+  return z
+    .string()
+    .transform((s, ctx) => {
+      const value = parse(s.trim());
+      if (value === undefined) {
+        ctx.issues.push({ code: 'custom', message: msg, params: { type }, input: s });
+        return z.NEVER;
+      }
+      return value;
+    })
+    .openapi({ type: openapiType as 'string' }) as unknown as z.ZodType<T, string>;
+}
+
+const intPattern = /^[+-]?\d+$/;
+
+export const fromString = {
+  int: () =>
+    parsing(
+      'int_parsing',
+      'Input should be a valid integer, unable to parse string as an integer',
+      (s) => (intPattern.test(s) && Number.isSafeInteger(Number(s)) ? Number(s) : undefined),
+      'integer',
+    ),
+  float: () =>
+    parsing('float_parsing', 'Input should be a valid number, unable to parse string as a number', (s) => {
+      const n = s === '' ? NaN : Number(s);
+      return Number.isFinite(n) ? n : undefined;
+    }, 'number'),
+  bool: () =>
+    parsing(
+      'bool_parsing',
+      'Input should be a valid boolean, unable to interpret input',
+      (s) => (/^(true|1|yes|on|t|y)$/i.test(s) ? true : /^(false|0|no|off|f|n)$/i.test(s) ? false : undefined),
+      'boolean',
+    ),
+  str: () => z.string(),
+  date: () =>
+    parsing('date_parsing', 'Input should be a valid date in the format YYYY-MM-DD', (s) => {
+      if (!/^\d{4}-\d{2}-\d{2}$/.test(s)) return undefined;
+      const d = new Date(`${s}T00:00:00Z`);
+      return Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== s ? undefined : s;
+    }, 'string'),
+  datetime: () =>
+    parsing('datetime_parsing', 'Input should be a valid datetime in ISO 8601 format', (s) => {
+      if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(s)) return undefined;
+      const d = new Date(s.length === 10 ? `${s}T00:00:00Z` : s);
+      return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
+    }, 'string'),
+  uuid: () => z.uuid(),
+};
