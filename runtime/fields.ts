@@ -35,3 +35,14 @@ export function urlInput(options: { blank: boolean; maxLength: number }) {
   const url = z.url({ protocol: /^https?$/, hostname: z.regexes.domain }).max(options.maxLength);
   return options.blank ? z.union([z.literal(''), url]) : url;
 }
+
+/** Shown for a non-integer where an integer is expected; validation.ts reports it as `int_type`. */
+export const INT_TYPE_MESSAGE = 'Input should be a valid integer';
+
+/** An integer between `min` and `max`. */
+export function intInput(min: number, max: number) {
+  return z
+    .int({ error: (issue) => (issue.code === 'invalid_type' && issue.input !== undefined ? INT_TYPE_MESSAGE : undefined) })
+    .min(min)
+    .max(max);
+}

@@ -58,20 +58,24 @@ export class PageNumberPagination extends Paginator<{ page?: number; page_size?:
   }
 }
 
+function limitOffsetQuery(maxLimit: number) {
+  return z.object({
+    limit: fromString.int().pipe(z.number().int().min(1).max(maxLimit)).optional(),
+    offset: fromString.int().pipe(z.number().int().min(0)).optional(),
+  });
+}
+
 /** `{items, count}` with `limit` (default SVC_PAGINATION_PER_PAGE, above SVC_PAGINATION_MAX_LIMIT a 422) and `offset`. */
 export class LimitOffsetPagination extends Paginator<{ limit?: number; offset?: number }> {
   readonly defaultLimit: number;
   readonly maxLimit: number;
-  readonly querySchema: z.ZodObject;
+  readonly querySchema: ReturnType<typeof limitOffsetQuery>;
 
   constructor(options: PaginatorOptions, settings: Settings) {
     super();
     this.maxLimit = options.max_limit ?? options.max_page_size ?? settings.SVC_PAGINATION_MAX_LIMIT;
     this.defaultLimit = Math.min(options.page_size ?? settings.SVC_PAGINATION_PER_PAGE, this.maxLimit);
-    this.querySchema = z.object({
-      limit: fromString.int().pipe(z.number().int().min(1).max(this.maxLimit)).optional(),
-      offset: fromString.int().pipe(z.number().int().min(0)).optional(),
-    });
+    this.querySchema = limitOffsetQuery(this.maxLimit);
   }
 
   responseSchema(item: z.ZodType): z.ZodType {
@@ -114,6 +118,11 @@ export class PageNumberResultsPagination extends PageNumberPagination {
 }
 
 export type PaginatorClass = new (options: PaginatorOptions, settings: Settings) => Paginator<any>;
+
+/** Runs any paginator, built-in or custom, on a list. */
+export function paginate(paginator: Paginator<any>, source: ListSource, params: Record<string, unknown>, req: Request): Promise<unknown> {
+  return paginator.apaginateQueryset(source, params, req);
+}
 
 /** The list without pagination (`pagination_class: null`): a plain array of every item. */
 export async function listAll(source: ListSource): Promise<unknown[]> {

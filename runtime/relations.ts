@@ -91,3 +91,10 @@ export function related<T>(map: ReadonlyMap<unknown, T>, key: unknown): T {
   if (value === undefined) throw new Error(`related row ${String(key)} is missing`);
   return value;
 }
+
+/** The row without keys whose value is undefined, so the database applies its defaults to them. */
+export function withoutUndefined(row: Row): Row {
+  const out: Row = {};
+  for (const [key, value] of Object.entries(row)) if (value !== undefined) out[key] = value;
+  return out;
+}

@@ -2,6 +2,7 @@
  * Request validation: Zod issues rendered as the seed's `{type, loc, msg}` entries.
  */
 import type { z } from 'zod';
+import { INT_TYPE_MESSAGE } from './fields';
 import { RequestValidationError, ValidationError, type ValidationEntry } from './errors';
 
 type Issue = z.core.$ZodIssue & { input?: unknown };
@@ -29,6 +30,7 @@ function describe(issue: Issue): [string, string] {
   switch (issue.code) {
     case 'invalid_type':
       if (issue.input === undefined) return ['missing', 'Field required'];
+      if (issue.message === INT_TYPE_MESSAGE || issue.expected === 'int') return ['int_type', INT_TYPE_MESSAGE];
       return EXPECTED[issue.expected] ?? [`${issue.expected}_type`, `Input should be a valid ${issue.expected}`];
     case 'too_big':
       if (issue.origin === 'string') return ['string_too_long', `String should have at most ${issue.maximum} characters`];

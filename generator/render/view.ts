@@ -57,7 +57,7 @@ export function schemasView(r: Resource, ctx: RenderContext) {
     };
   });
   const code = schemas.flatMap((s) => s.fields.map((f) => f.zod)).join(' ') + pkParam(r);
-  const runtimeImports = ['z', 'fromString', 'decimalInput', 'urlInput'].filter((n) => n === 'z' || code.includes(n));
+  const runtimeImports = ['z', 'fromString', 'decimalInput', 'urlInput', 'intInput'].filter((n) => n === 'z' || code.includes(n));
   return {
     header: header(`${ctx.specsName}/${r.specFile}`),
     runtime: up(ctx.runtimeFromRoot, 2),
@@ -110,6 +110,8 @@ interface Loader {
   pk: string;
   columns: string;
   fields: { name: string; expr: string }[];
+  /** A list of keys shapes each related row to its key alone. */
+  keyOnly?: string;
   call: string;
 }
 
@@ -138,6 +140,7 @@ function shapeView(r: Resource, s: SchemaModel, columnsConst: string) {
         pk: rel.targetPk.column,
         columns: list([...nestedCols]),
         fields: f.nested!.fields.map((n) => ({ name: n.name, expr: convert(n, n.field!.column) })),
+        keyOnly: undefined,
         call: `loadForeign(db, ${constName}, rows.map((row) => row.${fk.column}))`,
       });
       return {
@@ -162,13 +165,12 @@ function shapeView(r: Resource, s: SchemaModel, columnsConst: string) {
       table: m.targetTable,
       pk: m.targetPk.column,
       columns: list([...nestedCols]),
-      fields: f.kind === 'nested_many' ? nested.map((n) => ({ name: n.name, expr: convert(n, n.field!.column) })) : [],
+      fields: nested.map((n) => ({ name: n.name, expr: convert(n, n.field!.column) })),
+      keyOnly: f.kind === 'many_to_many' ? `row.${m.targetPk.column}` : undefined,
       call: `loadManyToMany(db, ${constName}, rows.map((row) => row.${r.pk.column}))`,
     });
     return { name: f.name, expr: `${varName}.get(row.${r.pk.column}) ?? []` };
   });
-  // A list of keys shapes each related row to its key alone.
-  for (const l of loaders) if (l.m2m && l.fields.length === 0) l.fields = [];
   return {
     schema: s.name,
     columnsConst,
@@ -224,7 +226,7 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
     .filter((x) => relatedModels.has(modelConst(x.model)))
     .map((x) => ({ constName: modelConst(x.model), verboseKey: x.verboseKey, classKey: x.classKey }));
   const code = JSON.stringify({ shapes, writes });
-  const runtimeImports = ['type Db', 'type ModelInfo', 'type Row', 'type ServiceContext'];
+  const runtimeImports = ['type Db', 'type ModelInfo', 'type Row', 'type ServiceContext', 'withoutUndefined'];
   for (const fn of ['asBool', 'asDate', 'asDateTime', 'asDecimal', 'asJson', 'loadForeign', 'loadManyToMany', 'related', 'hashPassword', 'now', 'missingKeys', 'exists']) {
     if (code.includes(`${fn}(`)) runtimeImports.push(fn);
   }
@@ -307,7 +309,8 @@ export function routesView(r: Resource, ctx: RenderContext) {
   const listQuery = ordering ? `${pageSchema}.extend({ ordering: ${ordering} })` : pageSchema;
   const code = JSON.stringify(operations) + listQuery;
   const runtimeImports = ['defineView', 'NotFoundError', 'parseRequest', 'requestContext', 'type RequestContext', 'type Route', 'type Row', 'type ServiceContext', 'type Knex'];
-  if (listOp) runtimeImports.push('querySource', 'type OrderTerm', r.pagination ? (r.pagination.builtin ? r.pagination.class : '') : 'listAll');
+  if (listOp) runtimeImports.push('querySource', 'type OrderTerm', r.pagination ? 'paginate' : 'listAll');
+  if (listOp && r.pagination?.builtin) runtimeImports.push(r.pagination.class);
   if (ordering) runtimeImports.push('orderingParam');
   if (!r.pagination && listOp) runtimeImports.push('z');
   if (code.includes('z.array(')) runtimeImports.push('z');
@@ -317,7 +320,7 @@ export function routesView(r: Resource, ctx: RenderContext) {
   const schemaImports = [r.schemas.in.name, r.schemas.out.name, r.schemas.update.name, `${r.model}Params`];
   if (r.hasDetail) schemaImports.push(r.schemas.detail.name);
   if (r.errorSchema) schemaImports.push(r.errorSchema.name);
-  const used = (name: string) => code.includes(name) || operations.some((o) => o.body === name);
+  const used = (name: string) => code.includes(name) || operations.some((o) => o.body === name) || name === r.errorSchema?.name;
   const pagination = r.pagination
     ? {
         class: r.pagination.builtin ? r.pagination.class : `hooks.${r.pagination.class}`,

@@ -7,7 +7,7 @@ import { literal } from '../names';
 
 function bounded(sf: SchemaField): string {
   const b = sf.bounds;
-  return b ? `z.int().min(${b.min}).max(${b.max})` : 'z.int()';
+  return b ? `intInput(${b.min}, ${b.max})` : `intInput(${Number.MIN_SAFE_INTEGER}, ${Number.MAX_SAFE_INTEGER})`;
 }
 
 function inputValue(kind: ValueKind, sf: SchemaField): string {

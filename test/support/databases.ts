@@ -1,0 +1,64 @@
+/**
+ * Real databases for tests: a fresh SQLite file, or a fresh PostgreSQL database on the local
+ * server (PGHOST/PGPORT/PGUSER, default 127.0.0.1:5432 as postgres). No mocks.
+ */
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import knex from 'knex';
+import { connect, type Db } from '../../runtime';
+
+export type Dialect = 'sqlite' | 'postgres';
+export const DIALECTS: Dialect[] = ['sqlite', 'postgres'];
+
+export interface TestDatabase {
+  dialect: Dialect;
+  url: string;
+  db: Db;
+  drop(): Promise<void>;
+}
+
+const PG = {
+  host: process.env.PGHOST ?? '127.0.0.1',
+  port: Number(process.env.PGPORT ?? 5432),
+  user: process.env.PGUSER ?? 'postgres',
+};
+
+export function pgUrl(database: string): string {
+  return `postgres://${PG.user}@${PG.host}:${PG.port}/${database}`;
+}
+
+export async function createDatabase(dialect: Dialect): Promise<TestDatabase> {
+  const name = `svcgen_test_${process.pid}_${crypto.randomBytes(4).toString('hex')}`;
+  if (dialect === 'sqlite') {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svcgen-'));
+    const url = `sqlite:${path.join(dir, `${name}.sqlite3`)}`;
+    const db = connect(url, '');
+    return {
+      dialect,
+      url,
+      db,
+      async drop() {
+        await db.destroy();
+        fs.rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  const admin = knex({ client: 'pg', connection: pgUrl('postgres'), pool: { min: 0, max: 1 } });
+  await admin.raw(`create database ${name}`);
+  await admin.destroy();
+  const url = pgUrl(name);
+  const db = connect(url, '');
+  return {
+    dialect,
+    url,
+    db,
+    async drop() {
+      await db.destroy();
+      const a = knex({ client: 'pg', connection: pgUrl('postgres'), pool: { min: 0, max: 1 } });
+      await a.raw(`drop database if exists ${name} with (force)`);
+      await a.destroy();
+    },
+  };
+}

@@ -1,0 +1,18 @@
+/**
+ * One RSA key pair per test process (generating one takes a moment), and a second "other" pair
+ * for tokens signed with a key the service does not trust.
+ */
+import { generateKeyPair, type KeyPair } from '../../runtime';
+
+let keys: KeyPair | undefined;
+let other: KeyPair | undefined;
+
+export function testKeys(): KeyPair {
+  keys ??= generateKeyPair();
+  return keys;
+}
+
+export function otherKeys(): KeyPair {
+  other ??= generateKeyPair();
+  return other;
+}

@@ -1,0 +1,61 @@
+/**
+ * Starting the generated services against a test database: migrate, then build the Express app.
+ */
+import type { Express } from 'express';
+import { loadSettings, migrateLatest, type Migration, type ServiceContext, type Settings } from '../../runtime';
+import { createDatabase, type Dialect, type TestDatabase } from './databases';
+import { testKeys } from './keys';
+
+interface GeneratedService {
+  createService(options: { db: TestDatabase['db']; keys: ReturnType<typeof testKeys>; settings?: Settings; logError?: (e: unknown) => void }): {
+    app: Express;
+    context: ServiceContext;
+  };
+  migrations: Migration[];
+  defaults: Settings;
+}
+
+export interface RunningService {
+  app: Express;
+  context: ServiceContext;
+  database: TestDatabase;
+  settings: Settings;
+  /** Unhandled errors the service logged (500s). */
+  errors: unknown[];
+  close(): Promise<void>;
+}
+
+async function start(generated: GeneratedService, dialect: Dialect, overrides: Partial<Settings> = {}): Promise<RunningService> {
+  const database = await createDatabase(dialect);
+  await migrateLatest(database.db, generated.migrations);
+  const settings = loadSettings(generated.defaults, {}, overrides);
+  const errors: unknown[] = [];
+  const { app, context } = generated.createService({ db: database.db, keys: testKeys(), settings, logError: (e) => errors.push(e) });
+  return { app, context, database, settings, errors, close: () => database.drop() };
+}
+
+/** The blog in `generated/`. */
+export function startBlog(dialect: Dialect, overrides: Partial<Settings> = {}): Promise<RunningService> {
+  return start(
+    {
+      createService: require('../../generated/app').createService,
+      migrations: require('../../generated/migrations').migrations,
+      defaults: require('../../generated/settings').DEFAULT_SETTINGS,
+    },
+    dialect,
+    overrides,
+  );
+}
+
+/** The showcase fixture in `test/fixtures/showcase/generated/`. */
+export function startShowcase(dialect: Dialect, overrides: Partial<Settings> = {}): Promise<RunningService> {
+  return start(
+    {
+      createService: require('../fixtures/showcase/generated/app').createService,
+      migrations: require('../fixtures/showcase/generated/migrations').migrations,
+      defaults: require('../fixtures/showcase/generated/settings').DEFAULT_SETTINGS,
+    },
+    dialect,
+    overrides,
+  );
+}
