@@ -2,7 +2,9 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import type { Express } from 'express';
 import { createApi, createServiceContext, type Db, type KeyPair, loadSettings, type Route, type ServiceContext, type Settings, TokenService } from '../runtime';
+import * as hooks from '../specs/hooks/auth';
 import { loadUser } from './auth';
+import { endpointRoutes } from './endpoints';
 import { articlesRoutes } from './resources/articles/routes';
 import { categoriesRoutes } from './resources/categories/routes';
 import { tagsRoutes } from './resources/tags/routes';
@@ -27,6 +29,7 @@ export function createService(options: ServiceOptions): Service {
   const settings = options.settings ?? loadSettings(DEFAULT_SETTINGS);
   const context = createServiceContext({ db: options.db, settings, tokens: new TokenService(options.keys, settings), loadUser });
   const routes: Route[] = [
+    ...endpointRoutes(context),
     ...articlesRoutes(context),
     ...categoriesRoutes(context),
     ...tagsRoutes(context),

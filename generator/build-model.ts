@@ -5,7 +5,9 @@
 import type { LoadedSpecs, SpecFile } from './load';
 import { SETTINGS, type SettingName } from './meta-schema';
 import type {
+  Action,
   AuthSpec,
+  Endpoint,
   Field,
   FieldType,
   ManyToMany,
@@ -19,7 +21,7 @@ import type {
   ServiceModel,
   ValueKind,
 } from './model';
-import { snakeCase, wordsOf } from './names';
+import { pascalCase, snakeCase, wordsOf } from './names';
 
 /* The raw spec shapes, as the meta-schema guarantees them. */
 type Raw = Record<string, any>;
@@ -64,6 +66,8 @@ const MANUAL_KIND: Record<string, ValueKind> = {
   datetime: 'datetime',
   uuid: 'uuid',
   decimal: 'decimal',
+  email: 'email',
+  url: 'url',
   dict: 'json',
   list: 'list',
 };
@@ -106,6 +110,7 @@ export function buildModel(loaded: LoadedSpecs): ServiceModel {
     sqliteFile: service.database?.sqlite_file ?? 'data/service.sqlite3',
     auth: { userModel: service.auth?.user_model, keysDir: service.auth?.keys_dir ?? 'data/keys' },
     hooks: service.hooks,
+    endpoints: endpointsOf(service.endpoints ?? [], 'service'),
     exceptionHandlers: Object.entries((service.exception_handlers ?? {}) as Record<string, string>).map(([exception, handler]) => ({
       exception,
       handler,
@@ -268,7 +273,68 @@ function buildResource(d: Draft, byModel: Map<string, Draft>): Resource {
     lifecycle: viewset.lifecycle ?? {},
     querysetRequest: viewset.queryset_request,
     docs,
+    actions: actionsOf(ctx, viewset),
+    endpoints: endpointsOf(viewset.endpoints ?? [], d.table),
   };
+}
+
+function actionsOf(ctx: SchemaContext, viewset: Raw): Action[] {
+  const snake = snakeCase(ctx.draft.model);
+  return Object.entries((viewset.actions ?? {}) as Record<string, Raw>).map(([name, a]) => ({
+    name,
+    handler: a.handler,
+    methods: a.methods ?? ['post'],
+    operationId: `${name.replace(/-/g, '_')}_${snake}`,
+    auth: resolveAuth(a.auth, viewset.auth),
+    summary: a.summary,
+    description: a.description,
+    decorators: a.decorators ?? [],
+    response:
+      a.response && typeof a.response === 'object'
+        ? freeSchema(`${pascalCase(a.handler)}Response`, 'out', a.response)
+        : undefined,
+  }));
+}
+
+function endpointsOf(list: Raw[], scope: string): Endpoint[] {
+  return list.map((e) => {
+    const method = (e.method as string).replace(/^api_/, '') as Endpoint['method'];
+    return {
+      method,
+      path: (e.path as string).replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ':$1'),
+      handler: e.handler,
+      operationId: snakeCase(e.handler),
+      auth: resolveAuth(e.auth, undefined),
+      status: e.status ?? (method === 'post' ? 201 : 200),
+      tags: e.tags ?? [scope === 'service' ? 'default' : scope],
+      summary: e.summary,
+      description: e.description,
+      decorators: e.decorators ?? [],
+      request: e.request ? freeSchema(e.request.name ?? `${pascalCase(e.handler)}Request`, 'in', e.request) : undefined,
+      response: e.response ? freeSchema(e.response.name ?? `${pascalCase(e.handler)}Response`, 'out', e.response) : undefined,
+      pathParams: [...(e.path as string).matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1]),
+    };
+  });
+}
+
+/** A manual schema not tied to a model's fields (custom endpoints and actions). */
+function freeSchema(name: string, role: SchemaRole, manual: Raw): SchemaModel {
+  const fields = Object.entries(manual.fields as Record<string, string | Raw>).map(([fname, spec]) => {
+    const opts: Raw = typeof spec === 'string' ? { type: spec } : spec;
+    const sf: SchemaField = {
+      name: fname,
+      kind: 'value',
+      value: MANUAL_KIND[opts.type],
+      required: opts.required ?? opts.default === undefined,
+      nullable: opts.nullable === true,
+      maxLength: opts.max_length,
+      description: opts.description,
+      bounds: MANUAL_KIND[opts.type] === 'int' ? SAFE : undefined,
+    };
+    if (opts.default !== undefined) sf.defaultValue = { value: opts.default };
+    return sf;
+  });
+  return { name: manual.name ?? name, role, source: 'manual', fields };
 }
 
 const OPERATION_TABLE: { kind: OperationKind; method: Operation['method']; pathKind: Operation['pathKind']; status: number; authKey: string }[] = [
@@ -416,6 +482,7 @@ function manualSchema(ctx: SchemaContext, name: string, role: SchemaRole, manual
     else if (role === 'update') sf.required = false;
     if (opts.nullable !== undefined) sf.nullable = opts.nullable;
     if (opts.max_length !== undefined) sf.maxLength = opts.max_length;
+    if (opts.default !== undefined) sf.defaultValue = { value: opts.default };
     return sf;
   });
   return { name, role, source: 'manual', fields };

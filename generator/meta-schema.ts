@@ -31,7 +31,7 @@ const fieldTypes = [
 export const FIELD_TYPES: readonly string[] = fieldTypes;
 
 /** Type names usable in `optionals` and in manual schemas (the seed's Python-style names). */
-export const VALUE_TYPES = ['str', 'int', 'float', 'bool', 'date', 'datetime', 'uuid', 'decimal', 'dict', 'list'] as const;
+export const VALUE_TYPES = ['str', 'int', 'float', 'bool', 'date', 'datetime', 'uuid', 'decimal', 'email', 'url', 'dict', 'list'] as const;
 
 export const AUTHENTICATORS = ['JWTAuth', 'AdminAuth', 'SuperuserAuth'] as const;
 
@@ -136,6 +136,8 @@ const manualSchema = {
               required: { type: 'boolean' },
               nullable: { type: 'boolean' },
               max_length: { type: 'integer', minimum: 1 },
+              default: true,
+              description: { type: 'string' },
             },
           },
         ],

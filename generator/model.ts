@@ -94,6 +94,8 @@ export interface SchemaField {
   bounds?: { min: number; max: number };
   decimal?: { maxDigits: number; decimalPlaces: number };
   description?: string;
+  /** Input schemas: the value used when the client omits the field. */
+  defaultValue?: { value: unknown };
   nested?: { target: string; fields: SchemaField[] };
 }
 
@@ -124,6 +126,37 @@ export interface Operation {
   decorators: (string | null)[];
   /** A hook export replacing the generated implementation. */
   override?: string;
+}
+
+/** A custom action: `POST {base}/{pk}/{name}/`, handled by a hook that receives the request and the object. */
+export interface Action {
+  name: string;
+  handler: string;
+  methods: ('get' | 'post' | 'put' | 'patch' | 'delete')[];
+  operationId: string;
+  auth: AuthSpec;
+  summary?: string;
+  description?: string;
+  decorators: (string | null)[];
+  response?: SchemaModel;
+}
+
+/** A custom endpoint (`api_get`, `api_post`, ...) handled by a hook. */
+export interface Endpoint {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete' | 'options' | 'head';
+  /** Express path, e.g. `/auth/login/`. */
+  path: string;
+  handler: string;
+  operationId: string;
+  auth: AuthSpec;
+  status: number;
+  tags: string[];
+  summary?: string;
+  description?: string;
+  decorators: (string | null)[];
+  request?: SchemaModel;
+  response?: SchemaModel;
+  pathParams: string[];
 }
 
 export interface Pagination {
@@ -164,6 +197,8 @@ export interface Resource {
   lifecycle: Partial<Record<'before_create' | 'after_create' | 'before_update' | 'after_update' | 'before_delete' | 'after_delete', string>>;
   querysetRequest?: string;
   docs: Record<OperationKind, string>;
+  actions: Action[];
+  endpoints: Endpoint[];
 }
 
 export interface ServiceModel {
@@ -176,5 +211,6 @@ export interface ServiceModel {
   auth: { userModel?: string; keysDir: string };
   hooks?: string;
   exceptionHandlers: { exception: string; handler: string }[];
+  endpoints: Endpoint[];
   resources: Resource[];
 }

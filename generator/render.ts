@@ -9,6 +9,7 @@ import type { ServiceModel } from './model';
 import {
   appView,
   authView,
+  endpointsView,
   initialMigrationView,
   mainView,
   migrationsIndexView,
@@ -23,6 +24,7 @@ export const TEMPLATES_DIR = path.resolve(__dirname, '..', 'templates');
 
 const hb = Handlebars.create();
 hb.registerHelper('eq', (a: unknown, b: unknown) => a === b);
+hb.registerPartial('endpoint', fs.readFileSync(path.join(TEMPLATES_DIR, 'partials', 'endpoint.hbs'), 'utf8'));
 
 const cache = new Map<string, Handlebars.TemplateDelegate>();
 
@@ -58,6 +60,7 @@ export function renderService(model: ServiceModel, ctx: RenderContext): Rendered
   files.set('settings.ts', render('settings.ts', settingsView(model, ctx)));
   files.set('auth.ts', render('auth.ts', authView(model, ctx)));
   files.set('app.ts', render('app.ts', appView(model, ctx)));
+  files.set('endpoints.ts', render('endpoints.ts', endpointsView(model, ctx)));
   files.set('main.ts', render('main.ts', mainView(model, ctx)));
   const schema = dbSchemaOf(model);
   const migrationNames = ['0001_initial'];

@@ -117,3 +117,26 @@ export function defineView(name: string, decorators: readonly (Decorator | null 
     };
   };
 }
+
+/** A handler result with its own status (for custom endpoints, actions and overrides). */
+export class JsonResponse {
+  constructor(readonly status: number, readonly body: unknown) {}
+}
+
+/**
+ * Sends a handler's result: a JsonResponse with its status; `undefined` as 204 No Content when
+ * `status` is 204, else as `null`; anything else as JSON with `status`, except that a body
+ * returned where 204 was expected is sent with 200.
+ */
+export function send(res: Response, status: number, result: unknown): void {
+  if (result instanceof JsonResponse) {
+    if (result.status === 204) res.status(204).end();
+    else res.status(result.status).json(result.body);
+    return;
+  }
+  if (result === undefined && status === 204) {
+    res.status(204).end();
+    return;
+  }
+  res.status(status === 204 ? 200 : status).json(result ?? null);
+}

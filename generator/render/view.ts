@@ -4,7 +4,7 @@
  */
 import type { DbSchema } from '../db-schema';
 import { createTableStatements, dropTableStatement } from '../db-schema';
-import type { Field, Operation, Resource, SchemaField, SchemaModel, ServiceModel } from '../model';
+import type { Endpoint, Field, Operation, Resource, SchemaField, SchemaModel, ServiceModel } from '../model';
 import { camelCase, docLine, literal, pascalCase, str } from '../names';
 import { zodInput, zodOutput } from './zod';
 
@@ -56,6 +56,18 @@ export function schemasView(r: Resource, ctx: RenderContext) {
       fields: s.fields.map((f) => ({ name: f.name, zod: input ? zodInput(f) : zodOutput(f) })),
     };
   });
+  const extra = [
+    ...r.actions.map((a) => a.response),
+    ...r.endpoints.flatMap((e) => [e.request, e.response]),
+  ].filter((s): s is SchemaModel => s !== undefined);
+  for (const s of extra) {
+    if (schemas.some((x) => x.name === s.name)) continue;
+    schemas.push({
+      name: s.name,
+      doc: s.role === 'in' ? 'Request body of a custom endpoint.' : 'Response of a custom action or endpoint.',
+      fields: s.fields.map((f) => ({ name: f.name, zod: s.role === 'in' ? zodInput(f) : zodOutput(f) })),
+    });
+  }
   const code = schemas.flatMap((s) => s.fields.map((f) => f.zod)).join(' ') + pkParam(r);
   const runtimeImports = ['z', 'fromString', 'decimalInput', 'urlInput', 'intInput'].filter((n) => n === 'z' || code.includes(n));
   return {
@@ -215,6 +227,30 @@ function writesView(r: Resource, s: SchemaModel, create: boolean) {
   return { create, schema: s.name, fn: create ? 'createValues' : 'updateValues', checkFn: create ? 'checkCreateRelated' : 'checkUpdateRelated', values, checks };
 }
 
+/** The value kind a column field converts with. */
+function recordKind(f: Field): SchemaField['value'] {
+  const kinds: Partial<Record<Field['type'], SchemaField['value']>> = { boolean: 'bool', date: 'date', datetime: 'datetime', decimal: 'decimal', json: 'json', float: 'float', integer: 'int', big_integer: 'bigint' };
+  return kinds[f.type] ?? 'str';
+}
+
+function asField(f: Field): SchemaField {
+  return {
+    name: f.name,
+    kind: 'value',
+    field: f,
+    value: recordKind(f),
+    required: true,
+    nullable: f.nullable,
+    decimal: f.type === 'decimal' ? { maxDigits: f.maxDigits!, decimalPlaces: f.decimalPlaces! } : undefined,
+  };
+}
+
+/** The TypeScript type of a column field's value in a record. */
+function tsType(f: Field): string {
+  const base = f.relation ? tsType(f.relation.targetPk).replace(' | null', '') : ['integer', 'big_integer', 'float'].includes(f.type) ? 'number' : f.type === 'boolean' ? 'boolean' : f.type === 'json' ? 'unknown' : 'string';
+  return f.nullable && base !== 'unknown' ? `${base} | null` : base;
+}
+
 const modelConst = (model: string) => `${model.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()}_MODEL`;
 
 export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext) {
@@ -225,7 +261,8 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
   const related = model.resources
     .filter((x) => relatedModels.has(modelConst(x.model)))
     .map((x) => ({ constName: modelConst(x.model), verboseKey: x.verboseKey, classKey: x.classKey }));
-  const code = JSON.stringify({ shapes, writes });
+  const recordCode = r.fields.map((f) => (f.relation ? '' : convert(asField(f), f.column))).join(' ');
+  const code = JSON.stringify({ shapes, writes }) + recordCode;
   const runtimeImports = ['type Db', 'type ModelInfo', 'type Row', 'type ServiceContext', 'withoutUndefined'];
   for (const fn of ['asBool', 'asDate', 'asDateTime', 'asDecimal', 'asJson', 'loadForeign', 'loadManyToMany', 'related', 'hashPassword', 'now', 'missingKeys', 'exists']) {
     if (code.includes(`${fn}(`)) runtimeImports.push(fn);
@@ -247,6 +284,9 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
     verboseKey: r.verboseKey,
     classKey: r.classKey,
     verboseName: r.verboseName,
+    model: r.model,
+    record: r.fields.map((f) => ({ name: f.name, type: tsType(f), expr: f.relation ? `row.${f.column}` : convert(asField(f), f.column) })),
+    recordColumns: list(r.fields.map((f) => f.column)),
     related,
     shapes,
     writes,
@@ -293,6 +333,7 @@ export function routesView(r: Resource, ctx: RenderContext) {
       path: PATHS[o.pathKind](r.base),
       auth: authExpr(o.auth, r.hooks !== undefined),
       view: `defineView('${o.operationId}'${decorators.length ? `, [${decorators.join(', ')}]` : ''})`,
+      override: o.override,
       operationId: o.operationId,
       summary: str(docLine(o.summary)),
       params: o.pathKind !== 'collection',
@@ -302,13 +343,29 @@ export function routesView(r: Resource, ctx: RenderContext) {
       secured: o.auth !== null,
     };
   });
+  const hooksRef = (name: string | null) => (name === null ? 'null' : `hooks.${name}`);
+  const viewOf = (operationId: string, decorators: (string | null)[]) =>
+    `defineView('${operationId}'${decorators.length ? `, [${decorators.map(hooksRef).join(', ')}]` : ''})`;
+  const actions = r.actions.map((a) => ({
+    name: a.name,
+    handler: a.handler,
+    methods: a.methods,
+    multiMethod: a.methods.length > 1,
+    operationId: a.operationId,
+    auth: authExpr(a.auth, true),
+    view: viewOf(a.operationId, a.decorators),
+    summary: str(docLine(a.summary ?? `Run the ${a.name} action on a ${r.verboseName}.`)),
+    responses: `{ status: 200, description: 'OK'${a.response ? `, schema: ${a.response.name}` : ''} }`,
+    secured: a.auth !== null,
+  }));
+  const endpoints = r.endpoints.map((e) => endpointView(e, true));
   const ordering = r.ordering.fields.length
     ? `orderingParam({ ${r.ordering.fields.map((f) => `${f.name}: ${str(f.column)}`).join(', ')} })`
     : undefined;
   const pageSchema = r.pagination ? 'paginator.querySchema' : 'z.object({})';
   const listQuery = ordering ? `${pageSchema}.extend({ ordering: ${ordering} })` : pageSchema;
-  const code = JSON.stringify(operations) + listQuery;
-  const runtimeImports = ['defineView', 'NotFoundError', 'parseRequest', 'requestContext', 'type RequestContext', 'type Route', 'type Row', 'type ServiceContext', 'type Knex'];
+  const code = JSON.stringify(operations) + JSON.stringify(actions) + JSON.stringify(endpoints) + listQuery;
+  const runtimeImports = [...(r.hooks ? ['withArgs'] : []), 'defineView', 'NotFoundError', 'parseRequest', 'requestContext', 'type RequestContext', 'type Route', 'type Row', 'type ServiceContext', 'type Knex'];
   if (listOp) runtimeImports.push('querySource', 'type OrderTerm', r.pagination ? 'paginate' : 'listAll');
   if (listOp && r.pagination?.builtin) runtimeImports.push(r.pagination.class);
   if (ordering) runtimeImports.push('orderingParam');
@@ -316,10 +373,14 @@ export function routesView(r: Resource, ctx: RenderContext) {
   if (code.includes('z.array(')) runtimeImports.push('z');
   if (r.requireUpdateFields && r.operations.some((o) => o.kind === 'update')) runtimeImports.push('SerializeError');
   for (const a of ['JWTAuth', 'AdminAuth', 'SuperuserAuth']) if (code.includes(`[${a}`) || code.includes(` ${a}]`) || code.includes(`, ${a}`)) runtimeImports.push(a);
-  if (!r.errorSchema) runtimeImports.push('GenericMessageSchema');
+  if (!r.errorSchema || endpoints.length) runtimeImports.push('GenericMessageSchema');
+  runtimeImports.push('send');
+  if (actions.some((a) => a.methods.includes('get'))) runtimeImports.push('type Db');
   const schemaImports = [r.schemas.in.name, r.schemas.out.name, r.schemas.update.name, `${r.model}Params`];
   if (r.hasDetail) schemaImports.push(r.schemas.detail.name);
   if (r.errorSchema) schemaImports.push(r.errorSchema.name);
+  for (const a of r.actions) if (a.response) schemaImports.push(a.response.name);
+  for (const e of r.endpoints) for (const s of [e.request, e.response]) if (s) schemaImports.push(s.name);
   const used = (name: string) => code.includes(name) || operations.some((o) => o.body === name) || name === r.errorSchema?.name;
   const pagination = r.pagination
     ? {
@@ -355,6 +416,56 @@ export function routesView(r: Resource, ctx: RenderContext) {
     m2mUpdate: r.schemas.update.fields.filter((f) => f.m2m).map((f) => ({ name: f.name, pascal: pascalCase(f.name) })),
     errorSchema: r.errorSchema ? r.errorSchema.name : 'GenericMessageSchema',
     operations,
+    pkName: r.pk.name,
+    base: r.base,
+    actions,
+    endpoints,
+  };
+}
+
+function endpointView(e: Endpoint, hooksAvailable: boolean) {
+  const response = e.response?.name;
+  return {
+    method: e.method,
+    path: e.path,
+    handler: e.handler,
+    auth: authExpr(e.auth, hooksAvailable),
+    view: `defineView('${e.operationId}'${e.decorators.length ? `, [${e.decorators.map((d) => (d === null ? 'null' : `hooks.${d}`)).join(', ')}]` : ''})`,
+    request: e.request?.name,
+    transactional: e.method !== 'get' && e.method !== 'head' && e.method !== 'options',
+    status: e.status,
+    operationId: e.operationId,
+    summary: str(docLine(e.summary ?? e.handler)),
+    description: e.description ? str(e.description) : undefined,
+    tags: e.tags.map((t) => str(t)).join(', '),
+    responses: `{ status: ${e.status}, description: '${e.status === 201 ? 'Created' : e.status === 204 ? 'No Content' : 'OK'}'${response ? `, schema: ${response}` : ''} }`,
+    secured: e.auth !== null,
+  };
+}
+
+export function endpointsView(model: ServiceModel, ctx: RenderContext) {
+  const endpoints = model.endpoints.map((e) => endpointView(e, model.hooks !== undefined));
+  const seen = new Set<string>();
+  const schemas = model.endpoints.flatMap((e) =>
+    [e.request, e.response].filter((s): s is SchemaModel => s !== undefined).map((s) => ({
+      name: s.name,
+      doc: s.role === 'in' ? `Request body of ${e.handler}.` : `Response of ${e.handler}.`,
+      fields: s.fields.map((f) => ({ name: f.name, zod: s.role === 'in' ? zodInput(f) : zodOutput(f) })),
+    })),
+  ).filter((s) => !seen.has(s.name) && seen.add(s.name) !== undefined);
+  const code = JSON.stringify({ endpoints, schemas });
+  const runtimeImports = ['defineView', 'GenericMessageSchema', 'requestContext', 'send', 'type Route', 'type ServiceContext', 'withArgs', 'z'];
+  if (endpoints.some((e) => e.request)) runtimeImports.push('parseRequest');
+  for (const n of ['intInput', 'decimalInput', 'urlInput']) if (code.includes(n)) runtimeImports.push(n);
+  for (const a of ['JWTAuth', 'AdminAuth', 'SuperuserAuth']) if (code.includes(a)) runtimeImports.push(a);
+  return {
+    header: header(`${ctx.specsName}/service.yaml`),
+    runtime: up(ctx.runtimeFromRoot, 0),
+    runtimeImports: imports(runtimeImports),
+    hooksImport: model.hooks ? `${ctx.specsFromRoot}/${model.hooks.replace(/\.ts$/, '')}` : undefined,
+    schemas,
+    endpoints,
+    usesDb: endpoints.some((e) => e.transactional),
   };
 }
 
@@ -373,15 +484,6 @@ export function settingsView(model: ServiceModel, ctx: RenderContext) {
 export function authView(model: ServiceModel, ctx: RenderContext) {
   const user = model.resources.find((r) => r.model === model.auth.userModel);
   const fields = user?.fields.filter((f) => f.type !== 'password') ?? [];
-  const asSchemaField = (f: Field): SchemaField => ({
-    name: f.name,
-    kind: 'value',
-    field: f,
-    value: f.type === 'boolean' ? 'bool' : f.type === 'datetime' ? 'datetime' : f.type === 'date' ? 'date' : f.type === 'json' ? 'json' : f.type === 'decimal' ? 'decimal' : 'str',
-    required: true,
-    nullable: f.nullable,
-    decimal: f.type === 'decimal' ? { maxDigits: f.maxDigits!, decimalPlaces: f.decimalPlaces! } : undefined,
-  });
   const userView = user
     ? {
         table: user.table,
@@ -389,7 +491,7 @@ export function authView(model: ServiceModel, ctx: RenderContext) {
         intKey: user.pk.type === 'integer' || user.pk.type === 'big_integer',
         columns: list(fields.map((f) => f.column)),
         fields: [
-          ...fields.map((f) => ({ name: f.name, expr: convert(asSchemaField(f), f.column) })),
+          ...fields.map((f) => ({ name: f.name, expr: convert(asField(f), f.column) })),
           ...['is_active', 'is_staff', 'is_superuser'].filter((n) => !fields.some((f) => f.name === n)).map((n) => ({ name: n, expr: n === 'is_active' ? 'true' : 'false' })),
         ],
       }

@@ -78,7 +78,8 @@ function withModifiers(expr: string, sf: SchemaField, input: boolean): string {
   let out = expr;
   if (sf.description) out += `.describe(${literal(sf.description)})`;
   if (sf.nullable) out += '.nullable()';
-  if (input && !sf.required) out += '.optional()';
+  if (input && sf.defaultValue) out += `.default(${literal(sf.defaultValue.value)})`;
+  else if (input && !sf.required) out += '.optional()';
   return out;
 }
 

@@ -8,6 +8,36 @@ export const TABLE = 'articles';
 export const PK = 'id';
 /** How error bodies name this model. */
 export const MODEL: ModelInfo = { verboseKey: 'article', classKey: 'article' };
+
+/** Every column of a article, as hooks receive it (foreign keys by their field name). */
+export interface ArticleRecord {
+  id: number;
+  title: string;
+  content: string;
+  summary: string;
+  category: number | null;
+  author: number;
+  is_published: boolean;
+  created_at: string;
+  views: number;
+}
+
+/** Columns read for ArticleRecord. */
+export const RECORD_COLUMNS = ['id', 'title', 'content', 'summary', 'category_id', 'author_id', 'is_published', 'created_at', 'views'];
+
+export function toArticleRecord(row: Row): ArticleRecord {
+  return {
+    id: row.id,
+    title: row.title,
+    content: row.content,
+    summary: row.summary,
+    category: row.category_id,
+    author: row.author_id,
+    is_published: asBool(row.is_published),
+    created_at: asDateTime(row.created_at),
+    views: row.views,
+  };
+}
 const CATEGORY_MODEL: ModelInfo = { verboseKey: 'category', classKey: 'category' };
 
 /** Columns read for ArticleOut. */

@@ -56,5 +56,13 @@ export const ArticleUpdate = z
   .openapi('ArticleUpdate');
 export type ArticleUpdate = z.infer<typeof ArticleUpdate>;
 
+/** Response of a custom action or endpoint. */
+export const PublishResponse = z
+  .object({
+    published: z.boolean(),
+  })
+  .openapi('PublishResponse');
+export type PublishResponse = z.infer<typeof PublishResponse>;
+
 /** Path parameters of the item routes: the primary key, typed from the resource. */
 export const ArticleParams = z.object({ pk: fromString.int().pipe(z.int().min(-2147483648).max(2147483647)) });

@@ -9,6 +9,24 @@ export const PK = 'id';
 /** How error bodies name this model. */
 export const MODEL: ModelInfo = { verboseKey: 'category', classKey: 'category' };
 
+/** Every column of a category, as hooks receive it (foreign keys by their field name). */
+export interface CategoryRecord {
+  id: number;
+  name: string;
+  description: string;
+}
+
+/** Columns read for CategoryRecord. */
+export const RECORD_COLUMNS = ['id', 'name', 'description'];
+
+export function toCategoryRecord(row: Row): CategoryRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+  };
+}
+
 /** Columns read for CategoryOut. */
 export const OUT_COLUMNS = ['id', 'name', 'description'];
 

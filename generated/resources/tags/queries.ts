@@ -9,6 +9,22 @@ export const PK = 'id';
 /** How error bodies name this model. */
 export const MODEL: ModelInfo = { verboseKey: 'tag', classKey: 'tag' };
 
+/** Every column of a tag, as hooks receive it (foreign keys by their field name). */
+export interface TagRecord {
+  id: number;
+  name: string;
+}
+
+/** Columns read for TagRecord. */
+export const RECORD_COLUMNS = ['id', 'name'];
+
+export function toTagRecord(row: Row): TagRecord {
+  return {
+    id: row.id,
+    name: row.name,
+  };
+}
+
 /** Columns read for TagOut. */
 export const OUT_COLUMNS = ['id', 'name'];
 

@@ -1,0 +1,48 @@
+// The blog's article rules: visibility, authorship, ownership and publishing.
+// User-owned: `svcgen build` never touches this file; specs/resources/articles.yaml names these hooks.
+import { ApiException, ForbiddenError, type AuthUser, type HookContext, type Knex, type Row } from '../../runtime';
+import type { ArticleRecord } from '../../generated/resources/articles/queries';
+
+/** Without a token only published articles; with one, published articles plus the caller's own drafts. */
+export function visibleArticles({ user, query }: HookContext<{ query: Knex.QueryBuilder }>): void {
+  if (!user) {
+    query.where('articles.is_published', true);
+    return;
+  }
+  query.where((q) => q.where('articles.is_published', true).orWhere('articles.author_id', user.id));
+}
+
+/** The author of a new article is the caller. */
+export function setAuthor({ user, values }: HookContext<{ values: Row }>): void {
+  values.author_id = (user as AuthUser).id;
+}
+
+interface Override {
+  instance: ArticleRecord;
+  proceed: () => Promise<unknown>;
+}
+
+function mayChange(user: AuthUser, article: ArticleRecord): boolean {
+  return user.is_staff || String(article.author) === String(user.id);
+}
+
+/** PATCH: only the author or staff. */
+export async function updateOwnArticle({ user, instance, proceed }: HookContext<Override>): Promise<unknown> {
+  if (!mayChange(user as AuthUser, instance)) throw new ForbiddenError({ detail: 'You can only edit your own articles' });
+  return proceed();
+}
+
+/** DELETE: only the author or staff; answers 200 with a message. */
+export async function deleteOwnArticle({ user, instance, proceed }: HookContext<Override>): Promise<{ message: string }> {
+  if (!mayChange(user as AuthUser, instance)) throw new ForbiddenError({ detail: 'You can only delete your own articles' });
+  await proceed();
+  return { message: 'Article deleted' };
+}
+
+/** The `publish` action: draft + staff → published; already published → 409; draft + not staff → 403. */
+export async function publish({ user, db, instance }: HookContext<{ instance: ArticleRecord }>): Promise<{ published: boolean }> {
+  if (instance.is_published) throw new ApiException({ is_published: 'Article is already published' }, 409);
+  if (!(user as AuthUser).is_staff) throw new ForbiddenError('forbidden', 'Only staff can publish');
+  await db('articles').where('id', instance.id).update({ is_published: true });
+  return { published: true };
+}
