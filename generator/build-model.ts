@@ -14,6 +14,7 @@ import type {
   Operation,
   OperationKind,
   Pagination,
+  Relation,
   Resource,
   SchemaField,
   SchemaModel,
@@ -274,8 +275,59 @@ function buildResource(d: Draft, byModel: Map<string, Draft>): Resource {
     querysetRequest: viewset.queryset_request,
     docs,
     actions: actionsOf(ctx, viewset),
+    relations: relationsOf(ctx, viewset, m2m),
     endpoints: endpointsOf(viewset.endpoints ?? [], d.table),
   };
+}
+
+/** A query parameter or filter given as `[type, default]` or `{type, default}`. */
+export function paramOf(name: string, spec: unknown): { name: string; kind: string; default: unknown } {
+  if (Array.isArray(spec)) return { name, kind: spec[0], default: spec.length > 1 ? spec[1] : null };
+  const o = spec as Raw;
+  return { name, kind: o.type, default: o.default ?? null };
+}
+
+function relationsOf(ctx: SchemaContext, viewset: Raw, m2m: ManyToMany[]): Relation[] {
+  const snake = snakeCase(ctx.draft.model);
+  return ((viewset.m2m_relations ?? []) as Raw[]).map((rel) => {
+    const field = m2m.find((m) => m.name === rel.related_name)!;
+    const target = ctx.byModel.get(rel.model)!;
+    const { verboseNamePlural } = verboseNames(target.raw);
+    const path = ((rel.path ?? '') as string).replace(/^\/+/, '') || verboseNamePlural.toLowerCase().split(' ').join('-');
+    const fallback = !isNotSet(rel.auth) ? rel.auth : !isNotSet(viewset.m2m_auth) ? viewset.m2m_auth : viewset.auth;
+    const tctx: SchemaContext = { draft: target, m2m: [], byModel: ctx.byModel };
+    const name = `${ctx.draft.model}${pascalCase(rel.related_name)}Item`;
+    let itemSchema: SchemaModel;
+    let itemSchemaIsTargetOut = false;
+    if (rel.related_schema) itemSchema = manualSchema(tctx, rel.related_schema.name ?? name, 'out', rel.related_schema);
+    else if (rel.serializer_class?.Meta?.schema_out) itemSchema = sectionSchema(tctx, name, 'out', rel.serializer_class.Meta.schema_out, 'serializer_class');
+    else {
+      itemSchema = resolveSchema({ draft: target, m2m: m2mOf(target, ctx.byModel), byModel: ctx.byModel }, 'out')!;
+      itemSchemaIsTargetOut = true;
+    }
+    const segment = path.replace(/[^a-z0-9]+/g, '_');
+    return {
+      relatedName: rel.related_name,
+      path,
+      target: rel.model,
+      m2m: field,
+      getAuth: resolveAuth(rel.get_auth, fallback),
+      postAuth: resolveAuth(rel.post_auth, fallback),
+      add: rel.add !== false,
+      remove: rel.remove !== false,
+      get: rel.get !== false,
+      appendSlash: rel.append_slash === true,
+      filters: Object.entries((rel.filters ?? {}) as Record<string, unknown>).map(([n, spec]) => paramOf(n, spec)),
+      itemSchema,
+      itemSchemaIsTargetOut,
+      getDecorators: rel.get_decorators ?? [],
+      postDecorators: rel.post_decorators ?? [],
+      getOperationId: `get_${snake}_${segment}`,
+      manageOperationId: `manage_${snake}_${segment}`,
+      queryParamsHandler: rel.query_params_handler,
+      queryHandler: rel.query_handler,
+    };
+  });
 }
 
 function actionsOf(ctx: SchemaContext, viewset: Raw): Action[] {

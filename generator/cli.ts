@@ -82,9 +82,14 @@ function printDiagnostics(err: SpecError): void {
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (!command || command === '--help' || command === '-h' || command === 'help') {
+  if (!command) {
+    // A usage error: the usage goes to stderr, like every other one.
+    console.error(USAGE);
+    return 2;
+  }
+  if (command === '--help' || command === '-h' || command === 'help') {
     console.log(USAGE);
-    return command ? 0 : 2;
+    return 0;
   }
   if (command === '--version') {
     console.log(GENERATOR_VERSION);

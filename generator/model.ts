@@ -159,6 +159,34 @@ export interface Endpoint {
   pathParams: string[];
 }
 
+/** A many-to-many relation's endpoints: `GET` a page of related items, `POST` add/remove. */
+export interface Relation {
+  relatedName: string;
+  /** Normalised URL segment, no slashes. */
+  path: string;
+  target: string;
+  m2m: ManyToMany;
+  getAuth: AuthSpec;
+  postAuth: AuthSpec;
+  add: boolean;
+  remove: boolean;
+  get: boolean;
+  appendSlash: boolean;
+  /** Query parameters of the GET: name → value kind and default. */
+  filters: { name: string; kind: string; default: unknown }[];
+  /** Schema of the related items; `auto` when it is the related resource's schema_out. */
+  itemSchema: SchemaModel;
+  itemSchemaIsTargetOut: boolean;
+  getDecorators: (string | null)[];
+  postDecorators: (string | null)[];
+  getOperationId: string;
+  manageOperationId: string;
+  /** Hook replacing the generated GET filters (`<related_name>_query_params_handler`). */
+  queryParamsHandler?: string;
+  /** Hook resolving a key to the related row (`<related_name>_query_handler`). */
+  queryHandler?: string;
+}
+
 export interface Pagination {
   class: string;
   builtin: boolean;
@@ -199,6 +227,7 @@ export interface Resource {
   docs: Record<OperationKind, string>;
   actions: Action[];
   endpoints: Endpoint[];
+  relations: Relation[];
 }
 
 export interface ServiceModel {

@@ -93,13 +93,15 @@ export interface BuildResult {
 /** Writes only files whose bytes changed, and removes files a previous build rendered that no longer belong. */
 export function writeOutput(outDir: string, files: Map<string, string>): BuildResult {
   const result: BuildResult = { written: [], unchanged: [], removed: [] };
+  // Absolute and normalized, so that `./out`, `out/` and `out` all stop at the same folder.
+  const root = path.resolve(outDir);
   for (const stale of previousFiles(outDir)) {
     if (files.has(stale)) continue;
-    const p = path.join(outDir, stale);
+    const p = path.join(root, stale);
     if (fs.existsSync(p)) {
       fs.rmSync(p);
       result.removed.push(stale);
-      removeEmptyDirs(path.dirname(p), outDir);
+      removeEmptyDirs(path.dirname(p), root);
     }
   }
   for (const [name, text] of files) {
@@ -115,8 +117,9 @@ export function writeOutput(outDir: string, files: Map<string, string>): BuildRe
   return result;
 }
 
+/** Removes `dir` and its parents while they are empty, up to (not including) `stop`; both absolute and normalized. */
 function removeEmptyDirs(dir: string, stop: string): void {
-  for (let d = dir; d.startsWith(stop) && d !== stop; d = path.dirname(d)) {
+  for (let d = dir; d.startsWith(stop + path.sep); d = path.dirname(d)) {
     if (fs.readdirSync(d).length) return;
     fs.rmdirSync(d);
   }
@@ -157,8 +160,9 @@ export function unifiedDiff(name: string, a: string, b: string, context = 2): st
   let j = 0;
   while (i < n || j < m) {
     if (i < n && j < m && x[i] === y[j]) ops.push({ t: ' ', line: x[i++], i: j++ });
-    else if (j < m && (i >= n || lcs[i][j + 1] >= lcs[i + 1][j])) ops.push({ t: '+', line: y[j], i: j++ });
-    else ops.push({ t: '-', line: x[i++], i: j });
+    // Removed lines before added ones, as in any unified diff.
+    else if (i < n && (j >= m || lcs[i + 1][j] >= lcs[i][j + 1])) ops.push({ t: '-', line: x[i++], i: j });
+    else ops.push({ t: '+', line: y[j], i: j++ });
   }
   const keep = new Set<number>();
   ops.forEach((op, k) => {

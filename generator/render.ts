@@ -24,7 +24,9 @@ export const TEMPLATES_DIR = path.resolve(__dirname, '..', 'templates');
 
 const hb = Handlebars.create();
 hb.registerHelper('eq', (a: unknown, b: unknown) => a === b);
-hb.registerPartial('endpoint', fs.readFileSync(path.join(TEMPLATES_DIR, 'partials', 'endpoint.hbs'), 'utf8'));
+for (const partial of ['endpoint', 'relation']) {
+  hb.registerPartial(partial, fs.readFileSync(path.join(TEMPLATES_DIR, 'partials', `${partial}.hbs`), 'utf8'));
+}
 
 const cache = new Map<string, Handlebars.TemplateDelegate>();
 
@@ -55,7 +57,7 @@ export function renderService(model: ServiceModel, ctx: RenderContext): Rendered
     const dir = `resources/${r.moduleName}`;
     files.set(`${dir}/schemas.ts`, render('resource/schemas.ts', schemasView(r, ctx)));
     files.set(`${dir}/queries.ts`, render('resource/queries.ts', queriesView(r, model, ctx)));
-    files.set(`${dir}/routes.ts`, render('resource/routes.ts', routesView(r, ctx)));
+    files.set(`${dir}/routes.ts`, render('resource/routes.ts', routesView(r, model, ctx)));
   }
   files.set('settings.ts', render('settings.ts', settingsView(model, ctx)));
   files.set('auth.ts', render('auth.ts', authView(model, ctx)));

@@ -29,10 +29,25 @@ export interface ServiceContext extends AuthContext {
   model(model: ModelInfo): ModelRef;
 }
 
+declare global {
+  namespace Express {
+    interface Request {
+      /** The service the request is served by (set before authentication), for decorators and custom code. */
+      service: ServiceContext;
+    }
+  }
+}
+
 export function createServiceContext(options: Omit<ServiceContext, 'auth' | 'model'>): ServiceContext {
   const service: ServiceContext = {
     ...options,
-    auth: (authenticators) => requireAuth(authenticators, () => service),
+    auth: (authenticators) => {
+      const authenticate = requireAuth(authenticators, () => service);
+      return (req, res, next) => {
+        req.service = service;
+        return authenticate(req, res, next);
+      };
+    },
     model: (model) => modelRef(model, options.settings),
   };
   return service;

@@ -21,3 +21,4 @@ export * from './context';
 export * from './password';
 export * from './migrations';
 export type { Knex } from 'knex';
+export * from './m2m';

@@ -6,6 +6,7 @@ import type { DbSchema } from '../db-schema';
 import { createTableStatements, dropTableStatement } from '../db-schema';
 import type { Endpoint, Field, Operation, Resource, SchemaField, SchemaModel, ServiceModel } from '../model';
 import { camelCase, docLine, literal, pascalCase, str } from '../names';
+import { relationsQueriesView, relationsRouteView } from './m2m';
 import { zodInput, zodOutput } from './zod';
 
 export interface RenderContext {
@@ -58,6 +59,7 @@ export function schemasView(r: Resource, ctx: RenderContext) {
   });
   const extra = [
     ...r.actions.map((a) => a.response),
+    ...r.relations.filter((rel) => !rel.itemSchemaIsTargetOut).map((rel) => rel.itemSchema),
     ...r.endpoints.flatMap((e) => [e.request, e.response]),
   ].filter((s): s is SchemaModel => s !== undefined);
   for (const s of extra) {
@@ -256,6 +258,11 @@ const modelConst = (model: string) => `${model.replace(/([a-z0-9])([A-Z])/g, '$1
 export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext) {
   const shapes = [shapeView(r, r.schemas.out, 'OUT_COLUMNS')];
   if (r.hasDetail) shapes.push(shapeView(r, r.schemas.detail, 'DETAIL_COLUMNS'));
+  for (const rel of r.relations) {
+    if (rel.itemSchemaIsTargetOut) continue;
+    const target = model.resources.find((x) => x.model === rel.target)!;
+    shapes.push(shapeView(target, rel.itemSchema, `${rel.relatedName.toUpperCase()}_ITEM_COLUMNS`));
+  }
   const writes = [writesView(r, r.schemas.in, true), writesView(r, r.schemas.update, false)];
   const relatedModels = new Set(writes.flatMap((w) => w.checks.map((c) => c.model)));
   const related = model.resources
@@ -272,7 +279,14 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
   if (writes.some((w) => w.checks.some((c) => c.many))) runtimeImports.push('missingKeys');
   if (writes.some((w) => w.checks.some((c) => !c.many))) runtimeImports.push('exists');
   if (r.m2m.length) runtimeImports.push('setRelated');
-  const schemaTypes = [r.schemas.in.name, r.schemas.out.name, r.schemas.update.name, ...(r.hasDetail ? [r.schemas.detail.name] : [])];
+  if (r.relations.length) runtimeImports.push('type RelationSpec');
+  const schemaTypes = [
+    r.schemas.in.name,
+    r.schemas.out.name,
+    r.schemas.update.name,
+    ...(r.hasDetail ? [r.schemas.detail.name] : []),
+    ...r.relations.filter((rel) => !rel.itemSchemaIsTargetOut).map((rel) => rel.itemSchema.name),
+  ];
   return {
     header: header(`${ctx.specsName}/${r.specFile}`),
     runtime: up(ctx.runtimeFromRoot, 2),
@@ -291,6 +305,7 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
     shapes,
     writes,
     m2m: r.m2m.map((m) => ({ ...m, pascal: pascalCase(m.name) })),
+    relations: relationsQueriesView(r, model),
   };
 }
 
@@ -315,7 +330,7 @@ function authExpr(auth: string[] | null, hooksAvailable: boolean): string {
   return `[${auth.map((a) => (['JWTAuth', 'AdminAuth', 'SuperuserAuth'].includes(a) || !hooksAvailable ? a : `hooks.${a}`)).join(', ')}]`;
 }
 
-export function routesView(r: Resource, ctx: RenderContext) {
+export function routesView(r: Resource, model: ServiceModel, ctx: RenderContext) {
   const hooksImport = r.hooks ? up(`${ctx.specsFromRoot}/${r.hooks.replace(/\.ts$/, '')}`, 2) : undefined;
   const listOp = r.operations.some((o) => o.kind === 'list');
   const responseSchema = (o: Operation) => {
@@ -359,12 +374,13 @@ export function routesView(r: Resource, ctx: RenderContext) {
     secured: a.auth !== null,
   }));
   const endpoints = r.endpoints.map((e) => endpointView(e, true));
+  const relations = relationsRouteView(r, model);
   const ordering = r.ordering.fields.length
     ? `orderingParam({ ${r.ordering.fields.map((f) => `${f.name}: ${str(f.column)}`).join(', ')} })`
     : undefined;
   const pageSchema = r.pagination ? 'paginator.querySchema' : 'z.object({})';
   const listQuery = ordering ? `${pageSchema}.extend({ ordering: ${ordering} })` : pageSchema;
-  const code = JSON.stringify(operations) + JSON.stringify(actions) + JSON.stringify(endpoints) + listQuery;
+  const code = JSON.stringify(operations) + JSON.stringify(actions) + JSON.stringify(endpoints) + JSON.stringify(relations) + listQuery;
   const runtimeImports = [...(r.hooks ? ['withArgs'] : []), 'defineView', 'NotFoundError', 'parseRequest', 'requestContext', 'type RequestContext', 'type Route', 'type Row', 'type ServiceContext', 'type Knex'];
   if (listOp) runtimeImports.push('querySource', 'type OrderTerm', r.pagination ? 'paginate' : 'listAll');
   if (listOp && r.pagination?.builtin) runtimeImports.push(r.pagination.class);
@@ -375,11 +391,21 @@ export function routesView(r: Resource, ctx: RenderContext) {
   for (const a of ['JWTAuth', 'AdminAuth', 'SuperuserAuth']) if (code.includes(`[${a}`) || code.includes(` ${a}]`) || code.includes(`, ${a}`)) runtimeImports.push(a);
   if (!r.errorSchema || endpoints.length) runtimeImports.push('GenericMessageSchema');
   runtimeImports.push('send');
+  if (relations.length) runtimeImports.push('querySource', 'M2MSchemaOut');
+  if (relations.some((x) => x.get)) runtimeImports.push('relatedRows', r.pagination ? 'paginate' : 'listAll');
+  if (relations.some((x) => x.get && !x.queryParamsHandler)) runtimeImports.push('applyRelationFilters');
+  if (relations.some((x) => x.manage)) runtimeImports.push('manageRelation', 'm2mBodySchema');
+  if (relations.some((x) => x.queryHandler)) runtimeImports.push('foundRow');
+  if (relations.some((x) => x.get && x.querySchema.includes('fromString'))) runtimeImports.push('fromString');
+  if (relations.some((x) => x.querySchema.includes('z.') || x.keySchema.includes('z.') || x.getResponse.includes('z.'))) runtimeImports.push('z');
+  if (relations.some((x) => x.keySchema.includes('intInput'))) runtimeImports.push('intInput');
+  if (relations.some((x) => x.get) && r.pagination?.builtin) runtimeImports.push(r.pagination.class);
   if (actions.some((a) => a.methods.includes('get'))) runtimeImports.push('type Db');
   const schemaImports = [r.schemas.in.name, r.schemas.out.name, r.schemas.update.name, `${r.model}Params`];
   if (r.hasDetail) schemaImports.push(r.schemas.detail.name);
   if (r.errorSchema) schemaImports.push(r.errorSchema.name);
   for (const a of r.actions) if (a.response) schemaImports.push(a.response.name);
+  for (const rel of r.relations) if (!rel.itemSchemaIsTargetOut) schemaImports.push(rel.itemSchema.name);
   for (const e of r.endpoints) for (const s of [e.request, e.response]) if (s) schemaImports.push(s.name);
   const used = (name: string) => code.includes(name) || operations.some((o) => o.body === name) || name === r.errorSchema?.name;
   const pagination = r.pagination
@@ -420,6 +446,9 @@ export function routesView(r: Resource, ctx: RenderContext) {
     base: r.base,
     actions,
     endpoints,
+    relations,
+    needsPaginator: r.pagination !== null && (listOp || relations.some((x) => x.get)),
+    targetImports: [...new Map(relations.flatMap((x) => (x.targetImport ? [[x.targetImport.name, x.targetImport]] : [])) as [string, { name: string; module: string }][]).values()],
   };
 }
 

@@ -1,6 +1,6 @@
 // The blog's article rules: visibility, authorship, ownership and publishing.
 // User-owned: `svcgen build` never touches this file; specs/resources/articles.yaml names these hooks.
-import { ApiException, ForbiddenError, type AuthUser, type HookContext, type Knex, type Row } from '../../runtime';
+import { ApiException, ForbiddenError, type AuthUser, type HookContext, type Knex, type Row, type View } from '../../runtime';
 import type { ArticleRecord } from '../../generated/resources/articles/queries';
 
 /** Without a token only published articles; with one, published articles plus the caller's own drafts. */
@@ -45,4 +45,16 @@ export async function publish({ user, db, instance }: HookContext<{ instance: Ar
   if (!(user as AuthUser).is_staff) throw new ForbiddenError('forbidden', 'Only staff can publish');
   await db('articles').where('id', instance.id).update({ is_published: true });
   return { published: true };
+}
+
+/** Decorator of the tags relation's POST: only the article's author or staff may change its tags. */
+export function onlyAuthorOrStaff(view: View): View {
+  return async (req, res) => {
+    const user = req.auth as AuthUser;
+    const article = await req.service.db('articles').select('author_id').where('id', Number(req.params.pk)).first();
+    if (article && !user.is_staff && String(article.author_id) !== String(user.id)) {
+      throw new ForbiddenError('forbidden', 'Only the author or staff can change the tags of an article');
+    }
+    return view(req, res);
+  };
 }
