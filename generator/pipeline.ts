@@ -7,7 +7,8 @@ import * as path from 'node:path';
 import { buildModel } from './build-model';
 import { SpecError, sortDiagnostics, type Diagnostic } from './diagnostics';
 import { formatTypeScript, normalize } from './format';
-import { loadSpecs } from './load';
+import { checkHookExports } from './hook-exports';
+import { loadSpecs, type LoadedSpecs } from './load';
 import type { ServiceModel } from './model';
 import { renderService } from './render';
 import { validateSpecs } from './validate';
@@ -30,8 +31,14 @@ export interface Generated {
 
 /** Every spec problem at once, or none. */
 export function validate(specsDir: string, cwd = process.cwd()): Diagnostic[] {
-  const loaded = loadSpecs(specsDir, cwd);
-  return sortDiagnostics([...loaded.diagnostics, ...(loaded.diagnostics.length ? [] : validateSpecs(loaded))]);
+  return check(loadSpecs(specsDir, cwd));
+}
+
+/** Every problem: YAML, meta-schema and semantic rules, then (when those pass) hook exports. */
+function check(loaded: LoadedSpecs): Diagnostic[] {
+  const diagnostics = [...loaded.diagnostics, ...validateSpecs(loaded)];
+  if (!diagnostics.length) diagnostics.push(...checkHookExports(loaded));
+  return sortDiagnostics(diagnostics);
 }
 
 function importPath(fromDir: string, target: string): string {
@@ -42,8 +49,7 @@ function importPath(fromDir: string, target: string): string {
 export function generate(options: GenerateOptions): Generated {
   const cwd = options.cwd ?? process.cwd();
   const loaded = loadSpecs(options.specsDir, cwd);
-  const diagnostics = [...loaded.diagnostics];
-  if (!diagnostics.length) diagnostics.push(...validateSpecs(loaded));
+  const diagnostics = check(loaded);
   if (diagnostics.length) throw new SpecError(diagnostics);
   const model = buildModel(loaded);
   const outDir = path.resolve(cwd, options.outDir);

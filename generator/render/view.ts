@@ -379,12 +379,20 @@ export function routesView(r: Resource, model: ServiceModel, ctx: RenderContext)
     ? `orderingParam({ ${r.ordering.fields.map((f) => `${f.name}: ${str(f.column)}`).join(', ')} })`
     : undefined;
   const pageSchema = r.pagination ? 'paginator.querySchema' : 'z.object({})';
-  const listQuery = ordering ? `${pageSchema}.extend({ ordering: ${ordering} })` : pageSchema;
+  // Filter parameters (query_params, relations_filters, match cases) come from the resource's filters.ts.
+  const filtered = r.filters ? `${pageSchema}.extend(filtering.FILTER_QUERY.shape)` : pageSchema;
+  const listQuery = ordering ? `${filtered}.extend({ ordering: ${ordering} })` : filtered;
+  // After the queryset hook: the query_params_handler hook with the generated mixins, or the mixins in order.
+  const filterArgs = '{ query, filters: filtering.filtersOf(params), mixins: filtering.MIXINS }';
+  const applyFilters = r.filters?.handler
+    ? `await settleHook(hooks.${r.filters.handler}(withArgs(ctx, ${filterArgs})));`
+    : 'filtering.applyFilters(query, filtering.filtersOf(params));';
   const code = JSON.stringify(operations) + JSON.stringify(actions) + JSON.stringify(endpoints) + JSON.stringify(relations) + listQuery;
   const runtimeImports = [...(r.hooks ? ['withArgs'] : []), 'defineView', 'NotFoundError', 'parseRequest', 'requestContext', 'type RequestContext', 'type Route', 'type Row', 'type ServiceContext', 'type Knex'];
   if (listOp) runtimeImports.push('querySource', 'type OrderTerm', r.pagination ? 'paginate' : 'listAll');
   if (listOp && r.pagination?.builtin) runtimeImports.push(r.pagination.class);
   if (ordering) runtimeImports.push('orderingParam');
+  if (listOp && r.filters?.handler) runtimeImports.push('settleHook');
   if (!r.pagination && listOp) runtimeImports.push('z');
   if (code.includes('z.array(')) runtimeImports.push('z');
   if (r.requireUpdateFields && r.operations.some((o) => o.kind === 'update')) runtimeImports.push('SerializeError');
@@ -427,6 +435,8 @@ export function routesView(r: Resource, model: ServiceModel, ctx: RenderContext)
     listOp,
     pagination,
     listQuery,
+    filtersImport: listOp && r.filters !== null,
+    applyFilters: listOp && r.filters ? applyFilters : undefined,
     ordering: ordering ? 'params.ordering ?? defaultOrdering' : 'defaultOrdering',
     defaultOrdering: r.ordering.default.map((t) => `{ column: ${str(t.column)}, order: '${t.order}' }`).join(', '),
     querysetRequest: r.querysetRequest,
@@ -569,8 +579,24 @@ export const BUILTIN_EXCEPTIONS = [
   'IntegrityError',
 ];
 
+const CREATEUSER_FIELDS = ['username', 'email', 'password', 'is_active', 'is_staff', 'is_superuser'];
+
 export function mainView(model: ServiceModel, ctx: RenderContext) {
-  return { header: header(`${ctx.specsName}/service.yaml`), runtime: up(ctx.runtimeFromRoot, 0), title: model.title, basePath: model.basePath };
+  const user = model.resources.find((r) => r.model === model.auth.userModel);
+  const createUser =
+    user && CREATEUSER_FIELDS.every((n) => user.fields.some((f) => f.name === n))
+      ? { table: user.table, pk: user.pk.column, autoNow: user.fields.filter((f) => f.autoNowAdd || f.autoNow).map((f) => f.column) }
+      : undefined;
+  const runtimeImports = ['ConfigurationError', 'connect', 'loadKeys', 'loadSettings', 'migrateLatest'];
+  if (createUser) runtimeImports.push('type Db', 'hashPassword', ...(createUser.autoNow.length ? ['now'] : []));
+  return {
+    header: header(`${ctx.specsName}/service.yaml`),
+    runtime: up(ctx.runtimeFromRoot, 0),
+    runtimeImports: imports(runtimeImports),
+    title: model.title,
+    basePath: model.basePath,
+    createUser,
+  };
 }
 
 export function initialMigrationView(schema: DbSchema, ctx: RenderContext) {
