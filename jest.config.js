@@ -1,1 +1,9 @@
-module.exports = { preset: 'ts-jest', testEnvironment: 'node', testMatch: ['**/test/**/*.test.ts'], transform: {'^.+\\.ts$': ['ts-jest', {isolatedModules: true}]} };
+/** Jest: TypeScript through ts-jest (transpile only; `npm run typecheck` checks types), one suite per file. */
+module.exports = {
+  preset: 'ts-jest',
+  testEnvironment: 'node',
+  testMatch: ['**/test/**/*.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '/test/\\.tmp/'],
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
+  testTimeout: 30000,
+};

@@ -35,11 +35,13 @@ export const BEARER_SCHEME = 'BearerAuth';
 
 export function buildOpenApi(info: ApiInfo, routes: readonly Route[]): unknown {
   const registry = new OpenAPIRegistry();
+  // The Authorization header as an API key, so that Swagger UI's Authorize box takes the whole
+  // value `Bearer <ACCESS_TOKEN>` (an `http bearer` scheme would prefix a second "Bearer").
   registry.registerComponent('securitySchemes', BEARER_SCHEME, {
-    type: 'http',
-    scheme: 'bearer',
-    bearerFormat: 'JWT',
-    description: 'Enter `Bearer <ACCESS_TOKEN>`; the value is sent as the Authorization header.',
+    type: 'apiKey',
+    in: 'header',
+    name: 'Authorization',
+    description: 'HTTP bearer token: enter `Bearer <ACCESS_TOKEN>` (an RS256 JWT from /auth/login/ or /auth/register/).',
   });
   for (const route of routes) {
     const doc = route.doc;

@@ -1,0 +1,71 @@
+/**
+ * Swagger UI in a real headless Chromium: entering `Bearer <ACCESS_TOKEN>` in Authorize makes
+ * "Try it out" on a protected endpoint succeed, and without it the same call is a 401.
+ */
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import request from 'supertest';
+import { startBlog, type RunningService } from '../support/services';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+jest.setTimeout(120_000);
+
+describe('Swagger UI Authorize flow', () => {
+  let svc: RunningService;
+  let server: Server;
+  let base: string;
+  let browser: Browser;
+  let token: string;
+
+  beforeAll(async () => {
+    svc = await startBlog('sqlite');
+    const reg = await request(svc.app).post('/api/auth/register/').send({ username: 'swagger', email: 'swagger@example.com', password: 'pw-123456' });
+    expect(reg.status).toBe(201);
+    token = reg.body.access_token;
+    server = svc.app.listen(0, '127.0.0.1');
+    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await new Promise((resolve) => server?.close(resolve));
+    await svc?.close();
+  });
+
+  async function tryMe(page: Page): Promise<string> {
+    const op = page.locator('#operations-auth-me');
+    await op.locator('.opblock-summary').first().click();
+    await op.locator('button.try-out__btn').click();
+    await op.locator('button.execute').click();
+    const status = op.locator('.live-responses-table .response .response-col_status').first();
+    await status.waitFor();
+    return (await status.innerText()).trim();
+  }
+
+  it('calls a protected endpoint after Authorize with "Bearer <ACCESS_TOKEN>"', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${base}/api/docs/`);
+    await page.locator('#operations-auth-me').waitFor();
+
+    expect(await tryMe(page)).toBe('401');
+
+    await page.locator('button.authorize').first().click();
+    await page.locator('.modal-ux input[type=text]').fill(`Bearer ${token}`);
+    await page.locator('.modal-ux .auth-btn-wrapper button.authorize').click();
+    await page.locator('.modal-ux button.btn-done').click();
+
+    await page.locator('#operations-auth-me button.execute').click();
+    const body = page.locator('#operations-auth-me .live-responses-table .response .response-col_description .microlight').first();
+    await page.locator('#operations-auth-me .live-responses-table .response .response-col_status', { hasText: /^\s*200\s*$/ }).waitFor();
+    expect(JSON.parse(await body.innerText())).toEqual({ id: 1, username: 'swagger', email: 'swagger@example.com', first_name: '', last_name: '' });
+    await page.close();
+  });
+});
