@@ -66,8 +66,8 @@ export function endpointRoutes(service: ServiceContext): Route[] {
         service.auth(null),
         defineView('register')(async (req, res) => {
           const body = parseRequest(RegisterSchema, req.body, 'body');
-          const result = await db.transaction((trx) =>
-            hooks.register(withArgs(requestContext(req, trx, service), { body, params: req.params, query: req.query })),
+          const result = await db.transaction(async (trx) =>
+            hooks.register(withArgs(requestContext(req, trx, service), { body, params: req.params as Record<string, string>, query: req.query })),
           );
           send(res, 201, result);
         }),
@@ -89,8 +89,8 @@ export function endpointRoutes(service: ServiceContext): Route[] {
         service.auth(null),
         defineView('login')(async (req, res) => {
           const body = parseRequest(LoginSchema, req.body, 'body');
-          const result = await db.transaction((trx) =>
-            hooks.login(withArgs(requestContext(req, trx, service), { body, params: req.params, query: req.query })),
+          const result = await db.transaction(async (trx) =>
+            hooks.login(withArgs(requestContext(req, trx, service), { body, params: req.params as Record<string, string>, query: req.query })),
           );
           send(res, 200, result);
         }),
@@ -112,8 +112,8 @@ export function endpointRoutes(service: ServiceContext): Route[] {
         service.auth(null),
         defineView('refresh')(async (req, res) => {
           const body = parseRequest(RefreshSchema, req.body, 'body');
-          const result = await db.transaction((trx) =>
-            hooks.refresh(withArgs(requestContext(req, trx, service), { body, params: req.params, query: req.query })),
+          const result = await db.transaction(async (trx) =>
+            hooks.refresh(withArgs(requestContext(req, trx, service), { body, params: req.params as Record<string, string>, query: req.query })),
           );
           send(res, 200, result);
         }),
@@ -134,7 +134,7 @@ export function endpointRoutes(service: ServiceContext): Route[] {
       handlers: [
         service.auth([JWTAuth]),
         defineView('me')(async (req, res) => {
-          const result = await hooks.me(withArgs(requestContext(req, db, service), { params: req.params, query: req.query }));
+          const result = await hooks.me(withArgs(requestContext(req, db, service), { params: req.params as Record<string, string>, query: req.query }));
           send(res, 200, result);
         }),
       ],

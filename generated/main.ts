@@ -25,29 +25,35 @@ async function main(argv: string[]): Promise<number> {
     console.error(`unknown command "${command}"\n\n${USAGE}`);
     return 2;
   }
-  const settings = loadSettings(DEFAULT_SETTINGS);
+  if (command === 'serve') return serve();
+  // createuser prints only the new id on stdout; progress goes to stderr there.
+  const db = await openDatabase(command === 'migrate' ? console.log : console.error);
+  try {
+    if (command === 'createuser') return await createUser(db, argv.slice(1));
+    return 0;
+  } finally {
+    await db.destroy();
+  }
+}
+
+/** Connects to DATABASE_URL (or the default SQLite file) and applies pending migrations. */
+async function openDatabase(log: (message: string) => void): Promise<Db> {
   const db = connect(process.env.DATABASE_URL, DEFAULT_SQLITE_FILE);
   const applied = await migrateLatest(db, migrations);
-  // createuser prints only the new id on stdout; progress goes to stderr there.
-  const log = command === 'serve' || command === 'migrate' ? console.log : console.error;
   log(applied.length ? `applied migrations: ${applied.join(', ')}` : 'database is up to date');
-  if (command === 'migrate') {
-    await db.destroy();
-    return 0;
-  }
-  if (command === 'createuser') {
-    try {
-      return await createUser(db, argv.slice(1));
-    } finally {
-      await db.destroy();
-    }
-  }
+  return db;
+}
+
+/** Serves until SIGINT or SIGTERM. Keys come first: in production, missing keys stop the start before the database is touched. */
+async function serve(): Promise<number> {
+  const settings = loadSettings(DEFAULT_SETTINGS);
   const keys = loadKeys({
     privateKeyFile: process.env.SVC_JWT_PRIVATE_KEY_FILE,
     publicKeyFile: process.env.SVC_JWT_PUBLIC_KEY_FILE,
     devKeysDir: DEV_KEYS_DIR,
     production: process.env.NODE_ENV === 'production',
   });
+  const db = await openDatabase(console.log);
   const { app } = createService({ db, keys, settings });
   const host = process.env.HOST ?? '127.0.0.1';
   const port = Number(process.env.PORT ?? 8000);

@@ -22,6 +22,7 @@ import type {
   ServiceModel,
   ValueKind,
 } from './model';
+import { buildFilters, modelGraph } from './build-filters';
 import { pascalCase, snakeCase, wordsOf } from './names';
 
 /* The raw spec shapes, as the meta-schema guarantees them. */
@@ -111,6 +112,7 @@ export function buildModel(loaded: LoadedSpecs): ServiceModel {
     sqliteFile: service.database?.sqlite_file ?? 'data/service.sqlite3',
     auth: { userModel: service.auth?.user_model, keysDir: service.auth?.keys_dir ?? 'data/keys' },
     hooks: service.hooks,
+    views: service.views,
     endpoints: endpointsOf(service.endpoints ?? [], 'service'),
     exceptionHandlers: Object.entries((service.exception_handlers ?? {}) as Record<string, string>).map(([exception, handler]) => ({
       exception,
@@ -129,8 +131,9 @@ function verboseNames(raw: Raw): { verboseName: string; verboseNamePlural: strin
 
 function draftResource(spec: SpecFile): Draft {
   const raw = spec.data as Raw;
-  const { verboseNamePlural } = verboseNames(raw);
-  const table = raw.table ?? snakeCase(verboseNamePlural.replace(/ /g, '_'));
+  // The table follows the resource's own names; model_verbose_name(_plural) only change how it is shown.
+  const plural = raw.verbose_name_plural || `${raw.verbose_name || wordsOf(raw.model)}s`;
+  const table = raw.table ?? snakeCase(plural.replace(/ /g, '_'));
   const fields: Field[] = [];
   const m2mRaw: [string, Raw][] = [];
   for (const [name, f] of Object.entries(raw.fields as Record<string, Raw>)) {
@@ -186,7 +189,7 @@ function makeField(spec: SpecFile, name: string, f: Raw): Field {
     default: f.default,
     autoNowAdd: f.auto_now_add === true,
     autoNow: f.auto_now === true,
-    maxLength: f.max_length,
+    maxLength: f.max_length ?? (f.type === 'email' ? 254 : f.type === 'url' ? 200 : f.type === 'password' ? 128 : undefined),
     maxDigits: f.type === 'decimal' ? (f.max_digits ?? 12) : undefined,
     decimalPlaces: f.type === 'decimal' ? (f.decimal_places ?? 2) : undefined,
     choices: f.choices,
@@ -276,6 +279,7 @@ function buildResource(d: Draft, byModel: Map<string, Draft>): Resource {
     docs,
     actions: actionsOf(ctx, viewset),
     relations: relationsOf(ctx, viewset, m2m),
+    filters: buildFilters(viewset, d.model, modelGraph(byModel, (t) => m2mOf(t, byModel))),
     endpoints: endpointsOf(viewset.endpoints ?? [], d.table),
   };
 }
@@ -364,6 +368,7 @@ function endpointsOf(list: Raw[], scope: string): Endpoint[] {
       decorators: e.decorators ?? [],
       request: e.request ? freeSchema(e.request.name ?? `${pascalCase(e.handler)}Request`, 'in', e.request) : undefined,
       response: e.response ? freeSchema(e.response.name ?? `${pascalCase(e.handler)}Response`, 'out', e.response) : undefined,
+      paginate: e.paginate === undefined ? undefined : (paginationOf({ pagination_class: e.paginate }) ?? undefined),
       pathParams: [...(e.path as string).matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1]),
     };
   });
@@ -420,7 +425,7 @@ function operationsOf(d: Draft, viewset: Raw, viewsetClass: string, docs: Record
     method: op.method,
     pathKind: op.pathKind,
     status: op.status,
-    operationId: op.kind === 'list' ? `list_${d.table}` : `${op.kind}_${snake}`,
+    operationId: op.kind === 'list' ? `list_${verboseNames(d.raw).verboseNamePlural.replace(/[ -]+/g, '_')}` : `${op.kind}_${snake}`,
     summary: docs[op.kind],
     auth: resolveAuth(viewset[op.authKey], viewset.auth),
     decorators: viewset.extra_decorators?.[op.kind] ?? [],
@@ -470,7 +475,10 @@ function resolveSchema(ctx: SchemaContext, role: SchemaRole): SchemaModel | unde
   const section = raw.serializer?.[SECTION[role]];
   if (section && hasContent(section)) return sectionSchema(ctx, name, role, section, 'serializer');
   if (role === 'detail') return undefined;
-  return { name, role, source: 'auto', fields: autoFields(ctx, role).map((f) => schemaFieldFor(ctx, f, role, undefined)) };
+  const fields = autoFields(ctx, role).map((f) => schemaFieldFor(ctx, f, role, undefined));
+  // PATCH semantics: every field of a generated update schema is optional.
+  if (role === 'update') for (const f of fields) f.required = false;
+  return { name, role, source: 'auto', fields };
 }
 
 const hasContent = (s: Raw) => (s.fields?.length ?? 0) + (s.optionals?.length ?? 0) + (s.excludes?.length ?? 0) > 0;

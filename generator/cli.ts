@@ -1,7 +1,9 @@
 /**
- * The `svcgen` command line: validate, build, check.
+ * The `svcgen` command line: validate, build, check, init.
  */
 import { formatDiagnostic, SpecError } from './diagnostics';
+import { initProject, InitError } from './init';
+import { MigrationOptionError } from './migrations';
 import { drift, generate, validate, writeOutput, GENERATOR_VERSION } from './pipeline';
 
 const USAGE = `svcgen ${GENERATOR_VERSION}: generate an HTTP/JSON API service from YAML resource specs
@@ -10,12 +12,14 @@ usage: svcgen <command> [options]
 
 commands:
   validate SPECS               check the specs; print every problem as file:line:column: message
-  build SPECS [--out DIR]      validate, then render the service into DIR (default: generated)
+  build SPECS [--out DIR]      validate, then render the service into DIR (default: generated),
+                               with a new migration when the specs change the database schema
   check SPECS [--out DIR]      fail with a diff when DIR differs from what build would write
+  init DIR                     scaffold a new project (specs, hooks, smoke test, package.json)
 
 Run "svcgen <command> --help" for a command's options.`;
 
-const COMMANDS: Record<string, { usage: string; options: string[] }> = {
+const COMMANDS: Record<string, { usage: string; options: string[]; flags?: string[]; positional?: string }> = {
   validate: {
     usage: `usage: svcgen validate SPECS
 
@@ -25,15 +29,27 @@ Exits 1 when there is any problem, 0 otherwise.`,
     options: [],
   },
   build: {
-    usage: `usage: svcgen build SPECS [--out DIR]
+    usage: `usage: svcgen build SPECS [--out DIR] [--allow-destructive] [--default TABLE.FIELD=VALUE ...]
 
 Validates SPECS, then renders the service into DIR (default: generated). Files are written only when
 their content changes; files an earlier build rendered that no longer belong are removed (the list
-lives in DIR/manifest.json). Prints what was written, unchanged and removed.
+lives in DIR/manifest.json). Prints what was written, unchanged and removed, and the resources,
+endpoints and migration that changed.
+
+Migrations: DIR/migrations/schema.json is the snapshot of the database schema the last build
+generated. When the specs change it, build writes the next numbered migration for the difference
+(DIR/migrations/0002_<slug>.ts, ...: new and dropped tables, columns and join tables; changed type,
+null, unique, default, max_length, on_delete, index). Committed migrations are never rewritten.
+A field renamed in the spec keeps its data only when it says so: renamed_from: old_name.
 
 options:
-  --out DIR    output folder (default: generated)`,
-    options: ['--out'],
+  --out DIR                     output folder (default: generated)
+  --allow-destructive           write steps that lose data: dropping a table or column, narrowing a
+                                type or max_length (without it, build stops and names those steps)
+  --default TABLE.FIELD=VALUE   a one-off value for the existing rows of a new NOT NULL field that
+                                has no default (or of a field that becomes NOT NULL); repeatable`,
+    options: ['--out', '--default'],
+    flags: ['--allow-destructive'],
   },
   check: {
     usage: `usage: svcgen check SPECS [--out DIR]
@@ -45,32 +61,62 @@ options:
   --out DIR    output folder (default: generated)`,
     options: ['--out'],
   },
+  init: {
+    usage: `usage: svcgen init DIR [--svcgen PATH]
+
+Scaffolds a new project in DIR (which must not exist or be empty): specs/service.yaml, one example
+resource (specs/resources/notes.yaml) with its hooks module, a smoke test, package.json, tsconfig.json
+and a README, then builds the service into DIR/generated. Then:
+
+  cd DIR && npm install && npm start     serve the example on http://127.0.0.1:8000/api
+  cd DIR && npm install && npm test      check the output, type-check, run the smoke test
+
+The project depends on svcgen through "svcgen": "file:PATH" in its package.json, and its generated
+code imports the runtime as svcgen/runtime.
+
+options:
+  --svcgen PATH   where the project finds svcgen (default: this svcgen, as a path relative to DIR)`,
+    options: ['--svcgen'],
+    positional: 'DIR',
+  },
 };
 
 interface Parsed {
   positional: string[];
   out: string;
   help: boolean;
+  allowDestructive: boolean;
+  /** `--default TABLE.FIELD=VALUE`, by `TABLE.FIELD`. */
+  defaults: Record<string, string>;
+  svcgen?: string;
 }
 
 class UsageError extends Error {}
 
 function parseArgs(command: string, args: string[]): Parsed {
-  const allowed = COMMANDS[command].options;
-  const parsed: Parsed = { positional: [], out: 'generated', help: false };
+  const { options: allowed, flags = [], positional = 'SPECS' } = COMMANDS[command];
+  const parsed: Parsed = { positional: [], out: 'generated', help: false, allowDestructive: false, defaults: {} };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     if (arg === '--help' || arg === '-h') parsed.help = true;
+    else if (flags.includes(arg)) parsed.allowDestructive = true;
     else if (arg.startsWith('-')) {
       const [name, inline] = arg.split(/=(.*)/s, 2);
       if (!allowed.includes(name)) throw new UsageError(`unknown option "${arg}" for svcgen ${command}`);
       const value = inline ?? args[++i];
       if (value === undefined || value === '') throw new UsageError(`${name} needs a value`);
-      parsed.out = value;
+      if (name === '--default') {
+        const m = /^([A-Za-z_][\w]*)\.([A-Za-z_][\w]*)=(.*)$/s.exec(value);
+        if (!m) throw new UsageError(`--default ${value}: write it as TABLE.FIELD=VALUE, e.g. --default articles.rating=0`);
+        parsed.defaults[`${m[1]}.${m[2]}`] = m[3];
+      } else if (name === '--svcgen') parsed.svcgen = value;
+      else parsed.out = value;
     } else parsed.positional.push(arg);
   }
   if (!parsed.help && parsed.positional.length !== 1) {
-    throw new UsageError(parsed.positional.length ? `svcgen ${command} takes one SPECS folder` : `svcgen ${command} needs a SPECS folder`);
+    throw new UsageError(
+      parsed.positional.length ? `svcgen ${command} takes one ${positional} folder` : `svcgen ${command} needs a ${positional} folder`,
+    );
   }
   return parsed;
 }
@@ -113,6 +159,18 @@ export async function main(argv: string[]): Promise<number> {
   }
   const specsDir = args.positional[0];
   try {
+    if (command === 'init') {
+      const dir = specsDir;
+      const created = initProject(dir, { svcgenPath: args.svcgen });
+      for (const f of created.files) console.log(`  created    ${dir}/${f}`);
+      console.log(
+        `svcgen init: a new project in ${dir} (depends on svcgen through "svcgen": "${created.dependency}")\n\n` +
+          `  cd ${dir} && npm install && npm start    # serves ${created.url}\n` +
+          `  cd ${dir} && npm install && npm test     # checks the output, type-checks, runs the smoke test\n\n` +
+          'Edit specs/, then "npx svcgen build specs" writes the service and its next migration.',
+      );
+      return 0;
+    }
     if (command === 'validate') {
       const diagnostics = validate(specsDir);
       if (diagnostics.length) {
@@ -122,11 +180,24 @@ export async function main(argv: string[]): Promise<number> {
       console.log(`${specsDir}: no problems found`);
       return 0;
     }
-    const { files, model } = generate({ specsDir, outDir: args.out });
+    const { files, model, migration, changes } = generate({
+      specsDir,
+      outDir: args.out,
+      allowDestructive: args.allowDestructive,
+      defaults: args.defaults,
+    });
     if (command === 'build') {
       const result = writeOutput(args.out, files);
       for (const f of result.written) console.log(`  wrote      ${args.out}/${f}`);
       for (const f of result.removed) console.log(`  removed    ${args.out}/${f}`);
+      for (const r of changes.resourcesAdded) console.log(`  resource   + ${r}`);
+      for (const r of changes.resourcesRemoved) console.log(`  resource   - ${r}`);
+      for (const e of changes.endpointsAdded) console.log(`  endpoint   + ${e}`);
+      for (const e of changes.endpointsRemoved) console.log(`  endpoint   - ${e}`);
+      if (migration) {
+        console.log(`  migration  ${args.out}/migrations/${migration.name}.ts:`);
+        for (const c of migration.changes) console.log(`               ${c}`);
+      }
       const endpoints = model.resources.reduce((n, r) => n + r.operations.length, 0);
       console.log(
         `svcgen build: ${model.resources.length} resources, ${endpoints} endpoints; ` +
@@ -135,15 +206,21 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     const d = drift(args.out, files);
-    if (!d.changed.length && !d.missing.length && !d.extra.length) {
+    const due = d.newMigrations ?? [];
+    if (!d.changed.length && !d.missing.length && !d.extra.length && !due.length) {
       console.log(`svcgen check: ${args.out} is up to date with ${specsDir}`);
       return 0;
     }
     for (const c of d.changed) console.error(`${c.diff}\n`);
     for (const f of d.missing) console.error(`missing: ${args.out}/${f}`);
     for (const f of d.extra) console.error(`no longer generated: ${args.out}/${f}`);
+    for (const f of due) {
+      console.error(`missing migration: ${args.out}/${f}: the specs change the database schema since the last build:`);
+      for (const c of migration?.changes ?? []) console.error(`  ${c}`);
+    }
     console.error(
-      `svcgen check: ${args.out} is stale (${d.changed.length} changed, ${d.missing.length} missing, ${d.extra.length} extra); ` +
+      `svcgen check: ${args.out} is stale (${d.changed.length} changed, ${d.missing.length} missing, ${d.extra.length} extra)` +
+        `${due.length ? `; no migration was generated for the schema change (${due.join(', ')})` : ''}; ` +
         `run "svcgen build ${specsDir}${args.out === 'generated' ? '' : ` --out ${args.out}`}" and commit the result`,
     );
     return 1;
@@ -151,6 +228,10 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof SpecError) {
       printDiagnostics(err);
       return 1;
+    }
+    if (err instanceof MigrationOptionError || err instanceof InitError) {
+      console.error(`svcgen: ${err.message}`);
+      return err instanceof InitError ? 1 : 2;
     }
     throw err;
   }

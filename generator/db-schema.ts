@@ -44,7 +44,7 @@ function columnType(f: Field): Pick<DbColumn, 'type' | 'length' | 'precision' | 
     case 'decimal':
       return { type: 'decimal', precision: f.maxDigits, scale: f.decimalPlaces };
     case 'string':
-      return { type: 'string', length: f.maxLength ?? 255 };
+      return f.maxLength === undefined ? { type: 'text' } : { type: 'string', length: f.maxLength };
     case 'email':
       return { type: 'string', length: f.maxLength ?? 254 };
     case 'url':

@@ -268,6 +268,7 @@ const customEndpoint = {
     summary: { type: 'string' },
     description: { type: 'string' },
     decorators: decoratorList,
+    paginate: paginationClass,
   },
 } as const;
 
@@ -432,6 +433,7 @@ export const serviceSchema = {
     description: { type: 'string' },
     base_path: { type: 'string', pattern: '^(/[a-z0-9_-]+)*$' },
     hooks: modulePath,
+    views: exportName,
     database: {
       type: 'object',
       additionalProperties: false,

@@ -3,6 +3,7 @@
  * Nothing downstream of `buildModel` reads the raw YAML again.
  */
 import type { SettingName } from './meta-schema';
+import type { ResourceFilters } from './build-filters';
 
 export type FieldType =
   | 'integer'
@@ -157,6 +158,8 @@ export interface Endpoint {
   request?: SchemaModel;
   response?: SchemaModel;
   pathParams: string[];
+  /** `paginate(<paginator>)`: the handler's list result is paged by this paginator. */
+  paginate?: Pagination;
 }
 
 /** A many-to-many relation's endpoints: `GET` a page of related items, `POST` add/remove. */
@@ -228,6 +231,8 @@ export interface Resource {
   actions: Action[];
   endpoints: Endpoint[];
   relations: Relation[];
+  /** List filters (query_params, filter mixins, relations_filters, match cases) with their lookups compiled; null when none. */
+  filters: ResourceFilters | null;
 }
 
 export interface ServiceModel {
@@ -239,6 +244,8 @@ export interface ServiceModel {
   sqliteFile: string;
   auth: { userModel?: string; keysDir: string };
   hooks?: string;
+  /** The older `views()` hook: registers routes on the router itself. */
+  views?: string;
   exceptionHandlers: { exception: string; handler: string }[];
   endpoints: Endpoint[];
   resources: Resource[];

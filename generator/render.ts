@@ -5,12 +5,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Handlebars from 'handlebars';
 import { dbSchemaOf, type DbSchema } from './db-schema';
+import { initialPlan, migrationView, snapshotJson, type MigrationPlan } from './migrations';
 import type { ServiceModel } from './model';
 import {
   appView,
   authView,
   endpointsView,
-  initialMigrationView,
   mainView,
   migrationsIndexView,
   queriesView,
@@ -19,6 +19,7 @@ import {
   settingsView,
   type RenderContext,
 } from './render/view';
+import { filtersView } from './render/filters';
 
 export const TEMPLATES_DIR = path.resolve(__dirname, '..', 'templates');
 
@@ -48,16 +49,24 @@ function render(name: string, view: object): string {
 export interface RenderedFiles {
   /** Output path (relative, forward slashes) → content. */
   files: Map<string, string>;
+  /** Committed migrations: written back byte for byte, never formatted or re-rendered. */
+  verbatim: Map<string, string>;
   schema: DbSchema;
+  migrations: MigrationPlan;
 }
 
-export function renderService(model: ServiceModel, ctx: RenderContext): RenderedFiles {
+/**
+ * `migrations`: the committed migrations and the next one (see `planMigrations`); without it, the
+ * first build's plan (one `0001_initial` creating every table).
+ */
+export function renderService(model: ServiceModel, ctx: RenderContext, migrations?: MigrationPlan): RenderedFiles {
   const files = new Map<string, string>();
   for (const r of model.resources) {
     const dir = `resources/${r.moduleName}`;
     files.set(`${dir}/schemas.ts`, render('resource/schemas.ts', schemasView(r, ctx)));
     files.set(`${dir}/queries.ts`, render('resource/queries.ts', queriesView(r, model, ctx)));
     files.set(`${dir}/routes.ts`, render('resource/routes.ts', routesView(r, model, ctx)));
+    if (r.filters) files.set(`${dir}/filters.ts`, render('resource/filters.ts', filtersView(r, ctx)));
   }
   files.set('settings.ts', render('settings.ts', settingsView(model, ctx)));
   files.set('auth.ts', render('auth.ts', authView(model, ctx)));
@@ -65,9 +74,10 @@ export function renderService(model: ServiceModel, ctx: RenderContext): Rendered
   files.set('endpoints.ts', render('endpoints.ts', endpointsView(model, ctx)));
   files.set('main.ts', render('main.ts', mainView(model, ctx)));
   const schema = dbSchemaOf(model);
-  const migrationNames = ['0001_initial'];
-  files.set('migrations/0001_initial.ts', render('migration.ts', initialMigrationView(schema, ctx)));
-  files.set('migrations/index.ts', render('migrations-index.ts', migrationsIndexView(migrationNames, ctx)));
-  files.set('migrations/schema.json', `${JSON.stringify(schema, null, 2)}\n`);
-  return { files, schema };
+  const plan = migrations ?? initialPlan(schema);
+  const verbatim = new Map(plan.existing.map((m) => [`migrations/${m.name}.ts`, m.text]));
+  if (plan.next) files.set(`migrations/${plan.next.name}.ts`, render('migration.ts', migrationView(plan.next, ctx)));
+  files.set('migrations/index.ts', render('migrations-index.ts', migrationsIndexView(plan.names, ctx)));
+  files.set('migrations/schema.json', snapshotJson(schema, plan.names));
+  return { files, verbatim, schema, migrations: plan };
 }

@@ -28,6 +28,8 @@ export interface ApiOptions extends ApiInfo {
   db: Db;
   routes: readonly Route[];
   exceptionHandlers?: ReadonlyArray<readonly [ExceptionClass, ExceptionHandler]>;
+  /** The older `views()` hook: registers its own routes on the API router (after the generated ones). */
+  views?: (router: express.Router) => void;
   /** Logs unhandled errors (500s); defaults to console.error. */
   logError?: (error: unknown) => void;
 }
@@ -67,6 +69,7 @@ export function createApi(options: ApiOptions): Express {
   }));
 
   for (const route of routes) api[route.method](route.path, ...route.handlers);
+  options.views?.(api);
   api.use(fallback(routes));
 
   app.use(basePath || '/', api);

@@ -16,6 +16,12 @@ pgTypes.setTypeParser(3802, (v) => v);
 export type Db = Knex;
 export type Dialect = 'sqlite' | 'postgres';
 
+/** What the SQLite pool setup uses of a better-sqlite3 connection. */
+interface SqliteConnection {
+  pragma(source: string): unknown;
+  function(name: string, options: { deterministic: boolean }, fn: (value: unknown) => unknown): unknown;
+}
+
 export interface DatabaseConfig {
   dialect: Dialect;
   knex: Knex.Config;
@@ -46,10 +52,14 @@ export function databaseConfig(url: string | undefined, defaultSqliteFile: strin
       connection: { filename: file },
       useNullAsDefault: true,
       pool: {
-        afterCreate(conn: { pragma(s: string): unknown }, done: (err: Error | null, conn: unknown) => void) {
+        afterCreate(conn: SqliteConnection, done: (err: Error | null, conn: unknown) => void) {
           conn.pragma('foreign_keys = ON');
           conn.pragma('journal_mode = WAL');
           conn.pragma('busy_timeout = 5000');
+          // LIKE as on PostgreSQL: case-sensitive (filters' i-variants compare lower() of both sides)...
+          conn.pragma('case_sensitive_like = ON');
+          // ...and lower() folding every letter as PostgreSQL's does, not only A-Z.
+          conn.function('lower', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : v));
           done(null, conn);
         },
       },

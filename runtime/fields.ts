@@ -39,10 +39,30 @@ export function urlInput(options: { blank: boolean; maxLength: number }) {
 /** Shown for a non-integer where an integer is expected; validation.ts reports it as `int_type`. */
 export const INT_TYPE_MESSAGE = 'Input should be a valid integer';
 
-/** An integer between `min` and `max`. */
+/**
+ * An integer between `min` and `max`. The bounds are checked first and stop validation, so a value
+ * beyond them (e.g. 2**63) is one entry naming the field's own bound, not a second one for Zod's
+ * safe-integer range.
+ */
 export function intInput(min: number, max: number) {
   return z
-    .int({ error: (issue) => (issue.code === 'invalid_type' && issue.input !== undefined ? INT_TYPE_MESSAGE : undefined) })
-    .min(min)
-    .max(max);
+    .number({ error: (issue) => (issue.code === 'invalid_type' && issue.input !== undefined ? INT_TYPE_MESSAGE : undefined) })
+    .min(min, { abort: true })
+    .max(max, { abort: true })
+    .int({ error: INT_TYPE_MESSAGE });
+}
+
+/** Any JSON value (the body is JSON already); documented as free-form. `undefined` is a missing value. */
+export function jsonInput() {
+  return z
+    .custom<z.core.util.JSONType>((value) => value !== undefined, { message: 'Field required', params: { type: 'missing' } })
+    .openapi({ type: ['object', 'array', 'string', 'number', 'boolean', 'null'] as never, description: 'Any JSON value' });
+}
+
+/** A UUID, stored and compared in canonical lowercase (PostgreSQL lowercases; SQLite compares text as sent). */
+export function uuidInput() {
+  return z
+    .uuid()
+    .transform((value) => value.toLowerCase())
+    .openapi({ type: 'string', format: 'uuid' });
 }

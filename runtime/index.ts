@@ -11,6 +11,7 @@ export * from './validation';
 export * from './query-params';
 export * from './pagination';
 export * from './list';
+export * from './filters';
 export * from './relations';
 export * from './routes';
 export * from './openapi';

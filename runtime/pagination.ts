@@ -124,6 +124,19 @@ export function paginate(paginator: Paginator<any>, source: ListSource, params: 
   return paginator.apaginateQueryset(source, params, req);
 }
 
+/** A custom endpoint's list result as a ListSource: an array (paged in memory) or a ListSource. */
+export function listSource(result: unknown): ListSource {
+  if (Array.isArray(result)) {
+    const items = result;
+    return {
+      count: async () => items.length,
+      fetch: async (limit, offset) => items.slice(offset, limit === undefined ? undefined : offset + limit),
+    };
+  }
+  if (result && typeof result === 'object' && 'count' in result && 'fetch' in result) return result as ListSource;
+  throw new TypeError('a paginated endpoint must return an array or a ListSource');
+}
+
 /** The list without pagination (`pagination_class: null`): a plain array of every item. */
 export async function listAll(source: ListSource): Promise<unknown[]> {
   return source.fetch(undefined, 0);

@@ -84,11 +84,12 @@ export class TokenService {
     return this.settings.SVC_ACCESS_TOKEN_LIFETIME;
   }
 
-  /** An access token: sub, iss, aud, iat, exp and the optional extra claims. */
+  /** An access token: sub, iss, aud, iat, exp, a unique jti and the optional extra claims. */
   issueAccess(userId: string | number, extraClaims: Record<string, unknown> = {}): string {
-    const { sub: _s, iss: _i, aud: _a, iat: _t, exp: _e, type: _y, ...extra } = extraClaims;
+    const { sub: _s, iss: _i, aud: _a, iat: _t, exp: _e, type: _y, jti: _j, ...extra } = extraClaims;
     return jwt.sign(extra, this.keys.privateKey, {
       algorithm: 'RS256',
+      jwtid: crypto.randomUUID(),
       subject: String(userId),
       issuer: this.settings.SVC_JWT_ISSUER,
       audience: this.settings.SVC_JWT_AUDIENCE,
@@ -100,6 +101,7 @@ export class TokenService {
   issueRefresh(userId: string | number): string {
     return jwt.sign({ type: 'refresh' }, this.keys.privateKey, {
       algorithm: 'RS256',
+      jwtid: crypto.randomUUID(),
       subject: String(userId),
       issuer: this.settings.SVC_JWT_ISSUER,
       audience: this.settings.SVC_JWT_AUDIENCE,

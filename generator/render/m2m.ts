@@ -37,7 +37,7 @@ function keySchema(target: Resource): string {
   const pk = target.pk;
   if (pk.type === 'integer') return 'intInput(-2147483648, 2147483647)';
   if (pk.type === 'big_integer') return `intInput(${Number.MIN_SAFE_INTEGER}, ${Number.MAX_SAFE_INTEGER})`;
-  if (pk.type === 'uuid') return 'z.uuid()';
+  if (pk.type === 'uuid') return 'uuidInput()';
   return pk.maxLength ? `z.string().min(1).max(${pk.maxLength})` : 'z.string().min(1)';
 }
 

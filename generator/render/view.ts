@@ -44,7 +44,7 @@ function pkParam(r: Resource): string {
   const kind = r.pk.type;
   if (kind === 'integer') return 'fromString.int().pipe(z.int().min(-2147483648).max(2147483647))';
   if (kind === 'big_integer') return 'fromString.int()';
-  if (kind === 'uuid') return 'z.uuid()';
+  if (kind === 'uuid') return 'uuidInput()';
   return r.pk.maxLength ? `z.string().min(1).max(${r.pk.maxLength})` : 'z.string().min(1)';
 }
 
@@ -71,7 +71,7 @@ export function schemasView(r: Resource, ctx: RenderContext) {
     });
   }
   const code = schemas.flatMap((s) => s.fields.map((f) => f.zod)).join(' ') + pkParam(r);
-  const runtimeImports = ['z', 'fromString', 'decimalInput', 'urlInput', 'intInput'].filter((n) => n === 'z' || code.includes(n));
+  const runtimeImports = ['z', 'fromString', 'decimalInput', 'urlInput', 'intInput', 'jsonInput', 'uuidInput'].filter((n) => n === 'z' || code.includes(n));
   return {
     header: header(`${ctx.specsName}/${r.specFile}`),
     runtime: up(ctx.runtimeFromRoot, 2),
@@ -375,6 +375,7 @@ export function routesView(r: Resource, model: ServiceModel, ctx: RenderContext)
   }));
   const endpoints = r.endpoints.map((e) => endpointView(e, true));
   const relations = relationsRouteView(r, model);
+  const endpointPaginators = endpoints.filter((e) => e.paginate);
   const ordering = r.ordering.fields.length
     ? `orderingParam({ ${r.ordering.fields.map((f) => `${f.name}: ${str(f.column)}`).join(', ')} })`
     : undefined;
@@ -400,6 +401,8 @@ export function routesView(r: Resource, model: ServiceModel, ctx: RenderContext)
   if (!r.errorSchema || endpoints.length) runtimeImports.push('GenericMessageSchema');
   runtimeImports.push('send');
   if (relations.length) runtimeImports.push('querySource', 'M2MSchemaOut');
+  if (endpointPaginators.length) runtimeImports.push('paginate', 'listSource');
+  for (const e of endpointPaginators) if (e.paginate?.builtinClass) runtimeImports.push(e.paginate.builtinClass);
   if (relations.some((x) => x.get)) runtimeImports.push('relatedRows', r.pagination ? 'paginate' : 'listAll');
   if (relations.some((x) => x.get && !x.queryParamsHandler)) runtimeImports.push('applyRelationFilters');
   if (relations.some((x) => x.manage)) runtimeImports.push('manageRelation', 'm2mBodySchema');
@@ -407,6 +410,7 @@ export function routesView(r: Resource, model: ServiceModel, ctx: RenderContext)
   if (relations.some((x) => x.get && x.querySchema.includes('fromString'))) runtimeImports.push('fromString');
   if (relations.some((x) => x.querySchema.includes('z.') || x.keySchema.includes('z.') || x.getResponse.includes('z.'))) runtimeImports.push('z');
   if (relations.some((x) => x.keySchema.includes('intInput'))) runtimeImports.push('intInput');
+  if (relations.some((x) => x.keySchema.includes('uuidInput'))) runtimeImports.push('uuidInput');
   if (relations.some((x) => x.get) && r.pagination?.builtin) runtimeImports.push(r.pagination.class);
   if (actions.some((a) => a.methods.includes('get'))) runtimeImports.push('type Db');
   const schemaImports = [r.schemas.in.name, r.schemas.out.name, r.schemas.update.name, `${r.model}Params`];
@@ -457,14 +461,24 @@ export function routesView(r: Resource, model: ServiceModel, ctx: RenderContext)
     actions,
     endpoints,
     relations,
+    endpointPaginators,
     needsPaginator: r.pagination !== null && (listOp || relations.some((x) => x.get)),
     targetImports: [...new Map(relations.flatMap((x) => (x.targetImport ? [[x.targetImport.name, x.targetImport]] : [])) as [string, { name: string; module: string }][]).values()],
   };
 }
 
 function endpointView(e: Endpoint, hooksAvailable: boolean) {
-  const response = e.response?.name;
+  const paginate = e.paginate
+    ? {
+        queryConst: `${camelCase(e.handler)}Paginator`,
+        class: e.paginate.builtin ? e.paginate.class : `hooks.${e.paginate.class}`,
+        builtinClass: e.paginate.builtin ? e.paginate.class : undefined,
+        options: literal(Object.fromEntries(Object.entries(e.paginate.options).filter(([, v]) => v !== undefined))),
+      }
+    : undefined;
+  const response = e.response ? (paginate ? `${paginate.queryConst}.responseSchema(${e.response.name})` : e.response.name) : undefined;
   return {
+    paginate,
     method: e.method,
     path: e.path,
     handler: e.handler,
@@ -494,6 +508,8 @@ export function endpointsView(model: ServiceModel, ctx: RenderContext) {
   ).filter((s) => !seen.has(s.name) && seen.add(s.name) !== undefined);
   const code = JSON.stringify({ endpoints, schemas });
   const runtimeImports = ['defineView', 'GenericMessageSchema', 'requestContext', 'send', 'type Route', 'type ServiceContext', 'withArgs', 'z'];
+  if (endpoints.some((e) => e.paginate)) runtimeImports.push('paginate', 'listSource');
+  for (const e of endpoints) if (e.paginate?.builtinClass) runtimeImports.push(e.paginate.builtinClass);
   if (endpoints.some((e) => e.request)) runtimeImports.push('parseRequest');
   for (const n of ['intInput', 'decimalInput', 'urlInput']) if (code.includes(n)) runtimeImports.push(n);
   for (const a of ['JWTAuth', 'AdminAuth', 'SuperuserAuth']) if (code.includes(a)) runtimeImports.push(a);
@@ -504,6 +520,7 @@ export function endpointsView(model: ServiceModel, ctx: RenderContext) {
     hooksImport: model.hooks ? `${ctx.specsFromRoot}/${model.hooks.replace(/\.ts$/, '')}` : undefined,
     schemas,
     endpoints,
+    paginated: endpoints.filter((e) => e.paginate),
     usesDb: endpoints.some((e) => e.transactional),
   };
 }
@@ -561,6 +578,7 @@ export function appView(model: ServiceModel, ctx: RenderContext) {
     descriptionLiteral: model.description ? str(model.description) : undefined,
     basePath: model.basePath,
     exceptionHandlers: handlers.join(', '),
+    views: model.views,
     resources: model.resources.map((r) => ({ routesFn: `${camelCase(r.moduleName)}Routes`, moduleName: r.moduleName })),
   };
 }
@@ -587,8 +605,8 @@ export function mainView(model: ServiceModel, ctx: RenderContext) {
     user && CREATEUSER_FIELDS.every((n) => user.fields.some((f) => f.name === n))
       ? { table: user.table, pk: user.pk.column, autoNow: user.fields.filter((f) => f.autoNowAdd || f.autoNow).map((f) => f.column) }
       : undefined;
-  const runtimeImports = ['ConfigurationError', 'connect', 'loadKeys', 'loadSettings', 'migrateLatest'];
-  if (createUser) runtimeImports.push('type Db', 'hashPassword', ...(createUser.autoNow.length ? ['now'] : []));
+  const runtimeImports = ['ConfigurationError', 'connect', 'type Db', 'loadKeys', 'loadSettings', 'migrateLatest'];
+  if (createUser) runtimeImports.push('hashPassword', ...(createUser.autoNow.length ? ['now'] : []));
   return {
     header: header(`${ctx.specsName}/service.yaml`),
     runtime: up(ctx.runtimeFromRoot, 0),
@@ -602,6 +620,7 @@ export function mainView(model: ServiceModel, ctx: RenderContext) {
 export function initialMigrationView(schema: DbSchema, ctx: RenderContext) {
   return {
     header: header(`${ctx.specsName}/`),
+    runtime: up(ctx.runtimeFromRoot, 1),
     description: `Creates ${schema.tables.map((t) => t.name).join(', ')}.`,
     up: schema.tables.flatMap(createTableStatements),
     down: [...schema.tables].reverse().map(dropTableStatement),

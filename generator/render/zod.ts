@@ -30,7 +30,7 @@ function inputValue(kind: ValueKind, sf: SchemaField): string {
     case 'url':
       return `urlInput({ blank: ${sf.field?.blank === true}, maxLength: ${sf.maxLength ?? 200} })`;
     case 'uuid':
-      return 'z.uuid()';
+      return 'uuidInput()';
     case 'bool':
       return 'z.boolean()';
     case 'date':
@@ -38,7 +38,7 @@ function inputValue(kind: ValueKind, sf: SchemaField): string {
     case 'datetime':
       return 'z.iso.datetime({ offset: true })';
     case 'json':
-      return 'z.json()';
+      return 'jsonInput()';
     case 'list':
       return 'z.array(z.unknown())';
   }

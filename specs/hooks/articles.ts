@@ -3,7 +3,11 @@
 import { ApiException, ForbiddenError, type AuthUser, type HookContext, type Knex, type Row, type View } from '../../runtime';
 import type { ArticleRecord } from '../../generated/resources/articles/queries';
 
-/** Without a token only published articles; with one, published articles plus the caller's own drafts. */
+/**
+ * What list and retrieve show: without a token only published articles; with one, published
+ * articles plus the caller's own drafts. (Writes and actions look articles up unfiltered, so
+ * staff can edit and publish other authors' drafts.)
+ */
 export function visibleArticles({ user, query }: HookContext<{ query: Knex.QueryBuilder }>): void {
   if (!user) {
     query.where('articles.is_published', true);

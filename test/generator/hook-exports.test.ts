@@ -23,7 +23,7 @@ describe('hook exports', () => {
   it('reports a lifecycle hook the module does not export, at the spec position', () => {
     const dir = specsWith('resources/widgets.yaml', 'after_create: explodeOnRequest', 'after_create: explodeOnRequset');
     expect(validate(dir, dir).map(formatDiagnostic)).toEqual([
-      'resources/widgets.yaml:34:19: hook "explodeOnRequset" is not exported by hooks/widgets.ts: export it from that module or fix the name',
+      'resources/widgets.yaml:36:19: hook "explodeOnRequset" is not exported by hooks/widgets.ts: export it from that module or fix the name',
     ]);
   });
 

@@ -126,7 +126,7 @@ describe('validateSpecs: meta-schema messages', () => {
     expect(out).toEqual([
       'resources/a.yaml:4:9: expected one of: null, "NOT_SET", a list',
       'resources/a.yaml:5:51: unknown key "size" (expected one of: class, page_size, max_page_size)',
-      'resources/a.yaml:7:9: unknown value "strr" (expected one of: str, int, float, bool, date, datetime, uuid, decimal, dict, list)',
+      'resources/a.yaml:7:9: unknown value "strr" (expected one of: str, int, float, bool, date, datetime, uuid, decimal, email, url, dict, list)',
       'resources/a.yaml:8:8: expected one of: a list, a map',
     ]);
   });

@@ -59,3 +59,16 @@ export function startShowcase(dialect: Dialect, overrides: Partial<Settings> = {
     overrides,
   );
 }
+
+/** The querying fixture (list filters) in `test/fixtures/querying/generated/`. */
+export function startQuerying(dialect: Dialect, overrides: Partial<Settings> = {}): Promise<RunningService> {
+  return start(
+    {
+      createService: require('../fixtures/querying/generated/app').createService,
+      migrations: require('../fixtures/querying/generated/migrations').migrations,
+      defaults: require('../fixtures/querying/generated/settings').DEFAULT_SETTINGS,
+    },
+    dialect,
+    overrides,
+  );
+}

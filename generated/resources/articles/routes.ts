@@ -4,6 +4,7 @@ import { applyRelationFilters, defineView, GenericMessageSchema, intInput, JWTAu
 import * as hooks from '../../../specs/hooks/articles';
 import * as tagsQ from '../tags/queries';
 import * as tagsQSchemas from '../tags/schemas';
+import * as filtering from './filters';
 import * as q from './queries';
 import { ArticleDetail, ArticleIn, ArticleOut, ArticleParams, ArticleUpdate, PublishResponse } from './schemas';
 
@@ -13,14 +14,15 @@ export function articlesRoutes(service: ServiceContext): Route[] {
   const slash = settings.SVC_APPEND_SLASH ? '/' : '';
   const model = service.model(q.MODEL);
   const paginator = new PageNumberPagination({}, settings);
-  const ListQuery = paginator.querySchema.extend({ ordering: orderingParam({ title: 'title', created_at: 'created_at', views: 'views' }) });
+  const ListQuery = paginator.querySchema.extend(filtering.FILTER_QUERY.shape).extend({ ordering: orderingParam({ title: 'title', created_at: 'created_at', views: 'views' }) });
   const defaultOrdering: OrderTerm[] = [{ column: 'created_at', order: 'desc' }];
   const TagsQuery = paginator.querySchema.extend({ name: z.string().optional() });
   const TagsBody = m2mBodySchema(intInput(-2147483648, 2147483647), { add: true, remove: true }, 'ArticleTagsBody');
 
   /**
-   * The base query of every read: the table, narrowed in place by the queryset_request hook.
-   * Wrapped in an object because a Knex query is thenable: awaiting it would run it.
+   * The base query of list and retrieve (and relation listings): the table, narrowed in
+   * place by the queryset_request hook. Wrapped in an object because a Knex query is thenable:
+   * awaiting it would run it.
    */
   async function queryset(ctx: RequestContext): Promise<{ query: Knex.QueryBuilder; }> {
     const query = ctx.db(q.TABLE);
@@ -28,10 +30,17 @@ export function articlesRoutes(service: ServiceContext): Route[] {
     return { query };
   }
 
-  /** The row with this primary key, or a 404. */
-  async function findRow(ctx: RequestContext, pk: unknown, columns: readonly string[]): Promise<Row> {
+  /** The row with this primary key among those the caller may read, or a 404. */
+  async function findVisible(ctx: RequestContext, pk: unknown, columns: readonly string[]): Promise<Row> {
     const { query } = await queryset(ctx);
     const row = await query.select(columns).where(`${q.TABLE}.${q.PK}`, pk as any).first();
+    if (!row) throw new NotFoundError(model);
+    return row;
+  }
+
+  /** The row with this primary key, or a 404 (writes, actions and relation changes). */
+  async function findRow(ctx: RequestContext, pk: unknown, columns: readonly string[]): Promise<Row> {
+    const row = await ctx.db(q.TABLE).select(columns).where(q.PK, pk as any).first();
     if (!row) throw new NotFoundError(model);
     return row;
   }
@@ -57,7 +66,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
             };
             return proceed();
           });
-          res.status(201).json(created);
+          send(res, 201, created);
         }),
       ],
       doc: {
@@ -80,6 +89,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
           const ctx = requestContext(req, db, service);
           const proceed = async () => {
             const { query } = await queryset(ctx);
+            filtering.applyFilters(query, filtering.filtersOf(params));
             const source = querySource(db, query, {
               columns: q.OUT_COLUMNS,
               pk: q.PK,
@@ -109,7 +119,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
         defineView('retrieve_article')(async (req, res) => {
           const { pk } = parseRequest(ArticleParams, req.params, 'path');
           const ctx = requestContext(req, db, service);
-          const proceed = async () => (await q.shapeArticleDetail(db, [await findRow(ctx, pk, q.DETAIL_COLUMNS)]))[0];
+          const proceed = async () => (await q.shapeArticleDetail(db, [await findVisible(ctx, pk, q.DETAIL_COLUMNS)]))[0];
           res.json(await proceed());
         }),
       ],
@@ -143,7 +153,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
             };
             return hooks.updateOwnArticle(withArgs(ctx, { pk, data, instance, proceed }));
           });
-          res.json(updated);
+          send(res, 200, updated);
         }),
       ],
       doc: {
@@ -212,14 +222,14 @@ export function articlesRoutes(service: ServiceContext): Route[] {
     },
     {
       method: 'get',
-      path: '/articles/:pk/tags',
+      path: '/articles/:pk/tags/',
       handlers: [
         service.auth(null),
         defineView('get_article_tags')(async (req, res) => {
           const { pk } = parseRequest(ArticleParams, req.params, 'path');
           const params = parseRequest(TagsQuery, req.query, 'query');
           const ctx = requestContext(req, db, service);
-          const owner = await findRow(ctx, pk, [q.PK]);
+          const owner = await findVisible(ctx, pk, [q.PK]);
           const query = relatedRows(db, q.TAGS_RELATION, owner[q.PK]);
           applyRelationFilters(query, q.TAGS_RELATION.table, params, { name: 'name' });
           const source = querySource(db, query, {

@@ -14,18 +14,25 @@ export function usersRoutes(service: ServiceContext): Route[] {
   const defaultOrdering: OrderTerm[] = [];
 
   /**
-   * The base query of every read: the table.
-   * Wrapped in an object because a Knex query is thenable: awaiting it would run it.
+   * The base query of list and retrieve (and relation listings): the table. Wrapped in an object because a Knex query is thenable:
+   * awaiting it would run it.
    */
   async function queryset(ctx: RequestContext): Promise<{ query: Knex.QueryBuilder; }> {
     const query = ctx.db(q.TABLE);
     return { query };
   }
 
-  /** The row with this primary key, or a 404. */
-  async function findRow(ctx: RequestContext, pk: unknown, columns: readonly string[]): Promise<Row> {
+  /** The row with this primary key among those the caller may read, or a 404. */
+  async function findVisible(ctx: RequestContext, pk: unknown, columns: readonly string[]): Promise<Row> {
     const { query } = await queryset(ctx);
     const row = await query.select(columns).where(`${q.TABLE}.${q.PK}`, pk as any).first();
+    if (!row) throw new NotFoundError(model);
+    return row;
+  }
+
+  /** The row with this primary key, or a 404 (writes, actions and relation changes). */
+  async function findRow(ctx: RequestContext, pk: unknown, columns: readonly string[]): Promise<Row> {
+    const row = await ctx.db(q.TABLE).select(columns).where(q.PK, pk as any).first();
     if (!row) throw new NotFoundError(model);
     return row;
   }
@@ -50,7 +57,7 @@ export function usersRoutes(service: ServiceContext): Route[] {
             };
             return proceed();
           });
-          res.status(201).json(created);
+          send(res, 201, created);
         }),
       ],
       doc: {
@@ -102,7 +109,7 @@ export function usersRoutes(service: ServiceContext): Route[] {
         defineView('retrieve_user')(async (req, res) => {
           const { pk } = parseRequest(UserParams, req.params, 'path');
           const ctx = requestContext(req, db, service);
-          const proceed = async () => (await q.shapeUserOut(db, [await findRow(ctx, pk, q.OUT_COLUMNS)]))[0];
+          const proceed = async () => (await q.shapeUserOut(db, [await findVisible(ctx, pk, q.OUT_COLUMNS)]))[0];
           res.json(await proceed());
         }),
       ],
@@ -136,7 +143,7 @@ export function usersRoutes(service: ServiceContext): Route[] {
             };
             return proceed();
           });
-          res.json(updated);
+          send(res, 200, updated);
         }),
       ],
       doc: {

@@ -6,8 +6,8 @@ import { fromString, urlInput, z } from '../../../runtime';
 export const UserIn = z
   .object({
     username: z.string().max(150),
-    email: z.email(),
-    password: z.string(),
+    email: z.email().max(254),
+    password: z.string().max(128),
     first_name: z.string().max(150).optional(),
     last_name: z.string().max(150).optional(),
     bio: z.string().optional(),

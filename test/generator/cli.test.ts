@@ -1,0 +1,247 @@
+/**
+ * The `svcgen` command, run as a child process the way a user runs it: exit codes, usage text,
+ * diagnostics, build summaries and check diffs.
+ */
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+// Every run transpiles the generator on load, which takes a few seconds.
+jest.setTimeout(120_000);
+
+const ROOT = path.resolve(__dirname, '../..');
+const BIN = path.join(ROOT, 'bin', 'svcgen');
+const FIVE_MISTAKES = 'test/fixtures/invalid/five-mistakes';
+const PACKAGE_VERSION: string = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version;
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `node bin/svcgen ...args` in `cwd` (the repository root unless given). */
+function svcgen(args: string[], cwd = ROOT): Run {
+  const r = spawnSync(process.execPath, [cwd === ROOT ? 'bin/svcgen' : BIN, ...args], { cwd, encoding: 'utf8' });
+  if (r.error) throw r.error;
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+const linesOf = (text: string) => text.split('\n').filter(Boolean);
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+/** A temp folder with a copy of the showcase specs in `specs/`; builds go to `out/`. */
+function workspace(): { root: string; specs: string; out: string } {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'svcgen-cli-'));
+  dirs.push(root);
+  const specs = path.join(root, 'specs');
+  fs.cpSync(path.join(ROOT, 'test/fixtures/showcase/specs'), specs, { recursive: true });
+  return { root, specs, out: path.join(root, 'out') };
+}
+
+const expectedFiveMistakes = () => linesOf(fs.readFileSync(path.join(ROOT, FIVE_MISTAKES, 'expected.txt'), 'utf8'));
+
+describe('svcgen: usage', () => {
+  it('prints the usage for --help and exits 0', () => {
+    const r = svcgen(['--help']);
+    expect(r.status).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toContain('usage: svcgen <command> [options]');
+    for (const cmd of ['validate SPECS', 'build SPECS [--out DIR]', 'check SPECS [--out DIR]']) expect(r.stdout).toContain(cmd);
+    expect(r.stdout).toContain('svcgen <command> --help');
+  });
+
+  it.each([
+    ['validate', 'usage: svcgen validate SPECS', []],
+    ['build', 'usage: svcgen build SPECS [--out DIR]', ['--out DIR', 'manifest.json']],
+    ['check', 'usage: svcgen check SPECS [--out DIR]', ['--out DIR', 'diff']],
+  ])('prints the usage of %s for --help and exits 0', (command, first, mentions) => {
+    const r = svcgen([command, '--help']);
+    expect(r.status).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(r.stdout.split('\n')[0]).toBe(first);
+    for (const m of mentions) expect(r.stdout).toContain(m);
+  });
+
+  it('prints the version with --version', () => {
+    const r = svcgen(['--version']);
+    expect(r).toEqual({ status: 0, stdout: `${PACKAGE_VERSION}\n`, stderr: '' });
+  });
+
+  it('exits 2 with the usage on stderr without a command', () => {
+    const r = svcgen([]);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('usage: svcgen <command> [options]');
+  });
+
+  it('exits 2 for an unknown command', () => {
+    const r = svcgen(['frobnicate', 'specs']);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.split('\n')[0]).toBe('svcgen: unknown command "frobnicate"');
+    expect(r.stderr).toContain('usage: svcgen <command> [options]');
+  });
+
+  it('exits 2 for an unknown option, naming it, and writes nothing', () => {
+    // --out points into a temp folder, so even a broken parser could not touch generated/.
+    const ws = workspace();
+    const r = svcgen(['build', 'specs', '--frobnicate', '--out', ws.out]);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.split('\n')[0]).toBe('svcgen: unknown option "--frobnicate" for svcgen build');
+    expect(r.stderr).toContain('usage: svcgen build SPECS [--out DIR]');
+    expect(fs.existsSync(ws.out)).toBe(false);
+  });
+
+  it('exits 2 for an option the command does not take', () => {
+    const r = svcgen(['validate', 'specs', '--out', 'x']);
+    expect(r.status).toBe(2);
+    expect(r.stderr.split('\n')[0]).toBe('svcgen: unknown option "--out" for svcgen validate');
+  });
+
+  it.each([
+    [['build'], 'svcgen: svcgen build needs a SPECS folder'],
+    [['check', '--out', 'x'], 'svcgen: svcgen check needs a SPECS folder'],
+    [['validate', 'a', 'b'], 'svcgen: svcgen validate takes one SPECS folder'],
+    [['check', 'specs', '--out'], 'svcgen: --out needs a value'],
+    [['check', 'specs', '--out='], 'svcgen: --out needs a value'],
+  ])('exits 2 for %j', (args, message) => {
+    const r = svcgen(args);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.split('\n')[0]).toBe(message);
+  });
+});
+
+describe('svcgen validate', () => {
+  it('exits 0 on the blog specs', () => {
+    const r = svcgen(['validate', 'specs/']);
+    expect(r).toEqual({ status: 0, stdout: 'specs/: no problems found\n', stderr: '' });
+  });
+
+  it('exits 1 with one file:line:column: message line per problem and a count', () => {
+    const r = svcgen(['validate', '.'], path.join(ROOT, FIVE_MISTAKES));
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(linesOf(r.stderr)).toEqual([...expectedFiveMistakes(), '5 problems found']);
+    for (const line of linesOf(r.stderr).slice(0, -1)) expect(line).toMatch(/^[^:]+:\d+:\d+: \S/);
+  });
+
+  it('names the files relative to the working directory', () => {
+    const r = svcgen(['validate', FIVE_MISTAKES]);
+    expect(r.status).toBe(1);
+    expect(linesOf(r.stderr)).toEqual([...expectedFiveMistakes().map((l) => `${FIVE_MISTAKES}/${l}`), '5 problems found']);
+  });
+});
+
+describe('svcgen build', () => {
+  const SUMMARY = /^svcgen build: (\d+) resources, (\d+) endpoints; (\d+) written, (\d+) unchanged, (\d+) removed$/;
+  const summary = (stdout: string) => {
+    const last = linesOf(stdout).at(-1) ?? '';
+    const m = SUMMARY.exec(last);
+    if (!m) throw new Error(`no summary line in:\n${stdout}`);
+    const [resources, endpoints, written, unchanged, removed] = m.slice(1).map(Number);
+    return { resources, endpoints, written, unchanged, removed };
+  };
+  const countFiles = (dir: string): number =>
+    fs.readdirSync(dir, { withFileTypes: true }).reduce((n, e) => n + (e.isDirectory() ? countFiles(path.join(dir, e.name)) : 1), 0);
+
+  it('writes everything once, nothing the second time, and removes the files of a removed resource', () => {
+    const ws = workspace();
+    const first = svcgen(['build', ws.specs, '--out', ws.out]);
+    expect(first.stderr).toBe('');
+    expect(first.status).toBe(0);
+    const total = countFiles(ws.out);
+    expect(summary(first.stdout)).toMatchObject({ resources: 6, written: total, unchanged: 0, removed: 0 });
+    expect(summary(first.stdout).endpoints).toBeGreaterThan(0);
+    expect(linesOf(first.stdout).filter((l) => l.startsWith('  wrote '))).toHaveLength(total);
+    expect(first.stdout).toContain(`  wrote      ${ws.out}/resources/widgets/routes.ts\n`);
+
+    const second = svcgen(['build', ws.specs, `--out=${ws.out}`]);
+    expect(second.status).toBe(0);
+    expect(second.stderr).toBe('');
+    expect(linesOf(second.stdout)).toHaveLength(1);
+    expect(summary(second.stdout)).toMatchObject({ resources: 6, written: 0, unchanged: total, removed: 0 });
+
+    fs.rmSync(path.join(ws.specs, 'resources/gadgets.yaml'));
+    const third = svcgen(['build', ws.specs, '--out', ws.out]);
+    expect(third.status).toBe(0);
+    const s3 = summary(third.stdout);
+    expect(s3).toMatchObject({ resources: 5, removed: 3 });
+    // The manifest and the files that list every resource (app, migrations) change; the rest is untouched.
+    expect(s3.written).toBeGreaterThanOrEqual(1);
+    expect(s3.written + s3.unchanged).toBe(total - 3);
+    expect(linesOf(third.stdout).filter((l) => l.startsWith('  wrote '))).toHaveLength(s3.written);
+    expect(third.stdout).toContain(`  wrote      ${ws.out}/manifest.json\n`);
+    expect(linesOf(third.stdout).filter((l) => l.startsWith('  removed '))).toEqual(
+      ['queries', 'routes', 'schemas'].map((f) => `  removed    ${ws.out}/resources/shiny_gadgets/${f}.ts`),
+    );
+    expect(fs.existsSync(path.join(ws.out, 'resources/shiny_gadgets'))).toBe(false);
+  });
+
+  it('exits 1 with the diagnostics and writes nothing when the specs have errors', () => {
+    const ws = workspace();
+    const r = svcgen(['build', '.', '--out', ws.out], path.join(ROOT, FIVE_MISTAKES));
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(linesOf(r.stderr)).toEqual([...expectedFiveMistakes(), '5 problems found']);
+    expect(fs.existsSync(ws.out)).toBe(false);
+  });
+});
+
+describe('svcgen check', () => {
+  it('exits 0 on a fresh build, and 1 with a diff and a hint after a spec edit', () => {
+    const ws = workspace();
+    expect(svcgen(['build', ws.specs, '--out', ws.out]).status).toBe(0);
+
+    const clean = svcgen(['check', ws.specs, '--out', ws.out]);
+    expect(clean).toEqual({ status: 0, stdout: `svcgen check: ${ws.out} is up to date with ${ws.specs}\n`, stderr: '' });
+
+    const parts = path.join(ws.specs, 'resources/parts.yaml');
+    fs.writeFileSync(parts, fs.readFileSync(parts, 'utf8').replace('max_length: 30', 'max_length: 31'));
+    fs.rmSync(path.join(ws.out, 'resources/widgets/queries.ts'));
+    const stale = svcgen(['check', ws.specs, '--out', ws.out]);
+    expect(stale.status).toBe(1);
+    expect(stale.stdout).toBe('');
+    const lines = stale.stderr.split('\n');
+    expect(lines).toContain('--- resources/parts/schemas.ts (committed)');
+    expect(lines).toContain('+++ resources/parts/schemas.ts (generated from the specs)');
+    expect(lines.some((l) => /^-.*\b30\b/.test(l) && !l.startsWith('---'))).toBe(true);
+    expect(lines.some((l) => /^\+.*\b31\b/.test(l) && !l.startsWith('+++'))).toBe(true);
+    expect(lines).toContain(`missing: ${ws.out}/resources/widgets/queries.ts`);
+    const last = linesOf(stale.stderr).at(-1);
+    expect(last).toMatch(new RegExp(`^svcgen check: ${ws.out} is stale \\(\\d+ changed, 1 missing, 0 extra\\); `));
+    expect(last).toContain(`run "svcgen build ${ws.specs} --out ${ws.out}" and commit the result`);
+    // check never writes.
+    expect(fs.existsSync(path.join(ws.out, 'resources/widgets/queries.ts'))).toBe(false);
+  });
+
+  it('reports files of a removed resource as no longer generated', () => {
+    const ws = workspace();
+    expect(svcgen(['build', ws.specs, '--out', ws.out]).status).toBe(0);
+    fs.rmSync(path.join(ws.specs, 'resources/gadgets.yaml'));
+    const r = svcgen(['check', ws.specs, '--out', ws.out]);
+    expect(r.status).toBe(1);
+    for (const f of ['queries', 'routes', 'schemas']) expect(r.stderr).toContain(`no longer generated: ${ws.out}/resources/shiny_gadgets/${f}.ts\n`);
+    expect(linesOf(r.stderr).at(-1)).toMatch(/ is stale \(\d+ changed, 0 missing, 3 extra\); /);
+  });
+
+  it('exits 1 with the diagnostics when the specs have errors', () => {
+    const ws = workspace();
+    const r = svcgen(['check', '.', '--out', ws.out], path.join(ROOT, FIVE_MISTAKES));
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(linesOf(r.stderr)).toEqual([...expectedFiveMistakes(), '5 problems found']);
+  });
+
+  it('is clean on the committed blog output', () => {
+    const r = svcgen(['check', 'specs/']);
+    expect(r).toEqual({ status: 0, stdout: 'svcgen check: generated is up to date with specs/\n', stderr: '' });
+  });
+});

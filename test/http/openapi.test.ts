@@ -1,0 +1,290 @@
+/**
+ * The OpenAPI document and the Swagger UI: metadata, operation ids, tags, summaries from the
+ * *_docs attributes, the documented error responses, and security exactly where auth is required.
+ */
+import request from 'supertest';
+import { DIALECTS } from '../support/databases';
+import { takeErrors } from '../support/fixtures';
+import { startBlog, startShowcase, type RunningService } from '../support/services';
+
+interface Operation {
+  operationId: string;
+  summary?: string;
+  tags?: string[];
+  security?: Record<string, string[]>[];
+  parameters?: { name: string; in: string; required?: boolean; schema: Record<string, unknown> }[];
+  responses: Record<string, { description: string; content?: Record<string, { schema: unknown }> }>;
+}
+
+interface Document {
+  openapi: string;
+  info: { title: string; version: string; description?: string };
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, unknown>; securitySchemes?: Record<string, unknown> };
+}
+
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
+
+/** Every operation as "METHOD path" → operation. */
+function operations(doc: Document): Map<string, Operation> {
+  const out = new Map<string, Operation>();
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(item)) if (METHODS.includes(method)) out.set(`${method.toUpperCase()} ${path}`, op);
+  }
+  return out;
+}
+
+function byId(doc: Document, id: string): Operation {
+  const op = [...operations(doc).values()].find((o) => o.operationId === id);
+  if (!op) throw new Error(`no operation ${id}`);
+  return op;
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+/** The five CRUD operations of a blog resource: "METHOD path" → operation id. */
+function crud(base: string, one: string, many: string): Record<string, string> {
+  return {
+    [`POST /api/${base}/`]: `create_${one}`,
+    [`GET /api/${base}/`]: `list_${many}`,
+    [`GET /api/${base}/{pk}/`]: `retrieve_${one}`,
+    [`PATCH /api/${base}/{pk}/`]: `update_${one}`,
+    [`DELETE /api/${base}/{pk}/`]: `delete_${one}`,
+  };
+}
+
+const BLOG_CRUD: Record<string, string> = {
+  ...crud('articles', 'article', 'articles'),
+  ...crud('categories', 'category', 'categories'),
+  ...crud('tags', 'tag', 'tags'),
+  ...crud('users', 'user', 'users'),
+};
+
+const DEFAULT_SUMMARIES: Record<string, string> = {
+  create: 'Create a new object.',
+  list: 'List all objects.',
+  retrieve: 'Retrieve a specific object by its primary key.',
+  update: 'Update an object by its primary key.',
+  delete: 'Delete an object by its primary key.',
+};
+
+describe.each(DIALECTS)('OpenAPI document of the blog (%s)', (dialect) => {
+  let svc: RunningService;
+  let doc: Document;
+  beforeAll(async () => {
+    svc = await startBlog(dialect);
+    const res = await request(svc.app).get('/api/openapi.json');
+    expect(res.status).toBe(200);
+    doc = res.body;
+  });
+  afterAll(() => svc.close());
+  afterEach(() => expect(takeErrors(svc)).toEqual([]));
+
+  it('is served as JSON with openapi 3.1.0, title "Blog API" and version "1.0.0"', async () => {
+    const res = await request(svc.app).get('/api/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.title).toBe('Blog API');
+    expect(doc.info.version).toBe('1.0.0');
+  });
+
+  it('has the CRUD operations with their operation ids, at the slashed paths', () => {
+    const ops = operations(doc);
+    for (const [key, id] of Object.entries(BLOG_CRUD)) {
+      expect({ key, id: ops.get(key)?.operationId }).toEqual({ key, id });
+    }
+  });
+
+  it('has unique operation ids', () => {
+    const ids = [...operations(doc).values()].map((o) => o.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('tags each CRUD operation with its resource', () => {
+    const tagOf: Record<string, string> = { articles: 'Articles', categories: 'Categories', tags: 'Tags', users: 'Users' };
+    const ops = operations(doc);
+    for (const key of Object.keys(BLOG_CRUD)) {
+      const resource = key.split('/')[2];
+      expect({ key, tags: ops.get(key)?.tags }).toEqual({ key, tags: [tagOf[resource]] });
+    }
+  });
+
+  it('uses the default *_docs as summaries', () => {
+    const ops = operations(doc);
+    for (const [key, id] of Object.entries(BLOG_CRUD)) {
+      const kind = id.split('_')[0];
+      expect({ id, summary: ops.get(key)?.summary }).toEqual({ id, summary: DEFAULT_SUMMARIES[kind] });
+    }
+  });
+
+  it('documents 400, 401, 403 and 404 with the error schema on every generated operation', () => {
+    const ops = operations(doc);
+    for (const key of Object.keys(BLOG_CRUD)) {
+      const op = ops.get(key)!;
+      for (const status of ['400', '401', '403', '404']) {
+        expect({ key, status, schema: op.responses[status]?.content?.['application/json']?.schema }).toEqual({ key, status, schema: ref('GenericMessageSchema') });
+      }
+    }
+    expect(doc.components.schemas.GenericMessageSchema).toEqual({ type: 'object', additionalProperties: { type: 'string' } });
+  });
+
+  it('documents the success responses: 201 for create, 200 for list, retrieve and update, 204 for delete', () => {
+    expect(byId(doc, 'create_category').responses['201'].content?.['application/json']?.schema).toEqual(ref('CategoryOut'));
+    expect(byId(doc, 'retrieve_category').responses['200'].content?.['application/json']?.schema).toEqual(ref('CategoryOut'));
+    expect(byId(doc, 'update_category').responses['200'].content?.['application/json']?.schema).toEqual(ref('CategoryOut'));
+    expect(byId(doc, 'retrieve_article').responses['200'].content?.['application/json']?.schema).toEqual(ref('ArticleDetail'));
+    expect(byId(doc, 'update_article').responses['200'].content?.['application/json']?.schema).toEqual(ref('ArticleOut'));
+    expect(byId(doc, 'delete_category').responses['204']).toEqual({ description: expect.any(String) });
+    expect(byId(doc, 'delete_category').responses['200']).toBeUndefined();
+    expect(byId(doc, 'list_categories').responses['200'].content?.['application/json']?.schema).toEqual({
+      type: 'object',
+      properties: { items: { type: 'array', items: ref('CategoryOut') }, count: { type: 'integer' } },
+      required: ['items', 'count'],
+    });
+  });
+
+  it('puts security (BearerAuth) exactly on the operations that require auth', () => {
+    expect(doc.components.securitySchemes?.BearerAuth).toBeDefined();
+    const secured = new Set([
+      'create_article', 'update_article', 'delete_article',
+      'create_category', 'update_category', 'delete_category',
+      'create_tag', 'update_tag', 'delete_tag',
+      'create_user', 'list_users', 'retrieve_user', 'update_user', 'delete_user',
+    ]);
+    const ops = operations(doc);
+    for (const key of Object.keys(BLOG_CRUD)) {
+      const op = ops.get(key)!;
+      expect({ id: op.operationId, security: op.security }).toEqual({
+        id: op.operationId,
+        security: secured.has(op.operationId) ? [{ BearerAuth: [] }] : undefined,
+      });
+    }
+  });
+
+  it('types the path key as an integer', () => {
+    expect(byId(doc, 'retrieve_category').parameters).toEqual([{ name: 'pk', in: 'path', required: true, schema: expect.objectContaining({ type: 'integer' }) }]);
+  });
+
+  it('serves Swagger UI: /api/docs redirects to /api/docs/, which is HTML loading the document', async () => {
+    const redirect = await request(svc.app).get('/api/docs');
+    expect(redirect.status).toBe(301);
+    expect(redirect.headers.location).toBe('/api/docs/');
+
+    const page = await request(svc.app).get('/api/docs/');
+    expect(page.status).toBe(200);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(page.text).toContain('<title>Blog API</title>');
+    expect(page.text).toContain('swagger-ui');
+
+    const init = await request(svc.app).get('/api/docs/swagger-ui-init.js');
+    expect(init.status).toBe(200);
+    expect(init.text).toContain('/api/openapi.json');
+  });
+});
+
+describe.each(DIALECTS)('OpenAPI document of the blog with SVC_APPEND_SLASH false (%s)', (dialect) => {
+  let svc: RunningService;
+  beforeAll(async () => {
+    svc = await startBlog(dialect, { SVC_APPEND_SLASH: false });
+  });
+  afterAll(() => svc.close());
+
+  it('documents the unslashed create, list and retrieve paths and the slashed update and delete paths', async () => {
+    const res = await request(svc.app).get('/api/openapi.json');
+    expect(res.status).toBe(200);
+    const ops = operations(res.body);
+    expect(ops.get('POST /api/categories')?.operationId).toBe('create_category');
+    expect(ops.get('GET /api/categories')?.operationId).toBe('list_categories');
+    expect(ops.get('GET /api/categories/{pk}')?.operationId).toBe('retrieve_category');
+    expect(ops.get('PATCH /api/categories/{pk}/')?.operationId).toBe('update_category');
+    expect(ops.get('DELETE /api/categories/{pk}/')?.operationId).toBe('delete_category');
+    expect(ops.has('POST /api/categories/')).toBe(false);
+    expect(ops.has('GET /api/categories/{pk}/')).toBe(false);
+    expect(takeErrors(svc)).toEqual([]);
+  });
+});
+
+describe.each(DIALECTS)('OpenAPI document of the showcase (%s)', (dialect) => {
+  let svc: RunningService;
+  let doc: Document;
+  beforeAll(async () => {
+    svc = await startShowcase(dialect);
+  });
+  afterAll(() => svc.close());
+  afterEach(() => expect(takeErrors(svc)).toEqual([]));
+
+  /** The document; fetched by each test so a failure to build it is reported where it matters. */
+  async function fetchDoc(): Promise<Document> {
+    if (doc) return doc;
+    const res = await request(svc.app).get('/v/openapi.json');
+    expect({ status: res.status, body: res.status === 200 ? 'document' : res.body }).toEqual({ status: 200, body: 'document' });
+    doc = res.body;
+    return doc;
+  }
+
+  it('is served with the showcase title and version', async () => {
+    const d = await fetchDoc();
+    expect(d.openapi).toBe('3.1.0');
+    expect(d.info.title).toBe('Showcase API');
+    expect(d.info.version).toBe('2.1.0');
+  });
+
+  it('uses list_docs and retrieve_docs as summaries', async () => {
+    const d = await fetchDoc();
+    expect(byId(d, 'list_widgets').summary).toBe('List the widgets.');
+    expect(byId(d, 'retrieve_part').summary).toBe('Retrieve one part.');
+    expect(byId(d, 'create_part').summary).toBe(DEFAULT_SUMMARIES.create);
+    expect(byId(d, 'list_parts').summary).toBe(DEFAULT_SUMMARIES.list);
+  });
+
+  it('has only the operations each viewset generates', async () => {
+    const ids = [...operations(await fetchDoc()).values()].map((o) => o.operationId);
+    for (const id of ['create_widget', 'list_widgets', 'retrieve_widget', 'update_widget', 'delete_widget']) expect(ids).toContain(id);
+    // ReadOnlyViewSet, WriteOnlyViewSet and `disable`.
+    for (const id of ['list_shiny_gadgets', 'retrieve_gadget', 'create_note', 'update_note', 'delete_note', 'create_label', 'list_tag_labels', 'create_part', 'delete_part']) expect(ids).toContain(id);
+    for (const id of ['create_gadget', 'update_gadget', 'delete_gadget', 'list_notes', 'retrieve_note', 'delete_label', 'update_part']) expect(ids).not.toContain(id);
+  });
+
+  it('serves the resources at their base paths', async () => {
+    const ops = operations(await fetchDoc());
+    expect(ops.get('GET /v/companies/{pk}/')?.operationId).toBe('retrieve_maker');
+    expect(ops.get('GET /v/tag-labels/{pk}/')?.operationId).toBe('retrieve_label');
+    expect(ops.get('GET /v/shiny-gadgets/')?.operationId).toBe('list_shiny_gadgets');
+  });
+
+  it('documents 400, 401, 403 and 404 on every operation; notes with its own error_schema', async () => {
+    const d = await fetchDoc();
+    for (const [key, op] of operations(d)) {
+      const schema = op.operationId.endsWith('_note') ? ref('NoteError') : ref('GenericMessageSchema');
+      for (const status of ['400', '401', '403', '404']) {
+        expect({ key, status, schema: op.responses[status]?.content?.['application/json']?.schema }).toEqual({ key, status, schema });
+      }
+    }
+    expect(d.components.schemas.NoteError).toEqual({ type: 'object', properties: { error: { type: 'string' } }, required: ['error'] });
+  });
+
+  it('has security exactly on the custom endpoints that authenticate (no resource auth configured)', async () => {
+    const secured = new Set(['GET /v/numbers/', 'GET /v/scoped/']);
+    for (const [key, op] of operations(await fetchDoc())) {
+      expect({ key, security: op.security }).toEqual({ key, security: secured.has(key) ? [{ BearerAuth: [] }] : undefined });
+    }
+  });
+
+  it('types string and uuid keys', async () => {
+    const d = await fetchDoc();
+    expect(byId(d, 'retrieve_maker').parameters).toEqual([{ name: 'pk', in: 'path', required: true, schema: expect.objectContaining({ type: 'string' }) }]);
+    expect(byId(d, 'retrieve_label').parameters).toEqual([
+      { name: 'pk', in: 'path', required: true, schema: expect.objectContaining({ type: 'string', format: 'uuid' }) },
+    ]);
+  });
+
+  it('serves Swagger UI under its base path', async () => {
+    const redirect = await request(svc.app).get('/v/docs');
+    expect(redirect.status).toBe(301);
+    expect(redirect.headers.location).toBe('/v/docs/');
+    const page = await request(svc.app).get('/v/docs/');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<title>Showcase API</title>');
+  });
+});
