@@ -3,7 +3,7 @@
 import type { Express } from 'express';
 import { createApi, createServiceContext, type Db, type KeyPair, loadSettings, type Route, type ServiceContext, type Settings, TokenService } from '../runtime';
 import * as hooks from '../specs/hooks/auth';
-import { loadUser } from './auth';
+import { EXTRA_CLAIMS, loadUser } from './auth';
 import { endpointRoutes } from './endpoints';
 import { articlesRoutes } from './resources/articles/routes';
 import { categoriesRoutes } from './resources/categories/routes';
@@ -27,7 +27,7 @@ export interface Service {
 /** The Blog API service: every route, the OpenAPI document at /api/openapi.json and Swagger UI at /api/docs. */
 export function createService(options: ServiceOptions): Service {
   const settings = options.settings ?? loadSettings(DEFAULT_SETTINGS);
-  const context = createServiceContext({ db: options.db, settings, tokens: new TokenService(options.keys, settings), loadUser });
+  const context = createServiceContext({ db: options.db, settings, tokens: new TokenService(options.keys, settings, EXTRA_CLAIMS), loadUser });
   const routes: Route[] = [
     ...endpointRoutes(context),
     ...articlesRoutes(context),

@@ -2,6 +2,9 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import { asBool, asDateTime, type AuthUser, type Db } from '../runtime';
 
+/** User fields every access token carries as extra claims (auth.extra_claims). */
+export const EXTRA_CLAIMS: readonly string[] = ['username', 'email', 'is_staff'];
+
 /** Columns of the authenticated user (the password hash is never read here). */
 const USER_COLUMNS = ['id', 'username', 'email', 'first_name', 'last_name', 'bio', 'avatar', 'is_active', 'is_staff', 'is_superuser', 'date_joined'];
 

@@ -110,9 +110,10 @@ export function buildModel(loaded: LoadedSpecs): ServiceModel {
     basePath: service.base_path ?? '',
     settings,
     sqliteFile: service.database?.sqlite_file ?? 'data/service.sqlite3',
-    auth: { userModel: service.auth?.user_model, keysDir: service.auth?.keys_dir ?? 'data/keys' },
+    auth: { userModel: service.auth?.user_model, keysDir: service.auth?.keys_dir ?? 'data/keys', extraClaims: service.auth?.extra_claims ?? [] },
     hooks: service.hooks,
     views: service.views,
+    sharedHooks: [...(service.paginators ?? []), ...(service.auth?.authenticators ?? [])],
     endpoints: endpointsOf(service.endpoints ?? [], 'service'),
     exceptionHandlers: Object.entries((service.exception_handlers ?? {}) as Record<string, string>).map(([exception, handler]) => ({
       exception,

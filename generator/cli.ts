@@ -29,7 +29,8 @@ Exits 1 when there is any problem, 0 otherwise.`,
     options: [],
   },
   build: {
-    usage: `usage: svcgen build SPECS [--out DIR] [--allow-destructive] [--default TABLE.FIELD=VALUE ...]
+    usage: `usage: svcgen build SPECS [--out DIR]
+       svcgen build SPECS [--out DIR] [--allow-destructive] [--default TABLE.FIELD=VALUE ...]
 
 Validates SPECS, then renders the service into DIR (default: generated). Files are written only when
 their content changes; files an earlier build rendered that no longer belong are removed (the list
@@ -183,7 +184,8 @@ export async function main(argv: string[]): Promise<number> {
     const { files, model, migration, changes } = generate({
       specsDir,
       outDir: args.out,
-      allowDestructive: args.allowDestructive,
+      // check only compares: it shows a pending destructive migration too, and says build needs the flag.
+      allowDestructive: args.allowDestructive || command === 'check',
       defaults: args.defaults,
     });
     if (command === 'build') {
@@ -218,10 +220,12 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`missing migration: ${args.out}/${f}: the specs change the database schema since the last build:`);
       for (const c of migration?.changes ?? []) console.error(`  ${c}`);
     }
+    const destructive = due.length > 0 && (migration?.changes ?? []).some((c) => c.endsWith('(destructive)'));
     console.error(
       `svcgen check: ${args.out} is stale (${d.changed.length} changed, ${d.missing.length} missing, ${d.extra.length} extra)` +
         `${due.length ? `; no migration was generated for the schema change (${due.join(', ')})` : ''}; ` +
-        `run "svcgen build ${specsDir}${args.out === 'generated' ? '' : ` --out ${args.out}`}" and commit the result`,
+        `run "svcgen build ${specsDir}${args.out === 'generated' ? '' : ` --out ${args.out}`}${destructive ? ' --allow-destructive' : ''}" and commit the result` +
+        `${destructive ? ' (the migration drops data: read it first)' : ''}`,
     );
     return 1;
   } catch (err) {

@@ -119,7 +119,8 @@ export function readMigrationHistory(outDir: string, cwd = process.cwd()): Migra
   if (!Array.isArray(data.tables)) {
     throw new SpecError([{ file: snapshotFile, line: 1, column: 1, message: 'no "tables" list; restore it from version control, it is written by svcgen build' }]);
   }
-  const names = Array.isArray(data.migrations) ? data.migrations.map(String) : onDisk.includes(INITIAL_MIGRATION) ? [INITIAL_MIGRATION] : [];
+  // A snapshot written before it listed its migrations stands for the one migration builds wrote then.
+  const names = Array.isArray(data.migrations) ? data.migrations.map(String) : [INITIAL_MIGRATION];
   const problems: Diagnostic[] = [];
   const migrations: MigrationHistory['migrations'] = [];
   for (const name of names) {

@@ -242,8 +242,10 @@ export interface ServiceModel {
   basePath: string;
   settings: Record<SettingName, string | number | boolean>;
   sqliteFile: string;
-  auth: { userModel?: string; keysDir: string };
+  auth: { userModel?: string; keysDir: string; extraClaims: string[] };
   hooks?: string;
+  /** Paginators and authenticators the service hooks module exports for every resource. */
+  sharedHooks: string[];
   /** The older `views()` hook: registers routes on the router itself. */
   views?: string;
   exceptionHandlers: { exception: string; handler: string }[];

@@ -3,17 +3,7 @@
  */
 import type { Relation, Resource, ServiceModel } from '../model';
 import { camelCase, docLine, literal, pascalCase, str } from '../names';
-
-const BUILTIN_AUTH = ['JWTAuth', 'AdminAuth', 'SuperuserAuth'];
-
-function authExpr(auth: string[] | null): string {
-  if (auth === null) return 'null';
-  return `[${auth.map((a) => (BUILTIN_AUTH.includes(a) ? a : `hooks.${a}`)).join(', ')}]`;
-}
-
-function viewExpr(operationId: string, decorators: (string | null)[]): string {
-  return `defineView('${operationId}'${decorators.length ? `, [${decorators.map((d) => (d === null ? 'null' : `hooks.${d}`)).join(', ')}]` : ''})`;
-}
+import { authExpr, viewExpr, type HookScope } from './hooks';
 
 /** A query-string parameter's Zod schema: typed from its spec, `null` default = optional. */
 export function queryParamZod(kind: string, defaultValue: unknown): string {
@@ -41,7 +31,7 @@ function keySchema(target: Resource): string {
   return pk.maxLength ? `z.string().min(1).max(${pk.maxLength})` : 'z.string().min(1)';
 }
 
-export function relationsRouteView(r: Resource, model: ServiceModel) {
+export function relationsRouteView(r: Resource, model: ServiceModel, scope: HookScope) {
   return r.relations.map((rel) => {
     const target = model.resources.find((x) => x.model === rel.target)!;
     const targetModule = `${camelCase(target.moduleName)}Q`;
@@ -66,12 +56,12 @@ export function relationsRouteView(r: Resource, model: ServiceModel) {
       manage: rel.add || rel.remove,
       add: rel.add,
       remove: rel.remove,
-      getAuth: authExpr(rel.getAuth),
-      postAuth: authExpr(rel.postAuth),
+      getAuth: authExpr(rel.getAuth, scope),
+      postAuth: authExpr(rel.postAuth, scope),
       getSecured: rel.getAuth !== null,
       postSecured: rel.postAuth !== null,
-      getView: viewExpr(rel.getOperationId, rel.getDecorators),
-      postView: viewExpr(rel.manageOperationId, rel.postDecorators),
+      getView: viewExpr(rel.getOperationId, rel.getDecorators, scope),
+      postView: viewExpr(rel.manageOperationId, rel.postDecorators, scope),
       getOperationId: rel.getOperationId,
       manageOperationId: rel.manageOperationId,
       getSummary: str(docLine(`List the ${rel.relatedName} of a ${r.verboseName}.`)),

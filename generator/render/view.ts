@@ -6,6 +6,7 @@ import type { DbSchema } from '../db-schema';
 import { createTableStatements, dropTableStatement } from '../db-schema';
 import type { Endpoint, Field, Operation, Resource, SchemaField, SchemaModel, ServiceModel } from '../model';
 import { camelCase, docLine, literal, pascalCase, str } from '../names';
+import { authExpr, hookRef, usesServiceHooks, viewExpr, type HookScope } from './hooks';
 import { relationsQueriesView, relationsRouteView } from './m2m';
 import { zodInput, zodOutput } from './zod';
 
@@ -325,13 +326,11 @@ const SUCCESS: Record<Operation['kind'], string> = {
   delete: 'No Content',
 };
 
-function authExpr(auth: string[] | null, hooksAvailable: boolean): string {
-  if (auth === null) return 'null';
-  return `[${auth.map((a) => (['JWTAuth', 'AdminAuth', 'SuperuserAuth'].includes(a) || !hooksAvailable ? a : `hooks.${a}`)).join(', ')}]`;
-}
 
 export function routesView(r: Resource, model: ServiceModel, ctx: RenderContext) {
+  const scope: HookScope = { shared: new Set(model.sharedHooks), sharedVia: 'serviceHooks' };
   const hooksImport = r.hooks ? up(`${ctx.specsFromRoot}/${r.hooks.replace(/\.ts$/, '')}`, 2) : undefined;
+  const serviceHooksPath = model.hooks ? up(`${ctx.specsFromRoot}/${model.hooks.replace(/\.ts$/, '')}`, 2) : undefined;
   const listOp = r.operations.some((o) => o.kind === 'list');
   const responseSchema = (o: Operation) => {
     if (o.kind === 'delete') return '';
@@ -341,40 +340,40 @@ export function routesView(r: Resource, model: ServiceModel, ctx: RenderContext)
   };
   const operations = r.operations.map((o) => {
     const schema = responseSchema(o);
-    const decorators = o.decorators.map((d) => (d === null ? 'null' : `hooks.${d}`));
+
     return {
       kind: o.kind,
       method: o.method,
       path: PATHS[o.pathKind](r.base),
-      auth: authExpr(o.auth, r.hooks !== undefined),
-      view: `defineView('${o.operationId}'${decorators.length ? `, [${decorators.join(', ')}]` : ''})`,
+      auth: authExpr(o.auth, scope),
+      view: viewExpr(o.operationId, o.decorators, scope),
       override: o.override,
       operationId: o.operationId,
       summary: str(docLine(o.summary)),
       params: o.pathKind !== 'collection',
       query: o.kind === 'list',
       body: o.kind === 'create' ? r.schemas.in.name : o.kind === 'update' ? r.schemas.update.name : undefined,
-      responses: `{ status: ${o.status}, description: '${SUCCESS[o.kind]}'${schema ? `, schema: ${schema}` : ''} }`,
+      responses:
+        o.kind === 'delete' && o.override
+          ? `{ status: 200, description: 'OK (the override answers with a body)' }, { status: 204, description: 'No Content' }`
+          : `{ status: ${o.status}, description: '${SUCCESS[o.kind]}'${schema ? `, schema: ${schema}` : ''} }`,
       secured: o.auth !== null,
     };
   });
-  const hooksRef = (name: string | null) => (name === null ? 'null' : `hooks.${name}`);
-  const viewOf = (operationId: string, decorators: (string | null)[]) =>
-    `defineView('${operationId}'${decorators.length ? `, [${decorators.map(hooksRef).join(', ')}]` : ''})`;
   const actions = r.actions.map((a) => ({
     name: a.name,
     handler: a.handler,
     methods: a.methods,
     multiMethod: a.methods.length > 1,
     operationId: a.operationId,
-    auth: authExpr(a.auth, true),
-    view: viewOf(a.operationId, a.decorators),
+    auth: authExpr(a.auth, scope),
+    view: viewExpr(a.operationId, a.decorators, scope),
     summary: str(docLine(a.summary ?? `Run the ${a.name} action on a ${r.verboseName}.`)),
     responses: `{ status: 200, description: 'OK'${a.response ? `, schema: ${a.response.name}` : ''} }`,
     secured: a.auth !== null,
   }));
-  const endpoints = r.endpoints.map((e) => endpointView(e, true));
-  const relations = relationsRouteView(r, model);
+  const endpoints = r.endpoints.map((e) => endpointView(e, scope));
+  const relations = relationsRouteView(r, model, scope);
   const endpointPaginators = endpoints.filter((e) => e.paginate);
   const ordering = r.ordering.fields.length
     ? `orderingParam({ ${r.ordering.fields.map((f) => `${f.name}: ${str(f.column)}`).join(', ')} })`
@@ -422,7 +421,7 @@ export function routesView(r: Resource, model: ServiceModel, ctx: RenderContext)
   const used = (name: string) => code.includes(name) || operations.some((o) => o.body === name) || name === r.errorSchema?.name;
   const pagination = r.pagination
     ? {
-        class: r.pagination.builtin ? r.pagination.class : `hooks.${r.pagination.class}`,
+        class: r.pagination.builtin ? r.pagination.class : hookRef(r.pagination.class, scope),
         options: literal(Object.fromEntries(Object.entries(r.pagination.options).filter(([, v]) => v !== undefined))),
       }
     : undefined;
@@ -431,6 +430,7 @@ export function routesView(r: Resource, model: ServiceModel, ctx: RenderContext)
     runtime: up(ctx.runtimeFromRoot, 2),
     runtimeImports: imports(runtimeImports.filter(Boolean)),
     hooksImport,
+    serviceHooksImport: usesServiceHooks(code + (pagination?.class ?? '')) ? serviceHooksPath : undefined,
     schemaImports: imports(schemaImports.filter((n) => n.endsWith('Params') || used(n) || n === r.schemas.out.name)),
     routesFn: `${camelCase(r.moduleName)}Routes`,
     verboseName: r.verboseName,
@@ -467,11 +467,11 @@ export function routesView(r: Resource, model: ServiceModel, ctx: RenderContext)
   };
 }
 
-function endpointView(e: Endpoint, hooksAvailable: boolean) {
+function endpointView(e: Endpoint, scope: HookScope) {
   const paginate = e.paginate
     ? {
         queryConst: `${camelCase(e.handler)}Paginator`,
-        class: e.paginate.builtin ? e.paginate.class : `hooks.${e.paginate.class}`,
+        class: e.paginate.builtin ? e.paginate.class : hookRef(e.paginate.class, scope),
         builtinClass: e.paginate.builtin ? e.paginate.class : undefined,
         options: literal(Object.fromEntries(Object.entries(e.paginate.options).filter(([, v]) => v !== undefined))),
       }
@@ -482,8 +482,8 @@ function endpointView(e: Endpoint, hooksAvailable: boolean) {
     method: e.method,
     path: e.path,
     handler: e.handler,
-    auth: authExpr(e.auth, hooksAvailable),
-    view: `defineView('${e.operationId}'${e.decorators.length ? `, [${e.decorators.map((d) => (d === null ? 'null' : `hooks.${d}`)).join(', ')}]` : ''})`,
+    auth: authExpr(e.auth, scope),
+    view: viewExpr(e.operationId, e.decorators, scope),
     request: e.request?.name,
     transactional: e.method !== 'get' && e.method !== 'head' && e.method !== 'options',
     status: e.status,
@@ -497,7 +497,7 @@ function endpointView(e: Endpoint, hooksAvailable: boolean) {
 }
 
 export function endpointsView(model: ServiceModel, ctx: RenderContext) {
-  const endpoints = model.endpoints.map((e) => endpointView(e, model.hooks !== undefined));
+  const endpoints = model.endpoints.map((e) => endpointView(e, { shared: new Set(model.sharedHooks), sharedVia: 'hooks' }));
   const seen = new Set<string>();
   const schemas = model.endpoints.flatMap((e) =>
     [e.request, e.response].filter((s): s is SchemaModel => s !== undefined).map((s) => ({
@@ -559,6 +559,7 @@ export function authView(model: ServiceModel, ctx: RenderContext) {
     header: header(`${ctx.specsName}/service.yaml`),
     runtime: up(ctx.runtimeFromRoot, 0),
     runtimeImports: imports(runtimeImports),
+    extraClaims: list(model.auth.extraClaims),
     user: userView,
   };
 }

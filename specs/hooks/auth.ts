@@ -21,11 +21,11 @@ interface TokenSubject {
   is_staff: boolean;
 }
 
-/** An access token carrying username, email and is_staff, and a refresh token. */
+/** An access token carrying the extra claims of service.yaml (username, email, is_staff), and a refresh token. */
 function tokensFor(ctx: RequestContext, user: TokenSubject): TokenResponse {
   const tokens = ctx.service.tokens;
   return {
-    access_token: tokens.issueAccess(user.id, { username: user.username, email: user.email, is_staff: user.is_staff }),
+    access_token: tokens.issueFor({ ...user }),
     refresh_token: tokens.issueRefresh(user.id),
     token_type: 'bearer',
     expires_in: tokens.accessLifetime,

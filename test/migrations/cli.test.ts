@@ -102,6 +102,12 @@ describe('svcgen build and check with migrations', () => {
     expect(fs.readFileSync(path.join(ws.out, 'manifest.json'), 'utf8')).toBe(manifest);
     expect(fs.readdirSync(path.join(ws.out, 'migrations')).sort()).toEqual(['0001_initial.ts', 'index.ts', 'schema.json']);
 
+    // check shows the pending migration, and that writing it takes the flag.
+    const check = svcgen('check', specs, '--out', out);
+    expect(check.status).toBe(1);
+    expect(check.stderr).toContain(`missing migration: ${out}/migrations/0002_remove_authors_born.ts: the specs change the database schema since the last build:\n  drop column authors.born (destructive)\n`);
+    expect(lines(check.stderr).at(-1)).toContain(`run "svcgen build ${specs} --out ${out} --allow-destructive" and commit the result (the migration drops data: read it first)`);
+
     const allowed = svcgen('build', specs, '--out', out, '--allow-destructive');
     expect(allowed.status).toBe(0);
     expect(allowed.stdout).toContain(`  migration  ${out}/migrations/0002_remove_authors_born.ts:\n               drop column authors.born (destructive)\n`);

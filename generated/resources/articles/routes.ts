@@ -191,7 +191,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
         summary: 'Delete an object by its primary key.',
         tags: ['Articles'],
         params: ArticleParams,
-        responses: [{ status: 204, description: 'No Content' }],
+        responses: [{ status: 200, description: 'OK (the override answers with a body)' }, { status: 204, description: 'No Content' }],
         errorSchema: GenericMessageSchema,
         secured: true,
       },
