@@ -75,7 +75,8 @@ export async function missingKeys(db: Db, table: string, pk: string, values: rea
 export async function setRelated(db: Db, joinTable: string, ownColumn: string, otherColumn: string, owner: unknown, keys: readonly unknown[]): Promise<void> {
   await db(joinTable).where(ownColumn, owner as any).delete();
   const unique = [...new Set(keys)];
-  for (const chunk of chunks(unique)) {
+  // SQLite's multi-row insert is a compound SELECT, limited to 500 terms.
+  for (const chunk of chunks(unique, 200)) {
     await db(joinTable).insert(chunk.map((k) => ({ [ownColumn]: owner, [otherColumn]: k })));
   }
 }
