@@ -2,7 +2,6 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import type { Express } from 'express';
 import { createApi, createServiceContext, type Db, type KeyPair, loadSettings, type Route, type ServiceContext, type Settings, TokenService } from '../runtime';
-import * as hooks from '../specs/hooks/auth';
 import { EXTRA_CLAIMS, loadUser } from './auth';
 import { endpointRoutes } from './endpoints';
 import { articlesRoutes } from './resources/articles/routes';

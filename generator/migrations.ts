@@ -446,7 +446,7 @@ export function planMigrations(model: ServiceModel, schema: DbSchema, history: M
   const after = new Map(schema.tables.map((t) => [t.name, t]));
 
   // One-off values: `table.field` or `table.column`, checked against the model.
-  const fills = new Map<string, { value: unknown; used: boolean }>();
+  const fills = new Map<string, { value: unknown }>();
   for (const [key, raw] of Object.entries(options.defaults ?? {})) {
     const [table, name] = key.split('.', 2);
     const t = after.get(table);
@@ -454,13 +454,10 @@ export function planMigrations(model: ServiceModel, schema: DbSchema, history: M
     const column = origins.get(table)?.fields.get(name)?.column ?? [...(origins.get(table)?.fields.values() ?? [])].find((f) => f.name === name)?.column ?? name;
     const c = t.columns.find((x) => x.name === column);
     if (!c) throw new MigrationOptionError(`--default ${key}=${raw}: ${table} has no field "${name}"`);
-    fills.set(`${table}.${c.name}`, { value: parseDefault(key, raw, c), used: false });
+    fills.set(`${table}.${c.name}`, { value: parseDefault(key, raw, c) });
   }
-  const fillFor = (table: string, c: DbColumn) => {
-    const f = fills.get(`${table}.${c.name}`);
-    if (f) f.used = true;
-    return f ? { value: f.value } : undefined;
-  };
+  // A value given for a column that needs none is ignored: the flag may stay in a script after its one use.
+  const fillFor = (table: string, c: DbColumn) => fills.get(`${table}.${c.name}`);
   const fieldOf = (table: string, column: string) => origins.get(table)?.fields.get(column);
   const sourceOf = (table: string, column?: string): SourceRef | undefined =>
     (column !== undefined ? fieldOf(table, column)?.source : undefined) ?? origins.get(table)?.source;

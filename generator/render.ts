@@ -43,7 +43,25 @@ function template(name: string): Handlebars.TemplateDelegate {
 
 function render(name: string, view: object): string {
   // strict mode also rejects a falsy lookup of a missing key inside #if, so views carry every key.
-  return template(name)(view);
+  return pruneUnused(template(name)(view));
+}
+
+/**
+ * Views offer templates every name a file may need; this keeps the ones the rendered code uses:
+ * named imports, and the names destructured from `rowLookup(...)`. An import left empty is dropped.
+ */
+export function pruneUnused(text: string): string {
+  const used = (name: string, except: string) => new RegExp(`\\b${name.replace(/^type /, '').replace(/\$/g, '\\$')}\\b`).test(text.replace(except, ''));
+  return text
+    .replace(/^import (type )?\{ ([^}]*) \} from ('[^']+');\n/gm, (line, typeOnly: string | undefined, names: string, from: string) => {
+      const kept = names.split(', ').filter((n) => used(n.trim(), line));
+      return kept.length ? `import ${typeOnly ?? ''}{ ${kept.join(', ')} } from ${from};\n` : '';
+    })
+    .replace(/^import \* as (\w+) from '[^']+';\n/gm, (line, name: string) => (used(`${name}\\.`, line) ? line : ''))
+    .replace(/^(\s*)const \{ ([^}]*) \} = rowLookup\(/gm, (line, indent: string, names: string) => {
+      const kept = names.split(', ').filter((n) => used(n.trim(), line));
+      return `${indent}const { ${kept.join(', ')} } = rowLookup(`;
+    });
 }
 
 export interface RenderedFiles {

@@ -5,9 +5,10 @@
 import type { Request, RequestHandler } from 'express';
 import { requireAuth, type AuthContext, type Authenticator, type AuthUser } from './auth';
 import type { Db } from './db';
-import type { ModelRef } from './errors';
+import { NotFoundError, type ModelRef } from './errors';
+import type { Knex } from 'knex';
+import type { Row } from './relations';
 import type { Settings } from './settings';
-import type { TokenService } from './tokens';
 
 /** Both 404 keys of a model; the setting SVC_NOT_FOUND_ERROR_USE_VERBOSE_NAMES picks one. */
 export interface ModelInfo {
@@ -75,4 +76,39 @@ export type HookContext<Args extends object = {}> = RequestContext & Args;
 /** Builds a hook's argument. Typed loosely on purpose: a hook may declare a narrower view of it. */
 export function withArgs<Args extends object>(ctx: RequestContext, args: Args): HookContext<Args> {
   return { ...ctx, ...args };
+}
+
+/**
+ * The row lookups of a resource's routes, built once per service. `queryset(ctx)` is the base query
+ * of reads, narrowed in place by `narrow` (the queryset_request hook); it is wrapped in an object
+ * because a Knex query is thenable and awaiting it would run it.
+ */
+export function rowLookup(options: {
+  table: string;
+  pk: string;
+  model: ModelRef;
+  narrow?: (ctx: RequestContext, query: Knex.QueryBuilder) => unknown;
+}) {
+  const { table, pk, model, narrow } = options;
+  async function queryset(ctx: RequestContext): Promise<{ query: Knex.QueryBuilder }> {
+    const query = ctx.db(table);
+    if (narrow) await narrow(ctx, query);
+    return { query };
+  }
+  return {
+    queryset,
+    /** The row with this primary key among those the caller may read, or a 404. */
+    async findVisible(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<Row> {
+      const { query } = await queryset(ctx);
+      const row = await query.select(columns).where(`${table}.${pk}`, key as any).first();
+      if (!row) throw new NotFoundError(model);
+      return row;
+    },
+    /** The row with this primary key, or a 404. */
+    async findRow(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<Row> {
+      const row = await ctx.db(table).select(columns).where(pk, key as any).first();
+      if (!row) throw new NotFoundError(model);
+      return row;
+    },
+  };
 }

@@ -388,7 +388,7 @@ export function routesView(r: Resource, model: ServiceModel, ctx: RenderContext)
     ? `await settleHook(hooks.${r.filters.handler}(withArgs(ctx, ${filterArgs})));`
     : 'filtering.applyFilters(query, filtering.filtersOf(params));';
   const code = JSON.stringify(operations) + JSON.stringify(actions) + JSON.stringify(endpoints) + JSON.stringify(relations) + listQuery;
-  const runtimeImports = [...(r.hooks ? ['withArgs'] : []), 'defineView', 'NotFoundError', 'parseRequest', 'requestContext', 'type RequestContext', 'type Route', 'type Row', 'type ServiceContext', 'type Knex'];
+  const runtimeImports = [...(r.hooks ? ['withArgs'] : []), 'defineView', 'parseRequest', 'requestContext', 'rowLookup', 'type Route', 'type ServiceContext'];
   if (listOp) runtimeImports.push('querySource', 'type OrderTerm', r.pagination ? 'paginate' : 'listAll');
   if (listOp && r.pagination?.builtin) runtimeImports.push(r.pagination.class);
   if (ordering) runtimeImports.push('orderingParam');
@@ -462,6 +462,7 @@ export function routesView(r: Resource, model: ServiceModel, ctx: RenderContext)
     endpoints,
     relations,
     endpointPaginators,
+    listParamsUsed: r.pagination !== null || ordering !== undefined || r.filters !== null || r.operations.some((o) => o.kind === 'list' && o.override),
     needsPaginator: r.pagination !== null && (listOp || relations.some((x) => x.get)),
     targetImports: [...new Map(relations.flatMap((x) => (x.targetImport ? [[x.targetImport.name, x.targetImport]] : [])) as [string, { name: string; module: string }][]).values()],
   };

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { DIALECTS } from '../support/databases';
-import { countQueries, createUser, takeErrors, insertArticle, insertRows, insertWidget, ISO_DATETIME, type TestUser, UUID } from '../support/fixtures';
+import { countQueries, createUser, takeErrors, insertArticle, insertRows, ISO_DATETIME, type TestUser, UUID } from '../support/fixtures';
 import { startBlog, startShowcase, type RunningService } from '../support/services';
 
 const INT_PARSING = 'Input should be a valid integer, unable to parse string as an integer';
