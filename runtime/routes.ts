@@ -46,23 +46,35 @@ function segments(path: string): string[] {
 const isParam = (segment: string) => segment.startsWith(':') || segment.startsWith('*');
 
 /**
- * Static segments sort before parameter segments at the first position where two paths differ in
- * kind, so `/articles/search/` is registered before `/articles/:pk/`. Otherwise the given order stays.
+ * Whether `general` would catch requests meant for `specific` if registered first: same number of
+ * segments, equal where both are static, and a parameter in `general` where `specific` is static
+ * (e.g. `/articles/:pk/` and `/articles/search/`).
  */
-export function compareRoutes(a: Route, b: Route): number {
-  const sa = segments(a.path);
-  const sb = segments(b.path);
-  for (let i = 0; i < Math.min(sa.length, sb.length); i++) {
-    const pa = isParam(sa[i]);
-    const pb = isParam(sb[i]);
-    if (pa !== pb) return pa ? 1 : -1;
-    if (!pa && sa[i] !== sb[i]) return 0;
+export function shadows(general: Route, specific: Route): boolean {
+  const g = segments(general.path);
+  const s = segments(specific.path);
+  if (g.length !== s.length) return false;
+  let wider = false;
+  for (let i = 0; i < g.length; i++) {
+    if (g[i] === s[i]) continue;
+    if (isParam(g[i]) && !isParam(s[i])) wider = true;
+    else return false;
   }
-  return 0;
+  return wider;
 }
 
+/**
+ * Routes in the order given (the spec's order), except that a route moves before the first route
+ * that would shadow it: static paths are registered before parameter paths that match them.
+ */
 export function orderRoutes(routes: readonly Route[]): Route[] {
-  return [...routes].sort(compareRoutes);
+  const out: Route[] = [];
+  for (const route of routes) {
+    const i = out.findIndex((placed) => shadows(placed, route));
+    if (i < 0) out.push(route);
+    else out.splice(i, 0, route);
+  }
+  return out;
 }
 
 /** `/articles/:pk/` → `/articles/{pk}/` for OpenAPI. */

@@ -1,0 +1,77 @@
+/**
+ * The compiled blog entry point, as `npm start`, `npm run migrate` and `npm run createuser` run it:
+ * migrate, createuser (its flags, the hashed password, taken names), and production without keys.
+ */
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import knex from 'knex';
+
+const root = path.resolve(__dirname, '../..');
+const main = path.join(root, 'dist/generated/main.js');
+
+jest.setTimeout(180_000);
+
+function run(args: string[], env: Record<string, string>) {
+  return spawnSync(process.execPath, [main, ...args], { cwd: root, env: { ...process.env, ...env }, encoding: 'utf8' });
+}
+
+describe('generated main', () => {
+  let dir: string;
+  let url: string;
+
+  beforeAll(() => {
+    const build = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: root, encoding: 'utf8' });
+    expect(build.stdout + build.stderr).toBe('');
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svcgen-main-'));
+    url = `sqlite:${path.join(dir, 'blog.sqlite3')}`;
+  });
+
+  it('migrates, then reports the database up to date', () => {
+    const first = run(['migrate'], { DATABASE_URL: url });
+    expect(first.status).toBe(0);
+    expect(first.stdout).toMatch(/^applied migrations: 0001_initial/);
+    const second = run(['migrate'], { DATABASE_URL: url });
+    expect(second.stdout.trim()).toBe('database is up to date');
+  });
+
+  it('creates users with roles, prints only the id, hashes the password and refuses taken names', async () => {
+    const staff = run(['createuser', '--username', 'root', '--email', 'root@example.com', '--password', 's3cret', '--staff', '--superuser'], { DATABASE_URL: url });
+    expect(staff.status).toBe(0);
+    expect(staff.stdout).toBe('1\n');
+    const inactive = run(['createuser', '--username', 'ghost', '--email', 'ghost@example.com', '--password', 'pw', '--inactive'], { DATABASE_URL: url });
+    expect(inactive.stdout).toBe('2\n');
+    const taken = run(['createuser', '--username', 'root', '--email', 'other@example.com', '--password', 'pw'], { DATABASE_URL: url });
+    expect(taken.status).toBe(1);
+    expect(taken.stderr).toContain('createuser: username "root" is already taken');
+    const email = run(['createuser', '--username', 'other', '--email', 'root@example.com', '--password', 'pw'], { DATABASE_URL: url });
+    expect(email.status).toBe(1);
+    expect(email.stderr).toContain('createuser: email "root@example.com" is already registered');
+    const missing = run(['createuser', '--username', 'x'], { DATABASE_URL: url });
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toContain('--email is required');
+
+    const db = knex({ client: 'better-sqlite3', connection: { filename: path.join(dir, 'blog.sqlite3') }, useNullAsDefault: true });
+    const rows = await db('users').select('username', 'password', 'is_active', 'is_staff', 'is_superuser').orderBy('id');
+    await db.destroy();
+    expect(rows.map((r) => ({ ...r, password: /^\$2b\$/.test(r.password) }))).toEqual([
+      { username: 'root', password: true, is_active: 1, is_staff: 1, is_superuser: 1 },
+      { username: 'ghost', password: true, is_active: 0, is_staff: 0, is_superuser: 0 },
+    ]);
+  });
+
+  it('refuses to serve in production without keys, before touching the database', () => {
+    const fresh = `sqlite:${path.join(dir, 'untouched', 'blog.sqlite3')}`;
+    const res = run([], { DATABASE_URL: fresh, NODE_ENV: 'production', SVC_JWT_PRIVATE_KEY_FILE: '', SVC_JWT_PUBLIC_KEY_FILE: '', PORT: '0' });
+    expect(res.status).toBe(1);
+    expect(res.stderr).toContain('configuration error: NODE_ENV is production but no JWT keys are configured');
+    expect(fs.existsSync(path.join(dir, 'untouched'))).toBe(false);
+  });
+
+  it('rejects an unknown command', () => {
+    const res = run(['frobnicate'], { DATABASE_URL: url });
+    expect(res.status).toBe(2);
+    expect(res.stderr).toContain('unknown command "frobnicate"');
+  });
+});
