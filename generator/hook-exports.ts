@@ -46,7 +46,10 @@ function decoratorRefs(value: unknown, at: YamlPath): HookRef[] {
 function endpointRefs(list: unknown, at: YamlPath): HookRef[] {
   return asList(list).flatMap((e, i) => {
     const ep = (e ?? {}) as Raw;
+    const paginator = typeof ep.paginate === 'string' ? ep.paginate : ep.paginate?.class;
+    const paginatorAt = typeof ep.paginate === 'string' ? [...at, i, 'paginate'] : [...at, i, 'paginate', 'class'];
     return [
+      ...(isName(paginator) && !BUILTIN_PAGINATORS.includes(paginator) ? [{ name: paginator, at: paginatorAt }] : []),
       ...(isName(ep.handler) ? [{ name: ep.handler, at: [...at, i, 'handler'] }] : []),
       ...authRefs(ep.auth, [...at, i, 'auth']),
       ...decoratorRefs(ep.decorators, [...at, i, 'decorators']),
@@ -89,6 +92,7 @@ function resourceRefs(data: Raw): HookRef[] {
 
 function serviceRefs(data: Raw): HookRef[] {
   const refs = endpointRefs(data.endpoints, ['endpoints']);
+  if (isName(data.views)) refs.push({ name: data.views, at: ['views'] });
   for (const [exception, handler] of Object.entries((data.exception_handlers ?? {}) as Raw)) {
     if (!BUILTIN_EXCEPTIONS.has(exception)) refs.push({ name: exception, at: ['exception_handlers', exception], key: true });
     if (isName(handler)) refs.push({ name: handler, at: ['exception_handlers', exception] });
@@ -119,18 +123,21 @@ export function checkHookExports(loaded: LoadedSpecs): Diagnostic[] {
     return exportsCache.get(file);
   };
   const out: Diagnostic[] = [];
+  const serviceData = (loaded.service?.data ?? {}) as Raw;
+  const shared = new Set([...asList(serviceData.paginators), ...asList(serviceData.auth?.authenticators)].filter(isName));
   const check = (spec: SpecFile, refs: HookRef[]) => {
-    const data = spec.data as Raw;
-    if (!isName(data?.hooks)) return;
-    const names = exportsOf(data.hooks);
-    if (!names) return;
+    const own = (spec.data as Raw)?.hooks;
     for (const ref of refs) {
-      if (!names.has(ref.name)) {
-        out.push(diagnosticAt(spec, ref.at, `hook "${ref.name}" is not exported by ${data.hooks}: export it from that module or fix the name`, ref.key));
+      // Paginators and authenticators the service file shares are exports of the service's module.
+      const module = shared.has(ref.name) && spec !== loaded.service ? serviceData.hooks : own;
+      if (!isName(module)) continue;
+      const names = exportsOf(module);
+      if (names && !names.has(ref.name)) {
+        out.push(diagnosticAt(spec, ref.at, `hook "${ref.name}" is not exported by ${module}: export it from that module or fix the name`, ref.key));
       }
     }
   };
-  if (loaded.service?.data) check(loaded.service, serviceRefs(loaded.service.data as Raw));
+  if (loaded.service?.data) check(loaded.service, serviceRefs(serviceData));
   for (const spec of loaded.resources) if (spec.data) check(spec, resourceRefs(spec.data as Raw));
   return out;
 }

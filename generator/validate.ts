@@ -1136,6 +1136,7 @@ function serviceHookRefs(data: Rec): HookRef[] {
   eachEntry(data.exception_handlers, ['exception_handlers'], (_error, handler, at) => name(handler, at));
   names(data.paginators, ['paginators']);
   names(asRec(data.auth)?.authenticators, ['auth', 'authenticators']);
+  name(data.views, ['views']);
   return refs;
 }
 

@@ -92,7 +92,9 @@ export function rowLookup(options: {
   const { table, pk, model, narrow } = options;
   async function queryset(ctx: RequestContext): Promise<{ query: Knex.QueryBuilder }> {
     const query = ctx.db(table);
-    if (narrow) await narrow(ctx, query);
+    // Await only a promise: a sync hook that returns the (thenable) query must not run it.
+    const result = narrow?.(ctx, query);
+    if (result instanceof Promise) await result;
     return { query };
   }
   return {

@@ -126,16 +126,21 @@ function escapeLike(value: string): string {
 }
 
 /**
- * The generated GET filters of a relation: a string value matches its column case-insensitively
- * (contains), any other value exactly; null values are not applied. `columns` maps each filter
- * name to a column of the related table.
+ * The generated GET filters of a relation: a `str` filter matches its column case-insensitively
+ * (contains), any other type exactly; null values are not applied. `columns` maps each filter
+ * name to a column of the related table and how it matches.
  */
-export function applyRelationFilters(query: Knex.QueryBuilder, table: string, filters: Record<string, unknown>, columns: Readonly<Record<string, string>>): void {
-  for (const [name, column] of Object.entries(columns)) {
+export function applyRelationFilters(
+  query: Knex.QueryBuilder,
+  table: string,
+  filters: Record<string, unknown>,
+  columns: Readonly<Record<string, { column: string; match: 'contains' | 'exact' }>>,
+): void {
+  for (const [name, { column, match }] of Object.entries(columns)) {
     const value = filters[name];
     if (value === null || value === undefined) continue;
-    if (typeof value === 'string') {
-      query.whereRaw(`lower(??) like lower(?) escape '\\'`, [`${table}.${column}`, `%${escapeLike(value)}%`]);
+    if (match === 'contains') {
+      query.whereRaw(`lower(??) like lower(?) escape '\\'`, [`${table}.${column}`, `%${escapeLike(String(value))}%`]);
     } else {
       query.where(`${table}.${column}`, value as any);
     }

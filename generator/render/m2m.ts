@@ -38,7 +38,7 @@ export function relationsRouteView(r: Resource, model: ServiceModel, scope: Hook
     const filterColumns = rel.filters
       .map((f) => {
         const field = target.fields.find((x) => x.name === f.name);
-        return field ? `${f.name}: ${str(field.column)}` : undefined;
+        return field ? `${f.name}: { column: ${str(field.column)}, match: '${f.kind === 'str' ? 'contains' : 'exact'}' }` : undefined;
       })
       .filter(Boolean)
       .join(', ');

@@ -406,6 +406,7 @@ export function routesView(r: Resource, model: ServiceModel, ctx: RenderContext)
   if (relations.some((x) => x.get && !x.queryParamsHandler)) runtimeImports.push('applyRelationFilters');
   if (relations.some((x) => x.manage)) runtimeImports.push('manageRelation', 'm2mBodySchema');
   if (relations.some((x) => x.queryHandler)) runtimeImports.push('foundRow');
+  if (relations.some((x) => x.queryParamsHandler)) runtimeImports.push('settleHook');
   if (relations.some((x) => x.get && x.querySchema.includes('fromString'))) runtimeImports.push('fromString');
   if (relations.some((x) => x.querySchema.includes('z.') || x.keySchema.includes('z.') || x.getResponse.includes('z.'))) runtimeImports.push('z');
   if (relations.some((x) => x.keySchema.includes('intInput'))) runtimeImports.push('intInput');

@@ -214,7 +214,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
           const ctx = requestContext(req, db, service);
           const owner = await findVisible(ctx, pk, [q.PK]);
           const query = relatedRows(db, q.TAGS_RELATION, owner[q.PK]);
-          applyRelationFilters(query, q.TAGS_RELATION.table, params, { name: 'name' });
+          applyRelationFilters(query, q.TAGS_RELATION.table, params, { name: { column: 'name', match: 'contains' } });
           const source = querySource(db, query, {
             columns: tagsQ.OUT_COLUMNS,
             pk: q.TAGS_RELATION.pk,
