@@ -221,6 +221,15 @@ export async function main(argv: string[]): Promise<number> {
       for (const c of migration?.changes ?? []) console.error(`  ${c}`);
     }
     const destructive = due.length > 0 && (migration?.changes ?? []).some((c) => c.endsWith('(destructive)'));
+    if (destructive) {
+      // What build will say about those steps, at their positions in the specs.
+      try {
+        generate({ specsDir, outDir: args.out, defaults: args.defaults });
+      } catch (err) {
+        if (!(err instanceof SpecError)) throw err;
+        for (const diag of err.diagnostics) console.error(formatDiagnostic(diag));
+      }
+    }
     console.error(
       `svcgen check: ${args.out} is stale (${d.changed.length} changed, ${d.missing.length} missing, ${d.extra.length} extra)` +
         `${due.length ? `; no migration was generated for the schema change (${due.join(', ')})` : ''}; ` +

@@ -170,13 +170,14 @@ describe('svcgen build', () => {
     expect(summary(second.stdout)).toMatchObject({ resources: 6, written: 0, unchanged: total, removed: 0 });
 
     fs.rmSync(path.join(ws.specs, 'resources/gadgets.yaml'));
-    const third = svcgen(['build', ws.specs, '--out', ws.out]);
+    const third = svcgen(['build', ws.specs, '--out', ws.out, '--allow-destructive']);
     expect(third.status).toBe(0);
     const s3 = summary(third.stdout);
     expect(s3).toMatchObject({ resources: 5, removed: 3 });
     // The manifest and the files that list every resource (app, migrations) change; the rest is untouched.
     expect(s3.written).toBeGreaterThanOrEqual(1);
-    expect(s3.written + s3.unchanged).toBe(total - 3);
+    // Three files of the resource go; one migration (dropping its table) comes.
+    expect(s3.written + s3.unchanged).toBe(total - 3 + 1);
     expect(linesOf(third.stdout).filter((l) => l.startsWith('  wrote '))).toHaveLength(s3.written);
     expect(third.stdout).toContain(`  wrote      ${ws.out}/manifest.json\n`);
     expect(linesOf(third.stdout).filter((l) => l.startsWith('  removed '))).toEqual(
@@ -222,14 +223,13 @@ describe('svcgen check', () => {
     expect(fs.existsSync(path.join(ws.out, 'resources/widgets/queries.ts'))).toBe(false);
   });
 
-  it('reports files of a removed resource as no longer generated', () => {
+  it('fails check when a resource was removed: dropping its table needs a build with --allow-destructive', () => {
     const ws = workspace();
     expect(svcgen(['build', ws.specs, '--out', ws.out]).status).toBe(0);
     fs.rmSync(path.join(ws.specs, 'resources/gadgets.yaml'));
     const r = svcgen(['check', ws.specs, '--out', ws.out]);
     expect(r.status).toBe(1);
-    for (const f of ['queries', 'routes', 'schemas']) expect(r.stderr).toContain(`no longer generated: ${ws.out}/resources/shiny_gadgets/${f}.ts\n`);
-    expect(linesOf(r.stderr).at(-1)).toMatch(/ is stale \(\d+ changed, 0 missing, 3 extra\); /);
+    expect(r.stderr).toContain('removing the resource of table shiny_gadgets drops the table and its rows; run svcgen build with --allow-destructive');
   });
 
   it('exits 1 with the diagnostics when the specs have errors', () => {

@@ -25,7 +25,9 @@ function workspace(): { root: string; specs: string; out: string } {
   return { root, specs, out: path.join(root, 'out') };
 }
 
-const gen = (ws: { specs: string; out: string }) => generate({ specsDir: ws.specs, outDir: ws.out }).files;
+// These tests are about what build writes and removes; dropping tables is allowed here (the
+// migration safety rules have their own tests in test/migrations).
+const gen = (ws: { specs: string; out: string }) => generate({ specsDir: ws.specs, outDir: ws.out, allowDestructive: true }).files;
 
 /** Replaces `from` by `to` in a spec file; `from` must occur exactly once. */
 function edit(file: string, from: string, to: string): void {
@@ -185,7 +187,7 @@ describe('writeOutput', () => {
     const after = gen(ws);
     const changed = differing(before, after);
     expect(changed).toContain('resources/parts/schemas.ts');
-    for (const f of changed) expect(f).toMatch(/^(resources\/parts\/|migrations\/)/);
+    for (const f of changed) expect(f).toMatch(/^(resources\/parts\/|migrations\/|manifest\.json$)/);
 
     const result = writeOutput(ws.out, after);
     expect(sorted(result.written)).toEqual(changed);
@@ -286,7 +288,9 @@ describe('drift', () => {
     const d = drift(ws.out, after);
     expect(d.missing).toEqual([]);
     expect(d.extra).toEqual([]);
-    expect(sorted(d.changed.map((c) => c.file))).toEqual(differing(before, after));
+    // The new migration is reported on its own (a migration check must name it), not as a changed file.
+    expect(d.newMigrations).toEqual(['migrations/0002_alter_parts_name.ts']);
+    expect(sorted(d.changed.map((c) => c.file))).toEqual(differing(before, after).filter((f) => !d.newMigrations!.includes(f)));
 
     const diff = d.changed.find((c) => c.file === 'resources/parts/schemas.ts')!.diff;
     const lines = diff.split('\n');
@@ -353,7 +357,12 @@ describe('golden outputs', () => {
   function expectGolden(specsDir: string, outDir: string): void {
     const files = generate({ specsDir, outDir, cwd: ROOT }).files;
     const d = drift(path.join(ROOT, outDir), files);
-    expect({ changed: d.changed.map((c) => c.diff), missing: d.missing, extra: d.extra }).toEqual({ changed: [], missing: [], extra: [] });
+    expect({ changed: d.changed.map((c) => c.diff), missing: d.missing, extra: d.extra, newMigrations: d.newMigrations ?? [] }).toEqual({
+      changed: [],
+      missing: [],
+      extra: [],
+      newMigrations: [],
+    });
     expect(listFiles(path.join(ROOT, outDir))).toEqual(sorted(files.keys()));
   }
 
@@ -363,5 +372,9 @@ describe('golden outputs', () => {
 
   it('specs/ renders to the committed generated/', () => {
     expectGolden('specs/', 'generated');
+  });
+
+  it('test/fixtures/querying/specs renders to the committed test/fixtures/querying/generated', () => {
+    expectGolden('test/fixtures/querying/specs', 'test/fixtures/querying/generated');
   });
 });

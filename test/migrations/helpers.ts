@@ -125,3 +125,16 @@ export function libraryWorkspace(tag: string): LibraryWorkspace {
     },
   };
 }
+
+/**
+ * The message `statement` fails with. (Not `rejects.toThrow()`: better-sqlite3 builds its errors with
+ * the Error of the first test file a jest worker ran, which later files' `toThrow` does not recognise.)
+ */
+export async function failure(statement: PromiseLike<unknown>): Promise<string> {
+  try {
+    await statement;
+  } catch (err) {
+    return String((err as { message?: unknown }).message ?? err);
+  }
+  throw new Error('expected the statement to fail, and it succeeded');
+}
