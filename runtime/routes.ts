@@ -87,7 +87,7 @@ export function openApiPath(path: string): string {
  * `Allow` header; any other path is a 404. Both are JSON.
  */
 export function fallback(routes: readonly Route[]): RequestHandler {
-  const matchers = routes.map((r) => ({ method: r.method.toUpperCase(), test: match(r.path, { decode: false }) }));
+  const matchers = routes.map((r) => ({ method: r.method.toUpperCase(), test: match(r.path, { decode: false, trailing: false }) }));
   return (req: Request, res: Response, _next: NextFunction) => {
     const allowed = new Set<string>();
     for (const m of matchers) if (m.test(req.path)) allowed.add(m.method);
