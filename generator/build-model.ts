@@ -31,6 +31,21 @@ type Raw = Record<string, any>;
 export const BUILTIN_PAGINATORS = ['PageNumberPagination', 'LimitOffsetPagination', 'PageNumberResultsPagination'];
 export const BUILTIN_AUTHENTICATORS = ['JWTAuth', 'AdminAuth', 'SuperuserAuth'];
 
+/** Exception classes of the runtime that exception_handlers may name without a hooks module. */
+export const BUILTIN_EXCEPTIONS = [
+  'ApiException',
+  'BaseException',
+  'SerializeError',
+  'AuthError',
+  'ForbiddenError',
+  'NotFoundError',
+  'MultipleObjectsError',
+  'HttpError',
+  'RequestValidationError',
+  'ValidationError',
+  'IntegrityError',
+];
+
 const DEFAULT_DOCS: Record<OperationKind, string> = {
   list: 'List all objects.',
   create: 'Create a new object.',

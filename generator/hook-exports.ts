@@ -5,23 +5,11 @@
  */
 import * as path from 'node:path';
 import { Project } from 'ts-morph';
-import { BUILTIN_AUTHENTICATORS, BUILTIN_PAGINATORS } from './build-model';
+import { BUILTIN_AUTHENTICATORS, BUILTIN_EXCEPTIONS, BUILTIN_PAGINATORS } from './build-model';
 import type { Diagnostic } from './diagnostics';
 import { diagnosticAt, type LoadedSpecs, type SpecFile, type YamlPath } from './load';
 
-const BUILTIN_EXCEPTIONS = new Set([
-  'ApiException',
-  'BaseException',
-  'SerializeError',
-  'AuthError',
-  'ForbiddenError',
-  'NotFoundError',
-  'MultipleObjectsError',
-  'HttpError',
-  'RequestValidationError',
-  'ValidationError',
-  'IntegrityError',
-]);
+const BUILTIN_EXCEPTION_NAMES = new Set(BUILTIN_EXCEPTIONS);
 
 type Raw = Record<string, any>;
 
@@ -94,7 +82,7 @@ function serviceRefs(data: Raw): HookRef[] {
   const refs = endpointRefs(data.endpoints, ['endpoints']);
   if (isName(data.views)) refs.push({ name: data.views, at: ['views'] });
   for (const [exception, handler] of Object.entries((data.exception_handlers ?? {}) as Raw)) {
-    if (!BUILTIN_EXCEPTIONS.has(exception)) refs.push({ name: exception, at: ['exception_handlers', exception], key: true });
+    if (!BUILTIN_EXCEPTION_NAMES.has(exception)) refs.push({ name: exception, at: ['exception_handlers', exception], key: true });
     if (isName(handler)) refs.push({ name: handler, at: ['exception_handlers', exception] });
   }
   for (const [i, p] of asList(data.paginators).entries()) if (isName(p)) refs.push({ name: p, at: ['paginators', i] });

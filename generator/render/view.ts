@@ -7,6 +7,7 @@ import { createTableStatements, dropTableStatement } from '../db-schema';
 import type { Endpoint, Field, Operation, Resource, SchemaField, SchemaModel, ServiceModel } from '../model';
 import { camelCase, docLine, literal, pascalCase, str } from '../names';
 import { authExpr, hookRef, usesServiceHooks, viewExpr, type HookScope } from './hooks';
+import { BUILTIN_EXCEPTIONS } from '../build-model';
 import { relationsQueriesView, relationsRouteView } from './m2m';
 import { zodInput, zodOutput } from './zod';
 
@@ -586,19 +587,6 @@ export function appView(model: ServiceModel, ctx: RenderContext) {
   };
 }
 
-export const BUILTIN_EXCEPTIONS = [
-  'ApiException',
-  'BaseException',
-  'SerializeError',
-  'AuthError',
-  'ForbiddenError',
-  'NotFoundError',
-  'MultipleObjectsError',
-  'HttpError',
-  'RequestValidationError',
-  'ValidationError',
-  'IntegrityError',
-];
 
 const CREATEUSER_FIELDS = ['username', 'email', 'password', 'is_active', 'is_staff', 'is_superuser'];
 
