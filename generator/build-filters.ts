@@ -6,13 +6,10 @@
  * Specs reach this stage validated (validate.ts reports bad lookups at their file:line:column), so
  * a LookupError here means a caller skipped validation or compiled a lookup of its own.
  */
+import { LOOKUP_OPERATORS, type FilterMixinName, type LookupOperator, type TypeFilterMixin } from '../runtime/catalogue';
+import type { ParamSpec, ViewsetSpec } from './meta-schema';
 import type { Field, FieldType, ManyToMany } from './model';
 
-export const LOOKUP_OPERATORS = [
-  'exact', 'iexact', 'contains', 'icontains', 'startswith', 'istartswith', 'endswith',
-  'gt', 'gte', 'lt', 'lte', 'in', 'isnull', 'range',
-] as const;
-export type LookupOperator = (typeof LOOKUP_OPERATORS)[number];
 
 /** How a column compares and binds (runtime/filters.ts `ColumnKind`). */
 export type ColumnKind = 'text' | 'int' | 'bigint' | 'float' | 'decimal' | 'bool' | 'date' | 'datetime' | 'uuid' | 'json';
@@ -52,10 +49,10 @@ export const TYPE_MIXINS = {
   LessDateFilterViewSetMixin: { accepts: 'date', types: ['date', 'datetime'], op: 'lt' },
   GreaterEqualDateFilterViewSetMixin: { accepts: 'date', types: ['date', 'datetime'], op: 'gte' },
   LessEqualDateFilterViewSetMixin: { accepts: 'date', types: ['date', 'datetime'], op: 'lte' },
-} as const satisfies Record<string, { accepts: string; types: readonly ParamType[]; op: LookupOperator }>;
+} as const satisfies Record<TypeFilterMixin, { accepts: string; types: readonly ParamType[]; op: LookupOperator }>;
 
-export type TypeMixinName = keyof typeof TYPE_MIXINS;
-export type MixinName = TypeMixinName | 'RelationFilterViewSetMixin' | 'MatchCaseFilterViewSetMixin';
+export type TypeMixinName = TypeFilterMixin;
+export type MixinName = FilterMixinName;
 
 /** A mixin that applies one lookup per parameter (the type mixins and RelationFilterViewSetMixin). */
 export interface LookupMixinPlan {
@@ -255,13 +252,10 @@ export function compileCondition(graph: ModelGraph, model: string, expr: unknown
 
 /* ------------------------------------------------------------- the viewset's filters */
 
-type Raw = Record<string, any>;
-
 /** `[type, default]` or `{type, default, description}`. */
-function paramSpec(spec: unknown): { type: ParamType; default: unknown; description?: string } {
+function paramSpec(spec: ParamSpec): { type: ParamType; default: unknown; description?: string } {
   if (Array.isArray(spec)) return { type: spec[0], default: spec.length > 1 ? spec[1] : null };
-  const o = spec as Raw;
-  return { type: o.type, default: o.default ?? null, description: o.description };
+  return { type: spec.type, default: spec.default ?? null, description: spec.description };
 }
 
 /** A spec default as the value the parameter validates to (datetimes in UTC ISO form, lists split). */
@@ -306,11 +300,11 @@ export function describeExpr(expr: unknown): string {
  * `filter_mixins` lists them; `relations_filters` and `filters_match_cases` without their mixin in
  * that list still apply, after the listed ones (the spec asked for them).
  */
-export function buildFilters(viewset: Raw, model: string, graph: ModelGraph): ResourceFilters | null {
-  const queryParams = Object.entries((viewset.query_params ?? {}) as Raw);
-  const relations = (viewset.relations_filters ?? []) as Raw[];
-  const matchCases = (viewset.filters_match_cases ?? []) as Raw[];
-  const listed = (viewset.filter_mixins ?? []) as MixinName[];
+export function buildFilters(viewset: ViewsetSpec, model: string, graph: ModelGraph): ResourceFilters | null {
+  const queryParams = Object.entries(viewset.query_params ?? {});
+  const relations = viewset.relations_filters ?? [];
+  const matchCases = viewset.filters_match_cases ?? [];
+  const listed: MixinName[] = viewset.filter_mixins ?? [];
   if (!queryParams.length && !relations.length && !matchCases.length && !listed.length && !viewset.query_params_handler) return null;
 
   const params: FilterParam[] = [];
@@ -332,18 +326,18 @@ export function buildFilters(viewset: Raw, model: string, graph: ModelGraph): Re
       description: p.description ?? `Lookup ${rf.query_filter}.`,
       from: 'relations_filters',
     });
-    return { param: rf.query_param as string, lookup, source: rf.query_filter as string };
+    return { param: rf.query_param, lookup, source: rf.query_filter };
   });
   const cases = matchCases.map((mc) => {
     const side = (key: 'true' | 'false'): CasePlan => {
-      const c = mc.cases[key] as Raw;
+      const c = mc.cases[key];
       return { condition: compileCondition(graph, model, c.query_filter), include: c.include !== false, source: c.query_filter };
     };
     const t = side('true');
     const f = side('false');
     const words = (c: CasePlan) => `${c.include ? '' : 'exclude '}${describeExpr(c.source)}`;
     params.push({ name: mc.query_param, type: 'bool', default: null, description: `true: ${words(t)}; false: ${words(f)}.`, from: 'filters_match_cases' });
-    return { param: mc.query_param as string, true: t, false: f };
+    return { param: mc.query_param, true: t, false: f };
   });
 
   const order: MixinName[] = [...listed];

@@ -1,8 +1,26 @@
 /**
- * Stage 3: the intermediate model from validated specs. Every derived value (names, columns,
- * paths, resolved auth, schema fields) is computed here, once; templates only print it.
+ * Stage 3: the intermediate model from the described specs (check-model.ts): the names derived
+ * there, and everything else (columns, schemas, resolved auth, operations, filters) derived here,
+ * once, from the typed spec documents. Templates only print the model.
  */
-import type { LoadedSpecs, SpecFile } from './load';
+import { isBuiltinPaginator } from '../runtime/catalogue';
+import { buildFilters, modelGraph } from './build-filters';
+import type { DescribedResource, DescribedSpecs } from './check-model';
+import type {
+  ActionSpec,
+  AuthListSpec,
+  EndpointSpec,
+  FieldSpec,
+  ManualFieldSpec,
+  ManualSchemaSpec,
+  PaginationSpec,
+  ParamSpec,
+  RelationSpec,
+  ResourceSpec,
+  SerializerSectionSpec,
+  ServiceSpec,
+  ViewsetSpec,
+} from './meta-schema';
 import { SETTINGS, type SettingName } from './meta-schema';
 import type {
   Action,
@@ -22,29 +40,8 @@ import type {
   ServiceModel,
   ValueKind,
 } from './model';
-import { buildFilters, modelGraph } from './build-filters';
-import { pascalCase, snakeCase, wordsOf } from './names';
-
-/* The raw spec shapes, as the meta-schema guarantees them. */
-type Raw = Record<string, any>;
-
-export const BUILTIN_PAGINATORS = ['PageNumberPagination', 'LimitOffsetPagination', 'PageNumberResultsPagination'];
-export const BUILTIN_AUTHENTICATORS = ['JWTAuth', 'AdminAuth', 'SuperuserAuth'];
-
-/** Exception classes of the runtime that exception_handlers may name without a hooks module. */
-export const BUILTIN_EXCEPTIONS = [
-  'ApiException',
-  'BaseException',
-  'SerializeError',
-  'AuthError',
-  'ForbiddenError',
-  'NotFoundError',
-  'MultipleObjectsError',
-  'HttpError',
-  'RequestValidationError',
-  'ValidationError',
-  'IntegrityError',
-];
+import { pascalCase, snakeCase } from './names';
+import { endpointOperationId, relationOperationIds, relationPath, type ResourceNames } from './resource-names';
 
 const DEFAULT_DOCS: Record<OperationKind, string> = {
   list: 'List all objects.',
@@ -89,87 +86,70 @@ const MANUAL_KIND: Record<string, ValueKind> = {
   list: 'list',
 };
 
+/** A resource's columns, before its schemas and operations: what other resources refer to. */
 interface Draft {
-  spec: SpecFile;
-  raw: Raw;
+  described: DescribedResource;
+  spec: ResourceSpec;
+  names: ResourceNames;
   model: string;
   table: string;
+  /** Column fields, the primary key first. */
   fields: Field[];
-  m2mRaw: [string, Raw][];
+  m2mSpecs: [string, FieldSpec][];
 }
 
-export function buildModel(loaded: LoadedSpecs): ServiceModel {
-  const service = (loaded.service?.data ?? {}) as Raw;
-  const drafts = loaded.resources.map(draftResource);
+export function buildModel(described: DescribedSpecs): ServiceModel {
+  const service: ServiceSpec | undefined = described.service?.data;
+  // Foreign keys carry their target's table and primary key: both are known before any field is made.
+  const targets: Targets = new Map(described.resources.map((r) => [r.names.model.name, { table: r.names.table.name, pk: primaryKeyOf(r) }]));
+  const drafts = described.resources.map((r) => draftResource(r, targets));
   const byModel = new Map(drafts.map((d) => [d.model, d]));
-
-  // Foreign keys need their target's primary key, so they resolve after every draft exists.
-  for (const d of drafts) {
-    for (const f of d.fields) {
-      if (f.type !== 'foreign_key') continue;
-      const target = byModel.get(f.relation!.target)!;
-      f.relation!.targetTable = target.table;
-      f.relation!.targetPk = target.fields[0];
-    }
-  }
-
   const settings = Object.fromEntries(
-    (Object.keys(SETTINGS) as SettingName[]).map((name) => [name, service.settings?.[name] ?? SETTINGS[name].default]),
+    (Object.keys(SETTINGS) as SettingName[]).map((name) => [name, service?.settings?.[name] ?? SETTINGS[name].default]),
   ) as Record<SettingName, string | number | boolean>;
-
-  const resources = drafts.map((d) => buildResource(d, byModel));
   return {
-    title: service.title,
-    version: String(service.version),
-    description: service.description,
-    basePath: service.base_path ?? '',
+    title: service?.title ?? '',
+    version: String(service?.version ?? ''),
+    description: service?.description,
+    basePath: service?.base_path ?? '',
     settings,
-    sqliteFile: service.database?.sqlite_file ?? 'data/service.sqlite3',
-    auth: { userModel: service.auth?.user_model, keysDir: service.auth?.keys_dir ?? 'data/keys', extraClaims: service.auth?.extra_claims ?? [] },
-    hooks: service.hooks,
-    views: service.views,
-    sharedHooks: [...(service.paginators ?? []), ...(service.auth?.authenticators ?? [])],
-    endpoints: endpointsOf(service.endpoints ?? [], 'service'),
-    exceptionHandlers: Object.entries((service.exception_handlers ?? {}) as Record<string, string>).map(([exception, handler]) => ({
-      exception,
-      handler,
-    })),
-    resources,
+    sqliteFile: service?.database?.sqlite_file ?? 'data/service.sqlite3',
+    auth: {
+      userModel: service?.auth?.user_model,
+      keysDir: service?.auth?.keys_dir ?? 'data/keys',
+      extraClaims: service?.auth?.extra_claims ?? [],
+    },
+    hooks: service?.hooks,
+    views: service?.views,
+    hookRefs: described.service?.hooks ?? [],
+    sharedHooks: [...(service?.paginators ?? []), ...(service?.auth?.authenticators ?? [])],
+    endpoints: endpointsOf(service?.endpoints ?? [], 'default', (i) => ['endpoints', i, 'handler'], described.service?.spec.file ?? ''),
+    exceptionHandlers: Object.entries(service?.exception_handlers ?? {}).map(([exception, handler]) => ({ exception, handler })),
+    resources: drafts.map((d) => buildResource(d, byModel)),
   };
 }
 
-function verboseNames(raw: Raw): { verboseName: string; verboseNamePlural: string } {
-  const viewset = raw.viewset ?? {};
-  const verboseName = viewset.model_verbose_name || raw.verbose_name || wordsOf(raw.model);
-  const verboseNamePlural = viewset.model_verbose_name_plural || raw.verbose_name_plural || `${verboseName}s`;
-  return { verboseName, verboseNamePlural };
+/** The primary key field: the one marked `primary_key`, else the implicit auto-increment `id`. */
+function primaryKeyOf(r: DescribedResource): Field {
+  const file = r.spec.file;
+  const entry = Object.entries(r.data.fields).find(([, f]) => f.primary_key === true);
+  return entry ? makeField(file, entry[0], entry[1], undefined) : implicitId(file);
 }
 
-function draftResource(spec: SpecFile): Draft {
-  const raw = spec.data as Raw;
-  // The table follows the resource's own names; model_verbose_name(_plural) only change how it is shown.
-  const plural = raw.verbose_name_plural || `${raw.verbose_name || wordsOf(raw.model)}s`;
-  const table = raw.table ?? snakeCase(plural.replace(/ /g, '_'));
-  const fields: Field[] = [];
-  const m2mRaw: [string, Raw][] = [];
-  for (const [name, f] of Object.entries(raw.fields as Record<string, Raw>)) {
-    if (f.type === 'many_to_many') {
-      m2mRaw.push([name, f]);
-      continue;
-    }
-    fields.push(makeField(spec, name, f));
+/** What a foreign key needs of the resource it points to. */
+type Targets = ReadonlyMap<string, { table: string; pk: Field }>;
+
+function draftResource(r: DescribedResource, targets: Targets): Draft {
+  const fields: Field[] = [targets.get(r.names.model.name)!.pk];
+  const m2mSpecs: [string, FieldSpec][] = [];
+  for (const [name, f] of Object.entries(r.data.fields)) {
+    if (f.type === 'many_to_many') m2mSpecs.push([name, f]);
+    else if (f.primary_key !== true) fields.push(makeField(r.spec.file, name, f, f.type === 'foreign_key' ? targets.get(f.to!) : undefined));
   }
-  let pkIndex = fields.findIndex((f) => f.primaryKey);
-  if (pkIndex < 0) {
-    fields.unshift(implicitId(spec));
-    pkIndex = 0;
-  }
-  const [pk] = fields.splice(pkIndex, 1);
-  fields.unshift(pk);
-  return { spec, raw, model: raw.model, table, fields, m2mRaw };
+  return { described: r, spec: r.data, names: r.names, model: r.names.model.name, table: r.names.table.name, fields, m2mSpecs };
 }
 
-function implicitId(spec: SpecFile): Field {
+function implicitId(file: string): Field {
   return {
     name: 'id',
     column: 'id',
@@ -184,19 +164,23 @@ function implicitId(spec: SpecFile): Field {
     default: undefined,
     autoNowAdd: false,
     autoNow: false,
-    source: { file: spec.file, path: ['fields'] },
+    source: { file, path: ['fields'] },
   };
 }
 
-function makeField(spec: SpecFile, name: string, f: Raw): Field {
-  const isFk = f.type === 'foreign_key';
+const DEFAULT_MAX_LENGTH: Partial<Record<FieldType, number>> = { email: 254, url: 200, password: 128 };
+
+/** A column field; `target` is the table and primary key a foreign key refers to. */
+function makeField(file: string, name: string, f: FieldSpec, target: { table: string; pk: Field } | undefined): Field {
+  const type = f.type as FieldType;
+  const isFk = type === 'foreign_key';
   const primaryKey = f.primary_key === true;
   return {
     name,
     column: isFk ? `${name}_id` : name,
-    type: f.type,
+    type,
     primaryKey,
-    autoIncrement: primaryKey && (f.type === 'integer' || f.type === 'big_integer') && f.default === undefined,
+    autoIncrement: primaryKey && (type === 'integer' || type === 'big_integer') && f.default === undefined,
     nullable: f.null === true,
     blank: f.blank === true || f.default === '',
     unique: primaryKey || f.unique === true,
@@ -205,22 +189,20 @@ function makeField(spec: SpecFile, name: string, f: Raw): Field {
     default: f.default,
     autoNowAdd: f.auto_now_add === true,
     autoNow: f.auto_now === true,
-    maxLength: f.max_length ?? (f.type === 'email' ? 254 : f.type === 'url' ? 200 : f.type === 'password' ? 128 : undefined),
-    maxDigits: f.type === 'decimal' ? (f.max_digits ?? 12) : undefined,
-    decimalPlaces: f.type === 'decimal' ? (f.decimal_places ?? 2) : undefined,
+    maxLength: f.max_length ?? DEFAULT_MAX_LENGTH[type],
+    maxDigits: type === 'decimal' ? (f.max_digits ?? 12) : undefined,
+    decimalPlaces: type === 'decimal' ? (f.decimal_places ?? 2) : undefined,
     choices: f.choices,
     description: f.description,
-    relation: isFk
-      ? { target: f.to, targetTable: '', targetPk: undefined as unknown as Field, onDelete: f.on_delete ?? 'cascade' }
-      : undefined,
+    relation: isFk && target ? { target: f.to!, targetTable: target.table, targetPk: target.pk, onDelete: f.on_delete ?? 'cascade' } : undefined,
     renamedFrom: f.renamed_from,
-    source: { file: spec.file, path: ['fields', name] },
+    source: { file, path: ['fields', name] },
   };
 }
 
-function m2mOf(d: Draft, byModel: Map<string, Draft>): ManyToMany[] {
-  return d.m2mRaw.map(([name, f]) => {
-    const target = byModel.get(f.to)!;
+function m2mOf(d: Draft, byModel: ReadonlyMap<string, Draft>): ManyToMany[] {
+  return d.m2mSpecs.map(([name, f]) => {
+    const target = byModel.get(f.to!)!;
     const own = `${snakeCase(d.model)}_id`;
     const other = `${snakeCase(target.model)}_id`;
     const self = own === other;
@@ -233,17 +215,15 @@ function m2mOf(d: Draft, byModel: Map<string, Draft>): ManyToMany[] {
       ownColumn: self ? `from_${own}` : own,
       otherColumn: self ? `to_${other}` : other,
       description: f.description,
-      source: { file: d.spec.file, path: ['fields', name] },
+      source: { file: d.described.spec.file, path: ['fields', name] },
     };
   });
 }
 
-function buildResource(d: Draft, byModel: Map<string, Draft>): Resource {
-  const raw = d.raw;
-  const viewset: Raw = raw.viewset ?? {};
-  const { verboseName, verboseNamePlural } = verboseNames(raw);
+function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>): Resource {
+  const viewset: ViewsetSpec = d.spec.viewset ?? {};
+  const names = d.names;
   const m2m = m2mOf(d, byModel);
-  const pk = d.fields[0];
   const ctx: SchemaContext = { draft: d, m2m, byModel };
 
   const schemas = {} as Record<SchemaRole, SchemaModel>;
@@ -251,16 +231,10 @@ function buildResource(d: Draft, byModel: Map<string, Draft>): Resource {
   const detail = resolveSchema(ctx, 'detail');
   schemas.detail = detail ?? schemas.out;
 
-  const base = (viewset.api_route_path ?? '').replace(/^\/+|\/+$/g, '') || verboseNamePlural.toLowerCase().split(' ').join('-');
-  const viewsetClass = viewset.class ?? 'APIViewSet';
-  const docs = Object.fromEntries(
-    (Object.keys(DEFAULT_DOCS) as OperationKind[]).map((k) => [k, viewset[`${k}_docs`] ?? DEFAULT_DOCS[k]]),
-  ) as Record<OperationKind, string>;
-
   const columnOf = (name: string) => d.fields.find((f) => f.name === name)!.column;
-  const orderingFields = ((viewset.ordering_fields ?? []) as string[]).map((name) => ({ name, column: columnOf(name) }));
+  const orderingFields = (viewset.ordering_fields ?? []).map((name) => ({ name, column: columnOf(name) }));
   const defaultOrdering = viewset.default_ordering
-    ? (viewset.default_ordering as string).split(',').map((term) => ({
+    ? viewset.default_ordering.split(',').map((term) => ({
         column: columnOf(term.replace(/^-/, '')),
         order: term.startsWith('-') ? ('desc' as const) : ('asc' as const),
       }))
@@ -268,64 +242,61 @@ function buildResource(d: Draft, byModel: Map<string, Draft>): Resource {
 
   return {
     model: d.model,
-    snake: snakeCase(d.model),
+    snake: names.snake,
     table: d.table,
-    verboseName,
-    verboseNamePlural,
-    verboseKey: verboseName.replace(/ /g, '_'),
-    classKey: snakeCase(d.model),
-    base,
+    verboseName: names.verboseName,
+    verboseNamePlural: names.verboseNamePlural,
+    verboseKey: names.verboseName.replace(/ /g, '_'),
+    classKey: names.snake,
+    base: names.base.name,
     moduleName: d.table,
-    tag: verboseNamePlural[0].toUpperCase() + verboseNamePlural.slice(1),
-    specFile: d.spec.relPath,
-    hooks: raw.hooks,
-    viewsetClass,
-    pk,
+    tag: names.tag,
+    specFile: d.described.spec.relPath,
+    hooks: d.spec.hooks,
+    hookRefs: d.described.hooks,
+    pk: d.fields[0],
     fields: d.fields,
     m2m,
     schemas,
     hasDetail: detail !== undefined,
-    operations: operationsOf(d, viewset, viewsetClass, docs),
-    pagination: paginationOf(viewset),
+    operations: operationsOf(names, viewset),
+    pagination: paginationOf(viewset.pagination_class),
     ordering: { fields: orderingFields, default: defaultOrdering },
     requireUpdateFields: viewset.require_update_fields === true,
     errorSchema: viewset.error_schema ? manualSchema(ctx, `${d.model}Error`, 'out', viewset.error_schema) : null,
     lifecycle: viewset.lifecycle ?? {},
     querysetRequest: viewset.queryset_request,
-    docs,
-    actions: actionsOf(ctx, viewset),
+    actions: actionsOf(names, viewset),
     relations: relationsOf(ctx, viewset, m2m),
     filters: buildFilters(viewset, d.model, modelGraph(byModel, (t) => m2mOf(t, byModel))),
-    endpoints: endpointsOf(viewset.endpoints ?? [], d.table),
+    endpoints: endpointsOf(viewset.endpoints ?? [], d.table, (i) => ['viewset', 'endpoints', i, 'handler'], d.described.spec.file),
   };
 }
 
 /** A query parameter or filter given as `[type, default]` or `{type, default}`. */
-export function paramOf(name: string, spec: unknown): { name: string; kind: string; default: unknown } {
+export function paramOf(name: string, spec: ParamSpec): { name: string; kind: string; default: unknown } {
   if (Array.isArray(spec)) return { name, kind: spec[0], default: spec.length > 1 ? spec[1] : null };
-  const o = spec as Raw;
-  return { name, kind: o.type, default: o.default ?? null };
+  return { name, kind: spec.type, default: spec.default ?? null };
 }
 
-function relationsOf(ctx: SchemaContext, viewset: Raw, m2m: ManyToMany[]): Relation[] {
-  const snake = snakeCase(ctx.draft.model);
-  return ((viewset.m2m_relations ?? []) as Raw[]).map((rel) => {
+function relationsOf(ctx: SchemaContext, viewset: ViewsetSpec, m2m: ManyToMany[]): Relation[] {
+  return (viewset.m2m_relations ?? []).map((rel: RelationSpec) => {
     const field = m2m.find((m) => m.name === rel.related_name)!;
     const target = ctx.byModel.get(rel.model)!;
-    const { verboseNamePlural } = verboseNames(target.raw);
-    const path = ((rel.path ?? '') as string).replace(/^\/+/, '') || verboseNamePlural.toLowerCase().split(' ').join('-');
+    const path = relationPath(rel.path, target.names);
     const fallback = !isNotSet(rel.auth) ? rel.auth : !isNotSet(viewset.m2m_auth) ? viewset.m2m_auth : viewset.auth;
     const tctx: SchemaContext = { draft: target, m2m: [], byModel: ctx.byModel };
     const name = `${ctx.draft.model}${pascalCase(rel.related_name)}Item`;
     let itemSchema: SchemaModel;
     let itemSchemaIsTargetOut = false;
     if (rel.related_schema) itemSchema = manualSchema(tctx, rel.related_schema.name ?? name, 'out', rel.related_schema);
-    else if (rel.serializer_class?.Meta?.schema_out) itemSchema = sectionSchema(tctx, name, 'out', rel.serializer_class.Meta.schema_out, 'serializer_class');
-    else {
+    else if (rel.serializer_class?.Meta.schema_out) {
+      itemSchema = sectionSchema(tctx, name, 'out', rel.serializer_class.Meta.schema_out, 'serializer_class');
+    } else {
       itemSchema = resolveSchema({ draft: target, m2m: m2mOf(target, ctx.byModel), byModel: ctx.byModel }, 'out')!;
       itemSchemaIsTargetOut = true;
     }
-    const segment = path.replace(/[^a-z0-9]+/g, '_');
+    const operationIds = relationOperationIds(ctx.draft.names, path);
     return {
       relatedName: rel.related_name,
       path,
@@ -337,63 +308,63 @@ function relationsOf(ctx: SchemaContext, viewset: Raw, m2m: ManyToMany[]): Relat
       remove: rel.remove !== false,
       get: rel.get !== false,
       appendSlash: rel.append_slash === true,
-      filters: Object.entries((rel.filters ?? {}) as Record<string, unknown>).map(([n, spec]) => paramOf(n, spec)),
+      filters: Object.entries(rel.filters ?? {}).map(([n, spec]) => paramOf(n, spec)),
       itemSchema,
       itemSchemaIsTargetOut,
       getDecorators: rel.get_decorators ?? [],
       postDecorators: rel.post_decorators ?? [],
-      getOperationId: `get_${snake}_${segment}`,
-      manageOperationId: `manage_${snake}_${segment}`,
+      getOperationId: operationIds.get,
+      manageOperationId: operationIds.manage,
       queryParamsHandler: rel.query_params_handler,
       queryHandler: rel.query_handler,
     };
   });
 }
 
-function actionsOf(ctx: SchemaContext, viewset: Raw): Action[] {
-  const snake = snakeCase(ctx.draft.model);
-  return Object.entries((viewset.actions ?? {}) as Record<string, Raw>).map(([name, a]) => ({
+function actionsOf(names: ResourceNames, viewset: ViewsetSpec): Action[] {
+  return Object.entries(viewset.actions ?? {}).map(([name, a]: [string, ActionSpec], i) => ({
     name,
     handler: a.handler,
     methods: a.methods ?? ['post'],
-    operationId: `${name.replace(/-/g, '_')}_${snake}`,
+    operationId: names.actions[i].operationId.name,
     auth: resolveAuth(a.auth, viewset.auth),
     summary: a.summary,
     description: a.description,
     decorators: a.decorators ?? [],
-    response:
-      a.response && typeof a.response === 'object'
-        ? freeSchema(`${pascalCase(a.handler)}Response`, 'out', a.response)
-        : undefined,
+    response: a.response && typeof a.response === 'object' ? freeSchema(`${pascalCase(a.handler)}Response`, 'out', a.response) : undefined,
   }));
 }
 
-function endpointsOf(list: Raw[], scope: string): Endpoint[] {
-  return list.map((e) => {
-    const method = (e.method as string).replace(/^api_/, '') as Endpoint['method'];
+function endpointsOf(list: readonly EndpointSpec[], tag: string, at: (i: number) => (string | number)[], file: string): Endpoint[] {
+  return list.map((e, i) => {
+    const method = e.method.replace(/^api_/, '') as Endpoint['method'];
     return {
       method,
-      path: (e.path as string).replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ':$1'),
+      path: e.path.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ':$1'),
       handler: e.handler,
-      operationId: snakeCase(e.handler),
+      operationId: endpointOperationId(e.handler, { file, path: at(i) }).name,
       auth: resolveAuth(e.auth, undefined),
       status: e.status ?? (method === 'post' ? 201 : 200),
-      tags: e.tags ?? [scope === 'service' ? 'default' : scope],
+      tags: e.tags ?? [tag],
       summary: e.summary,
       description: e.description,
       decorators: e.decorators ?? [],
       request: e.request ? freeSchema(e.request.name ?? `${pascalCase(e.handler)}Request`, 'in', e.request) : undefined,
       response: e.response ? freeSchema(e.response.name ?? `${pascalCase(e.handler)}Response`, 'out', e.response) : undefined,
-      paginate: e.paginate === undefined ? undefined : (paginationOf({ pagination_class: e.paginate }) ?? undefined),
-      pathParams: [...(e.path as string).matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1]),
+      paginate: e.paginate === undefined ? undefined : (paginationOf(e.paginate) ?? undefined),
     };
   });
 }
 
+/** `str` or `{type: str, ...}`: a manual schema field's options. */
+function manualOptions(spec: ManualFieldSpec): Exclude<ManualFieldSpec, string> {
+  return typeof spec === 'string' ? { type: spec } : spec;
+}
+
 /** A manual schema not tied to a model's fields (custom endpoints and actions). */
-function freeSchema(name: string, role: SchemaRole, manual: Raw): SchemaModel {
-  const fields = Object.entries(manual.fields as Record<string, string | Raw>).map(([fname, spec]) => {
-    const opts: Raw = typeof spec === 'string' ? { type: spec } : spec;
+function freeSchema(name: string, role: SchemaRole, manual: ManualSchemaSpec): SchemaModel {
+  const fields = Object.entries(manual.fields).map(([fname, spec]) => {
+    const opts = manualOptions(spec);
     const sf: SchemaField = {
       name: fname,
       kind: 'value',
@@ -410,52 +381,46 @@ function freeSchema(name: string, role: SchemaRole, manual: Raw): SchemaModel {
   return { name: manual.name ?? name, role, source: 'manual', fields };
 }
 
-const OPERATION_TABLE: { kind: OperationKind; method: Operation['method']; pathKind: Operation['pathKind']; status: number; authKey: string }[] = [
-  { kind: 'create', method: 'post', pathKind: 'collection', status: 201, authKey: 'post_auth' },
-  { kind: 'list', method: 'get', pathKind: 'collection', status: 200, authKey: 'get_auth' },
-  { kind: 'retrieve', method: 'get', pathKind: 'item', status: 200, authKey: 'get_auth' },
-  { kind: 'update', method: 'patch', pathKind: 'itemSlash', status: 200, authKey: 'patch_auth' },
-  { kind: 'delete', method: 'delete', pathKind: 'itemSlash', status: 204, authKey: 'delete_auth' },
-];
-
-const VIEWSET_OPERATIONS: Record<string, OperationKind[]> = {
-  APIViewSet: ['create', 'list', 'retrieve', 'update', 'delete'],
-  ReadOnlyViewSet: ['list', 'retrieve'],
-  WriteOnlyViewSet: ['create', 'update', 'delete'],
+const OPERATION_TABLE: Record<OperationKind, { method: Operation['method']; pathKind: Operation['pathKind']; status: number; authKey: AuthKey }> = {
+  create: { method: 'post', pathKind: 'collection', status: 201, authKey: 'post_auth' },
+  list: { method: 'get', pathKind: 'collection', status: 200, authKey: 'get_auth' },
+  retrieve: { method: 'get', pathKind: 'item', status: 200, authKey: 'get_auth' },
+  update: { method: 'patch', pathKind: 'itemSlash', status: 200, authKey: 'patch_auth' },
+  delete: { method: 'delete', pathKind: 'itemSlash', status: 204, authKey: 'delete_auth' },
 };
+type AuthKey = 'post_auth' | 'get_auth' | 'patch_auth' | 'delete_auth';
 
 const isNotSet = (v: unknown) => v === undefined || v === 'NOT_SET';
 
 /** The seed's resolution: a per-operation attribute overrides `auth` unless NOT_SET; null is public. */
-export function resolveAuth(operationAuth: unknown, fallback: unknown): AuthSpec {
+export function resolveAuth(operationAuth: AuthListSpec, fallback: AuthListSpec): AuthSpec {
   const chosen = !isNotSet(operationAuth) ? operationAuth : fallback;
-  return isNotSet(chosen) || chosen === null ? null : (chosen as string[]);
+  return chosen === undefined || chosen === 'NOT_SET' || chosen === null ? null : [...chosen];
 }
 
-function operationsOf(d: Draft, viewset: Raw, viewsetClass: string, docs: Record<OperationKind, string>): Operation[] {
-  const disabled = new Set<string>(viewset.disable ?? []);
-  const enabled = new Set(VIEWSET_OPERATIONS[viewsetClass]);
-  const snake = snakeCase(d.model);
-  return OPERATION_TABLE.filter((op) => enabled.has(op.kind) && !disabled.has(op.kind) && !disabled.has('all')).map((op) => ({
-    kind: op.kind,
-    method: op.method,
-    pathKind: op.pathKind,
-    status: op.status,
-    operationId: op.kind === 'list' ? `list_${verboseNames(d.raw).verboseNamePlural.replace(/[ -]+/g, '_')}` : `${op.kind}_${snake}`,
-    summary: docs[op.kind],
-    auth: resolveAuth(viewset[op.authKey], viewset.auth),
-    decorators: viewset.extra_decorators?.[op.kind] ?? [],
-    override: viewset.overrides?.[op.kind],
-  }));
+function operationsOf(names: ResourceNames, viewset: ViewsetSpec): Operation[] {
+  return names.operations.map(({ kind, operationId }) => {
+    const op = OPERATION_TABLE[kind];
+    return {
+      kind,
+      method: op.method,
+      pathKind: op.pathKind,
+      status: op.status,
+      operationId: operationId.name,
+      summary: viewset[`${kind}_docs`] ?? DEFAULT_DOCS[kind],
+      auth: resolveAuth(viewset[op.authKey], viewset.auth),
+      decorators: viewset.extra_decorators?.[kind] ?? [],
+      override: viewset.overrides?.[kind],
+    };
+  });
 }
 
-function paginationOf(viewset: Raw): Pagination | null {
-  const value = viewset.pagination_class;
+function paginationOf(value: PaginationSpec): Pagination | null {
   if (value === null) return null;
   if (value === undefined) return { class: 'PageNumberPagination', builtin: true, options: {} };
-  const cls: string = typeof value === 'string' ? value : value.class;
+  const cls = typeof value === 'string' ? value : value.class;
   const options = typeof value === 'string' ? {} : { page_size: value.page_size, max_page_size: value.max_page_size };
-  return { class: cls, builtin: BUILTIN_PAGINATORS.includes(cls), options };
+  return { class: cls, builtin: isBuiltinPaginator(cls), options };
 }
 
 /* ---------------------------------------------------------------- schemas */
@@ -463,10 +428,10 @@ function paginationOf(viewset: Raw): Pagination | null {
 interface SchemaContext {
   draft: Draft;
   m2m: ManyToMany[];
-  byModel: Map<string, Draft>;
+  byModel: ReadonlyMap<string, Draft>;
 }
 
-const SECTION: Record<SchemaRole, string> = {
+const SECTION: Record<SchemaRole, 'ReadSerializer' | 'DetailSerializer' | 'CreateSerializer' | 'UpdateSerializer'> = {
   out: 'ReadSerializer',
   detail: 'DetailSerializer',
   in: 'CreateSerializer',
@@ -481,14 +446,14 @@ const SCHEMA_SUFFIX: Record<SchemaRole, string> = { in: 'In', out: 'Out', detail
  * `detail` with no source of its own is undefined (retrieve falls back to schema_out).
  */
 function resolveSchema(ctx: SchemaContext, role: SchemaRole): SchemaModel | undefined {
-  const raw = ctx.draft.raw;
-  const viewset: Raw = raw.viewset ?? {};
+  const spec = ctx.draft.spec;
+  const viewset = spec.viewset ?? {};
   const name = `${ctx.draft.model}${SCHEMA_SUFFIX[role]}`;
-  const manual = viewset[`schema_${role === 'in' ? 'in' : role}`];
+  const manual = viewset[`schema_${role}`];
   if (manual) return manualSchema(ctx, manual.name ?? name, role, manual);
-  const fromClass = viewset.serializer_class?.Meta?.[`schema_${role}`];
+  const fromClass = viewset.serializer_class?.Meta[`schema_${role}`];
   if (fromClass && hasContent(fromClass)) return sectionSchema(ctx, name, role, fromClass, 'serializer_class');
-  const section = raw.serializer?.[SECTION[role]];
+  const section = spec.serializer?.[SECTION[role]];
   if (section && hasContent(section)) return sectionSchema(ctx, name, role, section, 'serializer');
   if (role === 'detail') return undefined;
   const fields = autoFields(ctx, role).map((f) => schemaFieldFor(ctx, f, role, undefined));
@@ -497,7 +462,7 @@ function resolveSchema(ctx: SchemaContext, role: SchemaRole): SchemaModel | unde
   return { name, role, source: 'auto', fields };
 }
 
-const hasContent = (s: Raw) => (s.fields?.length ?? 0) + (s.optionals?.length ?? 0) + (s.excludes?.length ?? 0) > 0;
+const hasContent = (s: SerializerSectionSpec) => (s.fields?.length ?? 0) + (s.optionals?.length ?? 0) + (s.excludes?.length ?? 0) > 0;
 
 type FieldRef = Field | ManyToMany;
 const isM2m = (f: FieldRef): f is ManyToMany => 'joinTable' in f;
@@ -519,14 +484,20 @@ function lookup(ctx: SchemaContext, name: string): FieldRef {
   return ctx.draft.fields.find((f) => f.name === name) ?? ctx.m2m.find((m) => m.name === name)!;
 }
 
-function sectionSchema(ctx: SchemaContext, name: string, role: SchemaRole, section: Raw, source: SchemaModel['source']): SchemaModel {
+function sectionSchema(
+  ctx: SchemaContext,
+  name: string,
+  role: SchemaRole,
+  section: SerializerSectionSpec,
+  source: SchemaModel['source'],
+): SchemaModel {
   const excludes = new Set<string>(section.excludes ?? []);
   const entries: { name: string; nested?: string[]; optional: boolean }[] = [];
   if (section.fields || section.optionals) {
     for (const entry of section.fields ?? []) {
       if (typeof entry === 'string') entries.push({ name: entry, optional: false });
       else {
-        const [fname, spec] = Object.entries(entry as Record<string, { fields: string[] }>)[0];
+        const [fname, spec] = Object.entries(entry)[0];
         entries.push({ name: fname, nested: spec.fields, optional: false });
       }
     }
@@ -544,9 +515,9 @@ function sectionSchema(ctx: SchemaContext, name: string, role: SchemaRole, secti
   return { name, role, source, fields };
 }
 
-function manualSchema(ctx: SchemaContext, name: string, role: SchemaRole, manual: Raw): SchemaModel {
-  const fields = Object.entries(manual.fields as Record<string, string | Raw>).map(([fname, spec]) => {
-    const opts: Raw = typeof spec === 'string' ? { type: spec } : spec;
+function manualSchema(ctx: SchemaContext, name: string, role: SchemaRole, manual: ManualSchemaSpec): SchemaModel {
+  const fields = Object.entries(manual.fields).map(([fname, spec]) => {
+    const opts = manualOptions(spec);
     const ref = ctx.draft.fields.find((f) => f.name === fname) ?? ctx.m2m.find((m) => m.name === fname);
     const sf: SchemaField = ref
       ? schemaFieldFor(ctx, ref, role, undefined)

@@ -1,10 +1,13 @@
 /**
- * The JSON meta-schema of the spec language (checked with ajv).
+ * The JSON meta-schema of the spec language (JSON Schema draft-07, checked with ajv), and the TypeScript types of a spec
+ * document derived from it (`ResourceSpec`, `ServiceSpec`), so the two cannot disagree.
  *
- * It describes the shape of a service file and of a resource file. Rules that
- * need more than one file (a relation to an unknown resource, a schema field the
- * resource lacks, a default of the wrong type, ...) live in `semantics.ts`.
+ * It describes the shape of a service file and of a resource file. Rules of meaning (a relation to
+ * an unknown resource, a schema field the resource lacks, a default of the wrong type, names that
+ * clash between files, ...) live in `validate.ts` and `check-model.ts`.
  */
+import type { FromSchema } from 'json-schema-to-ts';
+import { FILTER_MIXINS } from '../runtime/catalogue';
 
 const identifier = { type: 'string', pattern: '^[a-z][a-z0-9_]*$', maxLength: 63 } as const;
 const className = { type: 'string', pattern: '^[A-Z][A-Za-z0-9]*$', maxLength: 63 } as const;
@@ -33,8 +36,6 @@ export const FIELD_TYPES: readonly string[] = fieldTypes;
 /** Type names usable in `optionals` and in manual schemas (the seed's Python-style names). */
 export const VALUE_TYPES = ['str', 'int', 'float', 'bool', 'date', 'datetime', 'uuid', 'decimal', 'email', 'url', 'dict', 'list'] as const;
 
-export const AUTHENTICATORS = ['JWTAuth', 'AdminAuth', 'SuperuserAuth'] as const;
-
 /** `[JWTAuth]`, `null` (public) or `NOT_SET` (inherit). Custom authenticators are hook exports. */
 const authList = {
   anyOf: [
@@ -49,7 +50,7 @@ const decoratorList = { type: 'array', items: { anyOf: [exportName, { type: 'nul
 /** `[name, default]` pairs of query parameters: `{title: [str, null]}` or `{title: {type: str, default: null}}`. */
 const paramType = {
   anyOf: [
-    { type: 'array', prefixItems: [{ enum: VALUE_TYPES }], minItems: 1, maxItems: 2, items: true },
+    { type: 'array', items: [{ enum: VALUE_TYPES }], minItems: 1, maxItems: 2, additionalItems: true },
     {
       type: 'object',
       additionalProperties: false,
@@ -61,25 +62,35 @@ const paramType = {
 const paramMap = { type: 'object', propertyNames: identifier, additionalProperties: paramType } as const;
 
 const lookupMap = { type: 'object', propertyNames: { type: 'string', pattern: '^[a-z][a-z0-9_]*$' } } as const;
-const queryExpr: Record<string, unknown> = {
-  $id: 'queryExpr',
-  anyOf: [
-    {
-      type: 'object',
-      additionalProperties: false,
-      required: ['and'],
-      properties: { and: { type: 'array', minItems: 1, items: { $ref: 'queryExpr' } } },
-    },
-    {
-      type: 'object',
-      additionalProperties: false,
-      required: ['or'],
-      properties: { or: { type: 'array', minItems: 1, items: { $ref: 'queryExpr' } } },
-    },
-    { type: 'object', additionalProperties: false, required: ['not'], properties: { not: { $ref: 'queryExpr' } } },
-    lookupMap,
-  ],
-};
+/** `{and: [...]}`, `{or: [...]}`, `{not: ...}` or a map of lookups to values; `inner` is a nested expression. */
+function queryExprOf<Inner>(inner: Inner) {
+  return {
+    $id: 'queryExpr',
+    anyOf: [
+      {
+        type: 'object',
+        additionalProperties: false,
+        required: ['and'],
+        properties: { and: { type: 'array', minItems: 1, items: inner } },
+      },
+      {
+        type: 'object',
+        additionalProperties: false,
+        required: ['or'],
+        properties: { or: { type: 'array', minItems: 1, items: inner } },
+      },
+      { type: 'object', additionalProperties: false, required: ['not'], properties: { not: inner } },
+      lookupMap,
+    ],
+  } as const;
+}
+
+const queryExpr = queryExprOf({ $ref: 'queryExpr' } as const);
+/**
+ * The same schema for deriving types: TypeScript cannot derive a recursive type from a schema, so
+ * the expressions nested in and/or/not are typed as unknown (build-filters.ts walks them).
+ */
+const queryExprForTypes = queryExprOf({} as const);
 
 const schemaFieldEntry = {
   anyOf: [
@@ -108,7 +119,7 @@ const serializerSection = {
     excludes: { type: 'array', items: identifier, uniqueItems: true },
     optionals: {
       type: 'array',
-      items: { type: 'array', prefixItems: [identifier, { enum: VALUE_TYPES }], minItems: 2, maxItems: 2, items: false },
+      items: { type: 'array', items: [identifier, { enum: VALUE_TYPES }], minItems: 2, maxItems: 2 },
     },
   },
 } as const;
@@ -272,6 +283,14 @@ const customEndpoint = {
   },
 } as const;
 
+/** One case of a match-case filter: the lookups a true (or false) parameter applies. */
+const matchCase = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['query_filter'],
+  properties: { query_filter: { $ref: 'queryExpr' }, include: { type: 'boolean' } },
+} as const;
+
 export const viewsetSchema = {
   type: 'object',
   additionalProperties: false,
@@ -298,7 +317,7 @@ export const viewsetSchema = {
     extra_decorators: {
       type: 'object',
       additionalProperties: false,
-      properties: Object.fromEntries(operations.map((op) => [op, decoratorList])),
+      properties: { create: decoratorList, list: decoratorList, retrieve: decoratorList, update: decoratorList, delete: decoratorList },
     },
     model_verbose_name: { type: 'string' },
     model_verbose_name_plural: { type: 'string' },
@@ -311,23 +330,7 @@ export const viewsetSchema = {
     post_auth: authList,
     patch_auth: authList,
     delete_auth: authList,
-    filter_mixins: {
-      type: 'array',
-      uniqueItems: true,
-      items: {
-        enum: [
-          'IcontainsFilterViewSetMixin',
-          'BooleanFilterViewSetMixin',
-          'NumericFilterViewSetMixin',
-          'GreaterDateFilterViewSetMixin',
-          'LessDateFilterViewSetMixin',
-          'GreaterEqualDateFilterViewSetMixin',
-          'LessEqualDateFilterViewSetMixin',
-          'RelationFilterViewSetMixin',
-          'MatchCaseFilterViewSetMixin',
-        ],
-      },
-    },
+    filter_mixins: { type: 'array', uniqueItems: true, items: { enum: FILTER_MIXINS } },
     relations_filters: {
       type: 'array',
       items: {
@@ -349,17 +352,7 @@ export const viewsetSchema = {
             type: 'object',
             additionalProperties: false,
             required: ['true', 'false'],
-            properties: Object.fromEntries(
-              ['true', 'false'].map((k) => [
-                k,
-                {
-                  type: 'object',
-                  additionalProperties: false,
-                  required: ['query_filter'],
-                  properties: { query_filter: { $ref: 'queryExpr' }, include: { type: 'boolean' } },
-                },
-              ]),
-            ),
+            properties: { true: matchCase, false: matchCase },
           },
         },
       },
@@ -367,17 +360,19 @@ export const viewsetSchema = {
     overrides: {
       type: 'object',
       additionalProperties: false,
-      properties: Object.fromEntries(operations.map((op) => [op, exportName])),
+      properties: { create: exportName, list: exportName, retrieve: exportName, update: exportName, delete: exportName },
     },
     lifecycle: {
       type: 'object',
       additionalProperties: false,
-      properties: Object.fromEntries(
-        ['before_create', 'after_create', 'before_update', 'after_update', 'before_delete', 'after_delete'].map((h) => [
-          h,
-          exportName,
-        ]),
-      ),
+      properties: {
+        before_create: exportName,
+        after_create: exportName,
+        before_update: exportName,
+        after_update: exportName,
+        before_delete: exportName,
+        after_delete: exportName,
+      },
     },
     actions: { type: 'object', propertyNames: { type: 'string', pattern: '^[a-z][a-z0-9_-]*$' }, additionalProperties: customAction },
     endpoints: { type: 'array', items: customEndpoint },
@@ -442,12 +437,8 @@ export const serviceSchema = {
     settings: {
       type: 'object',
       additionalProperties: false,
-      properties: Object.fromEntries(
-        Object.entries(SETTINGS).map(([name, s]) => {
-          const { default: _ignored, ...rest } = s as Record<string, unknown>;
-          return [name, rest];
-        }),
-      ),
+      // `default` is an annotation here: the model fills in defaults (see SETTINGS).
+      properties: SETTINGS,
     },
     auth: {
       type: 'object',
@@ -466,3 +457,27 @@ export const serviceSchema = {
 } as const;
 
 export const sharedSchemas = [queryExpr, serializerClass];
+
+/** The meta-schema's options for deriving types: shared schemas by `$id`, defaults not filled in. */
+type Derive = { references: [typeof queryExprForTypes, typeof serializerClass]; keepDefaultedPropertiesOptional: true };
+
+/** A resource file as the meta-schema accepts it. */
+export type ResourceSpec = FromSchema<typeof resourceSchema, Derive>;
+/** A service file as the meta-schema accepts it. */
+export type ServiceSpec = FromSchema<typeof serviceSchema, Derive>;
+
+/* The parts of a spec document the model builder reads, named. */
+export type FieldSpec = ResourceSpec['fields'][string];
+export type ViewsetSpec = NonNullable<ResourceSpec['viewset']>;
+export type SerializerSectionSpec = NonNullable<NonNullable<ResourceSpec['serializer']>['ReadSerializer']>;
+export type ManualSchemaSpec = NonNullable<ViewsetSpec['schema_in']>;
+export type ManualFieldSpec = ManualSchemaSpec['fields'][string];
+export type SerializerClassSpec = NonNullable<ViewsetSpec['serializer_class']>;
+export type RelationSpec = NonNullable<ViewsetSpec['m2m_relations']>[number];
+export type ActionSpec = NonNullable<ViewsetSpec['actions']>[string];
+export type EndpointSpec = NonNullable<ViewsetSpec['endpoints']>[number];
+export type AuthListSpec = ViewsetSpec['auth'];
+export type PaginationSpec = ViewsetSpec['pagination_class'];
+export type ParamSpec = NonNullable<ViewsetSpec['query_params']>[string];
+export type RelationFilterSpec = NonNullable<ViewsetSpec['relations_filters']>[number];
+export type MatchCaseFilterSpec = NonNullable<ViewsetSpec['filters_match_cases']>[number];

@@ -2,8 +2,9 @@
  * The intermediate model: everything the templates print, derived once from the validated specs.
  * Nothing downstream of `buildModel` reads the raw YAML again.
  */
-import type { SettingName } from './meta-schema';
 import type { ResourceFilters } from './build-filters';
+import type { HookRef } from './hook-refs';
+import type { SettingName } from './meta-schema';
 
 export type FieldType =
   | 'integer'
@@ -157,7 +158,6 @@ export interface Endpoint {
   decorators: (string | null)[];
   request?: SchemaModel;
   response?: SchemaModel;
-  pathParams: string[];
   /** `paginate(<paginator>)`: the handler's list result is paged by this paginator. */
   paginate?: Pagination;
 }
@@ -212,7 +212,8 @@ export interface Resource {
   tag: string;
   specFile: string;
   hooks?: string;
-  viewsetClass: 'APIViewSet' | 'ReadOnlyViewSet' | 'WriteOnlyViewSet';
+  /** Every hook the resource file names, with its position and module. */
+  hookRefs: HookRef[];
   pk: Field;
   /** Column fields in spec order, the primary key first. */
   fields: Field[];
@@ -227,7 +228,6 @@ export interface Resource {
   errorSchema: SchemaModel | null;
   lifecycle: Partial<Record<'before_create' | 'after_create' | 'before_update' | 'after_update' | 'before_delete' | 'after_delete', string>>;
   querysetRequest?: string;
-  docs: Record<OperationKind, string>;
   actions: Action[];
   endpoints: Endpoint[];
   relations: Relation[];
@@ -244,6 +244,8 @@ export interface ServiceModel {
   sqliteFile: string;
   auth: { userModel?: string; keysDir: string; extraClaims: string[] };
   hooks?: string;
+  /** Every hook the service file names, with its position. */
+  hookRefs: HookRef[];
   /** Paginators and authenticators the service hooks module exports for every resource. */
   sharedHooks: string[];
   /** The older `views()` hook: registers routes on the router itself. */

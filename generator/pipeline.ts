@@ -5,6 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { buildModel } from './build-model';
+import { checkModel, describeSpecs, type DescribedSpecs } from './check-model';
 import { dbSchemaOf } from './db-schema';
 import { SpecError, sortDiagnostics, type Diagnostic } from './diagnostics';
 import { formatTypeScriptFiles, normalize } from './format';
@@ -50,14 +51,20 @@ export interface Generated {
 
 /** Every spec problem at once, or none. */
 export function validate(specsDir: string, cwd = process.cwd()): Diagnostic[] {
-  return check(loadSpecs(specsDir, cwd));
+  return checkSpecs(loadSpecs(specsDir, cwd)).diagnostics;
 }
 
-/** Every problem: YAML, meta-schema and semantic rules, then (when those pass) hook exports. */
-function check(loaded: LoadedSpecs): Diagnostic[] {
-  const diagnostics = [...loaded.diagnostics, ...validateSpecs(loaded)];
-  if (!diagnostics.length) diagnostics.push(...checkHookExports(loaded));
-  return sortDiagnostics(diagnostics);
+/**
+ * Every problem: YAML, the meta-schema and the meaning of each file, then the model's names and
+ * hook references across files, then (when all those pass) the hooks modules' exports. Returns the
+ * described specs too: the model is built from them, so names are derived once.
+ */
+export function checkSpecs(loaded: LoadedSpecs): { diagnostics: Diagnostic[]; described: DescribedSpecs } {
+  const validation = validateSpecs(loaded);
+  const described = describeSpecs(loaded, validation.documents);
+  const diagnostics = [...loaded.diagnostics, ...validation.diagnostics, ...checkModel(described)];
+  if (!diagnostics.length) diagnostics.push(...checkHookExports(described));
+  return { diagnostics: sortDiagnostics(diagnostics), described };
 }
 
 function importPath(fromDir: string, target: string): string {
@@ -68,9 +75,9 @@ function importPath(fromDir: string, target: string): string {
 export function generate(options: GenerateOptions): Generated {
   const cwd = options.cwd ?? process.cwd();
   const loaded = loadSpecs(options.specsDir, cwd);
-  const diagnostics = check(loaded);
+  const { diagnostics, described } = checkSpecs(loaded);
   if (diagnostics.length) throw new SpecError(diagnostics);
-  const model = buildModel(loaded);
+  const model = buildModel(described);
   const outDir = path.resolve(cwd, options.outDir);
   // The next migration: the committed snapshot in the output folder against the model's schema.
   const specs = [loaded.service, ...loaded.resources].filter((s) => s !== undefined);

@@ -2,24 +2,31 @@
  * Stage 2: check the loaded specs and report every problem at once, each at its YAML position.
  *
  * Layer 1 checks the shape of each file against the JSON meta-schema (ajv) and turns ajv's errors
- * into one plain message per node. Layer 2 checks meaning (relations, schema fields, defaults,
- * lookups, hooks, names shared between files) on the parts of each file that passed layer 1:
- * nodes that failed it are marked INVALID, so one mistake is reported once, not once per layer.
+ * into one plain message per node. Layer 2 checks the meaning of what each file writes (relations,
+ * schema fields, defaults, lookups, viewset options) on the parts that passed layer 1: nodes that
+ * failed it are marked INVALID, so one mistake is reported once, not once per layer. What the model
+ * derives (names, routes, operation ids, hook references) is checked on the model: check-model.ts.
  */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import Ajv2020, { type AnySchemaObject, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
+import Ajv, { type AnySchemaObject, type ErrorObject, type ValidateFunction } from 'ajv';
 import { isMap, isScalar, isSeq } from 'yaml';
 import { type Diagnostic, sortDiagnostics } from './diagnostics';
 import { diagnosticAt, type LoadedSpecs, type SpecFile, type YamlPath } from './load';
-import { AUTHENTICATORS, resourceSchema, serviceSchema, sharedSchemas } from './meta-schema';
+import { LOOKUP_OPERATORS } from '../runtime/catalogue';
+import { resourceSchema, serviceSchema, sharedSchemas } from './meta-schema';
+
+export interface Validation {
+  /** Every problem found, sorted by position. */
+  diagnostics: Diagnostic[];
+  /** The files the meta-schema accepted as a whole, with their data: the ones the model can describe. */
+  documents: Map<SpecFile, unknown>;
+}
 
 /**
  * Every problem in the loaded specs, sorted by position, without repeating `loaded.diagnostics`
  * (YAML syntax errors and duplicate keys, which the loader already reported).
  */
-export function validateSpecs(loaded: LoadedSpecs): Diagnostic[] {
-  const ctx: Ctx = { dir: loaded.dir, out: [], resources: [], byModel: new Map(), sharedHooks: new Set() };
+export function validateSpecs(loaded: LoadedSpecs): Validation {
+  const ctx: Ctx = { out: [], resources: [], byModel: new Map(), documents: new Map() };
   if (loaded.service) {
     const data = checkShape(ctx, loaded.service, checkServiceShape);
     ctx.service = { spec: loaded.service, data: asRec(data) ?? {} };
@@ -29,11 +36,9 @@ export function validateSpecs(loaded: LoadedSpecs): Diagnostic[] {
     ctx.resources.push(res);
     if (res.model && !ctx.byModel.has(res.model)) ctx.byModel.set(res.model, res);
   }
-  collectSharedHooks(ctx);
-  checkNamesAcrossResources(ctx);
   for (const res of ctx.resources) if (!res.opaque) checkResource(ctx, res);
   if (ctx.service) checkService(ctx, ctx.service.spec, ctx.service.data);
-  return dedupe(sortDiagnostics(ctx.out));
+  return { diagnostics: dedupe(sortDiagnostics(ctx.out)), documents: ctx.documents };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -46,12 +51,11 @@ type Rec = Record<string, unknown>;
 const INVALID = Symbol('invalid');
 
 interface Ctx {
-  dir: string;
   out: Diagnostic[];
   resources: Resource[];
   byModel: Map<string, Resource>;
-  /** Paginators and authenticators the service file declares (exported by the service's hooks). */
-  sharedHooks: Set<string>;
+  /** Files whose data passed the meta-schema as a whole. */
+  documents: Map<SpecFile, unknown>;
   service?: { spec: SpecFile; data: Rec };
 }
 
@@ -164,7 +168,7 @@ function editDistance(a: string, b: string): number {
 // Layer 1: the meta-schema
 // ---------------------------------------------------------------------------------------------
 
-const ajv = new Ajv2020({ allErrors: true, strict: false, verbose: true });
+const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
 for (const schema of sharedSchemas) ajv.addSchema(schema);
 const checkServiceShape = ajv.compile(serviceSchema);
 const checkResourceShape = ajv.compile(resourceSchema);
@@ -184,7 +188,10 @@ interface Finding {
 function checkShape(ctx: Ctx, spec: SpecFile, validate: ValidateFunction): unknown {
   const data = fileData(spec);
   if (data === undefined && spec.doc.errors.length) return undefined;
-  if (validate(data ?? null)) return data;
+  if (validate(data ?? null)) {
+    ctx.documents.set(spec, data);
+    return data;
+  }
   let clean: unknown = structuredClone(data);
   for (const issue of collapse(validate.errors ?? [])) {
     const finding = describeIssue(spec, data, issue);
@@ -415,15 +422,6 @@ function indexResource(spec: SpecFile, data: unknown): Resource {
   return { spec, data: rec ?? {}, model, name: model ?? written ?? 'this resource', fields, pk, opaque: !rec };
 }
 
-function verboseName(res: Resource): string {
-  const words = (res.model ?? '').replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/([A-Z])([A-Z][a-z])/g, '$1 $2');
-  return asStr(res.data.verbose_name) ?? words.toLowerCase();
-}
-
-function verboseNamePlural(res: Resource): string {
-  return asStr(res.data.verbose_name_plural) ?? `${verboseName(res)}s`;
-}
-
 /**
  * A field of `target`, or undefined after reporting `<label> "x" is not a field of Model`.
  * Unreadable targets know no fields, so nothing is reported against them.
@@ -446,49 +444,6 @@ function checkResource(ctx: Ctx, res: Resource): void {
   checkSerializer(ctx, res);
   const vs = asRec(res.data.viewset);
   if (vs) checkViewset(ctx, res, vs);
-  checkHooks(ctx, res.spec, res.data, resourceHookRefs(ctx, vs ?? {}));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Names shared between files: models, tables, route bases
-// ---------------------------------------------------------------------------------------------
-
-function checkNamesAcrossResources(ctx: Ctx): void {
-  const models = new Map<string, Resource>();
-  const tables = new Map<string, Resource>();
-  const routes = new Map<string, Resource>();
-  for (const res of ctx.resources) {
-    if (!res.model) continue;
-    const first = models.get(res.model);
-    if (first) {
-      report(ctx, res.spec, ['model'], `duplicate model "${res.model}": already defined in ${first.spec.file}`);
-      continue;
-    }
-    models.set(res.model, res);
-    if (res.opaque) continue;
-    claimName(ctx, tables, res, tableName(res), 'table', has(res.data, 'table') ? ['table'] : ['model']);
-    const route = routeBase(res);
-    claimName(ctx, routes, res, route.name, 'route base', route.at);
-  }
-}
-
-function claimName(ctx: Ctx, taken: Map<string, Resource>, res: Resource, name: string, what: string, at: YamlPath): void {
-  const first = taken.get(name);
-  if (first) report(ctx, res.spec, at, `duplicate ${what} "${name}": already used by ${first.name} in ${first.spec.file}`);
-  else taken.set(name, res);
-}
-
-/** The explicit `table`, else the plural verbose name in snake_case (`blog posts` → `blog_posts`). */
-function tableName(res: Resource): string {
-  return asStr(res.data.table) ?? verboseNamePlural(res).replace(/ +/g, '_');
-}
-
-/** `viewset.api_route_path` without its slashes, else the plural verbose name (spaces as `-`). */
-function routeBase(res: Resource): { name: string; at: YamlPath } {
-  const explicit = asStr(asRec(res.data.viewset)?.api_route_path)?.replace(/^\/+|\/+$/g, '');
-  if (explicit) return { name: `/${explicit}`, at: ['viewset', 'api_route_path'] };
-  const at = has(res.data, 'verbose_name_plural') ? ['verbose_name_plural'] : ['model'];
-  return { name: `/${verboseNamePlural(res).toLowerCase().replace(/ +/g, '-')}`, at };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -965,10 +920,7 @@ function checkQueryParams(ctx: Ctx, res: Resource, vs: Rec): void {
 // Lookups: `author__username__iexact`, in relations_filters and match cases
 // ---------------------------------------------------------------------------------------------
 
-const LOOKUP_OPERATORS = [
-  'exact', 'iexact', 'contains', 'icontains', 'startswith', 'istartswith', 'endswith',
-  'gt', 'gte', 'lt', 'lte', 'in', 'isnull', 'range',
-];
+const isOperator = (name: string) => (LOOKUP_OPERATORS as readonly string[]).includes(name);
 
 function checkLookups(ctx: Ctx, res: Resource, vs: Rec): void {
   eachItem(vs.relations_filters, ['viewset', 'relations_filters'], (rf, at) => {
@@ -1022,7 +974,7 @@ function checkLookup(ctx: Ctx, res: Resource, lookup: string, at: YamlPath, key:
   for (const [i, seg] of segments.entries()) {
     const rest = segments.slice(i + 1);
     const field = current.fields.get(seg);
-    if (!field && i > 0 && LOOKUP_OPERATORS.includes(seg)) {
+    if (!field && i > 0 && isOperator(seg)) {
       return rest.length ? fail(`nothing may follow the operator "${seg}"`) : seg;
     }
     if (!field) {
@@ -1030,8 +982,8 @@ function checkLookup(ctx: Ctx, res: Resource, lookup: string, at: YamlPath, key:
     }
     if (!rest.length) return undefined;
     if (!RELATION_TYPES.includes(field.type ?? '')) {
-      if (rest.length === 1 && LOOKUP_OPERATORS.includes(rest[0])) return rest[0];
-      if (LOOKUP_OPERATORS.includes(rest[0])) return fail(`nothing may follow the operator "${rest[0]}"`);
+      if (rest.length === 1 && isOperator(rest[0])) return rest[0];
+      if (isOperator(rest[0])) return fail(`nothing may follow the operator "${rest[0]}"`);
       const operators = LOOKUP_OPERATORS.join(', ');
       const hint = didYouMean(rest[0], LOOKUP_OPERATORS) || ` ("${seg}" is a ${field.type} field, not a relation; operators: ${operators})`;
       return fail(`unknown operator "${rest[0]}"`, hint);
@@ -1069,89 +1021,4 @@ function checkService(ctx: Ctx, spec: SpecFile, data: Rec): void {
       if (typeof claim === 'string') fieldOf(ctx, spec, user, claim, 'extra claim', at);
     });
   }
-  checkHooks(ctx, spec, data, serviceHookRefs(data));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Hooks: names of exports in the file's hooks module
-// ---------------------------------------------------------------------------------------------
-
-const BUILTIN_PAGINATORS = ['PageNumberPagination', 'LimitOffsetPagination', 'PageNumberResultsPagination'];
-
-interface HookRef {
-  name: string;
-  at: YamlPath;
-}
-
-/** Paginators and authenticators declared in service.yaml may be used by every resource. */
-function collectSharedHooks(ctx: Ctx): void {
-  const data = ctx.service?.data ?? {};
-  const add = (name: unknown) => typeof name === 'string' && ctx.sharedHooks.add(name);
-  eachItem(data.paginators, ['paginators'], add);
-  eachItem(asRec(data.auth)?.authenticators, ['auth', 'authenticators'], add);
-}
-
-/** Collects hook names; `builtin` names are provided by the runtime and need no hooks module. */
-function hookCollector(builtin: (name: string) => boolean) {
-  const refs: HookRef[] = [];
-  const name = (value: unknown, at: YamlPath) => {
-    if (typeof value === 'string' && !builtin(value)) refs.push({ name: value, at });
-  };
-  const names = (list: unknown, at: YamlPath) => eachItem(list, at, name);
-  const endpoint = (ep: unknown, at: YamlPath) => {
-    const e = asRec(ep) ?? {};
-    name(e.handler, [...at, 'handler']);
-    names(e.auth, [...at, 'auth']);
-    names(e.decorators, [...at, 'decorators']);
-  };
-  return { refs, name, names, endpoint };
-}
-
-function resourceHookRefs(ctx: Ctx, vs: Rec): HookRef[] {
-  const builtin = (n: string) =>
-    (AUTHENTICATORS as readonly string[]).includes(n) || BUILTIN_PAGINATORS.includes(n) || ctx.sharedHooks.has(n);
-  const { refs, name, names, endpoint } = hookCollector(builtin);
-  const at = (...rest: Array<string | number>): YamlPath => ['viewset', ...rest];
-  name(vs.query_params_handler, at('query_params_handler'));
-  name(vs.queryset_request, at('queryset_request'));
-  const paginator = vs.pagination_class;
-  name(isRec(paginator) ? paginator.class : paginator, isRec(paginator) ? at('pagination_class', 'class') : at('pagination_class'));
-  for (const key of ['auth', 'get_auth', 'post_auth', 'patch_auth', 'delete_auth', 'm2m_auth']) names(vs[key], at(key));
-  eachEntry(vs.overrides, at('overrides'), (_op, handler, hAt) => name(handler, hAt));
-  eachEntry(vs.lifecycle, at('lifecycle'), (_event, handler, hAt) => name(handler, hAt));
-  eachEntry(vs.extra_decorators, at('extra_decorators'), (_op, list, lAt) => names(list, lAt));
-  eachItem(vs.m2m_relations, at('m2m_relations'), (rel, relAt) => {
-    const r = asRec(rel) ?? {};
-    for (const key of ['auth', 'get_decorators', 'post_decorators']) names(r[key], [...relAt, key]);
-  });
-  eachEntry(vs.actions, at('actions'), (_action, action, aAt) => endpoint(action, aAt));
-  eachItem(vs.endpoints, at('endpoints'), endpoint);
-  return refs;
-}
-
-function serviceHookRefs(data: Rec): HookRef[] {
-  const builtin = (n: string) => (AUTHENTICATORS as readonly string[]).includes(n) || BUILTIN_PAGINATORS.includes(n);
-  const { refs, name, names, endpoint } = hookCollector(builtin);
-  eachItem(data.endpoints, ['endpoints'], endpoint);
-  eachEntry(data.exception_handlers, ['exception_handlers'], (_error, handler, at) => name(handler, at));
-  names(data.paginators, ['paginators']);
-  names(asRec(data.auth)?.authenticators, ['auth', 'authenticators']);
-  name(data.views, ['views']);
-  return refs;
-}
-
-/** The hooks module must exist; a file naming hooks must have one. */
-function checkHooks(ctx: Ctx, spec: SpecFile, data: Rec, refs: HookRef[]): void {
-  const module = data.hooks;
-  if (typeof module === 'string') {
-    const file = path.resolve(ctx.dir, module);
-    if (path.relative(ctx.dir, file).startsWith('..')) {
-      report(ctx, spec, ['hooks'], `hooks module "${module}" must be inside the specs directory`);
-    } else if (!fs.existsSync(file) || !fs.statSync(file).isFile()) {
-      report(ctx, spec, ['hooks'], `hooks module "${module}" not found`);
-    }
-    return;
-  }
-  if (has(data, 'hooks')) return;
-  for (const ref of refs) report(ctx, spec, ref.at, `"${ref.name}" names a hook but this file has no hooks module`);
 }

@@ -6,6 +6,7 @@
  * authenticator that succeeds wins.
  */
 import type { Request, RequestHandler } from 'express';
+import type { BuiltinAuthenticator } from './catalogue';
 import type { Db } from './db';
 import { AuthError, ForbiddenError } from './errors';
 import type { TokenClaims, TokenService } from './tokens';
@@ -121,3 +122,6 @@ export function requireAuth(authenticators: readonly Authenticator[] | null, ctx
     throw forbidden ?? new AuthError({ detail: 'Unauthorized' }, 401);
   };
 }
+
+/** The built-in authenticators by the names specs use (the catalogue's list, checked here). */
+export const BUILTIN_AUTHENTICATOR_IMPLEMENTATIONS = { JWTAuth, AdminAuth, SuperuserAuth } satisfies Record<BuiltinAuthenticator, Authenticator>;

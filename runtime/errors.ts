@@ -2,6 +2,7 @@
  * The error catalogue: the exceptions user code may raise and the bodies they render to.
  * One Express error middleware (`errorMiddleware` in app.ts) turns each into a response.
  */
+import type { BuiltinException } from './catalogue';
 
 export type ErrorBody = Record<string, unknown>;
 
@@ -133,3 +134,18 @@ export function isConstraintViolation(err: unknown): boolean {
   if (typeof code !== 'string') return false;
   return code.startsWith('SQLITE_CONSTRAINT') || /^23\d{3}$/.test(code);
 }
+
+/** The exception classes `exception_handlers` may name, by name (the catalogue's list, checked here). */
+export const BUILTIN_EXCEPTION_CLASSES = {
+  ApiException,
+  BaseException: ApiException,
+  SerializeError,
+  AuthError,
+  ForbiddenError,
+  NotFoundError,
+  MultipleObjectsError,
+  HttpError,
+  RequestValidationError,
+  ValidationError,
+  IntegrityError,
+} satisfies Record<BuiltinException, abstract new (...args: never[]) => ApiException>;

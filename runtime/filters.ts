@@ -21,25 +21,12 @@
  */
 import type { Knex } from 'knex';
 import { fromString } from './query-params';
+import type { LookupOperator } from './catalogue';
 import { z } from './zod';
 
 /* ------------------------------------------------------------------------------- plans */
 
-export type LookupOperator =
-  | 'exact'
-  | 'iexact'
-  | 'contains'
-  | 'icontains'
-  | 'startswith'
-  | 'istartswith'
-  | 'endswith'
-  | 'gt'
-  | 'gte'
-  | 'lt'
-  | 'lte'
-  | 'in'
-  | 'isnull'
-  | 'range';
+export type { LookupOperator } from './catalogue';
 
 /** How a column's values are compared and bound. `int` is a 32-bit integer column, `bigint` a 64-bit one. */
 export type ColumnKind = 'text' | 'int' | 'bigint' | 'float' | 'decimal' | 'bool' | 'date' | 'datetime' | 'uuid' | 'json';

@@ -7,6 +7,7 @@
  */
 import { z } from './zod';
 import type { Request } from 'express';
+import type { BuiltinPaginator } from './catalogue';
 import { HttpError } from './errors';
 import { fromString } from './query-params';
 import type { Settings } from './settings';
@@ -141,3 +142,10 @@ export function listSource(result: unknown): ListSource {
 export async function listAll(source: ListSource): Promise<unknown[]> {
   return source.fetch(undefined, 0);
 }
+
+/** The built-in paginators by the names specs use (the catalogue's list, checked here). */
+export const BUILTIN_PAGINATOR_CLASSES = {
+  PageNumberPagination,
+  LimitOffsetPagination,
+  PageNumberResultsPagination,
+} satisfies Record<BuiltinPaginator, unknown>;

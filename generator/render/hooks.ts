@@ -3,7 +3,7 @@
  * (`hooks.x`); paginators and authenticators the service file declares for every resource are
  * exports of the service's module (`serviceHooks.x`); built-in authenticators are runtime names.
  */
-import { BUILTIN_AUTHENTICATORS } from '../build-model';
+import { isBuiltinAuthenticator } from '../../runtime/catalogue';
 
 export interface HookScope {
   /** Names exported by the service hooks module and shared with every resource. */
@@ -19,7 +19,7 @@ export function hookRef(name: string, scope: HookScope): string {
 /** `null` (public) or the list of authenticators. */
 export function authExpr(auth: readonly string[] | null, scope: HookScope): string {
   if (auth === null) return 'null';
-  return `[${auth.map((a) => (BUILTIN_AUTHENTICATORS.includes(a) ? a : hookRef(a, scope))).join(', ')}]`;
+  return `[${auth.map((a) => (isBuiltinAuthenticator(a) ? a : hookRef(a, scope))).join(', ')}]`;
 }
 
 /** A named view with its decorators (null entries kept: decorate_view ignores them). */

@@ -7,7 +7,7 @@ import { createTableStatements, dropTableStatement } from '../db-schema';
 import type { Endpoint, Field, Operation, Resource, SchemaField, SchemaModel, ServiceModel } from '../model';
 import { camelCase, docLine, literal, pascalCase, str } from '../names';
 import { authExpr, hookRef, usesServiceHooks, viewExpr, type HookScope } from './hooks';
-import { BUILTIN_EXCEPTIONS } from '../build-model';
+import { isBuiltinException } from '../../runtime/catalogue';
 import { relationsQueriesView, relationsRouteView } from './m2m';
 import { zodInput, zodOutput } from './zod';
 
@@ -568,9 +568,9 @@ export function authView(model: ServiceModel, ctx: RenderContext) {
 }
 
 export function appView(model: ServiceModel, ctx: RenderContext) {
-  const handlers = model.exceptionHandlers.map((h) => `[${BUILTIN_EXCEPTIONS.includes(h.exception) ? h.exception : `hooks.${h.exception}`}, hooks.${h.handler}]`);
+  const handlers = model.exceptionHandlers.map((h) => `[${isBuiltinException(h.exception) ? h.exception : `hooks.${h.exception}`}, hooks.${h.handler}]`);
   const runtimeImports = ['createApi', 'createServiceContext', 'loadSettings', 'TokenService', 'type Db', 'type KeyPair', 'type Route', 'type ServiceContext', 'type Settings'];
-  for (const h of model.exceptionHandlers) if (BUILTIN_EXCEPTIONS.includes(h.exception)) runtimeImports.push(h.exception);
+  for (const h of model.exceptionHandlers) if (isBuiltinException(h.exception)) runtimeImports.push(h.exception);
   return {
     header: header(`${ctx.specsName}/service.yaml`),
     runtime: up(ctx.runtimeFromRoot, 0),

@@ -11,7 +11,7 @@ import { compileCondition, compileLookup, LookupError, modelGraph, type ModelGra
 import { formatDiagnostic } from '../../generator/diagnostics';
 import { loadSpecs } from '../../generator/load';
 import type { ServiceModel } from '../../generator/model';
-import { validate } from '../../generator/pipeline';
+import { checkSpecs, validate } from '../../generator/pipeline';
 import { filterParamZod } from '../../generator/render/filters';
 
 const SERVICE = 'title: Test API\nversion: 1.0.0\n';
@@ -34,8 +34,9 @@ function specsDir(files: Record<string, string>): string {
 /** The model of valid specs (validated first, so a failure here is the compiler's). */
 function modelOf(files: Record<string, string>): ServiceModel {
   const dir = specsDir(files);
-  expect(validate(dir, dir).map(formatDiagnostic)).toEqual([]);
-  return buildModel(loadSpecs(dir, dir));
+  const { diagnostics, described } = checkSpecs(loadSpecs(dir, dir));
+  expect(diagnostics.map(formatDiagnostic)).toEqual([]);
+  return buildModel(described);
 }
 
 const resource = (name: string, ...lines: string[]) => ({ [`resources/${name}.yaml`]: lines.join('\n') + '\n' });

@@ -9,7 +9,7 @@ import { buildModel, resolveAuth } from '../../generator/build-model';
 import { formatDiagnostic } from '../../generator/diagnostics';
 import { loadSpecs } from '../../generator/load';
 import type { Resource, SchemaField, SchemaModel, ServiceModel } from '../../generator/model';
-import { validateSpecs } from '../../generator/validate';
+import { checkSpecs } from '../../generator/pipeline';
 
 const SERVICE = 'title: Test API\nversion: 1.0.0\n';
 
@@ -26,10 +26,9 @@ function modelOf(files: Record<string, string>): ServiceModel {
     fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
     fs.writeFileSync(path.join(dir, name), text);
   }
-  const loaded = loadSpecs(dir, dir);
-  expect(loaded.diagnostics.map(formatDiagnostic)).toEqual([]);
-  expect(validateSpecs(loaded).map(formatDiagnostic)).toEqual([]);
-  return buildModel(loaded);
+  const { diagnostics, described } = checkSpecs(loadSpecs(dir, dir));
+  expect(diagnostics.map(formatDiagnostic)).toEqual([]);
+  return buildModel(described);
 }
 
 /** A resource file `resources/<name>.yaml` from lines. */

@@ -3,14 +3,20 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { formatDiagnostic, sortDiagnostics } from '../../generator/diagnostics';
 import { loadSpecs } from '../../generator/load';
+import { checkModel, describeSpecs } from '../../generator/check-model';
 import { validateSpecs } from '../../generator/validate';
 
 const FIXTURES = path.resolve(__dirname, '../fixtures');
 
-/** Loader and validator diagnostics of a specs directory, formatted with paths relative to it. */
+/**
+ * Loader, validator and model-check diagnostics of a specs directory (not the hooks modules'
+ * exports: see hook-exports.test.ts), formatted with paths relative to it.
+ */
 function diagnosticsOf(dir: string): string[] {
   const loaded = loadSpecs(dir, dir);
-  return sortDiagnostics([...loaded.diagnostics, ...validateSpecs(loaded)]).map(formatDiagnostic);
+  const validation = validateSpecs(loaded);
+  const model = checkModel(describeSpecs(loaded, validation.documents));
+  return sortDiagnostics([...loaded.diagnostics, ...validation.diagnostics, ...model]).map(formatDiagnostic);
 }
 
 const SERVICE = 'title: Test API\nversion: 1.0.0\n';
@@ -459,6 +465,89 @@ describe('validateSpecs: service and hooks', () => {
       'resources/a.yaml:4:29: "cache" names a hook but this file has no hooks module',
       'resources/a.yaml:6:50: "stats" names a hook but this file has no hooks module',
       'service.yaml:3:38: "onIntegrity" names a hook but this file has no hooks module',
+    ]);
+  });
+});
+
+describe('checkModel: names and hooks as the model derives them', () => {
+  it('finds a route base and operation id clash made through viewset.model_verbose_name_plural', () => {
+    const alpha = resource('alpha', 'model: Alpha', 'fields:', '  name: {type: string}', 'viewset:', '  model_verbose_name_plural: items');
+    const item = resource('item', 'model: Item', 'fields:', '  name: {type: string}');
+    expect(check({ ...alpha, ...item })).toEqual([
+      'resources/item.yaml:1:8: duplicate route base "/items": already used by Alpha in resources/alpha.yaml',
+    ]);
+  });
+
+  it('finds clashing operation ids of custom endpoints, actions and CRUD operations, across files and within one', () => {
+    const a = resource(
+      'a',
+      'model: A',
+      'hooks: hooks/a.ts',
+      'fields:',
+      '  name: {type: string}',
+      'viewset:',
+      '  endpoints:',
+      '    - {method: api_get, path: /a/stats/, handler: stats}',
+      '  actions:',
+      '    create-b: {handler: createB}',
+    );
+    const b = resource(
+      'b',
+      'model: B',
+      'hooks: hooks/b.ts',
+      'fields:',
+      '  name: {type: string}',
+      'viewset:',
+      '  endpoints:',
+      '    - {method: api_get, path: /b/stats/, handler: stats}',
+      '  actions:',
+      '    create: {handler: make}',
+    );
+    const hooks = { 'hooks/a.ts': 'export {};\n', 'hooks/b.ts': 'export {};\n' };
+    expect(check({ ...a, ...b, ...hooks })).toEqual([
+      'resources/b.yaml:7:51: duplicate operation id "stats": already used by A in resources/a.yaml',
+      // The action `create` of B is `create_b`, the id of B's own create operation.
+      'resources/b.yaml:9:13: duplicate operation id "create_b": already used by B in resources/b.yaml',
+    ]);
+  });
+
+  it('finds a clash between a relation endpoint and another operation id only once per relation', () => {
+    const tag = resource('tags', 'model: Tag', 'fields:', '  name: {type: string}', 'serializer:', '  ReadSerializer: {fields: [id, name]}');
+    const post = resource(
+      'posts',
+      'model: Post',
+      'fields:',
+      '  tags: {type: many_to_many, to: Tag}',
+      'viewset:',
+      '  m2m_relations:',
+      '    - {model: Tag, related_name: tags, path: labels}',
+      '    - {model: Tag, related_name: tags, path: labels}',
+    );
+    expect(check({ ...tag, ...post })).toEqual(['resources/posts.yaml:7:34: duplicate related_name "tags": another relation already uses it']);
+  });
+
+  it('reports relation hooks in a file without a hooks module', () => {
+    const tag = resource('tags', 'model: Tag', 'fields:', '  name: {type: string}', 'serializer:', '  ReadSerializer: {fields: [id, name]}');
+    const post = resource(
+      'posts',
+      'model: Post',
+      'fields:',
+      '  tags: {type: many_to_many, to: Tag}',
+      'viewset:',
+      '  m2m_relations:',
+      '    - {model: Tag, related_name: tags, query_handler: findTag, query_params_handler: tagFilters}',
+    );
+    expect(check({ ...tag, ...post })).toEqual([
+      'resources/posts.yaml:6:55: "findTag" names a hook but this file has no hooks module',
+      'resources/posts.yaml:6:86: "tagFilters" names a hook but this file has no hooks module',
+    ]);
+  });
+
+  it('reports a custom exception class in a service file without a hooks module, at its key', () => {
+    const service = { 'service.yaml': `${SERVICE}exception_handlers:\n  QuotaExceeded: onQuota\n` };
+    expect(check(service)).toEqual([
+      'service.yaml:4:3: "QuotaExceeded" names a hook but this file has no hooks module',
+      'service.yaml:4:18: "onQuota" names a hook but this file has no hooks module',
     ]);
   });
 });

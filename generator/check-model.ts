@@ -1,0 +1,164 @@
+/**
+ * Semantic checks on the model's names and hook references: what only the derived values can show.
+ * Two resources whose routes, tables or operation ids clash, a hook named in a file without a hooks
+ * module, a hooks module that is missing. Each problem is reported at the spec position the clashing
+ * value comes from (see resource-names.ts and hook-refs.ts, which the model builder uses too).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Diagnostic } from './diagnostics';
+import { resourceHookRefs, serviceHookRefs, sharedHookNames, type HookRef } from './hook-refs';
+import { diagnosticAt, type LoadedSpecs, type SpecFile } from './load';
+import type { ResourceSpec, ServiceSpec } from './meta-schema';
+import type { SourceRef } from './model';
+import { endpointOperationId, relationOperationIds, relationPath, resourceNames, type Named, type ResourceNames } from './resource-names';
+
+export interface DescribedResource {
+  spec: SpecFile;
+  data: ResourceSpec;
+  names: ResourceNames;
+  hooks: HookRef[];
+}
+
+/** The specs that passed the meta-schema, with their derived names and hook references. */
+export interface DescribedSpecs {
+  dir: string;
+  service?: { spec: SpecFile; data: ServiceSpec; hooks: HookRef[] };
+  resources: DescribedResource[];
+}
+
+/**
+ * Names and hook references of every file the meta-schema accepted (`documents`: file → its data).
+ * Files that failed it are left out: their problems are already reported.
+ */
+export function describeSpecs(loaded: LoadedSpecs, documents: ReadonlyMap<SpecFile, unknown>): DescribedSpecs {
+  const serviceData = loaded.service && (documents.get(loaded.service) as ServiceSpec | undefined);
+  const shared = sharedHookNames(serviceData);
+  const resources: DescribedResource[] = [];
+  for (const spec of loaded.resources) {
+    const data = documents.get(spec) as ResourceSpec | undefined;
+    if (data) resources.push({ spec, data, names: resourceNames(spec.file, data), hooks: resourceHookRefs(spec.file, data, shared) });
+  }
+  const service =
+    loaded.service && serviceData ? { spec: loaded.service, data: serviceData, hooks: serviceHookRefs(loaded.service.file, serviceData) } : undefined;
+  return { dir: loaded.dir, service, resources };
+}
+
+/** Every problem of names and hook references. */
+export function checkModel(described: DescribedSpecs): Diagnostic[] {
+  return [...checkNames(described), ...checkHookModules(described)];
+}
+
+function specsByFile(described: DescribedSpecs): Map<string, SpecFile> {
+  const files = new Map(described.resources.map((r) => [r.spec.file, r.spec]));
+  if (described.service) files.set(described.service.spec.file, described.service.spec);
+  return files;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Names shared between files: models, tables, route bases, operation ids
+// ---------------------------------------------------------------------------------------------
+
+/** Claims names of one kind; the second claim of a name is reported at its own position. */
+class NameRegistry {
+  private readonly taken = new Map<string, { owner: string; file: string }>();
+
+  constructor(
+    private readonly what: string,
+    private readonly report: (source: SourceRef, message: string) => void,
+  ) {}
+
+  /** False (after reporting) when the name is already taken. */
+  claim(name: string, source: SourceRef, owner: string, shown = name): boolean {
+    const first = this.taken.get(name);
+    if (first) {
+      this.report(source, `duplicate ${this.what} "${shown}": already used by ${first.owner} in ${first.file}`);
+      return false;
+    }
+    this.taken.set(name, { owner, file: source.file });
+    return true;
+  }
+}
+
+function checkNames(described: DescribedSpecs): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const files = specsByFile(described);
+  const report = (source: SourceRef, message: string) => out.push(diagnosticAt(files.get(source.file)!, source.path, message));
+  const models = new Map<string, DescribedResource>();
+  const tables = new NameRegistry('table', report);
+  const routes = new NameRegistry('route base', report);
+  const operationIds = new NameRegistry('operation id', report);
+  const unique: DescribedResource[] = [];
+  for (const res of described.resources) {
+    const { model } = res.names;
+    const first = models.get(model.name);
+    if (first) {
+      report(model.source, `duplicate model "${model.name}": already defined in ${first.spec.file}`);
+      continue;
+    }
+    models.set(model.name, res);
+    unique.push(res);
+  }
+  for (const { names } of unique) {
+    const owner = names.model.name;
+    tables.claim(names.table.name, names.table.source, owner);
+    // A resource whose base clashes would clash on every operation id too: one message says it.
+    if (!routes.claim(names.base.name, names.base.source, owner, `/${names.base.name}`)) continue;
+    for (const id of resourceOperationIds(names, models)) operationIds.claim(id.name, id.source, owner);
+  }
+  const service = described.service;
+  for (const [i, endpoint] of (service?.data.endpoints ?? []).entries()) {
+    const id = endpointOperationId(endpoint.handler, { file: service!.spec.file, path: ['endpoints', i, 'handler'] });
+    operationIds.claim(id.name, id.source, 'the service');
+  }
+  return out;
+}
+
+/** Every operation id of a resource, in the order its routes are registered. */
+function resourceOperationIds(names: ResourceNames, models: ReadonlyMap<string, DescribedResource>): Named[] {
+  const ids: Named[] = names.operations.map((op) => op.operationId);
+  ids.push(...names.actions.map((a) => a.operationId));
+  const owner = models.get(names.model.name)!;
+  const relatedNames = new Set<string>();
+  (owner.data.viewset?.m2m_relations ?? []).forEach((rel, i) => {
+    const target = models.get(rel.model);
+    // A repeated related_name is reported where it is written; its routes would only repeat that.
+    if (!target || relatedNames.has(rel.related_name)) return;
+    relatedNames.add(rel.related_name);
+    const source: SourceRef = { file: names.model.source.file, path: ['viewset', 'm2m_relations', i] };
+    const { get, manage } = relationOperationIds(names, relationPath(rel.path, target.names));
+    if (rel.get !== false) ids.push({ name: get, source });
+    if (rel.add !== false || rel.remove !== false) ids.push({ name: manage, source });
+  });
+  ids.push(...names.endpoints);
+  return ids;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hooks modules
+// ---------------------------------------------------------------------------------------------
+
+function checkHookModules(described: DescribedSpecs): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const check = (spec: SpecFile, module: string | undefined, refs: HookRef[]) => {
+    if (module !== undefined) {
+      const problem = moduleProblem(described.dir, module);
+      if (problem) out.push(diagnosticAt(spec, ['hooks'], problem));
+      return;
+    }
+    for (const ref of refs) {
+      if (ref.module === 'own') out.push(diagnosticAt(spec, ref.source.path, `"${ref.name}" names a hook but this file has no hooks module`, ref.key));
+    }
+  };
+  if (described.service) check(described.service.spec, described.service.data.hooks, described.service.hooks);
+  for (const res of described.resources) check(res.spec, res.data.hooks, res.hooks);
+  return out;
+}
+
+/** Why a hooks module cannot be used, if it cannot. */
+function moduleProblem(dir: string, module: string): string | undefined {
+  const file = path.resolve(dir, module);
+  if (path.relative(dir, file).startsWith('..')) return `hooks module "${module}" must be inside the specs directory`;
+  if (!fs.existsSync(file) || !fs.statSync(file).isFile()) return `hooks module "${module}" not found`;
+  return undefined;
+}

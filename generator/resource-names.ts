@@ -1,0 +1,123 @@
+/**
+ * The model's names: what each resource is called in code, in the database, in URLs and in the
+ * OpenAPI document, each with the spec position it comes from. Derived here once; the model
+ * (build-model.ts) uses these values and the semantic checks (check-model.ts) compare them across
+ * files, so a clash is found exactly where the generated service would have it.
+ *
+ * Works on any resource file that passed the meta-schema, whatever else is wrong with it, so that
+ * clashing names are reported in the same run as other problems.
+ */
+import type { ResourceSpec } from './meta-schema';
+import type { OperationKind, SourceRef } from './model';
+import { snakeCase, wordsOf } from './names';
+
+/** A name and where the spec decides it. */
+export interface Named {
+  name: string;
+  source: SourceRef;
+}
+
+export interface ResourceNames {
+  /** The model (class) name, e.g. `BlogPost`. */
+  model: Named;
+  /** `blog_post`: operation ids and the 404 class key. */
+  snake: string;
+  /** How the resource is shown (viewset.model_verbose_name(_plural) first, then the resource's own). */
+  verboseName: string;
+  verboseNamePlural: string;
+  /** The database table: `table`, else the resource's own plural verbose name in snake case. */
+  table: Named;
+  /** Route segment `{base}`: `viewset.api_route_path`, else the shown plural verbose name (spaces as `-`). */
+  base: Named;
+  /** OpenAPI tag of every operation of the resource. */
+  tag: string;
+  /** The CRUD operations the viewset serves, in the seed's order, with their operation ids. */
+  operations: { kind: OperationKind; operationId: Named }[];
+  /** Operation ids of actions, in spec order (`publish_article`). */
+  actions: { name: string; operationId: Named }[];
+  /** Operation ids of the resource's custom endpoints, in spec order. */
+  endpoints: Named[];
+}
+
+export const OPERATION_KINDS: readonly OperationKind[] = ['create', 'list', 'retrieve', 'update', 'delete'];
+
+const VIEWSET_OPERATIONS: Record<string, readonly OperationKind[]> = {
+  APIViewSet: OPERATION_KINDS,
+  ReadOnlyViewSet: ['list', 'retrieve'],
+  WriteOnlyViewSet: ['create', 'update', 'delete'],
+};
+
+export function resourceNames(file: string, spec: ResourceSpec): ResourceNames {
+  const at = (...path: (string | number)[]): SourceRef => ({ file, path });
+  const viewset = spec.viewset ?? {};
+  const ownVerboseName = spec.verbose_name || wordsOf(spec.model);
+  const ownVerboseNamePlural = spec.verbose_name_plural || `${ownVerboseName}s`;
+  const verboseName = viewset.model_verbose_name || ownVerboseName;
+  const verboseNamePlural = viewset.model_verbose_name_plural || spec.verbose_name_plural || `${verboseName}s`;
+  // Where the shown plural comes from: the viewset's name, the resource's own, or the model's.
+  const pluralAt = viewset.model_verbose_name_plural
+    ? at('viewset', 'model_verbose_name_plural')
+    : spec.verbose_name_plural
+      ? at('verbose_name_plural')
+      : viewset.model_verbose_name
+        ? at('viewset', 'model_verbose_name')
+        : at('model');
+  const snake = snakeCase(spec.model);
+  const explicitBase = (viewset.api_route_path ?? '').replace(/^\/+|\/+$/g, '');
+  const base: Named = explicitBase
+    ? { name: explicitBase, source: at('viewset', 'api_route_path') }
+    : { name: urlSegment(verboseNamePlural), source: pluralAt };
+  const table: Named =
+    spec.table !== undefined
+      ? { name: spec.table, source: at('table') }
+      : {
+          name: snakeCase(ownVerboseNamePlural.replace(/ /g, '_')),
+          source: spec.verbose_name_plural ? at('verbose_name_plural') : spec.verbose_name ? at('verbose_name') : at('model'),
+        };
+  const disabled = new Set<string>(viewset.disable ?? []);
+  const operations = (VIEWSET_OPERATIONS[viewset.class ?? 'APIViewSet'] ?? [])
+    .filter((kind) => !disabled.has(kind) && !disabled.has('all'))
+    .map((kind) => ({
+      kind,
+      operationId:
+        kind === 'list'
+          ? { name: `list_${verboseNamePlural.replace(/[ -]+/g, '_')}`, source: pluralAt }
+          : { name: `${kind}_${snake}`, source: at('model') },
+    }));
+  return {
+    model: { name: spec.model, source: at('model') },
+    snake,
+    verboseName,
+    verboseNamePlural,
+    table,
+    base,
+    tag: verboseNamePlural[0].toUpperCase() + verboseNamePlural.slice(1),
+    operations,
+    actions: Object.keys(viewset.actions ?? {}).map((name) => ({
+      name,
+      operationId: { name: `${name.replace(/-/g, '_')}_${snake}`, source: at('viewset', 'actions', name) },
+    })),
+    endpoints: (viewset.endpoints ?? []).map((e, i) => endpointOperationId(e.handler, at('viewset', 'endpoints', i, 'handler'))),
+  };
+}
+
+/** `blog posts` → `blog-posts`. */
+export function urlSegment(words: string): string {
+  return words.toLowerCase().split(' ').join('-');
+}
+
+/** A custom endpoint's operation id: its handler's name in snake case. */
+export function endpointOperationId(handler: string, source: SourceRef): Named {
+  return { name: snakeCase(handler), source };
+}
+
+/** A many-to-many relation's URL segment: its `path`, else the related resource's shown plural. */
+export function relationPath(path: string | undefined, target: ResourceNames): string {
+  return (path ?? '').replace(/^\/+/, '') || urlSegment(target.verboseNamePlural);
+}
+
+/** The operation ids of a relation's GET (`get_article_tags`) and POST (`manage_article_tags`). */
+export function relationOperationIds(owner: ResourceNames, path: string): { get: string; manage: string } {
+  const segment = path.replace(/[^a-z0-9]+/g, '_');
+  return { get: `get_${owner.snake}_${segment}`, manage: `manage_${owner.snake}_${segment}` };
+}

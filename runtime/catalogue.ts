@@ -1,0 +1,70 @@
+/**
+ * The built-in names of the spec language: what a spec may name without a hooks module because the
+ * runtime provides it. The generator's meta-schema, model and renderer read these lists, and the
+ * runtime declares its implementations against them (`satisfies Record<…>` where they are defined),
+ * so a name cannot be added on one side only.
+ */
+
+/** Authenticators a spec's `auth` lists may name (custom ones are hook exports). */
+export const BUILTIN_AUTHENTICATORS = ['JWTAuth', 'AdminAuth', 'SuperuserAuth'] as const;
+export type BuiltinAuthenticator = (typeof BUILTIN_AUTHENTICATORS)[number];
+
+/** Paginators `pagination_class` and `paginate` may name (custom ones are hook exports). */
+export const BUILTIN_PAGINATORS = ['PageNumberPagination', 'LimitOffsetPagination', 'PageNumberResultsPagination'] as const;
+export type BuiltinPaginator = (typeof BUILTIN_PAGINATORS)[number];
+
+/** Mixins of `filter_mixins` that apply one lookup per query parameter of a value type. */
+export const TYPE_FILTER_MIXINS = [
+  'IcontainsFilterViewSetMixin',
+  'BooleanFilterViewSetMixin',
+  'NumericFilterViewSetMixin',
+  'GreaterDateFilterViewSetMixin',
+  'LessDateFilterViewSetMixin',
+  'GreaterEqualDateFilterViewSetMixin',
+  'LessEqualDateFilterViewSetMixin',
+] as const;
+export type TypeFilterMixin = (typeof TYPE_FILTER_MIXINS)[number];
+
+/** Every mixin `filter_mixins` may name. */
+export const FILTER_MIXINS = [...TYPE_FILTER_MIXINS, 'RelationFilterViewSetMixin', 'MatchCaseFilterViewSetMixin'] as const;
+export type FilterMixinName = (typeof FILTER_MIXINS)[number];
+
+/** Exception classes `exception_handlers` may name without a hooks module. */
+export const BUILTIN_EXCEPTIONS = [
+  'ApiException',
+  'BaseException',
+  'SerializeError',
+  'AuthError',
+  'ForbiddenError',
+  'NotFoundError',
+  'MultipleObjectsError',
+  'HttpError',
+  'RequestValidationError',
+  'ValidationError',
+  'IntegrityError',
+] as const;
+export type BuiltinException = (typeof BUILTIN_EXCEPTIONS)[number];
+
+/** Operators a lookup may end with (`title__icontains`). */
+export const LOOKUP_OPERATORS = [
+  'exact',
+  'iexact',
+  'contains',
+  'icontains',
+  'startswith',
+  'istartswith',
+  'endswith',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'in',
+  'isnull',
+  'range',
+] as const;
+export type LookupOperator = (typeof LOOKUP_OPERATORS)[number];
+
+export const isBuiltinAuthenticator = (name: string): name is BuiltinAuthenticator =>
+  (BUILTIN_AUTHENTICATORS as readonly string[]).includes(name);
+export const isBuiltinPaginator = (name: string): name is BuiltinPaginator => (BUILTIN_PAGINATORS as readonly string[]).includes(name);
+export const isBuiltinException = (name: string): name is BuiltinException => (BUILTIN_EXCEPTIONS as readonly string[]).includes(name);
