@@ -5,6 +5,7 @@
 import express, { type ErrorRequestHandler, type Express, type Request } from 'express';
 import swaggerUi from 'swagger-ui-express';
 import { ZodError } from 'zod';
+import { bodyParserError, jsonBody } from './body';
 import type { Db } from './db';
 import { ApiException, IntegrityError, isConstraintViolation, ValidationError } from './errors';
 import { buildOpenApi, type ApiInfo } from './openapi';
@@ -34,17 +35,25 @@ export interface ApiOptions extends ApiInfo {
   logError?: (error: unknown) => void;
 }
 
+/** The longest request target (path and query string) served, in bytes; longer is a 414. */
+export const MAX_URL_LENGTH = 8192;
+
 export function createApi(options: ApiOptions): Express {
   const { settings, db, basePath } = options;
+  const logError = options.logError ?? ((e) => console.error(e));
   const routes = orderRoutes(options.routes);
   const app = express();
   app.disable('x-powered-by');
   app.set('strict routing', true);
   app.set('case sensitive routing', true);
   app.set('query parser', 'simple');
+  app.use((req, res, next) => {
+    if (req.url.length > MAX_URL_LENGTH) res.status(414).json({ detail: 'URI Too Long' });
+    else next();
+  });
 
   const api = express.Router({ strict: true, caseSensitive: true });
-  api.use(express.json({ limit: '1mb' }));
+  api.use(jsonBody({ limit: '1mb' }));
 
   api.get('/health', async (_req, res) => {
     try {
@@ -74,17 +83,8 @@ export function createApi(options: ApiOptions): Express {
 
   app.use(basePath || '/', api);
   app.use(fallback([]));
-  app.use(errorMiddleware(settings, options.exceptionHandlers ?? [], options.logError ?? ((e) => console.error(e))));
+  app.use(errorMiddleware(settings, options.exceptionHandlers ?? [], logError));
   return app;
-}
-
-/** Body-parser failures, by their `type`. */
-function bodyParserResponse(err: { type?: unknown; status?: unknown; message?: string }): { status: number; body: unknown } | undefined {
-  if (err.type === 'entity.parse.failed') return { status: 400, body: { detail: 'Cannot parse request body' } };
-  if (typeof err.type === 'string' && typeof err.status === 'number' && err.status >= 400 && err.status < 500) {
-    return { status: err.status, body: { detail: err.message ?? 'Bad Request' } };
-  }
-  return undefined;
 }
 
 /** Driver constraint errors become IntegrityError; a ZodError thrown by custom code becomes the 400 validation body. */
@@ -93,6 +93,11 @@ function normalize(err: unknown): unknown {
   if (isConstraintViolation(err)) return new IntegrityError(err);
   if (err instanceof ZodError) return new ValidationError(toEntries(err.issues, []));
   return err;
+}
+
+/** A URL Express cannot decode (a bad percent escape in a path parameter) is the client's fault. */
+function isUndecodableUrl(err: unknown): boolean {
+  return err instanceof URIError && (err as { status?: unknown }).status === 400;
 }
 
 function findHandler(err: unknown, handlers: ReadonlyArray<readonly [ExceptionClass, ExceptionHandler]>): ExceptionHandler | undefined {
@@ -112,9 +117,13 @@ export function errorMiddleware(
 ): ErrorRequestHandler {
   return async (rawErr, req, res, next) => {
     if (res.headersSent) return next(rawErr);
-    const parsed = bodyParserResponse(rawErr ?? {});
-    if (parsed) {
-      res.status(parsed.status).json(parsed.body);
+    const body = bodyParserError(rawErr);
+    if (body) {
+      res.status(body.status).set(body.headers).json({ detail: body.detail });
+      return;
+    }
+    if (isUndecodableUrl(rawErr)) {
+      res.status(400).json({ detail: 'Bad Request' });
       return;
     }
     const err = normalize(rawErr);

@@ -23,3 +23,4 @@ export * from './password';
 export * from './migrations';
 export type { Knex } from 'knex';
 export * from './m2m';
+export * from './body';
