@@ -9,6 +9,7 @@ import { bodyParserError, jsonBody } from './body';
 import type { Db } from './db';
 import { ApiException, IntegrityError, isConstraintViolation, ValidationError } from './errors';
 import { buildOpenApi, type ApiInfo } from './openapi';
+import { isConnectionFailure, OutageMonitor, RETRY_AFTER_SECONDS, ServiceUnavailableError } from './outage';
 import { fallback, orderRoutes, type Route } from './routes';
 import type { Settings } from './settings';
 import { toEntries } from './validation';
@@ -31,7 +32,7 @@ export interface ApiOptions extends ApiInfo {
   exceptionHandlers?: ReadonlyArray<readonly [ExceptionClass, ExceptionHandler]>;
   /** The older `views()` hook: registers its own routes on the API router (after the generated ones). */
   views?: (router: express.Router) => void;
-  /** Logs unhandled errors (500s); defaults to console.error. */
+  /** Logs unhandled errors (500s), and the start and end of a database outage; defaults to console.error. */
   logError?: (error: unknown) => void;
 }
 
@@ -41,6 +42,7 @@ export const MAX_URL_LENGTH = 8192;
 export function createApi(options: ApiOptions): Express {
   const { settings, db, basePath } = options;
   const logError = options.logError ?? ((e) => console.error(e));
+  const outage = new OutageMonitor(db, logError);
   const routes = orderRoutes(options.routes);
   const app = express();
   app.disable('x-powered-by');
@@ -59,8 +61,9 @@ export function createApi(options: ApiOptions): Express {
     try {
       await db.raw('select 1');
       res.json({ status: 'ok' });
-    } catch {
-      res.status(503).json({ status: 'unavailable' });
+    } catch (err) {
+      if (isConnectionFailure(err)) outage.failed(err);
+      res.status(503).set('Retry-After', String(RETRY_AFTER_SECONDS)).json({ status: 'unavailable' });
     }
   });
 
@@ -83,14 +86,18 @@ export function createApi(options: ApiOptions): Express {
 
   app.use(basePath || '/', api);
   app.use(fallback([]));
-  app.use(errorMiddleware(settings, options.exceptionHandlers ?? [], logError));
+  app.use(errorMiddleware(settings, options.exceptionHandlers ?? [], logError, outage));
   return app;
 }
 
-/** Driver constraint errors become IntegrityError; a ZodError thrown by custom code becomes the 400 validation body. */
+/**
+ * Driver constraint errors become IntegrityError, connection failures ServiceUnavailableError; a
+ * ZodError thrown by custom code becomes the 400 validation body.
+ */
 function normalize(err: unknown): unknown {
   if (err instanceof ApiException) return err;
   if (isConstraintViolation(err)) return new IntegrityError(err);
+  if (isConnectionFailure(err)) return new ServiceUnavailableError(err);
   if (err instanceof ZodError) return new ValidationError(toEntries(err.issues, []));
   return err;
 }
@@ -114,6 +121,7 @@ export function errorMiddleware(
   settings: Settings,
   handlers: ReadonlyArray<readonly [ExceptionClass, ExceptionHandler]>,
   logError: (error: unknown) => void,
+  outage?: OutageMonitor,
 ): ErrorRequestHandler {
   return async (rawErr, req, res, next) => {
     if (res.headersSent) return next(rawErr);
@@ -127,6 +135,10 @@ export function errorMiddleware(
       return;
     }
     const err = normalize(rawErr);
+    if (err instanceof ServiceUnavailableError) {
+      if (err.cause !== undefined) outage?.failed(err.cause);
+      res.set('Retry-After', String(err.retryAfter));
+    }
     try {
       const handler = findHandler(err, handlers);
       if (handler) {

@@ -24,3 +24,4 @@ export * from './migrations';
 export type { Knex } from 'knex';
 export * from './m2m';
 export * from './body';
+export * from './outage';
