@@ -25,3 +25,4 @@ export type { Knex } from 'knex';
 export * from './m2m';
 export * from './body';
 export * from './outage';
+export * from './server';
