@@ -104,7 +104,8 @@ function normalize(err: unknown): unknown {
 
 /** A URL Express cannot decode (a bad percent escape in a path parameter) is the client's fault. */
 function isUndecodableUrl(err: unknown): boolean {
-  return err instanceof URIError && (err as { status?: unknown }).status === 400;
+  const { name, status } = (err ?? {}) as { name?: unknown; status?: unknown };
+  return name === 'URIError' && status === 400;
 }
 
 function findHandler(err: unknown, handlers: ReadonlyArray<readonly [ExceptionClass, ExceptionHandler]>): ExceptionHandler | undefined {

@@ -61,10 +61,11 @@ export function isConnectionFailure(err: unknown, depth = 0): boolean {
   return isConnectionFailure(cause, depth + 1);
 }
 
+/** The error's code and message (errors of native drivers may come from another realm: no instanceof). */
 function describe(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  const code = (err as { code?: unknown }).code;
-  const text = err.message || (Array.isArray((err as { errors?: unknown }).errors) ? describe((err as AggregateError).errors[0]) : err.name);
+  if (!err || typeof err !== 'object') return String(err);
+  const { code, message, errors, name } = err as { code?: unknown; message?: unknown; errors?: unknown; name?: unknown };
+  const text = typeof message === 'string' && message ? message : Array.isArray(errors) && errors.length ? describe(errors[0]) : String(name ?? err);
   return typeof code === 'string' && !text.includes(code) ? `${code}: ${text}` : text;
 }
 

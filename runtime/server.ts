@@ -107,11 +107,10 @@ export function answerClientErrors(server: http.Server, maxUrlLength = MAX_URL_L
 
 /** An error as one line for the console: the first line of its message, with its code when the message does not name it. */
 export function errorLine(err: unknown): string {
-  if (!(err instanceof Error)) return String(err).split('\n')[0];
-  const code = (err as { code?: unknown }).code;
-  const nested = (err as { errors?: unknown }).errors;
-  const message = (err.message || (Array.isArray(nested) && nested.length ? errorLine(nested[0]) : err.name)).split('\n')[0];
-  return typeof code === 'string' && !message.includes(code) ? `${message} (${code})` : message;
+  if (!err || typeof err !== 'object') return String(err).split('\n')[0];
+  const { code, message, errors, name } = err as { code?: unknown; message?: unknown; errors?: unknown; name?: unknown };
+  const text = (typeof message === 'string' && message ? message : Array.isArray(errors) && errors.length ? errorLine(errors[0]) : String(name ?? err)).split('\n')[0];
+  return typeof code === 'string' && !text.includes(code) ? `${text} (${code})` : text;
 }
 
 function listenError(err: NodeJS.ErrnoException, host: string, port: number): Error {
