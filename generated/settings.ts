@@ -14,6 +14,7 @@ export const DEFAULT_SETTINGS: Settings = {
   SVC_JWT_AUDIENCE: 'svc-blog-api',
   SVC_ACCESS_TOKEN_LIFETIME: 900,
   SVC_REFRESH_TOKEN_LIFETIME: 604800,
+  SVC_SHUTDOWN_TIMEOUT: 10,
 };
 
 /** The SQLite file used when DATABASE_URL is unset. */

@@ -415,6 +415,7 @@ export const SETTINGS = {
   SVC_JWT_AUDIENCE: { type: 'string', minLength: 1, default: 'svc-api' },
   SVC_ACCESS_TOKEN_LIFETIME: { type: 'integer', minimum: 1, default: 900 },
   SVC_REFRESH_TOKEN_LIFETIME: { type: 'integer', minimum: 1, default: 604800 },
+  SVC_SHUTDOWN_TIMEOUT: { type: 'integer', minimum: 1, default: 10 },
 } as const;
 export type SettingName = keyof typeof SETTINGS;
 

@@ -5,9 +5,11 @@
 import express, { type ErrorRequestHandler, type Express, type Request } from 'express';
 import swaggerUi from 'swagger-ui-express';
 import { ZodError } from 'zod';
+import { bodyParserError, jsonBody } from './body';
 import type { Db } from './db';
 import { ApiException, IntegrityError, isConstraintViolation, ValidationError } from './errors';
 import { buildOpenApi, type ApiInfo } from './openapi';
+import { isConnectionFailure, OutageMonitor, RETRY_AFTER_SECONDS, ServiceUnavailableError } from './outage';
 import { fallback, orderRoutes, type Route } from './routes';
 import type { Settings } from './settings';
 import { toEntries } from './validation';
@@ -30,28 +32,38 @@ export interface ApiOptions extends ApiInfo {
   exceptionHandlers?: ReadonlyArray<readonly [ExceptionClass, ExceptionHandler]>;
   /** The older `views()` hook: registers its own routes on the API router (after the generated ones). */
   views?: (router: express.Router) => void;
-  /** Logs unhandled errors (500s); defaults to console.error. */
+  /** Logs unhandled errors (500s), and the start and end of a database outage; defaults to console.error. */
   logError?: (error: unknown) => void;
 }
 
+/** The longest request target (path and query string) served, in bytes; longer is a 414. */
+export const MAX_URL_LENGTH = 8192;
+
 export function createApi(options: ApiOptions): Express {
   const { settings, db, basePath } = options;
+  const logError = options.logError ?? ((e) => console.error(e));
+  const outage = new OutageMonitor(db, logError);
   const routes = orderRoutes(options.routes);
   const app = express();
   app.disable('x-powered-by');
   app.set('strict routing', true);
   app.set('case sensitive routing', true);
   app.set('query parser', 'simple');
+  app.use((req, res, next) => {
+    if (req.url.length > MAX_URL_LENGTH) res.status(414).json({ detail: 'URI Too Long' });
+    else next();
+  });
 
   const api = express.Router({ strict: true, caseSensitive: true });
-  api.use(express.json({ limit: '1mb' }));
+  api.use(jsonBody({ limit: '1mb' }));
 
   api.get('/health', async (_req, res) => {
     try {
       await db.raw('select 1');
       res.json({ status: 'ok' });
-    } catch {
-      res.status(503).json({ status: 'unavailable' });
+    } catch (err) {
+      if (isConnectionFailure(err)) outage.failed(err);
+      res.status(503).set('Retry-After', String(RETRY_AFTER_SECONDS)).json({ status: 'unavailable' });
     }
   });
 
@@ -74,25 +86,26 @@ export function createApi(options: ApiOptions): Express {
 
   app.use(basePath || '/', api);
   app.use(fallback([]));
-  app.use(errorMiddleware(settings, options.exceptionHandlers ?? [], options.logError ?? ((e) => console.error(e))));
+  app.use(errorMiddleware(settings, options.exceptionHandlers ?? [], logError, outage));
   return app;
 }
 
-/** Body-parser failures, by their `type`. */
-function bodyParserResponse(err: { type?: unknown; status?: unknown; message?: string }): { status: number; body: unknown } | undefined {
-  if (err.type === 'entity.parse.failed') return { status: 400, body: { detail: 'Cannot parse request body' } };
-  if (typeof err.type === 'string' && typeof err.status === 'number' && err.status >= 400 && err.status < 500) {
-    return { status: err.status, body: { detail: err.message ?? 'Bad Request' } };
-  }
-  return undefined;
-}
-
-/** Driver constraint errors become IntegrityError; a ZodError thrown by custom code becomes the 400 validation body. */
+/**
+ * Driver constraint errors become IntegrityError, connection failures ServiceUnavailableError; a
+ * ZodError thrown by custom code becomes the 400 validation body.
+ */
 function normalize(err: unknown): unknown {
   if (err instanceof ApiException) return err;
   if (isConstraintViolation(err)) return new IntegrityError(err);
+  if (isConnectionFailure(err)) return new ServiceUnavailableError(err);
   if (err instanceof ZodError) return new ValidationError(toEntries(err.issues, []));
   return err;
+}
+
+/** A URL Express cannot decode (a bad percent escape in a path parameter) is the client's fault. */
+function isUndecodableUrl(err: unknown): boolean {
+  const { name, status } = (err ?? {}) as { name?: unknown; status?: unknown };
+  return name === 'URIError' && status === 400;
 }
 
 function findHandler(err: unknown, handlers: ReadonlyArray<readonly [ExceptionClass, ExceptionHandler]>): ExceptionHandler | undefined {
@@ -109,15 +122,24 @@ export function errorMiddleware(
   settings: Settings,
   handlers: ReadonlyArray<readonly [ExceptionClass, ExceptionHandler]>,
   logError: (error: unknown) => void,
+  outage?: OutageMonitor,
 ): ErrorRequestHandler {
   return async (rawErr, req, res, next) => {
     if (res.headersSent) return next(rawErr);
-    const parsed = bodyParserResponse(rawErr ?? {});
-    if (parsed) {
-      res.status(parsed.status).json(parsed.body);
+    const body = bodyParserError(rawErr);
+    if (body) {
+      res.status(body.status).set(body.headers).json({ detail: body.detail });
+      return;
+    }
+    if (isUndecodableUrl(rawErr)) {
+      res.status(400).json({ detail: 'Bad Request' });
       return;
     }
     const err = normalize(rawErr);
+    if (err instanceof ServiceUnavailableError) {
+      if (err.cause !== undefined) outage?.failed(err.cause);
+      res.set('Retry-After', String(err.retryAfter));
+    }
     try {
       const handler = findHandler(err, handlers);
       if (handler) {

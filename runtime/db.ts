@@ -22,6 +22,17 @@ interface SqliteConnection {
   function(name: string, options: { deterministic: boolean }, fn: (value: unknown) => unknown): unknown;
 }
 
+/**
+ * Knex's own log: its warnings go to the console, except the connection errors it warns about on
+ * every failed acquire, with a stack trace. The API logs a database outage once (see outage.ts).
+ */
+const KNEX_LOG = {
+  warn(message: unknown) {
+    if (typeof message === 'string' && /^(Acquire connection error|Connection Error): /.test(message)) return;
+    console.warn(message);
+  },
+};
+
 export interface DatabaseConfig {
   dialect: Dialect;
   knex: Knex.Config;
@@ -36,7 +47,7 @@ export interface DatabaseConfig {
 export function databaseConfig(url: string | undefined, defaultSqliteFile: string): DatabaseConfig {
   if (url && /^postgres(ql)?:\/\//.test(url)) {
     const shown = url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
-    return { dialect: 'postgres', description: shown, knex: { client: 'pg', connection: url, pool: { min: 0, max: 10 } } };
+    return { dialect: 'postgres', description: shown, knex: { client: 'pg', connection: url, pool: { min: 0, max: 10 }, log: KNEX_LOG } };
   }
   let file = defaultSqliteFile;
   if (url) {
@@ -51,6 +62,7 @@ export function databaseConfig(url: string | undefined, defaultSqliteFile: strin
       client: 'better-sqlite3',
       connection: { filename: file },
       useNullAsDefault: true,
+      log: KNEX_LOG,
       pool: {
         afterCreate(conn: SqliteConnection, done: (err: Error | null, conn: unknown) => void) {
           conn.pragma('foreign_keys = ON');

@@ -13,6 +13,8 @@ export interface Settings {
   SVC_JWT_AUDIENCE: string;
   SVC_ACCESS_TOKEN_LIFETIME: number;
   SVC_REFRESH_TOKEN_LIFETIME: number;
+  /** Seconds the server waits for requests in flight after SIGTERM or SIGINT before closing their connections. */
+  SVC_SHUTDOWN_TIMEOUT: number;
 }
 
 export class ConfigurationError extends Error {

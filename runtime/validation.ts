@@ -77,21 +77,147 @@ export const LOC = {
   path: ['path'],
 } as const;
 
+/** The entry of a string that holds a NUL character, which PostgreSQL cannot store in text. */
+export const NUL_CHARACTER = { type: 'null_characters_not_allowed', msg: 'String should not contain null characters' } as const;
+
+type Path = (string | number)[];
+
+/** The definition of a Zod schema, as far as the walk below reads it. */
+interface Def {
+  type: string;
+  innerType?: z.ZodType;
+  in?: z.ZodType;
+  shape?: Record<string, z.ZodType>;
+  catchall?: z.ZodType;
+  element?: z.ZodType;
+  getter?: () => z.ZodType;
+}
+
+const defOf = (schema: z.ZodType | undefined): Def | undefined => (schema as { _zod?: { def: Def } } | undefined)?._zod?.def;
+
+const WRAPPERS = new Set(['optional', 'nullable', 'default', 'prefault', 'nonoptional', 'readonly', 'catch']);
+
+const hasNul = (text: string) => text.includes('\u0000');
+
+/** At most this many NUL entries are reported for one value (a body may hold any number of strings). */
+const MAX_NUL_ENTRIES = 100;
+
+/** A place in a value: its key and the place of its parent, so a path is built only for a string that needs one. */
+interface Place {
+  key: string | number;
+  parent: Place | undefined;
+}
+
+function pathOf(base: Path, place: Place | undefined): Path {
+  const keys: (string | number)[] = [];
+  for (let p = place; p; p = p.parent) keys.push(p.key);
+  return [...base, ...keys.reverse()];
+}
+
+/** Every string in `value`, object keys included, depth first without recursion (free-form JSON may nest deeply). */
+function allNulPaths(value: unknown, base: Path, out: Path[]): void {
+  const stack: [unknown, Place | undefined][] = [[value, undefined]];
+  while (stack.length > 0 && out.length < MAX_NUL_ENTRIES) {
+    const [item, place] = stack.pop()!;
+    if (typeof item === 'string') {
+      if (hasNul(item)) out.push(pathOf(base, place));
+    } else if (Array.isArray(item)) {
+      for (let i = item.length - 1; i >= 0; i--) stack.push([item[i], { key: i, parent: place }]);
+    } else if (item !== null && typeof item === 'object') {
+      const entries = Object.entries(item);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, child] = entries[i];
+        const at = { key, parent: place };
+        stack.push([child, at]);
+        if (hasNul(key)) stack.push([key, at]);
+      }
+    }
+  }
+}
+
+/**
+ * The paths of the strings in `value` that hold a NUL character, among the values `schema` keeps:
+ * object keys the schema does not declare are dropped by it and not looked at. Below any other kind
+ * of schema (a union, a record, free-form JSON) every string is looked at, object keys included.
+ */
+function nulPaths(schema: z.ZodType | undefined, value: unknown, path: Path, out: Path[], depth = 0): void {
+  if (typeof value === 'string') {
+    if (hasNul(value) && out.length < MAX_NUL_ENTRIES) out.push(path);
+    return;
+  }
+  if (value === null || typeof value !== 'object' || out.length >= MAX_NUL_ENTRIES) return;
+  let def = defOf(schema);
+  for (let i = 0; def && i < 16; i++) {
+    const inner = WRAPPERS.has(def.type) ? def.innerType : def.type === 'pipe' ? def.in : def.type === 'lazy' ? def.getter?.() : undefined;
+    if (!inner) break;
+    def = defOf(inner);
+  }
+  if (depth < 32 && def?.type === 'object' && !Array.isArray(value)) {
+    const shape = def.shape ?? {};
+    const rest = defOf(def.catchall)?.type === 'never' ? undefined : def.catchall;
+    for (const [key, item] of Object.entries(value)) {
+      const field = Object.hasOwn(shape, key) ? shape[key] : rest;
+      if (field) nulPaths(field, item, [...path, key], out, depth + 1);
+    }
+    return;
+  }
+  if (depth < 32 && def?.type === 'array' && Array.isArray(value)) {
+    value.forEach((item, i) => nulPaths(def.element, item, [...path, i], out, depth + 1));
+    return;
+  }
+  allNulPaths(value, path, out);
+}
+
+/** The top-level field names of an object schema, in order, to sort entries by. */
+function fieldOrder(schema: z.ZodType): string[] {
+  let def = defOf(schema);
+  for (let i = 0; def && WRAPPERS.has(def.type) && i < 16; i++) def = defOf(def.innerType);
+  return def?.type === 'object' ? Object.keys(def.shape ?? {}) : [];
+}
+
+const startsWith = (path: readonly (string | number)[], prefix: readonly (string | number)[]) =>
+  prefix.length <= path.length && prefix.every((p, i) => p === path[i]);
+
+/**
+ * Runs `schema` on a request value, with one rule on top for every database alike: no string the
+ * schema accepts may hold a NUL character. Returns the data, or the entries (`loc` without prefix)
+ * in schema order; a NUL character is reported only where the schema found nothing else, after
+ * the entries of the fields before it.
+ */
+function check<S extends z.ZodType>(schema: S, value: unknown): { data: z.output<S> } | { entries: ValidationEntry[] } {
+  const result = schema.safeParse(value, { reportInput: true });
+  const nul: Path[] = [];
+  nulPaths(schema, value, [], nul);
+  if (result.success && nul.length === 0) return { data: result.data };
+  const entries = result.success ? [] : toEntries(result.error.issues, []);
+  const order = fieldOrder(schema);
+  const rank = (loc: readonly (string | number)[]) => {
+    const i = order.indexOf(String(loc[0]));
+    return i < 0 ? order.length : i;
+  };
+  for (const path of nul) {
+    if (entries.some((e) => startsWith(path, e.loc) || startsWith(e.loc, path))) continue;
+    const at = entries.findIndex((e) => rank(e.loc) > rank(path));
+    entries.splice(at < 0 ? entries.length : at, 0, { ...NUL_CHARACTER, loc: path });
+  }
+  return { entries };
+}
+
 /**
  * Parses a request value with `schema`, or throws a 422 whose entries' `loc` starts with the source.
  * Schemas are built once at module load; this only runs them.
  */
 export function parseRequest<S extends z.ZodType>(schema: S, value: unknown, source: keyof typeof LOC): z.output<S> {
-  const result = schema.safeParse(value, { reportInput: true });
-  if (result.success) return result.data;
-  throw new RequestValidationError(toEntries(result.error.issues, LOC[source]));
+  const result = check(schema, value);
+  if ('data' in result) return result.data;
+  throw new RequestValidationError(result.entries.map((e) => ({ ...e, loc: [...LOC[source], ...e.loc] })));
 }
 
 /**
  * For custom code: validates `value` and throws the seed's 400 "Validation Error" body when it does not match.
  */
 export function validate<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
-  const result = schema.safeParse(value, { reportInput: true });
-  if (result.success) return result.data;
-  throw new ValidationError(toEntries(result.error.issues, []));
+  const result = check(schema, value);
+  if ('data' in result) return result.data;
+  throw new ValidationError(result.entries);
 }

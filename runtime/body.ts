@@ -1,0 +1,95 @@
+/**
+ * Request bodies: JSON only, and every way a body can fail to be read is a 4xx in the seed's
+ * `{"detail": ...}` shape, never a 500.
+ *
+ * - a body whose media type is not JSON on POST, PUT or PATCH: 415 `{"detail": "Unsupported Media Type"}`
+ * - a `Content-Encoding` other than identity, gzip, deflate or br (or zstd where Node has it), or a
+ *   charset JSON cannot be in: 415, the same body (with `Accept-Encoding` naming the codings read)
+ * - a body that is not valid JSON, or that fails to decompress: 400 `{"detail": "Cannot parse request body"}`
+ * - a body over the size limit: 413 `{"detail": "Payload Too Large"}`
+ *
+ * A request without a body (no `Content-Length`, or `Content-Length: 0`, and no `Transfer-Encoding`)
+ * is passed on untouched, whatever its `Content-Type`.
+ */
+import { STATUS_CODES } from 'node:http';
+import * as zlib from 'node:zlib';
+import express, { type Request, type RequestHandler } from 'express';
+
+/** The media types read as JSON: `application/json` and the `+json` suffix types. */
+export const JSON_MEDIA_TYPES = ['application/json', 'application/*+json'];
+
+/** The content codings the body parser decompresses. */
+export const BODY_ENCODINGS = ['gzip', 'deflate', 'br', ...('createZstdDecompress' in zlib ? ['zstd'] : [])];
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+/** A request body that cannot be read: rendered by the error middleware as `{"detail": <detail>}`, before any exception handler. */
+export class RequestBodyError extends Error {
+  override name = 'RequestBodyError';
+  constructor(
+    readonly status: number,
+    readonly detail: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(detail);
+  }
+}
+
+const CANNOT_PARSE = 'Cannot parse request body';
+
+function reason(status: number): string {
+  return STATUS_CODES[status] ?? 'Bad Request';
+}
+
+/** Whether the request carries body bytes (a chunked body may still turn out empty). */
+function hasContent(req: Request): boolean {
+  if (req.headers['transfer-encoding'] !== undefined) return true;
+  const length = req.headers['content-length'];
+  return length !== undefined && Number(length) !== 0;
+}
+
+/**
+ * The response for an error of a body parser (Express's own or one a `views()` hook adds), or
+ * `undefined` when `err` is not one: body-parser's errors are 4xx and carry a `type`.
+ */
+export function bodyParserError(err: unknown): RequestBodyError | undefined {
+  if (err instanceof RequestBodyError) return err;
+  if (!err || typeof err !== 'object') return undefined;
+  const { type, status } = err as { type?: unknown; status?: unknown };
+  if (typeof type !== 'string' || typeof status !== 'number' || status < 400 || status >= 500) return undefined;
+  if (type === 'encoding.unsupported') return new RequestBodyError(415, reason(415), { 'Accept-Encoding': BODY_ENCODINGS.join(', ') });
+  if (type === 'charset.unsupported') return new RequestBodyError(415, reason(415));
+  // entity.parse.failed, request.aborted, request.size.invalid (400): the body cannot be read; entity.too.large (413).
+  return new RequestBodyError(status, status === 400 ? CANNOT_PARSE : reason(status));
+}
+
+/**
+ * An error of the API's own body parser. Those without a `type` are decompression failures (the
+ * error of zlib or brotli, given status 400): the body cannot be read either.
+ */
+function readError(err: unknown): unknown {
+  const known = bodyParserError(err);
+  if (known) return known;
+  const status = (err as { status?: unknown } | null)?.status;
+  return typeof status === 'number' && status >= 400 && status < 500 ? new RequestBodyError(400, CANNOT_PARSE) : err;
+}
+
+/**
+ * The body parser of the API: JSON bodies up to `limit`. Any other media type on POST, PUT or PATCH
+ * is a 415; on other methods a body that is not JSON is ignored, as before.
+ */
+export function jsonBody(options: { limit: string }): RequestHandler {
+  const parse = express.json({ limit: options.limit, type: JSON_MEDIA_TYPES });
+  return (req, res, next) => {
+    if (hasContent(req) && BODY_METHODS.has(req.method) && !req.is(JSON_MEDIA_TYPES)) {
+      next(new RequestBodyError(415, reason(415)));
+      return;
+    }
+    try {
+      parse(req, res, (err?: unknown) => next(err === undefined ? undefined : readError(err)));
+    } catch {
+      // A Content-Type the parser cannot read at all.
+      next(new RequestBodyError(415, reason(415)));
+    }
+  };
+}

@@ -1,0 +1,205 @@
+/**
+ * Request bodies the service cannot read, and over-long URLs: each is a 4xx in the seed's
+ * `{"detail": ...}` shape, never a 500. Content codings that do not match the bytes (400), content
+ * codings and media types the service does not read (415), bodies over the limit (413), URLs over
+ * 8 KB (414), undecodable percent escapes (400); requests without a body behave as before.
+ */
+import * as zlib from 'node:zlib';
+import request from 'supertest';
+import { BODY_ENCODINGS, MAX_URL_LENGTH } from '../../runtime';
+import { DIALECTS } from '../support/databases';
+import { createUser, insertArticle, insertWidget, takeErrors, type TestUser } from '../support/fixtures';
+import { startBlog, startShowcase, type RunningService } from '../support/services';
+
+const CANNOT_PARSE = { detail: 'Cannot parse request body' };
+const UNSUPPORTED = { detail: 'Unsupported Media Type' };
+
+describe.each(DIALECTS)('request bodies on the showcase (%s)', (dialect) => {
+  let svc: RunningService;
+  beforeAll(async () => {
+    svc = await startShowcase(dialect);
+  });
+  afterAll(() => svc.close());
+  afterEach(() => expect(takeErrors(svc)).toEqual([]));
+
+  const raw = (body: string | Buffer, headers: Record<string, string>) => {
+    let req = request(svc.app).post('/v/widgets/');
+    for (const [name, value] of Object.entries(headers)) req = req.set(name, value);
+    // The bytes as given: superagent would otherwise serialize a Buffer as JSON.
+    return req.serialize((data: unknown) => data as string).send(body);
+  };
+  const json = '{"name": "encoded"}';
+
+  describe('Content-Encoding that does not match the bytes → 400 {"detail": "Cannot parse request body"}', () => {
+    it.each([['gzip'], ['br'], ['deflate'], ['GZIP']])('%s on a body that is not compressed', async (encoding) => {
+      const res = await raw(json, { 'Content-Type': 'application/json', 'Content-Encoding': encoding });
+      expect(res.status).toBe(400);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.body).toEqual(CANNOT_PARSE);
+    });
+
+    it('a gzip body cut short', async () => {
+      const res = await raw(zlib.gzipSync(Buffer.from(json)).subarray(0, 12), { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(CANNOT_PARSE);
+    });
+
+    it('compressed JSON that is not valid JSON', async () => {
+      const res = await raw(zlib.gzipSync(Buffer.from('{bad')), { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(CANNOT_PARSE);
+    });
+  });
+
+  it.each([
+    ['gzip', zlib.gzipSync],
+    ['deflate', zlib.deflateSync],
+    ['br', zlib.brotliCompressSync],
+  ] as const)('a body really compressed with %s is read', async (encoding, compress) => {
+    const res = await raw(compress(Buffer.from(`{"name": "compressed-${encoding}"}`)), { 'Content-Type': 'application/json', 'Content-Encoding': encoding });
+    expect(res.status).toBe(201);
+    expect(res.body.name).toBe(`compressed-${encoding}`);
+  });
+
+  it.each([['compress'], ['x-unknown'], ['gzip, br']])('Content-Encoding %s → 415 with Accept-Encoding', async (encoding) => {
+    const res = await raw(json, { 'Content-Type': 'application/json', 'Content-Encoding': encoding });
+    expect(res.status).toBe(415);
+    expect(res.body).toEqual(UNSUPPORTED);
+    expect(res.headers['accept-encoding']).toBe(BODY_ENCODINGS.join(', '));
+    expect(BODY_ENCODINGS).toEqual(expect.arrayContaining(['gzip', 'deflate', 'br']));
+  });
+
+  describe('a body whose media type is not JSON → 415 {"detail": "Unsupported Media Type"}', () => {
+    it.each([
+      ['application/x-www-form-urlencoded', 'name=form'],
+      ['text/plain', '{"name": "text"}'],
+      ['multipart/form-data; boundary=x', '--x\r\nContent-Disposition: form-data; name="name"\r\n\r\nmp\r\n--x--\r\n'],
+      ['application/xml', '<name>x</name>'],
+      ['application/json; charset=latin1', '{"name": "latin"}'],
+      ['not a media type', '{"name": "garbled"}'],
+    ])('POST with %s', async (type, body) => {
+      const res = await raw(body, { 'Content-Type': type });
+      expect(res.status).toBe(415);
+      expect(res.body).toEqual(UNSUPPORTED);
+      expect(await svc.database.db('widgets').whereIn('name', ['form', 'text', 'mp', 'latin', 'garbled']).first()).toBeUndefined();
+    });
+
+    it('PATCH with text/plain', async () => {
+      const id = await insertWidget(svc.database.db, { name: 'patched-as-text' });
+      const res = await request(svc.app).patch(`/v/widgets/${id}/`).set('Content-Type', 'text/plain').send('{"count": 3}');
+      expect(res.status).toBe(415);
+      expect(res.body).toEqual(UNSUPPORTED);
+    });
+
+    it('POST with form fields as superagent sends them', async () => {
+      const res = await request(svc.app).post('/v/widgets/').type('form').send({ name: 'form-fields' });
+      expect(res.status).toBe(415);
+      expect(res.body).toEqual(UNSUPPORTED);
+    });
+  });
+
+  it('a +json media type and a utf-8 charset are read as JSON', async () => {
+    const a = await raw('{"name": "vendor-json"}', { 'Content-Type': 'application/vnd.example+json' });
+    expect(a.status).toBe(201);
+    const b = await raw('{"name": "utf8-json"}', { 'Content-Type': 'application/json; charset=UTF-8' });
+    expect(b.status).toBe(201);
+  });
+
+  it('no body at all, whatever the Content-Type, is still the 422 for the missing body', async () => {
+    for (const type of [undefined, 'text/plain', 'application/x-www-form-urlencoded']) {
+      let req = request(svc.app).post('/v/widgets/');
+      if (type) req = req.set('Content-Type', type);
+      const res = await req;
+      expect(res.status).toBe(422);
+      expect(res.body).toEqual({ detail: [{ type: 'missing', loc: ['body', 'data'], msg: 'Field required' }] });
+    }
+  });
+
+  it('a body over 1 MB → 413 {"detail": "Payload Too Large"}', async () => {
+    const res = await raw(JSON.stringify({ name: 'big', notes: 'x'.repeat(1024 * 1024) }), { 'Content-Type': 'application/json' });
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual({ detail: 'Payload Too Large' });
+  });
+
+  it('malformed JSON keeps its answer', async () => {
+    const res = await raw('{bad', { 'Content-Type': 'application/json' });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual(CANNOT_PARSE);
+  });
+
+  it('a body of another media type on GET or DELETE is ignored, as before', async () => {
+    const id = await insertWidget(svc.database.db, { name: 'deleted-with-text' });
+    const list = await request(svc.app).get('/v/widgets/').set('Content-Type', 'text/plain').send('ignored');
+    expect(list.status).toBe(200);
+    const del = await request(svc.app).delete(`/v/widgets/${id}/`).set('Content-Type', 'text/plain').send('ignored');
+    expect(del.status).toBe(204);
+  });
+
+  describe('URLs', () => {
+    it(`a request target over ${MAX_URL_LENGTH} bytes → 414 {"detail": "URI Too Long"}`, async () => {
+      const res = await request(svc.app).get(`/v/widgets/?ordering=${'n'.repeat(MAX_URL_LENGTH)}`);
+      expect(res.status).toBe(414);
+      expect(res.body).toEqual({ detail: 'URI Too Long' });
+    });
+
+    it(`one of exactly ${MAX_URL_LENGTH} bytes is served`, async () => {
+      const path = '/v/widgets/?ordering=name&x=';
+      const res = await request(svc.app).get(path + 'y'.repeat(MAX_URL_LENGTH - path.length));
+      expect(res.status).toBe(200);
+    });
+
+    it('a path parameter with a bad percent escape → 400 {"detail": "Bad Request"}', async () => {
+      const res = await request(svc.app).get('/v/companies/%E0%A4%A/');
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ detail: 'Bad Request' });
+    });
+  });
+});
+
+describe.each(DIALECTS)('requests without a body on the blog (%s)', (dialect) => {
+  let svc: RunningService;
+  let staff: TestUser;
+  beforeAll(async () => {
+    svc = await startBlog(dialect);
+    staff = await createUser(svc, { is_staff: true });
+  });
+  afterAll(() => svc.close());
+  afterEach(() => expect(takeErrors(svc)).toEqual([]));
+
+  it('an action POST with no body, with or without a Content-Type', async () => {
+    for (const type of [undefined, 'text/plain']) {
+      const id = await insertArticle(svc.database.db, { author_id: staff.id, is_published: false });
+      let req = request(svc.app).post(`/api/articles/${id}/publish/`).set('Authorization', staff.bearer);
+      if (type) req = req.set('Content-Type', type);
+      const res = await req;
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ published: true });
+    }
+  });
+
+  it('a relation POST with a JSON body, and one with no body', async () => {
+    const id = await insertArticle(svc.database.db, { author_id: staff.id });
+    const [tag] = await svc.database.db('tags').insert({ name: 'bodies' }).returning('id');
+    const tagId = Number(typeof tag === 'object' ? tag.id : tag);
+    const add = await request(svc.app).post(`/api/articles/${id}/tags/`).set('Authorization', staff.bearer).send({ add: [tagId] });
+    expect(add.status).toBe(200);
+    expect(add.body.results.count).toBe(1);
+    const empty = await request(svc.app).post(`/api/articles/${id}/tags/`).set('Authorization', staff.bearer);
+    expect(empty.status).toBe(422);
+    expect(empty.body).toEqual({ detail: [{ type: 'missing', loc: ['body', 'data'], msg: 'Field required' }] });
+  });
+
+  it('a relation POST with a form body → 415', async () => {
+    const id = await insertArticle(svc.database.db, { author_id: staff.id });
+    const res = await request(svc.app).post(`/api/articles/${id}/tags/`).set('Authorization', staff.bearer).type('form').send({ add: '1' });
+    expect(res.status).toBe(415);
+    expect(res.body).toEqual(UNSUPPORTED);
+  });
+
+  it('DELETE with no body', async () => {
+    const id = await insertArticle(svc.database.db, { author_id: staff.id });
+    const res = await request(svc.app).delete(`/api/articles/${id}/`).set('Authorization', staff.bearer);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ message: 'Article deleted' });
+  });
+});
