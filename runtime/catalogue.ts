@@ -42,6 +42,7 @@ export const BUILTIN_EXCEPTIONS = [
   'RequestValidationError',
   'ValidationError',
   'IntegrityError',
+  'ServiceUnavailableError',
 ] as const;
 export type BuiltinException = (typeof BUILTIN_EXCEPTIONS)[number];
 

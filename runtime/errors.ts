@@ -135,6 +135,18 @@ export function isConstraintViolation(err: unknown): boolean {
   return code.startsWith('SQLITE_CONSTRAINT') || /^23\d{3}$/.test(code);
 }
 
+/** The `Retry-After` of a 503, in seconds. */
+export const RETRY_AFTER_SECONDS = 5;
+
+/** The database cannot be reached (503). Raised by the runtime for driver connection errors; handlers may be registered for it. */
+export class ServiceUnavailableError extends ApiException {
+  static override status_code = 503;
+  readonly retryAfter = RETRY_AFTER_SECONDS;
+  constructor(override readonly cause?: unknown) {
+    super({ detail: 'Service Unavailable' }, 503);
+  }
+}
+
 /** The exception classes `exception_handlers` may name, by name (the catalogue's list, checked here). */
 export const BUILTIN_EXCEPTION_CLASSES = {
   ApiException,
@@ -148,4 +160,5 @@ export const BUILTIN_EXCEPTION_CLASSES = {
   RequestValidationError,
   ValidationError,
   IntegrityError,
+  ServiceUnavailableError,
 } satisfies Record<BuiltinException, abstract new (...args: never[]) => ApiException>;

@@ -5,19 +5,6 @@
  * and the service recovers by itself: the pool opens new connections as soon as the database answers.
  */
 import type { Db } from './db';
-import { ApiException } from './errors';
-
-/** The `Retry-After` of a 503, in seconds. */
-export const RETRY_AFTER_SECONDS = 5;
-
-/** The database cannot be reached (503). Raised by the runtime for driver connection errors; handlers may be registered for it. */
-export class ServiceUnavailableError extends ApiException {
-  static override status_code = 503;
-  readonly retryAfter = RETRY_AFTER_SECONDS;
-  constructor(override readonly cause?: unknown) {
-    super({ detail: 'Service Unavailable' }, 503);
-  }
-}
 
 /** Node's socket errors: the server refused, dropped or never answered the connection. */
 const SOCKET_CODES = new Set([
