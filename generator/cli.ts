@@ -162,7 +162,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     if (command === 'init') {
       const dir = specsDir;
-      const created = initProject(dir, { svcgenPath: args.svcgen });
+      const created = await initProject(dir, { svcgenPath: args.svcgen });
       for (const f of created.files) console.log(`  created    ${dir}/${f}`);
       console.log(
         `svcgen init: a new project in ${dir} (depends on svcgen through "svcgen": "${created.dependency}")\n\n` +
@@ -181,7 +181,7 @@ export async function main(argv: string[]): Promise<number> {
       console.log(`${specsDir}: no problems found`);
       return 0;
     }
-    const { files, model, migration, changes } = generate({
+    const { files, model, migration, changes } = await generate({
       specsDir,
       outDir: args.out,
       // check only compares: it shows a pending destructive migration too, and says build needs the flag.
@@ -224,7 +224,7 @@ export async function main(argv: string[]): Promise<number> {
     if (destructive) {
       // What build will say about those steps, at their positions in the specs.
       try {
-        generate({ specsDir, outDir: args.out, defaults: args.defaults });
+        await generate({ specsDir, outDir: args.out, defaults: args.defaults });
       } catch (err) {
         if (!(err instanceof SpecError)) throw err;
         for (const diag of err.diagnostics) console.error(formatDiagnostic(diag));

@@ -1,44 +1,30 @@
 /**
- * Stage 5: format generated TypeScript with the TypeScript formatter, so the output has one layout
- * whatever the templates' whitespace. One language service formats every file of a build.
- * Deterministic: same text in, same text out.
+ * Stage 5: format. Generated TypeScript goes through Prettier with the pinned configuration of
+ * `prettier-config.ts`; other files (JSON) get LF endings and one final newline. Deterministic: same
+ * text in, same bytes out. Prettier's standalone build is used: it reads no configuration file and
+ * loads as CommonJS, so the command and the tests run it the same way.
  */
-import { ts } from 'ts-morph';
+import * as prettier from 'prettier/standalone';
+import * as babel from 'prettier/plugins/babel';
+import * as estree from 'prettier/plugins/estree';
+import { PRETTIER_CONFIG } from './prettier-config';
 
-const FORMAT: ts.FormatCodeSettings = {
-  ...ts.getDefaultFormatCodeSettings('\n'),
-  indentSize: 2,
-  tabSize: 2,
-  convertTabsToSpaces: true,
-  newLineCharacter: '\n',
-  semicolons: ts.SemicolonPreference.Insert,
-  insertSpaceAfterOpeningAndBeforeClosingNonemptyBraces: true,
-};
+const OPTIONS = { ...PRETTIER_CONFIG, plugins: [babel, estree] };
 
-/** Formats several files with one language service; keys are file names, values their text. */
-export function formatTypeScriptFiles(files: ReadonlyMap<string, string>): Map<string, string> {
-  const texts = new Map([...files].map(([name, text]) => [`/format/${name}`, text]));
-  const host: ts.LanguageServiceHost = {
-    getCompilationSettings: () => ({ noResolve: true, noLib: true }),
-    getScriptFileNames: () => [...texts.keys()],
-    getScriptVersion: () => '1',
-    getScriptSnapshot: (f) => (texts.has(f) ? ts.ScriptSnapshot.fromString(texts.get(f)!) : undefined),
-    getCurrentDirectory: () => '/',
-    getDefaultLibFileName: () => 'lib.d.ts',
-    fileExists: (f) => texts.has(f),
-    readFile: (f) => texts.get(f),
-  };
-  const service = ts.createLanguageService(host, ts.createDocumentRegistry());
-  const out = new Map<string, string>();
-  for (const [name] of files) {
-    const key = `/format/${name}`;
-    let text = texts.get(key)!;
-    // Apply edits from the end so earlier offsets stay valid.
-    const edits = [...service.getFormattingEditsForDocument(key, FORMAT)].sort((a, b) => b.span.start - a.span.start);
-    for (const e of edits) text = text.slice(0, e.span.start) + e.newText + text.slice(e.span.start + e.span.length);
-    out.set(name, normalize(text));
+/** One generated TypeScript file in Prettier's layout; `name` only names the file in an error. */
+export async function formatTypeScript(name: string, text: string): Promise<string> {
+  try {
+    return await prettier.format(normalize(text), OPTIONS);
+  } catch (err) {
+    // A template produced code that does not parse: say which file, the parser says where.
+    throw new Error(`svcgen could not format the generated ${name}: ${(err as Error).message}`);
   }
-  service.dispose();
+}
+
+/** Formats every file of a build, in the map's order (keys are output paths). */
+export async function formatFiles(files: ReadonlyMap<string, string>): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const [name, text] of files) out.set(name, name.endsWith('.ts') ? await formatTypeScript(name, text) : normalize(text));
   return out;
 }
 

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { buildModel } from './build-model';
 import { dbSchemaOf } from './db-schema';
 import { SpecError, sortDiagnostics, type Diagnostic } from './diagnostics';
-import { formatTypeScriptFiles, normalize } from './format';
+import { formatFiles } from './format';
 import { checkHookExports } from './hook-exports';
 import { diagnosticAt, loadSpecs, type LoadedSpecs } from './load';
 import { MANIFEST, manifestJson, previousManifest } from './manifest';
@@ -63,7 +63,7 @@ function check(loaded: LoadedSpecs): Diagnostic[] {
 }
 
 /** The specs rendered into the bytes of every output file; throws a SpecError listing every problem. */
-export function generate(options: GenerateOptions): Generated {
+export async function generate(options: GenerateOptions): Promise<Generated> {
   const cwd = options.cwd ?? process.cwd();
   const loaded = loadSpecs(options.specsDir, cwd);
   const diagnostics = check(loaded);
@@ -76,9 +76,7 @@ export function generate(options: GenerateOptions): Generated {
     at: positionIn(loaded),
   });
   const rendered = renderService(model, outputImports(outDir, loaded.dir, options.runtimeImport), plan);
-  const sorted = sortedByPath(rendered.files);
-  const formatted = formatTypeScriptFiles(new Map([...sorted].filter(([name]) => name.endsWith('.ts'))));
-  const files = new Map([...sorted].map(([name, text]) => [name, formatted.get(name) ?? normalize(text)]));
+  const files = await formatFiles(sortedByPath(rendered.files));
   // Committed migrations go back byte for byte, in order among the rest.
   for (const [name, text] of rendered.verbatim) files.set(name, text);
   const output = sortedByPath(files);
