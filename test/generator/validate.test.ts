@@ -6,6 +6,8 @@ import { loadSpecs } from '../../generator/load';
 import { validateSpecs } from '../../generator/validate';
 
 const FIXTURES = path.resolve(__dirname, '../fixtures');
+/** Diagnostic cases: `specs/` and `expected.txt` (test/generator/cases.test.ts also runs them through `svcgen validate`). */
+const CASES = path.resolve(__dirname, '../cases');
 
 /** Loader and validator diagnostics of a specs directory, formatted with paths relative to it. */
 function diagnosticsOf(dir: string): string[] {
@@ -42,7 +44,7 @@ const user = resource(
 );
 
 describe('validateSpecs: fixtures', () => {
-  const cases = fs.readdirSync(path.join(FIXTURES, 'invalid')).sort();
+  const cases = fs.readdirSync(CASES).filter((name) => fs.existsSync(path.join(CASES, name, 'expected.txt'))).sort();
 
   it('has the expected cases', () => {
     expect(cases).toEqual(
@@ -51,13 +53,12 @@ describe('validateSpecs: fixtures', () => {
   });
 
   it.each(cases)('%s reports exactly expected.txt', (name) => {
-    const dir = path.join(FIXTURES, 'invalid', name);
-    const expected = fs.readFileSync(path.join(dir, 'expected.txt'), 'utf8').split('\n').filter(Boolean);
-    expect(diagnosticsOf(dir)).toEqual(expected);
+    const expected = fs.readFileSync(path.join(CASES, name, 'expected.txt'), 'utf8').split('\n').filter(Boolean);
+    expect(diagnosticsOf(path.join(CASES, name, 'specs'))).toEqual(expected);
   });
 
   it('reports all five mistakes of one file in one run', () => {
-    expect(diagnosticsOf(path.join(FIXTURES, 'invalid', 'five-mistakes'))).toHaveLength(5);
+    expect(diagnosticsOf(path.join(CASES, 'five-mistakes', 'specs'))).toHaveLength(5);
   });
 
   it('accepts the blog specs', () => {
@@ -69,7 +70,7 @@ describe('validateSpecs: fixtures', () => {
   });
 
   it('does not change the loaded data', () => {
-    const dir = path.join(FIXTURES, 'invalid', 'five-mistakes');
+    const dir = path.join(CASES, 'five-mistakes', 'specs');
     const loaded = loadSpecs(dir, dir);
     const before = JSON.stringify(loaded.resources.map((r) => r.data));
     validateSpecs(loaded);
