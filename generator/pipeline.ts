@@ -11,7 +11,7 @@ import { formatFiles } from './format';
 import { checkHookExports } from './hook-exports';
 import { diagnosticAt, loadSpecs, type LoadedSpecs } from './load';
 import { MANIFEST, manifestJson, previousManifest } from './manifest';
-import { planMigrations, readMigrationHistory, type NewMigration } from './migrations';
+import { planMigrations, readMigrationHistory, type MigrationHistory, type NewMigration } from './migrations';
 import type { ServiceModel, SourceRef } from './model';
 import { outputImports } from './output-imports';
 import { renderService } from './render';
@@ -38,6 +38,11 @@ export interface GenerateOptions {
    * inside this repository, else the package name `svcgen/runtime`.
    */
   runtimeImport?: string;
+  /**
+   * Render what a build into an empty `outDir` writes: ignore the migration history and manifest
+   * there (the schema gets a new `0001_initial`). The test cases' expected trees are rendered so.
+   */
+  firstBuild?: boolean;
 }
 
 export interface Generated {
@@ -70,7 +75,8 @@ export async function generate(options: GenerateOptions): Promise<Generated> {
   if (diagnostics.length) throw new SpecError(diagnostics);
   const model = buildModel(loaded);
   const outDir = path.resolve(cwd, options.outDir);
-  const plan = planMigrations(model, dbSchemaOf(model), readMigrationHistory(outDir, cwd), {
+  const history: MigrationHistory = options.firstBuild ? { snapshotFile: '', migrations: [] } : readMigrationHistory(outDir, cwd);
+  const plan = planMigrations(model, dbSchemaOf(model), history, {
     allowDestructive: options.allowDestructive,
     defaults: options.defaults,
     at: positionIn(loaded),
@@ -82,7 +88,8 @@ export async function generate(options: GenerateOptions): Promise<Generated> {
   const output = sortedByPath(files);
   const endpoints = endpointsOf(model);
   output.set(MANIFEST, manifestJson(output.keys(), endpoints));
-  return { model, files: output, migration: plan.next, changes: changesSince(previousManifest(outDir), [...output.keys()], endpoints) };
+  const previous = options.firstBuild ? undefined : previousManifest(outDir);
+  return { model, files: output, migration: plan.next, changes: changesSince(previous, [...output.keys()], endpoints) };
 }
 
 /** A diagnostic at a model element's place in the specs (its file's start when the file is not a spec). */
