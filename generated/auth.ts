@@ -6,7 +6,19 @@ import { asBool, asDateTime, type AuthUser, type Db } from '../runtime';
 export const EXTRA_CLAIMS: readonly string[] = ['username', 'email', 'is_staff'];
 
 /** Columns of the authenticated user (the password hash is never read here). */
-const USER_COLUMNS = ['id', 'username', 'email', 'first_name', 'last_name', 'bio', 'avatar', 'is_active', 'is_staff', 'is_superuser', 'date_joined'];
+const USER_COLUMNS = [
+  'id',
+  'username',
+  'email',
+  'first_name',
+  'last_name',
+  'bio',
+  'avatar',
+  'is_active',
+  'is_staff',
+  'is_superuser',
+  'date_joined',
+];
 
 /** The user a token's `sub` names, or undefined when there is none. */
 export async function loadUser(db: Db, sub: string): Promise<AuthUser | undefined> {

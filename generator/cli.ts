@@ -1,10 +1,15 @@
 /**
- * The `svcgen` command line: validate, build, check, init.
+ * The `svcgen` command line: validate, build, check, init. `main` parses the command line and runs
+ * one command function; each returns the exit status: 0 on success, 1 when the specs have problems,
+ * the output is stale or init's folder is not empty, 2 on a usage error.
  */
 import { formatDiagnostic, SpecError } from './diagnostics';
+import { drift } from './drift';
 import { initProject, InitError } from './init';
+import { GENERATOR_VERSION } from './manifest';
 import { MigrationOptionError } from './migrations';
-import { drift, generate, validate, writeOutput, GENERATOR_VERSION } from './pipeline';
+import { generate, validate } from './pipeline';
+import { writeOutput } from './write';
 
 const USAGE = `svcgen ${GENERATOR_VERSION}: generate an HTTP/JSON API service from YAML resource specs
 
@@ -129,23 +134,7 @@ function printDiagnostics(err: SpecError): void {
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (!command) {
-    // A usage error: the usage goes to stderr, like every other one.
-    console.error(USAGE);
-    return 2;
-  }
-  if (command === '--help' || command === '-h' || command === 'help') {
-    console.log(USAGE);
-    return 0;
-  }
-  if (command === '--version') {
-    console.log(GENERATOR_VERSION);
-    return 0;
-  }
-  if (!COMMANDS[command]) {
-    console.error(`svcgen: unknown command "${command}"\n\n${USAGE}`);
-    return 2;
-  }
+  if (!command || !COMMANDS[command]) return answerWithoutCommand(command);
   let args: Parsed;
   try {
     args = parseArgs(command, rest);
@@ -158,94 +147,143 @@ export async function main(argv: string[]): Promise<number> {
     console.log(COMMANDS[command].usage);
     return 0;
   }
-  const specsDir = args.positional[0];
   try {
-    if (command === 'init') {
-      const dir = specsDir;
-      const created = initProject(dir, { svcgenPath: args.svcgen });
-      for (const f of created.files) console.log(`  created    ${dir}/${f}`);
-      console.log(
-        `svcgen init: a new project in ${dir} (depends on svcgen through "svcgen": "${created.dependency}")\n\n` +
-          `  cd ${dir} && npm install && npm start    # serves ${created.url}\n` +
-          `  cd ${dir} && npm install && npm test     # checks the output, type-checks, runs the smoke test\n\n` +
-          'Edit specs/, then "npx svcgen build specs" writes the service and its next migration.',
-      );
-      return 0;
-    }
-    if (command === 'validate') {
-      const diagnostics = validate(specsDir);
-      if (diagnostics.length) {
-        printDiagnostics(new SpecError(diagnostics));
-        return 1;
-      }
-      console.log(`${specsDir}: no problems found`);
-      return 0;
-    }
-    const { files, model, migration, changes } = generate({
-      specsDir,
-      outDir: args.out,
-      // check only compares: it shows a pending destructive migration too, and says build needs the flag.
-      allowDestructive: args.allowDestructive || command === 'check',
-      defaults: args.defaults,
-    });
-    if (command === 'build') {
-      const result = writeOutput(args.out, files);
-      for (const f of result.written) console.log(`  wrote      ${args.out}/${f}`);
-      for (const f of result.removed) console.log(`  removed    ${args.out}/${f}`);
-      for (const r of changes.resourcesAdded) console.log(`  resource   + ${r}`);
-      for (const r of changes.resourcesRemoved) console.log(`  resource   - ${r}`);
-      for (const e of changes.endpointsAdded) console.log(`  endpoint   + ${e}`);
-      for (const e of changes.endpointsRemoved) console.log(`  endpoint   - ${e}`);
-      if (migration) {
-        console.log(`  migration  ${args.out}/migrations/${migration.name}.ts:`);
-        for (const c of migration.changes) console.log(`               ${c}`);
-      }
-      const endpoints = model.resources.reduce((n, r) => n + r.operations.length, 0);
-      console.log(
-        `svcgen build: ${model.resources.length} resources, ${endpoints} endpoints; ` +
-          `${result.written.length} written, ${result.unchanged.length} unchanged, ${result.removed.length} removed`,
-      );
-      return 0;
-    }
-    const d = drift(args.out, files);
-    const due = d.newMigrations ?? [];
-    if (!d.changed.length && !d.missing.length && !d.extra.length && !due.length) {
-      console.log(`svcgen check: ${args.out} is up to date with ${specsDir}`);
-      return 0;
-    }
-    for (const c of d.changed) console.error(`${c.diff}\n`);
-    for (const f of d.missing) console.error(`missing: ${args.out}/${f}`);
-    for (const f of d.extra) console.error(`no longer generated: ${args.out}/${f}`);
-    for (const f of due) {
-      console.error(`missing migration: ${args.out}/${f}: the specs change the database schema since the last build:`);
-      for (const c of migration?.changes ?? []) console.error(`  ${c}`);
-    }
-    const destructive = due.length > 0 && (migration?.changes ?? []).some((c) => c.endsWith('(destructive)'));
-    if (destructive) {
-      // What build will say about those steps, at their positions in the specs.
-      try {
-        generate({ specsDir, outDir: args.out, defaults: args.defaults });
-      } catch (err) {
-        if (!(err instanceof SpecError)) throw err;
-        for (const diag of err.diagnostics) console.error(formatDiagnostic(diag));
-      }
-    }
-    console.error(
-      `svcgen check: ${args.out} is stale (${d.changed.length} changed, ${d.missing.length} missing, ${d.extra.length} extra)` +
-        `${due.length ? `; no migration was generated for the schema change (${due.join(', ')})` : ''}; ` +
-        `run "svcgen build ${specsDir}${args.out === 'generated' ? '' : ` --out ${args.out}`}${destructive ? ' --allow-destructive' : ''}" and commit the result` +
-        `${destructive ? ' (the migration drops data: read it first)' : ''}`,
-    );
-    return 1;
+    return await RUN[command](args.positional[0], args);
   } catch (err) {
-    if (err instanceof SpecError) {
-      printDiagnostics(err);
-      return 1;
-    }
-    if (err instanceof MigrationOptionError || err instanceof InitError) {
-      console.error(`svcgen: ${err.message}`);
-      return err instanceof InitError ? 1 : 2;
-    }
-    throw err;
+    return reportFailure(err);
+  }
+}
+
+/** No command, or `--help`, `--version` or an unknown word where the command goes. */
+function answerWithoutCommand(word: string | undefined): number {
+  if (!word) {
+    // A usage error: the usage goes to stderr, like every other one.
+    console.error(USAGE);
+    return 2;
+  }
+  if (word === '--help' || word === '-h' || word === 'help') {
+    console.log(USAGE);
+    return 0;
+  }
+  if (word === '--version') {
+    console.log(GENERATOR_VERSION);
+    return 0;
+  }
+  console.error(`svcgen: unknown command "${word}"\n\n${USAGE}`);
+  return 2;
+}
+
+/** The function that runs each command, given its one folder argument. */
+const RUN: Record<string, (folder: string, args: Parsed) => Promise<number>> = {
+  init: createProject,
+  validate: listSpecProblems,
+  build: buildService,
+  check: checkOutput,
+};
+
+/** Problems that end a command with a message instead of a stack trace; anything else is a bug and is thrown. */
+function reportFailure(err: unknown): number {
+  if (err instanceof SpecError) {
+    printDiagnostics(err);
+    return 1;
+  }
+  if (err instanceof MigrationOptionError || err instanceof InitError) {
+    console.error(`svcgen: ${err.message}`);
+    return err instanceof InitError ? 1 : 2;
+  }
+  throw err;
+}
+
+/** `svcgen init DIR`: a new project, then how to run it. */
+async function createProject(dir: string, args: Parsed): Promise<number> {
+  const created = await initProject(dir, { svcgenPath: args.svcgen });
+  for (const f of created.files) console.log(`  created    ${dir}/${f}`);
+  console.log(
+    `svcgen init: a new project in ${dir} (depends on svcgen through "svcgen": "${created.dependency}")\n\n` +
+      `  cd ${dir} && npm install && npm start    # serves ${created.url}\n` +
+      `  cd ${dir} && npm install && npm test     # checks the output, type-checks, runs the smoke test\n\n` +
+      'Edit specs/, then "npx svcgen build specs" writes the service and its next migration.',
+  );
+  return 0;
+}
+
+/** `svcgen validate SPECS`: every problem, or a line saying there is none. */
+async function listSpecProblems(specsDir: string): Promise<number> {
+  const diagnostics = validate(specsDir);
+  if (diagnostics.length) {
+    printDiagnostics(new SpecError(diagnostics));
+    return 1;
+  }
+  console.log(`${specsDir}: no problems found`);
+  return 0;
+}
+
+/** `svcgen build SPECS`: writes the output and says what changed. */
+async function buildService(specsDir: string, args: Parsed): Promise<number> {
+  const { files, model, migration, changes } = await generate({
+    specsDir,
+    outDir: args.out,
+    allowDestructive: args.allowDestructive,
+    defaults: args.defaults,
+  });
+  const result = writeOutput(args.out, files);
+  for (const f of result.written) console.log(`  wrote      ${args.out}/${f}`);
+  for (const f of result.removed) console.log(`  removed    ${args.out}/${f}`);
+  for (const r of changes.resourcesAdded) console.log(`  resource   + ${r}`);
+  for (const r of changes.resourcesRemoved) console.log(`  resource   - ${r}`);
+  for (const e of changes.endpointsAdded) console.log(`  endpoint   + ${e}`);
+  for (const e of changes.endpointsRemoved) console.log(`  endpoint   - ${e}`);
+  if (migration) {
+    console.log(`  migration  ${args.out}/migrations/${migration.name}.ts:`);
+    for (const c of migration.changes) console.log(`               ${c}`);
+  }
+  const endpoints = model.resources.reduce((n, r) => n + r.operations.length, 0);
+  console.log(
+    `svcgen build: ${model.resources.length} resources, ${endpoints} endpoints; ` +
+      `${result.written.length} written, ${result.unchanged.length} unchanged, ${result.removed.length} removed`,
+  );
+  return 0;
+}
+
+/** `svcgen check SPECS`: compares what build would write with the output folder; a diff and a hint when they differ. */
+async function checkOutput(specsDir: string, args: Parsed): Promise<number> {
+  const { files, migration } = await generate({
+    specsDir,
+    outDir: args.out,
+    // check only compares: it shows a pending destructive migration too, and says build needs the flag.
+    allowDestructive: true,
+    defaults: args.defaults,
+  });
+  const d = drift(args.out, files);
+  const due = d.newMigrations ?? [];
+  if (!d.changed.length && !d.missing.length && !d.extra.length && !due.length) {
+    console.log(`svcgen check: ${args.out} is up to date with ${specsDir}`);
+    return 0;
+  }
+  for (const c of d.changed) console.error(`${c.diff}\n`);
+  for (const f of d.missing) console.error(`missing: ${args.out}/${f}`);
+  for (const f of d.extra) console.error(`no longer generated: ${args.out}/${f}`);
+  for (const f of due) {
+    console.error(`missing migration: ${args.out}/${f}: the specs change the database schema since the last build:`);
+    for (const c of migration?.changes ?? []) console.error(`  ${c}`);
+  }
+  const destructive = due.length > 0 && (migration?.changes ?? []).some((c) => c.endsWith('(destructive)'));
+  if (destructive) await printDestructiveSteps(specsDir, args);
+  console.error(
+    `svcgen check: ${args.out} is stale (${d.changed.length} changed, ${d.missing.length} missing, ${d.extra.length} extra)` +
+      `${due.length ? `; no migration was generated for the schema change (${due.join(', ')})` : ''}; ` +
+      `run "svcgen build ${specsDir}${args.out === 'generated' ? '' : ` --out ${args.out}`}${destructive ? ' --allow-destructive' : ''}" and commit the result` +
+      `${destructive ? ' (the migration drops data: read it first)' : ''}`,
+  );
+  return 1;
+}
+
+/** What build will say about the steps of a pending migration that lose data, at their positions in the specs. */
+async function printDestructiveSteps(specsDir: string, args: Parsed): Promise<void> {
+  try {
+    await generate({ specsDir, outDir: args.out, defaults: args.defaults });
+  } catch (err) {
+    if (!(err instanceof SpecError)) throw err;
+    for (const diag of err.diagnostics) console.error(formatDiagnostic(diag));
   }
 }

@@ -12,8 +12,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Handlebars from 'handlebars';
 import { pascalCase } from './names';
-import { generate, REPO_ROOT, RUNTIME_PACKAGE, writeOutput } from './pipeline';
+import { REPO_ROOT, RUNTIME_PACKAGE } from './output-imports';
+import { generate } from './pipeline';
 import { TEMPLATES_DIR } from './render';
+import { writeOutput } from './write';
 
 export const INIT_TEMPLATES = path.join(TEMPLATES_DIR, 'init');
 
@@ -48,7 +50,7 @@ function templateFiles(dir: string, base = dir): string[] {
     .sort();
 }
 
-export function initProject(dir: string, options: InitOptions = {}): InitResult {
+export async function initProject(dir: string, options: InitOptions = {}): Promise<InitResult> {
   const cwd = options.cwd ?? process.cwd();
   const root = path.resolve(cwd, dir);
   if (fs.existsSync(root) && (!fs.statSync(root).isDirectory() || fs.readdirSync(root).length)) {
@@ -79,7 +81,7 @@ export function initProject(dir: string, options: InitOptions = {}): InitResult 
   }
   // The service itself, as `npm run build` would write it: the runtime through the package.
   const out = path.join(root, 'generated');
-  const generated = generate({ specsDir: 'specs', outDir: 'generated', cwd: root, runtimeImport: RUNTIME_PACKAGE });
+  const generated = await generate({ specsDir: 'specs', outDir: 'generated', cwd: root, runtimeImport: RUNTIME_PACKAGE });
   writeOutput(out, generated.files);
   files.push(...[...generated.files.keys()].map((f) => `generated/${f}`));
   return { files: files.sort(), dependency: view.dependency, url: 'http://127.0.0.1:8000/api' };

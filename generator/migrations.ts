@@ -437,165 +437,235 @@ function migrationName(number: number, steps: Step[]): string {
 export function planMigrations(model: ServiceModel, schema: DbSchema, history: MigrationHistory, options: PlanOptions): MigrationPlan {
   const old = history.snapshot;
   if (!old) return initialPlan(schema);
-  const existing = history.migrations;
-  const names = existing.map((m) => m.name);
   const origins = originsOf(model);
-  const problems: Diagnostic[] = [];
-  const destructive: Diagnostic[] = [];
-  const before = new Map(old.tables.map((t) => [t.name, t]));
   const after = new Map(schema.tables.map((t) => [t.name, t]));
+  const planner: Planner = { history, options, origins, fills: oneOffValues(options.defaults ?? {}, after, origins), problems: [], destructive: [] };
+  const before = new Map(old.tables.map((t) => [t.name, t]));
+  const creates = schema.tables.filter((t) => !before.has(t.name)).map(createTableStep);
+  const changes = schema.tables.flatMap((t) => {
+    const was = before.get(t.name);
+    return was ? changedTableSteps(planner, was, t) : [];
+  });
+  const drops = droppedTableSteps(planner, old, after);
+  const problems = [...planner.problems, ...planner.destructive];
+  if (problems.length) throw new SpecError(problems);
+  return withNextMigration(history.migrations, [...creates, ...changes, ...drops]);
+}
 
-  // One-off values: `table.field` or `table.column`, checked against the model.
+/** What the planning steps share: where each table comes from, the one-off values, and the problems found so far. */
+interface Planner {
+  history: MigrationHistory;
+  options: PlanOptions;
+  origins: Map<string, Origin>;
+  /** One-off values for existing rows, by `table.column`. */
+  fills: Map<string, { value: unknown }>;
+  /** Steps that need a value or cannot be written, in the order found. */
+  problems: Diagnostic[];
+  /** Steps that lose data and were not allowed; reported after the others. */
+  destructive: Diagnostic[];
+}
+
+const DESTRUCTIVE_HINT = 'run svcgen build with --allow-destructive to write it';
+
+/** The `--default` values, `table.field` or `table.column`, checked against the model's tables and parsed as their columns store them. */
+function oneOffValues(defaults: Record<string, string>, tables: Map<string, DbTable>, origins: Map<string, Origin>): Map<string, { value: unknown }> {
   const fills = new Map<string, { value: unknown }>();
-  for (const [key, raw] of Object.entries(options.defaults ?? {})) {
+  for (const [key, raw] of Object.entries(defaults)) {
     const [table, name] = key.split('.', 2);
-    const t = after.get(table);
-    if (!t || !name) throw new MigrationOptionError(`--default ${key}=${raw}: ${t ? 'give it as TABLE.FIELD=VALUE' : `no table "${table}" in the specs (tables: ${[...after.keys()].join(', ')})`}`);
+    const t = tables.get(table);
+    if (!t || !name) throw new MigrationOptionError(`--default ${key}=${raw}: ${t ? 'give it as TABLE.FIELD=VALUE' : `no table "${table}" in the specs (tables: ${[...tables.keys()].join(', ')})`}`);
     const column = origins.get(table)?.fields.get(name)?.column ?? [...(origins.get(table)?.fields.values() ?? [])].find((f) => f.name === name)?.column ?? name;
     const c = t.columns.find((x) => x.name === column);
     if (!c) throw new MigrationOptionError(`--default ${key}=${raw}: ${table} has no field "${name}"`);
     fills.set(`${table}.${c.name}`, { value: parseDefault(key, raw, c) });
   }
-  // A value given for a column that needs none is ignored: the flag may stay in a script after its one use.
-  const fillFor = (table: string, c: DbColumn) => fills.get(`${table}.${c.name}`);
-  const fieldOf = (table: string, column: string) => origins.get(table)?.fields.get(column);
-  const sourceOf = (table: string, column?: string): SourceRef | undefined =>
-    (column !== undefined ? fieldOf(table, column)?.source : undefined) ?? origins.get(table)?.source;
-  const flag = (table: string, column: string | undefined, message: string) => {
-    const source = sourceOf(table, column);
-    destructive.push(source ? options.at(source, message) : diagnosticIn(history.snapshotFile, message, history.snapshotText, new RegExp(`^\\s{6}"name": ${JSON.stringify(table)},?$`)));
-  };
-  const hint = 'run svcgen build with --allow-destructive to write it';
+  return fills;
+}
 
-  const creates: Step[] = [];
-  const changes: Step[] = [];
-  const drops: Step[] = [];
-  for (const t of schema.tables) {
-    const was = before.get(t.name);
-    if (!was) {
-      creates.push(createTableStep(t));
+/** The one-off value for a column's existing rows. A value for a column that needs none is ignored: the flag may stay in a script after its one use. */
+function fillFor(planner: Planner, table: string, c: DbColumn): { value: unknown } | undefined {
+  return planner.fills.get(`${table}.${c.name}`);
+}
+
+function fieldOf(planner: Planner, table: string, column: string): Field | undefined {
+  return planner.origins.get(table)?.fields.get(column);
+}
+
+/** Where a column (its field) or a table (its resource or relation) is written in the specs. */
+function sourceOf(planner: Planner, table: string, column?: string): SourceRef | undefined {
+  return (column !== undefined ? fieldOf(planner, table, column)?.source : undefined) ?? planner.origins.get(table)?.source;
+}
+
+/** Reports a step that loses data, at the spec that asks for it, or at the table in the snapshot when no spec is left. */
+function flagDestructive(planner: Planner, table: string, column: string | undefined, message: string): void {
+  const { history, options } = planner;
+  const source = sourceOf(planner, table, column);
+  planner.destructive.push(
+    source ? options.at(source, message) : diagnosticIn(history.snapshotFile, message, history.snapshotText, new RegExp(`^\\s{6}"name": ${JSON.stringify(table)},?$`)),
+  );
+}
+
+function primaryKeyProblem(planner: Planner, table: string, c: DbColumn): Diagnostic {
+  const message =
+    `the primary key of ${table} changes (${c.name}); generated migrations cannot change the primary key of an existing table: ` +
+    'keep the old primary key, or give the resource a new table name (the old table is dropped with --allow-destructive)';
+  const source = sourceOf(planner, table, c.name);
+  return source ? planner.options.at(source, message) : diagnosticIn(planner.history.snapshotFile, message);
+}
+
+/** The steps that turn table `was` into `t` (same name): renames, alters, new columns, dropped columns, unique constraints. */
+function changedTableSteps(planner: Planner, was: DbTable, t: DbTable): Step[] {
+  const renames: Step[] = [];
+  const adds: Step[] = [];
+  const alters: Step[] = [];
+  const matched = new Set<string>();
+  for (const c of t.columns) {
+    const prev = previousColumn(planner, was, t, c);
+    if (prev === false) continue;
+    if (!prev) {
+      const add = addedColumnStep(planner, t.name, c);
+      if (add) adds.push(add);
       continue;
     }
-    const renames: Step[] = [];
-    const adds: Step[] = [];
-    const alters: Step[] = [];
-    const removes: Step[] = [];
-    const matched = new Set<string>();
-    for (const c of t.columns) {
-      let prev = was.columns.find((x) => x.name === c.name);
-      const field = fieldOf(t.name, c.name);
-      if (!prev && field?.renamedFrom) {
-        const fromColumn = field.type === 'foreign_key' ? `${field.renamedFrom}_id` : field.renamedFrom;
-        prev = was.columns.find((x) => x.name === fromColumn);
-        if (!prev) {
-          problems.push(
-            options.at(
-              { file: field.source.file, path: [...field.source.path, 'renamed_from'] },
-              `renamed_from: ${field.renamedFrom}, but ${t.name} has no column ${fromColumn} in the last generated schema (${history.snapshotFile}); ` +
-                `fix the old name, or remove renamed_from to add ${c.name} as a new column`,
-            ),
-          );
-          continue;
-        }
-        if (t.columns.some((x) => x.name === prev!.name)) prev = undefined;
-        else renames.push(renameStep(t.name, prev, c));
-      }
-      if (!prev) {
-        if (c.primary) {
-          problems.push(primaryProblem(t.name, c));
-          continue;
-        }
-        let fill: { value: unknown } | undefined;
-        if (!c.nullable && c.default === undefined) {
-          fill = fillFor(t.name, c);
-          if (!fill) {
-            const source = sourceOf(t.name, c.name)!;
-            problems.push(
-              options.at(
-                source,
-                `new field ${field?.name ?? c.name} is NOT NULL without a default, and the existing rows of ${t.name} need a value: ` +
-                  `add "default: ..." to the field, or "null: true", or give a one-off value for existing rows with svcgen build --default ${t.name}.${field?.name ?? c.name}=VALUE`,
-              ),
-            );
-            continue;
-          }
-        }
-        adds.push(addColumnStep(t.name, c, fill));
-        continue;
-      }
-      matched.add(prev.name);
-      const a = { ...prev, name: c.name };
-      if (a.primary !== c.primary || (c.primary && definitionChanged(a, c))) {
-        problems.push(primaryProblem(t.name, c));
-        continue;
-      }
-      if (!definitionChanged(a, c) && a.unique === c.unique && a.index === c.index && sameValue(a.references, c.references)) continue;
-      const narrows = definitionChanged(a, c) ? narrowing(a, c) : undefined;
-      let fill: { value: unknown } | undefined;
-      if (a.nullable && !c.nullable) {
-        fill = fillFor(t.name, c) ?? (c.default !== undefined ? { value: c.default } : undefined);
-        if (!fill) {
-          problems.push(
-            options.at(
-              sourceOf(t.name, c.name)!,
-              `field ${field?.name ?? c.name} becomes NOT NULL, and existing rows of ${t.name} may hold NULL: add "default: ..." to the field ` +
-                `(NULLs become the default), or give a one-off value with svcgen build --default ${t.name}.${field?.name ?? c.name}=VALUE`,
-            ),
-          );
-          continue;
-        }
-      }
-      if (narrows) {
-        if (!options.allowDestructive) flag(t.name, c.name, `changing ${t.name}.${c.name} (${narrows}) can lose data; ${hint}, or keep the old definition`);
-        alters.push(alterStep(t.name, a, c, fill, `${t.name}.${c.name} ${narrows}`));
-      } else alters.push(alterStep(t.name, a, c, fill, undefined));
-    }
-    for (const c of was.columns) {
-      if (matched.has(c.name) || t.columns.some((x) => x.name === c.name)) continue;
-      if (c.primary) {
-        problems.push(primaryProblem(t.name, c));
-        continue;
-      }
-      if (!options.allowDestructive) {
-        const fieldName = c.references ? c.name.replace(/_id$/, '') : c.name;
-        flag(
-          t.name,
-          undefined,
-          `removing field ${fieldName} drops column ${t.name}.${c.name} and its data; ${hint}, ` +
-            `or put the field back (to rename it instead, add renamed_from: ${fieldName} to the field with the new name)`,
-        );
-      }
-      removes.push(dropColumnStep(t.name, c));
-    }
-    const uniques = uniquesStep(t.name, was.uniques ?? [], t.uniques);
-    changes.push(...renames, ...alters, ...adds, ...removes, ...(uniques ? [uniques] : []));
+    if (prev.name !== c.name) renames.push(renameStep(t.name, prev, c));
+    matched.add(prev.name);
+    const alter = changedColumnStep(planner, t.name, prev, c);
+    if (alter) alters.push(alter);
   }
+  const removes = droppedColumnSteps(planner, was, t, matched);
+  const uniques = uniquesStep(t.name, was.uniques ?? [], t.uniques);
+  return [...renames, ...alters, ...adds, ...removes, ...(uniques ? [uniques] : [])];
+}
+
+/**
+ * The snapshot's column that `c` continues: the one of the same name, or the one its field is
+ * `renamed_from` (unless that name is still a column of the table). Undefined for a new column;
+ * false when `renamed_from` names no column (reported).
+ */
+function previousColumn(planner: Planner, was: DbTable, t: DbTable, c: DbColumn): DbColumn | undefined | false {
+  const same = was.columns.find((x) => x.name === c.name);
+  const field = fieldOf(planner, t.name, c.name);
+  if (same || !field?.renamedFrom) return same;
+  const fromColumn = field.type === 'foreign_key' ? `${field.renamedFrom}_id` : field.renamedFrom;
+  const from = was.columns.find((x) => x.name === fromColumn);
+  if (!from) {
+    planner.problems.push(
+      planner.options.at(
+        { file: field.source.file, path: [...field.source.path, 'renamed_from'] },
+        `renamed_from: ${field.renamedFrom}, but ${t.name} has no column ${fromColumn} in the last generated schema (${planner.history.snapshotFile}); ` +
+          `fix the old name, or remove renamed_from to add ${c.name} as a new column`,
+      ),
+    );
+    return false;
+  }
+  return t.columns.some((x) => x.name === from.name) ? undefined : from;
+}
+
+/** A new column; undefined (and a problem) for a primary key, or a NOT NULL column without a value for the existing rows. */
+function addedColumnStep(planner: Planner, table: string, c: DbColumn): Step | undefined {
+  if (c.primary) {
+    planner.problems.push(primaryKeyProblem(planner, table, c));
+    return undefined;
+  }
+  let fill: { value: unknown } | undefined;
+  if (!c.nullable && c.default === undefined) {
+    fill = fillFor(planner, table, c);
+    if (!fill) {
+      const name = fieldOf(planner, table, c.name)?.name ?? c.name;
+      planner.problems.push(
+        planner.options.at(
+          sourceOf(planner, table, c.name)!,
+          `new field ${name} is NOT NULL without a default, and the existing rows of ${table} need a value: ` +
+            `add "default: ..." to the field, or "null: true", or give a one-off value for existing rows with svcgen build --default ${table}.${name}=VALUE`,
+        ),
+      );
+      return undefined;
+    }
+  }
+  return addColumnStep(table, c, fill);
+}
+
+/**
+ * The change of column `prev` into `c` (after any rename); undefined when nothing changed, or (with a
+ * problem) when the primary key changes or a column becomes NOT NULL without a value for its NULLs.
+ */
+function changedColumnStep(planner: Planner, table: string, prev: DbColumn, c: DbColumn): Step | undefined {
+  const a = { ...prev, name: c.name };
+  if (a.primary !== c.primary || (c.primary && definitionChanged(a, c))) {
+    planner.problems.push(primaryKeyProblem(planner, table, c));
+    return undefined;
+  }
+  if (!definitionChanged(a, c) && a.unique === c.unique && a.index === c.index && sameValue(a.references, c.references)) return undefined;
+  const narrows = definitionChanged(a, c) ? narrowing(a, c) : undefined;
+  let fill: { value: unknown } | undefined;
+  if (a.nullable && !c.nullable) {
+    fill = fillFor(planner, table, c) ?? (c.default !== undefined ? { value: c.default } : undefined);
+    if (!fill) {
+      const name = fieldOf(planner, table, c.name)?.name ?? c.name;
+      planner.problems.push(
+        planner.options.at(
+          sourceOf(planner, table, c.name)!,
+          `field ${name} becomes NOT NULL, and existing rows of ${table} may hold NULL: add "default: ..." to the field ` +
+            `(NULLs become the default), or give a one-off value with svcgen build --default ${table}.${name}=VALUE`,
+        ),
+      );
+      return undefined;
+    }
+  }
+  if (!narrows) return alterStep(table, a, c, fill, undefined);
+  if (!planner.options.allowDestructive) {
+    flagDestructive(planner, table, c.name, `changing ${table}.${c.name} (${narrows}) can lose data; ${DESTRUCTIVE_HINT}, or keep the old definition`);
+  }
+  return alterStep(table, a, c, fill, `${table}.${c.name} ${narrows}`);
+}
+
+/** The columns of `was` that `t` no longer has (neither by name nor as the origin of a rename). */
+function droppedColumnSteps(planner: Planner, was: DbTable, t: DbTable, matched: Set<string>): Step[] {
+  const steps: Step[] = [];
+  for (const c of was.columns) {
+    if (matched.has(c.name) || t.columns.some((x) => x.name === c.name)) continue;
+    if (c.primary) {
+      planner.problems.push(primaryKeyProblem(planner, t.name, c));
+      continue;
+    }
+    if (!planner.options.allowDestructive) {
+      const fieldName = c.references ? c.name.replace(/_id$/, '') : c.name;
+      flagDestructive(
+        planner,
+        t.name,
+        undefined,
+        `removing field ${fieldName} drops column ${t.name}.${c.name} and its data; ${DESTRUCTIVE_HINT}, ` +
+          `or put the field back (to rename it instead, add renamed_from: ${fieldName} to the field with the new name)`,
+      );
+    }
+    steps.push(dropColumnStep(t.name, c));
+  }
+  return steps;
+}
+
+/** The snapshot's tables the model no longer has, dropped in reverse order of creation. */
+function droppedTableSteps(planner: Planner, old: Snapshot, after: Map<string, DbTable>): Step[] {
+  const steps: Step[] = [];
   for (const t of [...old.tables].reverse()) {
     if (after.has(t.name)) continue;
-    if (!options.allowDestructive) {
+    if (!planner.options.allowDestructive) {
       // A relation of a resource that is still there points at that resource; a removed resource only lives in the snapshot.
-      const owner = [...origins.keys()].find((name) => t.name.startsWith(`${name}_`) && t.columns.some((c) => c.references?.table === name));
+      const owner = [...planner.origins.keys()].find((name) => t.name.startsWith(`${name}_`) && t.columns.some((c) => c.references?.table === name));
       const what = owner ? `removing a many-to-many field of ${owner} drops its join table ${t.name}` : `removing the resource of table ${t.name} drops the table`;
-      flag(owner ?? t.name, undefined, `${what} and its rows; ${hint}, or restore the spec`);
+      flagDestructive(planner, owner ?? t.name, undefined, `${what} and its rows; ${DESTRUCTIVE_HINT}, or restore the spec`);
     }
-    drops.push(dropTableStep(t));
+    steps.push(dropTableStep(t));
   }
-  problems.push(...destructive);
-  if (problems.length) throw new SpecError(problems);
+  return steps;
+}
 
-  const steps = [...creates, ...changes, ...drops];
+/** The committed migrations and, when there are steps, the next numbered one. */
+function withNextMigration(existing: MigrationHistory['migrations'], steps: Step[]): MigrationPlan {
+  const names = existing.map((m) => m.name);
   if (!steps.length) return { existing, names };
   const last = Math.max(0, ...names.map((n) => Number(n.slice(0, 4))));
   const next = toMigration(migrationName(last + 1, steps), steps);
   return { existing, next, names: [...names, next.name] };
-
-  function primaryProblem(table: string, c: DbColumn): Diagnostic {
-    const message =
-      `the primary key of ${table} changes (${c.name}); generated migrations cannot change the primary key of an existing table: ` +
-      'keep the old primary key, or give the resource a new table name (the old table is dropped with --allow-destructive)';
-    const source = sourceOf(table, c.name);
-    return source ? options.at(source, message) : diagnosticIn(history.snapshotFile, message);
-  }
 }
 
 /* ----------------------------------------------------------------- render */

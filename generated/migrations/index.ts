@@ -4,6 +4,4 @@ import type { Migration } from '../../runtime';
 import * as m0 from './0001_initial';
 
 /** Every migration, in the order they apply. */
-export const migrations: Migration[] = [
-  { name: '0001_initial', up: m0.up, down: m0.down },
-];
+export const migrations: Migration[] = [{ name: '0001_initial', up: m0.up, down: m0.down }];

@@ -12,7 +12,7 @@ jest.setTimeout(120_000);
 
 const ROOT = path.resolve(__dirname, '../..');
 const BIN = path.join(ROOT, 'bin', 'svcgen');
-const FIVE_MISTAKES = 'test/fixtures/invalid/five-mistakes';
+const FIVE_MISTAKES = 'test/cases/five-mistakes/specs';
 const PACKAGE_VERSION: string = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version;
 
 interface Run {
@@ -44,7 +44,7 @@ function workspace(): { root: string; specs: string; out: string } {
   return { root, specs, out: path.join(root, 'out') };
 }
 
-const expectedFiveMistakes = () => linesOf(fs.readFileSync(path.join(ROOT, FIVE_MISTAKES, 'expected.txt'), 'utf8'));
+const expectedFiveMistakes = () => linesOf(fs.readFileSync(path.join(ROOT, FIVE_MISTAKES, '..', 'expected.txt'), 'utf8'));
 
 describe('svcgen: usage', () => {
   it('prints the usage for --help and exits 0', () => {

@@ -7,6 +7,8 @@ import { checkModel, describeSpecs } from '../../generator/check-model';
 import { validateSpecs } from '../../generator/validate';
 
 const FIXTURES = path.resolve(__dirname, '../fixtures');
+/** Diagnostic cases: `specs/` and `expected.txt` (test/generator/cases.test.ts also runs them through `svcgen validate`). */
+const CASES = path.resolve(__dirname, '../cases');
 
 /**
  * Loader, validator and model-check diagnostics of a specs directory (not the hooks modules'
@@ -48,7 +50,7 @@ const user = resource(
 );
 
 describe('validateSpecs: fixtures', () => {
-  const cases = fs.readdirSync(path.join(FIXTURES, 'invalid')).sort();
+  const cases = fs.readdirSync(CASES).filter((name) => fs.existsSync(path.join(CASES, name, 'expected.txt'))).sort();
 
   it('has the expected cases', () => {
     expect(cases).toEqual(
@@ -57,13 +59,12 @@ describe('validateSpecs: fixtures', () => {
   });
 
   it.each(cases)('%s reports exactly expected.txt', (name) => {
-    const dir = path.join(FIXTURES, 'invalid', name);
-    const expected = fs.readFileSync(path.join(dir, 'expected.txt'), 'utf8').split('\n').filter(Boolean);
-    expect(diagnosticsOf(dir)).toEqual(expected);
+    const expected = fs.readFileSync(path.join(CASES, name, 'expected.txt'), 'utf8').split('\n').filter(Boolean);
+    expect(diagnosticsOf(path.join(CASES, name, 'specs'))).toEqual(expected);
   });
 
   it('reports all five mistakes of one file in one run', () => {
-    expect(diagnosticsOf(path.join(FIXTURES, 'invalid', 'five-mistakes'))).toHaveLength(5);
+    expect(diagnosticsOf(path.join(CASES, 'five-mistakes', 'specs'))).toHaveLength(5);
   });
 
   it('accepts the blog specs', () => {
@@ -75,7 +76,7 @@ describe('validateSpecs: fixtures', () => {
   });
 
   it('does not change the loaded data', () => {
-    const dir = path.join(FIXTURES, 'invalid', 'five-mistakes');
+    const dir = path.join(CASES, 'five-mistakes', 'specs');
     const loaded = loadSpecs(dir, dir);
     const before = JSON.stringify(loaded.resources.map((r) => r.data));
     validateSpecs(loaded);

@@ -71,7 +71,7 @@ describe.each(DIALECTS)('migration steps on a database with data (%s)', (dialect
   it('applies, reverts and re-applies each kind of change, keeping the rows', async () => {
     const db = database.db;
     ws.write({ 'authors.yaml': AUTHORS_V1, 'books.yaml': BOOKS_V1, 'genres.yaml': GENRES });
-    build(ws);
+    await build(ws);
     await migrateLatest(db, loadService(ws).migrations);
     await db('authors').insert([{ name: 'Ann' }, { name: 'Bob', born: '1970-01-02' }]);
     await db('books').insert([
@@ -86,7 +86,7 @@ describe.each(DIALECTS)('migration steps on a database with data (%s)', (dialect
 
     // Version 2: many changes in one migration.
     ws.write({ 'authors.yaml': AUTHORS_V2, 'books.yaml': BOOKS_V2 });
-    const v2 = build(ws);
+    const v2 = await build(ws);
     const name2 = v2.migration!.name;
     expect(v2.migration!.changes).toEqual([
       'create table books_genres',
@@ -128,7 +128,7 @@ describe.each(DIALECTS)('migration steps on a database with data (%s)', (dialect
     ws.write({ 'books.yaml': BOOKS_V3, 'genres.yaml': null });
     let err: unknown;
     try {
-      generate({ specsDir: ws.specs, outDir: ws.out });
+      await generate({ specsDir: ws.specs, outDir: ws.out });
     } catch (e) {
       err = e;
     }
@@ -146,7 +146,7 @@ describe.each(DIALECTS)('migration steps on a database with data (%s)', (dialect
       }),
     ]);
     expect(found[1].line).toBeGreaterThan(1);
-    const v3 = build(ws, { allowDestructive: true });
+    const v3 = await build(ws, { allowDestructive: true });
     expect(v3.migration!.changes).toEqual(['drop table books_genres (destructive)', 'drop table genres (destructive)']);
     const migrations3 = loadService(ws).migrations;
     expect(await migrateLatest(db, migrations3)).toEqual([v3.migration!.name]);
@@ -158,7 +158,7 @@ describe.each(DIALECTS)('migration steps on a database with data (%s)', (dialect
     expect(await rows(db, 'genres')).toEqual([]);
     expect(await migrateLatest(db, migrations3)).toEqual([v3.migration!.name]);
     // A stale renamed_from (the rename is in the snapshot) is no change.
-    expect(build(ws).migration).toBeUndefined();
+    expect((await build(ws)).migration).toBeUndefined();
   });
 });
 
@@ -177,11 +177,11 @@ describe('a step that cannot be undone', () => {
   it('gets a down that throws, saying why, and changes nothing', async () => {
     const db = database.db;
     ws.write({ 'authors.yaml': AUTHORS_V1 });
-    build(ws);
+    await build(ws);
     await migrateLatest(db, loadService(ws).migrations);
     await db('authors').insert({ name: 'Ann' });
     ws.write({ 'authors.yaml': 'model: Author\nfields:\n  born: {type: date, null: true}\nviewset: {auth: null}\n' });
-    const next = build(ws, { allowDestructive: true });
+    const next = await build(ws, { allowDestructive: true });
     expect(next.migration!.down).toEqual([
       `  throw new Error('migration ${next.migration!.name} cannot be reversed: it dropped column authors.name, which was NOT NULL without a default, ` +
         `and its values are gone; restore the database from a backup instead');`,

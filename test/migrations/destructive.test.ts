@@ -13,10 +13,10 @@ import { blogWorkspace, build, columns, edit, failure, loadService, ROOT, rows, 
 
 jest.setTimeout(300_000);
 
-/** The SpecError `fn` throws. */
-function specError(fn: () => unknown): SpecError {
+/** The SpecError `fn` rejects with. */
+async function specError(fn: () => Promise<unknown>): Promise<SpecError> {
   try {
-    fn();
+    await fn();
   } catch (err) {
     if (err instanceof SpecError) return err;
     throw err;
@@ -49,7 +49,7 @@ describe.each(DIALECTS)('changes that need a decision (%s)', (dialect) => {
     database = await createDatabase(dialect);
     categoriesSpec = path.join(ws.specs, 'resources', 'categories.yaml');
     shown = path.relative(process.cwd(), categoriesSpec).split(path.sep).join('/');
-    build(ws);
+    await build(ws);
     expect(await migrateLatest(database.db, loadService(ws).migrations)).toEqual(['0001_initial']);
     const [user] = await database.db('users').insert({ username: 'u', email: 'u@example.com', password: 'x', date_joined: '2026-01-01T00:00:00.000Z' }).returning('id');
     await database.db('categories').insert([
@@ -71,7 +71,7 @@ describe.each(DIALECTS)('changes that need a decision (%s)', (dialect) => {
     edit(categoriesSpec, '[[name, str], [description, str]]', '[[name, str]]');
 
     const before = snapshotFiles(ws.out);
-    const err = specError(() => generate({ specsDir: ws.specs, outDir: ws.out }));
+    const err = await specError(() => generate({ specsDir: ws.specs, outDir: ws.out }));
     expect(err.diagnostics).toHaveLength(1);
     const [d] = err.diagnostics;
     // At the fields of the spec that lost the field, saying which step and what to do.
@@ -81,7 +81,7 @@ describe.each(DIALECTS)('changes that need a decision (%s)', (dialect) => {
     );
     expect(snapshotFiles(ws.out)).toEqual(before);
 
-    const allowed = build(ws, { allowDestructive: true });
+    const allowed = await build(ws, { allowDestructive: true });
     expect(allowed.migration?.name).toBe('0002_remove_categories_description');
     expect(allowed.migration?.changes).toEqual(['drop column categories.description (destructive)']);
     const text = fs.readFileSync(path.join(ws.out, 'migrations/0002_remove_categories_description.ts'), 'utf8');
@@ -103,13 +103,13 @@ describe.each(DIALECTS)('changes that need a decision (%s)', (dialect) => {
   it('a new NOT NULL field without a default is an error at the field; --default gives the existing rows a value', async () => {
     const db = database.db;
     edit(categoriesSpec, '  name: {type: string, max_length: 100, unique: true}\n', '  name: {type: string, max_length: 100, unique: true}\n  priority: {type: integer}\n');
-    const err = specError(() => generate({ specsDir: ws.specs, outDir: ws.out }));
+    const err = await specError(() => generate({ specsDir: ws.specs, outDir: ws.out }));
     expect(err.diagnostics.map(formatDiagnostic)).toEqual([
       `${shown}:${lineOf(categoriesSpec, '  priority:')}:3: new field priority is NOT NULL without a default, and the existing rows of categories need a value: ` +
         'add "default: ..." to the field, or "null: true", or give a one-off value for existing rows with svcgen build --default categories.priority=VALUE',
     ]);
 
-    const fixed = build(ws, { defaults: { 'categories.priority': '2' } });
+    const fixed = await build(ws, { defaults: { 'categories.priority': '2' } });
     expect(fixed.migration?.name).toBe('0002_categories_priority');
     const articles = await rows(db, 'articles');
     expect(await migrateLatest(db, loadService(ws).migrations)).toEqual(['0002_categories_priority']);
@@ -122,51 +122,51 @@ describe.each(DIALECTS)('changes that need a decision (%s)', (dialect) => {
     expect(await failure(db('categories').insert({ name: 'Other', description: '' }))).toMatch(/priority|NOT NULL|not-null/i);
     await db('categories').insert({ name: 'Other', description: '', priority: 5 });
     // The next build needs no --default: the snapshot has the column.
-    expect(build(ws).migration).toBeUndefined();
+    expect((await build(ws)).migration).toBeUndefined();
   });
 });
 
 describe('where the migration history lives', () => {
   let ws: Workspace;
-  beforeEach(() => {
+  beforeEach(async () => {
     ws = blogWorkspace('history');
-    build(ws);
+    await build(ws);
   });
   afterEach(() => ws.remove());
 
-  it('never rewrites a committed migration, even one edited by hand', () => {
+  it('never rewrites a committed migration, even one edited by hand', async () => {
     const file = path.join(ws.out, 'migrations/0001_initial.ts');
     const edited = `${fs.readFileSync(file, 'utf8')}// reviewed\n`;
     fs.writeFileSync(file, edited);
     edit(path.join(ws.specs, 'resources/tags.yaml'), '  name: {type: string, max_length: 50, unique: true}\n', '  name: {type: string, max_length: 60, unique: true}\n');
-    const next = build(ws);
+    const next = await build(ws);
     expect(next.migration?.name).toBe('0002_alter_tags_name');
     expect(fs.readFileSync(file, 'utf8')).toBe(edited);
     expect(next.files.get('migrations/0001_initial.ts')).toBe(edited);
   });
 
-  it('stops when a migration the snapshot lists is missing, naming it', () => {
+  it('stops when a migration the snapshot lists is missing, naming it', async () => {
     edit(path.join(ws.specs, 'resources/tags.yaml'), '  name: {type: string, max_length: 50, unique: true}\n', '  name: {type: string, max_length: 60, unique: true}\n');
-    build(ws);
+    await build(ws);
     fs.rmSync(path.join(ws.out, 'migrations/0002_alter_tags_name.ts'));
-    const err = specError(() => generate({ specsDir: ws.specs, outDir: ws.out }));
+    const err = await specError(() => generate({ specsDir: ws.specs, outDir: ws.out }));
     expect(err.diagnostics).toHaveLength(1);
     expect(err.diagnostics[0].file).toBe(path.relative(ROOT, path.join(ws.out, 'migrations/schema.json')).split(path.sep).join('/'));
     expect(err.diagnostics[0].message).toContain('migrations/0002_alter_tags_name.ts is listed here but missing; restore it from version control');
     expect(err.diagnostics[0].line).toBeGreaterThan(1);
   });
 
-  it('stops when the snapshot is missing but migrations exist', () => {
+  it('stops when the snapshot is missing but migrations exist', async () => {
     fs.rmSync(path.join(ws.out, 'migrations/schema.json'));
-    const err = specError(() => generate({ specsDir: ws.specs, outDir: ws.out }));
+    const err = await specError(() => generate({ specsDir: ws.specs, outDir: ws.out }));
     expect(err.diagnostics[0].message).toMatch(/^missing: migrations\/0001_initial\.ts exist but the snapshot of the schema they build does not/);
   });
 
-  it('reads a snapshot written before it listed its migrations as 0001_initial', () => {
+  it('reads a snapshot written before it listed its migrations as 0001_initial', async () => {
     const file = path.join(ws.out, 'migrations/schema.json');
     const { tables } = JSON.parse(fs.readFileSync(file, 'utf8'));
     fs.writeFileSync(file, `${JSON.stringify({ tables }, null, 2)}\n`);
-    const again = generate({ specsDir: ws.specs, outDir: ws.out });
+    const again = await generate({ specsDir: ws.specs, outDir: ws.out });
     expect(again.migration).toBeUndefined();
     expect(JSON.parse(again.files.get('migrations/schema.json')!).migrations).toEqual(['0001_initial']);
   });

@@ -6,7 +6,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Express } from 'express';
-import { generate, writeOutput, type GenerateOptions, type Generated } from '../../generator/pipeline';
+import { generate, type GenerateOptions, type Generated } from '../../generator/pipeline';
+import { writeOutput } from '../../generator/write';
 import type { Db, KeyPair, Migration, ServiceContext, Settings } from '../../runtime';
 
 export const ROOT = path.resolve(__dirname, '../..');
@@ -56,8 +57,8 @@ export function edit(file: string, from: string | RegExp, to: string): void {
 }
 
 /** `generate` + `writeOutput`, as `svcgen build` does. */
-export function build(ws: Workspace, options: Partial<GenerateOptions> = {}): Generated {
-  const generated = generate({ specsDir: ws.specs, outDir: ws.out, ...options });
+export async function build(ws: Workspace, options: Partial<GenerateOptions> = {}): Promise<Generated> {
+  const generated = await generate({ specsDir: ws.specs, outDir: ws.out, ...options });
   writeOutput(ws.out, generated.files);
   return generated;
 }

@@ -54,7 +54,7 @@ describe.each(DIALECTS)('editing the specs of a service with data (%s)', (dialec
     const articlesSpec = path.join(ws.specs, 'resources', 'articles.yaml');
 
     // 1. The blog as it is: one migration, applied to a fresh database.
-    const first = build(ws);
+    const first = await build(ws);
     expect(first.migration?.name).toBe('0001_initial');
     const v1 = serve(ws, db);
     expect(await migrateLatest(db, v1.migrations)).toEqual(['0001_initial']);
@@ -108,7 +108,7 @@ describe.each(DIALECTS)('editing the specs of a service with data (%s)', (dialec
       ].join('\n'),
     );
 
-    const second = build(ws);
+    const second = await build(ws);
     expect(second.migration).toBeDefined();
     const name2 = second.migration!.name;
     expect(name2).toMatch(/^0002_[a-z0-9_]+$/);
@@ -128,7 +128,7 @@ describe.each(DIALECTS)('editing the specs of a service with data (%s)', (dialec
     const migration2 = fs.readFileSync(path.join(ws.out, `migrations/${name2}.ts`), 'utf8');
     expect(migration2).toContain(`t.renameColumn('summary', 'abstract');`);
     // Building again changes nothing: no third migration.
-    expect(build(ws).migration).toBeUndefined();
+    expect((await build(ws)).migration).toBeUndefined();
 
     // 3. Migrate the same database.
     const v2 = serve(ws, db);
@@ -162,7 +162,7 @@ describe.each(DIALECTS)('editing the specs of a service with data (%s)', (dialec
     // with ON DELETE CASCADE: their rows must survive the rebuild.
     edit(articlesSpec, '  title: {type: string, max_length: 200}\n', '  title: {type: string, max_length: 300}\n');
     edit(articlesSpec, '  views: {type: integer, default: 0}\n', '  views: {type: integer, default: 5}\n');
-    const third = build(ws);
+    const third = await build(ws);
     const name3 = third.migration!.name;
     expect(name3).toMatch(/^0003_/);
     expect(third.migration!.changes).toEqual([

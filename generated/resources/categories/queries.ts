@@ -48,8 +48,7 @@ export async function createValues(data: CategoryIn): Promise<Row> {
 }
 
 /** Related records named in CategoryIn must exist: a 404 with the related model's key otherwise. */
-export async function checkCreateRelated(_db: Db, _service: ServiceContext, _data: CategoryIn): Promise<void> {
-}
+export async function checkCreateRelated(_db: Db, _service: ServiceContext, _data: CategoryIn): Promise<void> {}
 
 /** Column values from an update body (CategoryUpdate). */
 export async function updateValues(data: CategoryUpdate): Promise<Row> {
@@ -60,5 +59,4 @@ export async function updateValues(data: CategoryUpdate): Promise<Row> {
 }
 
 /** Related records named in CategoryUpdate must exist: a 404 with the related model's key otherwise. */
-export async function checkUpdateRelated(_db: Db, _service: ServiceContext, _data: CategoryUpdate): Promise<void> {
-}
+export async function checkUpdateRelated(_db: Db, _service: ServiceContext, _data: CategoryUpdate): Promise<void> {}

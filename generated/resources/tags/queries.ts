@@ -44,8 +44,7 @@ export async function createValues(data: TagIn): Promise<Row> {
 }
 
 /** Related records named in TagIn must exist: a 404 with the related model's key otherwise. */
-export async function checkCreateRelated(_db: Db, _service: ServiceContext, _data: TagIn): Promise<void> {
-}
+export async function checkCreateRelated(_db: Db, _service: ServiceContext, _data: TagIn): Promise<void> {}
 
 /** Column values from an update body (TagUpdate). */
 export async function updateValues(data: TagUpdate): Promise<Row> {
@@ -55,5 +54,4 @@ export async function updateValues(data: TagUpdate): Promise<Row> {
 }
 
 /** Related records named in TagUpdate must exist: a 404 with the related model's key otherwise. */
-export async function checkUpdateRelated(_db: Db, _service: ServiceContext, _data: TagUpdate): Promise<void> {
-}
+export async function checkUpdateRelated(_db: Db, _service: ServiceContext, _data: TagUpdate): Promise<void> {}

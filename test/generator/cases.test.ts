@@ -1,0 +1,99 @@
+/**
+ * Every case folder of test/cases (see test/support/cases.ts): a diagnostic case prints exactly its
+ * expected.txt, line for line; an output case renders exactly its expected/ tree, byte for byte (no
+ * file changed, missing or extra), and every output case type-checks under `strict` in one program.
+ * `npm run update:cases` rewrites the expectations from the current generator.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { unifiedDiff } from '../../generator/drift';
+import {
+  diagnosticsOf,
+  expectedDiagnostics,
+  isDiagnosticCase,
+  isOutputCase,
+  listCases,
+  outputCaseSources,
+  readTree,
+  renderCase,
+  ROOT,
+  typeCheck,
+} from '../support/cases';
+
+// Rendering a case formats its files; the type check compiles every output case with the runtime.
+jest.setTimeout(180_000);
+
+const TMP = path.join(ROOT, 'test', '.tmp');
+
+const cases = listCases();
+const diagnosticCases = cases.filter(isDiagnosticCase);
+const outputCases = cases.filter(isOutputCase);
+
+describe('test/cases', () => {
+  it('holds cases of both kinds, each with exactly one expectation', () => {
+    expect(diagnosticCases.length).toBeGreaterThan(0);
+    expect(outputCases.length).toBeGreaterThan(0);
+    expect(cases.filter((c) => isDiagnosticCase(c) === isOutputCase(c)).map((c) => c.name)).toEqual([]);
+  });
+
+  it('has the cases the generator was specified with', () => {
+    expect(diagnosticCases.map((c) => c.name)).toEqual(
+      expect.arrayContaining([
+        'bad-lookup',
+        'duplicate-names',
+        'five-mistakes',
+        'hooks-and-auth',
+        'm2m-config',
+        'unknown-setting',
+        'route-clash-verbose-plural',
+        'relation-hook-without-module',
+      ]),
+    );
+    expect(outputCases.map((c) => c.name)).toEqual(expect.arrayContaining(['minimal-resource', 'relation-hooks', 'actions-and-endpoints']));
+  });
+});
+
+describe.each(diagnosticCases.map((c) => [c.name, c] as const))('diagnostic case %s', (_, c) => {
+  it('reports exactly expected.txt, as svcgen validate prints it', () => {
+    const expected = expectedDiagnostics(c);
+    expect(expected.length).toBeGreaterThan(0);
+    expect(diagnosticsOf(c)).toEqual(expected);
+  });
+});
+
+describe.each(outputCases.map((c) => [c.name, c] as const))('output case %s', (_, c) => {
+  it('renders exactly the expected/ tree', async () => {
+    const rendered = await renderCase(c);
+    const committed = readTree(c.expectedDir);
+    const changed = [...rendered].filter(([name, text]) => committed.has(name) && committed.get(name) !== text);
+    expect({
+      changed: changed.map(([name, text]) => unifiedDiff(name, committed.get(name)!, text)),
+      missing: [...rendered.keys()].filter((name) => !committed.has(name)),
+      extra: [...committed.keys()].filter((name) => !rendered.has(name)),
+    }).toEqual({ changed: [], missing: [], extra: [] });
+  });
+});
+
+describe('output cases', () => {
+  it('type-check with strict and noUnusedLocals, hooks included, in one program', () => {
+    const files = outputCaseSources(outputCases);
+    // Every case has its generated entry point in the program.
+    for (const c of outputCases) expect(files).toContain(path.join(c.expectedDir, 'main.ts'));
+    expect(typeCheck(files)).toEqual([]);
+  });
+
+  it('would fail on an unused name or an implicit any', () => {
+    // The check uses the repository's options: a file breaking them is reported, with its position.
+    // (Inside the repository, in the git-ignored test/.tmp, as the compiler's rootDir requires.)
+    fs.mkdirSync(TMP, { recursive: true });
+    const dir = fs.mkdtempSync(path.join(TMP, 'cases-'));
+    try {
+      const file = path.join(dir, 'broken.ts');
+      fs.writeFileSync(file, 'export function twice(x) {\n  const unused = 1;\n  return x * 2;\n}\n');
+      const messages = typeCheck([file]);
+      expect(messages).toEqual([expect.stringMatching(/broken\.ts\(1,23\): error TS7006: /), expect.stringMatching(/broken\.ts\(2,9\): error TS6133: /)]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
