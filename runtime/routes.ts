@@ -5,6 +5,8 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { match } from 'path-to-regexp';
+import { requestContext, type ServiceContext } from './context';
+import { reply, runOperation, type Operation, type QueryValues } from './operations';
 import type { z } from './zod';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'options' | 'head';
@@ -120,6 +122,33 @@ export function uniqueView<V extends View>(name: string, view: V): V {
   return view;
 }
 
+/** An operation as Express serves it: with the decorators that wrap its view. */
+export interface ExpressOperation<P extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined>
+  extends Operation<P, Q, B> {
+  /** Decorators of the view, the first listed outermost; null entries are ignored. */
+  decorators?: readonly (Decorator | null)[];
+}
+
+/**
+ * The Express handler of an operation: a view named by the operation id that validates the request,
+ * runs the operation and sends its reply, wrapped in the operation's decorators.
+ */
+export function expressHandler<P extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined>(
+  service: ServiceContext,
+  operation: ExpressOperation<P, Q, B>,
+): RequestHandler {
+  const view: View = async (req, res) => {
+    const request = { params: req.params as Record<string, string>, query: req.query as QueryValues, body: req.body as unknown };
+    const { status, body } = await runOperation(operation, request, service.db, (db) => requestContext(req, db, service));
+    if (status === 204) res.status(204).end();
+    else res.status(status).json(body);
+  };
+  const decorated = uniqueView(operation.operationId, decorateView(view, ...(operation.decorators ?? [])));
+  return async (req, res) => {
+    await decorated(req, res);
+  };
+}
+
 /** A named view with its decorators, as an Express handler. */
 export function defineView(name: string, decorators: readonly (Decorator | null | undefined)[] = []) {
   return (view: View): RequestHandler => {
@@ -130,25 +159,9 @@ export function defineView(name: string, decorators: readonly (Decorator | null 
   };
 }
 
-/** A handler result with its own status (for custom endpoints, actions and overrides). */
-export class JsonResponse {
-  constructor(readonly status: number, readonly body: unknown) {}
-}
-
-/**
- * Sends a handler's result: a JsonResponse with its status; `undefined` as 204 No Content when
- * `status` is 204, else as `null`; anything else as JSON with `status`, except that a body
- * returned where 204 was expected is sent with 200.
- */
+/** Sends a handler's result with `status` (see `reply`). */
 export function send(res: Response, status: number, result: unknown): void {
-  if (result instanceof JsonResponse) {
-    if (result.status === 204) res.status(204).end();
-    else res.status(result.status).json(result.body);
-    return;
-  }
-  if (result === undefined && status === 204) {
-    res.status(204).end();
-    return;
-  }
-  res.status(status === 204 ? 200 : status).json(result ?? null);
+  const out = reply(status, result);
+  if (out.status === 204) res.status(204).end();
+  else res.status(out.status).json(out.body);
 }
