@@ -12,7 +12,6 @@ import { SpecError, type Diagnostic } from './diagnostics';
 import { displayPath } from './load';
 import type { Field, ServiceModel, SourceRef } from './model';
 import { literal } from './names';
-import { header, type RenderContext } from './render/view';
 
 /** The snapshot, relative to the output folder. */
 export const SNAPSHOT_FILE = 'migrations/schema.json';
@@ -596,19 +595,4 @@ export function planMigrations(model: ServiceModel, schema: DbSchema, history: M
     const source = sourceOf(table, c.name);
     return source ? options.at(source, message) : diagnosticIn(history.snapshotFile, message);
   }
-}
-
-/* ----------------------------------------------------------------- render */
-
-/** The view of `templates/migration.ts.hbs`. */
-export function migrationView(m: NewMigration, ctx: RenderContext) {
-  const runtime = ctx.runtimeFromRoot.startsWith('.') ? `../${ctx.runtimeFromRoot.replace(/^\.\//, '')}` : ctx.runtimeFromRoot;
-  const sentence = m.changes.join('; ');
-  return {
-    header: header(`${ctx.specsName}/`),
-    runtime,
-    description: m.name === INITIAL_MIGRATION ? `Creates ${m.changes.map((c) => c.replace(/^create table /, '')).join(', ')}.` : `${sentence[0].toUpperCase()}${sentence.slice(1)}.`,
-    up: m.up,
-    down: m.down,
-  };
 }

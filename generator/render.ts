@@ -5,14 +5,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Handlebars from 'handlebars';
 import { dbSchemaOf, type DbSchema } from './db-schema';
-import { initialPlan, migrationView, snapshotJson, type MigrationPlan } from './migrations';
+import { initialPlan, snapshotJson, type MigrationPlan } from './migrations';
 import type { ServiceModel } from './model';
 import {
   appView,
   authView,
   endpointsView,
   mainView,
-  migrationsIndexView,
   queriesView,
   routesView,
   schemasView,
@@ -20,6 +19,7 @@ import {
   type RenderContext,
 } from './render/view';
 import { filtersView } from './render/filters';
+import { migrationsIndexView, migrationView } from './render/migrations';
 
 export const TEMPLATES_DIR = path.resolve(__dirname, '..', 'templates');
 

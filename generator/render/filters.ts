@@ -5,13 +5,7 @@
 import type { FilterParam, MixinPlan, ResourceFilters } from '../build-filters';
 import type { Resource } from '../model';
 import { docLine, literal, str } from '../names';
-import { header, type RenderContext } from './view';
-
-/** `../runtime` seen from a file two folders below the output root (as view.ts does). */
-function runtimeFrom(ctx: RenderContext): string {
-  const s = ctx.runtimeFromRoot;
-  return s.startsWith('.') ? `../../${s.replace(/^\.\//, '')}` : s;
-}
+import { header, runtimeFrom, type RenderContext } from './context';
 
 /** Any JSON value as a TypeScript literal, broken over lines when it would be long. */
 export function pretty(value: unknown, indent = 0): string {
@@ -87,7 +81,7 @@ export function filtersView(r: Resource, ctx: RenderContext) {
   const sources = [...new Set(f.params.map((p) => p.from))];
   return {
     header: header(`${ctx.specsName}/${r.specFile}`),
-    runtime: runtimeFrom(ctx),
+    runtime: runtimeFrom(ctx, 2),
     runtimeImports: runtimeImports.sort((a, b) => a.replace(/^type /, '').localeCompare(b.replace(/^type /, ''))).join(', '),
     verboseName: r.verboseName,
     model: r.model,
