@@ -7,17 +7,11 @@ import Handlebars from 'handlebars';
 import { dbSchemaOf, type DbSchema } from './db-schema';
 import { initialPlan, snapshotJson, type MigrationPlan } from './migrations';
 import type { ServiceModel } from './model';
-import {
-  appView,
-  authView,
-  endpointsView,
-  mainView,
-  queriesView,
-  routesView,
-  schemasView,
-  settingsView,
-  type RenderContext,
-} from './render/view';
+import type { RenderContext } from './render/context';
+import { endpointsView, routesView } from './render/view';
+import { queriesView } from './render/queries';
+import { schemasView } from './render/schemas';
+import { appView, authView, mainView, settingsView } from './render/service';
 import { filtersView } from './render/filters';
 import { migrationsIndexView, migrationView } from './render/migrations';
 

@@ -4,13 +4,16 @@
  */
 import { INITIAL_MIGRATION, type NewMigration } from '../migrations';
 import { header, runtimeFrom, type RenderContext } from './context';
+import { Imports } from './imports';
 
 /** The view of `templates/migration.ts.hbs`. */
 export function migrationView(m: NewMigration, ctx: RenderContext) {
+  const imports = new Imports(runtimeFrom(ctx, 1));
+  imports.runtimeType('Knex');
   const sentence = m.changes.join('; ');
   return {
     header: header(`${ctx.specsName}/`),
-    runtime: runtimeFrom(ctx, 1),
+    imports: imports.print(),
     description:
       m.name === INITIAL_MIGRATION
         ? `Creates ${m.changes.map((c) => c.replace(/^create table /, '')).join(', ')}.`
@@ -22,9 +25,12 @@ export function migrationView(m: NewMigration, ctx: RenderContext) {
 
 /** The view of `templates/migrations-index.ts.hbs`. */
 export function migrationsIndexView(names: string[], ctx: RenderContext) {
+  const imports = new Imports(runtimeFrom(ctx, 1));
+  imports.runtimeType('Migration');
+  const migrations = names.map((name, index) => ({ name, module: imports.namespace(`./${name}`, `m${index}`) }));
   return {
     header: header(`${ctx.specsName}/`),
-    runtime: runtimeFrom(ctx, 1),
-    migrations: names.map((name, index) => ({ name, index })),
+    migrations,
+    imports: imports.print(),
   };
 }

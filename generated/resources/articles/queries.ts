@@ -9,7 +9,7 @@ export const PK = 'id';
 /** How error bodies name this model. */
 export const MODEL: ModelInfo = { verboseKey: 'article', classKey: 'article' };
 
-/** Every column of a article, as hooks receive it (foreign keys by their field name). */
+/** Every column of an article, as hooks receive it (foreign keys by their field name). */
 export interface ArticleRecord {
   id: number;
   title: string;
