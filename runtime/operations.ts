@@ -32,9 +32,10 @@ export interface OperationInput<P, Q, B> {
   body: Part<B, RawRequest['body']>;
 }
 
-type Schema = z.ZodType | undefined;
+/** The schema of a request part, or undefined: the part reaches `handle` as received. */
+export type PartSchema = z.ZodType | undefined;
 
-export interface Operation<P extends Schema = undefined, Q extends Schema = undefined, B extends Schema = undefined> {
+export interface Operation<P extends PartSchema = undefined, Q extends PartSchema = undefined, B extends PartSchema = undefined> {
   /** The operation id: named in the OpenAPI document and given to the handler as its name. */
   operationId: string;
   /** Schema of the path parameters. */
@@ -80,7 +81,7 @@ export function reply(status: number, result: unknown): Reply {
  * context `contextFor` builds around the database it runs on, and returns the reply.
  */
 export async function runOperation(
-  operation: Operation<Schema, Schema, Schema>,
+  operation: Operation<PartSchema, PartSchema, PartSchema>,
   request: RawRequest,
   db: Db,
   contextFor: (db: Db) => RequestContext,

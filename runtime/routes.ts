@@ -6,7 +6,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { match } from 'path-to-regexp';
 import { requestContext, type ServiceContext } from './context';
-import { reply, runOperation, type Operation, type QueryValues } from './operations';
+import { runOperation, type Operation, type PartSchema, type QueryValues } from './operations';
 import type { z } from './zod';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'options' | 'head';
@@ -123,7 +123,7 @@ export function uniqueView<V extends View>(name: string, view: V): V {
 }
 
 /** An operation as Express serves it: with the decorators that wrap its view. */
-export interface ExpressOperation<P extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined>
+export interface ExpressOperation<P extends PartSchema = undefined, Q extends PartSchema = undefined, B extends PartSchema = undefined>
   extends Operation<P, Q, B> {
   /** Decorators of the view, the first listed outermost; null entries are ignored. */
   decorators?: readonly (Decorator | null)[];
@@ -133,7 +133,7 @@ export interface ExpressOperation<P extends z.ZodType | undefined = undefined, Q
  * The Express handler of an operation: a view named by the operation id that validates the request,
  * runs the operation and sends its reply, wrapped in the operation's decorators.
  */
-export function expressHandler<P extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined>(
+export function expressHandler<P extends PartSchema = undefined, Q extends PartSchema = undefined, B extends PartSchema = undefined>(
   service: ServiceContext,
   operation: ExpressOperation<P, Q, B>,
 ): RequestHandler {
@@ -149,19 +149,3 @@ export function expressHandler<P extends z.ZodType | undefined = undefined, Q ex
   };
 }
 
-/** A named view with its decorators, as an Express handler. */
-export function defineView(name: string, decorators: readonly (Decorator | null | undefined)[] = []) {
-  return (view: View): RequestHandler => {
-    const decorated = uniqueView(name, decorateView(view, ...decorators));
-    return async (req, res) => {
-      await decorated(req, res);
-    };
-  };
-}
-
-/** Sends a handler's result with `status` (see `reply`). */
-export function send(res: Response, status: number, result: unknown): void {
-  const out = reply(status, result);
-  if (out.status === 204) res.status(204).end();
-  else res.status(out.status).json(out.body);
-}
