@@ -12,3 +12,9 @@ export function aOrAn(noun: string): string {
   const an = VOWEL_SOUND.test(noun) || (/^[aeiou]/i.test(noun) && !CONSONANT_SOUND.test(noun));
   return `${an ? 'an' : 'a'} ${noun}`;
 }
+
+/** `a`, `a and b`, `a, b and c`. */
+export function andList(items: readonly string[]): string {
+  if (items.length <= 1) return items.join('');
+  return `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
+}

@@ -44,15 +44,15 @@ export function filterParamZod(p: Pick<FilterParam, 'type' | 'shape' | 'default'
 const SHAPE_WORDS = { in: 'Several values, separated by commas.', range: 'Two values, low and high, separated by a comma.' } as const;
 
 const MIXIN_DOCS: Record<MixinPlan['name'], string> = {
-  IcontainsFilterViewSetMixin: 'each string value: `<field>__icontains`',
-  BooleanFilterViewSetMixin: 'each bool value: an exact match',
-  NumericFilterViewSetMixin: 'each int or float value: an exact match',
-  GreaterDateFilterViewSetMixin: 'each date or datetime value: `<field>__gt`',
-  LessDateFilterViewSetMixin: 'each date or datetime value: `<field>__lt`',
-  GreaterEqualDateFilterViewSetMixin: 'each date or datetime value: `<field>__gte`',
-  LessEqualDateFilterViewSetMixin: 'each date or datetime value: `<field>__lte`',
-  RelationFilterViewSetMixin: 'each relations_filters value: its query_filter lookup',
-  MatchCaseFilterViewSetMixin: 'each filters_match_cases value: true applies the `true` case, false the `false` case',
+  IcontainsFilterViewSetMixin: '`<field>__icontains` for each string value',
+  BooleanFilterViewSetMixin: 'an exact match for each bool value',
+  NumericFilterViewSetMixin: 'an exact match for each int or float value',
+  GreaterDateFilterViewSetMixin: '`<field>__gt` for each date or datetime value',
+  LessDateFilterViewSetMixin: '`<field>__lt` for each date or datetime value',
+  GreaterEqualDateFilterViewSetMixin: '`<field>__gte` for each date or datetime value',
+  LessEqualDateFilterViewSetMixin: '`<field>__lte` for each date or datetime value',
+  RelationFilterViewSetMixin: 'the query_filter lookup of each relations_filters value',
+  MatchCaseFilterViewSetMixin: 'the `true` case of each filters_match_cases value that is true, its `false` case when false',
 };
 
 function mixinCode(m: MixinPlan, imports: Imports): string {

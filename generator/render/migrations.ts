@@ -4,6 +4,7 @@
  */
 import { INITIAL_MIGRATION, type NewMigration } from '../migrations';
 import { header, runtimeFrom, type RenderContext } from './context';
+import { andList } from './english';
 import { Imports } from './imports';
 
 /** The view of `templates/migration.ts.hbs`. */
@@ -16,7 +17,7 @@ export function migrationView(m: NewMigration, ctx: RenderContext) {
     imports: imports.print(),
     description:
       m.name === INITIAL_MIGRATION
-        ? `Creates ${m.changes.map((c) => c.replace(/^create table /, '')).join(', ')}.`
+        ? `Creates ${andList(m.changes.map((c) => c.replace(/^create table /, '')))}.`
         : `${sentence[0].toUpperCase()}${sentence.slice(1)}.`,
     up: m.up,
     down: m.down,

@@ -6,6 +6,7 @@
 import type { Operation, OperationKind, PathKind, SchemaModel } from '../model';
 import { docLine, pascalCase, str } from '../names';
 import { response, type RouteSpec, type RouteView } from './route';
+import { relatedKeyChecks } from './queries';
 import type { ResourceRoutes } from './routes';
 
 const PATHS: Record<PathKind, (rs: ResourceRoutes) => string> = {
@@ -41,7 +42,7 @@ function lifecycle(rs: ResourceRoutes, hook: keyof ResourceRoutes['r']['lifecycl
 /** The calls that replace the many-to-many rows a body names, for the row with key `pk`. */
 function relatedSetters(rs: ResourceRoutes, s: SchemaModel, pk: string): string[] {
   const q = rs.q();
-  return s.fields.filter((f) => f.m2m).map((f) => `${q}.set${pascalCase(f.name)}(ctx.db, ${pk}, data.${f.name})`);
+  return s.fields.filter((f) => f.m2m).map((f) => `${q}.set${pascalCase(f.m2m!.name)}(ctx.db, ${pk}, data.${f.name})`);
 }
 
 function createRoute(o: Operation, rs: ResourceRoutes): RouteView {
@@ -55,6 +56,7 @@ function createRoute(o: Operation, rs: ResourceRoutes): RouteView {
     handle: {
       override: o.override ? rs.hookCall(o.override, '{ data, proceed }') : undefined,
       beforeCreate: lifecycle(rs, 'before_create', '{ values, data }'),
+      checkRelated: relatedKeyChecks(r.schemas.in).length > 0,
       setRelated: relatedSetters(rs, r.schemas.in, 'pk'),
       reread: `${q}.shape${r.schemas.out.name}(ctx.db, [await ${rs.lookup('findRow')}(ctx, pk, ${q}.OUT_COLUMNS)])`,
       afterCreate: lifecycle(rs, 'after_create', '{ result: created }'),
@@ -156,6 +158,7 @@ function updateRoute(o: Operation, rs: ResourceRoutes): RouteView {
       instance: instance(rs),
       override: o.override ? rs.hookCall(o.override, '{ pk, data, instance, proceed }') : undefined,
       beforeUpdate: lifecycle(rs, 'before_update', '{ values, data, instance }'),
+      checkRelated: relatedKeyChecks(r.schemas.update).length > 0,
       key,
       setRelated: relatedSetters(rs, r.schemas.update, key),
       reread: `${q}.shape${r.schemas.out.name}(ctx.db, [await ${rs.lookup('findRow')}(ctx, ${key}, ${q}.OUT_COLUMNS)])`,

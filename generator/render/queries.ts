@@ -3,18 +3,36 @@
  * rows into response schemas (loading related rows with one query per relation), the column values
  * of create and update bodies with the checks of their related keys, and its relation constants.
  */
-import type { Field, Resource, SchemaField, SchemaModel, ServiceModel } from '../model';
+import type { Field, OperationKind, Resource, SchemaField, SchemaModel, ServiceModel } from '../model';
 import { camelCase, pascalCase, str } from '../names';
 import { header, runtimeFrom, type RenderContext } from './context';
-import { aOrAn } from './english';
+import { andList, aOrAn } from './english';
 import { Imports } from './imports';
 import { relationsQueriesView } from './m2m';
 import { readColumn, readValue } from './values';
 
 const list = (names: readonly string[]) => names.map((n) => str(n)).join(', ');
 
+/** `ArticleDetail` → `ARTICLE_DETAIL`: the name of a module constant. */
+const constCase = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
+
 /** A related model's 404 key, as a constant of queries.ts. */
-const modelConst = (model: string) => `${model.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()}_MODEL`;
+const modelConst = (model: string) => `${constCase(model)}_MODEL`;
+
+/** The related keys a body names, each checked before a write: a 404 when one names no row. */
+export function relatedKeyChecks(s: SchemaModel) {
+  return s.fields.flatMap((f) => {
+    if (f.kind === 'foreign_key' || f.kind === 'nested_one') {
+      const rel = f.field!.relation!;
+      return [{ field: f.name, table: rel.targetTable, pk: rel.targetPk.column, many: false, model: modelConst(rel.target) }];
+    }
+    if (f.kind === 'many_to_many' || f.kind === 'nested_many') {
+      const m = f.m2m!;
+      return [{ field: f.name, table: m.targetTable, pk: m.targetPk.column, many: true, model: modelConst(m.target) }];
+    }
+    return [];
+  });
+}
 
 interface Loader {
   constName: string;
@@ -39,7 +57,7 @@ function shapeView(r: Resource, s: SchemaModel, columnsConst: string, imports: I
   const columns = new Set<string>([r.pk.column]);
   const fields = s.fields.map((f) => {
     const varName = camelCase(f.name);
-    const constName = `${s.name.replace(/[a-z]/g, (c) => c.toUpperCase()).replace(/([a-z0-9])([A-Z])/g, '$1_$2')}_${f.name.toUpperCase()}`;
+    const constName = `${constCase(s.name)}_${f.name.toUpperCase()}`;
     if (f.kind === 'value' || f.kind === 'foreign_key') {
       const column = f.field!.column;
       columns.add(column);
@@ -53,7 +71,7 @@ function shapeView(r: Resource, s: SchemaModel, columnsConst: string, imports: I
       loaders.push({
         constName: `${constName}`,
         varName,
-        doc: `${f.name}: the related ${rel.target} with ${f.nested!.fields.map((n) => n.name).join(', ')}.`,
+        doc: `${f.name}: the related ${rel.target} with ${andList(f.nested!.fields.map((n) => n.name))}.`,
         m2m: false,
         table: rel.targetTable,
         pk: rel.targetPk.column,
@@ -76,7 +94,7 @@ function shapeView(r: Resource, s: SchemaModel, columnsConst: string, imports: I
     loaders.push({
       constName,
       varName,
-      doc: `${f.name}: the related ${m.target} ${f.kind === 'nested_many' ? `records with ${nested.map((n) => n.name).join(', ')}` : 'keys'}, through ${m.joinTable}.`,
+      doc: `${f.name}: the related ${m.target} ${f.kind === 'nested_many' ? `records with ${andList(nested.map((n) => n.name))}` : 'keys'}, through ${m.joinTable}.`,
       m2m: true,
       joinTable: m.joinTable,
       ownColumn: m.ownColumn,
@@ -96,6 +114,7 @@ function shapeView(r: Resource, s: SchemaModel, columnsConst: string, imports: I
     columns: list([...columns]),
     loaders,
     loaderVars: loaders.map((l) => l.varName).join(', '),
+    loaded: andList(loaders.map((l) => l.varName)),
     fields,
   };
 }
@@ -117,7 +136,7 @@ function writeValue(f: SchemaField, imports: Imports): string {
   return v;
 }
 
-/** `createValues` / `updateValues` and the checks of the related keys a body names. */
+/** `createValues` / `updateValues` and, when the body names related keys, their checks. */
 function writesView(r: Resource, s: SchemaModel, create: boolean, imports: Imports) {
   const values: { column: string; expr: string }[] = [];
   const inSchema = new Set(s.fields.map((f) => f.name));
@@ -127,18 +146,12 @@ function writesView(r: Resource, s: SchemaModel, create: boolean, imports: Impor
     if (create && field.primaryKey && field.type === 'uuid') values.push({ column: field.column, expr: `${imports.value('node:crypto', 'randomUUID')}()` });
     if ((create && field.autoNowAdd) || field.autoNow) values.push({ column: field.column, expr: `${imports.runtime('now')}()` });
   }
-  const checks = s.fields.flatMap((f) => {
-    if (f.kind === 'foreign_key' || f.kind === 'nested_one') {
-      const rel = f.field!.relation!;
-      return [{ field: f.name, table: rel.targetTable, pk: rel.targetPk.column, many: false, model: modelConst(rel.target) }];
-    }
-    if (f.kind === 'many_to_many' || f.kind === 'nested_many') {
-      const m = f.m2m!;
-      return [{ field: f.name, table: m.targetTable, pk: m.targetPk.column, many: true, model: modelConst(m.target) }];
-    }
-    return [];
-  });
-  if (checks.length) imports.runtime('NotFoundError');
+  const checks = relatedKeyChecks(s);
+  imports.runtime('withoutUndefined');
+  if (checks.length) {
+    imports.runtime('NotFoundError');
+    imports.runtimeType('ServiceContext');
+  }
   if (checks.some((c) => c.many)) imports.runtime('missingKeys');
   if (checks.some((c) => !c.many)) imports.runtime('exists');
   return {
@@ -165,10 +178,12 @@ function tsType(f: Field): string {
   return f.nullable && base !== 'unknown' ? `${base} | null` : base;
 }
 
+/** Whether the resource serves an operation of this kind. */
+export const serves = (r: Resource, kind: OperationKind) => r.operations.some((o) => o.kind === kind);
+
 export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext) {
   const imports = new Imports(runtimeFrom(ctx, 2));
-  for (const name of ['Db', 'ModelInfo', 'Row', 'ServiceContext']) imports.runtimeType(name);
-  imports.runtime('withoutUndefined');
+  for (const name of ['Db', 'ModelInfo', 'Row']) imports.runtimeType(name);
   const record = r.fields.map((f) => ({ name: f.name, type: tsType(f), expr: f.relation ? `row.${f.column}` : readColumn(f, imports) }));
   const shapes = [shapeView(r, r.schemas.out, 'OUT_COLUMNS', imports)];
   if (r.hasDetail) shapes.push(shapeView(r, r.schemas.detail, 'DETAIL_COLUMNS', imports));
@@ -177,12 +192,15 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
     const target = model.resources.find((x) => x.model === rel.target)!;
     shapes.push(shapeView(target, rel.itemSchema, `${rel.relatedName.toUpperCase()}_ITEM_COLUMNS`, imports));
   }
-  const writes = [writesView(r, r.schemas.in, true, imports), writesView(r, r.schemas.update, false, imports)];
+  // Only the operations the resource serves write, each with the body of its schema.
+  const written = [...(serves(r, 'create') ? [r.schemas.in] : []), ...(serves(r, 'update') ? [r.schemas.update] : [])];
+  const writes = written.map((s) => writesView(r, s, s === r.schemas.in, imports));
+  const setters = new Set(written.flatMap((s) => s.fields.filter((f) => f.m2m).map((f) => f.m2m!.name)));
   const relatedModels = new Set(writes.flatMap((w) => w.checks.map((c) => c.model)));
   const related = model.resources
     .filter((x) => relatedModels.has(modelConst(x.model)))
     .map((x) => ({ constName: modelConst(x.model), verboseKey: x.verboseKey, classKey: x.classKey }));
-  if (r.m2m.length) imports.runtime('setRelated');
+  if (setters.size) imports.runtime('setRelated');
   if (r.relations.length) imports.runtimeType('RelationSpec');
   return {
     header: header(`${ctx.specsName}/${r.specFile}`),
@@ -198,7 +216,7 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
     related,
     shapes,
     writes,
-    m2m: r.m2m.map((m) => ({ ...m, pascal: pascalCase(m.name) })),
+    m2m: r.m2m.filter((m) => setters.has(m.name)).map((m) => ({ ...m, pascal: pascalCase(m.name) })),
     relations: relationsQueriesView(r, model),
     imports: imports.print(),
   };

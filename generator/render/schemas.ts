@@ -23,8 +23,21 @@ const SCHEMA_DOC: Record<SchemaModel['role'], string> = {
   in: 'Create request body',
   out: 'List items and the responses of create and update',
   detail: 'Retrieve response',
-  update: 'Update request body (every field optional unless the spec requires it)',
+  update: 'Update request body',
 };
+
+const SOURCE_DOC: Record<SchemaModel['source'], string> = {
+  auto: 'generated from the fields',
+  serializer: 'from the serializer',
+  serializer_class: 'from the serializer_class',
+  manual: "from the spec's schema",
+};
+
+/** The doc comment of one of the resource's own schemas. */
+function schemaDoc(s: SchemaModel): string {
+  const optional = s.role === 'update' ? ' Every field is optional unless the spec requires it.' : '';
+  return `${SCHEMA_DOC[s.role]}, ${SOURCE_DOC[s.source]}.${optional}`;
+}
 
 /** The Zod schema of the primary key as a path parameter (a string, converted where the key is a number). */
 function pkParam(r: Resource, imports: Imports): string {
@@ -54,7 +67,7 @@ export function schemasView(r: Resource, ctx: RenderContext) {
   const imports = new Imports(runtimeFrom(ctx, 2));
   imports.runtime('z');
   const own = [r.schemas.in, r.schemas.out, ...(r.hasDetail ? [r.schemas.detail] : []), r.schemas.update];
-  const schemas = own.map((s) => objectSchemaView(s, `${SCHEMA_DOC[s.role]} (${s.source === 'auto' ? 'generated from the fields' : s.source}).`, imports));
+  const schemas = own.map((s) => objectSchemaView(s, schemaDoc(s), imports));
   for (const s of extraSchemas(r)) {
     if (schemas.some((x) => x.name === s.name)) continue;
     schemas.push(objectSchemaView(s, s.role === 'in' ? 'Request body of a custom endpoint.' : 'Response of a custom action or endpoint.', imports));
