@@ -9,7 +9,7 @@ import { header, runtimeFrom, type RenderContext } from './context';
 import { Imports } from './imports';
 
 /** Any JSON value as a TypeScript literal, broken over lines when it would be long. */
-export function pretty(value: unknown, indent = 0): string {
+function pretty(value: unknown, indent = 0): string {
   const flat = literal(value);
   if (flat.length + indent <= 100 || value === null || typeof value !== 'object') return flat;
   const pad = ' '.repeat(indent + 2);

@@ -27,7 +27,7 @@ function queryParamZod(kind: string, defaultValue: unknown, imports: Imports): s
   return defaultValue === null || defaultValue === undefined ? `${expr}.optional()` : `${expr}.default(${literal(String(defaultValue))})`;
 }
 
-export const relationConst = (rel: Relation) => `${rel.relatedName.toUpperCase()}_RELATION`;
+const relationConst = (rel: Relation) => `${rel.relatedName.toUpperCase()}_RELATION`;
 
 /** The Zod schema of a related key in a POST body. */
 function keySchema(target: Resource, imports: Imports): string {

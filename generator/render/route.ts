@@ -74,7 +74,7 @@ export interface RouteSpec {
 }
 
 /** The description of a success status in the OpenAPI document. */
-export function statusText(status: number): string {
+function statusText(status: number): string {
   return status === 201 ? 'Created' : status === 204 ? 'No Content' : 'OK';
 }
 
@@ -83,6 +83,10 @@ export function response(status: number, schema?: string, description = statusTe
   return `{ status: ${status}, description: '${description}'${schema ? `, schema: ${schema}` : ''} }`;
 }
 
+/**
+ * What the routes of one file share, each recorded when a route first uses it: the imports, the
+ * hooks module(s) it calls and the constants declared before the routes.
+ */
 export class RouteFile {
   private readonly constants = new Map<string, ConstantView>();
 
