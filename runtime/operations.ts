@@ -90,7 +90,7 @@ export async function runOperation(
   const input = {
     params: params ? parseRequest(params, request.params, 'path') : request.params,
     query: query ? parseRequest(query, request.query, 'query') : request.query,
-    body: body ? parseRequest(body, request.body === undefined && operation.optionalBody ? {} : request.body, 'body') : request.body,
+    body: body ? parseRequest(body, operation.optionalBody ? (request.body ?? {}) : request.body, 'body') : request.body,
   };
   const result = operation.transaction
     ? await db.transaction(async (trx) => operation.handle(input, contextFor(trx)))

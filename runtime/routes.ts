@@ -1,7 +1,8 @@
 /**
  * Routes as data: each generated or custom endpoint is a `Route`, registered on one Express router
  * in a fixed order (static segments before parameters), documented in OpenAPI, and known to the
- * fallback that answers 404 or 405.
+ * fallback that answers 404 or 405. `expressHandler` binds an operation (operations.ts) to Express:
+ * the only place that turns a request into an operation's input and its reply into a response.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { match } from 'path-to-regexp';
