@@ -4,13 +4,15 @@ import {
   ConfigurationError,
   connect,
   type Db,
+  errorLine,
   hashPassword,
+  listenAddress,
   loadKeys,
   loadSettings,
   migrateLatest,
   now,
+  startServer,
 } from '../runtime';
-import { errorLine, listenAddress, startServer } from '../runtime';
 import { createService } from './app';
 import { migrations } from './migrations';
 import { DEFAULT_SETTINGS, DEFAULT_SQLITE_FILE, DEV_KEYS_DIR } from './settings';

@@ -12,7 +12,6 @@ import { SpecError, type Diagnostic } from './diagnostics';
 import { displayPath } from './load';
 import type { Field, ServiceModel, SourceRef } from './model';
 import { literal } from './names';
-import { header, type RenderContext } from './render/view';
 
 /** The snapshot, relative to the output folder. */
 export const SNAPSHOT_FILE = 'migrations/schema.json';
@@ -666,19 +665,4 @@ function withNextMigration(existing: MigrationHistory['migrations'], steps: Step
   const last = Math.max(0, ...names.map((n) => Number(n.slice(0, 4))));
   const next = toMigration(migrationName(last + 1, steps), steps);
   return { existing, next, names: [...names, next.name] };
-}
-
-/* ----------------------------------------------------------------- render */
-
-/** The view of `templates/migration.ts.hbs`. */
-export function migrationView(m: NewMigration, ctx: RenderContext) {
-  const runtime = ctx.runtimeFromRoot.startsWith('.') ? `../${ctx.runtimeFromRoot.replace(/^\.\//, '')}` : ctx.runtimeFromRoot;
-  const sentence = m.changes.join('; ');
-  return {
-    header: header(`${ctx.specsName}/`),
-    runtime,
-    description: m.name === INITIAL_MIGRATION ? `Creates ${m.changes.map((c) => c.replace(/^create table /, '')).join(', ')}.` : `${sentence[0].toUpperCase()}${sentence.slice(1)}.`,
-    up: m.up,
-    down: m.down,
-  };
 }

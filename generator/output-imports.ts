@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { RenderContext } from './render/view';
+import type { RenderContext } from './render/context';
 
 export const REPO_ROOT = path.resolve(__dirname, '..');
 export const RUNTIME_DIR = path.join(REPO_ROOT, 'runtime');

@@ -5,28 +5,25 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Handlebars from 'handlebars';
 import { dbSchemaOf, type DbSchema } from './db-schema';
-import { initialPlan, migrationView, snapshotJson, type MigrationPlan } from './migrations';
+import { initialPlan, snapshotJson, type MigrationPlan } from './migrations';
 import type { ServiceModel } from './model';
-import {
-  appView,
-  authView,
-  endpointsView,
-  mainView,
-  migrationsIndexView,
-  queriesView,
-  routesView,
-  schemasView,
-  settingsView,
-  type RenderContext,
-} from './render/view';
+import type { RenderContext } from './render/context';
+import { endpointsView } from './render/endpoints';
 import { filtersView } from './render/filters';
+import { migrationsIndexView, migrationView } from './render/migrations';
+import { queriesView } from './render/queries';
+import { routesView } from './render/routes';
+import { schemasView } from './render/schemas';
+import { appView, authView, mainView, settingsView } from './render/service';
 
 export const TEMPLATES_DIR = path.resolve(__dirname, '..', 'templates');
+const PARTIALS_DIR = path.join(TEMPLATES_DIR, 'partials');
 
 const hb = Handlebars.create();
-hb.registerHelper('eq', (a: unknown, b: unknown) => a === b);
-for (const partial of ['endpoint', 'relation']) {
-  hb.registerPartial(partial, fs.readFileSync(path.join(TEMPLATES_DIR, 'partials', `${partial}.hbs`), 'utf8'));
+// Partials are named by their path below partials/, without `.hbs`: `route`, `operations/create`.
+for (const file of fs.readdirSync(PARTIALS_DIR, { recursive: true, encoding: 'utf8' }).sort()) {
+  if (!file.endsWith('.hbs')) continue;
+  hb.registerPartial(file.slice(0, -'.hbs'.length).split(path.sep).join('/'), fs.readFileSync(path.join(PARTIALS_DIR, file), 'utf8'));
 }
 
 const cache = new Map<string, Handlebars.TemplateDelegate>();
@@ -41,27 +38,9 @@ function template(name: string): Handlebars.TemplateDelegate {
   return t;
 }
 
+/** strict mode also rejects a falsy lookup of a missing key inside #if, so views carry every key. */
 function render(name: string, view: object): string {
-  // strict mode also rejects a falsy lookup of a missing key inside #if, so views carry every key.
-  return pruneUnused(template(name)(view));
-}
-
-/**
- * Views offer templates every name a file may need; this keeps the ones the rendered code uses:
- * named imports, and the names destructured from `rowLookup(...)`. An import left empty is dropped.
- */
-export function pruneUnused(text: string): string {
-  const used = (name: string, except: string) => new RegExp(`\\b${name.replace(/^type /, '').replace(/\$/g, '\\$')}\\b`).test(text.replace(except, ''));
-  return text
-    .replace(/^import (type )?\{ ([^}]*) \} from ('[^']+');\n/gm, (line, typeOnly: string | undefined, names: string, from: string) => {
-      const kept = names.split(', ').filter((n) => used(n.trim(), line));
-      return kept.length ? `import ${typeOnly ?? ''}{ ${kept.join(', ')} } from ${from};\n` : '';
-    })
-    .replace(/^import \* as (\w+) from '[^']+';\n/gm, (line, name: string) => (used(`${name}\\.`, line) ? line : ''))
-    .replace(/^(\s*)const \{ ([^}]*) \} = rowLookup\(/gm, (line, indent: string, names: string) => {
-      const kept = names.split(', ').filter((n) => used(n.trim(), line));
-      return `${indent}const { ${kept.join(', ')} } = rowLookup(`;
-    });
+  return template(name)(view);
 }
 
 export interface RenderedFiles {

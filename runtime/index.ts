@@ -13,6 +13,7 @@ export * from './pagination';
 export * from './list';
 export * from './filters';
 export * from './relations';
+export * from './operations';
 export * from './routes';
 export * from './openapi';
 export * from './body';

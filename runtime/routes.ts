@@ -1,10 +1,13 @@
 /**
  * Routes as data: each generated or custom endpoint is a `Route`, registered on one Express router
  * in a fixed order (static segments before parameters), documented in OpenAPI, and known to the
- * fallback that answers 404 or 405.
+ * fallback that answers 404 or 405. `expressHandler` binds an operation (operations.ts) to Express:
+ * the only place that turns a request into an operation's input and its reply into a response.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { match } from 'path-to-regexp';
+import { requestContext, type ServiceContext } from './context';
+import { runOperation, type Operation, type PartSchema, type QueryValues } from './operations';
 import type { z } from './zod';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'options' | 'head';
@@ -120,35 +123,30 @@ export function uniqueView<V extends View>(name: string, view: V): V {
   return view;
 }
 
-/** A named view with its decorators, as an Express handler. */
-export function defineView(name: string, decorators: readonly (Decorator | null | undefined)[] = []) {
-  return (view: View): RequestHandler => {
-    const decorated = uniqueView(name, decorateView(view, ...decorators));
-    return async (req, res) => {
-      await decorated(req, res);
-    };
-  };
-}
-
-/** A handler result with its own status (for custom endpoints, actions and overrides). */
-export class JsonResponse {
-  constructor(readonly status: number, readonly body: unknown) {}
+/** An operation as Express serves it: with the decorators that wrap its view. */
+export interface ExpressOperation<P extends PartSchema = undefined, Q extends PartSchema = undefined, B extends PartSchema = undefined>
+  extends Operation<P, Q, B> {
+  /** Decorators of the view, the first listed outermost; null entries are ignored. */
+  decorators?: readonly (Decorator | null)[];
 }
 
 /**
- * Sends a handler's result: a JsonResponse with its status; `undefined` as 204 No Content when
- * `status` is 204, else as `null`; anything else as JSON with `status`, except that a body
- * returned where 204 was expected is sent with 200.
+ * The Express handler of an operation: a view named by the operation id that validates the request,
+ * runs the operation and sends its reply, wrapped in the operation's decorators.
  */
-export function send(res: Response, status: number, result: unknown): void {
-  if (result instanceof JsonResponse) {
-    if (result.status === 204) res.status(204).end();
-    else res.status(result.status).json(result.body);
-    return;
-  }
-  if (result === undefined && status === 204) {
-    res.status(204).end();
-    return;
-  }
-  res.status(status === 204 ? 200 : status).json(result ?? null);
+export function expressHandler<P extends PartSchema = undefined, Q extends PartSchema = undefined, B extends PartSchema = undefined>(
+  service: ServiceContext,
+  operation: ExpressOperation<P, Q, B>,
+): RequestHandler {
+  const view: View = async (req, res) => {
+    const request = { params: req.params as Record<string, string>, query: req.query as QueryValues, body: req.body as unknown };
+    const { status, body } = await runOperation(operation, request, service.db, (db) => requestContext(req, db, service));
+    if (status === 204) res.status(204).end();
+    else res.status(status).json(body);
+  };
+  const decorated = uniqueView(operation.operationId, decorateView(view, ...(operation.decorators ?? [])));
+  return async (req, res) => {
+    await decorated(req, res);
+  };
 }
+

@@ -5,16 +5,11 @@
 import type { FilterParam, MixinPlan, ResourceFilters } from '../build-filters';
 import type { Resource } from '../model';
 import { docLine, literal, str } from '../names';
-import { header, type RenderContext } from './view';
-
-/** `../runtime` seen from a file two folders below the output root (as view.ts does). */
-function runtimeFrom(ctx: RenderContext): string {
-  const s = ctx.runtimeFromRoot;
-  return s.startsWith('.') ? `../../${s.replace(/^\.\//, '')}` : s;
-}
+import { header, runtimeFrom, type RenderContext } from './context';
+import { Imports } from './imports';
 
 /** Any JSON value as a TypeScript literal, broken over lines when it would be long. */
-export function pretty(value: unknown, indent = 0): string {
+function pretty(value: unknown, indent = 0): string {
   const flat = literal(value);
   if (flat.length + indent <= 100 || value === null || typeof value !== 'object') return flat;
   const pad = ' '.repeat(indent + 2);
@@ -32,11 +27,11 @@ function data(value: unknown): unknown {
 /**
  * The Zod schema of one filter query parameter: `queryParam(type[, shape])`, then its default
  * (a `null` default: optional, not applied) and its description. Reusable by any generated
- * query schema (the list's, a relation's GET).
+ * query schema (the list's, a relation's GET). With `imports`, records the runtime import of `queryParam`.
  */
-export function filterParamZod(p: Pick<FilterParam, 'type' | 'shape' | 'default' | 'description'>): string {
+export function filterParamZod(p: Pick<FilterParam, 'type' | 'shape' | 'default' | 'description'>, imports?: Imports): string {
   const absent = p.default === null || p.default === undefined;
-  let expr = `queryParam(${str(p.type)}${p.shape ? `, ${str(p.shape)}` : ''})`;
+  let expr = `${imports ? imports.runtime('queryParam') : 'queryParam'}(${str(p.type)}${p.shape ? `, ${str(p.shape)}` : ''})`;
   expr += absent ? '.optional()' : `.default(${literal(p.default)})`;
   const description = [p.description, p.shape ? SHAPE_WORDS[p.shape] : undefined].filter(Boolean).join(' ');
   const meta: string[] = [];
@@ -49,46 +44,42 @@ export function filterParamZod(p: Pick<FilterParam, 'type' | 'shape' | 'default'
 const SHAPE_WORDS = { in: 'Several values, separated by commas.', range: 'Two values, low and high, separated by a comma.' } as const;
 
 const MIXIN_DOCS: Record<MixinPlan['name'], string> = {
-  IcontainsFilterViewSetMixin: 'each string value: `<field>__icontains`',
-  BooleanFilterViewSetMixin: 'each bool value: an exact match',
-  NumericFilterViewSetMixin: 'each int or float value: an exact match',
-  GreaterDateFilterViewSetMixin: 'each date or datetime value: `<field>__gt`',
-  LessDateFilterViewSetMixin: 'each date or datetime value: `<field>__lt`',
-  GreaterEqualDateFilterViewSetMixin: 'each date or datetime value: `<field>__gte`',
-  LessEqualDateFilterViewSetMixin: 'each date or datetime value: `<field>__lte`',
-  RelationFilterViewSetMixin: 'each relations_filters value: its query_filter lookup',
-  MatchCaseFilterViewSetMixin: 'each filters_match_cases value: true applies the `true` case, false the `false` case',
+  IcontainsFilterViewSetMixin: '`<field>__icontains` for each string value',
+  BooleanFilterViewSetMixin: 'an exact match for each bool value',
+  NumericFilterViewSetMixin: 'an exact match for each int or float value',
+  GreaterDateFilterViewSetMixin: '`<field>__gt` for each date or datetime value',
+  LessDateFilterViewSetMixin: '`<field>__lt` for each date or datetime value',
+  GreaterEqualDateFilterViewSetMixin: '`<field>__gte` for each date or datetime value',
+  LessEqualDateFilterViewSetMixin: '`<field>__lte` for each date or datetime value',
+  RelationFilterViewSetMixin: 'the query_filter lookup of each relations_filters value',
+  MatchCaseFilterViewSetMixin: 'the `true` case of each filters_match_cases value that is true, its `false` case when false',
 };
 
-function mixinCode(m: MixinPlan): string {
+function mixinCode(m: MixinPlan, imports: Imports): string {
   if (m.kind === 'cases') {
     const cases = Object.fromEntries(
       m.cases.map((c) => [c.param, { true: { condition: c.true.condition, include: c.true.include }, false: { condition: c.false.condition, include: c.false.include } }]),
     );
-    return `matchCaseMixin(${pretty(data(cases), 2)})`;
+    return `${imports.runtime('matchCaseMixin')}(${pretty(data(cases), 2)})`;
   }
   const lookups = Object.fromEntries(m.lookups.map((l) => [l.param, l.lookup]));
-  return `lookupMixin(${pretty(data(lookups), 2)}, ${str(m.accepts)})`;
+  return `${imports.runtime('lookupMixin')}(${pretty(data(lookups), 2)}, ${str(m.accepts)})`;
 }
 
 export function filtersView(r: Resource, ctx: RenderContext) {
   const f = r.filters as ResourceFilters;
-  const params = f.params.map((p) => ({ name: p.name, zod: filterParamZod(p) }));
+  const imports = new Imports(runtimeFrom(ctx, 2));
+  for (const name of ['applyMixins', 'pickFilters', 'z']) imports.runtime(name);
+  for (const name of ['HookContext', 'Knex']) imports.runtimeType(name);
+  const params = f.params.map((p) => ({ name: p.name, zod: filterParamZod(p, imports) }));
   const mixins = f.mixins.map((m) => ({
     name: m.name,
     doc: docLine(`${m.name}: ${MIXIN_DOCS[m.name]}${m.kind === 'lookups' ? ` (${m.lookups.map((l) => l.source).join(', ') || 'no parameter'})` : ` (${m.cases.map((c) => c.param).join(', ')})`}.`),
-    code: mixinCode(m),
+    code: mixinCode(m, imports),
   }));
-  const code = mixins.map((m) => m.code).join(' ');
-  const runtimeImports = ['applyMixins', 'type HookContext', 'type Knex', 'pickFilters', 'z'];
-  if (params.length) runtimeImports.push('queryParam');
-  if (code.includes('lookupMixin(')) runtimeImports.push('lookupMixin');
-  if (code.includes('matchCaseMixin(')) runtimeImports.push('matchCaseMixin');
   const sources = [...new Set(f.params.map((p) => p.from))];
   return {
     header: header(`${ctx.specsName}/${r.specFile}`),
-    runtime: runtimeFrom(ctx),
-    runtimeImports: runtimeImports.sort((a, b) => a.replace(/^type /, '').localeCompare(b.replace(/^type /, ''))).join(', '),
     verboseName: r.verboseName,
     model: r.model,
     sources: sources.length ? sources.join(', ') : 'none',
@@ -96,5 +87,6 @@ export function filtersView(r: Resource, ctx: RenderContext) {
     mixins,
     order: f.mixins.length ? f.mixins.map((m) => m.name).join(', ') : 'none',
     handler: f.handler,
+    imports: imports.print(),
   };
 }

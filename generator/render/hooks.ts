@@ -1,34 +1,45 @@
 /**
- * How generated code names user hooks. A resource's hooks are exports of its own module
- * (`hooks.x`); paginators and authenticators the service file declares for every resource are
- * exports of the service's module (`serviceHooks.x`); built-in authenticators are runtime names.
+ * How generated code names user hooks. A file's own hooks are exports of its hook module
+ * (`hooks.x`: a resource's module, or the service's for service-level files); the paginators and
+ * authenticators the service file shares with every resource are exports of the service's module
+ * (`serviceHooks.x` in resource files); built-in authenticators are runtime exports. Each reference
+ * records its import.
  */
 import { isBuiltinAuthenticator } from '../../runtime/catalogue';
+import type { AuthSpec } from '../model';
+import type { Imports } from './imports';
 
 export interface HookScope {
-  /** Names exported by the service hooks module and shared with every resource. */
+  imports: Imports;
+  /** Import specifier of the file's own hook module, when there is one. */
+  own: string | undefined;
+  /** Import specifier of the service's hook module, when there is one. */
+  service: string | undefined;
+  /** Names the service's hook module shares with every resource. */
   shared: ReadonlySet<string>;
-  /** Whether code in this scope reaches shared names through `serviceHooks` (resource modules) or `hooks` (service modules). */
-  sharedVia: 'serviceHooks' | 'hooks';
 }
 
+/** The expression naming hook `name`. */
 export function hookRef(name: string, scope: HookScope): string {
-  return scope.shared.has(name) ? `${scope.sharedVia}.${name}` : `hooks.${name}`;
+  const { imports, own, service } = scope;
+  if (scope.shared.has(name) && service !== undefined && service !== own) return `${imports.namespace(service, 'serviceHooks')}.${name}`;
+  if (own === undefined) throw new Error(`hook ${name} has no module to come from`);
+  return `${imports.namespace(own, 'hooks')}.${name}`;
+}
+
+/** A call of hook `name` with the request context and its own arguments (`args`, an object literal). */
+export function hookCall(name: string, args: string, scope: HookScope): string {
+  return `${hookRef(name, scope)}(${scope.imports.runtime('withArgs')}(ctx, ${args}))`;
 }
 
 /** `null` (public) or the list of authenticators. */
-export function authExpr(auth: readonly string[] | null, scope: HookScope): string {
+export function authExpr(auth: AuthSpec, scope: HookScope): string {
   if (auth === null) return 'null';
-  return `[${auth.map((a) => (isBuiltinAuthenticator(a) ? a : hookRef(a, scope))).join(', ')}]`;
+  return `[${auth.map((a) => (isBuiltinAuthenticator(a) ? scope.imports.runtime(a) : hookRef(a, scope))).join(', ')}]`;
 }
 
-/** A named view with its decorators (null entries kept: decorate_view ignores them). */
-export function viewExpr(operationId: string, decorators: readonly (string | null)[], scope: HookScope): string {
-  const list = decorators.map((d) => (d === null ? 'null' : hookRef(d, scope)));
-  return `defineView('${operationId}'${list.length ? `, [${list.join(', ')}]` : ''})`;
-}
-
-/** Whether generated code in this scope refers to the service hooks module. */
-export function usesServiceHooks(code: string): boolean {
-  return /\bserviceHooks\./.test(code);
+/** The decorators of a view, in order, null entries kept (decorate_view ignores them); undefined when there are none. */
+export function decoratorsExpr(decorators: readonly (string | null)[], scope: HookScope): string | undefined {
+  if (decorators.length === 0) return undefined;
+  return decorators.map((d) => (d === null ? 'null' : hookRef(d, scope))).join(', ');
 }

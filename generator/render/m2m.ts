@@ -1,89 +1,148 @@
 /**
- * View pieces of many-to-many relation endpoints (routes.ts) and their data (queries.ts).
+ * Many-to-many relation endpoints: the routes (`GET` a page of related records, `POST` to add and
+ * remove relations) and the relation constants of queries.ts they use.
  */
 import type { Relation, Resource, ServiceModel } from '../model';
 import { camelCase, docLine, literal, pascalCase, str } from '../names';
-import { authExpr, viewExpr, type HookScope } from './hooks';
+import { aOrAn } from './english';
+import type { Imports } from './imports';
+import { response, type RouteView } from './route';
+import type { ResourceRoutes } from './routes';
 
-/** A query-string parameter's Zod schema: typed from its spec, `null` default = optional. */
-export function queryParamZod(kind: string, defaultValue: unknown): string {
-  const base: Record<string, string> = {
-    str: 'z.string()',
-    int: 'fromString.int()',
-    float: 'fromString.float()',
-    bool: 'fromString.bool()',
-    date: 'fromString.date()',
-    datetime: 'fromString.datetime()',
-    uuid: 'z.uuid()',
-    decimal: 'fromString.float()',
+/**
+ * A query-string parameter's Zod schema: typed from its spec, `null` default = optional. A default
+ * is given as the query string would carry it (`prefault`), so it is parsed like a client's value.
+ */
+function queryParamZod(kind: string, defaultValue: unknown, imports: Imports): string {
+  const z = () => imports.runtime('z');
+  const fromString = () => imports.runtime('fromString');
+  const base: Record<string, () => string> = {
+    str: () => `${z()}.string()`,
+    int: () => `${fromString()}.int()`,
+    float: () => `${fromString()}.float()`,
+    bool: () => `${fromString()}.bool()`,
+    date: () => `${fromString()}.date()`,
+    datetime: () => `${fromString()}.datetime()`,
+    uuid: () => `${z()}.uuid()`,
+    decimal: () => `${fromString()}.float()`,
   };
-  const expr = base[kind] ?? 'z.string()';
-  return defaultValue === null || defaultValue === undefined ? `${expr}.optional()` : `${expr}.default(${literal(String(defaultValue))})`;
+  const expr = (base[kind] ?? base.str)();
+  return defaultValue === null || defaultValue === undefined ? `${expr}.optional()` : `${expr}.prefault(${literal(String(defaultValue))})`;
 }
 
-export const relationConst = (rel: Relation) => `${rel.relatedName.toUpperCase()}_RELATION`;
+const relationConst = (rel: Relation) => `${rel.relatedName.toUpperCase()}_RELATION`;
 
-function keySchema(target: Resource): string {
+/** The Zod schema of a related key in a POST body. */
+function keySchema(target: Resource, imports: Imports): string {
   const pk = target.pk;
-  if (pk.type === 'integer') return 'intInput(-2147483648, 2147483647)';
-  if (pk.type === 'big_integer') return `intInput(${Number.MIN_SAFE_INTEGER}, ${Number.MAX_SAFE_INTEGER})`;
-  if (pk.type === 'uuid') return 'uuidInput()';
-  return pk.maxLength ? `z.string().min(1).max(${pk.maxLength})` : 'z.string().min(1)';
+  if (pk.type === 'integer') return `${imports.runtime('intInput')}(-2147483648, 2147483647)`;
+  if (pk.type === 'big_integer') return `${imports.runtime('intInput')}(${Number.MIN_SAFE_INTEGER}, ${Number.MAX_SAFE_INTEGER})`;
+  if (pk.type === 'uuid') return `${imports.runtime('uuidInput')}()`;
+  const z = imports.runtime('z');
+  return pk.maxLength ? `${z}.string().min(1).max(${pk.maxLength})` : `${z}.string().min(1)`;
 }
 
-export function relationsRouteView(r: Resource, model: ServiceModel, scope: HookScope) {
-  return r.relations.map((rel) => {
-    const target = model.resources.find((x) => x.model === rel.target)!;
-    const targetModule = `${camelCase(target.moduleName)}Q`;
-    const filterColumns = rel.filters
-      .map((f) => {
-        const field = target.fields.find((x) => x.name === f.name);
-        return field ? `${f.name}: { column: ${str(field.column)}, match: '${f.kind === 'str' ? 'contains' : 'exact'}' }` : undefined;
-      })
-      .filter(Boolean)
-      .join(', ');
-    const params = rel.filters.map((f) => `${f.name}: ${queryParamZod(f.kind, f.default)}`).join(', ');
-    const pageSchema = r.pagination ? 'paginator.querySchema' : 'z.object({})';
-    const pascal = pascalCase(rel.relatedName);
-    return {
-      base: r.base,
-      path: rel.path,
-      appendSlash: rel.appendSlash,
-      model: r.model,
-      tag: str(r.tag),
-      errorSchema: r.errorSchema ? r.errorSchema.name : 'GenericMessageSchema',
-      get: rel.get,
-      manage: rel.add || rel.remove,
-      add: rel.add,
-      remove: rel.remove,
-      getAuth: authExpr(rel.getAuth, scope),
-      postAuth: authExpr(rel.postAuth, scope),
-      getSecured: rel.getAuth !== null,
-      postSecured: rel.postAuth !== null,
-      getView: viewExpr(rel.getOperationId, rel.getDecorators, scope),
-      postView: viewExpr(rel.manageOperationId, rel.postDecorators, scope),
-      getOperationId: rel.getOperationId,
-      manageOperationId: rel.manageOperationId,
-      getSummary: str(docLine(`List the ${rel.relatedName} of a ${r.verboseName}.`)),
-      postSummary: str(docLine(`Add or remove ${rel.relatedName} of a ${r.verboseName}.`)),
-      queryConst: `${pascal}Query`,
-      bodyConst: `${pascal}Body`,
-      bodyName: `${r.model}${pascal}Body`,
-      querySchema: params ? `${pageSchema}.extend({ ${params} })` : pageSchema,
-      keySchema: keySchema(target),
-      specConst: relationConst(rel),
-      filterColumns,
-      queryParamsHandler: rel.queryParamsHandler,
-      queryHandler: rel.queryHandler,
-      paginated: r.pagination !== null,
-      itemColumns: rel.itemSchemaIsTargetOut ? `${targetModule}.OUT_COLUMNS` : `q.${rel.relatedName.toUpperCase()}_ITEM_COLUMNS`,
-      itemShape: rel.itemSchemaIsTargetOut ? `${targetModule}.shape${rel.itemSchema.name}` : `q.shape${rel.itemSchema.name}`,
-      getResponse: r.pagination
-        ? `paginator.responseSchema(${rel.itemSchemaIsTargetOut ? `${targetModule}Schemas.${rel.itemSchema.name}` : rel.itemSchema.name})`
-        : `z.array(${rel.itemSchemaIsTargetOut ? `${targetModule}Schemas.${rel.itemSchema.name}` : rel.itemSchema.name})`,
-      targetImport: rel.itemSchemaIsTargetOut ? { name: targetModule, module: target.moduleName } : undefined,
-    };
+/** The listed items: the related resource's schema_out, or the relation's own item schema. */
+function items(rel: Relation, rs: ResourceRoutes) {
+  const q = rs.q();
+  if (!rel.itemSchemaIsTargetOut) {
+    return { columns: `${q}.${rel.relatedName.toUpperCase()}_ITEM_COLUMNS`, shape: `${q}.shape${rel.itemSchema.name}`, schema: rs.schema(rel.itemSchema) };
+  }
+  const target = rs.model.resources.find((x) => x.model === rel.target)!;
+  if (target === rs.r) return { columns: `${q}.OUT_COLUMNS`, shape: `${q}.shape${rel.itemSchema.name}`, schema: rs.schema(rel.itemSchema) };
+  const queries = rs.imports.namespace(`../${target.moduleName}/queries`, `${camelCase(target.moduleName)}Queries`);
+  return {
+    columns: `${queries}.OUT_COLUMNS`,
+    shape: `${queries}.shape${rel.itemSchema.name}`,
+    schema: rs.imports.value(`../${target.moduleName}/schemas`, rel.itemSchema.name),
+  };
+}
+
+/** `GET /{base}/{pk}/{path}`: a page of the related records the relation's filters select. */
+function listRoute(rel: Relation, rs: ResourceRoutes): RouteView {
+  const { r, imports } = rs;
+  const q = rs.q();
+  const target = rs.model.resources.find((x) => x.model === rel.target)!;
+  const spec = `${q}.${relationConst(rel)}`;
+  const query = rs.constant(`${pascalCase(rel.relatedName)}Query`, () => {
+    const params = rel.filters.map((f) => `${f.name}: ${queryParamZod(f.kind, f.default, imports)}`).join(', ');
+    return params ? `${rs.pageQuery()}.extend({ ${params} })` : rs.pageQuery();
   });
+  const filter = rel.queryParamsHandler
+    ? `await ${imports.runtime('settleHook')}(${rs.hookCall(rel.queryParamsHandler, '{ query, filters: params }')});`
+    : `${imports.runtime('applyRelationFilters')}(query, ${spec}.table, params, { ${rel.filters
+        .flatMap((f) => {
+          const field = target.fields.find((x) => x.name === f.name);
+          return field ? [`${f.name}: { column: ${str(field.column)}, match: '${f.kind === 'str' ? 'contains' : 'exact'}' }`] : [];
+        })
+        .join(', ')} });`;
+  const item = items(rel, rs);
+  return rs.route({
+    method: 'get',
+    path: `'/${r.base}/:pk/${rel.path}${rel.appendSlash ? '/' : ''}'`,
+    auth: rel.getAuth,
+    operationId: rel.getOperationId,
+    decorators: rel.getDecorators,
+    params: rs.params(),
+    query,
+    transaction: false,
+    status: 200,
+    input: '{ params: { pk }, query: params }, ctx',
+    partial: 'operations/relation-list',
+    handle: {
+      owner: `await ${rs.lookup('findVisible')}(ctx, pk, [${q}.PK])`,
+      rows: `${imports.runtime('relatedRows')}(ctx.db, ${spec}, owner[${q}.PK])`,
+      filter,
+      querySource: imports.runtime('querySource'),
+      columns: item.columns,
+      pk: `${spec}.pk`,
+      shape: item.shape,
+      page: rs.page('source'),
+    },
+    summary: str(docLine(`List the ${rel.relatedName} of ${aOrAn(r.verboseName)}.`)),
+    tags: rs.tag(),
+    responses: response(200, rs.listResponse(item.schema)),
+    errorSchema: rs.errorSchema(),
+  });
+}
+
+/** `POST /{base}/{pk}/{path}/`: adds and removes relations. */
+function manageRoute(rel: Relation, rs: ResourceRoutes): RouteView {
+  const { r, imports } = rs;
+  const q = rs.q();
+  const target = rs.model.resources.find((x) => x.model === rel.target)!;
+  const pascal = pascalCase(rel.relatedName);
+  const body = rs.constant(
+    `${pascal}Body`,
+    () => `${imports.runtime('m2mBodySchema')}(${keySchema(target, imports)}, { add: ${rel.add}, remove: ${rel.remove} }, '${r.model}${pascal}Body')`,
+  );
+  const resolve = rel.queryHandler ? `${imports.runtime('foundRow')}(await ${rs.hookCall(rel.queryHandler, '{ pk: key, instance: owner }')})` : undefined;
+  return rs.route({
+    method: 'post',
+    path: `'/${r.base}/:pk/${rel.path}/'`,
+    auth: rel.postAuth,
+    operationId: rel.manageOperationId,
+    decorators: rel.postDecorators,
+    params: rs.params(),
+    body,
+    transaction: true,
+    status: 200,
+    input: '{ params: { pk }, body }, ctx',
+    partial: 'operations/relation-manage',
+    handle: {
+      owner: `await ${rs.lookup('findRow')}(ctx, pk, [${q}.PK])`,
+      resolve,
+      manage: `${imports.runtime('manageRelation')}(ctx.db, ${q}.${relationConst(rel)}, owner[${q}.PK], body${resolve ? ', resolve' : ''})`,
+    },
+    summary: str(docLine(`Add or remove ${rel.relatedName} of ${aOrAn(r.verboseName)}.`)),
+    tags: rs.tag(),
+    responses: response(200, imports.runtime('M2MSchemaOut')),
+    errorSchema: rs.errorSchema(),
+  });
+}
+
+export function relationRoutes(rel: Relation, rs: ResourceRoutes): RouteView[] {
+  return [...(rel.get ? [listRoute(rel, rs)] : []), ...(rel.add || rel.remove ? [manageRoute(rel, rs)] : [])];
 }
 
 /** The relation constants of queries.ts. */

@@ -4,73 +4,76 @@
  */
 import type { SchemaField, ValueKind } from '../model';
 import { literal } from '../names';
+import type { Imports } from './imports';
 
-function bounded(sf: SchemaField): string {
-  const b = sf.bounds;
-  return b ? `intInput(${b.min}, ${b.max})` : `intInput(${Number.MIN_SAFE_INTEGER}, ${Number.MAX_SAFE_INTEGER})`;
+function bounded(sf: SchemaField, imports: Imports): string {
+  const b = sf.bounds ?? { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER };
+  return `${imports.runtime('intInput')}(${b.min}, ${b.max})`;
 }
 
-function inputValue(kind: ValueKind, sf: SchemaField): string {
+function inputValue(kind: ValueKind, sf: SchemaField, imports: Imports): string {
+  const z = imports.runtime('z');
   const max = sf.maxLength !== undefined ? `.max(${sf.maxLength})` : '';
   if (sf.choices) {
-    return sf.choices.every((c) => typeof c === 'string') ? `z.enum(${literal(sf.choices)})` : `z.literal(${literal(sf.choices)})`;
+    return sf.choices.every((c) => typeof c === 'string') ? `${z}.enum(${literal(sf.choices)})` : `${z}.literal(${literal(sf.choices)})`;
   }
   switch (kind) {
     case 'int':
     case 'bigint':
-      return bounded(sf);
+      return bounded(sf, imports);
     case 'float':
-      return 'z.number()';
+      return `${z}.number()`;
     case 'decimal':
-      return `decimalInput(${sf.decimal?.maxDigits ?? 12}, ${sf.decimal?.decimalPlaces ?? 2})`;
+      return `${imports.runtime('decimalInput')}(${sf.decimal?.maxDigits ?? 12}, ${sf.decimal?.decimalPlaces ?? 2})`;
     case 'str':
-      return `z.string()${max}`;
+      return `${z}.string()${max}`;
     case 'email':
-      return `z.email()${max}`;
+      return `${z}.email()${max}`;
     case 'url':
-      return `urlInput({ blank: ${sf.field?.blank === true}, maxLength: ${sf.maxLength ?? 200} })`;
+      return `${imports.runtime('urlInput')}({ blank: ${sf.field?.blank === true}, maxLength: ${sf.maxLength ?? 200} })`;
     case 'uuid':
-      return 'uuidInput()';
+      return `${imports.runtime('uuidInput')}()`;
     case 'bool':
-      return 'z.boolean()';
+      return `${z}.boolean()`;
     case 'date':
-      return 'z.iso.date()';
+      return `${z}.iso.date()`;
     case 'datetime':
-      return 'z.iso.datetime({ offset: true })';
+      return `${z}.iso.datetime({ offset: true })`;
     case 'json':
-      return 'jsonInput()';
+      return `${imports.runtime('jsonInput')}()`;
     case 'list':
-      return 'z.array(z.unknown())';
+      return `${z}.array(${z}.unknown())`;
   }
 }
 
-function outputValue(kind: ValueKind, sf: SchemaField): string {
+function outputValue(kind: ValueKind, sf: SchemaField, imports: Imports): string {
+  const z = imports.runtime('z');
   switch (kind) {
     case 'int':
     case 'bigint':
-      return 'z.int()';
+      return `${z}.int()`;
     case 'float':
-      return 'z.number()';
+      return `${z}.number()`;
     case 'decimal':
-      return "z.string().openapi({ format: 'decimal' })";
+      return `${z}.string().openapi({ format: 'decimal' })`;
     case 'str':
-      return sf.choices ? inputValue(kind, sf) : 'z.string()';
+      return sf.choices ? inputValue(kind, sf, imports) : `${z}.string()`;
     case 'email':
-      return 'z.email()';
+      return `${z}.email()`;
     case 'url':
-      return "z.string().openapi({ format: 'uri' })";
+      return `${z}.string().openapi({ format: 'uri' })`;
     case 'uuid':
-      return 'z.uuid()';
+      return `${z}.uuid()`;
     case 'bool':
-      return 'z.boolean()';
+      return `${z}.boolean()`;
     case 'date':
-      return 'z.iso.date()';
+      return `${z}.iso.date()`;
     case 'datetime':
-      return 'z.iso.datetime()';
+      return `${z}.iso.datetime()`;
     case 'json':
-      return 'z.unknown()';
+      return `${z}.unknown()`;
     case 'list':
-      return 'z.array(z.unknown())';
+      return `${z}.array(${z}.unknown())`;
   }
 }
 
@@ -83,20 +86,23 @@ function withModifiers(expr: string, sf: SchemaField, input: boolean): string {
   return out;
 }
 
-export function zodInput(sf: SchemaField): string {
-  const item = inputValue(sf.value, sf);
-  const expr = sf.kind === 'many_to_many' ? `z.array(${item})` : item;
+/** The schema of a request field: validates and converts what the client sends. */
+export function zodInput(sf: SchemaField, imports: Imports): string {
+  const item = inputValue(sf.value, sf, imports);
+  const expr = sf.kind === 'many_to_many' ? `${imports.runtime('z')}.array(${item})` : item;
   return withModifiers(expr, sf, true);
 }
 
-export function zodOutput(sf: SchemaField): string {
+/** The schema of a response field, for the OpenAPI document. */
+export function zodOutput(sf: SchemaField, imports: Imports): string {
+  const z = imports.runtime('z');
   let expr: string;
   if (sf.kind === 'nested_one' || sf.kind === 'nested_many') {
-    const inner = `z.object({ ${sf.nested!.fields.map((f) => `${f.name}: ${zodOutput(f)}`).join(', ')} })`;
-    expr = sf.kind === 'nested_many' ? `z.array(${inner})` : inner;
+    const inner = `${z}.object({ ${sf.nested!.fields.map((f) => `${f.name}: ${zodOutput(f, imports)}`).join(', ')} })`;
+    expr = sf.kind === 'nested_many' ? `${z}.array(${inner})` : inner;
   } else {
-    const item = outputValue(sf.value, sf);
-    expr = sf.kind === 'many_to_many' ? `z.array(${item})` : item;
+    const item = outputValue(sf.value, sf, imports);
+    expr = sf.kind === 'many_to_many' ? `${z}.array(${item})` : item;
   }
   return withModifiers(expr, sf, false);
 }

@@ -36,31 +36,31 @@ export const filtersOf = pickFilters(FILTER_QUERY);
  * Their lookups were compiled from the spec: the runtime only applies these plans.
  */
 export const MIXINS = {
-  /** IcontainsFilterViewSetMixin: each string value: `<field>__icontains` (title__icontains). */
+  /** IcontainsFilterViewSetMixin: `<field>__icontains` for each string value (title__icontains). */
   IcontainsFilterViewSetMixin: lookupMixin(
     { title: { hops: [], column: 'articles.title', kind: 'text', nullable: false, op: 'icontains' } },
     'string',
   ),
-  /** BooleanFilterViewSetMixin: each bool value: an exact match (is_published). */
+  /** BooleanFilterViewSetMixin: an exact match for each bool value (is_published). */
   BooleanFilterViewSetMixin: lookupMixin(
     {
       is_published: { hops: [], column: 'articles.is_published', kind: 'bool', nullable: false, op: 'exact' },
     },
     'boolean',
   ),
-  /** NumericFilterViewSetMixin: each int or float value: an exact match (views). */
+  /** NumericFilterViewSetMixin: an exact match for each int or float value (views). */
   NumericFilterViewSetMixin: lookupMixin(
     { views: { hops: [], column: 'articles.views', kind: 'int', nullable: false, op: 'exact' } },
     'number',
   ),
-  /** GreaterEqualDateFilterViewSetMixin: each date or datetime value: `<field>__gte` (created_at__gte). */
+  /** GreaterEqualDateFilterViewSetMixin: `<field>__gte` for each date or datetime value (created_at__gte). */
   GreaterEqualDateFilterViewSetMixin: lookupMixin(
     {
       created_at: { hops: [], column: 'articles.created_at', kind: 'datetime', nullable: false, op: 'gte' },
     },
     'date',
   ),
-  /** RelationFilterViewSetMixin: each relations_filters value: its query_filter lookup (category__id, author__username, tags__name). */
+  /** RelationFilterViewSetMixin: the query_filter lookup of each relations_filters value (category__id, author__username, tags__name). */
   RelationFilterViewSetMixin: lookupMixin(
     {
       category: { hops: [], column: 'articles.category_id', kind: 'int', nullable: true, op: 'exact' },
@@ -98,7 +98,7 @@ export const MIXINS = {
     },
     'any',
   ),
-  /** MatchCaseFilterViewSetMixin: each filters_match_cases value: true applies the `true` case, false the `false` case (popular). */
+  /** MatchCaseFilterViewSetMixin: the `true` case of each filters_match_cases value that is true, its `false` case when false (popular). */
   MatchCaseFilterViewSetMixin: matchCaseMixin({
     popular: {
       true: {

@@ -14,7 +14,6 @@ import {
   type RelationSpec,
   type Row,
   type ServiceContext,
-  setRelated,
   withoutUndefined,
 } from '../../../runtime';
 import type { ArticleDetail, ArticleIn, ArticleOut, ArticleUpdate } from './schemas';
@@ -25,7 +24,7 @@ export const PK = 'id';
 /** How error bodies name this model. */
 export const MODEL: ModelInfo = { verboseKey: 'article', classKey: 'article' };
 
-/** Every column of a article, as hooks receive it (foreign keys by their field name). */
+/** Every column of an article, as hooks receive it (foreign keys by their field name). */
 export interface ArticleRecord {
   id: number;
   title: string;
@@ -78,7 +77,7 @@ export const OUT_COLUMNS = [
   'views',
 ];
 
-/** ArticleOut for rows. */
+/** Rows as ArticleOut. */
 export async function shapeArticleOut(_db: Db, rows: Row[]): Promise<ArticleOut[]> {
   return rows.map((row) => ({
     id: row.id,
@@ -105,8 +104,8 @@ export const DETAIL_COLUMNS = [
   'views',
 ];
 
-/** author: the related User with id, username, first_name, last_name. */
-const ARTICLEDETAIL_AUTHOR = {
+/** author: the related User with id, username, first_name and last_name. */
+const ARTICLE_DETAIL_AUTHOR = {
   table: 'users',
   pk: 'id',
   columns: ['id', 'username', 'first_name', 'last_name'],
@@ -118,8 +117,8 @@ const ARTICLEDETAIL_AUTHOR = {
   }),
 };
 
-/** category: the related Category with id, name. */
-const ARTICLEDETAIL_CATEGORY = {
+/** category: the related Category with id and name. */
+const ARTICLE_DETAIL_CATEGORY = {
   table: 'categories',
   pk: 'id',
   columns: ['id', 'name'],
@@ -129,8 +128,8 @@ const ARTICLEDETAIL_CATEGORY = {
   }),
 };
 
-/** tags: the related Tag records with id, name, through articles_tags. */
-const ARTICLEDETAIL_TAGS = {
+/** tags: the related Tag records with id and name, through articles_tags. */
+const ARTICLE_DETAIL_TAGS = {
   joinTable: 'articles_tags',
   ownColumn: 'article_id',
   otherColumn: 'tag_id',
@@ -143,22 +142,22 @@ const ARTICLEDETAIL_TAGS = {
   }),
 };
 
-/** ArticleDetail for rows, loading author, category, tags with one query each. */
+/** Rows as ArticleDetail, loading author, category and tags with one query each. */
 export async function shapeArticleDetail(db: Db, rows: Row[]): Promise<ArticleDetail[]> {
   const [author, category, tags] = await Promise.all([
     loadForeign(
       db,
-      ARTICLEDETAIL_AUTHOR,
+      ARTICLE_DETAIL_AUTHOR,
       rows.map((row) => row.author_id),
     ),
     loadForeign(
       db,
-      ARTICLEDETAIL_CATEGORY,
+      ARTICLE_DETAIL_CATEGORY,
       rows.map((row) => row.category_id),
     ),
     loadManyToMany(
       db,
-      ARTICLEDETAIL_TAGS,
+      ARTICLE_DETAIL_TAGS,
       rows.map((row) => row.id),
     ),
   ]);
@@ -209,11 +208,6 @@ export async function checkUpdateRelated(db: Db, service: ServiceContext, data: 
   if (data.category !== undefined && data.category !== null && !(await exists(db, 'categories', 'id', data.category))) {
     throw new NotFoundError(service.model(CATEGORY_MODEL));
   }
-}
-
-/** Replaces the tags of one article when the body names them. */
-export async function setTags(db: Db, pk: unknown, keys: readonly unknown[] | undefined): Promise<void> {
-  if (keys !== undefined) await setRelated(db, 'articles_tags', 'article_id', 'tag_id', pk, keys);
 }
 
 /** The articles_tags relation, as the relation endpoints use it. */

@@ -2,7 +2,7 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import {
   applyRelationFilters,
-  defineView,
+  expressHandler,
   GenericMessageSchema,
   intInput,
   JWTAuth,
@@ -13,30 +13,25 @@ import {
   type OrderTerm,
   PageNumberPagination,
   paginate,
-  parseRequest,
   querySource,
   relatedRows,
-  requestContext,
   type Route,
   rowLookup,
-  send,
   type ServiceContext,
   withArgs,
   z,
 } from '../../../runtime';
 import * as hooks from '../../../specs/hooks/articles';
-import * as tagsQ from '../tags/queries';
-import * as tagsQSchemas from '../tags/schemas';
+import * as tagsQueries from '../tags/queries';
+import { TagOut } from '../tags/schemas';
 import * as filtering from './filters';
 import * as q from './queries';
 import { ArticleDetail, ArticleIn, ArticleOut, ArticleParams, ArticleUpdate, PublishResponse } from './schemas';
 
 /** The article routes, built once when the service starts. */
 export function articlesRoutes(service: ServiceContext): Route[] {
-  const { db, settings } = service;
-  const slash = settings.SVC_APPEND_SLASH ? '/' : '';
-  const model = service.model(q.MODEL);
-  const paginator = new PageNumberPagination({}, settings);
+  const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
+  const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema
     .extend(filtering.FILTER_QUERY.shape)
     .extend({ ordering: orderingParam({ title: 'title', created_at: 'created_at', views: 'views' }) });
@@ -49,7 +44,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
   const { queryset, findVisible, findRow } = rowLookup({
     table: q.TABLE,
     pk: q.PK,
-    model,
+    model: service.model(q.MODEL),
     narrow: (ctx, query) => hooks.visibleArticles(withArgs(ctx, { query })),
   });
 
@@ -59,22 +54,20 @@ export function articlesRoutes(service: ServiceContext): Route[] {
       path: `/articles${slash}`,
       handlers: [
         service.auth([JWTAuth]),
-        defineView('create_article')(async (req, res) => {
-          const data = parseRequest(ArticleIn, req.body, 'body');
-          const created = await db.transaction(async (trx) => {
-            const ctx = requestContext(req, trx, service);
-            const proceed = async () => {
-              const values = await q.createValues(data);
-              await hooks.setAuthor(withArgs(ctx, { values, data }));
-              await q.checkCreateRelated(trx, service, data);
-              const [inserted] = await trx(q.TABLE).insert(values).returning(q.PK);
-              const pk = inserted[q.PK];
-              const [out] = await q.shapeArticleOut(trx, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
-              return out;
-            };
-            return proceed();
-          });
-          send(res, 201, created);
+        expressHandler(service, {
+          operationId: 'create_article',
+          body: ArticleIn,
+          transaction: true,
+          status: 201,
+          async handle({ body: data }, ctx) {
+            const values = await q.createValues(data);
+            await hooks.setAuthor(withArgs(ctx, { values, data }));
+            await q.checkCreateRelated(ctx.db, service, data);
+            const [inserted] = await ctx.db(q.TABLE).insert(values).returning(q.PK);
+            const pk = inserted[q.PK];
+            const [created] = await q.shapeArticleOut(ctx.db, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
+            return created;
+          },
         }),
       ],
       doc: {
@@ -92,21 +85,21 @@ export function articlesRoutes(service: ServiceContext): Route[] {
       path: `/articles${slash}`,
       handlers: [
         service.auth(null),
-        defineView('list_articles')(async (req, res) => {
-          const params = parseRequest(ListQuery, req.query, 'query');
-          const ctx = requestContext(req, db, service);
-          const proceed = async () => {
+        expressHandler(service, {
+          operationId: 'list_articles',
+          query: ListQuery,
+          status: 200,
+          async handle({ query: params }, ctx) {
             const { query } = await queryset(ctx);
             filtering.applyFilters(query, filtering.filtersOf(params));
-            const source = querySource(db, query, {
+            const source = querySource(ctx.db, query, {
               columns: q.OUT_COLUMNS,
               pk: q.PK,
               ordering: params.ordering ?? defaultOrdering,
               shape: q.shapeArticleOut,
             });
-            return paginate(paginator, source, params, req);
-          };
-          res.json(await proceed());
+            return paginate(paginator, source, params, ctx.req);
+          },
         }),
       ],
       doc: {
@@ -124,12 +117,14 @@ export function articlesRoutes(service: ServiceContext): Route[] {
       path: `/articles/:pk${slash}`,
       handlers: [
         service.auth(null),
-        defineView('retrieve_article')(async (req, res) => {
-          const { pk } = parseRequest(ArticleParams, req.params, 'path');
-          const ctx = requestContext(req, db, service);
-          const proceed = async () =>
-            (await q.shapeArticleDetail(db, [await findVisible(ctx, pk, q.DETAIL_COLUMNS)]))[0];
-          res.json(await proceed());
+        expressHandler(service, {
+          operationId: 'retrieve_article',
+          params: ArticleParams,
+          status: 200,
+          async handle({ params: { pk } }, ctx) {
+            const [item] = await q.shapeArticleDetail(ctx.db, [await findVisible(ctx, pk, q.DETAIL_COLUMNS)]);
+            return item;
+          },
         }),
       ],
       doc: {
@@ -147,22 +142,24 @@ export function articlesRoutes(service: ServiceContext): Route[] {
       path: '/articles/:pk/',
       handlers: [
         service.auth([JWTAuth]),
-        defineView('update_article')(async (req, res) => {
-          const { pk } = parseRequest(ArticleParams, req.params, 'path');
-          const data = parseRequest(ArticleUpdate, req.body ?? {}, 'body');
-          const updated = await db.transaction(async (trx) => {
-            const ctx = requestContext(req, trx, service);
+        expressHandler(service, {
+          operationId: 'update_article',
+          params: ArticleParams,
+          body: ArticleUpdate,
+          optionalBody: true,
+          transaction: true,
+          status: 200,
+          async handle({ params: { pk }, body: data }, ctx) {
             const instance = q.toArticleRecord(await findRow(ctx, pk, q.RECORD_COLUMNS));
             const proceed = async () => {
               const values = await q.updateValues(data);
-              await q.checkUpdateRelated(trx, service, data);
-              if (Object.keys(values).length > 0) await trx(q.TABLE).where(q.PK, instance.id).update(values);
-              const [out] = await q.shapeArticleOut(trx, [await findRow(ctx, instance.id, q.OUT_COLUMNS)]);
-              return out;
+              await q.checkUpdateRelated(ctx.db, service, data);
+              if (Object.keys(values).length > 0) await ctx.db(q.TABLE).where(q.PK, instance.id).update(values);
+              const [updated] = await q.shapeArticleOut(ctx.db, [await findRow(ctx, instance.id, q.OUT_COLUMNS)]);
+              return updated;
             };
             return hooks.updateOwnArticle(withArgs(ctx, { pk, data, instance, proceed }));
-          });
-          send(res, 200, updated);
+          },
         }),
       ],
       doc: {
@@ -181,18 +178,18 @@ export function articlesRoutes(service: ServiceContext): Route[] {
       path: '/articles/:pk/',
       handlers: [
         service.auth([JWTAuth]),
-        defineView('delete_article')(async (req, res) => {
-          const { pk } = parseRequest(ArticleParams, req.params, 'path');
-          const result = await db.transaction(async (trx) => {
-            const ctx = requestContext(req, trx, service);
+        expressHandler(service, {
+          operationId: 'delete_article',
+          params: ArticleParams,
+          transaction: true,
+          status: 204,
+          async handle({ params: { pk } }, ctx) {
             const instance = q.toArticleRecord(await findRow(ctx, pk, q.RECORD_COLUMNS));
-            const proceed = async (): Promise<unknown> => {
-              await trx(q.TABLE).where(q.PK, instance.id).delete();
-              return undefined;
+            const proceed = async () => {
+              await ctx.db(q.TABLE).where(q.PK, instance.id).delete();
             };
             return hooks.deleteOwnArticle(withArgs(ctx, { pk, instance, proceed }));
-          });
-          send(res, 204, result);
+          },
         }),
       ],
       doc: {
@@ -213,15 +210,15 @@ export function articlesRoutes(service: ServiceContext): Route[] {
       path: '/articles/:pk/publish/',
       handlers: [
         service.auth([JWTAuth]),
-        defineView('publish_article')(async (req, res) => {
-          const { pk } = parseRequest(ArticleParams, req.params, 'path');
-          const result = await db.transaction(async (trx) => {
-            const ctx = requestContext(req, trx, service);
-            return hooks.publish(
-              withArgs(ctx, { instance: q.toArticleRecord(await findRow(ctx, pk, q.RECORD_COLUMNS)) }),
-            );
-          });
-          send(res, 200, result);
+        expressHandler(service, {
+          operationId: 'publish_article',
+          params: ArticleParams,
+          transaction: true,
+          status: 200,
+          async handle({ params: { pk } }, ctx) {
+            const instance = q.toArticleRecord(await findRow(ctx, pk, q.RECORD_COLUMNS));
+            return hooks.publish(withArgs(ctx, { instance }));
+          },
         }),
       ],
       doc: {
@@ -239,29 +236,32 @@ export function articlesRoutes(service: ServiceContext): Route[] {
       path: '/articles/:pk/tags/',
       handlers: [
         service.auth(null),
-        defineView('get_article_tags')(async (req, res) => {
-          const { pk } = parseRequest(ArticleParams, req.params, 'path');
-          const params = parseRequest(TagsQuery, req.query, 'query');
-          const ctx = requestContext(req, db, service);
-          const owner = await findVisible(ctx, pk, [q.PK]);
-          const query = relatedRows(db, q.TAGS_RELATION, owner[q.PK]);
-          applyRelationFilters(query, q.TAGS_RELATION.table, params, { name: { column: 'name', match: 'contains' } });
-          const source = querySource(db, query, {
-            columns: tagsQ.OUT_COLUMNS,
-            pk: q.TAGS_RELATION.pk,
-            ordering: [],
-            shape: tagsQ.shapeTagOut,
-          });
-          res.json(await paginate(paginator, source, params, req));
+        expressHandler(service, {
+          operationId: 'get_article_tags',
+          params: ArticleParams,
+          query: TagsQuery,
+          status: 200,
+          async handle({ params: { pk }, query: params }, ctx) {
+            const owner = await findVisible(ctx, pk, [q.PK]);
+            const query = relatedRows(ctx.db, q.TAGS_RELATION, owner[q.PK]);
+            applyRelationFilters(query, q.TAGS_RELATION.table, params, { name: { column: 'name', match: 'contains' } });
+            const source = querySource(ctx.db, query, {
+              columns: tagsQueries.OUT_COLUMNS,
+              pk: q.TAGS_RELATION.pk,
+              ordering: [],
+              shape: tagsQueries.shapeTagOut,
+            });
+            return paginate(paginator, source, params, ctx.req);
+          },
         }),
       ],
       doc: {
         operationId: 'get_article_tags',
-        summary: 'List the tags of a article.',
+        summary: 'List the tags of an article.',
         tags: ['Articles'],
         params: ArticleParams,
         query: TagsQuery,
-        responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(tagsQSchemas.TagOut) }],
+        responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(TagOut) }],
         errorSchema: GenericMessageSchema,
         secured: false,
       },
@@ -271,20 +271,22 @@ export function articlesRoutes(service: ServiceContext): Route[] {
       path: '/articles/:pk/tags/',
       handlers: [
         service.auth([JWTAuth]),
-        defineView('manage_article_tags', [hooks.onlyAuthorOrStaff])(async (req, res) => {
-          const { pk } = parseRequest(ArticleParams, req.params, 'path');
-          const body = parseRequest(TagsBody, req.body, 'body');
-          const result = await db.transaction(async (trx) => {
-            const ctx = requestContext(req, trx, service);
+        expressHandler(service, {
+          operationId: 'manage_article_tags',
+          decorators: [hooks.onlyAuthorOrStaff],
+          params: ArticleParams,
+          body: TagsBody,
+          transaction: true,
+          status: 200,
+          async handle({ params: { pk }, body }, ctx) {
             const owner = await findRow(ctx, pk, [q.PK]);
-            return manageRelation(trx, q.TAGS_RELATION, owner[q.PK], body);
-          });
-          res.json(result);
+            return manageRelation(ctx.db, q.TAGS_RELATION, owner[q.PK], body);
+          },
         }),
       ],
       doc: {
         operationId: 'manage_article_tags',
-        summary: 'Add or remove tags of a article.',
+        summary: 'Add or remove tags of an article.',
         tags: ['Articles'],
         params: ArticleParams,
         body: TagsBody,

@@ -2,7 +2,7 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import { fromString, intInput, z } from '../../../runtime';
 
-/** Create request body (serializer). */
+/** Create request body, from the serializer. */
 export const ArticleIn = z
   .object({
     title: z.string().max(200),
@@ -13,7 +13,7 @@ export const ArticleIn = z
   .openapi('ArticleIn');
 export type ArticleIn = z.infer<typeof ArticleIn>;
 
-/** List items and the responses of create and update (serializer). */
+/** List items and the responses of create and update, from the serializer. */
 export const ArticleOut = z
   .object({
     id: z.int(),
@@ -28,7 +28,7 @@ export const ArticleOut = z
   .openapi('ArticleOut');
 export type ArticleOut = z.infer<typeof ArticleOut>;
 
-/** Retrieve response (serializer). */
+/** Retrieve response, from the serializer. */
 export const ArticleDetail = z
   .object({
     id: z.int(),
@@ -45,7 +45,7 @@ export const ArticleDetail = z
   .openapi('ArticleDetail');
 export type ArticleDetail = z.infer<typeof ArticleDetail>;
 
-/** Update request body (every field optional unless the spec requires it) (serializer). */
+/** Update request body, from the serializer. Every field is optional unless the spec requires it. */
 export const ArticleUpdate = z
   .object({
     title: z.string().max(200).optional(),

@@ -2,7 +2,7 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import { fromString, z } from '../../../runtime';
 
-/** Create request body (serializer). */
+/** Create request body, from the serializer. */
 export const CategoryIn = z
   .object({
     name: z.string().max(100),
@@ -11,7 +11,7 @@ export const CategoryIn = z
   .openapi('CategoryIn');
 export type CategoryIn = z.infer<typeof CategoryIn>;
 
-/** List items and the responses of create and update (serializer). */
+/** List items and the responses of create and update, from the serializer. */
 export const CategoryOut = z
   .object({
     id: z.int(),
@@ -21,7 +21,7 @@ export const CategoryOut = z
   .openapi('CategoryOut');
 export type CategoryOut = z.infer<typeof CategoryOut>;
 
-/** Update request body (every field optional unless the spec requires it) (serializer). */
+/** Update request body, from the serializer. Every field is optional unless the spec requires it. */
 export const CategoryUpdate = z
   .object({
     name: z.string().max(100).optional(),

@@ -2,17 +2,13 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import {
   AdminAuth,
-  defineView,
+  expressHandler,
   GenericMessageSchema,
-  type OrderTerm,
   PageNumberPagination,
   paginate,
-  parseRequest,
   querySource,
-  requestContext,
   type Route,
   rowLookup,
-  send,
   type ServiceContext,
 } from '../../../runtime';
 import * as q from './queries';
@@ -20,18 +16,16 @@ import { TagIn, TagOut, TagParams, TagUpdate } from './schemas';
 
 /** The tag routes, built once when the service starts. */
 export function tagsRoutes(service: ServiceContext): Route[] {
-  const { db, settings } = service;
-  const slash = settings.SVC_APPEND_SLASH ? '/' : '';
-  const model = service.model(q.MODEL);
-  const paginator = new PageNumberPagination({}, settings);
+  const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
+  const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema;
-  const defaultOrdering: OrderTerm[] = [];
 
-  // Reads (list, retrieve, relation listings) see the rows the caller may read; writes, actions and relation changes look rows up by key alone.
+  // Reads (list, retrieve, relation listings) see the rows the caller may read; writes, actions and
+  // relation changes look rows up by key alone.
   const { queryset, findVisible, findRow } = rowLookup({
     table: q.TABLE,
     pk: q.PK,
-    model,
+    model: service.model(q.MODEL),
   });
 
   return [
@@ -40,21 +34,18 @@ export function tagsRoutes(service: ServiceContext): Route[] {
       path: `/tags${slash}`,
       handlers: [
         service.auth([AdminAuth]),
-        defineView('create_tag')(async (req, res) => {
-          const data = parseRequest(TagIn, req.body, 'body');
-          const created = await db.transaction(async (trx) => {
-            const ctx = requestContext(req, trx, service);
-            const proceed = async () => {
-              const values = await q.createValues(data);
-              await q.checkCreateRelated(trx, service, data);
-              const [inserted] = await trx(q.TABLE).insert(values).returning(q.PK);
-              const pk = inserted[q.PK];
-              const [out] = await q.shapeTagOut(trx, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
-              return out;
-            };
-            return proceed();
-          });
-          send(res, 201, created);
+        expressHandler(service, {
+          operationId: 'create_tag',
+          body: TagIn,
+          transaction: true,
+          status: 201,
+          async handle({ body: data }, ctx) {
+            const values = await q.createValues(data);
+            const [inserted] = await ctx.db(q.TABLE).insert(values).returning(q.PK);
+            const pk = inserted[q.PK];
+            const [created] = await q.shapeTagOut(ctx.db, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
+            return created;
+          },
         }),
       ],
       doc: {
@@ -72,20 +63,20 @@ export function tagsRoutes(service: ServiceContext): Route[] {
       path: `/tags${slash}`,
       handlers: [
         service.auth(null),
-        defineView('list_tags')(async (req, res) => {
-          const params = parseRequest(ListQuery, req.query, 'query');
-          const ctx = requestContext(req, db, service);
-          const proceed = async () => {
+        expressHandler(service, {
+          operationId: 'list_tags',
+          query: ListQuery,
+          status: 200,
+          async handle({ query: params }, ctx) {
             const { query } = await queryset(ctx);
-            const source = querySource(db, query, {
+            const source = querySource(ctx.db, query, {
               columns: q.OUT_COLUMNS,
               pk: q.PK,
-              ordering: defaultOrdering,
+              ordering: [],
               shape: q.shapeTagOut,
             });
-            return paginate(paginator, source, params, req);
-          };
-          res.json(await proceed());
+            return paginate(paginator, source, params, ctx.req);
+          },
         }),
       ],
       doc: {
@@ -103,11 +94,14 @@ export function tagsRoutes(service: ServiceContext): Route[] {
       path: `/tags/:pk${slash}`,
       handlers: [
         service.auth(null),
-        defineView('retrieve_tag')(async (req, res) => {
-          const { pk } = parseRequest(TagParams, req.params, 'path');
-          const ctx = requestContext(req, db, service);
-          const proceed = async () => (await q.shapeTagOut(db, [await findVisible(ctx, pk, q.OUT_COLUMNS)]))[0];
-          res.json(await proceed());
+        expressHandler(service, {
+          operationId: 'retrieve_tag',
+          params: TagParams,
+          status: 200,
+          async handle({ params: { pk } }, ctx) {
+            const [item] = await q.shapeTagOut(ctx.db, [await findVisible(ctx, pk, q.OUT_COLUMNS)]);
+            return item;
+          },
         }),
       ],
       doc: {
@@ -125,22 +119,20 @@ export function tagsRoutes(service: ServiceContext): Route[] {
       path: '/tags/:pk/',
       handlers: [
         service.auth([AdminAuth]),
-        defineView('update_tag')(async (req, res) => {
-          const { pk } = parseRequest(TagParams, req.params, 'path');
-          const data = parseRequest(TagUpdate, req.body ?? {}, 'body');
-          const updated = await db.transaction(async (trx) => {
-            const ctx = requestContext(req, trx, service);
+        expressHandler(service, {
+          operationId: 'update_tag',
+          params: TagParams,
+          body: TagUpdate,
+          optionalBody: true,
+          transaction: true,
+          status: 200,
+          async handle({ params: { pk }, body: data }, ctx) {
             const instance = q.toTagRecord(await findRow(ctx, pk, q.RECORD_COLUMNS));
-            const proceed = async () => {
-              const values = await q.updateValues(data);
-              await q.checkUpdateRelated(trx, service, data);
-              if (Object.keys(values).length > 0) await trx(q.TABLE).where(q.PK, instance.id).update(values);
-              const [out] = await q.shapeTagOut(trx, [await findRow(ctx, instance.id, q.OUT_COLUMNS)]);
-              return out;
-            };
-            return proceed();
-          });
-          send(res, 200, updated);
+            const values = await q.updateValues(data);
+            if (Object.keys(values).length > 0) await ctx.db(q.TABLE).where(q.PK, instance.id).update(values);
+            const [updated] = await q.shapeTagOut(ctx.db, [await findRow(ctx, instance.id, q.OUT_COLUMNS)]);
+            return updated;
+          },
         }),
       ],
       doc: {
@@ -159,18 +151,15 @@ export function tagsRoutes(service: ServiceContext): Route[] {
       path: '/tags/:pk/',
       handlers: [
         service.auth([AdminAuth]),
-        defineView('delete_tag')(async (req, res) => {
-          const { pk } = parseRequest(TagParams, req.params, 'path');
-          const result = await db.transaction(async (trx) => {
-            const ctx = requestContext(req, trx, service);
+        expressHandler(service, {
+          operationId: 'delete_tag',
+          params: TagParams,
+          transaction: true,
+          status: 204,
+          async handle({ params: { pk } }, ctx) {
             const instance = q.toTagRecord(await findRow(ctx, pk, q.RECORD_COLUMNS));
-            const proceed = async (): Promise<unknown> => {
-              await trx(q.TABLE).where(q.PK, instance.id).delete();
-              return undefined;
-            };
-            return proceed();
-          });
-          send(res, 204, result);
+            await ctx.db(q.TABLE).where(q.PK, instance.id).delete();
+          },
         }),
       ],
       doc: {

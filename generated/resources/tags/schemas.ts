@@ -2,7 +2,7 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import { fromString, z } from '../../../runtime';
 
-/** Create request body (serializer). */
+/** Create request body, from the serializer. */
 export const TagIn = z
   .object({
     name: z.string().max(50),
@@ -10,7 +10,7 @@ export const TagIn = z
   .openapi('TagIn');
 export type TagIn = z.infer<typeof TagIn>;
 
-/** List items and the responses of create and update (serializer). */
+/** List items and the responses of create and update, from the serializer. */
 export const TagOut = z
   .object({
     id: z.int(),
@@ -19,7 +19,7 @@ export const TagOut = z
   .openapi('TagOut');
 export type TagOut = z.infer<typeof TagOut>;
 
-/** Update request body (every field optional unless the spec requires it) (serializer). */
+/** Update request body, from the serializer. Every field is optional unless the spec requires it. */
 export const TagUpdate = z
   .object({
     name: z.string().max(50).optional(),

@@ -8,7 +8,6 @@ import {
   type ModelInfo,
   now,
   type Row,
-  type ServiceContext,
   withoutUndefined,
 } from '../../../runtime';
 import type { UserIn, UserOut, UserUpdate } from './schemas';
@@ -71,7 +70,7 @@ export function toUserRecord(row: Row): UserRecord {
 /** Columns read for UserOut. */
 export const OUT_COLUMNS = ['id', 'username', 'email', 'first_name', 'last_name', 'bio', 'avatar'];
 
-/** UserOut for rows. */
+/** Rows as UserOut. */
 export async function shapeUserOut(_db: Db, rows: Row[]): Promise<UserOut[]> {
   return rows.map((row) => ({
     id: row.id,
@@ -98,9 +97,6 @@ export async function createValues(data: UserIn): Promise<Row> {
   });
 }
 
-/** Related records named in UserIn must exist: a 404 with the related model's key otherwise. */
-export async function checkCreateRelated(_db: Db, _service: ServiceContext, _data: UserIn): Promise<void> {}
-
 /** Column values from an update body (UserUpdate). */
 export async function updateValues(data: UserUpdate): Promise<Row> {
   return withoutUndefined({
@@ -110,6 +106,3 @@ export async function updateValues(data: UserUpdate): Promise<Row> {
     avatar: data.avatar,
   });
 }
-
-/** Related records named in UserUpdate must exist: a 404 with the related model's key otherwise. */
-export async function checkUpdateRelated(_db: Db, _service: ServiceContext, _data: UserUpdate): Promise<void> {}

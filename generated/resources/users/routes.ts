@@ -2,18 +2,14 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import {
   AdminAuth,
-  defineView,
+  expressHandler,
   GenericMessageSchema,
   JWTAuth,
-  type OrderTerm,
   PageNumberPagination,
   paginate,
-  parseRequest,
   querySource,
-  requestContext,
   type Route,
   rowLookup,
-  send,
   type ServiceContext,
 } from '../../../runtime';
 import * as q from './queries';
@@ -21,18 +17,16 @@ import { UserIn, UserOut, UserParams, UserUpdate } from './schemas';
 
 /** The user routes, built once when the service starts. */
 export function usersRoutes(service: ServiceContext): Route[] {
-  const { db, settings } = service;
-  const slash = settings.SVC_APPEND_SLASH ? '/' : '';
-  const model = service.model(q.MODEL);
-  const paginator = new PageNumberPagination({}, settings);
+  const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
+  const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema;
-  const defaultOrdering: OrderTerm[] = [];
 
-  // Reads (list, retrieve, relation listings) see the rows the caller may read; writes, actions and relation changes look rows up by key alone.
+  // Reads (list, retrieve, relation listings) see the rows the caller may read; writes, actions and
+  // relation changes look rows up by key alone.
   const { queryset, findVisible, findRow } = rowLookup({
     table: q.TABLE,
     pk: q.PK,
-    model,
+    model: service.model(q.MODEL),
   });
 
   return [
@@ -41,21 +35,18 @@ export function usersRoutes(service: ServiceContext): Route[] {
       path: `/users${slash}`,
       handlers: [
         service.auth([AdminAuth]),
-        defineView('create_user')(async (req, res) => {
-          const data = parseRequest(UserIn, req.body, 'body');
-          const created = await db.transaction(async (trx) => {
-            const ctx = requestContext(req, trx, service);
-            const proceed = async () => {
-              const values = await q.createValues(data);
-              await q.checkCreateRelated(trx, service, data);
-              const [inserted] = await trx(q.TABLE).insert(values).returning(q.PK);
-              const pk = inserted[q.PK];
-              const [out] = await q.shapeUserOut(trx, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
-              return out;
-            };
-            return proceed();
-          });
-          send(res, 201, created);
+        expressHandler(service, {
+          operationId: 'create_user',
+          body: UserIn,
+          transaction: true,
+          status: 201,
+          async handle({ body: data }, ctx) {
+            const values = await q.createValues(data);
+            const [inserted] = await ctx.db(q.TABLE).insert(values).returning(q.PK);
+            const pk = inserted[q.PK];
+            const [created] = await q.shapeUserOut(ctx.db, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
+            return created;
+          },
         }),
       ],
       doc: {
@@ -73,20 +64,20 @@ export function usersRoutes(service: ServiceContext): Route[] {
       path: `/users${slash}`,
       handlers: [
         service.auth([JWTAuth]),
-        defineView('list_users')(async (req, res) => {
-          const params = parseRequest(ListQuery, req.query, 'query');
-          const ctx = requestContext(req, db, service);
-          const proceed = async () => {
+        expressHandler(service, {
+          operationId: 'list_users',
+          query: ListQuery,
+          status: 200,
+          async handle({ query: params }, ctx) {
             const { query } = await queryset(ctx);
-            const source = querySource(db, query, {
+            const source = querySource(ctx.db, query, {
               columns: q.OUT_COLUMNS,
               pk: q.PK,
-              ordering: defaultOrdering,
+              ordering: [],
               shape: q.shapeUserOut,
             });
-            return paginate(paginator, source, params, req);
-          };
-          res.json(await proceed());
+            return paginate(paginator, source, params, ctx.req);
+          },
         }),
       ],
       doc: {
@@ -104,11 +95,14 @@ export function usersRoutes(service: ServiceContext): Route[] {
       path: `/users/:pk${slash}`,
       handlers: [
         service.auth([JWTAuth]),
-        defineView('retrieve_user')(async (req, res) => {
-          const { pk } = parseRequest(UserParams, req.params, 'path');
-          const ctx = requestContext(req, db, service);
-          const proceed = async () => (await q.shapeUserOut(db, [await findVisible(ctx, pk, q.OUT_COLUMNS)]))[0];
-          res.json(await proceed());
+        expressHandler(service, {
+          operationId: 'retrieve_user',
+          params: UserParams,
+          status: 200,
+          async handle({ params: { pk } }, ctx) {
+            const [item] = await q.shapeUserOut(ctx.db, [await findVisible(ctx, pk, q.OUT_COLUMNS)]);
+            return item;
+          },
         }),
       ],
       doc: {
@@ -126,22 +120,20 @@ export function usersRoutes(service: ServiceContext): Route[] {
       path: '/users/:pk/',
       handlers: [
         service.auth([AdminAuth]),
-        defineView('update_user')(async (req, res) => {
-          const { pk } = parseRequest(UserParams, req.params, 'path');
-          const data = parseRequest(UserUpdate, req.body ?? {}, 'body');
-          const updated = await db.transaction(async (trx) => {
-            const ctx = requestContext(req, trx, service);
+        expressHandler(service, {
+          operationId: 'update_user',
+          params: UserParams,
+          body: UserUpdate,
+          optionalBody: true,
+          transaction: true,
+          status: 200,
+          async handle({ params: { pk }, body: data }, ctx) {
             const instance = q.toUserRecord(await findRow(ctx, pk, q.RECORD_COLUMNS));
-            const proceed = async () => {
-              const values = await q.updateValues(data);
-              await q.checkUpdateRelated(trx, service, data);
-              if (Object.keys(values).length > 0) await trx(q.TABLE).where(q.PK, instance.id).update(values);
-              const [out] = await q.shapeUserOut(trx, [await findRow(ctx, instance.id, q.OUT_COLUMNS)]);
-              return out;
-            };
-            return proceed();
-          });
-          send(res, 200, updated);
+            const values = await q.updateValues(data);
+            if (Object.keys(values).length > 0) await ctx.db(q.TABLE).where(q.PK, instance.id).update(values);
+            const [updated] = await q.shapeUserOut(ctx.db, [await findRow(ctx, instance.id, q.OUT_COLUMNS)]);
+            return updated;
+          },
         }),
       ],
       doc: {
@@ -160,18 +152,15 @@ export function usersRoutes(service: ServiceContext): Route[] {
       path: '/users/:pk/',
       handlers: [
         service.auth([AdminAuth]),
-        defineView('delete_user')(async (req, res) => {
-          const { pk } = parseRequest(UserParams, req.params, 'path');
-          const result = await db.transaction(async (trx) => {
-            const ctx = requestContext(req, trx, service);
+        expressHandler(service, {
+          operationId: 'delete_user',
+          params: UserParams,
+          transaction: true,
+          status: 204,
+          async handle({ params: { pk } }, ctx) {
             const instance = q.toUserRecord(await findRow(ctx, pk, q.RECORD_COLUMNS));
-            const proceed = async (): Promise<unknown> => {
-              await trx(q.TABLE).where(q.PK, instance.id).delete();
-              return undefined;
-            };
-            return proceed();
-          });
-          send(res, 204, result);
+            await ctx.db(q.TABLE).where(q.PK, instance.id).delete();
+          },
         }),
       ],
       doc: {

@@ -2,7 +2,7 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import { fromString, urlInput, z } from '../../../runtime';
 
-/** Create request body (serializer). */
+/** Create request body, from the serializer. */
 export const UserIn = z
   .object({
     username: z.string().max(150),
@@ -16,7 +16,7 @@ export const UserIn = z
   .openapi('UserIn');
 export type UserIn = z.infer<typeof UserIn>;
 
-/** List items and the responses of create and update (serializer). */
+/** List items and the responses of create and update, from the serializer. */
 export const UserOut = z
   .object({
     id: z.int(),
@@ -30,7 +30,7 @@ export const UserOut = z
   .openapi('UserOut');
 export type UserOut = z.infer<typeof UserOut>;
 
-/** Update request body (every field optional unless the spec requires it) (serializer). */
+/** Update request body, from the serializer. Every field is optional unless the spec requires it. */
 export const UserUpdate = z
   .object({
     first_name: z.string().max(150).optional(),

@@ -2,7 +2,7 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import type { Knex } from '../../../../../runtime';
 
-/** Creates books, tags, books_tags. */
+/** Creates books, tags and books_tags. */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('books', (t) => {
     t.increments('id');

@@ -2,7 +2,7 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import { fromString, intInput, z } from '../../../../../../runtime';
 
-/** Create request body (generated from the fields). */
+/** Create request body, generated from the fields. */
 export const TaskIn = z
   .object({
     title: z.string().max(200),
@@ -12,7 +12,7 @@ export const TaskIn = z
   .openapi('TaskIn');
 export type TaskIn = z.infer<typeof TaskIn>;
 
-/** List items and the responses of create and update (generated from the fields). */
+/** List items and the responses of create and update, generated from the fields. */
 export const TaskOut = z
   .object({
     id: z.int(),
@@ -23,7 +23,7 @@ export const TaskOut = z
   .openapi('TaskOut');
 export type TaskOut = z.infer<typeof TaskOut>;
 
-/** Update request body (every field optional unless the spec requires it) (generated from the fields). */
+/** Update request body, generated from the fields. Every field is optional unless the spec requires it. */
 export const TaskUpdate = z
   .object({
     title: z.string().max(200).optional(),

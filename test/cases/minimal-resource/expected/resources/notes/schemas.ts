@@ -2,7 +2,7 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import { fromString, z } from '../../../../../../runtime';
 
-/** Create request body (generated from the fields). */
+/** Create request body, generated from the fields. */
 export const NoteIn = z
   .object({
     text: z.string().max(200),
@@ -11,7 +11,7 @@ export const NoteIn = z
   .openapi('NoteIn');
 export type NoteIn = z.infer<typeof NoteIn>;
 
-/** List items and the responses of create and update (generated from the fields). */
+/** List items and the responses of create and update, generated from the fields. */
 export const NoteOut = z
   .object({
     id: z.int(),
@@ -21,7 +21,7 @@ export const NoteOut = z
   .openapi('NoteOut');
 export type NoteOut = z.infer<typeof NoteOut>;
 
-/** Update request body (every field optional unless the spec requires it) (generated from the fields). */
+/** Update request body, generated from the fields. Every field is optional unless the spec requires it. */
 export const NoteUpdate = z
   .object({
     text: z.string().max(200).optional(),

@@ -41,7 +41,7 @@ const TAG_MODEL: ModelInfo = { verboseKey: 'tag', classKey: 'tag' };
 export const OUT_COLUMNS = ['id', 'title'];
 
 /** tags: the related Tag keys, through books_tags. */
-const BOOKOUT_TAGS = {
+const BOOK_OUT_TAGS = {
   joinTable: 'books_tags',
   ownColumn: 'book_id',
   otherColumn: 'tag_id',
@@ -51,12 +51,12 @@ const BOOKOUT_TAGS = {
   shape: (row: Row) => row.id,
 };
 
-/** BookOut for rows, loading tags with one query each. */
+/** Rows as BookOut, loading tags with one query each. */
 export async function shapeBookOut(db: Db, rows: Row[]): Promise<BookOut[]> {
   const [tags] = await Promise.all([
     loadManyToMany(
       db,
-      BOOKOUT_TAGS,
+      BOOK_OUT_TAGS,
       rows.map((row) => row.id),
     ),
   ]);

@@ -2,7 +2,7 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import { fromString, intInput, z } from '../../../../../../runtime';
 
-/** Create request body (generated from the fields). */
+/** Create request body, generated from the fields. */
 export const BookIn = z
   .object({
     title: z.string().max(200),
@@ -11,7 +11,7 @@ export const BookIn = z
   .openapi('BookIn');
 export type BookIn = z.infer<typeof BookIn>;
 
-/** List items and the responses of create and update (generated from the fields). */
+/** List items and the responses of create and update, generated from the fields. */
 export const BookOut = z
   .object({
     id: z.int(),
@@ -21,7 +21,7 @@ export const BookOut = z
   .openapi('BookOut');
 export type BookOut = z.infer<typeof BookOut>;
 
-/** Update request body (every field optional unless the spec requires it) (generated from the fields). */
+/** Update request body, generated from the fields. Every field is optional unless the spec requires it. */
 export const BookUpdate = z
   .object({
     title: z.string().max(200).optional(),

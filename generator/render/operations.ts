@@ -1,0 +1,199 @@
+/**
+ * The routes of a resource's operations (create, list, retrieve, update, delete), one builder per
+ * kind, each naming the partial that prints its `handle` (`templates/partials/operations/<kind>.hbs`).
+ * An operation with an override hands the generated implementation to it as `proceed`.
+ */
+import type { Operation, OperationKind, PathKind, SchemaModel } from '../model';
+import { docLine, pascalCase, str } from '../names';
+import { response, type RouteSpec, type RouteView } from './route';
+import { relatedKeyChecks } from './queries';
+import type { ResourceRoutes } from './routes';
+
+const PATHS: Record<PathKind, (rs: ResourceRoutes) => string> = {
+  collection: (rs) => `\`/${rs.r.base}\${${rs.slash()}}\``,
+  item: (rs) => `\`/${rs.r.base}/:pk\${${rs.slash()}}\``,
+  itemSlash: (rs) => `'/${rs.r.base}/:pk/'`,
+};
+
+/** What an operation's builder decides; the rest comes from the operation. */
+type OwnSpec = Pick<RouteSpec, 'params' | 'query' | 'body' | 'optionalBody' | 'transaction' | 'input' | 'partial' | 'handle' | 'responses'>;
+
+function route(o: Operation, rs: ResourceRoutes, own: OwnSpec): RouteView {
+  return rs.route({
+    method: o.method,
+    path: PATHS[o.pathKind](rs),
+    auth: o.auth,
+    operationId: o.operationId,
+    decorators: o.decorators,
+    status: o.status,
+    summary: str(docLine(o.summary)),
+    tags: rs.tag(),
+    errorSchema: rs.errorSchema(),
+    ...own,
+  });
+}
+
+/** A lifecycle hook's call, when the spec names one. */
+function lifecycle(rs: ResourceRoutes, hook: keyof ResourceRoutes['r']['lifecycle'], args: string): string | undefined {
+  const name = rs.r.lifecycle[hook];
+  return name ? rs.hookCall(name, args) : undefined;
+}
+
+/** The calls that replace the many-to-many rows a body names, for the row with key `pk`. */
+function relatedSetters(rs: ResourceRoutes, s: SchemaModel, pk: string): string[] {
+  const q = rs.q();
+  return s.fields.filter((f) => f.m2m).map((f) => `${q}.set${pascalCase(f.m2m!.name)}(ctx.db, ${pk}, data.${f.name})`);
+}
+
+function createRoute(o: Operation, rs: ResourceRoutes): RouteView {
+  const { r } = rs;
+  const q = rs.q();
+  return route(o, rs, {
+    body: rs.schema(r.schemas.in),
+    transaction: true,
+    input: '{ body: data }, ctx',
+    partial: 'operations/create',
+    handle: {
+      override: o.override ? rs.hookCall(o.override, '{ data, proceed }') : undefined,
+      beforeCreate: lifecycle(rs, 'before_create', '{ values, data }'),
+      checkRelated: relatedKeyChecks(r.schemas.in).length > 0,
+      setRelated: relatedSetters(rs, r.schemas.in, 'pk'),
+      reread: `${q}.shape${r.schemas.out.name}(ctx.db, [await ${rs.lookup('findRow')}(ctx, pk, ${q}.OUT_COLUMNS)])`,
+      afterCreate: lifecycle(rs, 'after_create', '{ result: created }'),
+    },
+    responses: response(o.status, rs.schema(r.schemas.out)),
+  });
+}
+
+/** The validated query of the list: page parameters, filters and `ordering`. */
+function listQuery(rs: ResourceRoutes): string {
+  const { r } = rs;
+  return rs.constant('ListQuery', () => {
+    let schema = rs.pageQuery();
+    // Filter parameters (query_params, relations_filters, match cases) come from the resource's filters.ts.
+    if (r.filters) schema += `.extend(${rs.filtering()}.FILTER_QUERY.shape)`;
+    if (r.ordering.fields.length) {
+      const allowed = r.ordering.fields.map((f) => `${f.name}: ${str(f.column)}`).join(', ');
+      schema += `.extend({ ordering: ${rs.imports.runtime('orderingParam')}({ ${allowed} }) })`;
+    }
+    return schema;
+  });
+}
+
+/** After the queryset hook: the query_params_handler hook with the generated mixins, or the mixins in order. */
+function applyFilters(rs: ResourceRoutes): string | undefined {
+  const { filters } = rs.r;
+  if (!filters) return undefined;
+  const filtering = rs.filtering();
+  if (!filters.handler) return `${filtering}.applyFilters(query, ${filtering}.filtersOf(params));`;
+  const call = rs.hookCall(filters.handler, `{ query, filters: ${filtering}.filtersOf(params), mixins: ${filtering}.MIXINS }`);
+  return `await ${rs.imports.runtime('settleHook')}(${call});`;
+}
+
+function listRoute(o: Operation, rs: ResourceRoutes): RouteView {
+  const { r } = rs;
+  const q = rs.q();
+  const query = listQuery(rs);
+  const defaultOrdering = r.ordering.default.length
+    ? rs.constant(
+        'defaultOrdering',
+        () => `[${r.ordering.default.map((t) => `{ column: ${str(t.column)}, order: '${t.order}' }`).join(', ')}]`,
+        `${rs.imports.runtimeType('OrderTerm')}[]`,
+      )
+    : '[]';
+  const usesParams = r.pagination !== null || r.ordering.fields.length > 0 || r.filters !== null || o.override !== undefined;
+  return route(o, rs, {
+    query,
+    transaction: false,
+    input: usesParams ? '{ query: params }, ctx' : '_input, ctx',
+    partial: 'operations/list',
+    handle: {
+      override: o.override ? rs.hookCall(o.override, '{ params, proceed }') : undefined,
+      queryset: rs.lookup('queryset'),
+      applyFilters: applyFilters(rs),
+      querySource: rs.imports.runtime('querySource'),
+      ordering: r.ordering.fields.length ? `params.ordering ?? ${defaultOrdering}` : defaultOrdering,
+      shape: `${q}.shape${r.schemas.out.name}`,
+      page: rs.page('source'),
+    },
+    responses: response(o.status, rs.listResponse(rs.schema(r.schemas.out))),
+  });
+}
+
+function retrieveRoute(o: Operation, rs: ResourceRoutes): RouteView {
+  const { r } = rs;
+  const q = rs.q();
+  return route(o, rs, {
+    params: rs.params(),
+    transaction: false,
+    input: '{ params: { pk } }, ctx',
+    partial: 'operations/retrieve',
+    handle: {
+      override: o.override ? rs.hookCall(o.override, '{ pk, proceed }') : undefined,
+      read: `${q}.shape${r.schemas.detail.name}(ctx.db, [await ${rs.lookup('findVisible')}(ctx, pk, ${q}.${r.hasDetail ? 'DETAIL_COLUMNS' : 'OUT_COLUMNS'})])`,
+    },
+    responses: response(o.status, rs.schema(r.schemas.detail)),
+  });
+}
+
+/** The record an update or delete changes, looked up by key alone. */
+function instance(rs: ResourceRoutes): string {
+  const q = rs.q();
+  return `${q}.to${rs.r.model}Record(await ${rs.lookup('findRow')}(ctx, pk, ${q}.RECORD_COLUMNS))`;
+}
+
+function updateRoute(o: Operation, rs: ResourceRoutes): RouteView {
+  const { r } = rs;
+  const q = rs.q();
+  const key = `instance.${r.pk.name}`;
+  return route(o, rs, {
+    params: rs.params(),
+    body: rs.schema(r.schemas.update),
+    optionalBody: true,
+    transaction: true,
+    input: '{ params: { pk }, body: data }, ctx',
+    partial: 'operations/update',
+    handle: {
+      noFieldsError: r.requireUpdateFields ? rs.imports.runtime('SerializeError') : undefined,
+      instance: instance(rs),
+      override: o.override ? rs.hookCall(o.override, '{ pk, data, instance, proceed }') : undefined,
+      beforeUpdate: lifecycle(rs, 'before_update', '{ values, data, instance }'),
+      checkRelated: relatedKeyChecks(r.schemas.update).length > 0,
+      key,
+      setRelated: relatedSetters(rs, r.schemas.update, key),
+      reread: `${q}.shape${r.schemas.out.name}(ctx.db, [await ${rs.lookup('findRow')}(ctx, ${key}, ${q}.OUT_COLUMNS)])`,
+      afterUpdate: lifecycle(rs, 'after_update', '{ result: updated }'),
+    },
+    responses: response(o.status, rs.schema(r.schemas.out)),
+  });
+}
+
+function deleteRoute(o: Operation, rs: ResourceRoutes): RouteView {
+  return route(o, rs, {
+    params: rs.params(),
+    transaction: true,
+    input: '{ params: { pk } }, ctx',
+    partial: 'operations/delete',
+    handle: {
+      instance: instance(rs),
+      override: o.override ? rs.hookCall(o.override, '{ pk, instance, proceed }') : undefined,
+      beforeDelete: lifecycle(rs, 'before_delete', '{ instance }'),
+      key: `instance.${rs.r.pk.name}`,
+      afterDelete: lifecycle(rs, 'after_delete', '{ instance }'),
+    },
+    // An override may answer with a body instead of 204.
+    responses: o.override ? `${response(200, undefined, 'OK (the override answers with a body)')}, ${response(204)}` : response(o.status),
+  });
+}
+
+const BUILDERS: Record<OperationKind, (o: Operation, rs: ResourceRoutes) => RouteView> = {
+  create: createRoute,
+  list: listRoute,
+  retrieve: retrieveRoute,
+  update: updateRoute,
+  delete: deleteRoute,
+};
+
+export function operationRoute(o: Operation, rs: ResourceRoutes): RouteView {
+  return BUILDERS[o.kind](o, rs);
+}

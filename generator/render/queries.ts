@@ -1,0 +1,223 @@
+/**
+ * View of a resource's `queries.ts`: its table, the record hooks receive, the functions that shape
+ * rows into response schemas (loading related rows with one query per relation), the column values
+ * of create and update bodies with the checks of their related keys, and its relation constants.
+ */
+import type { Field, OperationKind, Resource, SchemaField, SchemaModel, ServiceModel } from '../model';
+import { camelCase, pascalCase, str } from '../names';
+import { header, runtimeFrom, type RenderContext } from './context';
+import { andList, aOrAn } from './english';
+import { Imports } from './imports';
+import { relationsQueriesView } from './m2m';
+import { readColumn, readValue } from './values';
+
+const list = (names: readonly string[]) => names.map((n) => str(n)).join(', ');
+
+/** `ArticleDetail` → `ARTICLE_DETAIL`: the name of a module constant. */
+const constCase = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
+
+/** A related model's 404 key, as a constant of queries.ts. */
+const modelConst = (model: string) => `${constCase(model)}_MODEL`;
+
+/** The related keys a body names, each checked before a write: a 404 when one names no row. */
+export function relatedKeyChecks(s: SchemaModel) {
+  return s.fields.flatMap((f) => {
+    if (f.kind === 'foreign_key' || f.kind === 'nested_one') {
+      const rel = f.field!.relation!;
+      return [{ field: f.name, table: rel.targetTable, pk: rel.targetPk.column, many: false, model: modelConst(rel.target) }];
+    }
+    if (f.kind === 'many_to_many' || f.kind === 'nested_many') {
+      const m = f.m2m!;
+      return [{ field: f.name, table: m.targetTable, pk: m.targetPk.column, many: true, model: modelConst(m.target) }];
+    }
+    return [];
+  });
+}
+
+interface Loader {
+  constName: string;
+  varName: string;
+  doc: string;
+  m2m: boolean;
+  joinTable?: string;
+  ownColumn?: string;
+  otherColumn?: string;
+  table: string;
+  pk: string;
+  columns: string;
+  fields: { name: string; expr: string }[];
+  /** A list of keys shapes each related row to its key alone. */
+  keyOnly?: string;
+  call: string;
+}
+
+/** `shape<Schema>(db, rows)`: the columns it reads and the related rows it loads. */
+function shapeView(r: Resource, s: SchemaModel, columnsConst: string, imports: Imports) {
+  const loaders: Loader[] = [];
+  const columns = new Set<string>([r.pk.column]);
+  const fields = s.fields.map((f) => {
+    const varName = camelCase(f.name);
+    const constName = `${constCase(s.name)}_${f.name.toUpperCase()}`;
+    if (f.kind === 'value' || f.kind === 'foreign_key') {
+      const column = f.field!.column;
+      columns.add(column);
+      return { name: f.name, expr: readValue(f, column, imports) };
+    }
+    if (f.kind === 'nested_one') {
+      const fk = f.field!;
+      const rel = fk.relation!;
+      columns.add(fk.column);
+      const nestedCols = new Set([rel.targetPk.column, ...f.nested!.fields.map((n) => n.field!.column)]);
+      loaders.push({
+        constName: `${constName}`,
+        varName,
+        doc: `${f.name}: the related ${rel.target} with ${andList(f.nested!.fields.map((n) => n.name))}.`,
+        m2m: false,
+        table: rel.targetTable,
+        pk: rel.targetPk.column,
+        columns: list([...nestedCols]),
+        fields: f.nested!.fields.map((n) => ({ name: n.name, expr: readValue(n, n.field!.column, imports) })),
+        keyOnly: undefined,
+        call: `${imports.runtime('loadForeign')}(db, ${constName}, rows.map((row) => row.${fk.column}))`,
+      });
+      return {
+        name: f.name,
+        expr: fk.nullable
+          ? `row.${fk.column} === null ? null : (${varName}.get(row.${fk.column}) ?? null)`
+          : `${imports.runtime('related')}(${varName}, row.${fk.column})`,
+      };
+    }
+    // many_to_many (keys) or nested_many (records)
+    const m = f.m2m!;
+    const nested = f.kind === 'nested_many' ? f.nested!.fields : [];
+    const nestedCols = new Set([m.targetPk.column, ...nested.map((n) => n.field!.column)]);
+    loaders.push({
+      constName,
+      varName,
+      doc: `${f.name}: the related ${m.target} ${f.kind === 'nested_many' ? `records with ${andList(nested.map((n) => n.name))}` : 'keys'}, through ${m.joinTable}.`,
+      m2m: true,
+      joinTable: m.joinTable,
+      ownColumn: m.ownColumn,
+      otherColumn: m.otherColumn,
+      table: m.targetTable,
+      pk: m.targetPk.column,
+      columns: list([...nestedCols]),
+      fields: nested.map((n) => ({ name: n.name, expr: readValue(n, n.field!.column, imports) })),
+      keyOnly: f.kind === 'many_to_many' ? `row.${m.targetPk.column}` : undefined,
+      call: `${imports.runtime('loadManyToMany')}(db, ${constName}, rows.map((row) => row.${r.pk.column}))`,
+    });
+    return { name: f.name, expr: `${varName}.get(row.${r.pk.column}) ?? []` };
+  });
+  return {
+    schema: imports.type('./schemas', s.name),
+    columnsConst,
+    columns: list([...columns]),
+    loaders,
+    loaderVars: loaders.map((l) => l.varName).join(', '),
+    loaded: andList(loaders.map((l) => l.varName)),
+    fields,
+  };
+}
+
+/** The column value of a body field. */
+function writeValue(f: SchemaField, imports: Imports): string {
+  const v = `data.${f.name}`;
+  const field = f.field!;
+  if (field.type === 'password') {
+    const hash = imports.runtime('hashPassword');
+    return f.required ? `await ${hash}(${v})` : `${v} === undefined ? undefined : await ${hash}(${v})`;
+  }
+  if (field.type === 'datetime') return `${imports.runtime('toDb')}.dateTime(${v})`;
+  if (field.type === 'json') {
+    const toDb = imports.runtime('toDb');
+    return f.nullable ? `${v} === null ? null : ${toDb}.json(${v})` : `${toDb}.json(${v})`;
+  }
+  if (field.primaryKey && field.type === 'uuid') return `${v} ?? ${imports.value('node:crypto', 'randomUUID')}()`;
+  return v;
+}
+
+/** `createValues` / `updateValues` and, when the body names related keys, their checks. */
+function writesView(r: Resource, s: SchemaModel, create: boolean, imports: Imports) {
+  const values: { column: string; expr: string }[] = [];
+  const inSchema = new Set(s.fields.map((f) => f.name));
+  for (const f of s.fields) if (f.field) values.push({ column: f.field.column, expr: writeValue(f, imports) });
+  for (const field of r.fields) {
+    if (inSchema.has(field.name)) continue;
+    if (create && field.primaryKey && field.type === 'uuid') values.push({ column: field.column, expr: `${imports.value('node:crypto', 'randomUUID')}()` });
+    if ((create && field.autoNowAdd) || field.autoNow) values.push({ column: field.column, expr: `${imports.runtime('now')}()` });
+  }
+  const checks = relatedKeyChecks(s);
+  imports.runtime('withoutUndefined');
+  if (checks.length) {
+    imports.runtime('NotFoundError');
+    imports.runtimeType('ServiceContext');
+  }
+  if (checks.some((c) => c.many)) imports.runtime('missingKeys');
+  if (checks.some((c) => !c.many)) imports.runtime('exists');
+  return {
+    create,
+    schema: imports.type('./schemas', s.name),
+    fn: create ? 'createValues' : 'updateValues',
+    checkFn: create ? 'checkCreateRelated' : 'checkUpdateRelated',
+    values,
+    checks,
+  };
+}
+
+/** The TypeScript type of a column field's value in a record. */
+function tsType(f: Field): string {
+  const base = f.relation
+    ? tsType(f.relation.targetPk).replace(' | null', '')
+    : ['integer', 'big_integer', 'float'].includes(f.type)
+      ? 'number'
+      : f.type === 'boolean'
+        ? 'boolean'
+        : f.type === 'json'
+          ? 'unknown'
+          : 'string';
+  return f.nullable && base !== 'unknown' ? `${base} | null` : base;
+}
+
+/** Whether the resource serves an operation of this kind. */
+export const serves = (r: Resource, kind: OperationKind) => r.operations.some((o) => o.kind === kind);
+
+export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext) {
+  const imports = new Imports(runtimeFrom(ctx, 2));
+  for (const name of ['Db', 'ModelInfo', 'Row']) imports.runtimeType(name);
+  const record = r.fields.map((f) => ({ name: f.name, type: tsType(f), expr: f.relation ? `row.${f.column}` : readColumn(f, imports) }));
+  const shapes = [shapeView(r, r.schemas.out, 'OUT_COLUMNS', imports)];
+  if (r.hasDetail) shapes.push(shapeView(r, r.schemas.detail, 'DETAIL_COLUMNS', imports));
+  for (const rel of r.relations) {
+    if (rel.itemSchemaIsTargetOut) continue;
+    const target = model.resources.find((x) => x.model === rel.target)!;
+    shapes.push(shapeView(target, rel.itemSchema, `${rel.relatedName.toUpperCase()}_ITEM_COLUMNS`, imports));
+  }
+  // Only the operations the resource serves write, each with the body of its schema.
+  const written = [...(serves(r, 'create') ? [r.schemas.in] : []), ...(serves(r, 'update') ? [r.schemas.update] : [])];
+  const writes = written.map((s) => writesView(r, s, s === r.schemas.in, imports));
+  const setters = new Set(written.flatMap((s) => s.fields.filter((f) => f.m2m).map((f) => f.m2m!.name)));
+  const relatedModels = new Set(writes.flatMap((w) => w.checks.map((c) => c.model)));
+  const related = model.resources
+    .filter((x) => relatedModels.has(modelConst(x.model)))
+    .map((x) => ({ constName: modelConst(x.model), verboseKey: x.verboseKey, classKey: x.classKey }));
+  if (setters.size) imports.runtime('setRelated');
+  if (r.relations.length) imports.runtimeType('RelationSpec');
+  return {
+    header: header(`${ctx.specsName}/${r.specFile}`),
+    table: r.table,
+    pkColumn: r.pk.column,
+    verboseKey: r.verboseKey,
+    classKey: r.classKey,
+    verboseName: r.verboseName,
+    aVerboseName: aOrAn(r.verboseName),
+    model: r.model,
+    record,
+    recordColumns: list(r.fields.map((f) => f.column)),
+    related,
+    shapes,
+    writes,
+    m2m: r.m2m.filter((m) => setters.has(m.name)).map((m) => ({ ...m, pascal: pascalCase(m.name) })),
+    relations: relationsQueriesView(r, model),
+    imports: imports.print(),
+  };
+}

@@ -1,0 +1,171 @@
+/**
+ * The view of one route as `templates/partials/route.hbs` prints it: the method, path and
+ * authentication, the operation (its input schemas, transaction, status and `handle`, whose body the
+ * partial named by `partial` prints) bound to Express by `expressHandler`, and its OpenAPI entry.
+ * A `RouteFile` holds what the routes of one file share: imports, hooks and constants.
+ */
+import type { AuthSpec, Pagination, SchemaModel } from '../model';
+import { literal } from '../names';
+import { authExpr, decoratorsExpr, hookCall, hookRef, type HookScope } from './hooks';
+import type { Imports } from './imports';
+
+export interface ConstantView {
+  name: string;
+  type: string | undefined;
+  value: string;
+}
+
+export interface DocView {
+  summary: string;
+  description: string | undefined;
+  tags: string;
+  params: string | undefined;
+  query: string | undefined;
+  body: string | undefined;
+  responses: string;
+  errorSchema: string;
+  secured: boolean;
+}
+
+export interface RouteView {
+  method: string;
+  /** Code: the path as a string or template literal. */
+  path: string;
+  auth: string;
+  operationId: string;
+  decorators: string | undefined;
+  params: string | undefined;
+  query: string | undefined;
+  body: string | undefined;
+  optionalBody: boolean;
+  transaction: boolean;
+  status: number;
+  /** Code: the parameters of `handle`. */
+  input: string;
+  /** The partial printing the body of `handle` (`operations/<kind>`), and what it prints. */
+  partial: string;
+  handle: object;
+  doc: DocView;
+}
+
+/** What a route builder says about its route; the rest is derived. */
+export interface RouteSpec {
+  method: string;
+  path: string;
+  auth: AuthSpec;
+  operationId: string;
+  decorators: readonly (string | null)[];
+  params?: string;
+  query?: string;
+  body?: string;
+  optionalBody?: boolean;
+  transaction: boolean;
+  status: number;
+  input: string;
+  partial: string;
+  handle: object;
+  summary: string;
+  description?: string;
+  tags: string;
+  /** The documented query when it is not the validated one (a paginated endpoint's). */
+  docQuery?: string;
+  responses: string;
+  errorSchema: string;
+}
+
+/** The description of a success status in the OpenAPI document. */
+function statusText(status: number): string {
+  return status === 201 ? 'Created' : status === 204 ? 'No Content' : 'OK';
+}
+
+/** A documented response: `{ status, description, schema }`. */
+export function response(status: number, schema?: string, description = statusText(status)): string {
+  return `{ status: ${status}, description: '${description}'${schema ? `, schema: ${schema}` : ''} }`;
+}
+
+/**
+ * What the routes of one file share, each recorded when a route first uses it: the imports, the
+ * hooks module(s) it calls and the constants declared before the routes.
+ */
+export class RouteFile {
+  private readonly constants = new Map<string, ConstantView>();
+
+  /**
+   * `schemaModule`: where the schemas the routes name come from (a resource's `./schemas`), or
+   * undefined when the file declares them itself.
+   */
+  constructor(
+    readonly imports: Imports,
+    readonly hooks: HookScope,
+    private readonly schemaModule: string | undefined,
+  ) {
+    imports.runtimeType('Route');
+    imports.runtimeType('ServiceContext');
+  }
+
+  /** A schema by name. */
+  schema(name: string | SchemaModel): string {
+    const n = typeof name === 'string' ? name : name.name;
+    return this.schemaModule ? this.imports.value(this.schemaModule, n) : n;
+  }
+
+  /** `const <name> = <value>`, declared once before the routes; `value` runs on the first use. */
+  constant(name: string, value: () => string, type?: string): string {
+    if (!this.constants.has(name)) {
+      const code = value();
+      this.constants.set(name, { name, type, value: code });
+    }
+    return name;
+  }
+
+  /** The constants in the order the routes first used them (each after those its value uses). */
+  constantViews(): ConstantView[] {
+    return [...this.constants.values()];
+  }
+
+  hookRef(name: string): string {
+    return hookRef(name, this.hooks);
+  }
+
+  hookCall(name: string, args: string): string {
+    return hookCall(name, args, this.hooks);
+  }
+
+  /** `new <Paginator>(options, settings)`: a built-in paginator or one the hooks export. */
+  newPaginator(p: Pagination): string {
+    const cls = p.builtin ? this.imports.runtime(p.class) : this.hookRef(p.class);
+    const options = Object.fromEntries(Object.entries(p.options).filter(([, v]) => v !== undefined));
+    return `new ${cls}(${literal(options)}, service.settings)`;
+  }
+
+  route(spec: RouteSpec): RouteView {
+    this.imports.runtime('expressHandler');
+    return {
+      method: spec.method,
+      path: spec.path,
+      auth: authExpr(spec.auth, this.hooks),
+      operationId: spec.operationId,
+      decorators: decoratorsExpr(spec.decorators, this.hooks),
+      params: spec.params,
+      query: spec.query,
+      body: spec.body,
+      optionalBody: spec.optionalBody === true,
+      transaction: spec.transaction,
+      status: spec.status,
+      input: spec.input,
+      partial: spec.partial,
+      handle: spec.handle,
+      doc: {
+        summary: spec.summary,
+        description: spec.description,
+        tags: spec.tags,
+        params: spec.params,
+        query: spec.docQuery ?? spec.query,
+        body: spec.body,
+        responses: spec.responses,
+        errorSchema: spec.errorSchema,
+        secured: spec.auth !== null,
+      },
+    };
+  }
+}

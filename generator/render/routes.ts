@@ -1,0 +1,129 @@
+/**
+ * View of a resource's `routes.ts`: the routes of its operations, actions, relation endpoints and
+ * custom endpoints, in that order, after the constants they share and the row lookups they use.
+ */
+import type { Resource, ServiceModel } from '../model';
+import { camelCase, str } from '../names';
+import { header, hookModuleFrom, runtimeFrom, type RenderContext } from './context';
+import { actionRoutes } from './actions';
+import { endpointRoute } from './endpoints';
+import { Imports } from './imports';
+import { relationRoutes } from './m2m';
+import { operationRoute } from './operations';
+import { RouteFile } from './route';
+
+/** The row lookups `rowLookup` builds, in the order the routes file names them. */
+const LOOKUPS = ['queryset', 'findVisible', 'findRow'] as const;
+export type Lookup = (typeof LOOKUPS)[number];
+
+/** What the routes of one resource share, each recorded on first use. */
+export class ResourceRoutes extends RouteFile {
+  private readonly lookups = new Set<Lookup>();
+
+  constructor(
+    readonly r: Resource,
+    readonly model: ServiceModel,
+    ctx: RenderContext,
+  ) {
+    const imports = new Imports(runtimeFrom(ctx, 2));
+    super(
+      imports,
+      {
+        imports,
+        own: r.hooks ? hookModuleFrom(ctx, r.hooks, 2) : undefined,
+        service: model.hooks ? hookModuleFrom(ctx, model.hooks, 2) : undefined,
+        shared: new Set(model.sharedHooks),
+      },
+      './schemas',
+    );
+  }
+
+  /** The resource's queries module. */
+  q(): string {
+    return this.imports.namespace('./queries', 'q');
+  }
+
+  /** The resource's filters module. */
+  filtering(): string {
+    return this.imports.namespace('./filters', 'filtering');
+  }
+
+  /** One of the row lookups of the resource. */
+  lookup(name: Lookup): string {
+    this.lookups.add(name);
+    return name;
+  }
+
+  /** `'/'` when SVC_APPEND_SLASH is on: the end of collection and retrieve paths. */
+  slash(): string {
+    return this.constant('slash', () => "service.settings.SVC_APPEND_SLASH ? '/' : ''");
+  }
+
+  /** The path parameters of item routes. */
+  params(): string {
+    return this.schema(`${this.r.model}Params`);
+  }
+
+  errorSchema(): string {
+    return this.r.errorSchema ? this.schema(this.r.errorSchema) : this.imports.runtime('GenericMessageSchema');
+  }
+
+  tag(): string {
+    return str(this.r.tag);
+  }
+
+  /** The resource's paginator: lists and relation listings are paged with it. */
+  private paginatorConst(): string {
+    return this.constant('paginator', () => this.newPaginator(this.r.pagination!));
+  }
+
+  /** The query parameters of a list: the paginator's, or none. */
+  pageQuery(): string {
+    return this.r.pagination ? `${this.paginatorConst()}.querySchema` : `${this.imports.runtime('z')}.object({})`;
+  }
+
+  /** What a list answers, from `source` and the validated `params`: a page, or every item. */
+  page(source: string): string {
+    return this.r.pagination
+      ? `${this.imports.runtime('paginate')}(${this.paginatorConst()}, ${source}, params, ctx.req)`
+      : `${this.imports.runtime('listAll')}(${source})`;
+  }
+
+  /** The documented response of a list of `item`. */
+  listResponse(item: string): string {
+    return this.r.pagination ? `${this.paginatorConst()}.responseSchema(${item})` : `${this.imports.runtime('z')}.array(${item})`;
+  }
+
+  /** The `rowLookup` declaration, when a route uses one of its lookups. */
+  rowLookup() {
+    if (this.lookups.size === 0) return undefined;
+    const reads = this.lookups.has('queryset') || this.lookups.has('findVisible');
+    const narrow = reads && this.r.querysetRequest ? `(ctx, query) => ${this.hookCall(this.r.querysetRequest, '{ query }')}` : undefined;
+    return {
+      rowLookup: this.imports.runtime('rowLookup'),
+      q: this.q(),
+      names: LOOKUPS.filter((name) => this.lookups.has(name)).join(', '),
+      narrow,
+    };
+  }
+}
+
+export function routesView(r: Resource, model: ServiceModel, ctx: RenderContext) {
+  const rs = new ResourceRoutes(r, model, ctx);
+  const routes = [
+    ...r.operations.map((o) => operationRoute(o, rs)),
+    ...r.actions.flatMap((a) => actionRoutes(a, rs)),
+    ...r.relations.flatMap((rel) => relationRoutes(rel, rs)),
+    ...r.endpoints.map((e) => endpointRoute(e, rs)),
+  ];
+  const rowLookup = rs.rowLookup();
+  return {
+    header: header(`${ctx.specsName}/${r.specFile}`),
+    verboseName: r.verboseName,
+    routesFn: `${camelCase(r.moduleName)}Routes`,
+    constants: rs.constantViews(),
+    rowLookup,
+    routes,
+    imports: rs.imports.print(),
+  };
+}

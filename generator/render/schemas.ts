@@ -1,0 +1,85 @@
+/**
+ * View of a resource's `schemas.ts`: the Zod schemas of its request and response bodies, its path
+ * parameters and its documented error body.
+ */
+import type { Resource, SchemaModel } from '../model';
+import { header, runtimeFrom, type RenderContext } from './context';
+import { Imports } from './imports';
+import { zodInput, zodOutput } from './zod';
+
+export interface ObjectSchemaView {
+  name: string;
+  doc: string;
+  fields: { name: string; zod: string }[];
+}
+
+/** An object schema: request schemas validate (`zodInput`), response schemas document (`zodOutput`). */
+export function objectSchemaView(s: SchemaModel, doc: string, imports: Imports): ObjectSchemaView {
+  const input = s.role === 'in' || s.role === 'update';
+  return { name: s.name, doc, fields: s.fields.map((f) => ({ name: f.name, zod: input ? zodInput(f, imports) : zodOutput(f, imports) })) };
+}
+
+const SCHEMA_DOC: Record<SchemaModel['role'], string> = {
+  in: 'Create request body',
+  out: 'List items and the responses of create and update',
+  detail: 'Retrieve response',
+  update: 'Update request body',
+};
+
+const SOURCE_DOC: Record<SchemaModel['source'], string> = {
+  auto: 'generated from the fields',
+  serializer: 'from the serializer',
+  serializer_class: 'from the serializer_class',
+  manual: "from the spec's schema",
+};
+
+/** The doc comment of one of the resource's own schemas. */
+function schemaDoc(s: SchemaModel): string {
+  const optional = s.role === 'update' ? ' Every field is optional unless the spec requires it.' : '';
+  return `${SCHEMA_DOC[s.role]}, ${SOURCE_DOC[s.source]}.${optional}`;
+}
+
+/** The Zod schema of the primary key as a path parameter (a string, converted where the key is a number). */
+function pkParam(r: Resource, imports: Imports): string {
+  const z = imports.runtime('z');
+  switch (r.pk.type) {
+    case 'integer':
+      return `${imports.runtime('fromString')}.int().pipe(${z}.int().min(-2147483648).max(2147483647))`;
+    case 'big_integer':
+      return `${imports.runtime('fromString')}.int()`;
+    case 'uuid':
+      return `${imports.runtime('uuidInput')}()`;
+    default:
+      return r.pk.maxLength ? `${z}.string().min(1).max(${r.pk.maxLength})` : `${z}.string().min(1)`;
+  }
+}
+
+/** Schemas of actions, relation items and endpoints, after the resource's own, each once. */
+function extraSchemas(r: Resource): SchemaModel[] {
+  return [
+    ...r.actions.map((a) => a.response),
+    ...r.relations.filter((rel) => !rel.itemSchemaIsTargetOut).map((rel) => rel.itemSchema),
+    ...r.endpoints.flatMap((e) => [e.request, e.response]),
+  ].filter((s): s is SchemaModel => s !== undefined);
+}
+
+export function schemasView(r: Resource, ctx: RenderContext) {
+  const imports = new Imports(runtimeFrom(ctx, 2));
+  imports.runtime('z');
+  const own = [r.schemas.in, r.schemas.out, ...(r.hasDetail ? [r.schemas.detail] : []), r.schemas.update];
+  const schemas = own.map((s) => objectSchemaView(s, schemaDoc(s), imports));
+  for (const s of extraSchemas(r)) {
+    if (schemas.some((x) => x.name === s.name)) continue;
+    schemas.push(objectSchemaView(s, s.role === 'in' ? 'Request body of a custom endpoint.' : 'Response of a custom action or endpoint.', imports));
+  }
+  const pk = pkParam(r, imports);
+  const errorSchema = r.errorSchema ? objectSchemaView(r.errorSchema, 'Documented body of error responses (error_schema).', imports) : undefined;
+  return {
+    header: header(`${ctx.specsName}/${r.specFile}`),
+    schemas,
+    model: r.model,
+    pkParam: pk,
+    errorSchema,
+    imports: imports.print(),
+  };
+}

@@ -1,0 +1,114 @@
+/**
+ * Views of the service-level files: `settings.ts` (the specs' settings), `auth.ts` (the user a token
+ * names), `app.ts` (the Express application with every route) and `main.ts` (the command line).
+ */
+import { isBuiltinException } from '../../runtime/catalogue';
+import type { ServiceModel } from '../model';
+import { camelCase, literal, str } from '../names';
+import { header, hookModuleFrom, runtimeFrom, type RenderContext } from './context';
+import { Imports } from './imports';
+import { readColumn } from './values';
+
+const list = (names: readonly string[]) => names.map((n) => str(n)).join(', ');
+
+export function settingsView(model: ServiceModel, ctx: RenderContext) {
+  const imports = new Imports(runtimeFrom(ctx, 0));
+  imports.runtimeType('Settings');
+  return {
+    header: header(`${ctx.specsName}/service.yaml`),
+    settings: Object.entries(model.settings).map(([name, value]) => ({ name, value: literal(value) })),
+    sqliteFile: str(model.sqliteFile),
+    keysDir: str(model.auth.keysDir),
+    imports: imports.print(),
+  };
+}
+
+/** The flags every AuthUser carries, with their value when the user model has no such field. */
+const USER_FLAGS: Record<string, string> = { is_active: 'true', is_staff: 'false', is_superuser: 'false' };
+
+export function authView(model: ServiceModel, ctx: RenderContext) {
+  const imports = new Imports(runtimeFrom(ctx, 0));
+  imports.runtimeType('AuthUser');
+  imports.runtimeType('Db');
+  const user = model.resources.find((r) => r.model === model.auth.userModel);
+  const fields = user?.fields.filter((f) => f.type !== 'password') ?? [];
+  const userView = user
+    ? {
+        table: user.table,
+        pk: user.pk.column,
+        intKey: user.pk.type === 'integer' || user.pk.type === 'big_integer',
+        columns: list(fields.map((f) => f.column)),
+        fields: [
+          ...fields.map((f) => ({ name: f.name, expr: readColumn(f, imports) })),
+          ...Object.entries(USER_FLAGS)
+            .filter(([name]) => !fields.some((f) => f.name === name))
+            .map(([name, value]) => ({ name, expr: value })),
+        ],
+      }
+    : undefined;
+  return {
+    header: header(`${ctx.specsName}/service.yaml`),
+    extraClaims: list(model.auth.extraClaims),
+    user: userView,
+    imports: imports.print(),
+  };
+}
+
+export function appView(model: ServiceModel, ctx: RenderContext) {
+  const imports = new Imports(runtimeFrom(ctx, 0));
+  imports.type('express', 'Express');
+  for (const name of ['createApi', 'createServiceContext', 'loadSettings', 'TokenService']) imports.runtime(name);
+  for (const name of ['Db', 'KeyPair', 'Route', 'ServiceContext', 'Settings']) imports.runtimeType(name);
+  const hooks = () => imports.namespace(hookModuleFrom(ctx, model.hooks!, 0), 'hooks');
+  const handlers = model.exceptionHandlers.map((h) => {
+    const exception = isBuiltinException(h.exception) ? imports.runtime(h.exception) : `${hooks()}.${h.exception}`;
+    return `[${exception}, ${hooks()}.${h.handler}]`;
+  });
+  for (const name of ['EXTRA_CLAIMS', 'loadUser']) imports.value('./auth', name);
+  imports.value('./endpoints', 'endpointRoutes');
+  imports.value('./settings', 'DEFAULT_SETTINGS');
+  const resources = model.resources.map((r) => ({ routesFn: imports.value(`./resources/${r.moduleName}/routes`, `${camelCase(r.moduleName)}Routes`) }));
+  return {
+    header: header(`${ctx.specsName}/service.yaml`),
+    title: model.title,
+    titleLiteral: str(model.title),
+    versionLiteral: str(model.version),
+    descriptionLiteral: model.description ? str(model.description) : undefined,
+    basePath: model.basePath,
+    exceptionHandlers: handlers.join(', '),
+    views: model.views ? `${hooks()}.${model.views}` : undefined,
+    resources,
+    imports: imports.print(),
+  };
+}
+
+/** The fields `createuser` writes: a user model without them gets no createuser command. */
+const CREATEUSER_FIELDS = ['username', 'email', 'password', 'is_active', 'is_staff', 'is_superuser'];
+
+export function mainView(model: ServiceModel, ctx: RenderContext) {
+  const imports = new Imports(runtimeFrom(ctx, 0));
+  for (const name of ['ConfigurationError', 'connect', 'errorLine', 'listenAddress', 'loadKeys', 'loadSettings', 'migrateLatest', 'startServer']) {
+    imports.runtime(name);
+  }
+  imports.runtimeType('Db');
+  imports.value('./app', 'createService');
+  imports.value('./migrations', 'migrations');
+  for (const name of ['DEFAULT_SETTINGS', 'DEFAULT_SQLITE_FILE', 'DEV_KEYS_DIR']) imports.value('./settings', name);
+  const user = model.resources.find((r) => r.model === model.auth.userModel);
+  const createUser =
+    user && CREATEUSER_FIELDS.every((n) => user.fields.some((f) => f.name === n))
+      ? {
+          table: user.table,
+          pk: user.pk.column,
+          hashPassword: imports.runtime('hashPassword'),
+          autoNow: user.fields.filter((f) => f.autoNowAdd || f.autoNow).map((f) => ({ column: f.column, now: imports.runtime('now') })),
+        }
+      : undefined;
+  return {
+    header: header(`${ctx.specsName}/service.yaml`),
+    title: model.title,
+    basePath: model.basePath,
+    createUser,
+    imports: imports.print(),
+  };
+}
