@@ -325,8 +325,11 @@ function actionsOf(names: ResourceNames, viewset: ViewsetSpec): Action[] {
   return Object.entries(viewset.actions ?? {}).map(([name, a]: [string, ActionSpec], i) => ({
     name,
     handler: a.handler,
-    methods: a.methods ?? ['post'],
-    operationId: names.actions[i].operationId.name,
+    routes: names.actions[i].routes.map((route) => ({
+      method: route.method,
+      operationId: route.operationId.name,
+      transaction: route.method !== 'get',
+    })),
     auth: resolveAuth(a.auth, viewset.auth),
     summary: a.summary,
     description: a.description,
@@ -345,6 +348,7 @@ function endpointsOf(list: readonly EndpointSpec[], tag: string, at: (i: number)
       operationId: endpointOperationId(e.handler, { file, path: at(i) }).name,
       auth: resolveAuth(e.auth, undefined),
       status: e.status ?? (method === 'post' ? 201 : 200),
+      transaction: !READ_METHODS.has(method),
       tags: e.tags ?? [tag],
       summary: e.summary,
       description: e.description,
@@ -381,12 +385,18 @@ function freeSchema(name: string, role: SchemaRole, manual: ManualSchemaSpec): S
   return { name: manual.name ?? name, role, source: 'manual', fields };
 }
 
-const OPERATION_TABLE: Record<OperationKind, { method: Operation['method']; pathKind: Operation['pathKind']; status: number; authKey: AuthKey }> = {
-  create: { method: 'post', pathKind: 'collection', status: 201, authKey: 'post_auth' },
-  list: { method: 'get', pathKind: 'collection', status: 200, authKey: 'get_auth' },
-  retrieve: { method: 'get', pathKind: 'item', status: 200, authKey: 'get_auth' },
-  update: { method: 'patch', pathKind: 'itemSlash', status: 200, authKey: 'patch_auth' },
-  delete: { method: 'delete', pathKind: 'itemSlash', status: 204, authKey: 'delete_auth' },
+/** Custom endpoints with these methods only read: no transaction. */
+const READ_METHODS = new Set<Endpoint['method']>(['get', 'head', 'options']);
+
+const OPERATION_TABLE: Record<
+  OperationKind,
+  { method: Operation['method']; pathKind: Operation['pathKind']; status: number; transaction: boolean; authKey: AuthKey }
+> = {
+  create: { method: 'post', pathKind: 'collection', status: 201, transaction: true, authKey: 'post_auth' },
+  list: { method: 'get', pathKind: 'collection', status: 200, transaction: false, authKey: 'get_auth' },
+  retrieve: { method: 'get', pathKind: 'item', status: 200, transaction: false, authKey: 'get_auth' },
+  update: { method: 'patch', pathKind: 'itemSlash', status: 200, transaction: true, authKey: 'patch_auth' },
+  delete: { method: 'delete', pathKind: 'itemSlash', status: 204, transaction: true, authKey: 'delete_auth' },
 };
 type AuthKey = 'post_auth' | 'get_auth' | 'patch_auth' | 'delete_auth';
 
@@ -406,6 +416,7 @@ function operationsOf(names: ResourceNames, viewset: ViewsetSpec): Operation[] {
       method: op.method,
       pathKind: op.pathKind,
       status: op.status,
+      transaction: op.transaction,
       operationId: operationId.name,
       summary: viewset[`${kind}_docs`] ?? DEFAULT_DOCS[kind],
       auth: resolveAuth(viewset[op.authKey], viewset.auth),

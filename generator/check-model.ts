@@ -117,7 +117,7 @@ function checkNames(described: DescribedSpecs): Diagnostic[] {
 /** Every operation id of a resource, in the order its routes are registered. */
 function resourceOperationIds(names: ResourceNames, models: ReadonlyMap<string, DescribedResource>): Named[] {
   const ids: Named[] = names.operations.map((op) => op.operationId);
-  ids.push(...names.actions.map((a) => a.operationId));
+  ids.push(...names.actions.flatMap((a) => a.routes.map((route) => route.operationId)));
   const owner = models.get(names.model.name)!;
   const relatedNames = new Set<string>();
   (owner.data.viewset?.m2m_relations ?? []).forEach((rel, i) => {

@@ -124,6 +124,8 @@ export interface Operation {
   operationId: string;
   summary: string;
   status: number;
+  /** Whether the operation runs in a transaction (the writes: create, update, delete). */
+  transaction: boolean;
   auth: AuthSpec;
   decorators: (string | null)[];
   /** A hook export replacing the generated implementation. */
@@ -134,8 +136,8 @@ export interface Operation {
 export interface Action {
   name: string;
   handler: string;
-  methods: ('get' | 'post' | 'put' | 'patch' | 'delete')[];
-  operationId: string;
+  /** One route per method; every method but GET runs in a transaction. */
+  routes: { method: 'get' | 'post' | 'put' | 'patch' | 'delete'; operationId: string; transaction: boolean }[];
   auth: AuthSpec;
   summary?: string;
   description?: string;
@@ -152,6 +154,8 @@ export interface Endpoint {
   operationId: string;
   auth: AuthSpec;
   status: number;
+  /** Whether the handler runs in a transaction: every method but GET, HEAD and OPTIONS. */
+  transaction: boolean;
   tags: string[];
   summary?: string;
   description?: string;

@@ -33,11 +33,16 @@ export interface ResourceNames {
   tag: string;
   /** The CRUD operations the viewset serves, in the seed's order, with their operation ids. */
   operations: { kind: OperationKind; operationId: Named }[];
-  /** Operation ids of actions, in spec order (`publish_article`). */
-  actions: { name: string; operationId: Named }[];
+  /**
+   * Operation ids of actions, in spec order: one route per method, `publish_article`, or
+   * `inspect_box_get` and `inspect_box_post` for an action with several methods.
+   */
+  actions: { name: string; routes: { method: ActionMethod; operationId: Named }[] }[];
   /** Operation ids of the resource's custom endpoints, in spec order. */
   endpoints: Named[];
 }
+
+export type ActionMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 export const OPERATION_KINDS: readonly OperationKind[] = ['create', 'list', 'retrieve', 'update', 'delete'];
 
@@ -93,10 +98,17 @@ export function resourceNames(file: string, spec: ResourceSpec): ResourceNames {
     base,
     tag: verboseNamePlural[0].toUpperCase() + verboseNamePlural.slice(1),
     operations,
-    actions: Object.keys(viewset.actions ?? {}).map((name) => ({
-      name,
-      operationId: { name: `${name.replace(/-/g, '_')}_${snake}`, source: at('viewset', 'actions', name) },
-    })),
+    actions: Object.entries(viewset.actions ?? {}).map(([name, action]) => {
+      const id = `${name.replace(/-/g, '_')}_${snake}`;
+      const methods: ActionMethod[] = action.methods ?? ['post'];
+      return {
+        name,
+        routes: methods.map((method) => ({
+          method,
+          operationId: { name: methods.length > 1 ? `${id}_${method}` : id, source: at('viewset', 'actions', name) },
+        })),
+      };
+    }),
     endpoints: (viewset.endpoints ?? []).map((e, i) => endpointOperationId(e.handler, at('viewset', 'endpoints', i, 'handler'))),
   };
 }

@@ -1,6 +1,6 @@
 /**
  * The routes of a resource's custom actions: one per method, at `/{base}/{pk}/{name}/`, handing the
- * record to the action's hook. Actions other than GET run in a transaction.
+ * record to the action's hook.
  */
 import type { Action } from '../model';
 import { docLine, str } from '../names';
@@ -11,15 +11,15 @@ import type { ResourceRoutes } from './routes';
 export function actionRoutes(a: Action, rs: ResourceRoutes): RouteView[] {
   const { r } = rs;
   const q = rs.q();
-  return a.methods.map((method) =>
+  return a.routes.map(({ method, operationId, transaction }) =>
     rs.route({
       method,
       path: `'/${r.base}/:pk/${a.name}/'`,
       auth: a.auth,
-      operationId: a.methods.length > 1 ? `${a.operationId}_${method}` : a.operationId,
+      operationId,
       decorators: a.decorators,
       params: rs.params(),
-      transaction: method !== 'get',
+      transaction,
       status: 200,
       input: '{ params: { pk } }, ctx',
       partial: 'operations/action',

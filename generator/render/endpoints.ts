@@ -9,9 +9,6 @@ import { Imports } from './imports';
 import { response, RouteFile, type RouteView } from './route';
 import { objectSchemaView, type ObjectSchemaView } from './schemas';
 
-/** Endpoints other than GET, HEAD and OPTIONS run in a transaction. */
-const READ_METHODS = new Set(['get', 'head', 'options']);
-
 /**
  * An endpoint's hook receives the validated body (with a request schema), the path parameters and
  * the query string as received, and with `paginate` the validated page parameters; it returns the
@@ -30,7 +27,7 @@ export function endpointRoute(e: Endpoint, file: RouteFile): RouteView {
     operationId: e.operationId,
     decorators: e.decorators,
     body: request,
-    transaction: !READ_METHODS.has(e.method),
+    transaction: e.transaction,
     status: e.status,
     input: `{ ${['params', 'query', ...(request ? ['body'] : [])].join(', ')} }, ctx`,
     partial: 'operations/endpoint',

@@ -16,7 +16,7 @@ const PATHS: Record<PathKind, (rs: ResourceRoutes) => string> = {
 };
 
 /** What an operation's builder decides; the rest comes from the operation. */
-type OwnSpec = Pick<RouteSpec, 'params' | 'query' | 'body' | 'optionalBody' | 'transaction' | 'input' | 'partial' | 'handle' | 'responses'>;
+type OwnSpec = Pick<RouteSpec, 'params' | 'query' | 'body' | 'optionalBody' | 'input' | 'partial' | 'handle' | 'responses'>;
 
 function route(o: Operation, rs: ResourceRoutes, own: OwnSpec): RouteView {
   return rs.route({
@@ -26,6 +26,7 @@ function route(o: Operation, rs: ResourceRoutes, own: OwnSpec): RouteView {
     operationId: o.operationId,
     decorators: o.decorators,
     status: o.status,
+    transaction: o.transaction,
     summary: str(docLine(o.summary)),
     tags: rs.tag(),
     errorSchema: rs.errorSchema(),
@@ -50,7 +51,6 @@ function createRoute(o: Operation, rs: ResourceRoutes): RouteView {
   const q = rs.q();
   return route(o, rs, {
     body: rs.schema(r.schemas.in),
-    transaction: true,
     input: '{ body: data }, ctx',
     partial: 'operations/create',
     handle: {
@@ -104,7 +104,6 @@ function listRoute(o: Operation, rs: ResourceRoutes): RouteView {
   const usesParams = r.pagination !== null || r.ordering.fields.length > 0 || r.filters !== null || o.override !== undefined;
   return route(o, rs, {
     query,
-    transaction: false,
     input: usesParams ? '{ query: params }, ctx' : '_input, ctx',
     partial: 'operations/list',
     handle: {
@@ -125,7 +124,6 @@ function retrieveRoute(o: Operation, rs: ResourceRoutes): RouteView {
   const q = rs.q();
   return route(o, rs, {
     params: rs.params(),
-    transaction: false,
     input: '{ params: { pk } }, ctx',
     partial: 'operations/retrieve',
     handle: {
@@ -150,7 +148,6 @@ function updateRoute(o: Operation, rs: ResourceRoutes): RouteView {
     params: rs.params(),
     body: rs.schema(r.schemas.update),
     optionalBody: true,
-    transaction: true,
     input: '{ params: { pk }, body: data }, ctx',
     partial: 'operations/update',
     handle: {
@@ -171,7 +168,6 @@ function updateRoute(o: Operation, rs: ResourceRoutes): RouteView {
 function deleteRoute(o: Operation, rs: ResourceRoutes): RouteView {
   return route(o, rs, {
     params: rs.params(),
-    transaction: true,
     input: '{ params: { pk } }, ctx',
     partial: 'operations/delete',
     handle: {
