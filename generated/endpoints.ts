@@ -16,7 +16,7 @@ export const RegisterSchema = z
   .object({
     username: z.string().max(150),
     email: z.email().max(254),
-    password: z.string().max(128),
+    password: z.string().max(72),
     first_name: z.string().max(150).default(''),
     last_name: z.string().max(150).default(''),
   })
@@ -38,7 +38,7 @@ export type TokenResponse = z.infer<typeof TokenResponse>;
 export const LoginSchema = z
   .object({
     username: z.string(),
-    password: z.string(),
+    password: z.string().max(72),
   })
   .openapi('LoginSchema');
 export type LoginSchema = z.infer<typeof LoginSchema>;

@@ -416,6 +416,9 @@ export const SETTINGS = {
   SVC_ACCESS_TOKEN_LIFETIME: { type: 'integer', minimum: 1, default: 900 },
   SVC_REFRESH_TOKEN_LIFETIME: { type: 'integer', minimum: 1, default: 604800 },
   SVC_SHUTDOWN_TIMEOUT: { type: 'integer', minimum: 1, default: 10 },
+  SVC_LOGIN_MAX_FAILURES_PER_USERNAME: { type: 'integer', minimum: 1, default: 5 },
+  SVC_LOGIN_MAX_FAILURES_PER_ADDRESS: { type: 'integer', minimum: 1, default: 20 },
+  SVC_LOGIN_FAILURES_WINDOW: { type: 'integer', minimum: 1, default: 900 },
 } as const;
 export type SettingName = keyof typeof SETTINGS;
 

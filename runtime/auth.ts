@@ -4,12 +4,17 @@
  * An authenticator answers with the authenticated user (success), `null` (authentication failed:
  * 401) or throws ForbiddenError (a permission check returned false: 403). In a list, the first
  * authenticator that succeeds wins.
+ *
+ * Every 401 of the middleware carries a `WWW-Authenticate: Bearer` challenge (RFC 6750 §3):
+ * without a bearer token, `Bearer` alone; with one that was refused, `error="invalid_token"` and
+ * an `error_description` that tells an expired token from any other refusal. The body stays the
+ * seed's `{"detail": "Unauthorized"}` in every case.
  */
 import type { Request, RequestHandler } from 'express';
 import type { BuiltinAuthenticator } from './catalogue';
 import type { Db } from './db';
-import { AuthError, ForbiddenError } from './errors';
-import type { TokenClaims, TokenService } from './tokens';
+import { AuthError, ForbiddenError, type ErrorBody } from './errors';
+import { TokenError, type TokenClaims, type TokenService } from './tokens';
 
 /** The authenticated user as handlers see it (`req.auth`): the user's row, password excluded. */
 export interface AuthUser {
@@ -53,17 +58,62 @@ export function bearerToken(req: Request): string | undefined {
   return m ? m[1] : '';
 }
 
+/** The parameters of a `WWW-Authenticate: Bearer` challenge (RFC 6750 §3). */
+export interface BearerChallenge {
+  error?: 'invalid_request' | 'invalid_token' | 'insufficient_scope';
+  description?: string;
+}
+
+/** Descriptions of the challenges the runtime sends. */
+export const ACCESS_TOKEN_EXPIRED = 'The access token expired';
+export const ACCESS_TOKEN_INVALID = 'The access token is invalid';
+
+/** The value of a `WWW-Authenticate` header: `Bearer`, then the challenge's parameters. */
+export function bearerChallenge(challenge: BearerChallenge = {}): string {
+  const params: string[] = [];
+  // Quoted strings of RFC 7235: a description never holds `"` or `\` (RFC 6750 §3 excludes them).
+  if (challenge.error) params.push(`error="${challenge.error}"`);
+  if (challenge.description) params.push(`error_description="${challenge.description.replace(/["\\]/g, '')}"`);
+  return params.length ? `Bearer ${params.join(', ')}` : 'Bearer';
+}
+
+/**
+ * A 401 with a `WWW-Authenticate` challenge: the header is set on the response at once (the error
+ * middleware keeps it), the body is the one given (default `{"detail": "Unauthorized"}`). Throw it.
+ */
+export function unauthorized(req: Request, body: ErrorBody = { detail: 'Unauthorized' }, challenge: BearerChallenge = {}): AuthError {
+  req.res?.setHeader('WWW-Authenticate', bearerChallenge(challenge));
+  return new AuthError(body, 401);
+}
+
+/** Why the bearer token of a request was refused, for the challenge of its 401. */
+const refusals = new WeakMap<Request, BearerChallenge>();
+
+/** The challenge of a request's 401: what the built-in authenticators found wrong with its token. */
+export function challengeFor(req: Request): BearerChallenge {
+  const refused = refusals.get(req);
+  if (refused) return refused;
+  // A header that is not a bearer token (another scheme, `Bearer` alone) carries no token to refuse.
+  return bearerToken(req) ? { error: 'invalid_token', description: ACCESS_TOKEN_INVALID } : {};
+}
+
 async function userFromToken(req: Request, ctx: AuthContext): Promise<AuthUser | null> {
   const token = bearerToken(req);
   if (!token) return null;
   let claims: TokenClaims;
   try {
     claims = ctx.tokens.verifyAccess(token);
-  } catch {
+  } catch (err) {
+    const expired = err instanceof TokenError && err.reason === 'expired';
+    refusals.set(req, { error: 'invalid_token', description: expired ? ACCESS_TOKEN_EXPIRED : ACCESS_TOKEN_INVALID });
     return null;
   }
+  // A user that was deactivated or deleted: the token no longer authenticates anyone.
   const user = await ctx.loadUser(ctx.db, claims.sub);
-  if (!user || !user.is_active) return null;
+  if (!user || !user.is_active) {
+    refusals.set(req, { error: 'invalid_token', description: ACCESS_TOKEN_INVALID });
+    return null;
+  }
   req.claims = claims;
   return user;
 }
@@ -100,7 +150,7 @@ export function requireAuth(authenticators: readonly Authenticator[] | null, ctx
     return async (req, _res, next) => {
       if (req.headers.authorization === undefined) return next();
       const user = await userFromToken(req, ctx());
-      if (!user) throw new AuthError({ detail: 'Unauthorized' }, 401);
+      if (!user) throw unauthorized(req, { detail: 'Unauthorized' }, challengeFor(req));
       req.auth = user;
       next();
     };
@@ -119,7 +169,7 @@ export function requireAuth(authenticators: readonly Authenticator[] | null, ctx
         forbidden ??= err;
       }
     }
-    throw forbidden ?? new AuthError({ detail: 'Unauthorized' }, 401);
+    throw forbidden ?? unauthorized(req, { detail: 'Unauthorized' }, challengeFor(req));
   };
 }
 

@@ -24,6 +24,7 @@ export * from './tokens';
 export * from './auth';
 export * from './context';
 export * from './password';
+export * from './throttle';
 export * from './migrations';
 export type { Knex } from 'knex';
 export * from './m2m';

@@ -1,6 +1,10 @@
 /**
  * Running the generated migrations with Knex. Migrations are modules in the generated code,
  * listed in order; each runs in its own transaction.
+ *
+ * The runtime has a few tables of its own (today: the refresh tokens already used, see tokens.ts),
+ * created by its own migrations, recorded apart in `svc_runtime_migrations` so that the generated
+ * migrations, their names and their rollbacks stay exactly what the specs call for.
  */
 import type { Knex } from 'knex';
 import { dialectOf, type Db } from './db';
@@ -52,11 +56,36 @@ async function withSqliteForeignKeysDeferred<T>(db: Db, run: (config: Knex.Migra
   }
 }
 
-/** Applies every pending migration (all in one transaction); returns the names applied. */
+/** The table where the runtime keeps the ids (`jti`) of refresh tokens already exchanged, until they expire. */
+export const USED_REFRESH_TOKENS_TABLE = 'svc_used_refresh_tokens';
+
+/** The runtime's own tables, the same for every generated service. */
+export const RUNTIME_MIGRATIONS: readonly Migration[] = [
+  {
+    name: 'runtime_0001_used_refresh_tokens',
+    async up(knex) {
+      await knex.schema.createTable(USED_REFRESH_TOKENS_TABLE, (t) => {
+        t.string('jti', 64).primary();
+        // Seconds since the epoch: compared as plain integers on both databases.
+        t.bigInteger('expires_at').notNullable().index();
+      });
+    },
+    async down(knex) {
+      await knex.schema.dropTableIfExists(USED_REFRESH_TOKENS_TABLE);
+    },
+  },
+];
+
+/**
+ * Applies every pending migration (all in one transaction), then the runtime's own pending
+ * migrations; returns the names of the service's migrations applied.
+ */
 export async function migrateLatest(db: Db, migrations: readonly Migration[]): Promise<string[]> {
   const [, applied] = (await withSqliteForeignKeysDeferred(db, (config) =>
     db.migrate.latest({ ...config, migrationSource: migrationSource(migrations) }),
   )) as [number, string[]];
+  // Only new tables here: no SQLite table rebuild, so no need to defer foreign keys.
+  await db.migrate.latest({ tableName: 'svc_runtime_migrations', migrationSource: migrationSource(RUNTIME_MIGRATIONS) });
   return applied;
 }
 

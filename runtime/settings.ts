@@ -15,6 +15,12 @@ export interface Settings {
   SVC_REFRESH_TOKEN_LIFETIME: number;
   /** Seconds the server waits for requests in flight after SIGTERM or SIGINT before closing their connections. */
   SVC_SHUTDOWN_TIMEOUT: number;
+  /** Failed logins of one username within SVC_LOGIN_FAILURES_WINDOW before further attempts are a 429. */
+  SVC_LOGIN_MAX_FAILURES_PER_USERNAME: number;
+  /** Failed logins from one client address within SVC_LOGIN_FAILURES_WINDOW before further attempts are a 429. */
+  SVC_LOGIN_MAX_FAILURES_PER_ADDRESS: number;
+  /** Seconds a window of failed logins lasts, from its first failure. */
+  SVC_LOGIN_FAILURES_WINDOW: number;
 }
 
 export class ConfigurationError extends Error {

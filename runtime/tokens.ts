@@ -6,6 +6,8 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import jwt from 'jsonwebtoken';
+import type { Db } from './db';
+import { USED_REFRESH_TOKENS_TABLE } from './migrations';
 import { ConfigurationError, type Settings } from './settings';
 
 export interface KeyPair {
@@ -147,4 +149,49 @@ export class TokenService {
     if (claims.type !== undefined) throw new TokenError('invalid', 'not an access token');
     return claims;
   }
+}
+
+/**
+ * The id a used refresh token is remembered by: its `jti`; for a token without one (this runtime
+ * always sets it, but any token signed with the key verifies) a digest of its signature bytes,
+ * decoded, so that another base64url spelling of the same signature is the same token.
+ */
+export function refreshTokenId(token: string, claims: TokenClaims): string {
+  if (typeof claims.jti === 'string' && claims.jti.length > 0 && claims.jti.length <= 64) return claims.jti;
+  const signature = Buffer.from(token.split('.')[2] ?? '', 'base64url');
+  return `sig:${crypto.createHash('sha256').update(signature).digest('base64url')}`;
+}
+
+/** How often, at most, a process deletes the ids of refresh tokens that have expired. */
+export const USED_REFRESH_TOKENS_PURGE_INTERVAL_MS = 60_000;
+let nextPurgeAt = 0;
+
+/** Deletes the ids of used refresh tokens that expired before `nowSeconds`; returns how many. */
+export function purgeUsedRefreshTokens(db: Db, nowSeconds = Math.floor(Date.now() / 1000)): Promise<number> {
+  return db(USED_REFRESH_TOKENS_TABLE).where('expires_at', '<', nowSeconds).delete();
+}
+
+/**
+ * Marks a verified refresh token as used: true the first time, false ever after. The id is kept in
+ * the database (`svc_used_refresh_tokens`, created by the runtime's migrations) until the token
+ * expires, so the answer holds across restarts and between instances sharing the database. One
+ * insert arbitrated by the primary key (`ON CONFLICT DO NOTHING`): of concurrent uses of one token,
+ * exactly one inserts the row; the others wait for its transaction and then insert nothing (or, if
+ * it rolls back, one of them gets it). The transaction stays usable either way. At most once a
+ * minute per process the ids of expired tokens are deleted first.
+ */
+export async function consumeRefreshToken(db: Db, token: string, claims: TokenClaims): Promise<boolean> {
+  const now = Date.now();
+  if (now >= nextPurgeAt) {
+    nextPurgeAt = now + USED_REFRESH_TOKENS_PURGE_INTERVAL_MS;
+    await purgeUsedRefreshTokens(db, Math.floor(now / 1000));
+  }
+  // A token without `exp` never expires: its id is kept for good.
+  const expiresAt = typeof claims.exp === 'number' && Number.isSafeInteger(claims.exp) ? claims.exp : Number.MAX_SAFE_INTEGER;
+  const inserted = await db(USED_REFRESH_TOKENS_TABLE)
+    .insert({ jti: refreshTokenId(token, claims), expires_at: expiresAt })
+    .onConflict('jti')
+    .ignore()
+    .returning('jti');
+  return inserted.length === 1;
 }

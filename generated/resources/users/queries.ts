@@ -104,5 +104,6 @@ export async function updateValues(data: UserUpdate): Promise<Row> {
     last_name: data.last_name,
     bio: data.bio,
     avatar: data.avatar,
+    is_active: data.is_active,
   });
 }

@@ -11,7 +11,9 @@ import {
   type Route,
   rowLookup,
   type ServiceContext,
+  withArgs,
 } from '../../../runtime';
+import * as hooks from '../../../specs/hooks/users';
 import * as q from './queries';
 import { UserIn, UserOut, UserParams, UserUpdate } from './schemas';
 
@@ -41,11 +43,14 @@ export function usersRoutes(service: ServiceContext): Route[] {
           transaction: true,
           status: 201,
           async handle({ body: data }, ctx) {
-            const values = await q.createValues(data);
-            const [inserted] = await ctx.db(q.TABLE).insert(values).returning(q.PK);
-            const pk = inserted[q.PK];
-            const [created] = await q.shapeUserOut(ctx.db, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
-            return created;
+            const proceed = async () => {
+              const values = await q.createValues(data);
+              const [inserted] = await ctx.db(q.TABLE).insert(values).returning(q.PK);
+              const pk = inserted[q.PK];
+              const [created] = await q.shapeUserOut(ctx.db, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
+              return created;
+            };
+            return hooks.createUser(withArgs(ctx, { data, proceed }));
           },
         }),
       ],

@@ -7,7 +7,7 @@ export const UserIn = z
   .object({
     username: z.string().max(150),
     email: z.email().max(254),
-    password: z.string().max(128),
+    password: z.string().max(72),
     first_name: z.string().max(150).optional(),
     last_name: z.string().max(150).optional(),
     bio: z.string().optional(),
@@ -37,6 +37,7 @@ export const UserUpdate = z
     last_name: z.string().max(150).optional(),
     bio: z.string().optional(),
     avatar: urlInput({ blank: true, maxLength: 200 }).optional(),
+    is_active: z.boolean().optional(),
   })
   .openapi('UserUpdate');
 export type UserUpdate = z.infer<typeof UserUpdate>;

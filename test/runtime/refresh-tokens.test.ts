@@ -1,0 +1,114 @@
+/**
+ * Used refresh tokens in the database, on SQLite and PostgreSQL: the runtime's migration creates
+ * the table, a token is consumed once (even by concurrent transactions), expired ids are purged,
+ * and a token without `jti` is known by its signature, whatever its base64url spelling.
+ */
+import jwt from 'jsonwebtoken';
+import {
+  consumeRefreshToken,
+  loadSettings,
+  migrateLatest,
+  migrateRollback,
+  purgeUsedRefreshTokens,
+  refreshTokenId,
+  TokenService,
+  USED_REFRESH_TOKENS_TABLE,
+  type Db,
+} from '../../runtime';
+import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
+import { testKeys } from '../support/keys';
+
+const { migrations } = require('../../generated/migrations');
+const { DEFAULT_SETTINGS } = require('../../generated/settings');
+
+describe.each(DIALECTS)('used refresh tokens (%s)', (dialect) => {
+  let database: TestDatabase;
+  let db: Db;
+  const tokens = new TokenService(testKeys(), loadSettings(DEFAULT_SETTINGS, {}));
+
+  beforeAll(async () => {
+    database = await createDatabase(dialect);
+    db = database.db;
+    expect(await migrateLatest(db, migrations)).toEqual(['0001_initial']);
+  });
+  afterAll(() => database.drop());
+
+  it('the runtime migration creates the table apart from the service migrations, once', async () => {
+    expect(await db.schema.hasTable(USED_REFRESH_TOKENS_TABLE)).toBe(true);
+    expect(await db('svc_migrations').pluck('name')).toEqual(['0001_initial']);
+    expect(await db('svc_runtime_migrations').pluck('name')).toEqual(['runtime_0001_used_refresh_tokens']);
+    // Nothing pending: nothing applied.
+    expect(await migrateLatest(db, migrations)).toEqual([]);
+  });
+
+  it('a token is consumed once; its id and expiry are kept', async () => {
+    const token = tokens.issueRefresh(7);
+    const claims = tokens.verify(token);
+    expect(await consumeRefreshToken(db, token, claims)).toBe(true);
+    expect(await consumeRefreshToken(db, token, claims)).toBe(false);
+    const row = await db(USED_REFRESH_TOKENS_TABLE).where({ jti: claims.jti }).first();
+    expect(Number(row.expires_at)).toBe(claims.exp);
+  });
+
+  it('50 concurrent transactions consuming one token: exactly one succeeds', async () => {
+    const token = tokens.issueRefresh(8);
+    const claims = tokens.verify(token);
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () => db.transaction((trx) => consumeRefreshToken(trx, token, claims))),
+    );
+    expect(results.filter(Boolean)).toHaveLength(1);
+  });
+
+  it('a transaction that rolls back leaves the token usable', async () => {
+    const token = tokens.issueRefresh(9);
+    const claims = tokens.verify(token);
+    await expect(
+      db.transaction(async (trx) => {
+        expect(await consumeRefreshToken(trx, token, claims)).toBe(true);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect(await consumeRefreshToken(db, token, claims)).toBe(true);
+  });
+
+  it('purges the ids of expired tokens only', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    await db(USED_REFRESH_TOKENS_TABLE).insert([
+      { jti: 'expired-a', expires_at: now - 10 },
+      { jti: 'expired-b', expires_at: now - 1 },
+      { jti: 'live', expires_at: now + 100 },
+    ]);
+    expect(await purgeUsedRefreshTokens(db, now)).toBeGreaterThanOrEqual(2);
+    const left = await db(USED_REFRESH_TOKENS_TABLE).whereIn('jti', ['expired-a', 'expired-b', 'live']).pluck('jti');
+    expect(left).toEqual(['live']);
+  });
+
+  it('a token without jti is known by its signature bytes, whatever their spelling', async () => {
+    const iat = Math.floor(Date.now() / 1000);
+    const token = jwt.sign(
+      { sub: '10', iss: 'svc-blog', aud: 'svc-blog-api', iat, exp: iat + 600, type: 'refresh' },
+      testKeys().privateKey,
+      { algorithm: 'RS256' },
+    );
+    const claims = tokens.verify(token);
+    expect(claims.jti).toBeUndefined();
+    // The last base64url character of a 256-byte signature carries 4 unused bits: flipping them
+    // spells the same bytes differently, and the token still verifies.
+    const [h, p, s] = token.split('.');
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const last = alphabet.indexOf(s[s.length - 1]);
+    const respelled = `${h}.${p}.${s.slice(0, -1)}${alphabet[(last & 0b110000) | (~last & 0b001111)]}`;
+    expect(respelled).not.toBe(token);
+    expect(() => tokens.verify(respelled)).not.toThrow();
+    expect(refreshTokenId(respelled, claims)).toBe(refreshTokenId(token, claims));
+    expect(await consumeRefreshToken(db, token, claims)).toBe(true);
+    expect(await consumeRefreshToken(db, respelled, tokens.verify(respelled))).toBe(false);
+  });
+
+  it('rolling back the service migrations keeps the runtime table', async () => {
+    await migrateRollback(db, migrations);
+    expect(await db.schema.hasTable('users')).toBe(false);
+    expect(await db.schema.hasTable(USED_REFRESH_TOKENS_TABLE)).toBe(true);
+    expect(await migrateLatest(db, migrations)).toEqual(['0001_initial']);
+  });
+});
