@@ -6,6 +6,7 @@ export * from './errors';
 export * from './settings';
 export * from './db';
 export * from './convert';
+export * from './calendar';
 export * from './fields';
 export * from './validation';
 export * from './query-params';
