@@ -25,6 +25,7 @@ export * from './tokens';
 export * from './auth';
 export * from './context';
 export * from './password';
+export * from './username';
 export * from './throttle';
 export * from './migrations';
 export type { Knex } from 'knex';
