@@ -103,6 +103,27 @@ export const HOSTILE_STRINGS: readonly string[] = [
   'title,-views,id',
 ];
 
+/** The values the sweep sends to every query parameter, one at a time: the edges of every column type. */
+export const SWEEP_STRINGS: readonly string[] = [
+  '',
+  '\u0000',
+  '%_\\',
+  "' OR 1=1 --",
+  'NaN',
+  '1.5',
+  '1e309',
+  '2147483648',
+  '-2147483649',
+  '9223372036854775808',
+  '0000-01-01',
+  '10000-01-01',
+  '0001-01-01T00:00:00+01:00',
+  '9999-12-31T23:59:59-01:00',
+  '2024-02-30',
+  'a,b,,c',
+  '-',
+];
+
 /** JSON values no body field should turn into a 500. */
 export const HOSTILE_JSON: readonly unknown[] = [
   ...HOSTILE_STRINGS,
@@ -176,6 +197,8 @@ export interface FuzzOptions {
   keys: Record<string, readonly number[]>;
   /** Server path prefix of the document's paths, e.g. '' when they already start with `/api`. */
   prefix?: string;
+  /** The `Authorization` the sweep of query parameters sends (the widest view of the data). */
+  sweepAuth?: FuzzAuth;
 }
 
 export interface FuzzFailure {
@@ -349,10 +372,30 @@ class Fuzzer {
           }
         }
       }
+      await this.sweep(origin, report);
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
     return report;
+  }
+
+  /**
+   * Every query parameter of every GET, alone, with each of SWEEP_STRINGS: the random pass may miss
+   * one parameter's edge (`?created_at=0000-01-01`); this pass does not.
+   */
+  private async sweep(origin: string, report: FuzzReport): Promise<void> {
+    const auth = this.options.sweepAuth ?? { name: 'none', header: undefined };
+    for (const [path, item] of Object.entries(this.doc.paths)) {
+      const op = item.get;
+      if (!op) continue;
+      const base = path.replace(/^\/api/, '').split('/').filter(Boolean)[0] ?? '';
+      const target = path.replace(/\{[^}]+\}/g, () => String(this.options.keys[base]?.[0] ?? 1));
+      for (const p of (op.parameters ?? []).filter((q) => q.in === 'query')) {
+        for (const value of SWEEP_STRINGS) {
+          await this.send(origin, 'get', `${this.options.prefix ?? ''}${target}?${encode(p.name)}=${encode(value)}`, auth, undefined, report);
+        }
+      }
+    }
   }
 
   private async send(
