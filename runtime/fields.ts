@@ -70,7 +70,12 @@ export function uuidInput() {
 
 /** An ISO 8601 date (`YYYY-MM-DD`) in the years both databases store, 0001 to 9999. */
 export function dateInput() {
-  return z.iso.date().refine(storableDate, { message: DATE_OUT_OF_RANGE.msg, params: { type: DATE_OUT_OF_RANGE.type }, abort: true });
+  // The range is checked only on a valid date: an invalid one gets the format's entry alone.
+  const valid = z.iso.date();
+  return valid.refine((value) => !valid.safeParse(value).success || storableDate(value), {
+    message: DATE_OUT_OF_RANGE.msg,
+    params: { type: DATE_OUT_OF_RANGE.type },
+  });
 }
 
 /**
@@ -78,7 +83,9 @@ export function dateInput() {
  * databases store (an offset can move `0001-01-01T00:00` into year 0).
  */
 export function dateTimeInput() {
-  return z.iso
-    .datetime({ offset: true })
-    .refine(storableInstant, { message: DATETIME_OUT_OF_RANGE.msg, params: { type: DATETIME_OUT_OF_RANGE.type }, abort: true });
+  const valid = z.iso.datetime({ offset: true });
+  return valid.refine((value) => !valid.safeParse(value).success || storableInstant(value), {
+    message: DATETIME_OUT_OF_RANGE.msg,
+    params: { type: DATETIME_OUT_OF_RANGE.type },
+  });
 }

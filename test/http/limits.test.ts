@@ -95,6 +95,14 @@ describe.each(DIALECTS)('values past what a column holds, in bodies (%s)', (dial
     expect([other.body.released_on, other.body.checked_at, other.body.count]).toEqual(['9999-12-31', '0001-01-01T00:00:00.000Z', -2147483648]);
   });
 
+  it('a malformed date or datetime gets the format entry alone, not a range entry too', async () => {
+    const DATE_PARSING = { type: 'date_parsing', msg: 'Input should be a valid date in the format YYYY-MM-DD' };
+    const DATETIME_PARSING = { type: 'datetime_parsing', msg: 'Input should be a valid datetime in ISO 8601 format' };
+    expect(await answer({ released_on: '2024-02-30' })).toEqual(invalid(entry(DATE_PARSING, 'body', 'data', 'released_on')));
+    expect(await answer({ released_on: '10000-01-01' })).toEqual(invalid(entry(DATE_PARSING, 'body', 'data', 'released_on')));
+    expect(await answer({ checked_at: '10000-01-01T00:00:00Z' })).toEqual(invalid(entry(DATETIME_PARSING, 'body', 'data', 'checked_at')));
+  });
+
   it('a PATCH is held to the same ranges', async () => {
     const { body } = await create({});
     const res = await request(svc.app).patch(`/v/widgets/${body.id}/`).send({ released_on: '0000-12-31' });
@@ -124,6 +132,12 @@ describe.each(DIALECTS)('values past what a column holds, in query filters (%s)'
     ['the other end of a date range', { published_between: '1900-01-01,0000-01-01' }, entry(DATE_RANGE, 'query', 'published_between')],
   ])('%s → 422', async (_what, query, expected) => {
     expect(await answer(query)).toEqual(invalid(expected));
+  });
+
+  it('a malformed date in a filter gets the format entry alone', async () => {
+    const DATE_PARSING = { type: 'date_parsing', msg: 'Input should be a valid date in the format YYYY-MM-DD' };
+    expect(await answer({ published_on: '10000-01-01' })).toEqual(invalid(entry(DATE_PARSING, 'query', 'published_on')));
+    expect(await answer({ published_between: '2024-02-30,2024-03-01' })).toEqual(invalid(entry(DATE_PARSING, 'query', 'published_between')));
   });
 
   it('the ends of the range filter normally', async () => {
