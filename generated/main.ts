@@ -12,6 +12,7 @@ import {
   migrateLatest,
   now,
   startServer,
+  usernameProblems,
 } from '../runtime';
 import { createService } from './app';
 import { migrations } from './migrations';
@@ -96,7 +97,10 @@ async function serve(): Promise<number> {
   }
 }
 
-/** `createuser`: a user with a hashed password; non-zero with a message when the name or email is taken. */
+/**
+ * `createuser`: a user with a hashed password; non-zero with a message when the username breaks the
+ * rule registration applies (letters, digits and @ . + - _) or when the name or email is taken.
+ */
 async function createUser(db: Db, args: string[]): Promise<number> {
   const flags = new Set(['--staff', '--superuser', '--inactive']);
   const values: Record<string, string> = {};
@@ -116,6 +120,11 @@ async function createUser(db: Db, args: string[]): Promise<number> {
       console.error(`createuser: --${name} is required\n\n${USAGE}`);
       return 2;
     }
+  }
+  const [problem] = usernameProblems(values.username);
+  if (problem) {
+    console.error(`createuser: username "${values.username}" is not allowed: ${problem.msg}`);
+    return 1;
   }
   if (await db('users').where('username', values.username).first('id')) {
     console.error(`createuser: username "${values.username}" is already taken`);

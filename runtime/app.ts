@@ -7,7 +7,15 @@ import swaggerUi from 'swagger-ui-express';
 import { ZodError } from 'zod';
 import { bodyParserError, jsonBody } from './body';
 import type { Db } from './db';
-import { ApiException, IntegrityError, isConstraintViolation, RETRY_AFTER_SECONDS, ServiceUnavailableError, ValidationError } from './errors';
+import {
+  ApiException,
+  IntegrityError,
+  isConstraintViolation,
+  RETRY_AFTER_SECONDS,
+  ServiceUnavailableError,
+  TooManyRequestsError,
+  ValidationError,
+} from './errors';
 import { buildOpenApi, type ApiInfo } from './openapi';
 import { isConnectionFailure, OutageMonitor } from './outage';
 import { fallback, orderRoutes, type Route } from './routes';
@@ -140,21 +148,28 @@ export function errorMiddleware(
       if (err.cause !== undefined) outage?.failed(err.cause);
       res.set('Retry-After', String(err.retryAfter));
     }
+    if (err instanceof TooManyRequestsError && !res.get('Retry-After')) res.set('Retry-After', String(err.retryAfter));
     try {
       const handler = findHandler(err, handlers);
       if (handler) {
         const out = await handler(req, err);
-        res.status(out.status).json(out.body);
+        send(out.status, out.body);
         return;
       }
     } catch (handlerError) {
       return renderUnhandled(handlerError);
     }
     if (err instanceof ApiException) {
-      res.status(err.status_code).json(err.body());
+      send(err.status_code, err.body());
       return;
     }
     renderUnhandled(err);
+
+    /** Every 401 carries a challenge (RFC 6750): the one authentication set, else a plain `Bearer`. */
+    function send(status: number, body: unknown) {
+      if (status === 401 && !res.get('WWW-Authenticate')) res.set('WWW-Authenticate', 'Bearer');
+      res.status(status).json(body);
+    }
 
     function renderUnhandled(error: unknown) {
       logError(error);

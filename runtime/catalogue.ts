@@ -43,6 +43,7 @@ export const BUILTIN_EXCEPTIONS = [
   'ValidationError',
   'IntegrityError',
   'ServiceUnavailableError',
+  'TooManyRequestsError',
 ] as const;
 export type BuiltinException = (typeof BUILTIN_EXCEPTIONS)[number];
 

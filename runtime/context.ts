@@ -4,7 +4,7 @@
  */
 import type { Request, RequestHandler } from 'express';
 import { requireAuth, type AuthContext, type Authenticator, type AuthUser } from './auth';
-import type { Db } from './db';
+import { dialectOf, type Db } from './db';
 import { NotFoundError, type ModelRef } from './errors';
 import type { Knex } from 'knex';
 import type { Row } from './relations';
@@ -109,6 +109,19 @@ export function rowLookup(options: {
     /** The row with this primary key, or a 404. */
     async findRow(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<Row> {
       const row = await ctx.db(table).select(columns).where(pk, key as any).first();
+      if (!row) throw new NotFoundError(model);
+      return row;
+    },
+    /**
+     * `findRow` for a write that reads the row and then changes it (an update, a delete, an
+     * action): on PostgreSQL the row stays locked (`SELECT … FOR UPDATE`) until the operation's
+     * transaction ends, so a concurrent writer of the same row waits and then reads what this one
+     * wrote. SQLite needs no lock: the service has one connection, so transactions run one at a time.
+     */
+    async lockRow(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<Row> {
+      const query = ctx.db(table).select(columns).where(pk, key as any);
+      if (dialectOf(ctx.db) === 'postgres') query.forUpdate();
+      const row = await query.first();
       if (!row) throw new NotFoundError(model);
       return row;
     },

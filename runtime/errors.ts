@@ -147,6 +147,20 @@ export class ServiceUnavailableError extends ApiException {
   }
 }
 
+/**
+ * Too many requests (429): `{"detail": "<message>"}` with `Retry-After`, the seconds until the
+ * client may try again (the login throttle raises it; custom code may too).
+ */
+export class TooManyRequestsError extends HttpError {
+  constructor(
+    /** Seconds until a request may be counted again: the `Retry-After` of the response. */
+    readonly retryAfter: number,
+    detail = 'Too Many Requests',
+  ) {
+    super(429, detail);
+  }
+}
+
 /** The exception classes `exception_handlers` may name, by name (the catalogue's list, checked here). */
 export const BUILTIN_EXCEPTION_CLASSES = {
   ApiException,
@@ -161,4 +175,5 @@ export const BUILTIN_EXCEPTION_CLASSES = {
   ValidationError,
   IntegrityError,
   ServiceUnavailableError,
+  TooManyRequestsError,
 } satisfies Record<BuiltinException, abstract new (...args: never[]) => ApiException>;

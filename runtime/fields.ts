@@ -1,6 +1,7 @@
 /**
  * Zod schemas for field kinds that need more than one Zod call. Built once per generated schema.
  */
+import { DATE_OUT_OF_RANGE, DATETIME_OUT_OF_RANGE, storableDate, storableInstant } from './calendar';
 import { z } from './zod';
 
 /** A decimal as a string or number with at most `maxDigits` digits, `places` of them after the point. Output: the string. */
@@ -65,4 +66,26 @@ export function uuidInput() {
     .uuid()
     .transform((value) => value.toLowerCase())
     .openapi({ type: 'string', format: 'uuid' });
+}
+
+/** An ISO 8601 date (`YYYY-MM-DD`) in the years both databases store, 0001 to 9999. */
+export function dateInput() {
+  // The range is checked only on a valid date: an invalid one gets the format's entry alone.
+  const valid = z.iso.date();
+  return valid.refine((value) => !valid.safeParse(value).success || storableDate(value), {
+    message: DATE_OUT_OF_RANGE.msg,
+    params: { type: DATE_OUT_OF_RANGE.type },
+  });
+}
+
+/**
+ * An ISO 8601 datetime, with an offset or `Z`, whose instant in UTC lies in the years both
+ * databases store (an offset can move `0001-01-01T00:00` into year 0).
+ */
+export function dateTimeInput() {
+  const valid = z.iso.datetime({ offset: true });
+  return valid.refine((value) => !valid.safeParse(value).success || storableInstant(value), {
+    message: DATETIME_OUT_OF_RANGE.msg,
+    params: { type: DATETIME_OUT_OF_RANGE.type },
+  });
 }

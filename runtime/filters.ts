@@ -21,6 +21,7 @@
  */
 import type { Knex } from 'knex';
 import { fromString } from './query-params';
+import { storableDate, storableInstant } from './calendar';
 import type { LookupOperator } from './catalogue';
 import { z } from './zod';
 
@@ -283,12 +284,12 @@ function bindable(kind: ColumnKind, value: unknown, op: Comparison = 'exact'): B
     case 'date': {
       const text = value instanceof Date ? value.toISOString() : String(value);
       const d = new Date(`${text.slice(0, 10)}T00:00:00Z`);
-      return ISO_DATE.test(text) && !Number.isNaN(d.getTime()) ? { kind: 'value', value: text.slice(0, 10) } : undefined;
+      return ISO_DATE.test(text) && !Number.isNaN(d.getTime()) && storableDate(text) ? { kind: 'value', value: text.slice(0, 10) } : undefined;
     }
     case 'datetime': {
       const text = value instanceof Date ? value.toISOString() : String(value);
       const d = new Date(/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text);
-      return ISO_DATE.test(text) && !Number.isNaN(d.getTime()) ? { kind: 'value', value: d.toISOString() } : undefined;
+      return ISO_DATE.test(text) && !Number.isNaN(d.getTime()) && storableInstant(d) ? { kind: 'value', value: d.toISOString() } : undefined;
     }
     case 'uuid':
       return typeof value === 'string' && UUID.test(value) ? { kind: 'value', value: value.toLowerCase() } : undefined;

@@ -76,24 +76,43 @@ export function reply(status: number, result: unknown): Reply {
 }
 
 /**
- * Validates the request's parts (path parameters, then query string, then body: the first invalid
- * part is the 422), runs `handle` (in a transaction when the operation asks for one) with the
- * context `contextFor` builds around the database it runs on, and returns the reply.
+ * Validates the request's parts: path parameters, then query string, then body; the first invalid
+ * part is the 422 (a RequestValidationError). Nothing else runs before it: no decorator, hook or query.
  */
-export async function runOperation(
+export function parseInput<P extends PartSchema, Q extends PartSchema, B extends PartSchema>(
+  operation: Operation<P, Q, B>,
+  request: RawRequest,
+): OperationInput<P, Q, B> {
+  const { params, query, body } = operation;
+  return {
+    params: params ? parseRequest(params, request.params, 'path') : request.params,
+    query: query ? parseRequest(query, request.query, 'query') : request.query,
+    body: body ? parseRequest(body, operation.optionalBody ? (request.body ?? {}) : request.body, 'body') : request.body,
+  } as OperationInput<P, Q, B>;
+}
+
+/**
+ * Runs `handle` on input `parseInput` validated (in a transaction when the operation asks for one)
+ * with the context `contextFor` builds around the database it runs on, and returns the reply.
+ */
+export async function runParsed<P extends PartSchema, Q extends PartSchema, B extends PartSchema>(
+  operation: Operation<P, Q, B>,
+  input: OperationInput<P, Q, B>,
+  db: Db,
+  contextFor: (db: Db) => RequestContext,
+): Promise<Reply> {
+  const result = operation.transaction
+    ? await db.transaction(async (trx) => operation.handle(input, contextFor(trx)))
+    : await operation.handle(input, contextFor(db));
+  return reply(operation.status, result);
+}
+
+/** Validates the request's parts (`parseInput`), then runs the operation on them (`runParsed`). */
+export function runOperation(
   operation: Operation<PartSchema, PartSchema, PartSchema>,
   request: RawRequest,
   db: Db,
   contextFor: (db: Db) => RequestContext,
 ): Promise<Reply> {
-  const { params, query, body } = operation;
-  const input = {
-    params: params ? parseRequest(params, request.params, 'path') : request.params,
-    query: query ? parseRequest(query, request.query, 'query') : request.query,
-    body: body ? parseRequest(body, operation.optionalBody ? (request.body ?? {}) : request.body, 'body') : request.body,
-  };
-  const result = operation.transaction
-    ? await db.transaction(async (trx) => operation.handle(input, contextFor(trx)))
-    : await operation.handle(input, contextFor(db));
-  return reply(operation.status, result);
+  return runParsed(operation, parseInput(operation, request), db, contextFor);
 }

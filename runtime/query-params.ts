@@ -3,6 +3,7 @@
  * seed's validation types: a bad integer is `int_parsing`, a bad bool `bool_parsing`, ...
  * Each is built once and reused by every route.
  */
+import { DATE_OUT_OF_RANGE, DATETIME_OUT_OF_RANGE, storableDate, storableInstant } from './calendar';
 import { z } from './zod';
 
 function parsing<T>(type: string, msg: string, parse: (s: string) => T | undefined, openapiType: string) {
@@ -17,6 +18,11 @@ function parsing<T>(type: string, msg: string, parse: (s: string) => T | undefin
       return value;
     })
     .openapi({ type: openapiType as 'string' }) as unknown as z.ZodType<T, string>;
+}
+
+/** A parsed value checked against the range both databases store (see calendar.ts). */
+function outOfRange(schema: z.ZodType<string, string>, storable: (value: string) => boolean, entry: { type: string; msg: string }) {
+  return schema.refine(storable, { message: entry.msg, params: { type: entry.type } }) as z.ZodType<string, string>;
 }
 
 const intPattern = /^[+-]?\d+$/;
@@ -43,16 +49,24 @@ export const fromString = {
     ),
   str: () => z.string(),
   date: () =>
-    parsing('date_parsing', 'Input should be a valid date in the format YYYY-MM-DD', (s) => {
-      if (!/^\d{4}-\d{2}-\d{2}$/.test(s)) return undefined;
-      const d = new Date(`${s}T00:00:00Z`);
-      return Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== s ? undefined : s;
-    }, 'string'),
+    outOfRange(
+      parsing('date_parsing', 'Input should be a valid date in the format YYYY-MM-DD', (s) => {
+        if (!/^\d{4}-\d{2}-\d{2}$/.test(s)) return undefined;
+        const d = new Date(`${s}T00:00:00Z`);
+        return Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== s ? undefined : s;
+      }, 'string'),
+      storableDate,
+      DATE_OUT_OF_RANGE,
+    ),
   datetime: () =>
-    parsing('datetime_parsing', 'Input should be a valid datetime in ISO 8601 format', (s) => {
-      if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(s)) return undefined;
-      const d = new Date(s.length === 10 ? `${s}T00:00:00Z` : s);
-      return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
-    }, 'string'),
+    outOfRange(
+      parsing('datetime_parsing', 'Input should be a valid datetime in ISO 8601 format', (s) => {
+        if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(s)) return undefined;
+        const d = new Date(s.length === 10 ? `${s}T00:00:00Z` : s);
+        return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
+      }, 'string'),
+      storableInstant,
+      DATETIME_OUT_OF_RANGE,
+    ),
   uuid: () => z.uuid(),
 };

@@ -7,7 +7,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { match } from 'path-to-regexp';
 import { requestContext, type ServiceContext } from './context';
-import { runOperation, type Operation, type PartSchema, type QueryValues } from './operations';
+import { parseInput, runParsed, type Operation, type OperationInput, type PartSchema, type QueryValues } from './operations';
 import type { z } from './zod';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'options' | 'head';
@@ -130,23 +130,44 @@ export interface ExpressOperation<P extends PartSchema = undefined, Q extends Pa
   decorators?: readonly (Decorator | null)[];
 }
 
+declare global {
+  namespace Express {
+    interface Request {
+      /**
+       * The request's path parameters, query and body as the operation's schemas output them, set
+       * before the decorators run: a decorator reads values already validated (and typed, e.g. an
+       * integer key as a number), never the raw strings of a request that is about to be a 422.
+       */
+      validated?: { params: unknown; query: unknown; body: unknown };
+    }
+  }
+}
+
 /**
- * The Express handler of an operation: a view named by the operation id that validates the request,
- * runs the operation and sends its reply, wrapped in the operation's decorators.
+ * The Express handler of an operation: validates the request first (a 422 before any decorator,
+ * hook or query runs), then runs a view named by the operation id, wrapped in the operation's
+ * decorators, that runs the operation on the validated input and sends its reply.
  */
 export function expressHandler<P extends PartSchema = undefined, Q extends PartSchema = undefined, B extends PartSchema = undefined>(
   service: ServiceContext,
   operation: ExpressOperation<P, Q, B>,
 ): RequestHandler {
+  const inputs = new WeakMap<Request, OperationInput<P, Q, B>>();
   const view: View = async (req, res) => {
-    const request = { params: req.params as Record<string, string>, query: req.query as QueryValues, body: req.body as unknown };
-    const { status, body } = await runOperation(operation, request, service.db, (db) => requestContext(req, db, service));
+    const input = inputs.get(req) ?? parseInput(operation, rawRequest(req));
+    const { status, body } = await runParsed(operation, input, service.db, (db) => requestContext(req, db, service));
     if (status === 204) res.status(204).end();
     else res.status(status).json(body);
   };
   const decorated = uniqueView(operation.operationId, decorateView(view, ...(operation.decorators ?? [])));
   return async (req, res) => {
+    const input = parseInput(operation, rawRequest(req));
+    inputs.set(req, input);
+    req.validated = input;
     await decorated(req, res);
   };
 }
 
+function rawRequest(req: Request) {
+  return { params: req.params as Record<string, string>, query: req.query as QueryValues, body: req.body as unknown };
+}

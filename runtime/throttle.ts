@@ -21,7 +21,7 @@ import * as crypto from 'node:crypto';
 import * as net from 'node:net';
 import type { Request } from 'express';
 import Redis from 'ioredis';
-import { HttpError } from './errors';
+import { TooManyRequestsError } from './errors';
 import type { Settings } from './settings';
 
 /** One counter of an attempt and the number of failures it may hold. */
@@ -244,17 +244,6 @@ export class RedisThrottleStore implements ThrottleStore {
 /** The body of the 429 of a throttled login. */
 export const TOO_MANY_LOGIN_FAILURES = 'Too many failed login attempts. Try again later.';
 
-/** A throttled login (429) `{"detail": "Too many failed login attempts. Try again later."}`. */
-export class TooManyRequestsError extends HttpError {
-  constructor(
-    /** Seconds until an attempt may be counted again: the `Retry-After` of the response. */
-    readonly retryAfter: number,
-    detail = TOO_MANY_LOGIN_FAILURES,
-  ) {
-    super(429, detail);
-  }
-}
-
 /**
  * The address a client's attempts are counted under: the connection's peer address (Express's
  * `req.ip`, which follows `X-Forwarded-For` only when the app trusts a proxy). IPv4-mapped IPv6
@@ -359,7 +348,7 @@ export class LoginThrottle {
     if (!reservation.allowed) {
       const seconds = Math.max(1, Math.ceil(reservation.retryAfterMs / 1000));
       req.res?.setHeader('Retry-After', String(seconds));
-      throw new TooManyRequestsError(seconds);
+      throw new TooManyRequestsError(seconds, TOO_MANY_LOGIN_FAILURES);
     }
     return new LoginAttempt(this.store, keys.username, keys.address);
   }

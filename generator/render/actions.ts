@@ -24,7 +24,7 @@ export function actionRoutes(a: Action, rs: ResourceRoutes): RouteView[] {
       input: '{ params: { pk } }, ctx',
       partial: 'operations/action',
       handle: {
-        instance: `${q}.to${r.model}Record(await ${rs.lookup('findRow')}(ctx, pk, ${q}.RECORD_COLUMNS))`,
+        instance: `${q}.to${r.model}Record(await ${rs.lookup('lockRow')}(ctx, pk, ${q}.RECORD_COLUMNS))`,
         call: rs.hookCall(a.handler, '{ instance }'),
       },
       summary: str(docLine(a.summary ?? `Run the ${a.name} action on ${aOrAn(r.verboseName)}.`)),

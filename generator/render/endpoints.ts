@@ -12,13 +12,14 @@ import { objectSchemaView, type ObjectSchemaView } from './schemas';
 /**
  * An endpoint's hook receives the validated body (with a request schema), the path parameters and
  * the query string as received, and with `paginate` the validated page parameters; it returns the
- * whole list, which the paginator pages.
+ * whole list, which the paginator pages. The page parameters are the operation's query schema, so
+ * they are validated with the body before the decorators run.
  */
 export function endpointRoute(e: Endpoint, file: RouteFile): RouteView {
   const { imports } = file;
   const paginator = e.paginate ? file.constant(`${camelCase(e.handler)}Paginator`, () => file.newPaginator(e.paginate!)) : undefined;
   const request = e.request ? file.schema(e.request) : undefined;
-  const args = [...(request ? ['body'] : []), 'params', 'query', ...(paginator ? ['pagination'] : [])];
+  const args = [...(request ? ['body'] : []), 'params', ...(paginator ? ['query: ctx.req.query', 'pagination'] : ['query'])];
   const item = e.response ? file.schema(e.response) : undefined;
   return file.route({
     method: e.method,
@@ -26,16 +27,16 @@ export function endpointRoute(e: Endpoint, file: RouteFile): RouteView {
     auth: e.auth,
     operationId: e.operationId,
     decorators: e.decorators,
+    query: paginator ? `${paginator}.querySchema` : undefined,
     body: request,
     transaction: e.transaction,
     status: e.status,
-    input: `{ ${['params', 'query', ...(request ? ['body'] : [])].join(', ')} }, ctx`,
+    input: `{ ${['params', paginator ? 'query: pagination' : 'query', ...(request ? ['body'] : [])].join(', ')} }, ctx`,
     partial: 'operations/endpoint',
     handle: {
       call: file.hookCall(e.handler, `{ ${args.join(', ')} }`),
       pagination: paginator
         ? {
-            parse: `${imports.runtime('parseRequest')}(${paginator}.querySchema, query, 'query')`,
             page: `${imports.runtime('paginate')}(${paginator}, ${imports.runtime('listSource')}(result), pagination, ctx.req)`,
           }
         : undefined,
@@ -43,7 +44,6 @@ export function endpointRoute(e: Endpoint, file: RouteFile): RouteView {
     summary: str(docLine(e.summary ?? e.handler)),
     description: e.description ? str(e.description) : undefined,
     tags: e.tags.map((t) => str(t)).join(', '),
-    docQuery: paginator ? `${paginator}.querySchema` : undefined,
     responses: response(e.status, item && paginator ? `${paginator}.responseSchema(${item})` : item),
     errorSchema: imports.runtime('GenericMessageSchema'),
   });

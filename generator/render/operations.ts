@@ -134,10 +134,10 @@ function retrieveRoute(o: Operation, rs: ResourceRoutes): RouteView {
   });
 }
 
-/** The record an update or delete changes, looked up by key alone. */
+/** The record an update or delete changes, looked up by key alone and locked until the write commits. */
 function instance(rs: ResourceRoutes): string {
   const q = rs.q();
-  return `${q}.to${rs.r.model}Record(await ${rs.lookup('findRow')}(ctx, pk, ${q}.RECORD_COLUMNS))`;
+  return `${q}.to${rs.r.model}Record(await ${rs.lookup('lockRow')}(ctx, pk, ${q}.RECORD_COLUMNS))`;
 }
 
 function updateRoute(o: Operation, rs: ResourceRoutes): RouteView {

@@ -67,8 +67,6 @@ export interface RouteSpec {
   summary: string;
   description?: string;
   tags: string;
-  /** The documented query when it is not the validated one (a paginated endpoint's). */
-  docQuery?: string;
   responses: string;
   errorSchema: string;
 }
@@ -160,7 +158,7 @@ export class RouteFile {
         description: spec.description,
         tags: spec.tags,
         params: spec.params,
-        query: spec.docQuery ?? spec.query,
+        query: spec.query,
         body: spec.body,
         responses: spec.responses,
         errorSchema: spec.errorSchema,

@@ -13,7 +13,7 @@ import { operationRoute } from './operations';
 import { RouteFile } from './route';
 
 /** The row lookups `rowLookup` builds, in the order the routes file names them. */
-const LOOKUPS = ['queryset', 'findVisible', 'findRow'] as const;
+const LOOKUPS = ['queryset', 'findVisible', 'findRow', 'lockRow'] as const;
 export type Lookup = (typeof LOOKUPS)[number];
 
 /** What the routes of one resource share, each recorded on first use. */

@@ -101,6 +101,7 @@ export function mainView(model: ServiceModel, ctx: RenderContext) {
           table: user.table,
           pk: user.pk.column,
           hashPassword: imports.runtime('hashPassword'),
+          usernameProblems: imports.runtime('usernameProblems'),
           autoNow: user.fields.filter((f) => f.autoNowAdd || f.autoNow).map((f) => ({ column: f.column, now: imports.runtime('now') })),
         }
       : undefined;

@@ -36,9 +36,9 @@ function inputValue(kind: ValueKind, sf: SchemaField, imports: Imports): string 
     case 'bool':
       return `${z}.boolean()`;
     case 'date':
-      return `${z}.iso.date()`;
+      return `${imports.runtime('dateInput')}()`;
     case 'datetime':
-      return `${z}.iso.datetime({ offset: true })`;
+      return `${imports.runtime('dateTimeInput')}()`;
     case 'json':
       return `${imports.runtime('jsonInput')}()`;
     case 'list':

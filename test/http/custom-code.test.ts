@@ -70,6 +70,16 @@ describe.each(DIALECTS)('showcase custom code (%s)', (dialect) => {
       expect(res.headers['x-decorators']).toBe('outer, inner');
     });
 
+    it('runs no decorator for a request that is a 422: path, query and body are validated first', async () => {
+      const page = await request(svc.app).get('/v/numbers/?page=abc').set('X-API-Key', 'showcase-key');
+      expect(page.status).toBe(422);
+      expect(page.body.detail.map((e: { loc: unknown[] }) => e.loc)).toEqual([['query', 'page']]);
+      expect(page.headers['x-decorators']).toBeUndefined();
+      const list = await request(svc.app).get('/v/widgets/?limit=0');
+      expect(list.status).toBe(422);
+      expect(list.headers['x-trace']).toBeUndefined();
+    });
+
     it('composes extra_decorators of a CRUD operation in the listed order', async () => {
       const res = await request(svc.app).get('/v/widgets/');
       expect(res.status).toBe(200);

@@ -48,6 +48,15 @@ describe('generated main', () => {
     const email = run(['createuser', '--username', 'other', '--email', 'root@example.com', '--password', 'pw'], { DATABASE_URL: url });
     expect(email.status).toBe(1);
     expect(email.stderr).toContain('createuser: email "root@example.com" is already registered');
+    for (const [username, msg] of [
+      ['bad name!', 'String should contain only letters, digits and @ . + - _ characters'],
+      ["o'brien", 'String should contain only letters, digits and @ . + - _ characters'],
+    ]) {
+      const refused = run(['createuser', '--username', username, '--email', 'bad@example.com', '--password', 'pw'], { DATABASE_URL: url });
+      expect([refused.status, refused.stdout, refused.stderr.trim().split('\n').pop()]).toEqual([1, '', `createuser: username "${username}" is not allowed: ${msg}`]);
+    }
+    const unicode = run(['createuser', '--username', 'zoë.o+1@x', '--email', 'zoe@example.com', '--password', 'pw'], { DATABASE_URL: url });
+    expect([unicode.status, unicode.stdout]).toEqual([0, '3\n']);
     const missing = run(['createuser', '--username', 'x'], { DATABASE_URL: url });
     expect(missing.status).toBe(2);
     expect(missing.stderr).toContain('--email is required');
@@ -58,6 +67,7 @@ describe('generated main', () => {
     expect(rows.map((r) => ({ ...r, password: /^\$2b\$/.test(r.password) }))).toEqual([
       { username: 'root', password: true, is_active: 1, is_staff: 1, is_superuser: 1 },
       { username: 'ghost', password: true, is_active: 0, is_staff: 0, is_superuser: 0 },
+      { username: 'zoë.o+1@x', password: true, is_active: 1, is_staff: 0, is_superuser: 0 },
     ]);
   });
 

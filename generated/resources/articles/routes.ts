@@ -40,8 +40,9 @@ export function articlesRoutes(service: ServiceContext): Route[] {
   const TagsBody = m2mBodySchema(intInput(-2147483648, 2147483647), { add: true, remove: true }, 'ArticleTagsBody');
 
   // Reads (list, retrieve, relation listings) see the rows the caller may read, as the
-  // queryset_request hook narrows them; writes, actions and relation changes look rows up by key alone.
-  const { queryset, findVisible, findRow } = rowLookup({
+  // queryset_request hook narrows them; writes, actions and relation changes look rows up by key alone,
+  // and updates, deletes and actions lock the row they change until their transaction ends.
+  const { queryset, findVisible, findRow, lockRow } = rowLookup({
     table: q.TABLE,
     pk: q.PK,
     model: service.model(q.MODEL),
@@ -150,7 +151,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
           transaction: true,
           status: 200,
           async handle({ params: { pk }, body: data }, ctx) {
-            const instance = q.toArticleRecord(await findRow(ctx, pk, q.RECORD_COLUMNS));
+            const instance = q.toArticleRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
             const proceed = async () => {
               const values = await q.updateValues(data);
               await q.checkUpdateRelated(ctx.db, service, data);
@@ -184,7 +185,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
           transaction: true,
           status: 204,
           async handle({ params: { pk } }, ctx) {
-            const instance = q.toArticleRecord(await findRow(ctx, pk, q.RECORD_COLUMNS));
+            const instance = q.toArticleRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
             const proceed = async () => {
               await ctx.db(q.TABLE).where(q.PK, instance.id).delete();
             };
@@ -216,7 +217,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
           transaction: true,
           status: 200,
           async handle({ params: { pk } }, ctx) {
-            const instance = q.toArticleRecord(await findRow(ctx, pk, q.RECORD_COLUMNS));
+            const instance = q.toArticleRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
             return hooks.publish(withArgs(ctx, { instance }));
           },
         }),

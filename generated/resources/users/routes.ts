@@ -24,8 +24,9 @@ export function usersRoutes(service: ServiceContext): Route[] {
   const ListQuery = paginator.querySchema;
 
   // Reads (list, retrieve, relation listings) see the rows the caller may read; writes, actions and
-  // relation changes look rows up by key alone.
-  const { queryset, findVisible, findRow } = rowLookup({
+  // relation changes look rows up by key alone, and updates, deletes and actions lock the row they
+  // change until their transaction ends.
+  const { queryset, findVisible, findRow, lockRow } = rowLookup({
     table: q.TABLE,
     pk: q.PK,
     model: service.model(q.MODEL),
@@ -133,7 +134,7 @@ export function usersRoutes(service: ServiceContext): Route[] {
           transaction: true,
           status: 200,
           async handle({ params: { pk }, body: data }, ctx) {
-            const instance = q.toUserRecord(await findRow(ctx, pk, q.RECORD_COLUMNS));
+            const instance = q.toUserRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
             const values = await q.updateValues(data);
             if (Object.keys(values).length > 0) await ctx.db(q.TABLE).where(q.PK, instance.id).update(values);
             const [updated] = await q.shapeUserOut(ctx.db, [await findRow(ctx, instance.id, q.OUT_COLUMNS)]);
@@ -163,7 +164,7 @@ export function usersRoutes(service: ServiceContext): Route[] {
           transaction: true,
           status: 204,
           async handle({ params: { pk } }, ctx) {
-            const instance = q.toUserRecord(await findRow(ctx, pk, q.RECORD_COLUMNS));
+            const instance = q.toUserRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
             await ctx.db(q.TABLE).where(q.PK, instance.id).delete();
           },
         }),

@@ -32,8 +32,9 @@ export function tasksRoutes(service: ServiceContext): Route[] {
   const ListQuery = paginator.querySchema;
 
   // Reads (list, retrieve, relation listings) see the rows the caller may read; writes, actions and
-  // relation changes look rows up by key alone.
-  const { queryset, findVisible, findRow } = rowLookup({
+  // relation changes look rows up by key alone, and updates, deletes and actions lock the row they
+  // change until their transaction ends.
+  const { queryset, findVisible, findRow, lockRow } = rowLookup({
     table: q.TABLE,
     pk: q.PK,
     model: service.model(q.MODEL),
@@ -138,7 +139,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
           transaction: true,
           status: 200,
           async handle({ params: { pk }, body: data }, ctx) {
-            const instance = q.toTaskRecord(await findRow(ctx, pk, q.RECORD_COLUMNS));
+            const instance = q.toTaskRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
             const values = await q.updateValues(data);
             if (Object.keys(values).length > 0) await ctx.db(q.TABLE).where(q.PK, instance.id).update(values);
             const [updated] = await q.shapeTaskOut(ctx.db, [await findRow(ctx, instance.id, q.OUT_COLUMNS)]);
@@ -168,7 +169,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
           transaction: true,
           status: 204,
           async handle({ params: { pk } }, ctx) {
-            const instance = q.toTaskRecord(await findRow(ctx, pk, q.RECORD_COLUMNS));
+            const instance = q.toTaskRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
             await ctx.db(q.TABLE).where(q.PK, instance.id).delete();
           },
         }),
@@ -194,7 +195,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
           transaction: true,
           status: 200,
           async handle({ params: { pk } }, ctx) {
-            const instance = q.toTaskRecord(await findRow(ctx, pk, q.RECORD_COLUMNS));
+            const instance = q.toTaskRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
             return hooks.completeTask(withArgs(ctx, { instance }));
           },
         }),
@@ -219,7 +220,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
           params: TaskParams,
           status: 200,
           async handle({ params: { pk } }, ctx) {
-            const instance = q.toTaskRecord(await findRow(ctx, pk, q.RECORD_COLUMNS));
+            const instance = q.toTaskRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
             return hooks.taskPriority(withArgs(ctx, { instance }));
           },
         }),
@@ -245,7 +246,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
           transaction: true,
           status: 200,
           async handle({ params: { pk } }, ctx) {
-            const instance = q.toTaskRecord(await findRow(ctx, pk, q.RECORD_COLUMNS));
+            const instance = q.toTaskRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
             return hooks.taskPriority(withArgs(ctx, { instance }));
           },
         }),

@@ -39,8 +39,9 @@ export function booksRoutes(service: ServiceContext): Route[] {
   const TagsBody = m2mBodySchema(intInput(-2147483648, 2147483647), { add: true, remove: true }, 'BookTagsBody');
 
   // Reads (list, retrieve, relation listings) see the rows the caller may read; writes, actions and
-  // relation changes look rows up by key alone.
-  const { queryset, findVisible, findRow } = rowLookup({
+  // relation changes look rows up by key alone, and updates, deletes and actions lock the row they
+  // change until their transaction ends.
+  const { queryset, findVisible, findRow, lockRow } = rowLookup({
     table: q.TABLE,
     pk: q.PK,
     model: service.model(q.MODEL),
@@ -147,7 +148,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
           transaction: true,
           status: 200,
           async handle({ params: { pk }, body: data }, ctx) {
-            const instance = q.toBookRecord(await findRow(ctx, pk, q.RECORD_COLUMNS));
+            const instance = q.toBookRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
             const values = await q.updateValues(data);
             await q.checkUpdateRelated(ctx.db, service, data);
             if (Object.keys(values).length > 0) await ctx.db(q.TABLE).where(q.PK, instance.id).update(values);
@@ -179,7 +180,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
           transaction: true,
           status: 204,
           async handle({ params: { pk } }, ctx) {
-            const instance = q.toBookRecord(await findRow(ctx, pk, q.RECORD_COLUMNS));
+            const instance = q.toBookRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
             await ctx.db(q.TABLE).where(q.PK, instance.id).delete();
           },
         }),
