@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { ConfigurationError, workerCount } from '../../runtime';
 import { testKeys } from '../support/keys';
 
 const root = path.resolve(__dirname, '../..');
@@ -67,6 +68,17 @@ function get(port: number, urlPath: string): Promise<{ status: number; body: str
       .on('error', reject);
   });
 }
+
+describe('SVC_WORKERS', () => {
+  it('is 1 by default, a positive integer, or auto for one per CPU', () => {
+    expect(workerCount({})).toBe(1);
+    expect(workerCount({ SVC_WORKERS: '4' })).toBe(4);
+    expect(workerCount({ SVC_WORKERS: 'auto' })).toBe(os.availableParallelism());
+    for (const bad of ['0', '-2', 'two', '1.5']) {
+      expect(() => workerCount({ SVC_WORKERS: bad })).toThrow(new ConfigurationError(`SVC_WORKERS must be a positive integer or "auto", got "${bad}"`));
+    }
+  });
+});
 
 it('serves from two workers, sums their metrics, replaces a dead worker and stops on SIGTERM', async () => {
   child = spawn(process.execPath, ['-r', path.join(root, 'register.js'), path.join(root, 'generated/main.ts')], {
