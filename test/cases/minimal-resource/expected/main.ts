@@ -60,7 +60,7 @@ async function openDatabase(log: (message: string) => void): Promise<Db> {
 
 /**
  * Serves until SIGINT or SIGTERM, then lets the requests in flight finish (SVC_SHUTDOWN_TIMEOUT),
- * closes the database and exits 0. Every setting and the keys are checked first: in production,
+ * closes the database and exits 0. The settings and the keys are checked first: in production,
  * missing keys stop the start before the database is touched. A start that fails prints one line
  * and exits 1. With SVC_WORKERS > 1 this process migrates, then runs the workers, which serve.
  */
