@@ -8,11 +8,10 @@
  *
  * Any number of instances may start at once on one database: migrating holds a lock, so one
  * instance applies the pending migrations while the others wait, then find nothing left to apply.
- * On PostgreSQL the lock is an advisory lock held by a transaction open for the whole run (released
- * when it ends, or when its connection dies); on SQLite a lock file beside the database
- * (`<file>.migrate-lock`, holding the owner's pid: a lock left by a dead process is taken over).
+ * On PostgreSQL the lock is an advisory lock held by a transaction open for the whole run; on SQLite
+ * an exclusive transaction on a small database beside the service's (`<file>.migrate-lock`), held
+ * by its own connection. Either is released when the run ends, or when its process dies.
  */
-import * as fs from 'node:fs';
 import type { Knex } from 'knex';
 import { dialectOf, type Db } from './db';
 
@@ -88,35 +87,32 @@ const PG_LOCK_KEY = 'svc_migrations';
 /** How long an instance waits for another's SQLite migration before giving up. */
 const SQLITE_LOCK_WAIT_MS = 120_000;
 
-function processAlive(pid: number): boolean {
+/**
+ * The exclusive transaction is tried without waiting and tried again every 50 ms: waiting inside
+ * SQLite would block the event loop, and with it a run of this same process holding the lock.
+ */
+async function withSqliteLock<T>(file: string, run: () => Promise<T>): Promise<T> {
+  const Database = require('better-sqlite3') as new (file: string, options: { timeout: number }) => { exec(sql: string): void; close(): void };
+  const lock = new Database(`${file}.migrate-lock`, { timeout: 0 });
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-async function withSqliteLockFile<T>(file: string, run: () => Promise<T>): Promise<T> {
-  const lock = `${file}.migrate-lock`;
-  const deadline = Date.now() + SQLITE_LOCK_WAIT_MS;
-  for (;;) {
-    try {
-      fs.writeFileSync(lock, String(process.pid), { flag: 'wx' });
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const owner = Number(fs.readFileSync(lock, 'utf8').trim() || NaN);
-      // An empty file is a lock being written: wait for its pid. A dead owner's lock is stale.
-      if (Number.isInteger(owner) && !processAlive(owner)) fs.rmSync(lock, { force: true });
-      else if (Date.now() > deadline) throw new Error(`migrations: ${lock} is still held by process ${owner} after ${SQLITE_LOCK_WAIT_MS / 1000} s`);
-      else await new Promise((resolve) => setTimeout(resolve, 50));
+    const deadline = Date.now() + SQLITE_LOCK_WAIT_MS;
+    for (;;) {
+      try {
+        lock.exec('BEGIN EXCLUSIVE');
+        break;
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== 'SQLITE_BUSY') throw err;
+        if (Date.now() > deadline) throw new Error(`migrations: another process has been migrating ${file} for ${SQLITE_LOCK_WAIT_MS / 1000} s`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
     }
-  }
-  try {
-    return await run();
+    try {
+      return await run();
+    } finally {
+      lock.exec('COMMIT');
+    }
   } finally {
-    fs.rmSync(lock, { force: true });
+    lock.close();
   }
 }
 
@@ -129,7 +125,7 @@ export async function withMigrationLock<T>(db: Db, run: () => Promise<T>): Promi
     });
   }
   const file = (db.client.config.connection as { filename?: string } | undefined)?.filename;
-  return !file || file === ':memory:' ? run() : withSqliteLockFile(file, run);
+  return !file || file === ':memory:' ? run() : withSqliteLock(file, run);
 }
 
 /**
