@@ -2,6 +2,8 @@
  * Request logs: one JSON line per request with its id, route pattern, status and user; the id
  * echoed in `X-Request-Id` and carried by error lines; never a password or a token.
  */
+import { spawnSync } from 'node:child_process';
+import * as path from 'node:path';
 import express from 'express';
 import request from 'supertest';
 import { ConfigurationError, connect, createApi, createLogger, loadSettings, logLevelOf, type Logger } from '../../runtime';
@@ -11,6 +13,8 @@ import { startBlog, type RunningService } from '../support/services';
 
 const { createService } = require('../../generated/app');
 const { DEFAULT_SETTINGS } = require('../../generated/settings');
+
+const root = path.resolve(__dirname, '../..');
 
 type Line = Record<string, unknown>;
 
@@ -36,6 +40,24 @@ describe('SVC_LOG_LEVEL', () => {
     expect(() => logLevelOf({ SVC_LOG_LEVEL: 'verbose' })).toThrow(
       new ConfigurationError('SVC_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "verbose"'),
     );
+  });
+});
+
+describe('output', () => {
+  const print = (env: Record<string, string>) =>
+    spawnSync(process.execPath, ['-r', path.join(root, 'register.js'), '-e', "require('./runtime').createLogger().info({ reqId: 'r-1', status: 200 }, 'request')"], {
+      cwd: root,
+      env: { ...process.env, SVC_LOG_LEVEL: 'info', ...env },
+      encoding: 'utf8',
+    }).stdout;
+
+  it('is one JSON line on stdout, and readable lines with NODE_ENV=development', () => {
+    const { time, ...line } = JSON.parse(print({ NODE_ENV: 'production' }));
+    expect(line).toEqual({ level: 30, reqId: 'r-1', status: 200, msg: 'request' });
+    expect(typeof time).toBe('string');
+    // pino-pretty: `[HH:MM:ss.l] INFO: request` and the fields below, indented.
+    const pretty = print({ NODE_ENV: 'development', NO_COLOR: '1', FORCE_COLOR: '0' }).replace(/\x1b\[[0-9;]*m/g, '');
+    expect(pretty).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: request\n\s+reqId: "r-1"\n\s+status: 200\n$/);
   });
 });
 
