@@ -37,10 +37,13 @@ export interface InitResult {
   url: string;
 }
 
-/** Template path → project path: `.hbs` is rendered and dropped; `gitignore` becomes `.gitignore` (npm drops dot files from packages). */
+/** Dot files of a project, kept without their dot among the templates (npm drops dot files from packages). */
+const DOT_FILES = new Set(['gitignore', 'dockerignore']);
+
+/** Template path → project path: `.hbs` is rendered and dropped; `gitignore` becomes `.gitignore`, `dockerignore` `.dockerignore`. */
 function targetOf(rel: string): string {
   const name = rel.replace(/\.hbs$/, '');
-  return name === 'gitignore' ? '.gitignore' : name;
+  return DOT_FILES.has(name) ? `.${name}` : name;
 }
 
 function templateFiles(dir: string, base = dir): string[] {
@@ -63,10 +66,15 @@ export async function initProject(dir: string, options: InitOptions = {}): Promi
   }
   const base = path.basename(root);
   const packageName = base.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[._-]+|-+$/g, '') || 'service';
+  const svcgenPath = path.relative(root, svcgen).split(path.sep).join('/') || '.';
   const view = {
     packageName,
     title: `${pascalCase(packageName).replace(/([a-z0-9])([A-Z])/g, '$1 $2')} API`,
-    dependency: `file:${path.relative(root, svcgen).split(path.sep).join('/') || '.'}`,
+    dependency: `file:${svcgenPath}`,
+    /** Where the Docker build finds svcgen, relative to the project. */
+    svcgenPath,
+    /** The PostgreSQL user, password and database of compose.yaml. */
+    dbName: packageName.replace(/[^a-z0-9]+/g, '_'),
   };
 
   const files: string[] = [];

@@ -1,11 +1,13 @@
 /**
- * The Express application of a generated service: body parsing, routes, OpenAPI and Swagger UI,
- * the JSON 404/405 fallback and the one error middleware that renders every failure.
+ * The Express application of a generated service: request ids and logs, CORS, metrics, body
+ * parsing, routes, OpenAPI and Swagger UI, the JSON 404/405 fallback and the one error middleware
+ * that renders every failure.
  */
 import express, { type ErrorRequestHandler, type Express, type Request } from 'express';
 import swaggerUi from 'swagger-ui-express';
 import { ZodError } from 'zod';
 import { bodyParserError, jsonBody } from './body';
+import { cors, corsSettings, type CorsSettings } from './cors';
 import type { Db } from './db';
 import {
   ApiException,
@@ -17,6 +19,8 @@ import {
   ValidationError,
 } from './errors';
 import { buildOpenApi, type ApiInfo } from './openapi';
+import { createLogger, logRequestError, requestLogging, type Logger } from './logging';
+import { createMetrics, metricsEnabled, metricsHandler, type Metrics } from './metrics';
 import { isConnectionFailure, OutageMonitor } from './outage';
 import { fallback, orderRoutes, type Route } from './routes';
 import type { Settings } from './settings';
@@ -40,8 +44,17 @@ export interface ApiOptions extends ApiInfo {
   exceptionHandlers?: ReadonlyArray<readonly [ExceptionClass, ExceptionHandler]>;
   /** The older `views()` hook: registers its own routes on the API router (after the generated ones). */
   views?: (router: express.Router) => void;
-  /** Logs unhandled errors (500s), and the start and end of a database outage; defaults to console.error. */
+  /**
+   * Request logs, and unhandled errors (500s) and database outages with the id of the request that
+   * met them; defaults to `createLogger()` (`SVC_LOG_LEVEL`, `NODE_ENV`).
+   */
+  logger?: Logger;
+  /** Takes over the logging of unhandled errors and outages from `logger` (tests collect them). */
   logError?: (error: unknown) => void;
+  /** Defaults to the `SVC_CORS_*` variables (`corsSettings()`): off unless origins are listed. */
+  cors?: CorsSettings;
+  /** Served at `/metrics`; `false` serves none. Defaults to metrics of `db` when `SVC_METRICS` is true. */
+  metrics?: Metrics | false;
 }
 
 /** The longest request target (path and query string) served, in bytes; longer is a 414. */
@@ -49,28 +62,43 @@ export const MAX_URL_LENGTH = 8192;
 
 export function createApi(options: ApiOptions): Express {
   const { settings, db, basePath } = options;
-  const logError = options.logError ?? ((e) => console.error(e));
-  const outage = new OutageMonitor(db, logError);
+  const logger = options.logger ?? createLogger();
+  const logError: (error: unknown, req?: Request) => void =
+    options.logError ?? ((error, req) => logRequestError(logger, req, error, 'unhandled error'));
+  const outage = new OutageMonitor(db, options.logError ?? ((message, req) => logger.error({ reqId: req?.id }, message)));
+  const metrics = options.metrics ?? (metricsEnabled() ? createMetrics({ db }) : false);
+  const corsHandler = cors(options.cors ?? corsSettings());
   const routes = orderRoutes(options.routes);
   const app = express();
   app.disable('x-powered-by');
   app.set('strict routing', true);
   app.set('case sensitive routing', true);
   app.set('query parser', 'simple');
+  let metricsRoute: unknown;
+  app.use(
+    requestLogging({
+      logger,
+      // Every other route is on the API router, its path relative to the base path.
+      routeOf: (req) => (req.route ? (req.route === metricsRoute ? '/metrics' : basePath + req.route.path) : undefined),
+      onFinish: metrics ? (req, res, route, seconds) => metrics.observe(req.method, route, res.statusCode, seconds) : undefined,
+    }),
+  );
   app.use((req, res, next) => {
     if (req.url.length > MAX_URL_LENGTH) res.status(414).json({ detail: 'URI Too Long' });
     else next();
   });
+  if (corsHandler) app.use(corsHandler);
+  if (metrics) metricsRoute = app.route('/metrics').get(metricsHandler(metrics));
 
   const api = express.Router({ strict: true, caseSensitive: true });
   api.use(jsonBody({ limit: '1mb' }));
 
-  api.get('/health', async (_req, res) => {
+  api.get('/health', async (req, res) => {
     try {
       await db.raw('select 1');
       res.json({ status: 'ok' });
     } catch (err) {
-      if (isConnectionFailure(err)) outage.failed(err);
+      if (isConnectionFailure(err)) outage.failed(err, req);
       res.status(503).set('Retry-After', String(RETRY_AFTER_SECONDS)).json({ status: 'unavailable' });
     }
   });
@@ -129,7 +157,7 @@ function findHandler(err: unknown, handlers: ReadonlyArray<readonly [ExceptionCl
 export function errorMiddleware(
   settings: Settings,
   handlers: ReadonlyArray<readonly [ExceptionClass, ExceptionHandler]>,
-  logError: (error: unknown) => void,
+  logError: (error: unknown, req?: Request) => void,
   outage?: OutageMonitor,
 ): ErrorRequestHandler {
   return async (rawErr, req, res, next) => {
@@ -145,7 +173,7 @@ export function errorMiddleware(
     }
     const err = normalize(rawErr);
     if (err instanceof ServiceUnavailableError) {
-      if (err.cause !== undefined) outage?.failed(err.cause);
+      if (err.cause !== undefined) outage?.failed(err.cause, req);
       res.set('Retry-After', String(err.retryAfter));
     }
     if (err instanceof TooManyRequestsError && !res.get('Retry-After')) res.set('Retry-After', String(err.retryAfter));
@@ -172,7 +200,7 @@ export function errorMiddleware(
     }
 
     function renderUnhandled(error: unknown) {
-      logError(error);
+      logError(error, req);
       if (settings.SVC_DEBUG) {
         res.status(500).type('text/plain').send(error instanceof Error ? (error.stack ?? String(error)) : String(error));
       } else {

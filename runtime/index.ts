@@ -31,3 +31,7 @@ export * from './migrations';
 export type { Knex } from 'knex';
 export * from './m2m';
 export * from './catalogue';
+export * from './logging';
+export * from './cors';
+export * from './metrics';
+export * from './cluster';

@@ -5,6 +5,12 @@
  * The runtime has a few tables of its own (today: the refresh tokens already used, see tokens.ts),
  * created by its own migrations, recorded apart in `svc_runtime_migrations` so that the generated
  * migrations, their names and their rollbacks stay exactly what the specs call for.
+ *
+ * Any number of instances may start at once on one database: migrating holds a lock, so one
+ * instance applies the pending migrations while the others wait, then find nothing left to apply.
+ * On PostgreSQL the lock is an advisory lock held by a transaction open for the whole run; on SQLite
+ * an exclusive transaction on a small database beside the service's (`<file>.migrate-lock`), held
+ * by its own connection. Either is released when the run ends, or when its process dies.
  */
 import type { Knex } from 'knex';
 import { dialectOf, type Db } from './db';
@@ -76,11 +82,61 @@ export const RUNTIME_MIGRATIONS: readonly Migration[] = [
   },
 ];
 
+/** The PostgreSQL advisory lock key of migrating, the same for every service (they wait in turn). */
+const PG_LOCK_KEY = 'svc_migrations';
+/** How long an instance waits for another's SQLite migration before giving up. */
+const SQLITE_LOCK_WAIT_MS = 120_000;
+
+/**
+ * The exclusive transaction is tried without waiting and tried again every 50 ms: waiting inside
+ * SQLite would block the event loop, and with it a run of this same process holding the lock.
+ */
+async function withSqliteLock<T>(file: string, run: () => Promise<T>): Promise<T> {
+  const Database = require('better-sqlite3') as new (file: string, options: { timeout: number }) => { exec(sql: string): void; close(): void };
+  const lock = new Database(`${file}.migrate-lock`, { timeout: 0 });
+  try {
+    const deadline = Date.now() + SQLITE_LOCK_WAIT_MS;
+    for (;;) {
+      try {
+        lock.exec('BEGIN EXCLUSIVE');
+        break;
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== 'SQLITE_BUSY') throw err;
+        if (Date.now() > deadline) throw new Error(`migrations: another process has been migrating ${file} for ${SQLITE_LOCK_WAIT_MS / 1000} s`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
+    try {
+      return await run();
+    } finally {
+      lock.exec('COMMIT');
+    }
+  } finally {
+    lock.close();
+  }
+}
+
+/** Runs `run` holding the database's migration lock (see the top of this file). */
+export async function withMigrationLock<T>(db: Db, run: () => Promise<T>): Promise<T> {
+  if (dialectOf(db) === 'postgres') {
+    return db.transaction(async (trx) => {
+      await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [PG_LOCK_KEY]);
+      return run();
+    });
+  }
+  const file = (db.client.config.connection as { filename?: string } | undefined)?.filename;
+  return !file || file === ':memory:' ? run() : withSqliteLock(file, run);
+}
+
 /**
  * Applies every pending migration (all in one transaction), then the runtime's own pending
- * migrations; returns the names of the service's migrations applied.
+ * migrations, holding the migration lock; returns the names of the service's migrations applied.
  */
-export async function migrateLatest(db: Db, migrations: readonly Migration[]): Promise<string[]> {
+export function migrateLatest(db: Db, migrations: readonly Migration[]): Promise<string[]> {
+  return withMigrationLock(db, () => applyPending(db, migrations));
+}
+
+async function applyPending(db: Db, migrations: readonly Migration[]): Promise<string[]> {
   const [, applied] = (await withSqliteForeignKeysDeferred(db, (config) =>
     db.migrate.latest({ ...config, migrationSource: migrationSource(migrations) }),
   )) as [number, string[]];
@@ -89,10 +145,12 @@ export async function migrateLatest(db: Db, migrations: readonly Migration[]): P
   return applied;
 }
 
-/** Reverts the last batch; returns the names reverted. */
-export async function migrateRollback(db: Db, migrations: readonly Migration[]): Promise<string[]> {
-  const [, reverted] = (await withSqliteForeignKeysDeferred(db, (config) =>
-    db.migrate.rollback({ ...config, migrationSource: migrationSource(migrations) }),
-  )) as [number, string[]];
-  return reverted;
+/** Reverts the last batch, holding the migration lock; returns the names reverted. */
+export function migrateRollback(db: Db, migrations: readonly Migration[]): Promise<string[]> {
+  return withMigrationLock(db, async () => {
+    const [, reverted] = (await withSqliteForeignKeysDeferred(db, (config) =>
+      db.migrate.rollback({ ...config, migrationSource: migrationSource(migrations) }),
+    )) as [number, string[]];
+    return reverted;
+  });
 }

@@ -4,6 +4,7 @@
  * it starts and once when it ends (at the first query that succeeds after it), not once per request,
  * and the service recovers by itself: the pool opens new connections as soon as the database answers.
  */
+import type { Request } from 'express';
 import type { Db } from './db';
 
 /** Node's socket errors: the server refused, dropped or never answered the connection. */
@@ -66,7 +67,8 @@ export class OutageMonitor {
   private unavailable = 0;
   private readonly started = new Set<unknown>();
 
-  constructor(db: Db, private readonly log: (message: string) => void) {
+  /** `log` gets the request that found the outage with its start, for its id. */
+  constructor(db: Db, private readonly log: (message: string, req?: Request) => void) {
     db.on('query', (query: { __knexQueryUid?: unknown }) => {
       if (this.since !== undefined && this.started.size < 10_000) this.started.add(query.__knexQueryUid);
     });
@@ -84,12 +86,12 @@ export class OutageMonitor {
   }
 
   /** A request failed because the database cannot be reached; the first one logs the start. */
-  failed(err: unknown): void {
+  failed(err: unknown, req?: Request): void {
     this.unavailable += 1;
     if (this.since !== undefined) return;
     this.since = Date.now();
     this.unavailable = 1;
-    this.log(`database outage: ${describe(err)}; answering 503 Service Unavailable until the database answers again`);
+    this.log(`database outage: ${describe(err)}; answering 503 Service Unavailable until the database answers again`, req);
   }
 
   private recovered(): void {

@@ -58,7 +58,7 @@ export function appView(model: ServiceModel, ctx: RenderContext) {
   const imports = new Imports(runtimeFrom(ctx, 0));
   imports.type('express', 'Express');
   for (const name of ['createApi', 'createServiceContext', 'loadSettings', 'TokenService']) imports.runtime(name);
-  for (const name of ['Db', 'KeyPair', 'Route', 'ServiceContext', 'Settings']) imports.runtimeType(name);
+  for (const name of ['CorsSettings', 'Db', 'KeyPair', 'Logger', 'Metrics', 'Route', 'ServiceContext', 'Settings']) imports.runtimeType(name);
   const hooks = () => imports.namespace(hookModuleFrom(ctx, model.hooks!, 0), 'hooks');
   const handlers = model.exceptionHandlers.map((h) => {
     const exception = isBuiltinException(h.exception) ? imports.runtime(h.exception) : `${hooks()}.${h.exception}`;
@@ -87,7 +87,22 @@ const CREATEUSER_FIELDS = ['username', 'email', 'password', 'is_active', 'is_sta
 
 export function mainView(model: ServiceModel, ctx: RenderContext) {
   const imports = new Imports(runtimeFrom(ctx, 0));
-  for (const name of ['ConfigurationError', 'connect', 'errorLine', 'listenAddress', 'loadKeys', 'loadSettings', 'migrateLatest', 'startServer']) {
+  for (const name of [
+    'ConfigurationError',
+    'connect',
+    'corsSettings',
+    'createLogger',
+    'errorLine',
+    'isClusterWorker',
+    'listenAddress',
+    'loadKeys',
+    'loadSettings',
+    'migrateLatest',
+    'runPrimary',
+    'shutdownSignals',
+    'startServer',
+    'workerCount',
+  ]) {
     imports.runtime(name);
   }
   imports.runtimeType('Db');

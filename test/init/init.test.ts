@@ -102,9 +102,14 @@ describe('svcgen init', () => {
   it('scaffolds a project that installs, passes its own tests, starts, and takes a migration', async () => {
     const init = run(process.execPath, [path.join(ROOT, 'bin/svcgen'), 'init', dir], ROOT);
     expect(init.status).toBe(0);
-    for (const f of ['package.json', 'README.md', '.gitignore', 'tsconfig.json', 'specs/service.yaml', 'specs/resources/notes.yaml', 'specs/hooks/notes.ts', 'test/smoke.test.js']) {
+    for (const f of ['package.json', 'README.md', '.gitignore', 'tsconfig.json', 'specs/service.yaml', 'specs/resources/notes.yaml', 'specs/hooks/notes.ts', 'test/smoke.test.js', 'Dockerfile', 'compose.yaml', '.dockerignore']) {
       expect({ f, exists: fs.existsSync(path.join(dir, f)) }).toEqual({ f, exists: true });
     }
+    // The image and compose file take svcgen from where the project's dependency points.
+    const relative = path.relative(dir, ROOT).split(path.sep).join('/');
+    expect(fs.readFileSync(path.join(dir, 'Dockerfile'), 'utf8')).toContain(`docker build --build-context svcgen=${relative} -t field-notes .`);
+    expect(fs.readFileSync(path.join(dir, 'compose.yaml'), 'utf8')).toContain(`        svcgen: ${relative}\n`);
+    expect(fs.readFileSync(path.join(dir, 'compose.yaml'), 'utf8')).toContain('DATABASE_URL: postgres://field_notes:field_notes@db:5432/field_notes');
     expect(fs.existsSync(path.join(dir, 'generated/migrations/0001_initial.ts'))).toBe(true);
     const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
     expect(pkg.name).toBe('field-notes');

@@ -2,17 +2,24 @@
  * Starting the generated services against a test database: migrate, then build the Express app.
  */
 import type { Express } from 'express';
-import { loadSettings, migrateLatest, type Migration, type ServiceContext, type Settings } from '../../runtime';
+import { loadSettings, migrateLatest, type CorsSettings, type Logger, type Metrics, type Migration, type ServiceContext, type Settings } from '../../runtime';
 import { createDatabase, type Dialect, type TestDatabase } from './databases';
 import { testKeys } from './keys';
 
 interface GeneratedService {
-  createService(options: { db: TestDatabase['db']; keys: ReturnType<typeof testKeys>; settings?: Settings; logError?: (e: unknown) => void }): {
+  createService(options: { db: TestDatabase['db']; keys: ReturnType<typeof testKeys>; settings?: Settings; logError?: (e: unknown) => void } & ServiceExtras): {
     app: Express;
     context: ServiceContext;
   };
   migrations: Migration[];
   defaults: Settings;
+}
+
+/** What a test may give the service beyond its settings; a `logger` also receives the errors (`errors` stays empty). */
+export interface ServiceExtras {
+  logger?: Logger;
+  cors?: CorsSettings;
+  metrics?: Metrics | false;
 }
 
 export interface RunningService {
@@ -25,17 +32,18 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-async function start(generated: GeneratedService, dialect: Dialect, overrides: Partial<Settings> = {}): Promise<RunningService> {
+async function start(generated: GeneratedService, dialect: Dialect, overrides: Partial<Settings> = {}, extras: ServiceExtras = {}): Promise<RunningService> {
   const database = await createDatabase(dialect);
   await migrateLatest(database.db, generated.migrations);
   const settings = loadSettings(generated.defaults, {}, overrides);
   const errors: unknown[] = [];
-  const { app, context } = generated.createService({ db: database.db, keys: testKeys(), settings, logError: (e) => errors.push(e) });
+  const logError = extras.logger ? undefined : (e: unknown) => errors.push(e);
+  const { app, context } = generated.createService({ db: database.db, keys: testKeys(), settings, logError, ...extras });
   return { app, context, database, settings, errors, close: () => database.drop() };
 }
 
 /** The blog in `generated/`. */
-export function startBlog(dialect: Dialect, overrides: Partial<Settings> = {}): Promise<RunningService> {
+export function startBlog(dialect: Dialect, overrides: Partial<Settings> = {}, extras: ServiceExtras = {}): Promise<RunningService> {
   return start(
     {
       createService: require('../../generated/app').createService,
@@ -44,6 +52,7 @@ export function startBlog(dialect: Dialect, overrides: Partial<Settings> = {}): 
     },
     dialect,
     overrides,
+    extras,
   );
 }
 

@@ -2,11 +2,14 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import type { Express } from 'express';
 import {
+  type CorsSettings,
   createApi,
   createServiceContext,
   type Db,
   type KeyPair,
   loadSettings,
+  type Logger,
+  type Metrics,
   type Route,
   type ServiceContext,
   type Settings,
@@ -22,7 +25,14 @@ export interface ServiceOptions {
   keys: KeyPair;
   /** Defaults to the spec's settings with `SVC_*` environment variables applied. */
   settings?: Settings;
+  /** Request logs, and errors with their request's id; defaults to `createLogger()` (`SVC_LOG_LEVEL`, `NODE_ENV`). */
+  logger?: Logger;
+  /** Takes over the logging of unhandled errors and database outages from `logger`. */
   logError?: (error: unknown) => void;
+  /** Defaults to the `SVC_CORS_*` variables: no cross-origin access unless `SVC_CORS_ORIGINS` lists origins. */
+  cors?: CorsSettings;
+  /** Served at `/metrics`; `false` serves none. Defaults to the database's and the requests' when `SVC_METRICS` is true. */
+  metrics?: Metrics | false;
 }
 
 export interface Service {
@@ -48,7 +58,10 @@ export function createService(options: ServiceOptions): Service {
     db: options.db,
     routes,
     exceptionHandlers: [],
+    logger: options.logger,
     logError: options.logError,
+    cors: options.cors,
+    metrics: options.metrics,
   });
   return { app, context };
 }

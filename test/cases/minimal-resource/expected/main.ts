@@ -3,13 +3,19 @@
 import {
   ConfigurationError,
   connect,
+  corsSettings,
+  createLogger,
   type Db,
   errorLine,
+  isClusterWorker,
   listenAddress,
   loadKeys,
   loadSettings,
   migrateLatest,
+  runPrimary,
+  shutdownSignals,
   startServer,
+  workerCount,
 } from '../../../../runtime';
 import { createService } from './app';
 import { migrations } from './migrations';
@@ -21,7 +27,8 @@ const USAGE = `usage: node main.js [serve|migrate]
   migrate     apply pending migrations and exit
 
 Environment: DATABASE_URL (unset: SQLite file ${DEFAULT_SQLITE_FILE}; sqlite:PATH; postgres://...),
-HOST, PORT, NODE_ENV, SVC_JWT_PRIVATE_KEY_FILE, SVC_JWT_PUBLIC_KEY_FILE and the SVC_* settings.`;
+HOST, PORT, NODE_ENV, SVC_JWT_PRIVATE_KEY_FILE, SVC_JWT_PUBLIC_KEY_FILE, SVC_WORKERS, SVC_LOG_LEVEL,
+SVC_METRICS, SVC_CORS_* and the SVC_* settings.`;
 
 async function main(argv: string[]): Promise<number> {
   const command = argv[0] ?? 'serve';
@@ -53,11 +60,15 @@ async function openDatabase(log: (message: string) => void): Promise<Db> {
 
 /**
  * Serves until SIGINT or SIGTERM, then lets the requests in flight finish (SVC_SHUTDOWN_TIMEOUT),
- * closes the database and exits 0. Keys come first: in production, missing keys stop the start
- * before the database is touched. A start that fails prints one line and exits 1.
+ * closes the database and exits 0. The settings and the keys are checked first: in production,
+ * missing keys stop the start before the database is touched. A start that fails prints one line
+ * and exits 1. With SVC_WORKERS > 1 this process migrates, then runs the workers, which serve.
  */
 async function serve(): Promise<number> {
   const settings = loadSettings(DEFAULT_SETTINGS);
+  const logger = createLogger();
+  const cors = corsSettings();
+  const workers = workerCount();
   const keys = loadKeys({
     privateKeyFile: process.env.SVC_JWT_PRIVATE_KEY_FILE,
     publicKeyFile: process.env.SVC_JWT_PUBLIC_KEY_FILE,
@@ -67,18 +78,25 @@ async function serve(): Promise<number> {
   const { host, port } = listenAddress(process.env);
   let db: Db;
   try {
-    db = await openDatabase(console.log);
+    // The primary (or the single process) has applied the migrations before any worker starts.
+    db = isClusterWorker() ? connect(process.env.DATABASE_URL, DEFAULT_SQLITE_FILE) : await openDatabase(console.log);
   } catch (err) {
     console.error(`cannot open the database: ${errorLine(err)}`);
     return 1;
   }
-  const { app } = createService({ db, keys, settings });
+  if (workers > 1 && !isClusterWorker()) {
+    await db.destroy();
+    console.log(`Notes API: starting ${workers} workers on http://${host}:${port}`);
+    return runPrimary({ workers, log: console.log });
+  }
+  const { app } = createService({ db, keys, settings, logger, cors });
   try {
     const server = await startServer(app, {
       host,
       port,
       shutdownTimeoutMs: settings.SVC_SHUTDOWN_TIMEOUT * 1000,
       onClose: () => db.destroy(),
+      signals: shutdownSignals(),
     });
     console.log(`Notes API listening on http://${host}:${server.port} (docs: http://${host}:${server.port}/docs)`);
     await server.closed;

@@ -1,0 +1,124 @@
+/**
+ * Request logs: one JSON line per request through pino, and request ids.
+ *
+ * - A request's id is its `X-Request-Id` header when that is 1 to 128 characters among letters,
+ *   digits and `-` `_` `.` `:` `@` `/` `+` `=`; otherwise a new UUID. The response echoes it in
+ *   `X-Request-Id`, and every line logged about the request carries it as `reqId`.
+ * - When the response is finished (or the connection closed first), one line at level `info`:
+ *   `{time, reqId, method, route, status, durationMs, userId?, msg: "request"}`. `route` is the
+ *   route's pattern (`/api/articles/:pk/`), never the URL: no ids, query strings or tokens end up in
+ *   the logs; a request no route matched has no `route`. Headers and bodies are never logged.
+ * - `createLogger` reads `SVC_LOG_LEVEL` (`fatal`, `error`, `warn`, `info`, `debug`, `trace`,
+ *   `silent`; default `info`) and writes JSON lines to stdout, or readable colored lines through
+ *   pino-pretty when `NODE_ENV` is `development` (and pino-pretty is installed).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Request, RequestHandler, Response } from 'express';
+import pino, { type DestinationStream, type Logger } from 'pino';
+import { ConfigurationError } from './settings';
+
+export type { Logger } from 'pino';
+
+declare global {
+  namespace Express {
+    interface Request {
+      /** The request's id: its valid `X-Request-Id`, or a generated UUID. */
+      id?: string;
+    }
+  }
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** What an `X-Request-Id` from a client may be; anything else is replaced by a new id. */
+export const REQUEST_ID_PATTERN = /^[A-Za-z0-9\-_.:@/+=]{1,128}$/;
+
+/** `SVC_LOG_LEVEL`, checked. */
+export function logLevelOf(env: NodeJS.ProcessEnv = process.env): LogLevel {
+  const raw = env.SVC_LOG_LEVEL?.trim().toLowerCase() || 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(raw)) {
+    throw new ConfigurationError(`SVC_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${env.SVC_LOG_LEVEL}"`);
+  }
+  return raw as LogLevel;
+}
+
+/** Whether `NODE_ENV` asks for development output. */
+export function isDevelopment(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.NODE_ENV?.trim().toLowerCase() === 'development';
+}
+
+/** pino-pretty's stream when it can be loaded (it is a development dependency). */
+function prettyStream(): DestinationStream | undefined {
+  try {
+    const pretty = require('pino-pretty') as (options: object) => DestinationStream;
+    return pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The service's logger as the environment sets it up; `destination` replaces stdout (tests capture
+ * the lines there). ISO times; no `pid` or `hostname` (the platform adds where a line came from).
+ */
+export function createLogger(env: NodeJS.ProcessEnv = process.env, destination?: DestinationStream): Logger {
+  const options = { level: logLevelOf(env), base: undefined, timestamp: pino.stdTimeFunctions.isoTime };
+  const stream = destination ?? (isDevelopment(env) ? prettyStream() : undefined);
+  return stream ? pino(options, stream) : pino(options);
+}
+
+/** The request's id: the client's `X-Request-Id` when it is valid, a new UUID otherwise. */
+export function requestIdOf(req: Request): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
+}
+
+/** The pattern of the route that served `req` (with the base path), or undefined when none matched. */
+export type RoutePatternOf = (req: Request) => string | undefined;
+
+export interface RequestLogOptions {
+  logger: Logger;
+  routeOf: RoutePatternOf;
+  /** Called once per request with what was logged (metrics count requests from it). */
+  onFinish?: (req: Request, res: Response, route: string | undefined, seconds: number) => void;
+}
+
+/**
+ * Gives each request its id (`req.id`, the `X-Request-Id` response header) and logs one line when
+ * it ends. The line is built once, from fields read off the request: no child logger, no closure
+ * beyond the one listener.
+ */
+export function requestLogging({ logger, routeOf, onFinish }: RequestLogOptions): RequestHandler {
+  const logs = logger.isLevelEnabled('info');
+  return (req, res, next) => {
+    const started = performance.now();
+    const id = requestIdOf(req);
+    req.id = id;
+    res.setHeader('X-Request-Id', id);
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      const ms = performance.now() - started;
+      const route = routeOf(req);
+      // A response cut off before its head was sent has no status a client saw.
+      const status = res.headersSent ? res.statusCode : 0;
+      if (logs) {
+        logger.info(
+          { reqId: id, method: req.method, route, status, durationMs: Math.round(ms * 100) / 100, userId: req.auth?.id },
+          'request',
+        );
+      }
+      onFinish?.(req, res, route, ms / 1000);
+    };
+    res.once('finish', finish);
+    res.once('close', finish);
+    next();
+  };
+}
+
+/** Logs an error about a request, with the request's id. */
+export function logRequestError(logger: Logger, req: Request | undefined, err: unknown, message: string): void {
+  logger.error({ reqId: req?.id, err }, message);
+}

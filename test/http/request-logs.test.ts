@@ -1,0 +1,205 @@
+/**
+ * Request logs: one JSON line per request with its id, route pattern, status and user; the id
+ * echoed in `X-Request-Id` and carried by error lines; never a password or a token.
+ */
+import { spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+import express from 'express';
+import request from 'supertest';
+import { ConfigurationError, connect, createApi, createLogger, loadSettings, logLevelOf, type Logger } from '../../runtime';
+import { DIALECTS } from '../support/databases';
+import { testKeys } from '../support/keys';
+import { startBlog, type RunningService } from '../support/services';
+
+const { createService } = require('../../generated/app');
+const { DEFAULT_SETTINGS } = require('../../generated/settings');
+
+const root = path.resolve(__dirname, '../..');
+
+type Line = Record<string, unknown>;
+
+/** A logger at `level` whose lines are kept, as written, in `raw` and parsed in `lines`. */
+function capture(level = 'info'): { logger: Logger; lines: Line[]; raw: string[] } {
+  const raw: string[] = [];
+  const lines: Line[] = [];
+  const logger = createLogger({ SVC_LOG_LEVEL: level }, {
+    write(text: string) {
+      raw.push(text);
+      lines.push(JSON.parse(text));
+    },
+  });
+  return { logger, lines, raw };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+describe('SVC_LOG_LEVEL', () => {
+  it('defaults to info and refuses unknown levels', () => {
+    expect(logLevelOf({})).toBe('info');
+    expect(logLevelOf({ SVC_LOG_LEVEL: 'WARN' })).toBe('warn');
+    expect(() => logLevelOf({ SVC_LOG_LEVEL: 'verbose' })).toThrow(
+      new ConfigurationError('SVC_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "verbose"'),
+    );
+  });
+});
+
+describe('output', () => {
+  const print = (env: Record<string, string>) =>
+    spawnSync(process.execPath, ['-r', path.join(root, 'register.js'), '-e', "require('./runtime').createLogger().info({ reqId: 'r-1', status: 200 }, 'request')"], {
+      cwd: root,
+      env: { ...process.env, SVC_LOG_LEVEL: 'info', ...env },
+      encoding: 'utf8',
+    }).stdout;
+
+  it('is one JSON line on stdout, and readable lines with NODE_ENV=development', () => {
+    const { time, ...line } = JSON.parse(print({ NODE_ENV: 'production' }));
+    expect(line).toEqual({ level: 30, reqId: 'r-1', status: 200, msg: 'request' });
+    expect(typeof time).toBe('string');
+    // pino-pretty: `[HH:MM:ss.l] INFO: request` and the fields below, indented.
+    const pretty = print({ NODE_ENV: 'development', NO_COLOR: '1', FORCE_COLOR: '0' }).replace(/\x1b\[[0-9;]*m/g, '');
+    expect(pretty).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: request\n\s+reqId: "r-1"\n\s+status: 200\n$/);
+  });
+});
+
+describe.each(DIALECTS)('request logs (%s)', (dialect) => {
+  let svc: RunningService;
+  let log: ReturnType<typeof capture>;
+
+  beforeAll(async () => {
+    log = capture();
+    svc = await startBlog(dialect, {}, { logger: log.logger });
+  });
+  afterAll(() => svc.close());
+  beforeEach(() => {
+    log.lines.length = 0;
+    log.raw.length = 0;
+  });
+
+  it('logs one line per request with the id from X-Request-Id, echoed in the response', async () => {
+    const res = await request(svc.app).get('/api/articles/?page=1').set('X-Request-Id', 'req-42.abc');
+    expect(res.status).toBe(200);
+    expect(res.headers['x-request-id']).toBe('req-42.abc');
+    expect(log.lines).toHaveLength(1);
+    const { time, durationMs, ...rest } = log.lines[0];
+    expect(rest).toEqual({ level: 30, reqId: 'req-42.abc', method: 'GET', route: '/api/articles/', status: 200, msg: 'request' });
+    expect(new Date(time as string).toISOString()).toBe(time);
+    expect(typeof durationMs).toBe('number');
+  });
+
+  it('logs the route pattern, not the URL, and no route when none matched', async () => {
+    await request(svc.app).get('/api/articles/12345/');
+    await request(svc.app).get('/api/nowhere/secret-value');
+    expect(log.lines.map(({ route, status }) => ({ route, status }))).toEqual([
+      { route: '/api/articles/:pk/', status: 404 },
+      { route: undefined, status: 404 },
+    ]);
+    expect(log.raw.join('')).not.toContain('12345');
+    expect(log.raw.join('')).not.toContain('secret-value');
+  });
+
+  it.each([
+    ['too long', 'x'.repeat(129)],
+    ['with a space', 'a b'],
+    ['with a quote', 'a"b'],
+  ])('replaces an X-Request-Id %s with a new UUID', async (_what, given) => {
+    const res = await request(svc.app).get('/api/health').set('X-Request-Id', given);
+    expect(res.headers['x-request-id']).toMatch(UUID);
+    expect(log.lines[0].reqId).toBe(res.headers['x-request-id']);
+  });
+
+  it('gives every request its own id when none is sent', async () => {
+    const a = await request(svc.app).get('/api/health');
+    const b = await request(svc.app).get('/api/health');
+    expect(a.headers['x-request-id']).toMatch(UUID);
+    expect(b.headers['x-request-id']).toMatch(UUID);
+    expect(a.headers['x-request-id']).not.toBe(b.headers['x-request-id']);
+    expect(log.lines.map((l) => l.reqId)).toEqual([a.headers['x-request-id'], b.headers['x-request-id']]);
+  });
+
+  it('never logs a password, a token or a body; logs the user id of authenticated requests', async () => {
+    const password = 'Correct-Horse-42';
+    const reg = await request(svc.app).post('/api/auth/register/').send({ username: 'logged', email: 'logged@example.com', password });
+    expect(reg.status).toBe(201);
+    const login = await request(svc.app).post('/api/auth/login/').send({ username: 'logged', password });
+    expect(login.status).toBe(200);
+    const wrong = await request(svc.app).post('/api/auth/login/').send({ username: 'logged', password: 'Wrong-Password-1' });
+    expect(wrong.status).toBe(401);
+    const me = await request(svc.app).get('/api/auth/me/').set('Authorization', `Bearer ${login.body.access_token}`);
+    expect(me.status).toBe(200);
+    const refresh = await request(svc.app).post('/api/auth/refresh/').send({ refresh_token: login.body.refresh_token });
+    expect(refresh.status).toBe(200);
+    const bad = await request(svc.app).get('/api/auth/me/').set('Authorization', 'Bearer not-a-token-but-secret');
+    expect(bad.status).toBe(401);
+
+    expect(log.lines.map(({ route, status, userId }) => ({ route, status, userId }))).toEqual([
+      { route: '/api/auth/register/', status: 201, userId: undefined },
+      { route: '/api/auth/login/', status: 200, userId: undefined },
+      { route: '/api/auth/login/', status: 401, userId: undefined },
+      { route: '/api/auth/me/', status: 200, userId: me.body.id },
+      { route: '/api/auth/refresh/', status: 200, userId: undefined },
+      { route: '/api/auth/me/', status: 401, userId: undefined },
+    ]);
+    const text = log.raw.join('');
+    for (const secret of [
+      password,
+      'Wrong-Password-1',
+      'not-a-token-but-secret',
+      reg.body.access_token,
+      reg.body.refresh_token,
+      login.body.access_token,
+      login.body.refresh_token,
+      refresh.body.access_token,
+      refresh.body.refresh_token,
+      'logged@example.com',
+    ]) {
+      expect(text).not.toContain(secret);
+    }
+  });
+});
+
+describe('error lines carry the request id', () => {
+  it('logs an unhandled error with its stack and the request id, and answers 500', async () => {
+    const log = capture();
+    const db = connect('sqlite::memory:', '');
+    const app = createApi({
+      title: 'T',
+      version: '1',
+      basePath: '/api',
+      settings: loadSettings(DEFAULT_SETTINGS, {}),
+      db,
+      logger: log.logger,
+      routes: [{ method: 'get', path: '/boom/', handlers: [() => { throw new Error('kaboom'); }] }],
+    });
+    const res = await request(app).get('/api/boom/').set('X-Request-Id', 'boom-1');
+    await db.destroy();
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual({ detail: 'Internal Server Error' });
+    const [error, line] = log.lines;
+    expect(error).toMatchObject({ level: 50, reqId: 'boom-1', msg: 'unhandled error', err: { type: 'Error', message: 'kaboom' } });
+    expect((error.err as { stack: string }).stack).toMatch(/^Error: kaboom\n\s+at /);
+    expect(line).toMatchObject({ level: 30, reqId: 'boom-1', route: '/api/boom/', status: 500, msg: 'request' });
+  });
+
+  it('logs the start of a database outage with the id of the request that met it', async () => {
+    const log = capture();
+    const db = connect('postgres://postgres@127.0.0.1:1/nothing', '');
+    const { app } = createService({ db, keys: testKeys(), settings: loadSettings(DEFAULT_SETTINGS, {}), logger: log.logger });
+    const res = await request(app).get('/api/categories/').set('X-Request-Id', 'outage-1');
+    await db.destroy();
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual({ detail: 'Service Unavailable' });
+    expect(log.lines[0]).toMatchObject({ level: 50, reqId: 'outage-1' });
+    expect(log.lines[0].msg).toMatch(/^database outage: .*ECONNREFUSED/);
+    expect(log.lines[1]).toMatchObject({ reqId: 'outage-1', route: '/api/categories/', status: 503 });
+  });
+
+  it('logs nothing below the level: warn keeps the errors, not the request lines', async () => {
+    const log = capture('warn');
+    const db = connect('sqlite::memory:', '');
+    const app = express();
+    app.use(createApi({ title: 'T', version: '1', basePath: '', settings: loadSettings(DEFAULT_SETTINGS, {}), db, logger: log.logger, routes: [] }));
+    expect((await request(app).get('/nothing')).status).toBe(404);
+    await db.destroy();
+    expect(log.lines).toEqual([]);
+  });
+});
