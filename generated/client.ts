@@ -274,6 +274,12 @@ export interface ClientOptions {
 }
 
 export interface RequestOptions {
+  /**
+   * The token of this request instead of the client's (`null`: none), with no `onUnauthorized`
+   * retry. Public endpoints still refuse a token that is no longer valid, so `onUnauthorized`
+   * calls the refresh endpoint with `{ token: null }`.
+   */
+  token?: Token;
   /** Aborts the request: the call rejects with the signal's reason. */
   signal?: AbortSignal;
   /** Headers added to the request. */
@@ -357,8 +363,9 @@ export function createClient(options: ClientOptions) {
   }
 
   async function send<T>(call: Call, request: RequestOptions | undefined): Promise<T> {
-    let response = await attempt(call, request, await currentToken());
-    if (response.status === 401) {
+    const own = request !== undefined && 'token' in request;
+    let response = await attempt(call, request, own ? request.token : await currentToken());
+    if (response.status === 401 && !own) {
       const fresh = await refreshed();
       if (fresh) response = await attempt(call, request, fresh);
     }
