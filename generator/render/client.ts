@@ -277,7 +277,7 @@ export function clientView(model: ServiceModel, ctx: RenderContext) {
     seen.set(m.name, m.name);
   }
   return {
-    header: header(`${ctx.specsName}/`),
+    header: header(`${ctx.specsName}/service.yaml`),
     title: docLine(`${model.title} (version ${model.version})`),
     basePath: model.basePath,
     appendSlash: model.settings.SVC_APPEND_SLASH === true,
