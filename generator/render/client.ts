@@ -9,7 +9,7 @@ import type { Endpoint, Operation, Pagination, Relation, Resource, SchemaModel, 
 import { camelCase, docLine, pascalCase, str } from '../names';
 import { header, type RenderContext } from './context';
 import { aOrAn } from './english';
-import { propertyKey, schemaMembers, tsQueryParam, type InterfaceMember } from './typescript';
+import { JSON_VALUE, propertyKey, schemaMembers, tsQueryParam, type InterfaceMember } from './typescript';
 
 interface TypeView {
   doc: string;
@@ -36,6 +36,7 @@ interface Helpers {
   pageNumberQuery: boolean;
   limitOffsetQuery: boolean;
   m2m: boolean;
+  json: boolean;
 }
 
 /** Names a path parameter cannot take: the method's other parameters and JavaScript's reserved words. */
@@ -55,7 +56,7 @@ const STATUS_WITHOUT_BODY = 204;
 class ClientBuilder {
   readonly types: TypeView[] = [];
   readonly methods: MethodView[] = [];
-  readonly helpers: Helpers = { page: false, resultsPage: false, pageNumberQuery: false, limitOffsetQuery: false, m2m: false };
+  readonly helpers: Helpers = { page: false, resultsPage: false, pageNumberQuery: false, limitOffsetQuery: false, m2m: false, json: false };
   private readonly schemaNames = new Set<string>();
 
   /** The interface of a schema, declared once; returns its name. */
@@ -271,6 +272,7 @@ export function clientView(model: ServiceModel, ctx: RenderContext) {
     for (const rel of r.relations) relationMethods(rel, r, model, b);
     for (const e of r.endpoints) endpointMethod(e, b);
   }
+  b.helpers.json = b.types.some((t) => t.members?.some((m) => new RegExp(`\\b${JSON_VALUE}\\b`).test(m.line)));
   const seen = new Map<string, string>();
   for (const m of b.methods) {
     if (seen.has(m.name)) throw new Error(`client: two operations are both named ${m.name} in camel case`);

@@ -17,6 +17,9 @@ function choicesType(choices: (string | number)[]): string {
   return [...new Set(choices)].map((c) => literal(c)).join(' | ');
 }
 
+/** Any JSON value: the client's own type, declared once when a request field uses it. */
+export const JSON_VALUE = 'JsonValue';
+
 /** What the server accepts for one value of `kind`. */
 function inputValue(kind: ValueKind, sf: SchemaField): string {
   if (sf.choices) return choicesType(sf.choices);
@@ -31,7 +34,7 @@ function inputValue(kind: ValueKind, sf: SchemaField): string {
     case 'bool':
       return 'boolean';
     case 'json':
-      return 'unknown';
+      return JSON_VALUE;
     case 'list':
       return 'unknown[]';
     default:
@@ -62,8 +65,8 @@ function outputValue(kind: ValueKind, sf: SchemaField): string {
 }
 
 const listOf = (item: string) => (/^[A-Za-z0-9_$]+$/.test(item) ? `${item}[]` : `(${item})[]`);
-// `unknown` already includes null.
-const orNull = (type: string, sf: SchemaField) => (sf.nullable && type !== 'unknown' ? `${type} | null` : type);
+// `unknown` and any JSON value already include null.
+const orNull = (type: string, sf: SchemaField) => (sf.nullable && type !== 'unknown' && type !== JSON_VALUE ? `${type} | null` : type);
 
 /** The type of a request field. */
 export function tsInput(sf: SchemaField): string {

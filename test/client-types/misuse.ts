@@ -1,6 +1,6 @@
 /**
  * Calls of the blog's generated client, right and wrong: each wrong one sits under a
- * `// @ts-expect-error TSxxxx` line naming the error it must produce. `client-misuse.test.ts`
+ * `// @ts-expect-error TSxxxx` line naming the error it must produce. `misuse.test.ts`
  * compiles this file as it is (no error) and without those lines (exactly the named errors, each
  * on the line below its directive). Nothing here runs.
  */
