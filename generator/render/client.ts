@@ -248,6 +248,25 @@ function endpointMethod(e: Endpoint, b: ClientBuilder) {
   b.method({ operationId: e.operationId, summary: e.summary ?? e.handler, method: e.method, ...endpointPath(e), body, query, returns });
 }
 
+/** The names the client file declares itself, besides the schemas and the types of its methods. */
+const OWN_NAMES = ['ApiError', 'Call', 'Client', 'ClientOptions', 'ErrorBody', 'JsonValue', 'LimitOffsetQuery', 'M2MSchemaOut', 'Page', 'PageNumberQuery', 'QueryValue', 'RequestOptions', 'ResultsPage', 'Token', 'ValidationIssue'];
+
+/**
+ * Operation ids and schema names are checked before rendering; what the client adds to them (camel
+ * case, its own type names) must not make two of them one. A spec that does stops the build here.
+ */
+function checkNames(b: ClientBuilder): void {
+  const clash = (kind: string, names: string[]) => {
+    const seen = new Set<string>();
+    for (const name of names) {
+      if (seen.has(name)) throw new Error(`client.ts: two ${kind} are named ${name}; rename the schema or the operation in the specs`);
+      seen.add(name);
+    }
+  };
+  clash('methods', b.methods.map((m) => m.name));
+  clash('types', [...OWN_NAMES, ...b.types.map((t) => /^export (?:interface|type) (\w+)/.exec(t.declaration)![1])]);
+}
+
 export function clientView(model: ServiceModel, ctx: RenderContext) {
   const b = new ClientBuilder();
   // The service's endpoints first, then each resource's routes: the order the server registers them.
@@ -273,11 +292,7 @@ export function clientView(model: ServiceModel, ctx: RenderContext) {
     for (const e of r.endpoints) endpointMethod(e, b);
   }
   b.helpers.json = b.types.some((t) => t.members?.some((m) => new RegExp(`\\b${JSON_VALUE}\\b`).test(m.line)));
-  const seen = new Map<string, string>();
-  for (const m of b.methods) {
-    if (seen.has(m.name)) throw new Error(`client: two operations are both named ${m.name} in camel case`);
-    seen.set(m.name, m.name);
-  }
+  checkNames(b);
   return {
     header: header(`${ctx.specsName}/service.yaml`),
     title: docLine(`${model.title} (version ${model.version})`),
