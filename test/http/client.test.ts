@@ -1,15 +1,33 @@
 /**
- * The generated client (`generated/client.ts`) against the running blog, listening on a real port
- * so that the global `fetch` reaches it: auth, CRUD with filters and ordering, the publish action,
- * the tags relation, typed errors, the refresh-on-401 hook and aborted calls.
+ * The generated clients against the running services, listening on a real port so that the global
+ * `fetch` reaches them. The blog's (`generated/client.ts`): auth, CRUD with filters and ordering,
+ * the publish action, the tags relation, typed errors, the refresh-on-401 hook and aborted calls.
+ * The querying fixture's: list filters that take lists and ranges.
  * Real SQLite and PostgreSQL, whole bodies.
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApiError, createClient, type ArticleIn, type ClientOptions } from '../../generated/client';
+import { ApiError as QueryingApiError, createClient as createQueryingClient } from '../fixtures/querying/generated/client';
 import { accessClaims, ISO_DATETIME, makeUser, nowSeconds, signRs256, unique } from '../support/blog-fixtures';
 import { DIALECTS } from '../support/databases';
-import { startBlog, type RunningService } from '../support/services';
+import { insertRows } from '../support/fixtures';
+import { startBlog, startQuerying, type RunningService } from '../support/services';
+
+/** Serves a test service on a free port of the loopback interface: its base URL, and how to stop it. */
+async function listen(svc: RunningService, basePath: string): Promise<{ baseUrl: string; close(): Promise<void> }> {
+  const server = await new Promise<Server>((resolve) => {
+    const s = svc.app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}${basePath}`,
+    async close() {
+      // fetch keeps connections alive: close them, or the server would wait for them.
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
 
 /** What a call rejected with, for asserting on an expected failure. */
 async function failure(call: Promise<unknown>): Promise<unknown> {
@@ -31,18 +49,15 @@ async function apiError(call: Promise<unknown>): Promise<{ status: number; body:
 
 describe.each(DIALECTS)('generated client (%s)', (dialect) => {
   let svc: RunningService;
-  let server: Server;
+  let server: Awaited<ReturnType<typeof listen>>;
   let baseUrl: string;
   beforeAll(async () => {
     svc = await startBlog(dialect);
-    server = await new Promise<Server>((resolve) => {
-      const s = svc.app.listen(0, '127.0.0.1', () => resolve(s));
-    });
-    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`;
+    server = await listen(svc, '/api');
+    baseUrl = server.baseUrl;
   });
   afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await server.close();
     await svc.close();
   });
   afterEach(() => expect(svc.errors).toEqual([]));
@@ -238,5 +253,46 @@ describe.each(DIALECTS)('generated client (%s)', (dialect) => {
     const pending = api.listArticles({}, { signal: during.signal });
     during.abort();
     expect(await failure(pending)).toMatchObject({ name: 'AbortError' });
+  });
+});
+
+describe.each(DIALECTS)('generated client, list filters (%s)', (dialect) => {
+  let svc: RunningService;
+  let server: Awaited<ReturnType<typeof listen>>;
+  const ids: Record<string, number> = {};
+  beforeAll(async () => {
+    svc = await startQuerying(dialect);
+    server = await listen(svc, '');
+    const db = svc.database.db;
+    const genres = await insertRows(db, 'genres', [{ name: 'Pulp' }, { name: 'Poetry' }]);
+    const books: [string, number, string | null, string | null, number[]][] = [
+      ['Short', 10, '1950-01-01', 'A subtitle', [0]],
+      ['Middle', 20, '1995-06-15', null, [1]],
+      ['Long', 30, '2005-03-03', null, [0, 1]],
+    ];
+    for (const [title, pages, published_on, subtitle, genreIndexes] of books) {
+      const [id] = await insertRows(db, 'books', [{ title, pages, published_on, subtitle, added_at: '2024-01-01T00:00:00.000Z' }]);
+      ids[title] = Number(id);
+      for (const g of genreIndexes) await insertRows(db, 'books_genres', [{ book_id: id, genre_id: genres[g] }], 'book_id');
+    }
+  });
+  afterAll(async () => {
+    await server.close();
+    await svc.close();
+  });
+  afterEach(() => expect(svc.errors).toEqual([]));
+
+  const page = (...titles: string[]) => ({ items: titles.map((title) => ({ id: ids[title], title })), count: titles.length });
+
+  it('sends lists separated by commas, ranges as two values, and booleans and numbers as text', async () => {
+    const api = createQueryingClient({ baseUrl: server.baseUrl });
+    expect(await api.listBooks({ pages_in: [10, 30], ordering: 'id' })).toEqual(page('Short', 'Long'));
+    expect(await api.listBooks({ pages_range: [15, 30], ordering: '-title' })).toEqual(page('Middle', 'Long'));
+    expect(await api.listBooks({ published_between: ['1990-01-01', '2010-12-31'], ordering: 'id' })).toEqual(page('Middle', 'Long'));
+    expect(await api.listBooks({ genres: ['Poetry'], no_subtitle: true, ordering: ['title'] })).toEqual(page('Long', 'Middle'));
+    expect(await api.listBooks({ pages_gte: 20, ordering: 'id', page: 2, page_size: 1 })).toEqual({ ...page('Long'), count: 2 });
+    const error = await failure(api.listBooks({ pages_range: [1, 2, 3] as unknown as [number, number] }));
+    if (!(error instanceof QueryingApiError)) throw error;
+    expect([error.status, error.issues.map((i) => i.loc)]).toEqual([422, [['query', 'pages_range']]]);
   });
 });
