@@ -2,17 +2,19 @@
  * The generated clients against the running services, listening on a real port so that the global
  * `fetch` reaches them. The blog's (`generated/client.ts`): auth, CRUD with filters and ordering,
  * the publish action, the tags relation, typed errors, the refresh-on-401 hook and aborted calls.
- * The querying fixture's: list filters that take lists and ranges.
+ * The querying fixture's: list filters that take lists and ranges. The showcase's: string keys in
+ * paths, limit/offset and results pages, a custom endpoint with a path parameter.
  * Real SQLite and PostgreSQL, whole bodies.
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApiError, createClient, type ArticleIn, type ClientOptions } from '../../generated/client';
 import { ApiError as QueryingApiError, createClient as createQueryingClient } from '../fixtures/querying/generated/client';
+import { createClient as createShowcaseClient } from '../fixtures/showcase/generated/client';
 import { accessClaims, ISO_DATETIME, makeUser, nowSeconds, signRs256, unique } from '../support/blog-fixtures';
 import { DIALECTS } from '../support/databases';
 import { insertRows } from '../support/fixtures';
-import { startBlog, startQuerying, type RunningService } from '../support/services';
+import { startBlog, startQuerying, startShowcase, type RunningService } from '../support/services';
 
 /** Serves a test service on a free port of the loopback interface: its base URL, and how to stop it. */
 async function listen(svc: RunningService, basePath: string): Promise<{ baseUrl: string; close(): Promise<void> }> {
@@ -294,5 +296,33 @@ describe.each(DIALECTS)('generated client, list filters (%s)', (dialect) => {
     const error = await failure(api.listBooks({ pages_range: [1, 2, 3] as unknown as [number, number] }));
     if (!(error instanceof QueryingApiError)) throw error;
     expect([error.status, error.issues.map((i) => i.loc)]).toEqual([422, [['query', 'pages_range']]]);
+  });
+});
+
+describe.each(DIALECTS)('generated client, keys and pages (%s)', (dialect) => {
+  let svc: RunningService;
+  let server: Awaited<ReturnType<typeof listen>>;
+  beforeAll(async () => {
+    svc = await startShowcase(dialect);
+    server = await listen(svc, '/v');
+  });
+  afterAll(async () => {
+    await server.close();
+    await svc.close();
+  });
+  afterEach(() => expect(svc.errors).toEqual([]));
+
+  it('escapes string keys in paths, and reads limit/offset and results pages', async () => {
+    const api = createShowcaseClient({ baseUrl: server.baseUrl });
+    for (const code of ['a b', 'c/d', 'e?f']) expect(await api.createMaker({ code, title: `Maker ${code}`, founded: null })).toEqual({ code, title: `Maker ${code}` });
+    expect(await api.retrieveMaker('c/d')).toEqual({ code: 'c/d', title: 'Maker c/d', founded: null });
+    expect(await api.updateMaker('e?f', { founded: 1999 })).toEqual({ code: 'e?f', title: 'Maker e?f' });
+    expect(await api.listMakers({ page: 2, page_size: 2 })).toEqual({ count: 3, next: null, previous: 1, results: [expect.objectContaining({ code: expect.any(String) })] });
+
+    for (const name of ['gamma', 'alpha', 'beta']) await api.createWidget({ name, maker: 'a b', extra: { tags: [name] } });
+    const page = await api.listWidgets({ ordering: '-name', limit: 1, offset: 1 });
+    expect([page.count, page.items.map((w) => [w.name, w.maker, w.extra])]).toEqual([3, [['beta', 'a b', { tags: ['beta'] }]]]);
+
+    expect(await api.echo('two words', { times: 2 })).toEqual({ words: ['two words', 'two words'] });
   });
 });
