@@ -5,7 +5,7 @@
  * of the operation id: CRUD, actions, relation endpoints and custom endpoints, in the order the
  * server registers them.
  */
-import type { Endpoint, Operation, Pagination, Relation, Resource, SchemaModel, ServiceModel } from '../model';
+import type { Action, Endpoint, Operation, Pagination, Relation, Resource, SchemaModel, ServiceModel } from '../model';
 import { camelCase, docLine, pascalCase, str } from '../names';
 import { header, type RenderContext } from './context';
 import { aOrAn } from './english';
@@ -40,11 +40,13 @@ interface Helpers {
 }
 
 /** Names a path parameter cannot take: the method's other parameters and JavaScript's reserved words. */
-const TAKEN = new Set(
-  'body query request break case catch class const continue debugger default delete do else enum export extends false finally for function if import in instanceof new null return super switch this throw true try typeof var void while with yield let static implements interface package private protected public await'.split(
-    ' ',
-  ),
-);
+const TAKEN = new Set([
+  ...['body', 'query', 'request'],
+  ...['await', 'break', 'case', 'catch', 'class', 'const', 'continue', 'debugger', 'default', 'delete', 'do', 'else', 'enum', 'export'],
+  ...['extends', 'false', 'finally', 'for', 'function', 'if', 'implements', 'import', 'in', 'instanceof', 'interface', 'let', 'new'],
+  ...['null', 'package', 'private', 'protected', 'public', 'return', 'static', 'super', 'switch', 'this', 'throw', 'true', 'try'],
+  ...['typeof', 'var', 'void', 'while', 'with', 'yield'],
+]);
 
 function paramName(name: string): string {
   const camel = camelCase(name);
@@ -71,20 +73,24 @@ class ClientBuilder {
   /** The page parameters a paginator reads, as the interfaces a query type extends. */
   pageQueries(p: Pagination | null): string[] {
     if (!p) return [];
-    const pageNumber = () => ((this.helpers.pageNumberQuery = true), 'PageNumberQuery');
-    const limitOffset = () => ((this.helpers.limitOffsetQuery = true), 'LimitOffsetQuery');
-    if (p.class === 'LimitOffsetPagination') return [limitOffset()];
-    if (p.builtin) return [pageNumber()];
-    // A custom paginator extends one of the two; the client does not know which.
-    return [pageNumber(), limitOffset()];
+    // A custom paginator extends one of the two built-in kinds; the client does not know which.
+    const limitOffset = p.class === 'LimitOffsetPagination' || !p.builtin;
+    const pageNumber = p.class !== 'LimitOffsetPagination';
+    if (pageNumber) this.helpers.pageNumberQuery = true;
+    if (limitOffset) this.helpers.limitOffsetQuery = true;
+    return [...(pageNumber ? ['PageNumberQuery'] : []), ...(limitOffset ? ['LimitOffsetQuery'] : [])];
   }
 
-  /** What a list of `item` answers under the paginator. */
+  /** What a list of `item` answers under the paginator; `unknown` under a custom one. */
   pageOf(p: Pagination | null, item: string): string {
     if (!p) return `${item}[]`;
-    if (p.class === 'PageNumberResultsPagination') return (this.helpers.resultsPage = true), `ResultsPage<${item}>`;
-    if (p.builtin) return (this.helpers.page = true), `Page<${item}>`;
-    return 'unknown';
+    if (!p.builtin) return 'unknown';
+    if (p.class === 'PageNumberResultsPagination') {
+      this.helpers.resultsPage = true;
+      return `ResultsPage<${item}>`;
+    }
+    this.helpers.page = true;
+    return `Page<${item}>`;
   }
 
   /** A query interface of a method, or undefined when the method takes no query parameters. */
@@ -187,6 +193,23 @@ function listQuery(o: Operation, r: Resource, b: ClientBuilder): string | undefi
   return b.query(name, `Query parameters of ${camelCase(o.operationId)}.`, b.pageQueries(r.pagination), members);
 }
 
+/** One method per method of an action. */
+function actionMethods(a: Action, r: Resource, b: ClientBuilder) {
+  const returns = a.response ? b.schema(a.response, `Response of the ${a.name} action.`) : 'unknown';
+  const pk = pkParam(r);
+  for (const route of a.routes) {
+    b.method({
+      operationId: route.operationId,
+      summary: a.summary ?? `Run the ${a.name} action on ${aOrAn(r.verboseName)}.`,
+      method: route.method,
+      path: `/${r.base}/{${pk.name}}/${a.name}/`,
+      pathParams: [pk],
+      pathCode: `\`/${r.base}/${segment(pk.name)}/${a.name}/\``,
+      returns,
+    });
+  }
+}
+
 function relationMethods(rel: Relation, r: Resource, model: ServiceModel, b: ClientBuilder) {
   const pk = pkParam(r);
   const target = model.resources.find((x) => x.model === rel.target)!;
@@ -273,21 +296,7 @@ export function clientView(model: ServiceModel, ctx: RenderContext) {
   for (const e of model.endpoints) endpointMethod(e, b);
   for (const r of model.resources) {
     for (const o of r.operations) operationMethod(o, r, b);
-    for (const a of r.actions) {
-      const returns = a.response ? b.schema(a.response, `Response of the ${a.name} action.`) : 'unknown';
-      const pk = pkParam(r);
-      for (const route of a.routes) {
-        b.method({
-          operationId: route.operationId,
-          summary: a.summary ?? `Run the ${a.name} action on ${aOrAn(r.verboseName)}.`,
-          method: route.method,
-          path: `/${r.base}/{${pk.name}}/${a.name}/`,
-          pathParams: [pk],
-          pathCode: `\`/${r.base}/${segment(pk.name)}/${a.name}/\``,
-          returns,
-        });
-      }
-    }
+    for (const a of r.actions) actionMethods(a, r, b);
     for (const rel of r.relations) relationMethods(rel, r, model, b);
     for (const e of r.endpoints) endpointMethod(e, b);
   }
