@@ -7,6 +7,7 @@ import Handlebars from 'handlebars';
 import { dbSchemaOf, type DbSchema } from './db-schema';
 import { initialPlan, snapshotJson, type MigrationPlan } from './migrations';
 import type { ServiceModel } from './model';
+import { clientView } from './render/client';
 import type { RenderContext } from './render/context';
 import { endpointsView } from './render/endpoints';
 import { filtersView } from './render/filters';
@@ -70,6 +71,7 @@ export function renderService(model: ServiceModel, ctx: RenderContext, migration
   files.set('app.ts', render('app.ts', appView(model, ctx)));
   files.set('endpoints.ts', render('endpoints.ts', endpointsView(model, ctx)));
   files.set('main.ts', render('main.ts', mainView(model, ctx)));
+  files.set('client.ts', render('client.ts', clientView(model, ctx)));
   const schema = dbSchemaOf(model);
   const plan = migrations ?? initialPlan(schema);
   const verbatim = new Map(plan.existing.map((m) => [`migrations/${m.name}.ts`, m.text]));
