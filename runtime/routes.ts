@@ -152,18 +152,16 @@ export function expressHandler<P extends PartSchema = undefined, Q extends PartS
   service: ServiceContext,
   operation: ExpressOperation<P, Q, B>,
 ): RequestHandler {
-  const inputs = new WeakMap<Request, OperationInput<P, Q, B>>();
   const view: View = async (req, res) => {
-    const input = inputs.get(req) ?? parseInput(operation, rawRequest(req));
+    // The input validated before the decorators ran; parsed here only for a view called without it.
+    const input = (req.validated as OperationInput<P, Q, B> | undefined) ?? parseInput(operation, rawRequest(req));
     const { status, body } = await runParsed(operation, input, service.db, (db) => requestContext(req, db, service));
     if (status === 204) res.status(204).end();
     else res.status(status).json(body);
   };
   const decorated = uniqueView(operation.operationId, decorateView(view, ...(operation.decorators ?? [])));
   return async (req, res) => {
-    const input = parseInput(operation, rawRequest(req));
-    inputs.set(req, input);
-    req.validated = input;
+    req.validated = parseInput(operation, rawRequest(req));
     await decorated(req, res);
   };
 }

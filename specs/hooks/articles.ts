@@ -51,11 +51,15 @@ export async function publish({ user, db, instance }: HookContext<{ instance: Ar
   return { published: true };
 }
 
-/** Decorator of the tags relation's POST: only the article's author or staff may change its tags. */
+/**
+ * Decorator of the tags relation's POST: only the article's author or staff may change its tags.
+ * It runs after the path is validated, so the key is a 32-bit integer (`req.validated`).
+ */
 export function onlyAuthorOrStaff(view: View): View {
   return async (req, res) => {
     const user = req.auth as AuthUser;
-    const article = await req.service.db('articles').select('author_id').where('id', Number(req.params.pk)).first();
+    const { pk } = req.validated?.params as { pk: number };
+    const article = await req.service.db('articles').select('author_id').where('id', pk).first();
     if (article && !user.is_staff && String(article.author_id) !== String(user.id)) {
       throw new ForbiddenError('forbidden', 'Only the author or staff can change the tags of an article');
     }
