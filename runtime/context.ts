@@ -4,7 +4,7 @@
  */
 import type { Request, RequestHandler } from 'express';
 import { requireAuth, type AuthContext, type Authenticator, type AuthUser } from './auth';
-import type { Db } from './db';
+import { selectFirst, type Db } from './db';
 import { NotFoundError, type ModelRef } from './errors';
 import type { Knex } from 'knex';
 import type { Row } from './relations';
@@ -102,13 +102,13 @@ export function rowLookup(options: {
     /** The row with this primary key among those the caller may read, or a 404. */
     async findVisible(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<Row> {
       const { query } = await queryset(ctx);
-      const row = await query.select(columns).where(`${table}.${pk}`, key as any).first();
+      const row = await selectFirst(ctx.db, query.select(columns).where(`${table}.${pk}`, key as any));
       if (!row) throw new NotFoundError(model);
       return row;
     },
     /** The row with this primary key, or a 404. */
     async findRow(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<Row> {
-      const row = await ctx.db(table).select(columns).where(pk, key as any).first();
+      const row = await selectFirst(ctx.db, ctx.db(table).select(columns).where(pk, key as any));
       if (!row) throw new NotFoundError(model);
       return row;
     },
