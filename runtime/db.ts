@@ -238,6 +238,27 @@ export async function selectFirst(db: Db, query: Knex.QueryBuilder): Promise<Row
   return readRows(db, reader, sql, bindings)[0];
 }
 
+/** SQL of fixed statements, by their owner (a spec object), then by dialect and variant. */
+const FIXED_SQL = new WeakMap<object, Map<string, string>>();
+
+/**
+ * The rows of a fixed SELECT: one whose SQL depends only on `owner` (e.g. a relation's spec) and
+ * `variant` (e.g. how many keys it looks up), not on the values bound. `build` makes it with Knex
+ * the first time for each dialect; later calls reuse that SQL text and bind `bindings`, in the
+ * order of its placeholders, without building a query. Run as `selectRows` runs a query.
+ */
+export async function selectFixed(db: Db, owner: object, variant: string, build: () => Knex.QueryBuilder, bindings: readonly unknown[]): Promise<Row[]> {
+  let byVariant = FIXED_SQL.get(owner);
+  if (!byVariant) FIXED_SQL.set(owner, (byVariant = new Map()));
+  const key = `${db.client.dialect} ${variant}`;
+  let sql = byVariant.get(key);
+  if (sql === undefined) byVariant.set(key, (sql = build().toSQL().sql));
+  const reader = readerOf(db);
+  if (reader) return readRows(db, reader, sql, bindings);
+  const result = await db.raw(sql, bindings as Knex.RawBinding[]);
+  return Array.isArray(result) ? result : result.rows;
+}
+
 type Row = Record<string, any>;
 
 function readerOf(db: Db): { client: CachedStatementsSqliteClient; connection: SqliteConnection } | undefined {
