@@ -22,9 +22,10 @@ import { buildOpenApi, type ApiInfo } from './openapi';
 import { createLogger, logRequestError, requestLogging, type Logger } from './logging';
 import { createMetrics, metricsEnabled, metricsHandler, type Metrics } from './metrics';
 import { isConnectionFailure, OutageMonitor } from './outage';
-import { fallback, orderRoutes, type Route } from './routes';
+import { fallback, orderRoutes, type Route, type RouteDoc } from './routes';
 import type { Settings } from './settings';
 import { toEntries } from './validation';
+import { z } from './zod';
 
 /** What an exception handler answers instead of the default body. */
 export interface HandledResponse {
@@ -68,7 +69,7 @@ export function createApi(options: ApiOptions): Express {
   const outage = new OutageMonitor(db, options.logError ?? ((message, req) => logger.error({ reqId: req?.id }, message)));
   const metrics = options.metrics ?? (metricsEnabled() ? createMetrics({ db }) : false);
   const corsHandler = cors(options.cors ?? corsSettings());
-  const routes = orderRoutes(options.routes);
+  const routes = orderRoutes([...healthRoutes(db, outage), ...options.routes]);
   const app = express();
   app.disable('x-powered-by');
   app.set('strict routing', true);
@@ -93,16 +94,6 @@ export function createApi(options: ApiOptions): Express {
   const api = express.Router({ strict: true, caseSensitive: true });
   api.use(jsonBody({ limit: '1mb' }));
 
-  api.get('/health', async (req, res) => {
-    try {
-      await db.raw('select 1');
-      res.json({ status: 'ok' });
-    } catch (err) {
-      if (isConnectionFailure(err)) outage.failed(err, req);
-      res.status(503).set('Retry-After', String(RETRY_AFTER_SECONDS)).json({ status: 'unavailable' });
-    }
-  });
-
   let openapi: unknown;
   const openapiUrl = `${basePath}/openapi.json`;
   api.get('/openapi.json', (_req, res) => {
@@ -124,6 +115,53 @@ export function createApi(options: ApiOptions): Express {
   app.use(fallback([]));
   app.use(errorMiddleware(settings, options.exceptionHandlers ?? [], logError, outage));
   return app;
+}
+
+const HealthSchema = z.object({ status: z.literal('ok') }).openapi('HealthSchema');
+const UnavailableSchema = z.object({ detail: z.literal('Service Unavailable') }).openapi('ServiceUnavailableSchema');
+
+/**
+ * `GET /health` (liveness) answers while the process serves requests, without touching the database;
+ * `GET /health/ready` (readiness) also runs `select 1`: a 503 with `Retry-After` while the database
+ * cannot answer, which starts or continues the logged outage like any request failing on it.
+ */
+function healthRoutes(db: Db, outage: OutageMonitor): Route[] {
+  const ok = { status: 'ok' } as const;
+  const doc = (operationId: string, summary: string, unavailable: boolean): RouteDoc => ({
+    operationId,
+    summary,
+    tags: ['Health'],
+    secured: false,
+    responses: [
+      { status: 200, description: 'OK', schema: HealthSchema },
+      ...(unavailable ? [{ status: 503, description: 'Service Unavailable: the database does not answer', schema: UnavailableSchema }] : []),
+    ],
+  });
+  return [
+    {
+      method: 'get',
+      path: '/health',
+      handlers: [(_req, res) => void res.json(ok)],
+      doc: doc('health_live', 'Liveness: the service is up (the database is not queried).', false),
+    },
+    {
+      method: 'get',
+      path: '/health/ready',
+      handlers: [
+        async (_req, res) => {
+          try {
+            await db.raw('select 1');
+          } catch (err) {
+            if (isConnectionFailure(err)) outage.failed(err);
+            res.status(503).set('Retry-After', String(RETRY_AFTER_SECONDS)).json({ detail: 'Service Unavailable' });
+            return;
+          }
+          res.json(ok);
+        },
+      ],
+      doc: doc('health_ready', 'Readiness: the service is up and its database answers.', true),
+    },
+  ];
 }
 
 /**

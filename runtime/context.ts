@@ -4,7 +4,7 @@
  */
 import type { Request, RequestHandler } from 'express';
 import { requireAuth, type AuthContext, type Authenticator, type AuthUser } from './auth';
-import { dialectOf, type Db } from './db';
+import { dialectOf, selectFirst, selectFixed, type Db } from './db';
 import { NotFoundError, type ModelRef } from './errors';
 import type { Knex } from 'knex';
 import type { Row } from './relations';
@@ -90,6 +90,8 @@ export function rowLookup(options: {
   narrow?: (ctx: RequestContext, query: Knex.QueryBuilder) => unknown;
 }) {
   const { table, pk, model, narrow } = options;
+  // findRow's statements, one per list of columns, built once (selectFixed).
+  const byKey = {};
   async function queryset(ctx: RequestContext): Promise<{ query: Knex.QueryBuilder }> {
     const query = ctx.db(table);
     // Await only a promise: a sync hook that returns the (thenable) query must not run it.
@@ -102,13 +104,13 @@ export function rowLookup(options: {
     /** The row with this primary key among those the caller may read, or a 404. */
     async findVisible(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<Row> {
       const { query } = await queryset(ctx);
-      const row = await query.select(columns).where(`${table}.${pk}`, key as any).first();
+      const row = await selectFirst(ctx.db, query.select(columns).where(`${table}.${pk}`, key as any));
       if (!row) throw new NotFoundError(model);
       return row;
     },
     /** The row with this primary key, or a 404. */
     async findRow(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<Row> {
-      const row = await ctx.db(table).select(columns).where(pk, key as any).first();
+      const [row] = await selectFixed(ctx.db, byKey, columns.join(','), () => ctx.db(table).select(columns).where(pk, key as any).limit(1), [key, 1]);
       if (!row) throw new NotFoundError(model);
       return row;
     },

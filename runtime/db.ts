@@ -2,9 +2,11 @@
  * Database connections: SQLite (better-sqlite3) by default, PostgreSQL from a `postgres://` URL.
  */
 import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import knex, { type Knex } from 'knex';
 import { types as pgTypes } from 'pg';
+import { loadSqliteSettings, type SqliteSettings } from './settings';
 
 // PostgreSQL type parsers, set once: int8 and counts as numbers (inputs are limited to safe integers),
 // DATE as its text (no time-zone shift), JSON as text like SQLite's so one converter serves both.
@@ -16,10 +18,109 @@ pgTypes.setTypeParser(3802, (v) => v);
 export type Db = Knex;
 export type Dialect = 'sqlite' | 'postgres';
 
-/** What the SQLite pool setup uses of a better-sqlite3 connection. */
+/** What the SQLite pool setup and the statement cache use of a better-sqlite3 connection. */
 interface SqliteConnection {
   pragma(source: string): unknown;
   function(name: string, options: { deterministic: boolean }, fn: (value: unknown) => unknown): unknown;
+  prepare(sql: string): SqliteStatement;
+  close(): unknown;
+}
+
+interface SqliteStatement {
+  readonly reader: boolean;
+  all(bindings: unknown[]): unknown[];
+  run(bindings: unknown[]): { changes: number; lastInsertRowid: number | bigint };
+}
+
+/** What Knex hands its client's `_query`: the compiled SQL, its bindings, and the driver's response once run. */
+interface CompiledQuery {
+  sql: string;
+  bindings?: unknown[];
+  options?: { safeIntegers?: unknown };
+  response?: unknown;
+  context?: { lastID: number | bigint; changes: number };
+}
+
+/** Knex's better-sqlite3 client (not part of Knex's typed API, hence the require). */
+const BetterSqlite3Client = createRequire(__filename)('knex/lib/dialects/better-sqlite3') as new (config: Knex.Config) => {
+  readonly driver: unknown;
+  readonly connectionSettings: unknown;
+  _query(connection: SqliteConnection, obj: CompiledQuery): Promise<CompiledQuery>;
+  _formatBindings(bindings: readonly unknown[] | undefined): unknown[];
+  destroy(callback?: (err?: unknown) => void): Promise<void>;
+};
+
+/** Distinct statements kept prepared per SQLite connection; the least recently added go first beyond it. */
+export const STATEMENT_CACHE_SIZE = 500;
+
+/** Each SQLite connection's prepared statements by SQL text. */
+const STATEMENTS = new WeakMap<SqliteConnection, Map<string, SqliteStatement>>();
+
+/**
+ * Knex's better-sqlite3 client with each connection's statements prepared once per SQL text: Knex
+ * still builds every query (hooks' included), and the driver runs an already prepared statement
+ * with the new bindings instead of compiling the SQL again. SQLite re-prepares a cached statement
+ * by itself when the schema changes.
+ */
+class CachedStatementsSqliteClient extends BetterSqlite3Client {
+  /** Set once the pool is destroyed: reads go to Knex then, which reports the closed pool. */
+  private closed = false;
+  private reader: SqliteConnection | undefined;
+
+  constructor(config: Knex.Config, private readonly setup: (conn: SqliteConnection) => void) {
+    super(config);
+  }
+
+  /**
+   * The connection of reads outside transactions (see `selectRows`), opened at first use: a second
+   * connection to the file, which sees committed rows only. None for an in-memory database (a
+   * second connection would open another, empty one) or once the pool is destroyed.
+   */
+  readConnection(): SqliteConnection | undefined {
+    if (this.reader || this.closed) return this.reader;
+    const { filename } = this.connectionSettings as { filename: string };
+    if (filename === ':memory:' || filename === '') return undefined;
+    const Driver = this.driver as new (filename: string) => SqliteConnection;
+    this.reader = new Driver(filename);
+    this.setup(this.reader);
+    this.reader.pragma('query_only = ON');
+    return this.reader;
+  }
+
+  override async destroy(callback?: (err?: unknown) => void): Promise<void> {
+    this.closed = true;
+    this.reader?.close();
+    this.reader = undefined;
+    return super.destroy(callback);
+  }
+
+  override async _query(connection: SqliteConnection, obj: CompiledQuery): Promise<CompiledQuery> {
+    // A query asking for its own integer mode changes the statement's state: prepared for it alone.
+    if (obj.options?.safeIntegers !== undefined || !obj.sql || !connection) return super._query(connection, obj);
+    const statement = this.statement(connection, obj.sql);
+    const bindings = this._formatBindings(obj.bindings);
+    if (statement.reader) {
+      obj.response = statement.all(bindings);
+      return obj;
+    }
+    const response = statement.run(bindings);
+    obj.response = response;
+    obj.context = { lastID: response.lastInsertRowid, changes: response.changes };
+    return obj;
+  }
+
+  // Kept by connection, not on the client: a transaction's client is a fresh object of this class.
+  statement(connection: SqliteConnection, sql: string): SqliteStatement {
+    let cache = STATEMENTS.get(connection);
+    if (!cache) STATEMENTS.set(connection, (cache = new Map()));
+    let statement = cache.get(sql);
+    if (!statement) {
+      statement = connection.prepare(sql);
+      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+      cache.set(sql, statement);
+    }
+    return statement;
+  }
 }
 
 /**
@@ -44,7 +145,7 @@ export interface DatabaseConfig {
  * `DATABASE_URL` unset → the SQLite file `defaultSqliteFile`; `sqlite:PATH` → that SQLite file;
  * `postgres://…` or `postgresql://…` → PostgreSQL.
  */
-export function databaseConfig(url: string | undefined, defaultSqliteFile: string): DatabaseConfig {
+export function databaseConfig(url: string | undefined, defaultSqliteFile: string, sqlite: SqliteSettings = loadSqliteSettings()): DatabaseConfig {
   if (url && /^postgres(ql)?:\/\//.test(url)) {
     const shown = url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
     return { dialect: 'postgres', description: shown, knex: { client: 'pg', connection: url, pool: { min: 0, max: 10 }, log: KNEX_LOG } };
@@ -55,11 +156,26 @@ export function databaseConfig(url: string | undefined, defaultSqliteFile: strin
     file = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
   }
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  // What every connection needs, the pool's and the read connection alike.
+  const setup = (conn: SqliteConnection) => {
+    conn.pragma('busy_timeout = 5000');
+    conn.pragma(`cache_size = ${-sqlite.cacheSizeMib * 1024}`);
+    conn.pragma(`mmap_size = ${sqlite.mmapSizeMib * 1024 * 1024}`);
+    // LIKE as on PostgreSQL: case-sensitive (filters' i-variants compare lowercased sides, see filters.ts)...
+    conn.pragma('case_sensitive_like = ON');
+    // ...and beside SQLite's own lower(), which folds A-Z only, one folding every letter as PostgreSQL's does.
+    conn.function('unicode_lower', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? unicodeLower(v) : v));
+  };
   return {
     dialect: 'sqlite',
     description: file,
     knex: {
-      client: 'better-sqlite3',
+      // Knex constructs its client with the config alone: the setup comes along bound.
+      client: class extends CachedStatementsSqliteClient {
+        constructor(config: Knex.Config) {
+          super(config, setup);
+        }
+      } as unknown as typeof knex.Client,
       connection: { filename: file },
       useNullAsDefault: true,
       log: KNEX_LOG,
@@ -67,11 +183,8 @@ export function databaseConfig(url: string | undefined, defaultSqliteFile: strin
         afterCreate(conn: SqliteConnection, done: (err: Error | null, conn: unknown) => void) {
           conn.pragma('foreign_keys = ON');
           conn.pragma('journal_mode = WAL');
-          conn.pragma('busy_timeout = 5000');
-          // LIKE as on PostgreSQL: case-sensitive (filters' i-variants compare lower() of both sides)...
-          conn.pragma('case_sensitive_like = ON');
-          // ...and lower() folding every letter as PostgreSQL's does, not only A-Z.
-          conn.function('lower', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : v));
+          conn.pragma(`synchronous = ${sqlite.synchronous}`);
+          setup(conn);
           done(null, conn);
         },
       },
@@ -79,15 +192,91 @@ export function databaseConfig(url: string | undefined, defaultSqliteFile: strin
   };
 }
 
-export function connect(url: string | undefined, defaultSqliteFile: string): Db {
-  return knex(databaseConfig(url, defaultSqliteFile).knex);
+/** A Knex instance on DATABASE_URL (`url`); SQLite's tuning comes from the environment (settings.ts). */
+export function connect(url: string | undefined, defaultSqliteFile: string, sqlite?: SqliteSettings): Db {
+  return knex(databaseConfig(url, defaultSqliteFile, sqlite).knex);
 }
 
 export function dialectOf(db: Db): Dialect {
-  return db.client.config.client === 'pg' ? 'postgres' : 'sqlite';
+  return db.client.dialect === 'postgresql' ? 'postgres' : 'sqlite';
+}
+
+/**
+ * Text in lowercase as PostgreSQL's `lower()` makes it: one letter for one letter (İ is i, Σ is σ
+ * wherever it stands), where JavaScript's `toLowerCase` makes İ two characters and a final Σ ς.
+ */
+export function unicodeLower(text: string): string {
+  return text.replace(/[İΣ]/g, (c) => (c === 'İ' ? 'i' : 'σ')).toLowerCase();
 }
 
 /** `count(*)` is a string on PostgreSQL and a number on SQLite. */
 export function countOf(row: Record<string, unknown> | undefined): number {
   return row ? Number(Object.values(row)[0]) : 0;
+}
+
+let readQueries = 0;
+
+/**
+ * The rows of a SELECT that Knex built. Outside a transaction on SQLite, it runs on the read
+ * connection (`readConnection` above: it never sees another request's uncommitted writes) from a
+ * statement prepared once per SQL text, without a trip through Knex's pool, and is reported to
+ * `query` and `query-response` listeners as Knex reports its own; in a transaction (its reads must
+ * see its writes, and run on its connection) and on PostgreSQL, Knex runs it.
+ */
+export async function selectRows(db: Db, query: Knex.QueryBuilder): Promise<Row[]> {
+  const reader = readerOf(db);
+  if (!reader) return await query;
+  const { sql, bindings } = query.toSQL();
+  return readRows(db, reader, sql, bindings);
+}
+
+/** The first row of a SELECT that Knex built (`LIMIT 1`), run as `selectRows` runs it. */
+export async function selectFirst(db: Db, query: Knex.QueryBuilder): Promise<Row | undefined> {
+  const reader = readerOf(db);
+  if (!reader) return await query.first();
+  const { sql, bindings } = query.first().toSQL();
+  return readRows(db, reader, sql, bindings)[0];
+}
+
+/** SQL of fixed statements, by their owner (a spec object), then by dialect and variant. */
+const FIXED_SQL = new WeakMap<object, Map<string, string>>();
+
+/**
+ * The rows of a fixed SELECT: one whose SQL depends only on `owner` (e.g. a relation's spec) and
+ * `variant` (e.g. how many keys it looks up), not on the values bound. `build` makes it with Knex
+ * the first time for each dialect; later calls reuse that SQL text and bind `bindings`, in the
+ * order of its placeholders, without building a query. Run as `selectRows` runs a query.
+ */
+export async function selectFixed(db: Db, owner: object, variant: string, build: () => Knex.QueryBuilder, bindings: readonly unknown[]): Promise<Row[]> {
+  let byVariant = FIXED_SQL.get(owner);
+  if (!byVariant) FIXED_SQL.set(owner, (byVariant = new Map()));
+  const key = `${db.client.dialect} ${variant}`;
+  let sql = byVariant.get(key);
+  if (sql === undefined) byVariant.set(key, (sql = build().toSQL().sql));
+  const reader = readerOf(db);
+  if (reader) return readRows(db, reader, sql, bindings);
+  const result = await db.raw(sql, bindings as Knex.RawBinding[]);
+  return Array.isArray(result) ? result : result.rows;
+}
+
+type Row = Record<string, any>;
+
+function readerOf(db: Db): { client: CachedStatementsSqliteClient; connection: SqliteConnection } | undefined {
+  const client: unknown = db.client;
+  if (!(client instanceof CachedStatementsSqliteClient) || db.isTransaction) return undefined;
+  const connection = client.readConnection();
+  return connection && { client, connection };
+}
+
+function readRows(db: Db, reader: NonNullable<ReturnType<typeof readerOf>>, sql: string, bindings: readonly unknown[]): Row[] {
+  const query = { sql, bindings, method: 'select', __knexQueryUid: `read-${++readQueries}` };
+  db.emit('query', query);
+  try {
+    const rows = reader.client.statement(reader.connection, sql).all(reader.client._formatBindings(bindings)) as Row[];
+    db.emit('query-response', rows, query);
+    return rows;
+  } catch (err) {
+    db.emit('query-error', err, query);
+    throw err;
+  }
 }

@@ -3,7 +3,7 @@
  * paginator's slice; rows are shaped by the resource's precompiled mapper.
  */
 import type { Knex } from 'knex';
-import { countOf, type Db } from './db';
+import { countOf, selectFirst, selectRows, type Db } from './db';
 import type { ListSource } from './pagination';
 import type { Row } from './relations';
 import { fromString } from './query-params';
@@ -28,13 +28,13 @@ export function querySource<T>(
     : [...options.ordering, { column: options.pk, order: 'asc' as const }];
   return {
     async count() {
-      return countOf(await query.clone().clearSelect().clearOrder().count({ count: '*' }).first());
+      return countOf(await selectFirst(db, query.clone().clearSelect().clearOrder().count({ count: '*' })));
     },
     async fetch(limit, offset) {
       const q = query.clone().select(options.columns).orderBy(ordering.map((t) => ({ column: t.column, order: t.order })));
       if (limit !== undefined) q.limit(limit);
       if (offset > 0) q.offset(offset);
-      return options.shape(db, await q);
+      return options.shape(db, await selectRows(db, q));
     },
   };
 }

@@ -3,6 +3,7 @@
  */
 import type { Knex } from 'knex';
 import type { Db } from './db';
+import { escapeLike, lowerMatch } from './filters';
 import type { Row } from './relations';
 import { z } from './zod';
 
@@ -120,11 +121,6 @@ export async function manageRelation(
   return { results: { count: results.length, details: results }, errors: { count: errors.length, details: errors } };
 }
 
-/** Escapes `%`, `_` and `\\` so user input inside a LIKE pattern matches itself (with ESCAPE '\\'). */
-function escapeLike(value: string): string {
-  return value.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
-
 /**
  * The generated GET filters of a relation: a `str` filter matches its column case-insensitively
  * (contains), any other type exactly; null values are not applied. `columns` maps each filter
@@ -140,7 +136,7 @@ export function applyRelationFilters(
     const value = filters[name];
     if (value === null || value === undefined) continue;
     if (match === 'contains') {
-      query.whereRaw(`lower(??) like lower(?) escape '\\'`, [`${table}.${column}`, `%${escapeLike(String(value))}%`]);
+      lowerMatch(query, '??', `${table}.${column}`, 'LIKE', `%${escapeLike(String(value))}%`);
     } else {
       query.where(`${table}.${column}`, value as any);
     }

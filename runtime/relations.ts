@@ -1,7 +1,7 @@
 /**
  * Loading related records for a page of rows: one query per relation, never one per row.
  */
-import type { Db } from './db';
+import { selectFixed, type Db } from './db';
 
 export type Row = Record<string, any>;
 
@@ -18,7 +18,7 @@ export async function loadForeign<T>(db: Db, spec: ForeignSpec<T>, keys: readonl
   const out = new Map<unknown, T>();
   if (wanted.length === 0) return out;
   for (const chunk of chunks(wanted)) {
-    const rows: Row[] = await db(spec.table).select(spec.columns).whereIn(spec.pk, chunk);
+    const rows = await selectFixed(db, spec, String(chunk.length), () => db(spec.table).select(spec.columns).whereIn(spec.pk, chunk), chunk);
     for (const row of rows) out.set(row[spec.pk], spec.shape(row));
   }
   return out;
@@ -40,12 +40,13 @@ export async function loadManyToMany<T>(db: Db, spec: ManyToManySpec<T>, owners:
   const out = new Map<unknown, T[]>();
   if (wanted.length === 0) return out;
   for (const chunk of chunks(wanted)) {
-    const rows: Row[] = await db(spec.joinTable)
-      .join(spec.table, `${spec.table}.${spec.pk}`, '=', `${spec.joinTable}.${spec.otherColumn}`)
-      .select([`${spec.joinTable}.${spec.ownColumn} as ${OWNER}`, ...spec.columns.map((c) => `${spec.table}.${c}`)])
-      .whereIn(`${spec.joinTable}.${spec.ownColumn}`, chunk as any[])
-      .orderBy([{ column: `${spec.joinTable}.${spec.ownColumn}` }, { column: `${spec.table}.${spec.pk}` }]);
-    for (const row of rows) {
+    const query = () =>
+      db(spec.joinTable)
+        .join(spec.table, `${spec.table}.${spec.pk}`, '=', `${spec.joinTable}.${spec.otherColumn}`)
+        .select([`${spec.joinTable}.${spec.ownColumn} as ${OWNER}`, ...spec.columns.map((c) => `${spec.table}.${c}`)])
+        .whereIn(`${spec.joinTable}.${spec.ownColumn}`, chunk as any[])
+        .orderBy([{ column: `${spec.joinTable}.${spec.ownColumn}` }, { column: `${spec.table}.${spec.pk}` }]);
+    for (const row of await selectFixed(db, spec, String(chunk.length), query, chunk)) {
       const list = out.get(row[OWNER]) ?? [];
       list.push(spec.shape(row));
       out.set(row[OWNER], list);
@@ -54,10 +55,12 @@ export async function loadManyToMany<T>(db: Db, spec: ManyToManySpec<T>, owners:
   return out;
 }
 
+const EXISTS = {};
+
 /** Whether a row with this primary key exists. */
 export async function exists(db: Db, table: string, pk: string, value: unknown): Promise<boolean> {
-  const row = await db(table).select(pk).where(pk, value as any).first();
-  return row !== undefined;
+  const rows = await selectFixed(db, EXISTS, `${table} ${pk}`, () => db(table).select(pk).where(pk, value as any).limit(1), [value, 1]);
+  return rows.length > 0;
 }
 
 /** The keys among `values` that have no row in `table`. */

@@ -53,3 +53,46 @@ export function loadSettings(defaults: Settings, env: NodeJS.ProcessEnv = proces
   }
   return Object.freeze({ ...(out as unknown as Settings), ...overrides });
 }
+
+/**
+ * SQLite's tuning, read from the environment when the database opens (like DATABASE_URL, they
+ * belong to a deployment, not to the specs), for each connection:
+ *
+ * - `SVC_SQLITE_SYNCHRONOUS` (`NORMAL`): `PRAGMA synchronous`. With the write-ahead log, `NORMAL`
+ *   never corrupts the database; a power loss may undo the last commits. `FULL` syncs every commit.
+ * - `SVC_SQLITE_CACHE_SIZE` (`64`): the page cache in MiB (`PRAGMA cache_size`, SQLite's own default is 2).
+ * - `SVC_SQLITE_MMAP_SIZE` (`256`): MiB of the file read through memory mapping (`PRAGMA mmap_size`),
+ *   which spares a copy per page read; `0` turns it off.
+ */
+export interface SqliteSettings {
+  synchronous: SqliteSynchronous;
+  cacheSizeMib: number;
+  mmapSizeMib: number;
+}
+
+export const SQLITE_SYNCHRONOUS = ['OFF', 'NORMAL', 'FULL', 'EXTRA'] as const;
+export type SqliteSynchronous = (typeof SQLITE_SYNCHRONOUS)[number];
+
+export const DEFAULT_SQLITE_SETTINGS: SqliteSettings = Object.freeze({ synchronous: 'NORMAL', cacheSizeMib: 64, mmapSizeMib: 256 });
+
+function mebibytes(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const text = raw.trim();
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text) * 1024 * 1024)) {
+    throw new ConfigurationError(`${name} must be a whole number of MiB (0 or more), got "${raw}"`);
+  }
+  return Number(text);
+}
+
+/** The SQLite settings of `env`, the defaults where a variable is unset. */
+export function loadSqliteSettings(env: NodeJS.ProcessEnv = process.env): SqliteSettings {
+  const synchronous = env.SVC_SQLITE_SYNCHRONOUS?.trim().toUpperCase() ?? DEFAULT_SQLITE_SETTINGS.synchronous;
+  if (!(SQLITE_SYNCHRONOUS as readonly string[]).includes(synchronous)) {
+    throw new ConfigurationError(`SVC_SQLITE_SYNCHRONOUS must be one of ${SQLITE_SYNCHRONOUS.join(', ')}, got "${env.SVC_SQLITE_SYNCHRONOUS}"`);
+  }
+  return {
+    synchronous: synchronous as SqliteSynchronous,
+    cacheSizeMib: mebibytes('SVC_SQLITE_CACHE_SIZE', env.SVC_SQLITE_CACHE_SIZE, DEFAULT_SQLITE_SETTINGS.cacheSizeMib),
+    mmapSizeMib: mebibytes('SVC_SQLITE_MMAP_SIZE', env.SVC_SQLITE_MMAP_SIZE, DEFAULT_SQLITE_SETTINGS.mmapSizeMib),
+  };
+}

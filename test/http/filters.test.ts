@@ -31,6 +31,8 @@ function whereOf(sql: string): string {
 }
 
 describe.each(DIALECTS)('list filters: querying fixture (%s)', (dialect) => {
+  /** An icontains condition with an ASCII value: PostgreSQL's lower() of both sides; SQLite's own lower(), natively. */
+  const ilike = (column: string) => (dialect === 'postgres' ? `lower(${column}) LIKE lower(?) ESCAPE '\\'` : `lower(${column}) LIKE ? ESCAPE '\\'`);
   let svc: RunningService;
   const ids = { books: {} as Record<Book, number>, authors: {} as Record<string, number>, genres: {} as Record<string, number>, probes: [] as number[] };
 
@@ -189,7 +191,7 @@ describe.each(DIALECTS)('list filters: querying fixture (%s)', (dialect) => {
       }
       expect(sql.filter((s) => s.includes(' order by ')).map(whereOf)).toEqual([
         'books.author_id in (select authors.id from authors where (authors.country_id in (select countries.id from countries where (countries.name = ?))))',
-        "books.id in (select books_genres.book_id from books_genres inner join genres on genres.id = books_genres.genre_id where (lower(genres.name) LIKE lower(?) ESCAPE '\\'))",
+        `books.id in (select books_genres.book_id from books_genres inner join genres on genres.id = books_genres.genre_id where (${ilike('genres.name')}))`,
         'books.author_id = ?',
       ]);
     });
@@ -349,14 +351,72 @@ describe.each(DIALECTS)('list filters: querying fixture (%s)', (dialect) => {
       }
       expect(bodies).toEqual([probes(0), probes(0)]);
       expect(sql.filter((s) => s.includes(' order by ')).map(whereOf)).toEqual([
-        "probes.n = ? and lower(probes.label) LIKE lower(?) ESCAPE '\\'",
-        "lower(probes.label) LIKE lower(?) ESCAPE '\\' and probes.n = ?",
+        `probes.n = ? and ${ilike('probes.label')}`,
+        `${ilike('probes.label')} and probes.n = ?`,
       ]);
     });
 
     it("a hook's own error is the response", async () => {
       const res = await list('/probes/', { use: 'NoSuchMixin' });
       expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: { error: 'unknown mixin "NoSuchMixin"' } });
+    });
+  });
+});
+
+/**
+ * The case-insensitive operators fold as PostgreSQL's lower() does, on both databases: these
+ * expectations hold on PostgreSQL, and SQLite must answer the same, whether it compares natively
+ * (a value of ASCII only) or with its Unicode lower().
+ */
+describe.each(DIALECTS)('list filters: case-insensitive matches equal PostgreSQL (%s)', (dialect) => {
+  let svc: RunningService;
+  const TITLES = {
+    ecole: 'École normale',
+    ECOLE: 'ECOLE',
+    strasse: 'Straße',
+    STRASSE: 'STRASSE',
+    kelvin: '273 \u212a', // KELVIN SIGN: lowercase k
+    istanbul: '\u0130stanbul', // LATIN CAPITAL LETTER I WITH DOT ABOVE: lowercase i on PostgreSQL
+    odos: 'ΟΔΟΣ', // a final capital sigma: σ on PostgreSQL, not ς
+    ascii: 'Plain ASCII',
+  } as const;
+  type Title = keyof typeof TITLES;
+  const ids = {} as Record<Title, number>;
+
+  beforeAll(async () => {
+    svc = await startQuerying(dialect);
+    for (const name of Object.keys(TITLES) as Title[]) {
+      const [id] = await insertRows(svc.database.db, 'books', [{ title: TITLES[name], added_at: '2024-01-01T00:00:00.000Z' }]);
+      ids[name] = Number(id);
+    }
+  });
+  afterAll(() => svc.close());
+  afterEach(() => expect(takeErrors(svc)).toEqual([]));
+
+  it.each<[string, Record<string, string>, Title[]]>([
+    ['an ASCII value does not match an accented letter', { title: 'ecole' }, ['ECOLE']],
+    ['a lowercase accented value matches its capital', { title: 'école' }, ['ecole']],
+    ['a capital accented value matches its lowercase', { title: 'ÉCOLE' }, ['ecole']],
+    ['ASCII of mixed case across a space', { title: 'CoLe NoR' }, ['ecole']],
+    ['mixed ASCII and non-ASCII', { title: 'éCOLE n' }, ['ecole']],
+    ['ß is not ss', { title: 'ß' }, ['strasse']],
+    ['ss is not ß', { title: 'SS' }, ['STRASSE']],
+    ['the Kelvin sign folds to k', { title: 'k' }, ['kelvin']],
+    ['İ folds to i', { title: 'ISTANBUL' }, ['istanbul']],
+    ['a capital sigma folds to σ wherever it stands', { title: 'οδοσ' }, ['odos']],
+    ['so a final ς matches no capital sigma', { title: 'ος' }, []],
+    ['a Greek value of capitals', { title: 'ΟΣ' }, ['odos']],
+    ['ASCII matching every title with an a', { title: 'A' }, ['ecole', 'strasse', 'STRASSE', 'istanbul', 'ascii']],
+    ['iexact, ASCII', { title_iexact: 'plain ascii' }, ['ascii']],
+    ['iexact, the Kelvin sign', { title_iexact: '273 K' }, ['kelvin']],
+    ['iexact, non-ASCII', { title_iexact: 'STRAßE' }, ['strasse']],
+    ['istartswith, non-ASCII', { title_istartswith: 'éCo' }, ['ecole']],
+    ['istartswith, İ', { title_istartswith: 'i' }, ['istanbul']],
+  ])('%s', async (_name, query, expected) => {
+    const res = await request(svc.app).get('/books/').query({ ...query, page_size: '100' });
+    expect({ status: res.status, ids: res.body.items?.map((b: { id: number }) => b.id) }).toEqual({
+      status: 200,
+      ids: expected.map((name) => ids[name]).sort((a, b) => a - b),
     });
   });
 });

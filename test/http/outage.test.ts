@@ -120,9 +120,11 @@ describe('a PostgreSQL outage behind a TCP proxy', () => {
     await expectUnavailable(await request(app).post('/api/auth/login/').send({ username: 'nobody', password: 'pw' }));
     const concurrent = await Promise.all(Array.from({ length: 8 }, () => request(app).get('/api/tags/')));
     for (const res of concurrent) await expectUnavailable(res);
-    const health = await request(app).get('/api/health');
-    expect(health.status).toBe(503);
-    expect(health.headers['retry-after']).toBe(String(RETRY_AFTER_SECONDS));
+    const ready = await request(app).get('/api/health/ready');
+    expect({ status: ready.status, body: ready.body }).toEqual({ status: 503, body: { detail: 'Service Unavailable' } });
+    expect(ready.headers['retry-after']).toBe(String(RETRY_AFTER_SECONDS));
+    // Liveness does not ask the database: the process still serves.
+    expect((await request(app).get('/api/health')).status).toBe(200);
     expect(lines()).toHaveLength(1);
     expect(lines()[0]).toMatch(OUTAGE_START);
     expect(lines()[0]).toMatch(/ECONNREFUSED|Connection terminated/);
@@ -138,7 +140,7 @@ describe('a PostgreSQL outage behind a TCP proxy', () => {
     const res = await request(app).get('/api/categories/');
     expect(res.status).toBe(200);
     expect(res.body.items.map((c: { name: string }) => c.name)).toEqual(['Reachable']);
-    expect((await request(app).get('/api/health')).status).toBe(200);
+    expect((await request(app).get('/api/health/ready')).status).toBe(200);
     expect(lines()).toHaveLength(2);
     expect(lines()[1]).toMatch(OUTAGE_END);
     expect(lines()[1]).toMatch(/; 16 requests were answered 503$/);

@@ -1,0 +1,121 @@
+/**
+ * The database layer on real databases: reads outside a transaction (`selectRows`, `selectFirst`)
+ * never see another transaction's uncommitted writes and see its rows once committed; reads in a
+ * transaction see its own writes; reads are reported to `query` listeners; statements prepared
+ * once keep answering for new bindings and after a schema change; SQLite's settings.
+ */
+import { ConfigurationError, connect, loadSqliteSettings, selectFirst, selectRows, type Db } from '../../runtime';
+import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
+
+describe.each(DIALECTS)('reads (%s)', (dialect) => {
+  let database: TestDatabase;
+  let db: Db;
+  beforeAll(async () => {
+    database = await createDatabase(dialect);
+    db = database.db;
+    await db.schema.createTable('items', (t) => {
+      t.increments('id');
+      t.string('name').notNullable();
+    });
+    await db('items').insert([{ name: 'one' }, { name: 'two' }]);
+  });
+  afterAll(() => database.drop());
+
+  const names = async (reader: Db) => (await selectRows(reader, reader('items').select('name').orderBy('id'))).map((r) => r.name);
+
+  it('outside a transaction, do not see its uncommitted writes, and see them once committed', async () => {
+    const trx = await db.transaction();
+    try {
+      await trx('items').insert({ name: 'pending' });
+      // On SQLite the pool's one connection is the transaction's: this read must not wait for it either.
+      expect(await names(db)).toEqual(['one', 'two']);
+      expect(await selectFirst(db, db('items').select('id').where('name', 'pending'))).toBeUndefined();
+      await trx.commit();
+    } catch (err) {
+      await trx.rollback();
+      throw err;
+    }
+    expect(await names(db)).toEqual(['one', 'two', 'pending']);
+    await db('items').where('name', 'pending').delete();
+  });
+
+  it('in a transaction, see its own writes; rolled back, they are gone', async () => {
+    await db
+      .transaction(async (trx) => {
+        await trx('items').insert({ name: 'mine' });
+        expect(await names(trx)).toEqual(['one', 'two', 'mine']);
+        expect(await selectFirst(trx, trx('items').select('name').where('name', 'mine'))).toEqual({ name: 'mine' });
+        throw new Error('roll back');
+      })
+      .catch((err: Error) => expect(err.message).toBe('roll back'));
+    expect(await names(db)).toEqual(['one', 'two']);
+  });
+
+  it('bind new values to a statement run before, and are reported to query listeners', async () => {
+    const sql: string[] = [];
+    const listener = (q: { sql: string }) => sql.push(q.sql);
+    db.on('query', listener);
+    try {
+      const byName = (name: string) => selectFirst(db, db('items').select('id', 'name').where('name', name));
+      expect(await byName('one')).toEqual({ id: 1, name: 'one' });
+      expect(await byName('two')).toEqual({ id: 2, name: 'two' });
+      expect(await byName('three')).toBeUndefined();
+    } finally {
+      db.removeListener('query', listener);
+    }
+    expect(sql.map((s) => s.replace(/[`"]/g, '').replace(/\$\d/g, '?'))).toEqual(Array(3).fill('select id, name from items where name = ? limit ?'));
+  });
+
+  it('follow a schema change', async () => {
+    const all = () => selectRows(db, db('items').select('*').orderBy('id'));
+    expect(await all()).toEqual([{ id: 1, name: 'one' }, { id: 2, name: 'two' }]);
+    await db.schema.alterTable('items', (t) => t.integer('rank').notNullable().defaultTo(7));
+    expect(await all()).toEqual([{ id: 1, name: 'one', rank: 7 }, { id: 2, name: 'two', rank: 7 }]);
+  });
+});
+
+describe('reads after the database is closed (sqlite)', () => {
+  it('fail as Knex fails, instead of reading on', async () => {
+    const database = await createDatabase('sqlite');
+    await database.db.schema.createTable('items', (t) => t.increments('id'));
+    expect(await selectRows(database.db, database.db('items').select('id'))).toEqual([]);
+    await database.drop();
+    await expect(selectRows(database.db, database.db('items').select('id'))).rejects.toThrow();
+  });
+});
+
+describe('SQLite settings', () => {
+  it('default to synchronous NORMAL, a 64 MiB page cache and 256 MiB of mmap', () => {
+    expect(loadSqliteSettings({})).toEqual({ synchronous: 'NORMAL', cacheSizeMib: 64, mmapSizeMib: 256 });
+  });
+
+  it('read SVC_SQLITE_* from the environment', () => {
+    const env = { SVC_SQLITE_SYNCHRONOUS: 'full', SVC_SQLITE_CACHE_SIZE: '8', SVC_SQLITE_MMAP_SIZE: '0' };
+    expect(loadSqliteSettings(env)).toEqual({ synchronous: 'FULL', cacheSizeMib: 8, mmapSizeMib: 0 });
+  });
+
+  it.each([
+    [{ SVC_SQLITE_SYNCHRONOUS: 'sometimes' }, 'SVC_SQLITE_SYNCHRONOUS must be one of OFF, NORMAL, FULL, EXTRA, got "sometimes"'],
+    [{ SVC_SQLITE_CACHE_SIZE: '-1' }, 'SVC_SQLITE_CACHE_SIZE must be a whole number of MiB (0 or more), got "-1"'],
+    [{ SVC_SQLITE_MMAP_SIZE: '1.5' }, 'SVC_SQLITE_MMAP_SIZE must be a whole number of MiB (0 or more), got "1.5"'],
+  ])('reject %j', (env, message) => {
+    expect(() => loadSqliteSettings(env)).toThrow(new ConfigurationError(message));
+  });
+
+  it('are applied to the connection', async () => {
+    const database = await createDatabase('sqlite');
+    const db = connect(database.url, '', { synchronous: 'FULL', cacheSizeMib: 3, mmapSizeMib: 5 });
+    try {
+      const pragma = async (name: string) => Object.values((await db.raw(`PRAGMA ${name}`))[0])[0];
+      expect([await pragma('synchronous'), await pragma('cache_size'), await pragma('mmap_size'), await pragma('journal_mode')]).toEqual([
+        2,
+        -3 * 1024,
+        5 * 1024 * 1024,
+        'wal',
+      ]);
+    } finally {
+      await db.destroy();
+      await database.drop();
+    }
+  });
+});
