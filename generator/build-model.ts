@@ -257,6 +257,7 @@ function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>): Resource 
     pk: d.fields[0],
     fields: d.fields,
     m2m,
+    indexes: names.indexes.map(({ name, columns, unique, entry }) => ({ name, columns, unique, source: entry })),
     schemas,
     hasDetail: detail !== undefined,
     operations: operationsOf(names, viewset),

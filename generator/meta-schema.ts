@@ -379,6 +379,20 @@ export const viewsetSchema = {
   },
 } as const;
 
+/** A composite index: `[field, field]`, or `{fields: [...], unique: true, name: ...}`. */
+const indexFields = { type: 'array', items: identifier, minItems: 1, uniqueItems: true } as const;
+const indexSpec = {
+  anyOf: [
+    indexFields,
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['fields'],
+      properties: { fields: indexFields, unique: { type: 'boolean' }, name: identifier },
+    },
+  ],
+} as const;
+
 export const resourceSchema = {
   type: 'object',
   additionalProperties: false,
@@ -390,6 +404,7 @@ export const resourceSchema = {
     verbose_name_plural: { type: 'string', pattern: '^[a-z][a-z0-9 ]*$' },
     hooks: modulePath,
     fields: { type: 'object', propertyNames: identifier, minProperties: 1, additionalProperties: fieldSpec },
+    indexes: { type: 'array', items: indexSpec },
     serializer: {
       type: 'object',
       additionalProperties: false,

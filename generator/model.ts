@@ -70,6 +70,14 @@ export interface ManyToMany {
   source: SourceRef;
 }
 
+/** A composite index of a resource's table. */
+export interface Index {
+  name: string;
+  columns: string[];
+  unique: boolean;
+  source: SourceRef;
+}
+
 /** The JSON value kinds a schema field can carry. */
 export type ValueKind = 'int' | 'bigint' | 'float' | 'decimal' | 'str' | 'email' | 'url' | 'uuid' | 'bool' | 'date' | 'datetime' | 'json' | 'list';
 
@@ -222,6 +230,8 @@ export interface Resource {
   /** Column fields in spec order, the primary key first. */
   fields: Field[];
   m2m: ManyToMany[];
+  /** Composite indexes (`indexes`), in spec order. */
+  indexes: Index[];
   schemas: Record<SchemaRole, SchemaModel>;
   /** Whether schema_detail is its own schema (else retrieve answers with schema_out). */
   hasDetail: boolean;

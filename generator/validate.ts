@@ -441,9 +441,36 @@ function relationTarget(ctx: Ctx, field: Field): Resource | undefined {
 function checkResource(ctx: Ctx, res: Resource): void {
   checkPrimaryKey(ctx, res);
   for (const field of res.fields.values()) if (!field.implicit) checkField(ctx, res, field);
+  checkIndexes(ctx, res);
   checkSerializer(ctx, res);
   const vs = asRec(res.data.viewset);
   if (vs) checkViewset(ctx, res, vs);
+}
+
+/**
+ * Composite indexes: fields of this resource, not many-to-many, and not a one-field index of a field
+ * the database already indexes (`unique`, `db_index`, a foreign key). Duplicates and name clashes
+ * are checked on the derived names (check-model.ts).
+ */
+function checkIndexes(ctx: Ctx, res: Resource): void {
+  eachItem(res.data.indexes, ['indexes'], (entry, entryAt) => {
+    const index = Array.isArray(entry) ? { fields: entry } : asRec(entry);
+    const fieldsAt = Array.isArray(entry) ? entryAt : [...entryAt, 'fields'];
+    const fields: Field[] = [];
+    eachItem(index?.fields, fieldsAt, (name, at) => {
+      if (typeof name !== 'string') return;
+      const field = fieldOf(ctx, res.spec, res, name, 'index field', at);
+      if (field?.type === 'many_to_many') report(ctx, res.spec, at, `cannot index many_to_many field "${name}": its links live in a join table`);
+      else if (field) fields.push(field);
+    });
+    if (fields.length !== 1 || !Array.isArray(index?.fields) || index.fields.length !== 1) return;
+    const [field] = fields;
+    const unique = index.unique === true;
+    const already = field.spec.primary_key === true || field.implicit || field.spec.unique === true ? 'unique' : field.spec.db_index === true || field.type === 'foreign_key' ? 'indexed' : undefined;
+    if (already && (!unique || already === 'unique')) {
+      report(ctx, res.spec, fieldsAt, `field "${field.name}" is already ${already}; an index of this one field adds nothing`);
+    }
+  });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ describe('test/cases', () => {
   it('has the cases the generator was specified with', () => {
     expect(diagnosticCases.map((c) => c.name)).toEqual(
       expect.arrayContaining([
+        'bad-indexes',
         'bad-lookup',
         'duplicate-names',
         'five-mistakes',
@@ -49,7 +50,7 @@ describe('test/cases', () => {
         'relation-hook-without-module',
       ]),
     );
-    expect(outputCases.map((c) => c.name)).toEqual(expect.arrayContaining(['minimal-resource', 'relation-hooks', 'actions-and-endpoints']));
+    expect(outputCases.map((c) => c.name)).toEqual(expect.arrayContaining(['minimal-resource', 'relation-hooks', 'actions-and-endpoints', 'composite-indexes']));
   });
 });
 
