@@ -59,6 +59,9 @@ const paramType = {
     },
   ],
 } as const;
+/** `date_compare_attr`: the operator suffix DateFilterViewSetMixin appends to each date field (absent: an exact match). */
+const DATE_COMPARE_ATTRS = ['__exact', '__gt', '__gte', '__lt', '__lte'] as const;
+
 const paramMap = { type: 'object', propertyNames: identifier, additionalProperties: paramType } as const;
 
 const lookupMap = { type: 'object', propertyNames: { type: 'string', pattern: '^[a-z][a-z0-9_]*$' } } as const;
@@ -331,6 +334,7 @@ export const viewsetSchema = {
     patch_auth: authList,
     delete_auth: authList,
     filter_mixins: { type: 'array', uniqueItems: true, items: { enum: FILTER_MIXINS } },
+    date_compare_attr: { enum: DATE_COMPARE_ATTRS },
     relations_filters: {
       type: 'array',
       items: {

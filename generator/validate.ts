@@ -829,6 +829,9 @@ function checkViewset(ctx: Ctx, res: Resource, vs: Rec): void {
   checkM2mRelations(ctx, res, vs);
   checkQueryParams(ctx, res, vs);
   checkLookups(ctx, res, vs);
+  if (has(vs, 'date_compare_attr') && !(Array.isArray(vs.filter_mixins) && vs.filter_mixins.includes('DateFilterViewSetMixin'))) {
+    report(ctx, res.spec, ['viewset', 'date_compare_attr'], 'date_compare_attr is the operator of DateFilterViewSetMixin: add it to filter_mixins, or remove this', true);
+  }
 }
 
 /** Operation settings (auth, overrides, decorators, docs) for operations the viewset class lacks. */
