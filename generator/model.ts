@@ -2,7 +2,7 @@
  * The intermediate model: everything the templates print, derived once from the validated specs.
  * Nothing downstream of `buildModel` reads the raw YAML again.
  */
-import type { ResourceFilters } from './build-filters';
+import type { LookupPlan, ResourceFilters } from './build-filters';
 import type { HookRef } from './hook-refs';
 import type { SettingName } from './meta-schema';
 
@@ -68,6 +68,16 @@ export interface ManyToMany {
   otherColumn: string;
   description?: string;
   source: SourceRef;
+}
+
+/** What a list orders by: a column of the resource's table, or (with hops) of a row its foreign keys lead to. */
+export interface OrderingColumn {
+  column: string;
+  hops?: { from: string; table: string; key: string }[];
+}
+
+export interface OrderingField extends OrderingColumn {
+  name: string;
 }
 
 /** A composite index of a resource's table. */
@@ -237,7 +247,8 @@ export interface Resource {
   hasDetail: boolean;
   operations: Operation[];
   pagination: Pagination | null;
-  ordering: { fields: { name: string; column: string }[]; default: { column: string; order: 'asc' | 'desc' }[] };
+  /** Ordering fields and the default order; a field of a related row (`author__username`) has the foreign key hops to its column. */
+  ordering: { fields: OrderingField[]; default: (OrderingColumn & { order: 'asc' | 'desc' })[] };
   requireUpdateFields: boolean;
   errorSchema: SchemaModel | null;
   lifecycle: Partial<Record<'before_create' | 'after_create' | 'before_update' | 'after_update' | 'before_delete' | 'after_delete', string>>;
@@ -245,6 +256,8 @@ export interface Resource {
   actions: Action[];
   endpoints: Endpoint[];
   relations: Relation[];
+  /** `search_fields`: each field's `icontains` lookup, compiled (through relations for `author__username`); null when none. */
+  search: { fields: { name: string; lookup: LookupPlan }[] } | null;
   /** List filters (query_params, filter mixins, relations_filters, match cases) with their lookups compiled; null when none. */
   filters: ResourceFilters | null;
 }

@@ -11,6 +11,8 @@ export * from './validation';
 export * from './query-params';
 export * from './pagination';
 export * from './list';
+export * from './related-ordering';
+export * from './search';
 export * from './filters';
 export * from './relations';
 export * from './operations';

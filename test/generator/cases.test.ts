@@ -41,6 +41,8 @@ describe('test/cases', () => {
       expect.arrayContaining([
         'bad-indexes',
         'bad-lookup',
+        'bad-related-ordering',
+        'bad-search',
         'duplicate-names',
         'five-mistakes',
         'hooks-and-auth',

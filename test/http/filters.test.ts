@@ -260,7 +260,7 @@ describe.each(DIALECTS)('list filters: querying fixture (%s)', (dialect) => {
         'title_exact', 'title_iexact', 'title_contains', 'title_startswith', 'title_istartswith', 'title_endswith',
         'pages_gt', 'pages_gte', 'pages_lt', 'pages_lte', 'pages_in', 'pages_range', 'rating_lt', 'no_subtitle',
         'published_between', 'added_before', 'min_price', 'author', 'author_id', 'no_author', 'country', 'country_codes',
-        'no_country', 'genre', 'genres', 'genre_id', 'no_genres', 'long', 'classic', 'ordering',
+        'no_country', 'genre', 'genres', 'genre_id', 'no_genres', 'long', 'classic', 'ordering', 'search',
       ]);
       expect(byName.pages).toEqual({ name: 'pages', in: 'query', required: false, description: 'Lookup pages.', schema: { type: 'integer', description: 'Lookup pages.' } });
       expect(byName.pages_in).toEqual({

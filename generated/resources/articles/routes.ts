@@ -2,10 +2,12 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import {
   applyRelationFilters,
+  applySearch,
   expressHandler,
   GenericMessageSchema,
   intInput,
   JWTAuth,
+  type Lookup,
   m2mBodySchema,
   M2MSchemaOut,
   manageRelation,
@@ -17,6 +19,7 @@ import {
   relatedRows,
   type Route,
   rowLookup,
+  searchParam,
   type ServiceContext,
   withArgs,
   z,
@@ -34,8 +37,23 @@ export function articlesRoutes(service: ServiceContext): Route[] {
   const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema
     .extend(filtering.FILTER_QUERY.shape)
-    .extend({ ordering: orderingParam({ title: 'title', created_at: 'created_at', views: 'views' }) });
+    .extend({
+      ordering: orderingParam({
+        title: 'title',
+        created_at: 'created_at',
+        views: 'views',
+        author__username: {
+          column: 'users.username',
+          hops: [{ from: 'articles.author_id', table: 'users', key: 'users.id' }],
+        },
+      }),
+    })
+    .extend({ search: searchParam(['title', 'summary']) });
   const defaultOrdering: OrderTerm[] = [{ column: 'created_at', order: 'desc' }];
+  const searchFields: Lookup[] = [
+    { hops: [], column: 'articles.title', kind: 'text', nullable: false, op: 'icontains' },
+    { hops: [], column: 'articles.summary', kind: 'text', nullable: false, op: 'icontains' },
+  ];
   const TagsQuery = paginator.querySchema.extend({ name: z.string().optional() });
   const TagsBody = m2mBodySchema(intInput(-2147483648, 2147483647), { add: true, remove: true }, 'ArticleTagsBody');
 
@@ -92,6 +110,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
           async handle({ query: params }, ctx) {
             const { query } = await queryset(ctx);
             filtering.applyFilters(query, filtering.filtersOf(params));
+            applySearch(query, searchFields, params.search);
             const source = querySource(ctx.db, query, {
               columns: q.OUT_COLUMNS,
               pk: q.PK,
