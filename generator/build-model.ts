@@ -277,6 +277,7 @@ function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>): Resource 
     querysetRequest: viewset.queryset_request,
     actions: actionsOf(names, viewset),
     relations: relationsOf(ctx, viewset, m2m),
+    fieldSelection: viewset.field_selection === true,
     search: viewset.search_fields
       ? { fields: viewset.search_fields.map((name) => ({ name, lookup: compileLookup(graph, d.model, `${name}__icontains`) })) }
       : null,

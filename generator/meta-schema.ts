@@ -326,6 +326,7 @@ export const viewsetSchema = {
     model_verbose_name_plural: { type: 'string' },
     ordering_fields: { type: 'array', items: identifier, uniqueItems: true },
     search_fields: { type: 'array', items: identifier, minItems: 1, uniqueItems: true },
+    field_selection: { type: 'boolean' },
     default_ordering: { type: 'string', pattern: '^-?[a-z][a-z0-9_]*(,-?[a-z][a-z0-9_]*)*$' },
     require_update_fields: { type: 'boolean' },
     error_schema: manualSchema,

@@ -256,6 +256,8 @@ export interface Resource {
   actions: Action[];
   endpoints: Endpoint[];
   relations: Relation[];
+  /** `field_selection`: list and retrieve take `?fields=` naming fields of their read schemas. */
+  fieldSelection: boolean;
   /** `search_fields`: each field's `icontains` lookup, compiled (through relations for `author__username`); null when none. */
   search: { fields: { name: string; lookup: LookupPlan }[] } | null;
   /** List filters (query_params, filter mixins, relations_filters, match cases) with their lookups compiled; null when none. */

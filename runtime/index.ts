@@ -13,6 +13,7 @@ export * from './pagination';
 export * from './list';
 export * from './related-ordering';
 export * from './search';
+export * from './fields-selection';
 export * from './filters';
 export * from './relations';
 export * from './operations';

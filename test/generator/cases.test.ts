@@ -52,7 +52,7 @@ describe('test/cases', () => {
         'relation-hook-without-module',
       ]),
     );
-    expect(outputCases.map((c) => c.name)).toEqual(expect.arrayContaining(['minimal-resource', 'relation-hooks', 'actions-and-endpoints', 'composite-indexes']));
+    expect(outputCases.map((c) => c.name)).toEqual(expect.arrayContaining(['minimal-resource', 'relation-hooks', 'actions-and-endpoints', 'composite-indexes', 'list-query-options']));
   });
 });
 

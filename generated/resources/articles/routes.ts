@@ -4,6 +4,7 @@ import {
   applyRelationFilters,
   applySearch,
   expressHandler,
+  fieldsParam,
   GenericMessageSchema,
   intInput,
   JWTAuth,
@@ -20,6 +21,7 @@ import {
   type Route,
   rowLookup,
   searchParam,
+  selectShape,
   type ServiceContext,
   withArgs,
   z,
@@ -48,12 +50,29 @@ export function articlesRoutes(service: ServiceContext): Route[] {
         },
       }),
     })
-    .extend({ search: searchParam(['title', 'summary']) });
+    .extend({ search: searchParam(['title', 'summary']) })
+    .extend({
+      fields: fieldsParam(['id', 'title', 'summary', 'author', 'category', 'is_published', 'created_at', 'views']),
+    });
   const defaultOrdering: OrderTerm[] = [{ column: 'created_at', order: 'desc' }];
   const searchFields: Lookup[] = [
     { hops: [], column: 'articles.title', kind: 'text', nullable: false, op: 'icontains' },
     { hops: [], column: 'articles.summary', kind: 'text', nullable: false, op: 'icontains' },
   ];
+  const RetrieveQuery = z.object({
+    fields: fieldsParam([
+      'id',
+      'title',
+      'summary',
+      'content',
+      'author',
+      'category',
+      'tags',
+      'is_published',
+      'created_at',
+      'views',
+    ]),
+  });
   const TagsQuery = paginator.querySchema.extend({ name: z.string().optional() });
   const TagsBody = m2mBodySchema(intInput(-2147483648, 2147483647), { add: true, remove: true }, 'ArticleTagsBody');
 
@@ -115,7 +134,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
               columns: q.OUT_COLUMNS,
               pk: q.PK,
               ordering: params.ordering ?? defaultOrdering,
-              shape: q.shapeArticleOut,
+              shape: selectShape(q.shapeArticleOut, params.fields),
             });
             return paginate(paginator, source, params, ctx.req);
           },
@@ -139,9 +158,12 @@ export function articlesRoutes(service: ServiceContext): Route[] {
         expressHandler(service, {
           operationId: 'retrieve_article',
           params: ArticleParams,
+          query: RetrieveQuery,
           status: 200,
-          async handle({ params: { pk } }, ctx) {
-            const [item] = await q.shapeArticleDetail(ctx.db, [await findVisible(ctx, pk, q.DETAIL_COLUMNS)]);
+          async handle({ params: { pk }, query: { fields } }, ctx) {
+            const [item] = await selectShape(q.shapeArticleDetail, fields)(ctx.db, [
+              await findVisible(ctx, pk, q.DETAIL_COLUMNS),
+            ]);
             return item;
           },
         }),
@@ -151,6 +173,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
         summary: 'Retrieve a specific object by its primary key.',
         tags: ['Articles'],
         params: ArticleParams,
+        query: RetrieveQuery,
         responses: [{ status: 200, description: 'OK', schema: ArticleDetail }],
         errorSchema: GenericMessageSchema,
         secured: false,
