@@ -1,6 +1,8 @@
 /**
- * `npm run bench`: throughput and latency of the generated blog on SQLite, on seeded data.
- * Loopback only; every scenario is bounded in requests and in time.
+ * `npm run bench`: throughput and latency of the generated blog on seeded data, on a temporary
+ * SQLite file, or with `DATABASE_URL=postgres://user@host:port/db` on a fresh PostgreSQL database
+ * created on that server (the URL's database is only used to create and drop it). Loopback only;
+ * every scenario is bounded in requests and in time.
  *
  *   BENCH_SECONDS (default 3) · BENCH_CONCURRENCY (default 16) · BENCH_ROWS (default 2000)
  */
@@ -9,6 +11,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import knex from 'knex';
 import { createService } from '../generated/app';
 import { migrations } from '../generated/migrations';
 import { DEFAULT_SETTINGS } from '../generated/settings';
@@ -79,9 +82,58 @@ async function scenario(name: string, base: string, paths: () => string): Promis
   return { name, requests: latencies.length, seconds: (Date.now() - started) / 1000, p50: at(0.5), p99: at(0.99), errors };
 }
 
-async function main(): Promise<void> {
+/** The database the bench runs on, and how to remove it afterwards. */
+interface BenchDatabase {
+  label: string;
+  db: Db;
+  drop(): Promise<void>;
+}
+
+async function sqliteDatabase(): Promise<BenchDatabase> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svcgen-bench-'));
   const db = connect(`sqlite:${path.join(dir, 'bench.sqlite3')}`, '');
+  return {
+    label: 'SQLite',
+    db,
+    async drop() {
+      await db.destroy();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A new database `svcgen_bench_<pid>` on the server of `url`, dropped (with its connections) afterwards. */
+async function postgresDatabase(url: string): Promise<BenchDatabase> {
+  const server = new URL(url);
+  const name = `svcgen_bench_${process.pid}`;
+  const admin = () => knex({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
+  const a = admin();
+  try {
+    await a.raw('create database ??', [name]);
+  } finally {
+    await a.destroy();
+  }
+  server.pathname = `/${name}`;
+  const db = connect(server.toString(), '');
+  return {
+    label: `PostgreSQL ${server.host}`,
+    db,
+    async drop() {
+      await db.destroy();
+      const b = admin();
+      try {
+        await b.raw('drop database if exists ?? with (force)', [name]);
+      } finally {
+        await b.destroy();
+      }
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const url = process.env.DATABASE_URL;
+  const bench = url && /^postgres(ql)?:/.test(url) ? await postgresDatabase(url) : await sqliteDatabase();
+  const db = bench.db;
   try {
     await migrateLatest(db, migrations);
     await seed(db);
@@ -97,7 +149,7 @@ async function main(): Promise<void> {
       ['list tags of an article (m2m)', () => `/articles/${(n++ % ROWS) + 1}/tags/`],
       ['health', () => '/health'],
     ];
-    console.log(`svcgen bench: ${ROWS} articles, ${CONCURRENCY} concurrent connections, ${SECONDS}s per scenario (SQLite)\n`);
+    console.log(`svcgen bench: ${ROWS} articles, ${CONCURRENCY} concurrent connections, ${SECONDS}s per scenario (${bench.label})\n`);
     console.log('scenario                                              req/s    p50 ms   p99 ms  errors');
     for (const [name, next] of scenarios) {
       const r = await scenario(name, base, next);
@@ -107,8 +159,7 @@ async function main(): Promise<void> {
     }
     await new Promise((resolve) => server.close(resolve));
   } finally {
-    await db.destroy();
-    fs.rmSync(dir, { recursive: true, force: true });
+    await bench.drop();
   }
 }
 

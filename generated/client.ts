@@ -69,8 +69,9 @@ export interface ArticleOut {
   views: number;
 }
 
-/** A field the article list may be ordered by (title, created_at, views); `-` for descending. */
-export type ArticleOrdering = 'title' | '-title' | 'created_at' | '-created_at' | 'views' | '-views';
+/** A field the article list may be ordered by (title, created_at, views, author__username); `-` for descending. */
+export type ArticleOrdering =
+  'title' | '-title' | 'created_at' | '-created_at' | 'views' | '-views' | 'author__username' | '-author__username';
 
 /** Query parameters of listArticles. */
 export interface ListArticlesQuery extends PageNumberQuery {

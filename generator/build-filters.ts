@@ -45,6 +45,8 @@ export const TYPE_MIXINS = {
   IcontainsFilterViewSetMixin: { accepts: 'string', types: ['str', 'email'], op: 'icontains' },
   BooleanFilterViewSetMixin: { accepts: 'boolean', types: ['bool'], op: 'exact' },
   NumericFilterViewSetMixin: { accepts: 'number', types: ['int', 'float'], op: 'exact' },
+  // The base of the four below: its operator is the viewset's `date_compare_attr` (exact by default).
+  DateFilterViewSetMixin: { accepts: 'date', types: ['date', 'datetime'], op: 'exact' },
   GreaterDateFilterViewSetMixin: { accepts: 'date', types: ['date', 'datetime'], op: 'gt' },
   LessDateFilterViewSetMixin: { accepts: 'date', types: ['date', 'datetime'], op: 'lt' },
   GreaterEqualDateFilterViewSetMixin: { accepts: 'date', types: ['date', 'datetime'], op: 'gte' },
@@ -295,6 +297,11 @@ export function describeExpr(expr: unknown): string {
   return parts.length === 1 ? parts[0] : `(${parts.join(' and ')})`;
 }
 
+/** The operator of `date_compare_attr` (`__gte` → `gte`); absent, an exact match, as in the seed's base mixin. */
+function dateCompareOp(attr: string | undefined): LookupOperator {
+  return ((attr ?? '').replace(/^__/, '') || 'exact') as LookupOperator;
+}
+
 /**
  * The list filters of a viewset, or null when it configures none. Mixins apply in the order
  * `filter_mixins` lists them; `relations_filters` and `filters_match_cases` without their mixin in
@@ -348,10 +355,11 @@ export function buildFilters(viewset: ViewsetSpec, model: string, graph: ModelGr
     if (name === 'MatchCaseFilterViewSetMixin') return { name, kind: 'cases', cases };
     if (name === 'RelationFilterViewSetMixin') return { name, kind: 'lookups', accepts: 'any', lookups: relationLookups };
     const rule = TYPE_MIXINS[name];
+    const op = name === 'DateFilterViewSetMixin' ? dateCompareOp(viewset.date_compare_attr) : rule.op;
     const lookups = params
       .filter((p) => p.from === 'query_params' && (rule.types as readonly string[]).includes(p.type))
       .flatMap((p) => {
-        const source = rule.op === 'exact' ? p.name : `${p.name}__${rule.op}`;
+        const source = op === 'exact' ? p.name : `${p.name}__${op}`;
         // A parameter that names no field is left to the query_params_handler.
         if (!hasField(graph(model), p.name)) return [];
         return [{ param: p.name, lookup: compileLookup(graph, model, source), source }];

@@ -4,7 +4,7 @@
  * once, from the typed spec documents. Templates only print the model.
  */
 import { isBuiltinPaginator } from '../runtime/catalogue';
-import { buildFilters, modelGraph } from './build-filters';
+import { buildFilters, compileLookup, modelGraph, type ModelGraph } from './build-filters';
 import type { DescribedResource, DescribedSpecs } from './check-model';
 import type {
   ActionSpec,
@@ -31,6 +31,7 @@ import type {
   ManyToMany,
   Operation,
   OperationKind,
+  OrderingColumn,
   Pagination,
   Relation,
   Resource,
@@ -220,6 +221,13 @@ function m2mOf(d: Draft, byModel: ReadonlyMap<string, Draft>): ManyToMany[] {
   });
 }
 
+/** An ordering field's column; `author__username` follows the foreign keys (validated: no many-to-many on the way). */
+function orderingColumn(d: Draft, graph: ModelGraph, name: string): OrderingColumn {
+  if (!name.includes('__')) return { column: d.fields.find((f) => f.name === name)!.column };
+  const plan = compileLookup(graph, d.model, name);
+  return { column: plan.column, hops: plan.hops.map((h) => ({ from: h.from, table: h.table, key: h.select })) };
+}
+
 function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>): Resource {
   const viewset: ViewsetSpec = d.spec.viewset ?? {};
   const names = d.names;
@@ -231,11 +239,11 @@ function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>): Resource 
   const detail = resolveSchema(ctx, 'detail');
   schemas.detail = detail ?? schemas.out;
 
-  const columnOf = (name: string) => d.fields.find((f) => f.name === name)!.column;
-  const orderingFields = (viewset.ordering_fields ?? []).map((name) => ({ name, column: columnOf(name) }));
+  const graph = modelGraph(byModel, (t) => m2mOf(t, byModel));
+  const orderingFields = (viewset.ordering_fields ?? []).map((name) => ({ name, ...orderingColumn(d, graph, name) }));
   const defaultOrdering = viewset.default_ordering
     ? viewset.default_ordering.split(',').map((term) => ({
-        column: columnOf(term.replace(/^-/, '')),
+        ...orderingColumn(d, graph, term.replace(/^-/, '')),
         order: term.startsWith('-') ? ('desc' as const) : ('asc' as const),
       }))
     : [];
@@ -257,6 +265,7 @@ function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>): Resource 
     pk: d.fields[0],
     fields: d.fields,
     m2m,
+    indexes: names.indexes.map(({ name, columns, unique, entry }) => ({ name, columns, unique, source: entry })),
     schemas,
     hasDetail: detail !== undefined,
     operations: operationsOf(names, viewset),
@@ -268,7 +277,11 @@ function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>): Resource 
     querysetRequest: viewset.queryset_request,
     actions: actionsOf(names, viewset),
     relations: relationsOf(ctx, viewset, m2m),
-    filters: buildFilters(viewset, d.model, modelGraph(byModel, (t) => m2mOf(t, byModel))),
+    fieldSelection: viewset.field_selection === true,
+    search: viewset.search_fields
+      ? { fields: viewset.search_fields.map((name) => ({ name, lookup: compileLookup(graph, d.model, `${name}__icontains`) })) }
+      : null,
+    filters: buildFilters(viewset, d.model, graph),
     endpoints: endpointsOf(viewset.endpoints ?? [], d.table, (i) => ['viewset', 'endpoints', i, 'handler'], d.described.spec.file),
   };
 }

@@ -88,6 +88,8 @@ function checkNames(described: DescribedSpecs): Diagnostic[] {
   const tables = new NameRegistry('table', report);
   const routes = new NameRegistry('route base', report);
   const operationIds = new NameRegistry('operation id', report);
+  // Index names are one namespace per database (PostgreSQL schema, SQLite file), across tables.
+  const indexes = new NameRegistry('index name', report);
   const unique: DescribedResource[] = [];
   for (const res of described.resources) {
     const { model } = res.names;
@@ -102,6 +104,7 @@ function checkNames(described: DescribedSpecs): Diagnostic[] {
   for (const { names } of unique) {
     const owner = names.model.name;
     tables.claim(names.table.name, names.table.source, owner);
+    checkIndexNames(names, indexes, report);
     // A resource whose base clashes would clash on every operation id too: one message says it.
     if (!routes.claim(names.base.name, names.base.source, owner, `/${names.base.name}`)) continue;
     for (const id of resourceOperationIds(names, models)) operationIds.claim(id.name, id.source, owner);
@@ -112,6 +115,24 @@ function checkNames(described: DescribedSpecs): Diagnostic[] {
     operationIds.claim(id.name, id.source, 'the service');
   }
   return out;
+}
+
+/** A resource's index names: claimed across the specs, at most 63 characters; and no two indexes on the same columns. */
+function checkIndexNames(names: ResourceNames, registry: NameRegistry, report: (source: SourceRef, message: string) => void): void {
+  const seen: string[] = [];
+  for (const index of names.indexes) {
+    const key = `${index.unique}:${index.columns.join(',')}`;
+    const first = seen.indexOf(key);
+    seen.push(key);
+    if (index.name.length > 63) {
+      // PostgreSQL would cut the name silently, and a later migration would not find the index by it.
+      report(index.entry, `the index name "${index.name}" is longer than 63 characters, the most PostgreSQL keeps: give the index a shorter name (name: ...)`);
+    } else if (first >= 0) {
+      report(index.entry, `duplicate index: indexes[${first}] has the same columns (${index.columns.join(', ')}); remove one`);
+    } else {
+      registry.claim(index.name, index.source, names.model.name);
+    }
+  }
 }
 
 /** Every operation id of a resource, in the order its routes are registered. */

@@ -20,11 +20,20 @@ export interface DbColumn {
   references?: { table: string; column: string; onDelete: 'CASCADE' | 'SET NULL' | 'RESTRICT' };
 }
 
+/** A named index of several columns (a resource's `indexes`). */
+export interface DbIndex {
+  name: string;
+  columns: string[];
+  unique: boolean;
+}
+
 export interface DbTable {
   name: string;
   columns: DbColumn[];
   /** Composite unique constraints (join tables). */
   uniques: string[][];
+  /** Named composite indexes; absent when there are none (and in snapshots written before indexes existed). */
+  indexes?: DbIndex[];
 }
 
 export interface DbSchema {
@@ -108,6 +117,7 @@ export function dbSchemaOf(model: ServiceModel): DbSchema {
           ? { table: f.relation.targetTable, column: f.relation.targetPk.column, onDelete: ON_DELETE[f.relation.onDelete] }
           : undefined,
       })),
+      ...(r.indexes.length ? { indexes: r.indexes.map(({ name, columns, unique }) => ({ name, columns, unique })) } : {}),
     });
   }
   for (const r of model.resources) {
@@ -162,8 +172,19 @@ export function createTableStatements(t: DbTable): string[] {
   for (const c of t.columns) lines.push(`    ${columnStatement(c)}`);
   for (const c of t.columns) if (c.index) lines.push(`    t.index([${literal(c.name)}]);`);
   for (const u of t.uniques) lines.push(`    t.unique(${literal(u)});`);
+  for (const i of t.indexes ?? []) lines.push(`    ${indexStatement(i)}`);
   lines.push('  });');
   return lines;
+}
+
+/** The Knex statement creating a named index inside `createTable`/`alterTable`. */
+export function indexStatement(i: DbIndex): string {
+  return i.unique ? `t.unique(${literal(i.columns)}, { indexName: ${literal(i.name)} });` : `t.index(${literal(i.columns)}, ${literal(i.name)});`;
+}
+
+/** The Knex statement dropping a named index inside `alterTable`. */
+export function dropIndexStatement(i: DbIndex): string {
+  return i.unique ? `t.dropUnique(${literal(i.columns)}, ${literal(i.name)});` : `t.dropIndex(${literal(i.columns)}, ${literal(i.name)});`;
 }
 
 export function dropTableStatement(t: DbTable): string {

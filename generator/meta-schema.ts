@@ -59,6 +59,9 @@ const paramType = {
     },
   ],
 } as const;
+/** `date_compare_attr`: the operator suffix DateFilterViewSetMixin appends to each date field (absent: an exact match). */
+const DATE_COMPARE_ATTRS = ['__exact', '__gt', '__gte', '__lt', '__lte'] as const;
+
 const paramMap = { type: 'object', propertyNames: identifier, additionalProperties: paramType } as const;
 
 const lookupMap = { type: 'object', propertyNames: { type: 'string', pattern: '^[a-z][a-z0-9_]*$' } } as const;
@@ -322,6 +325,8 @@ export const viewsetSchema = {
     model_verbose_name: { type: 'string' },
     model_verbose_name_plural: { type: 'string' },
     ordering_fields: { type: 'array', items: identifier, uniqueItems: true },
+    search_fields: { type: 'array', items: identifier, minItems: 1, uniqueItems: true },
+    field_selection: { type: 'boolean' },
     default_ordering: { type: 'string', pattern: '^-?[a-z][a-z0-9_]*(,-?[a-z][a-z0-9_]*)*$' },
     require_update_fields: { type: 'boolean' },
     error_schema: manualSchema,
@@ -331,6 +336,7 @@ export const viewsetSchema = {
     patch_auth: authList,
     delete_auth: authList,
     filter_mixins: { type: 'array', uniqueItems: true, items: { enum: FILTER_MIXINS } },
+    date_compare_attr: { enum: DATE_COMPARE_ATTRS },
     relations_filters: {
       type: 'array',
       items: {
@@ -379,6 +385,20 @@ export const viewsetSchema = {
   },
 } as const;
 
+/** A composite index: `[field, field]`, or `{fields: [...], unique: true, name: ...}`. */
+const indexFields = { type: 'array', items: identifier, minItems: 1, uniqueItems: true } as const;
+const indexSpec = {
+  anyOf: [
+    indexFields,
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['fields'],
+      properties: { fields: indexFields, unique: { type: 'boolean' }, name: identifier },
+    },
+  ],
+} as const;
+
 export const resourceSchema = {
   type: 'object',
   additionalProperties: false,
@@ -390,6 +410,7 @@ export const resourceSchema = {
     verbose_name_plural: { type: 'string', pattern: '^[a-z][a-z0-9 ]*$' },
     hooks: modulePath,
     fields: { type: 'object', propertyNames: identifier, minProperties: 1, additionalProperties: fieldSpec },
+    indexes: { type: 'array', items: indexSpec },
     serializer: {
       type: 'object',
       additionalProperties: false,

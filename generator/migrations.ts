@@ -7,7 +7,17 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { columnStatement, createTableStatements, dropTableStatement, type DbColumn, type DbSchema, type DbTable } from './db-schema';
+import {
+  columnStatement,
+  createTableStatements,
+  dropIndexStatement,
+  dropTableStatement,
+  indexStatement,
+  type DbColumn,
+  type DbIndex,
+  type DbSchema,
+  type DbTable,
+} from './db-schema';
 import { SpecError, type Diagnostic } from './diagnostics';
 import { displayPath } from './load';
 import type { Field, ServiceModel, SourceRef } from './model';
@@ -351,6 +361,38 @@ function uniquesStep(table: string, a: string[][], b: string[][]): Step | undefi
   return { change: `change the unique constraints of ${table}`, slug: `alter_${table}`, up: lines(drop, add), down: lines(add, drop) };
 }
 
+const describeIndex = (table: string, i: DbIndex) => `${i.unique ? 'unique index' : 'index'} ${i.name} on ${table} (${i.columns.join(', ')})`;
+
+function addIndexStep(table: string, i: DbIndex): Step {
+  return {
+    change: `add ${describeIndex(table, i)}`,
+    slug: `${table}_${i.columns.join('_')}`,
+    up: alterTable(table, [indexStatement(i)]),
+    down: alterTable(table, [dropIndexStatement(i)]),
+  };
+}
+
+function dropIndexStep(table: string, i: DbIndex): Step {
+  return {
+    change: `drop ${describeIndex(table, i)}`,
+    slug: `remove_${i.name}`,
+    up: alterTable(table, [dropIndexStatement(i)]),
+    down: alterTable(table, [indexStatement(i)]),
+  };
+}
+
+/**
+ * The composite indexes of `was` that `t` no longer has, and the ones it gains, matched by name: an
+ * index whose columns or uniqueness change is dropped and created again.
+ */
+function indexSteps(table: string, was: DbIndex[], now: DbIndex[]): { drops: Step[]; adds: Step[] } {
+  const same = (a: DbIndex, b: DbIndex) => a.name === b.name && a.unique === b.unique && sameValue(a.columns, b.columns);
+  return {
+    drops: was.filter((a) => !now.some((b) => same(a, b))).map((a) => dropIndexStep(table, a)),
+    adds: now.filter((b) => !was.some((a) => same(a, b))).map((b) => addIndexStep(table, b)),
+  };
+}
+
 /* ------------------------------------------------------------------- plan */
 
 interface Origin {
@@ -512,7 +554,7 @@ function primaryKeyProblem(planner: Planner, table: string, c: DbColumn): Diagno
   return source ? planner.options.at(source, message) : diagnosticIn(planner.history.snapshotFile, message);
 }
 
-/** The steps that turn table `was` into `t` (same name): renames, alters, new columns, dropped columns, unique constraints. */
+/** The steps that turn table `was` into `t` (same name): renames, alters, new columns, dropped columns, unique constraints, indexes. */
 function changedTableSteps(planner: Planner, was: DbTable, t: DbTable): Step[] {
   const renames: Step[] = [];
   const adds: Step[] = [];
@@ -533,7 +575,9 @@ function changedTableSteps(planner: Planner, was: DbTable, t: DbTable): Step[] {
   }
   const removes = droppedColumnSteps(planner, was, t, matched);
   const uniques = uniquesStep(t.name, was.uniques ?? [], t.uniques);
-  return [...renames, ...alters, ...adds, ...removes, ...(uniques ? [uniques] : [])];
+  // Old indexes go before their columns change or go; new ones come once every column is there.
+  const indexes = indexSteps(t.name, was.indexes ?? [], t.indexes ?? []);
+  return [...indexes.drops, ...renames, ...alters, ...adds, ...removes, ...(uniques ? [uniques] : []), ...indexes.adds];
 }
 
 /**

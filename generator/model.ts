@@ -2,7 +2,7 @@
  * The intermediate model: everything the templates print, derived once from the validated specs.
  * Nothing downstream of `buildModel` reads the raw YAML again.
  */
-import type { ResourceFilters } from './build-filters';
+import type { LookupPlan, ResourceFilters } from './build-filters';
 import type { HookRef } from './hook-refs';
 import type { SettingName } from './meta-schema';
 
@@ -67,6 +67,24 @@ export interface ManyToMany {
   ownColumn: string;
   otherColumn: string;
   description?: string;
+  source: SourceRef;
+}
+
+/** What a list orders by: a column of the resource's table, or (with hops) of a row its foreign keys lead to. */
+export interface OrderingColumn {
+  column: string;
+  hops?: { from: string; table: string; key: string }[];
+}
+
+export interface OrderingField extends OrderingColumn {
+  name: string;
+}
+
+/** A composite index of a resource's table. */
+export interface Index {
+  name: string;
+  columns: string[];
+  unique: boolean;
   source: SourceRef;
 }
 
@@ -222,12 +240,15 @@ export interface Resource {
   /** Column fields in spec order, the primary key first. */
   fields: Field[];
   m2m: ManyToMany[];
+  /** Composite indexes (`indexes`), in spec order. */
+  indexes: Index[];
   schemas: Record<SchemaRole, SchemaModel>;
   /** Whether schema_detail is its own schema (else retrieve answers with schema_out). */
   hasDetail: boolean;
   operations: Operation[];
   pagination: Pagination | null;
-  ordering: { fields: { name: string; column: string }[]; default: { column: string; order: 'asc' | 'desc' }[] };
+  /** Ordering fields and the default order; a field of a related row (`author__username`) has the foreign key hops to its column. */
+  ordering: { fields: OrderingField[]; default: (OrderingColumn & { order: 'asc' | 'desc' })[] };
   requireUpdateFields: boolean;
   errorSchema: SchemaModel | null;
   lifecycle: Partial<Record<'before_create' | 'after_create' | 'before_update' | 'after_update' | 'before_delete' | 'after_delete', string>>;
@@ -235,6 +256,10 @@ export interface Resource {
   actions: Action[];
   endpoints: Endpoint[];
   relations: Relation[];
+  /** `field_selection`: list and retrieve take `?fields=` naming fields of their read schemas. */
+  fieldSelection: boolean;
+  /** `search_fields`: each field's `icontains` lookup, compiled (through relations for `author__username`); null when none. */
+  search: { fields: { name: string; lookup: LookupPlan }[] } | null;
   /** List filters (query_params, filter mixins, relations_filters, match cases) with their lookups compiled; null when none. */
   filters: ResourceFilters | null;
 }

@@ -40,6 +40,8 @@ export interface ResourceNames {
   actions: { name: string; routes: { method: ActionMethod; operationId: Named }[] }[];
   /** Operation ids of the resource's custom endpoints, in spec order. */
   endpoints: Named[];
+  /** Composite indexes in spec order: the index name (`name`, else Knex's `<table>_<columns>_index|unique`) and its columns. */
+  indexes: (Named & { columns: string[]; unique: boolean; entry: SourceRef })[];
 }
 
 export type ActionMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -110,7 +112,22 @@ export function resourceNames(file: string, spec: ResourceSpec): ResourceNames {
       };
     }),
     endpoints: (viewset.endpoints ?? []).map((e, i) => endpointOperationId(e.handler, at('viewset', 'endpoints', i, 'handler'))),
+    indexes: (spec.indexes ?? []).map((written, i) => {
+      const index = Array.isArray(written) ? { fields: written } : written;
+      // A foreign key is indexed by its column, `<field>_id`.
+      const columns = index.fields.map((name) => (spec.fields[name]?.type === 'foreign_key' ? `${name}_id` : name));
+      const unique = index.unique === true;
+      const entry = at('indexes', i);
+      return index.name !== undefined
+        ? { name: index.name, source: at('indexes', i, 'name'), columns, unique, entry }
+        : { name: indexName(table.name, columns, unique), source: entry, columns, unique, entry };
+    }),
   };
+}
+
+/** Knex's name for an index it is not given one for: `articles_is_published_created_at_index`. */
+export function indexName(table: string, columns: string[], unique: boolean): string {
+  return `${table}_${columns.join('_')}_${unique ? 'unique' : 'index'}`;
 }
 
 /** `blog posts` → `blog-posts`. */

@@ -441,9 +441,36 @@ function relationTarget(ctx: Ctx, field: Field): Resource | undefined {
 function checkResource(ctx: Ctx, res: Resource): void {
   checkPrimaryKey(ctx, res);
   for (const field of res.fields.values()) if (!field.implicit) checkField(ctx, res, field);
+  checkIndexes(ctx, res);
   checkSerializer(ctx, res);
   const vs = asRec(res.data.viewset);
   if (vs) checkViewset(ctx, res, vs);
+}
+
+/**
+ * Composite indexes: fields of this resource, not many-to-many, and not a one-field index of a field
+ * the database already indexes (`unique`, `db_index`, a foreign key). Duplicates and name clashes
+ * are checked on the derived names (check-model.ts).
+ */
+function checkIndexes(ctx: Ctx, res: Resource): void {
+  eachItem(res.data.indexes, ['indexes'], (entry, entryAt) => {
+    const index = Array.isArray(entry) ? { fields: entry } : asRec(entry);
+    const fieldsAt = Array.isArray(entry) ? entryAt : [...entryAt, 'fields'];
+    const fields: Field[] = [];
+    eachItem(index?.fields, fieldsAt, (name, at) => {
+      if (typeof name !== 'string') return;
+      const field = fieldOf(ctx, res.spec, res, name, 'index field', at);
+      if (field?.type === 'many_to_many') report(ctx, res.spec, at, `cannot index many_to_many field "${name}": its links live in a join table`);
+      else if (field) fields.push(field);
+    });
+    if (fields.length !== 1 || !Array.isArray(index?.fields) || index.fields.length !== 1) return;
+    const [field] = fields;
+    const unique = index.unique === true;
+    const already = field.spec.primary_key === true || field.implicit || field.spec.unique === true ? 'unique' : field.spec.db_index === true || field.type === 'foreign_key' ? 'indexed' : undefined;
+    if (already && (!unique || already === 'unique')) {
+      report(ctx, res.spec, fieldsAt, `field "${field.name}" is already ${already}; an index of this one field adds nothing`);
+    }
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -793,6 +820,9 @@ function checkViewset(ctx: Ctx, res: Resource, vs: Rec): void {
   checkViewsetClass(ctx, res, vs);
   checkDisable(ctx, res, vs);
   checkOrdering(ctx, res, vs);
+  eachItem(vs.search_fields, ['viewset', 'search_fields'], (name, at) => {
+    if (typeof name === 'string') checkSearchField(ctx, res, name, at);
+  });
   const classAt = ['viewset', 'serializer_class'];
   if (isRec(vs.serializer_class)) checkSerializerClass(ctx, res.spec, res, classAt, vs.serializer_class, "this resource's model");
   eachEntry(vs, ['viewset'], (name, value, at) => {
@@ -802,6 +832,9 @@ function checkViewset(ctx: Ctx, res: Resource, vs: Rec): void {
   checkM2mRelations(ctx, res, vs);
   checkQueryParams(ctx, res, vs);
   checkLookups(ctx, res, vs);
+  if (has(vs, 'date_compare_attr') && !(Array.isArray(vs.filter_mixins) && vs.filter_mixins.includes('DateFilterViewSetMixin'))) {
+    report(ctx, res.spec, ['viewset', 'date_compare_attr'], 'date_compare_attr is the operator of DateFilterViewSetMixin: add it to filter_mixins, or remove this', true);
+  }
 }
 
 /** Operation settings (auth, overrides, decorators, docs) for operations the viewset class lacks. */
@@ -829,6 +862,7 @@ function checkDisable(ctx: Ctx, res: Resource, vs: Rec): void {
 
 function checkOrdering(ctx: Ctx, res: Resource, vs: Rec): void {
   const orderable = (name: string, label: string, at: YamlPath) => {
+    if (name.includes('__')) return checkRelatedOrdering(ctx, res, name, label, at);
     const field = fieldOf(ctx, res.spec, res, name, label, at);
     if (field?.type === 'many_to_many') report(ctx, res.spec, at, `cannot order by many_to_many field "${name}"`);
   };
@@ -840,9 +874,50 @@ function checkOrdering(ctx: Ctx, res: Resource, vs: Rec): void {
   const at = ['viewset', 'default_ordering'];
   for (const name of ordering.split(',').map((part) => part.trim().replace(/^-/, ''))) {
     orderable(name, 'default ordering field', at);
-    if (Array.isArray(vs.ordering_fields) && !vs.ordering_fields.includes(name) && res.fields.has(name)) {
+    if (Array.isArray(vs.ordering_fields) && !vs.ordering_fields.includes(name) && (res.fields.has(name) || name.includes('__'))) {
       report(ctx, res.spec, at, `default ordering field "${name}" is not in ordering_fields: add it there`);
     }
+  }
+}
+
+/**
+ * An ordering field of a related row, `author__username`: foreign keys, then a field of the last
+ * related resource. A many-to-many on the way would give a row several values to order by.
+ */
+function checkRelatedOrdering(ctx: Ctx, res: Resource, name: string, label: string, at: YamlPath): void {
+  const segments = name.split('__');
+  let current = res;
+  for (const [i, seg] of segments.entries()) {
+    const field = fieldOf(ctx, res.spec, current, seg, `${label} "${name}": field`, at);
+    if (!field) return;
+    if (field.type === 'many_to_many') return report(ctx, res.spec, at, `${label} "${name}": ${seg} is a many_to_many field, with several values per row; only foreign keys can be followed`);
+    if (i === segments.length - 1) return;
+    if (field.type !== 'foreign_key') return report(ctx, res.spec, at, `${label} "${name}": ${seg} is a ${field.type} field, not a foreign key to follow`);
+    const target = relationTarget(ctx, field);
+    if (!target || target.opaque) return;
+    current = target;
+  }
+}
+
+/**
+ * A search field: a field of the resource, or of a related one through foreign keys and
+ * many-to-manys (`author__username`, `tags__name`), ending at a field that holds a value.
+ */
+function checkSearchField(ctx: Ctx, res: Resource, name: string, at: YamlPath): void {
+  const segments = name.split('__');
+  let current = res;
+  for (const [i, seg] of segments.entries()) {
+    const field = fieldOf(ctx, res.spec, current, seg, segments.length > 1 ? `search field "${name}": field` : 'search field', at);
+    if (!field) return;
+    const relation = RELATION_TYPES.includes(field.type ?? '');
+    if (i === segments.length - 1) {
+      if (relation) report(ctx, res.spec, at, `search field "${name}" is a ${field.type}: search a field of the related resource (${name}__<field>)`);
+      return;
+    }
+    if (!relation) return report(ctx, res.spec, at, `search field "${name}": ${seg} is a ${field.type} field, not a relation to follow (write the field alone; lookups like __icontains are implied)`);
+    const target = relationTarget(ctx, field);
+    if (!target || target.opaque) return;
+    current = target;
   }
 }
 
@@ -894,14 +969,14 @@ function checkM2mSchemas(ctx: Ctx, res: Resource, rel: Rec, target: Resource, at
   }
 }
 
-/** Parameters the list endpoint reads itself (pagination and ordering). */
+/** Parameters the list endpoint reads itself (pagination and ordering; `search` too, with search_fields). */
 const LIST_PARAMETERS = ['page', 'page_size', 'limit', 'offset', 'ordering'];
 
 function checkQueryParams(ctx: Ctx, res: Resource, vs: Rec): void {
   const seen = new Map<string, string>();
   const claim = (name: unknown, where: string, at: YamlPath, key = false) => {
     if (typeof name !== 'string') return;
-    if (LIST_PARAMETERS.includes(name)) {
+    if (LIST_PARAMETERS.includes(name) || (name === 'search' && Array.isArray(vs.search_fields))) {
       report(ctx, res.spec, at, `query parameter "${name}" clashes with the list endpoint's own "${name}": rename it`, key);
     } else if (seen.has(name)) {
       report(ctx, res.spec, at, `duplicate query parameter "${name}": already defined in ${seen.get(name)}`, key);

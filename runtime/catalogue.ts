@@ -18,6 +18,7 @@ export const TYPE_FILTER_MIXINS = [
   'IcontainsFilterViewSetMixin',
   'BooleanFilterViewSetMixin',
   'NumericFilterViewSetMixin',
+  'DateFilterViewSetMixin',
   'GreaterDateFilterViewSetMixin',
   'LessDateFilterViewSetMixin',
   'GreaterEqualDateFilterViewSetMixin',

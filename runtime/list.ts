@@ -7,11 +7,14 @@ import { countOf, selectFirst, selectRows, type Db } from './db';
 import type { ListSource } from './pagination';
 import type { Row } from './relations';
 import { fromString } from './query-params';
+import { orderByTerms, type OrderHop, type RelatedColumn } from './related-ordering';
 import { z } from './zod';
 
 export interface OrderTerm {
   column: string;
   order: 'asc' | 'desc';
+  /** A field of a related row (`author__username`): the foreign keys to it; `column` is in the last table. */
+  hops?: readonly OrderHop[];
 }
 
 /**
@@ -23,15 +26,18 @@ export function querySource<T>(
   query: Knex.QueryBuilder,
   options: { columns: readonly string[]; pk: string; ordering: readonly OrderTerm[]; shape: (db: Db, rows: Row[]) => Promise<T[]> },
 ): ListSource<T> {
-  const ordering = options.ordering.some((t) => t.column === options.pk)
+  const ordering = options.ordering.some((t) => t.column === options.pk && !t.hops)
     ? options.ordering
     : [...options.ordering, { column: options.pk, order: 'asc' as const }];
+  const related = ordering.some((t) => t.hops);
   return {
     async count() {
       return countOf(await selectFirst(db, query.clone().clearSelect().clearOrder().count({ count: '*' })));
     },
     async fetch(limit, offset) {
-      const q = query.clone().select(options.columns).orderBy(ordering.map((t) => ({ column: t.column, order: t.order })));
+      const q = query.clone().select(options.columns);
+      if (related) orderByTerms(q, ordering);
+      else q.orderBy(ordering.map((t) => ({ column: t.column, order: t.order })));
       if (limit !== undefined) q.limit(limit);
       if (offset > 0) q.offset(offset);
       return options.shape(db, await selectRows(db, q));
@@ -41,9 +47,10 @@ export function querySource<T>(
 
 /**
  * The `ordering` query parameter: one field or several separated by commas, `-` for descending.
- * Only names in `allowed` (field name → column) pass; anything else is a 422 with loc `query.ordering`.
+ * Only names in `allowed` (field name → column, or a related row's column) pass; anything else is a
+ * 422 with loc `query.ordering`.
  */
-export function orderingParam(allowed: Readonly<Record<string, string>>) {
+export function orderingParam(allowed: Readonly<Record<string, string | RelatedColumn>>) {
   const names = Object.keys(allowed);
   const message = `Input should be a comma-separated list of ${names.map((n) => `'${n}'`).join(', ')}, each optionally prefixed with '-'`;
   return fromString.str()
@@ -55,7 +62,9 @@ export function orderingParam(allowed: Readonly<Record<string, string>>) {
           ctx.issues.push({ code: 'custom', message, params: { type: 'enum' }, input: value });
           return z.NEVER;
         }
-        terms.push({ column: allowed[name], order: part.trim().startsWith('-') ? 'desc' : 'asc' });
+        const target = allowed[name];
+        const order = part.trim().startsWith('-') ? ('desc' as const) : ('asc' as const);
+        terms.push(typeof target === 'string' ? { column: target, order } : { column: target.column, order, hops: target.hops });
       }
       return terms;
     })

@@ -2,6 +2,10 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import type { Migration } from '../../runtime';
 import * as m0 from './0001_initial';
+import * as m1 from './0002_articles_is_published_created_at_and_more';
 
 /** Every migration, in the order they apply. */
-export const migrations: Migration[] = [{ name: '0001_initial', up: m0.up, down: m0.down }];
+export const migrations: Migration[] = [
+  { name: '0001_initial', up: m0.up, down: m0.down },
+  { name: '0002_articles_is_published_created_at_and_more', up: m1.up, down: m1.down },
+];

@@ -47,6 +47,7 @@ const MIXIN_DOCS: Record<MixinPlan['name'], string> = {
   IcontainsFilterViewSetMixin: '`<field>__icontains` for each string value',
   BooleanFilterViewSetMixin: 'an exact match for each bool value',
   NumericFilterViewSetMixin: 'an exact match for each int or float value',
+  DateFilterViewSetMixin: '`<field><date_compare_attr>` for each date or datetime value',
   GreaterDateFilterViewSetMixin: '`<field>__gt` for each date or datetime value',
   LessDateFilterViewSetMixin: '`<field>__lt` for each date or datetime value',
   GreaterEqualDateFilterViewSetMixin: '`<field>__gte` for each date or datetime value',

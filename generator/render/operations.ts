@@ -3,8 +3,8 @@
  * kind, each naming the partial that prints its `handle` (`templates/partials/operations/<kind>.hbs`).
  * An operation with an override hands the generated implementation to it as `proceed`.
  */
-import type { Operation, OperationKind, PathKind, SchemaModel } from '../model';
-import { docLine, pascalCase, str } from '../names';
+import type { Operation, OperationKind, OrderingField, PathKind, SchemaModel } from '../model';
+import { docLine, literal, pascalCase, str } from '../names';
 import { response, type RouteSpec, type RouteView } from './route';
 import { relatedKeyChecks } from './queries';
 import type { ResourceRoutes } from './routes';
@@ -65,6 +65,21 @@ function createRoute(o: Operation, rs: ResourceRoutes): RouteView {
   });
 }
 
+/** `fieldsParam([...])`: the `?fields=` of a read schema. */
+function fieldsParam(rs: ResourceRoutes, schema: SchemaModel): string {
+  return `${rs.imports.runtime('fieldsParam')}(${literal(schema.fields.map((f) => f.name))})`;
+}
+
+/** A shaping function, narrowed to `?fields=` when the viewset has field selection. */
+function selected(rs: ResourceRoutes, shape: string, fields: string): string {
+  return rs.r.fieldSelection ? `${rs.imports.runtime('selectShape')}(${shape}, ${fields})` : shape;
+}
+
+/** What `orderingParam` maps an ordering name to: the column, or a related row's column with the hops to it. */
+function orderingTarget(f: OrderingField): string {
+  return f.hops ? literal({ column: f.column, hops: f.hops }) : str(f.column);
+}
+
 /** The validated query of the list: page parameters, filters and `ordering`. */
 function listQuery(rs: ResourceRoutes): string {
   const { r } = rs;
@@ -73,9 +88,11 @@ function listQuery(rs: ResourceRoutes): string {
     // Filter parameters (query_params, relations_filters, match cases) come from the resource's filters.ts.
     if (r.filters) schema += `.extend(${rs.filtering()}.FILTER_QUERY.shape)`;
     if (r.ordering.fields.length) {
-      const allowed = r.ordering.fields.map((f) => `${f.name}: ${str(f.column)}`).join(', ');
+      const allowed = r.ordering.fields.map((f) => `${f.name}: ${orderingTarget(f)}`).join(', ');
       schema += `.extend({ ordering: ${rs.imports.runtime('orderingParam')}({ ${allowed} }) })`;
     }
+    if (r.search) schema += `.extend({ search: ${rs.imports.runtime('searchParam')}(${literal(r.search.fields.map((f) => f.name))}) })`;
+    if (r.fieldSelection) schema += `.extend({ fields: ${fieldsParam(rs, r.schemas.out)} })`;
     return schema;
   });
 }
@@ -97,11 +114,11 @@ function listRoute(o: Operation, rs: ResourceRoutes): RouteView {
   const defaultOrdering = r.ordering.default.length
     ? rs.constant(
         'defaultOrdering',
-        () => `[${r.ordering.default.map((t) => `{ column: ${str(t.column)}, order: '${t.order}' }`).join(', ')}]`,
+        () => `[${r.ordering.default.map((t) => `{ column: ${str(t.column)}, order: '${t.order}'${t.hops ? `, hops: ${literal(t.hops)}` : ''} }`).join(', ')}]`,
         `${rs.imports.runtimeType('OrderTerm')}[]`,
       )
     : '[]';
-  const usesParams = r.pagination !== null || r.ordering.fields.length > 0 || r.filters !== null || o.override !== undefined;
+  const usesParams = r.pagination !== null || r.ordering.fields.length > 0 || r.filters !== null || r.search !== null || r.fieldSelection || o.override !== undefined;
   return route(o, rs, {
     query,
     input: usesParams ? '{ query: params }, ctx' : '_input, ctx',
@@ -110,9 +127,12 @@ function listRoute(o: Operation, rs: ResourceRoutes): RouteView {
       override: o.override ? rs.hookCall(o.override, '{ params, proceed }') : undefined,
       queryset: rs.lookup('queryset'),
       applyFilters: applyFilters(rs),
+      applySearch: r.search
+        ? `${rs.imports.runtime('applySearch')}(query, ${rs.constant('searchFields', () => literal(r.search!.fields.map((f) => f.lookup)), `${rs.imports.runtimeType('Lookup')}[]`)}, params.search);`
+        : undefined,
       querySource: rs.imports.runtime('querySource'),
       ordering: r.ordering.fields.length ? `params.ordering ?? ${defaultOrdering}` : defaultOrdering,
-      shape: `${q}.shape${r.schemas.out.name}`,
+      shape: selected(rs, `${q}.shape${r.schemas.out.name}`, 'params.fields'),
       page: rs.page('source'),
     },
     responses: response(o.status, rs.listResponse(rs.schema(r.schemas.out))),
@@ -122,13 +142,18 @@ function listRoute(o: Operation, rs: ResourceRoutes): RouteView {
 function retrieveRoute(o: Operation, rs: ResourceRoutes): RouteView {
   const { r } = rs;
   const q = rs.q();
+  const query = r.fieldSelection
+    ? rs.constant('RetrieveQuery', () => `${rs.imports.runtime('z')}.object({ fields: ${fieldsParam(rs, r.schemas.detail)} })`)
+    : undefined;
+  const shape = selected(rs, `${q}.shape${r.schemas.detail.name}`, 'fields');
   return route(o, rs, {
     params: rs.params(),
-    input: '{ params: { pk } }, ctx',
+    query,
+    input: query ? '{ params: { pk }, query: { fields } }, ctx' : '{ params: { pk } }, ctx',
     partial: 'operations/retrieve',
     handle: {
       override: o.override ? rs.hookCall(o.override, '{ pk, proceed }') : undefined,
-      read: `${q}.shape${r.schemas.detail.name}(ctx.db, [await ${rs.lookup('findVisible')}(ctx, pk, ${q}.${r.hasDetail ? 'DETAIL_COLUMNS' : 'OUT_COLUMNS'})])`,
+      read: `${shape}(ctx.db, [await ${rs.lookup('findVisible')}(ctx, pk, ${q}.${r.hasDetail ? 'DETAIL_COLUMNS' : 'OUT_COLUMNS'})])`,
     },
     responses: response(o.status, rs.schema(r.schemas.detail)),
   });

@@ -39,7 +39,10 @@ describe('test/cases', () => {
   it('has the cases the generator was specified with', () => {
     expect(diagnosticCases.map((c) => c.name)).toEqual(
       expect.arrayContaining([
+        'bad-indexes',
         'bad-lookup',
+        'bad-related-ordering',
+        'bad-search',
         'duplicate-names',
         'five-mistakes',
         'hooks-and-auth',
@@ -49,7 +52,7 @@ describe('test/cases', () => {
         'relation-hook-without-module',
       ]),
     );
-    expect(outputCases.map((c) => c.name)).toEqual(expect.arrayContaining(['minimal-resource', 'relation-hooks', 'actions-and-endpoints']));
+    expect(outputCases.map((c) => c.name)).toEqual(expect.arrayContaining(['minimal-resource', 'relation-hooks', 'actions-and-endpoints', 'composite-indexes', 'list-query-options']));
   });
 });
 

@@ -318,6 +318,50 @@ describe('buildFilters (Resource.filters)', () => {
   });
 });
 
+describe('DateFilterViewSetMixin: the date mixins\' base, with the operator of date_compare_attr', () => {
+  const dateMixin = (...viewset: string[]) => {
+    const model = modelOf({
+      ...COUNTRY,
+      ...AUTHOR,
+      ...GENRE,
+      ...resource('books', ...BOOK_FIELDS, 'viewset:', '  query_params:', '    published_on: [date, null]', '    added_at: [datetime, null]', '    title: [str, null]', ...viewset.map((l) => `  ${l}`)),
+    });
+    const f = model.resources.find((r) => r.model === 'Book')!.filters!;
+    return f.mixins.map((m) => (m.kind === 'lookups' ? [m.name, m.accepts, m.lookups.map((l) => [l.param, l.source, l.lookup.op])] : [m.name]));
+  };
+
+  it('compares exactly without date_compare_attr, as the base mixin does', () => {
+    expect(dateMixin('filter_mixins: [DateFilterViewSetMixin]')).toEqual([
+      ['DateFilterViewSetMixin', 'date', [['published_on', 'published_on', 'exact'], ['added_at', 'added_at', 'exact']]],
+    ]);
+  });
+
+  it.each([
+    ['__gt', 'gt'],
+    ['__lte', 'lte'],
+    ['__exact', 'exact'],
+  ])('appends date_compare_attr %s to each date or datetime parameter', (attr, op) => {
+    const suffix = op === 'exact' ? '' : `__${op}`;
+    expect(dateMixin('filter_mixins: [DateFilterViewSetMixin]', `date_compare_attr: ${attr}`)).toEqual([
+      ['DateFilterViewSetMixin', 'date', [['published_on', `published_on${suffix}`, op], ['added_at', `added_at${suffix}`, op]]],
+    ]);
+  });
+
+  it('reports date_compare_attr without the mixin, and an operator that is not a comparison', () => {
+    const dir = specsDir({
+      ...COUNTRY,
+      ...AUTHOR,
+      ...GENRE,
+      ...resource('books', ...BOOK_FIELDS, 'viewset:', '  filter_mixins: [GreaterDateFilterViewSetMixin]', '  date_compare_attr: __gt'),
+      ...resource('others', 'model: Other', 'fields:', '  day: {type: date}', 'viewset:', '  filter_mixins: [DateFilterViewSetMixin]', '  date_compare_attr: __icontains'),
+    });
+    expect(validate(dir, dir).map(formatDiagnostic)).toEqual([
+      'resources/books.yaml:16:3: date_compare_attr is the operator of DateFilterViewSetMixin: add it to filter_mixins, or remove this',
+      'resources/others.yaml:6:22: unknown value "__icontains" (expected one of: __exact, __gt, __gte, __lt, __lte)',
+    ]);
+  });
+});
+
 describe('validate(): lookups in specs', () => {
   it('reports an unknown field in a lookup path at file:line:column', () => {
     const dir = specsDir({

@@ -262,7 +262,7 @@ describe.each(DIALECTS)('list filters: querying fixture (%s)', (dialect) => {
         'title_exact', 'title_iexact', 'title_contains', 'title_startswith', 'title_istartswith', 'title_endswith',
         'pages_gt', 'pages_gte', 'pages_lt', 'pages_lte', 'pages_in', 'pages_range', 'rating_lt', 'no_subtitle',
         'published_between', 'added_before', 'min_price', 'author', 'author_id', 'no_author', 'country', 'country_codes',
-        'no_country', 'genre', 'genres', 'genre_id', 'no_genres', 'long', 'classic', 'ordering',
+        'no_country', 'genre', 'genres', 'genre_id', 'no_genres', 'long', 'classic', 'ordering', 'search',
       ]);
       expect(byName.pages).toEqual({ name: 'pages', in: 'query', required: false, description: 'Lookup pages.', schema: { type: 'integer', description: 'Lookup pages.' } });
       expect(byName.pages_in).toEqual({
@@ -320,6 +320,10 @@ describe.each(DIALECTS)('list filters: querying fixture (%s)', (dialect) => {
       ['Numeric applies an int value exactly', { use: 'NumericFilterViewSetMixin', n: '3' }, [0]],
       ['Numeric applies a float value exactly', { use: 'NumericFilterViewSetMixin', x: '1.5' }, [0, 2]],
       ['Numeric ignores bool, string and date values', { use: 'NumericFilterViewSetMixin', flag: 'true', label: '3', day: '2024-01-10' }, ALL],
+      ['Date (no date_compare_attr): a date exactly', { use: 'DateFilterViewSetMixin', day: '2024-01-20' }, [1]],
+      ['Date (no date_compare_attr): a datetime exactly', { use: 'DateFilterViewSetMixin', at: '2024-01-20T08:00:00Z' }, [1]],
+      ['Date (no date_compare_attr): the same instant in another offset', { use: 'DateFilterViewSetMixin', at: '2024-01-20T10:00:00+02:00' }, [1]],
+      ['Date ignores string, int and bool values', { use: 'DateFilterViewSetMixin', label: '2024-01-20', n: '1', flag: 'false' }, ALL],
       ['GreaterDate: date', { use: 'GreaterDateFilterViewSetMixin', day: '2024-01-20' }, [2]],
       ['GreaterDate: datetime', { use: 'GreaterDateFilterViewSetMixin', at: '2024-01-20T08:00:00Z' }, [2]],
       ['GreaterDate ignores string, int and bool values', { use: 'GreaterDateFilterViewSetMixin', label: '2024-01-20', n: '1', flag: 'false' }, ALL],

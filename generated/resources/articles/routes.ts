@@ -2,10 +2,13 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import {
   applyRelationFilters,
+  applySearch,
   expressHandler,
+  fieldsParam,
   GenericMessageSchema,
   intInput,
   JWTAuth,
+  type Lookup,
   m2mBodySchema,
   M2MSchemaOut,
   manageRelation,
@@ -17,6 +20,8 @@ import {
   relatedRows,
   type Route,
   rowLookup,
+  searchParam,
+  selectShape,
   type ServiceContext,
   withArgs,
   z,
@@ -34,8 +39,40 @@ export function articlesRoutes(service: ServiceContext): Route[] {
   const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema
     .extend(filtering.FILTER_QUERY.shape)
-    .extend({ ordering: orderingParam({ title: 'title', created_at: 'created_at', views: 'views' }) });
+    .extend({
+      ordering: orderingParam({
+        title: 'title',
+        created_at: 'created_at',
+        views: 'views',
+        author__username: {
+          column: 'users.username',
+          hops: [{ from: 'articles.author_id', table: 'users', key: 'users.id' }],
+        },
+      }),
+    })
+    .extend({ search: searchParam(['title', 'summary']) })
+    .extend({
+      fields: fieldsParam(['id', 'title', 'summary', 'author', 'category', 'is_published', 'created_at', 'views']),
+    });
   const defaultOrdering: OrderTerm[] = [{ column: 'created_at', order: 'desc' }];
+  const searchFields: Lookup[] = [
+    { hops: [], column: 'articles.title', kind: 'text', nullable: false, op: 'icontains' },
+    { hops: [], column: 'articles.summary', kind: 'text', nullable: false, op: 'icontains' },
+  ];
+  const RetrieveQuery = z.object({
+    fields: fieldsParam([
+      'id',
+      'title',
+      'summary',
+      'content',
+      'author',
+      'category',
+      'tags',
+      'is_published',
+      'created_at',
+      'views',
+    ]),
+  });
   const TagsQuery = paginator.querySchema.extend({ name: z.string().optional() });
   const TagsBody = m2mBodySchema(intInput(-2147483648, 2147483647), { add: true, remove: true }, 'ArticleTagsBody');
 
@@ -93,11 +130,12 @@ export function articlesRoutes(service: ServiceContext): Route[] {
           async handle({ query: params }, ctx) {
             const { query } = await queryset(ctx);
             filtering.applyFilters(query, filtering.filtersOf(params));
+            applySearch(query, searchFields, params.search);
             const source = querySource(ctx.db, query, {
               columns: q.OUT_COLUMNS,
               pk: q.PK,
               ordering: params.ordering ?? defaultOrdering,
-              shape: q.shapeArticleOut,
+              shape: selectShape(q.shapeArticleOut, params.fields),
             });
             return paginate(paginator, source, params, ctx.req);
           },
@@ -121,9 +159,12 @@ export function articlesRoutes(service: ServiceContext): Route[] {
         expressHandler(service, {
           operationId: 'retrieve_article',
           params: ArticleParams,
+          query: RetrieveQuery,
           status: 200,
-          async handle({ params: { pk } }, ctx) {
-            const [item] = await q.shapeArticleDetail(ctx.db, [await findVisible(ctx, pk, q.DETAIL_COLUMNS)]);
+          async handle({ params: { pk }, query: { fields } }, ctx) {
+            const [item] = await selectShape(q.shapeArticleDetail, fields)(ctx.db, [
+              await findVisible(ctx, pk, q.DETAIL_COLUMNS),
+            ]);
             return item;
           },
         }),
@@ -133,6 +174,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
         summary: 'Retrieve a specific object by its primary key.',
         tags: ['Articles'],
         params: ArticleParams,
+        query: RetrieveQuery,
         responses: [{ status: 200, description: 'OK', schema: ArticleDetail }],
         errorSchema: GenericMessageSchema,
         secured: false,
