@@ -263,13 +263,13 @@ function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>): Resource 
     pagination: paginationOf(viewset.pagination_class),
     ordering: { fields: orderingFields, default: defaultOrdering },
     requireUpdateFields: viewset.require_update_fields === true,
-    errorSchema: viewset.error_schema ? manualSchema(ctx, `${d.model}Error`, 'out', viewset.error_schema) : null,
+    errorSchema: viewset.error_schema ? manualSchema(ctx, viewset.error_schema.name ?? `${d.model}Error`, 'out', viewset.error_schema) : null,
     lifecycle: viewset.lifecycle ?? {},
     querysetRequest: viewset.queryset_request,
     actions: actionsOf(names, viewset),
     relations: relationsOf(ctx, viewset, m2m),
     filters: buildFilters(viewset, d.model, modelGraph(byModel, (t) => m2mOf(t, byModel))),
-    endpoints: endpointsOf(viewset.endpoints ?? [], d.table, (i) => ['viewset', 'endpoints', i, 'handler'], d.described.spec.file),
+    endpoints: endpointsOf(viewset.endpoints ?? [], names.tag, (i) => ['viewset', 'endpoints', i, 'handler'], d.described.spec.file),
   };
 }
 
@@ -418,7 +418,8 @@ function operationsOf(names: ResourceNames, viewset: ViewsetSpec): Operation[] {
       status: op.status,
       transaction: op.transaction,
       operationId: operationId.name,
-      summary: viewset[`${kind}_docs`] ?? DEFAULT_DOCS[kind],
+      summary: DEFAULT_DOCS[kind],
+      description: viewset[`${kind}_docs`],
       auth: resolveAuth(viewset[op.authKey], viewset.auth),
       decorators: viewset.extra_decorators?.[kind] ?? [],
       override: viewset.overrides?.[kind],

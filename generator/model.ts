@@ -122,7 +122,10 @@ export interface Operation {
   method: 'get' | 'post' | 'patch' | 'delete';
   pathKind: PathKind;
   operationId: string;
+  /** The short default of the operation kind (`List all objects.`). */
   summary: string;
+  /** The spec's `<kind>_docs`, when given. */
+  description?: string;
   status: number;
   /** Whether the operation runs in a transaction (the writes: create, update, delete). */
   transaction: boolean;

@@ -10,6 +10,7 @@ import { startBlog, startShowcase, type RunningService } from '../support/servic
 interface Operation {
   operationId: string;
   summary?: string;
+  description?: string;
   tags?: string[];
   security?: Record<string, string[]>[];
   parameters?: { name: string; in: string; required?: boolean; schema: Record<string, unknown> }[];
@@ -230,10 +231,11 @@ describe.each(DIALECTS)('OpenAPI document of the showcase (%s)', (dialect) => {
     expect(d.info.version).toBe('2.1.0');
   });
 
-  it('uses list_docs and retrieve_docs as summaries', async () => {
+  it('uses list_docs and retrieve_docs as descriptions, under the short default summary', async () => {
     const d = await fetchDoc();
-    expect(byId(d, 'list_widgets').summary).toBe('List the widgets.');
-    expect(byId(d, 'retrieve_part').summary).toBe('Retrieve one part.');
+    expect(byId(d, 'list_widgets')).toMatchObject({ summary: DEFAULT_SUMMARIES.list, description: 'List the widgets.' });
+    expect(byId(d, 'retrieve_part')).toMatchObject({ summary: DEFAULT_SUMMARIES.retrieve, description: 'Retrieve one part.' });
+    expect(byId(d, 'create_part').description).toBeUndefined();
     expect(byId(d, 'create_part').summary).toBe(DEFAULT_SUMMARIES.create);
     expect(byId(d, 'list_parts').summary).toBe(DEFAULT_SUMMARIES.list);
   });
@@ -253,16 +255,16 @@ describe.each(DIALECTS)('OpenAPI document of the showcase (%s)', (dialect) => {
     expect(ops.get('GET /v/shiny-gadgets/')?.operationId).toBe('list_shiny_gadgets');
   });
 
-  it('documents 400, 401, 403 and 404 on every operation; notes with its own error_schema', async () => {
+  it('documents 400, 401, 403 and 404 on every operation; notes with its own error_schema, under its name', async () => {
     const d = await fetchDoc();
     for (const [key, op] of operations(d)) {
       // Every operation of notes (CRUD and relation endpoints) documents its viewset's error_schema.
-      const schema = /_note(_|$)/.test(op.operationId) ? ref('NoteError') : ref('GenericMessageSchema');
+      const schema = /_note(_|$)/.test(op.operationId) ? ref('NoteProblem') : ref('GenericMessageSchema');
       for (const status of ['400', '401', '403', '404']) {
         expect({ key, status, schema: op.responses[status]?.content?.['application/json']?.schema }).toEqual({ key, status, schema });
       }
     }
-    expect(d.components.schemas.NoteError).toEqual({ type: 'object', properties: { error: { type: 'string' } }, required: ['error'] });
+    expect(d.components.schemas.NoteProblem).toEqual({ type: 'object', properties: { error: { type: 'string' } }, required: ['error'] });
   });
 
   it('has security exactly on the custom endpoints that authenticate (no resource auth configured)', async () => {
