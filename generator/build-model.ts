@@ -111,7 +111,10 @@ export function buildModel(described: DescribedSpecs): ServiceModel {
     title: service?.title ?? '',
     version: String(service?.version ?? ''),
     description: service?.description,
+    license: service?.license,
+    contact: service?.contact,
     basePath: service?.base_path ?? '',
+    tokenPaths: (service?.endpoints ?? []).filter((e) => e.response?.fields.access_token !== undefined).map((e) => e.path),
     settings,
     sqliteFile: service?.database?.sqlite_file ?? 'data/service.sqlite3',
     auth: {

@@ -430,6 +430,18 @@ export const serviceSchema = {
     title: { type: 'string', minLength: 1 },
     version: { type: 'string', minLength: 1 },
     description: { type: 'string' },
+    license: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['name'],
+      properties: { name: { type: 'string', minLength: 1 }, identifier: { type: 'string', minLength: 1 }, url: { type: 'string', minLength: 1 } },
+    },
+    contact: {
+      type: 'object',
+      additionalProperties: false,
+      minProperties: 1,
+      properties: { name: { type: 'string', minLength: 1 }, url: { type: 'string', minLength: 1 }, email: { type: 'string', minLength: 1 } },
+    },
     base_path: { type: 'string', pattern: '^(/[a-z0-9_-]+)*$' },
     hooks: modulePath,
     views: exportName,

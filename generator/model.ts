@@ -246,7 +246,12 @@ export interface ServiceModel {
   title: string;
   version: string;
   description?: string;
+  /** OpenAPI `info.license` and `info.contact`, as the service file writes them. */
+  license?: { name: string; identifier?: string; url?: string };
+  contact?: { name?: string; url?: string; email?: string };
   basePath: string;
+  /** Paths (below `basePath`) of the service endpoints that answer with an `access_token`: where a client gets one. */
+  tokenPaths: string[];
   settings: Record<SettingName, string | number | boolean>;
   sqliteFile: string;
   auth: { userModel?: string; keysDir: string; extraClaims: string[] };

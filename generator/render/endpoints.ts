@@ -20,6 +20,8 @@ export function endpointRoute(e: Endpoint, file: RouteFile): RouteView {
   const request = e.request ? file.schema(e.request) : undefined;
   const args = [...(request ? ['body'] : []), 'params', 'query', ...(paginator ? ['pagination'] : [])];
   const item = e.response ? file.schema(e.response) : undefined;
+  const pathParams = [...e.path.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]);
+  const z = pathParams.length ? imports.runtime('z') : '';
   return file.route({
     method: e.method,
     path: `'${e.path}'`,
@@ -27,6 +29,8 @@ export function endpointRoute(e: Endpoint, file: RouteFile): RouteView {
     operationId: e.operationId,
     decorators: e.decorators,
     body: request,
+    // The hook receives path parameters as strings; the document names them.
+    docParams: pathParams.length ? `${z}.object({ ${pathParams.map((p) => `${p}: ${z}.string()`).join(', ')} })` : undefined,
     transaction: e.transaction,
     status: e.status,
     input: `{ ${['params', 'query', ...(request ? ['body'] : [])].join(', ')} }, ctx`,

@@ -56,6 +56,8 @@ export interface RouteSpec {
   operationId: string;
   decorators: readonly (string | null)[];
   params?: string;
+  /** The documented path parameters when they are not validated (a custom endpoint's, passed on as strings). */
+  docParams?: string;
   query?: string;
   body?: string;
   optionalBody?: boolean;
@@ -159,7 +161,7 @@ export class RouteFile {
         summary: spec.summary,
         description: spec.description,
         tags: spec.tags,
-        params: spec.params,
+        params: spec.docParams ?? spec.params,
         query: spec.docQuery ?? spec.query,
         body: spec.body,
         responses: spec.responses,

@@ -158,9 +158,43 @@ describe.each(DIALECTS)('OpenAPI document of the blog (%s)', (dialect) => {
       const op = ops.get(key)!;
       expect({ id: op.operationId, security: op.security }).toEqual({
         id: op.operationId,
-        security: secured.has(op.operationId) ? [{ BearerAuth: [] }] : undefined,
+        // Public operations read a token when one is sent: none needed, the scheme optional.
+        security: secured.has(op.operationId) ? [{ BearerAuth: [] }] : [{}, { BearerAuth: [] }],
       });
     }
+  });
+
+  it('documents every error status an operation can answer, with the body the service sends', () => {
+    const statuses = (id: string) => Object.keys(byId(doc, id).responses).map(Number);
+    // A body: malformed (400), too large (413), not JSON (415); a write: a constraint (409); 503 when the database is down.
+    expect(statuses('create_article')).toEqual([201, 400, 401, 403, 404, 409, 413, 415, 422, 503]);
+    expect(statuses('list_articles')).toEqual([200, 400, 401, 403, 404, 422, 503]);
+    expect(statuses('delete_tag')).toEqual([204, 400, 401, 403, 404, 409, 422, 503]);
+    const example = (id: string, status: number) => byId(doc, id).responses[String(status)].content?.['application/json'] as { example?: unknown };
+    expect(example('create_article', 401).example).toEqual({ detail: 'Unauthorized' });
+    expect(example('create_article', 409).example).toEqual({ error: 'conflict', details: 'The request violates a database constraint.' });
+    expect(example('create_article', 413).example).toEqual({ detail: 'Payload Too Large' });
+    expect(example('create_article', 415).example).toEqual({ detail: 'Unsupported Media Type' });
+    expect(example('create_article', 503).example).toEqual({ detail: 'Service Unavailable' });
+    expect(doc.components.schemas.ValidationErrorSchema).toMatchObject({
+      example: { detail: [{ type: 'missing', loc: ['body', 'title'], msg: 'Field required' }] },
+    });
+  });
+
+  it('has the license, contact and server from service.yaml, and names the routes that issue tokens', () => {
+    const full = doc as unknown as Record<string, any>;
+    expect(full.info.license).toEqual({ name: 'MIT', identifier: 'MIT' });
+    expect(full.info.contact).toEqual({ name: 'Blog API maintainers', email: 'blog-api@example.com' });
+    expect(full.servers).toEqual([{ url: '/', description: 'This service; every path starts with its base path /api' }]);
+    expect(doc.components.securitySchemes?.BearerAuth).toMatchObject({
+      description: 'HTTP bearer token: enter `Bearer <ACCESS_TOKEN>` (an RS256 JWT from /api/auth/register/ or /api/auth/login/ or /api/auth/refresh/).',
+    });
+  });
+
+  it('says that a blank avatar is "" rather than a URL', () => {
+    expect((doc.components.schemas.UserOut as { properties: Record<string, unknown> }).properties.avatar).toEqual({
+      anyOf: [{ type: 'string', enum: [''] }, { type: 'string', format: 'uri' }],
+    });
   });
 
   it('types the path key as an integer', () => {
@@ -270,8 +304,13 @@ describe.each(DIALECTS)('OpenAPI document of the showcase (%s)', (dialect) => {
   it('has security exactly on the custom endpoints that authenticate (no resource auth configured)', async () => {
     const secured = new Set(['GET /v/numbers/', 'GET /v/scoped/']);
     for (const [key, op] of operations(await fetchDoc())) {
-      expect({ key, security: op.security }).toEqual({ key, security: secured.has(key) ? [{ BearerAuth: [] }] : undefined });
+      expect({ key, security: op.security }).toEqual({ key, security: secured.has(key) ? [{ BearerAuth: [] }] : [{}, { BearerAuth: [] }] });
     }
+  });
+
+  it('mentions no login route in the security scheme: the showcase issues no tokens', async () => {
+    const d = await fetchDoc();
+    expect(d.components.securitySchemes?.BearerAuth).toMatchObject({ description: 'HTTP bearer token: enter `Bearer <ACCESS_TOKEN>` (an RS256 JWT).' });
   });
 
   it('types string and uuid keys', async () => {
