@@ -337,6 +337,7 @@ function actionsOf(names: ResourceNames, viewset: ViewsetSpec): Action[] {
     summary: a.summary,
     description: a.description,
     decorators: a.decorators ?? [],
+    errors: a.errors ?? {},
     response: a.response && typeof a.response === 'object' ? freeSchema(`${pascalCase(a.handler)}Response`, 'out', a.response) : undefined,
   }));
 }
@@ -356,6 +357,7 @@ function endpointsOf(list: readonly EndpointSpec[], tag: string, at: (i: number)
       summary: e.summary,
       description: e.description,
       decorators: e.decorators ?? [],
+      errors: e.errors ?? {},
       request: e.request ? freeSchema(e.request.name ?? `${pascalCase(e.handler)}Request`, 'in', e.request) : undefined,
       response: e.response ? freeSchema(e.response.name ?? `${pascalCase(e.handler)}Response`, 'out', e.response) : undefined,
       paginate: e.paginate === undefined ? undefined : (paginationOf(e.paginate) ?? undefined),

@@ -248,6 +248,16 @@ const serializerClass = {
 const operations = ['create', 'list', 'retrieve', 'update', 'delete'] as const;
 export const OPERATIONS: readonly string[] = operations;
 
+/**
+ * Error responses a hook answers besides the ones the runtime documents by itself: status → the body
+ * it sends, documented as that status's example (`429: {detail: Too many attempts.}`).
+ */
+const hookErrors = {
+  type: 'object',
+  propertyNames: { type: 'string', pattern: '^[45][0-9][0-9]$' },
+  additionalProperties: { type: 'object', additionalProperties: { type: 'string' } },
+} as const;
+
 const customAction = {
   type: 'object',
   additionalProperties: false,
@@ -260,6 +270,7 @@ const customAction = {
     summary: { type: 'string' },
     description: { type: 'string' },
     decorators: decoratorList,
+    errors: hookErrors,
   },
 } as const;
 
@@ -279,6 +290,7 @@ const customEndpoint = {
     summary: { type: 'string' },
     description: { type: 'string' },
     decorators: decoratorList,
+    errors: hookErrors,
     paginate: paginationClass,
   },
 } as const;

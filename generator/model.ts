@@ -146,7 +146,12 @@ export interface Action {
   description?: string;
   decorators: (string | null)[];
   response?: SchemaModel;
+  /** Error statuses the hook answers, with the body it sends (`errors` in the spec). */
+  errors: HookErrors;
 }
+
+/** Status → body of the errors a hook answers itself, documented with the body as example. */
+export type HookErrors = Record<string, Record<string, string>>;
 
 /** A custom endpoint (`api_get`, `api_post`, ...) handled by a hook. */
 export interface Endpoint {
@@ -165,6 +170,8 @@ export interface Endpoint {
   decorators: (string | null)[];
   request?: SchemaModel;
   response?: SchemaModel;
+  /** Error statuses the hook answers, with the body it sends (`errors` in the spec). */
+  errors: HookErrors;
   /** `paginate(<paginator>)`: the handler's list result is paged by this paginator. */
   paginate?: Pagination;
 }

@@ -1,6 +1,7 @@
 /**
  * The OpenAPI document, built once from the same Zod schemas that validate requests.
  */
+import { STATUS_CODES } from 'node:http';
 import { OpenApiGeneratorV31, OpenAPIRegistry, type ResponseConfig } from '@asteasolutions/zod-to-openapi';
 import { openApiPath, type Route } from './routes';
 import { z } from './zod';
@@ -88,6 +89,10 @@ export function buildOpenApi(info: ApiInfo, routes: readonly Route[]): unknown {
       responses[String(r.status)] = r.schema
         ? { description: r.description, content: { 'application/json': { schema: r.schema } } }
         : { description: r.description };
+    }
+    for (const [status, example] of Object.entries(doc.errors ?? {})) {
+      const description = STATUS_CODES[Number(status)] ?? 'Error';
+      responses[status] = { description, content: { 'application/json': { schema: GenericMessageSchema, example } } };
     }
     for (const status of errorStatuses(route, doc)) {
       const error = ERRORS[status];

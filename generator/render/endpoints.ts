@@ -3,7 +3,7 @@
  * endpoints.ts), and the view of `endpoints.ts`, the service's endpoints with their schemas.
  */
 import type { Endpoint, SchemaModel, ServiceModel } from '../model';
-import { camelCase, docLine, str } from '../names';
+import { camelCase, docLine, literal, str } from '../names';
 import { header, hookModuleFrom, runtimeFrom, type RenderContext } from './context';
 import { Imports } from './imports';
 import { response, RouteFile, type RouteView } from './route';
@@ -47,6 +47,7 @@ export function endpointRoute(e: Endpoint, file: RouteFile): RouteView {
     summary: str(docLine(e.summary ?? e.handler)),
     description: e.description ? str(e.description) : undefined,
     tags: e.tags.map((t) => str(t)).join(', '),
+    errors: Object.keys(e.errors).length ? literal(e.errors) : undefined,
     docQuery: paginator ? `${paginator}.querySchema` : undefined,
     responses: response(e.status, item && paginator ? `${paginator}.responseSchema(${item})` : item),
     errorSchema: imports.runtime('GenericMessageSchema'),

@@ -468,14 +468,21 @@ describe('buildModel: operations', () => {
     expect(ops('  disable: [all]')).toEqual([]);
   });
 
-  it('uses the default summaries unless <op>_docs sets one', () => {
+  it('uses the default summaries, and <op>_docs as the description', () => {
     const o = ops('  retrieve_docs: Retrieve one post.');
     expect(Object.fromEntries(o.map((x) => [x.kind, x.summary]))).toEqual({
       create: 'Create a new object.',
       list: 'List all objects.',
-      retrieve: 'Retrieve one post.',
+      retrieve: 'Retrieve a specific object by its primary key.',
       update: 'Update an object by its primary key.',
       delete: 'Delete an object by its primary key.',
+    });
+    expect(Object.fromEntries(o.map((x) => [x.kind, x.description]))).toEqual({
+      create: undefined,
+      list: undefined,
+      retrieve: 'Retrieve one post.',
+      update: undefined,
+      delete: undefined,
     });
   });
 });

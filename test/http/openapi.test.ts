@@ -181,6 +181,17 @@ describe.each(DIALECTS)('OpenAPI document of the blog (%s)', (dialect) => {
     });
   });
 
+  it('documents the errors hooks answer, from the spec\'s errors: a throttled login, a publish refused or repeated', () => {
+    const json = (id: string, status: number) => byId(doc, id).responses[String(status)];
+    expect(json('login', 429)).toEqual({
+      description: 'Too Many Requests',
+      content: { 'application/json': { schema: ref('GenericMessageSchema'), example: { detail: 'Too many failed login attempts. Try again later.' } } },
+    });
+    expect(json('publish_article', 409).content?.['application/json']).toEqual({ schema: ref('GenericMessageSchema'), example: { is_published: 'Article is already published' } });
+    expect(json('publish_article', 403).content?.['application/json']).toEqual({ schema: ref('GenericMessageSchema'), example: { error: 'forbidden', details: 'Only staff can publish' } });
+    expect(json('register', 429)).toBeUndefined();
+  });
+
   it('has the license, contact and server from service.yaml, and names the routes that issue tokens', () => {
     const full = doc as unknown as Record<string, any>;
     expect(full.info.license).toEqual({ name: 'MIT', identifier: 'MIT' });
