@@ -110,6 +110,7 @@ export function endpointRoutes(service: ServiceContext): Route[] {
         operationId: 'login',
         summary: 'Exchange a username and password for tokens.',
         tags: ['auth'],
+        errors: { '429': { detail: 'Too many failed login attempts. Try again later.' } },
         body: LoginSchema,
         responses: [{ status: 200, description: 'OK', schema: TokenResponse }],
         errorSchema: GenericMessageSchema,

@@ -112,7 +112,10 @@ export function buildModel(described: DescribedSpecs): ServiceModel {
     title: service?.title ?? '',
     version: String(service?.version ?? ''),
     description: service?.description,
+    license: service?.license,
+    contact: service?.contact,
     basePath: service?.base_path ?? '',
+    tokenPaths: (service?.endpoints ?? []).filter((e) => e.response?.fields.access_token !== undefined).map((e) => e.path),
     settings,
     sqliteFile: service?.database?.sqlite_file ?? 'data/service.sqlite3',
     auth: {
@@ -272,7 +275,7 @@ function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>): Resource 
     pagination: paginationOf(viewset.pagination_class),
     ordering: { fields: orderingFields, default: defaultOrdering },
     requireUpdateFields: viewset.require_update_fields === true,
-    errorSchema: viewset.error_schema ? manualSchema(ctx, `${d.model}Error`, 'out', viewset.error_schema) : null,
+    errorSchema: viewset.error_schema ? manualSchema(ctx, viewset.error_schema.name ?? `${d.model}Error`, 'out', viewset.error_schema) : null,
     lifecycle: viewset.lifecycle ?? {},
     querysetRequest: viewset.queryset_request,
     actions: actionsOf(names, viewset),
@@ -282,7 +285,7 @@ function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>): Resource 
       ? { fields: viewset.search_fields.map((name) => ({ name, lookup: compileLookup(graph, d.model, `${name}__icontains`) })) }
       : null,
     filters: buildFilters(viewset, d.model, graph),
-    endpoints: endpointsOf(viewset.endpoints ?? [], d.table, (i) => ['viewset', 'endpoints', i, 'handler'], d.described.spec.file),
+    endpoints: endpointsOf(viewset.endpoints ?? [], names.tag, (i) => ['viewset', 'endpoints', i, 'handler'], d.described.spec.file),
   };
 }
 
@@ -347,6 +350,7 @@ function actionsOf(names: ResourceNames, viewset: ViewsetSpec): Action[] {
     summary: a.summary,
     description: a.description,
     decorators: a.decorators ?? [],
+    errors: a.errors ?? {},
     response: a.response && typeof a.response === 'object' ? freeSchema(`${pascalCase(a.handler)}Response`, 'out', a.response) : undefined,
   }));
 }
@@ -366,6 +370,7 @@ function endpointsOf(list: readonly EndpointSpec[], tag: string, at: (i: number)
       summary: e.summary,
       description: e.description,
       decorators: e.decorators ?? [],
+      errors: e.errors ?? {},
       request: e.request ? freeSchema(e.request.name ?? `${pascalCase(e.handler)}Request`, 'in', e.request) : undefined,
       response: e.response ? freeSchema(e.response.name ?? `${pascalCase(e.handler)}Response`, 'out', e.response) : undefined,
       paginate: e.paginate === undefined ? undefined : (paginationOf(e.paginate) ?? undefined),
@@ -431,7 +436,8 @@ function operationsOf(names: ResourceNames, viewset: ViewsetSpec): Operation[] {
       status: op.status,
       transaction: op.transaction,
       operationId: operationId.name,
-      summary: viewset[`${kind}_docs`] ?? DEFAULT_DOCS[kind],
+      summary: DEFAULT_DOCS[kind],
+      description: viewset[`${kind}_docs`],
       auth: resolveAuth(viewset[op.authKey], viewset.auth),
       decorators: viewset.extra_decorators?.[kind] ?? [],
       override: viewset.overrides?.[kind],

@@ -7,11 +7,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Diagnostic } from './diagnostics';
-import { resourceHookRefs, serviceHookRefs, sharedHookNames, type HookRef } from './hook-refs';
+import { BUILTINS_BY_ROLE, resourceHookRefs, serviceHookRefs, sharedHookNames, type HookRef } from './hook-refs';
 import { diagnosticAt, type LoadedSpecs, type SpecFile } from './load';
 import type { ResourceSpec, ServiceSpec } from './meta-schema';
 import type { SourceRef } from './model';
+import { pluralOf } from './names';
 import { endpointOperationId, relationOperationIds, relationPath, resourceNames, type Named, type ResourceNames } from './resource-names';
+import { didYouMean } from './suggest';
 
 export interface DescribedResource {
   spec: SpecFile;
@@ -168,12 +170,23 @@ function checkHookModules(described: DescribedSpecs): Diagnostic[] {
       return;
     }
     for (const ref of refs) {
-      if (ref.module === 'own') out.push(diagnosticAt(spec, ref.source.path, `"${ref.name}" names a hook but this file has no hooks module`, ref.key));
+      if (ref.module === 'own') out.push(diagnosticAt(spec, ref.source.path, withoutModule(ref), ref.key));
     }
   };
   if (described.service) check(described.service.spec, described.service.data.hooks, described.service.hooks);
   for (const res of described.resources) check(res.spec, res.data.hooks, res.hooks);
   return out;
+}
+
+/**
+ * A hook named in a file without a hooks module. A name in place of a built-in (an authenticator, a
+ * paginator, an exception class) is most often a misspelt or imagined built-in: say which exist.
+ */
+function withoutModule(ref: HookRef): string {
+  const builtins = BUILTINS_BY_ROLE[ref.role];
+  if (!builtins) return `"${ref.name}" names a hook but this file has no hooks module`;
+  const hint = didYouMean(ref.name, builtins.names) || ` (built-in ${pluralOf(builtins.what)}: ${builtins.names.join(', ')})`;
+  return `"${ref.name}" is not a built-in ${builtins.what}${hint}; a custom one is an export of the file's hooks module, and this file has none`;
 }
 
 /** Why a hooks module cannot be used, if it cannot. */

@@ -3,12 +3,39 @@
  * that must export it. The semantic checks (a hook named in a file without a hooks module, a hook its
  * module does not export) and the model read this one list.
  */
-import { isBuiltinAuthenticator, isBuiltinException, isBuiltinPaginator } from '../runtime/catalogue';
+import {
+  BUILTIN_AUTHENTICATORS,
+  BUILTIN_EXCEPTIONS,
+  BUILTIN_PAGINATORS,
+  isBuiltinAuthenticator,
+  isBuiltinException,
+  isBuiltinPaginator,
+} from '../runtime/catalogue';
 import type { ResourceSpec, ServiceSpec } from './meta-schema';
 import type { SourceRef } from './model';
 
 /** What a hook is used as; built-in names (runtime authenticators, paginators, exceptions) are never hooks. */
-export type HookRole = 'handler' | 'authenticator' | 'paginator' | 'decorator' | 'exception';
+export type HookRole = 'handler' | 'authenticator' | 'paginator' | 'decorator' | 'exception' | 'exception_handler' | 'views';
+
+/** The built-ins a spec may name in place of a hook of each role (none for the other roles). */
+export const BUILTINS_BY_ROLE: Partial<Record<HookRole, { what: string; names: readonly string[] }>> = {
+  authenticator: { what: 'authenticator', names: BUILTIN_AUTHENTICATORS },
+  paginator: { what: 'paginator', names: BUILTIN_PAGINATORS },
+  exception: { what: 'exception class', names: BUILTIN_EXCEPTIONS },
+};
+
+/**
+ * The arguments a hook that is a function receives, by role: what its export must accept. Handlers
+ * are called by generated code (`hooks.x(ctx)`), so they must take exactly that call; the others are
+ * passed to the runtime as values, where a function may ignore trailing arguments but must not require
+ * more. Authenticators, paginators and exception classes are objects and classes, not calls.
+ */
+export const HOOK_CALLS: Partial<Record<HookRole, { args: number; what: string; passed: 'call' | 'value' }>> = {
+  handler: { args: 1, what: 'the request context and its values', passed: 'call' },
+  decorator: { args: 1, what: 'the view it wraps', passed: 'value' },
+  exception_handler: { args: 2, what: 'the request and the error', passed: 'value' },
+  views: { args: 1, what: "the API's Express router", passed: 'value' },
+};
 
 export interface HookRef {
   name: string;
@@ -52,8 +79,8 @@ class Collector {
     this.refs.push({ name, role, source: { file: this.file, path }, module, ...(key ? { key } : {}) });
   }
 
-  handler(name: string | undefined, path: (string | number)[]): void {
-    if (name) this.add(name, 'handler', path);
+  handler(name: string | undefined, path: (string | number)[], role: 'handler' | 'exception_handler' | 'views' = 'handler'): void {
+    if (name) this.add(name, role, path);
   }
 
   auth(list: AuthList, path: (string | number)[]): void {
@@ -122,10 +149,10 @@ export function serviceHookRefs(file: string, spec: ServiceSpec): HookRef[] {
   c.endpoints(spec.endpoints, ['endpoints']);
   for (const [exception, handler] of Object.entries(spec.exception_handlers ?? {})) {
     c.exception(exception, ['exception_handlers', exception]);
-    c.handler(handler, ['exception_handlers', exception]);
+    c.handler(handler, ['exception_handlers', exception], 'exception_handler');
   }
   (spec.paginators ?? []).forEach((name, i) => c.paginator(name, ['paginators', i]));
   c.auth(spec.auth?.authenticators, ['auth', 'authenticators']);
-  c.handler(spec.views, ['views']);
+  c.handler(spec.views, ['views'], 'views');
   return c.refs;
 }

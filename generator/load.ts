@@ -67,9 +67,13 @@ export function loadSpecs(specsDir: string, cwd = process.cwd()): LoadedSpecs {
     const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
     keepKeysAsWritten(doc);
     const file = displayPath(absPath, cwd);
-    for (const err of [...doc.errors, ...doc.warnings]) {
+    // After a syntax error the parser's reading of the rest of the file is a guess: its later errors
+    // are consequences of the first, so only the first is shown.
+    const syntax = doc.errors.find((e) => e.code !== 'DUPLICATE_KEY');
+    for (const err of syntax ? [syntax] : [...doc.errors, ...doc.warnings]) {
       const pos = lines.linePos(err.pos[0]);
-      diagnostics.push({ file, line: pos.line, column: pos.col, message: yamlMessage(err.message, err.code) });
+      const hint = syntax ? flowBraceHint(text, err.pos[0]) : '';
+      diagnostics.push({ file, line: pos.line, column: pos.col, message: yamlMessage(err.message, err.code) + hint });
     }
     const spec: SpecFile = {
       file,
@@ -87,6 +91,31 @@ export function loadSpecs(specsDir: string, cwd = process.cwd()): LoadedSpecs {
     diagnostics.push({ file: displayPath(path.join(dir, SERVICE_FILE), cwd), line: 1, column: 1, message: `missing service file ${SERVICE_FILE}` });
   }
   return { dir, service, resources, diagnostics };
+}
+
+/** True when a file is not valid YAML (duplicate keys aside): nothing read from it can be trusted. */
+export function hasSyntaxError(spec: SpecFile): boolean {
+  return spec.doc.errors.some((e) => e.code !== 'DUPLICATE_KEY');
+}
+
+/**
+ * Inside a flow collection (`{...}` or `[...]`), `{` opens a map, so an unquoted path parameter
+ * (`{path: /things/{id}/}`) breaks the line. When the error sits in such a value, say to quote it.
+ */
+function flowBraceHint(text: string, offset: number): string {
+  const start = text.lastIndexOf('\n', offset - 1) + 1;
+  const end = text.indexOf('\n', offset);
+  const line = text.slice(start, end < 0 ? undefined : end);
+  const column = offset - start;
+  // A plain (unquoted) value holding `{name}`, after `key: ` or after the `[`, `{` or `,` of a flow collection.
+  const value = /(?:([A-Za-z_][\w-]*):\s+|[[{,]\s*)([^\s"'{}[\],#][^\s,{}[\]]*\{[A-Za-z_]\w*\}[^\s,\]]*?)(?=\s*[,}\]])/g;
+  for (const m of line.matchAll(value)) {
+    const from = m.index + m[0].length - m[2].length;
+    if (column < from || column > from + m[2].length) continue;
+    const quoted = `"${m[2]}"`;
+    return ` (inside a flow collection, "{" starts a map: quote the value, ${m[1] ? `${m[1]}: ${quoted}` : quoted})`;
+  }
+  return '';
 }
 
 /**

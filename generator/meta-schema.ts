@@ -251,6 +251,16 @@ const serializerClass = {
 const operations = ['create', 'list', 'retrieve', 'update', 'delete'] as const;
 export const OPERATIONS: readonly string[] = operations;
 
+/**
+ * Error responses a hook answers besides the ones the runtime documents by itself: status → the body
+ * it sends, documented as that status's example (`429: {detail: Too many attempts.}`).
+ */
+const hookErrors = {
+  type: 'object',
+  propertyNames: { type: 'string', pattern: '^[45][0-9][0-9]$' },
+  additionalProperties: { type: 'object', additionalProperties: { type: 'string' } },
+} as const;
+
 const customAction = {
   type: 'object',
   additionalProperties: false,
@@ -263,6 +273,7 @@ const customAction = {
     summary: { type: 'string' },
     description: { type: 'string' },
     decorators: decoratorList,
+    errors: hookErrors,
   },
 } as const;
 
@@ -282,6 +293,7 @@ const customEndpoint = {
     summary: { type: 'string' },
     description: { type: 'string' },
     decorators: decoratorList,
+    errors: hookErrors,
     paginate: paginationClass,
   },
 } as const;
@@ -451,6 +463,18 @@ export const serviceSchema = {
     title: { type: 'string', minLength: 1 },
     version: { type: 'string', minLength: 1 },
     description: { type: 'string' },
+    license: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['name'],
+      properties: { name: { type: 'string', minLength: 1 }, identifier: { type: 'string', minLength: 1 }, url: { type: 'string', minLength: 1 } },
+    },
+    contact: {
+      type: 'object',
+      additionalProperties: false,
+      minProperties: 1,
+      properties: { name: { type: 'string', minLength: 1 }, url: { type: 'string', minLength: 1 }, email: { type: 'string', minLength: 1 } },
+    },
     base_path: { type: 'string', pattern: '^(/[a-z0-9_-]+)*$' },
     hooks: modulePath,
     views: exportName,

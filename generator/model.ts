@@ -140,7 +140,10 @@ export interface Operation {
   method: 'get' | 'post' | 'patch' | 'delete';
   pathKind: PathKind;
   operationId: string;
+  /** The short default of the operation kind (`List all objects.`). */
   summary: string;
+  /** The spec's `<kind>_docs`, when given. */
+  description?: string;
   status: number;
   /** Whether the operation runs in a transaction (the writes: create, update, delete). */
   transaction: boolean;
@@ -161,7 +164,12 @@ export interface Action {
   description?: string;
   decorators: (string | null)[];
   response?: SchemaModel;
+  /** Error statuses the hook answers, with the body it sends (`errors` in the spec). */
+  errors: HookErrors;
 }
+
+/** Status → body of the errors a hook answers itself, documented with the body as example. */
+export type HookErrors = Record<string, Record<string, string>>;
 
 /** A custom endpoint (`api_get`, `api_post`, ...) handled by a hook. */
 export interface Endpoint {
@@ -180,6 +188,8 @@ export interface Endpoint {
   decorators: (string | null)[];
   request?: SchemaModel;
   response?: SchemaModel;
+  /** Error statuses the hook answers, with the body it sends (`errors` in the spec). */
+  errors: HookErrors;
   /** `paginate(<paginator>)`: the handler's list result is paged by this paginator. */
   paginate?: Pagination;
 }
@@ -268,7 +278,12 @@ export interface ServiceModel {
   title: string;
   version: string;
   description?: string;
+  /** OpenAPI `info.license` and `info.contact`, as the service file writes them. */
+  license?: { name: string; identifier?: string; url?: string };
+  contact?: { name?: string; url?: string; email?: string };
   basePath: string;
+  /** Paths (below `basePath`) of the service endpoints that answer with an `access_token`: where a client gets one. */
+  tokenPaths: string[];
   settings: Record<SettingName, string | number | boolean>;
   sqliteFile: string;
   auth: { userModel?: string; keysDir: string; extraClaims: string[] };

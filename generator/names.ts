@@ -1,6 +1,7 @@
 /**
  * Name conversions, in one place so that every stage derives the same identifiers.
  */
+import pluralize from 'pluralize';
 
 /** `BlogPost` → `blog_post`. */
 export function snakeCase(name: string): string {
@@ -13,6 +14,16 @@ export function snakeCase(name: string): string {
 /** `BlogPost` → `blog post` (the default verbose name). */
 export function wordsOf(name: string): string {
   return snakeCase(name).replace(/_/g, ' ');
+}
+
+/**
+ * The English plural of a name in words, by its last word: `blog entry` → `blog entries`,
+ * `shelf` → `shelves`, `person` → `people`. Every derived plural (table, route, verbose name) comes
+ * from here.
+ */
+export function pluralOf(words: string): string {
+  const match = /^(.*?)([A-Za-z]+)$/.exec(words);
+  return match ? match[1] + pluralize.plural(match[2]) : `${words}s`;
 }
 
 /** `blog_post` / `blog post` → `BlogPost`. */

@@ -10,7 +10,7 @@ import { dbSchemaOf } from './db-schema';
 import { SpecError, sortDiagnostics, type Diagnostic } from './diagnostics';
 import { formatFiles } from './format';
 import { checkHookExports } from './hook-exports';
-import { diagnosticAt, loadSpecs, type LoadedSpecs } from './load';
+import { diagnosticAt, hasSyntaxError, loadSpecs, type LoadedSpecs } from './load';
 import { MANIFEST, manifestJson, previousManifest } from './manifest';
 import { planMigrations, readMigrationHistory, type MigrationHistory, type NewMigration } from './migrations';
 import type { ServiceModel, SourceRef } from './model';
@@ -62,13 +62,18 @@ export function validate(specsDir: string, cwd = process.cwd()): Diagnostic[] {
 }
 
 /**
- * Every problem: YAML, the meta-schema and the meaning of each file, then the model's names and
- * hook references across files, then (when all those pass) the hooks modules' exports. Returns the
+ * Every problem: YAML (alone when a file is not YAML), the meta-schema and the meaning of each file,
+ * then the model's names and hook references across files, then (when all those pass) the hooks
+ * modules' exports and signatures. Returns the
  * described specs too: the model is built from them, so names are derived once.
  */
 export function checkSpecs(loaded: LoadedSpecs): { diagnostics: Diagnostic[]; described: DescribedSpecs } {
   const validation = validateSpecs(loaded);
   const described = describeSpecs(loaded, validation.documents);
+  // A file that is not YAML leaves holes every later check would report as problems of its own
+  // (a resource unknown, a hook unused): the syntax errors are shown alone.
+  const files = [loaded.service, ...loaded.resources].filter((s) => s !== undefined);
+  if (files.some(hasSyntaxError)) return { diagnostics: sortDiagnostics(loaded.diagnostics), described };
   const diagnostics = [...loaded.diagnostics, ...validation.diagnostics, ...checkModel(described)];
   if (!diagnostics.length) diagnostics.push(...checkHookExports(described));
   return { diagnostics: sortDiagnostics(diagnostics), described };

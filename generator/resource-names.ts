@@ -9,7 +9,7 @@
  */
 import type { ResourceSpec } from './meta-schema';
 import type { OperationKind, SourceRef } from './model';
-import { snakeCase, wordsOf } from './names';
+import { pluralOf, snakeCase, wordsOf } from './names';
 
 /** A name and where the spec decides it. */
 export interface Named {
@@ -58,9 +58,9 @@ export function resourceNames(file: string, spec: ResourceSpec): ResourceNames {
   const at = (...path: (string | number)[]): SourceRef => ({ file, path });
   const viewset = spec.viewset ?? {};
   const ownVerboseName = spec.verbose_name || wordsOf(spec.model);
-  const ownVerboseNamePlural = spec.verbose_name_plural || `${ownVerboseName}s`;
+  const ownVerboseNamePlural = spec.verbose_name_plural || pluralOf(ownVerboseName);
   const verboseName = viewset.model_verbose_name || ownVerboseName;
-  const verboseNamePlural = viewset.model_verbose_name_plural || spec.verbose_name_plural || `${verboseName}s`;
+  const verboseNamePlural = viewset.model_verbose_name_plural || spec.verbose_name_plural || pluralOf(verboseName);
   // Where the shown plural comes from: the viewset's name, the resource's own, or the model's.
   const pluralAt = viewset.model_verbose_name_plural
     ? at('viewset', 'model_verbose_name_plural')

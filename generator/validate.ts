@@ -11,7 +11,9 @@ import Ajv, { type AnySchemaObject, type ErrorObject, type ValidateFunction } fr
 import { isMap, isScalar, isSeq } from 'yaml';
 import { type Diagnostic, sortDiagnostics } from './diagnostics';
 import { diagnosticAt, type LoadedSpecs, type SpecFile, type YamlPath } from './load';
-import { LOOKUP_OPERATORS } from '../runtime/catalogue';
+import { FILTER_MIXINS, LOOKUP_OPERATORS } from '../runtime/catalogue';
+import { didYouMean } from './suggest';
+import { TYPE_MIXINS, type TypeMixinName } from './build-filters';
 import { resourceSchema, serviceSchema, sharedSchemas } from './meta-schema';
 
 export interface Validation {
@@ -138,30 +140,6 @@ function valueWords(v: unknown): string {
   if (typeof v === 'number') return Number.isInteger(v) ? 'an integer' : 'a number';
   if (typeof v === 'boolean') return 'a boolean';
   return 'a string';
-}
-
-/** ` (did you mean "x"?)` when one candidate is a small edit away from `name`. */
-function didYouMean(name: string, candidates: Iterable<string>): string {
-  if (name.length < 3) return '';
-  let best: string | undefined;
-  let bestDistance = (name.length <= 4 ? 1 : Math.max(2, Math.floor(name.length / 3))) + 1;
-  for (const c of candidates) {
-    const d = editDistance(name.toLowerCase(), c.toLowerCase());
-    if (d < bestDistance) [best, bestDistance] = [c, d];
-  }
-  return best === undefined ? '' : ` (did you mean "${best}"?)`;
-}
-
-function editDistance(a: string, b: string): number {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++) {
-      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    row = next;
-  }
-  return row[b.length];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -320,8 +298,11 @@ function describeIssue(spec: SpecFile, data: unknown, issue: Issue): Finding {
       const index = Math.max(Number(p.i), Number(p.j));
       return { at: [...at, index], key: false, message: `duplicate entry ${show(valueAt(data, [...at, index]))}`, prune: 'none' };
     }
-    case 'enum':
-      return onValue(`unknown value ${show(subject)} (expected one of: ${(p.allowedValues as unknown[]).map(String).join(', ')})`);
+    case 'enum': {
+      const allowed = (p.allowedValues as unknown[]).map(String);
+      const hint = (typeof subject === 'string' && didYouMean(subject, allowed)) || ` (expected one of: ${allowed.join(', ')})`;
+      return onValue(`unknown value ${show(subject)}${hint}`);
+    }
     case 'type':
       if (at.length === 0 && subject == null) return onValue(`the file is empty: expected ${typeWords(p.type)}`);
       return onValue(`expected ${typeWords(p.type)}, got ${valueWords(subject)}`);
@@ -974,11 +955,13 @@ const LIST_PARAMETERS = ['page', 'page_size', 'limit', 'offset', 'ordering'];
 
 function checkQueryParams(ctx: Ctx, res: Resource, vs: Rec): void {
   const seen = new Map<string, string>();
+  const clashing = new Set<string>(LIST_PARAMETERS);
   const claim = (name: unknown, where: string, at: YamlPath, key = false) => {
     if (typeof name !== 'string') return;
     if (LIST_PARAMETERS.includes(name) || (name === 'search' && Array.isArray(vs.search_fields))) {
       report(ctx, res.spec, at, `query parameter "${name}" clashes with the list endpoint's own "${name}": rename it`, key);
     } else if (seen.has(name)) {
+      clashing.add(name);
       report(ctx, res.spec, at, `duplicate query parameter "${name}": already defined in ${seen.get(name)}`, key);
     } else seen.set(name, where);
   };
@@ -989,6 +972,40 @@ function checkQueryParams(ctx: Ctx, res: Resource, vs: Rec): void {
   eachItem(vs.filters_match_cases, ['viewset', 'filters_match_cases'], (mc, at) => {
     claim(asRec(mc)?.query_param, 'filters_match_cases', [...at, 'query_param']);
   });
+  // A parameter already reported (a clash, a duplicate) is not reported again as unused.
+  if (vs.query_params_handler === undefined) checkQueryParamsApplied(ctx, res, vs, clashing);
+}
+
+/**
+ * Without a query_params_handler, a `query_params` entry filters only through a type mixin, which
+ * looks up the field of the parameter's name: one that names no field, or whose type no listed mixin
+ * takes, would be validated and then ignored.
+ */
+function checkQueryParamsApplied(ctx: Ctx, res: Resource, vs: Rec, reported: ReadonlySet<string>): void {
+  const mixins: unknown[] = Array.isArray(vs.filter_mixins) ? vs.filter_mixins : [];
+  // A misspelt mixin is reported as such; what it would have applied is not a second problem.
+  if (mixins.some((m) => typeof m !== 'string' || !(FILTER_MIXINS as readonly string[]).includes(m))) return;
+  const listed = mixins.filter((m): m is TypeMixinName => typeof m === 'string' && m in TYPE_MIXINS);
+  eachEntry(vs.query_params, ['viewset', 'query_params'], (name, value, at) => {
+    const type = paramTypeOf(value);
+    // An entry the meta-schema rejected is reported as such.
+    if (type === undefined || reported.has(name)) return;
+    if (!res.fields.has(name)) {
+      const hint = didYouMean(name, res.fields.keys()) || '';
+      report(ctx, res.spec, at, `query parameter "${name}" names no field of ${res.name}${hint}, so no filter mixin applies it: name it after a field, or apply it in a query_params_handler`, true);
+    } else if (!listed.some((m) => (TYPE_MIXINS[m].types as readonly string[]).includes(type))) {
+      const takers = (Object.keys(TYPE_MIXINS) as TypeMixinName[]).filter((m) => (TYPE_MIXINS[m].types as readonly string[]).includes(type));
+      const add = takers.length ? `add ${takers.length === 1 ? takers[0] : `one of ${takers.join(', ')}`} to filter_mixins` : 'no filter mixin takes it';
+      report(ctx, res.spec, at, `query parameter "${name}" (${type}) is applied by none of the listed filter_mixins: ${add}, or apply it in a query_params_handler`, true);
+    }
+  });
+}
+
+/** The type of a filter parameter written `type`, `[type, default]` or `{type, default, description}`. */
+function paramTypeOf(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) return asStr(value[0]);
+  return asStr(asRec(value)?.type);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 /**
  * The OpenAPI document, built once from the same Zod schemas that validate requests.
  */
+import { STATUS_CODES } from 'node:http';
 import { OpenApiGeneratorV31, OpenAPIRegistry, type ResponseConfig } from '@asteasolutions/zod-to-openapi';
 import { openApiPath, type Route } from './routes';
 import { z } from './zod';
@@ -9,8 +10,14 @@ export interface ApiInfo {
   title: string;
   version: string;
   description?: string;
+  /** `info.license`: a name, with an SPDX `identifier` or a `url`. */
+  license?: { name: string; identifier?: string; url?: string };
+  /** `info.contact`. */
+  contact?: { name?: string; url?: string; email?: string };
   /** Mount point of every route, e.g. `/api`. */
   basePath: string;
+  /** Routes (below `basePath`) that issue access tokens, named in the security scheme's description. */
+  tokenPaths?: readonly string[];
 }
 
 /** The seed's GenericMessageSchema: an object with string values. */
@@ -22,14 +29,44 @@ const ValidationErrorSchema = z
       z.object({ type: z.string(), loc: z.array(z.union([z.string(), z.number()])), msg: z.string() }),
     ),
   })
-  .openapi('ValidationErrorSchema');
+  .openapi('ValidationErrorSchema', { example: { detail: [{ type: 'missing', loc: ['body', 'title'], msg: 'Field required' }] } });
 
-const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
+/**
+ * The errors the runtime answers by itself, with the body it sends. `errorSchema` marks the ones a
+ * viewset's `error_schema` documents instead of the runtime's own shape (the seed's convention).
+ */
+interface ErrorResponse {
+  description: string;
+  example: Record<string, unknown>;
+  errorSchema?: boolean;
+}
+
+const ERRORS: Record<number, ErrorResponse> = {
+  400: { description: 'Bad Request: the body cannot be parsed as JSON', example: { detail: 'Cannot parse request body' }, errorSchema: true },
+  401: { description: 'Unauthorized: no valid bearer token', example: { detail: 'Unauthorized' }, errorSchema: true },
+  403: { description: 'Forbidden', example: { detail: 'You do not have permission to perform this action.' }, errorSchema: true },
+  404: { description: 'Not Found', example: { detail: 'Not Found' }, errorSchema: true },
+  409: { description: 'Conflict: the request violates a database constraint', example: { error: 'conflict', details: 'The request violates a database constraint.' } },
+  413: { description: 'Payload Too Large', example: { detail: 'Payload Too Large' } },
+  415: { description: 'Unsupported Media Type: the body is not JSON', example: { detail: 'Unsupported Media Type' } },
+  503: { description: 'Service Unavailable: the database cannot be reached', example: { detail: 'Service Unavailable' } },
 };
+
+const WRITES = new Set(['post', 'put', 'patch', 'delete']);
+
+/**
+ * The error statuses an operation can answer: 401 everywhere (a public operation still reads a
+ * token sent to it), 400, 403 and 404 as the seed documents them, 409 on writes (a unique or foreign
+ * key constraint), 413 and 415 where a body is read, 422 where anything is validated, 503 when the
+ * database is down.
+ */
+function errorStatuses(route: Route, doc: NonNullable<Route['doc']>): number[] {
+  const statuses = [401, 503];
+  if (doc.errorSchema) statuses.push(400, 403, 404);
+  if (WRITES.has(route.method)) statuses.push(409);
+  if (doc.body) statuses.push(400, 413, 415);
+  return [...new Set(statuses)].sort((a, b) => a - b);
+}
 
 export const BEARER_SCHEME = 'BearerAuth';
 
@@ -37,11 +74,12 @@ export function buildOpenApi(info: ApiInfo, routes: readonly Route[]): unknown {
   const registry = new OpenAPIRegistry();
   // The Authorization header as an API key, so that Swagger UI's Authorize box takes the whole
   // value `Bearer <ACCESS_TOKEN>` (an `http bearer` scheme would prefix a second "Bearer").
+  const issuers = (info.tokenPaths ?? []).map((p) => info.basePath + p);
   registry.registerComponent('securitySchemes', BEARER_SCHEME, {
     type: 'apiKey',
     in: 'header',
     name: 'Authorization',
-    description: 'HTTP bearer token: enter `Bearer <ACCESS_TOKEN>` (an RS256 JWT from /auth/login/ or /auth/register/).',
+    description: `HTTP bearer token: enter \`Bearer <ACCESS_TOKEN>\` (an RS256 JWT${issuers.length ? ` from ${issuers.join(' or ')}` : ''}).`,
   });
   for (const route of routes) {
     const doc = route.doc;
@@ -52,13 +90,17 @@ export function buildOpenApi(info: ApiInfo, routes: readonly Route[]): unknown {
         ? { description: r.description, content: { 'application/json': { schema: r.schema } } }
         : { description: r.description };
     }
-    if (doc.errorSchema) {
-      for (const status of [400, 401, 403, 404]) {
-        responses[String(status)] ??= {
-          description: ERROR_DESCRIPTIONS[status],
-          content: { 'application/json': { schema: doc.errorSchema } },
-        };
-      }
+    for (const [status, example] of Object.entries(doc.errors ?? {})) {
+      const description = STATUS_CODES[Number(status)] ?? 'Error';
+      responses[status] = { description, content: { 'application/json': { schema: GenericMessageSchema, example } } };
+    }
+    for (const status of errorStatuses(route, doc)) {
+      const error = ERRORS[status];
+      const own = error.errorSchema && doc.errorSchema;
+      const schema = own ? doc.errorSchema! : GenericMessageSchema;
+      // A viewset's own error_schema has its own shape: the runtime's example would not fit it.
+      const example = own && doc.errorSchema !== GenericMessageSchema ? {} : { example: error.example };
+      responses[String(status)] ??= { description: error.description, content: { 'application/json': { schema, ...example } } };
     }
     if (doc.params || doc.query || doc.body) {
       responses['422'] ??= { description: 'Validation Error', content: { 'application/json': { schema: ValidationErrorSchema } } };
@@ -70,7 +112,8 @@ export function buildOpenApi(info: ApiInfo, routes: readonly Route[]): unknown {
       summary: doc.summary,
       description: doc.description,
       tags: doc.tags,
-      security: doc.secured ? [{ [BEARER_SCHEME]: [] }] : undefined,
+      // A public operation reads a token when one is sent (`{}`: none needed; the scheme: optional).
+      security: doc.secured ? [{ [BEARER_SCHEME]: [] }] : [{}, { [BEARER_SCHEME]: [] }],
       request: {
         params: doc.params,
         query: doc.query,
@@ -82,6 +125,14 @@ export function buildOpenApi(info: ApiInfo, routes: readonly Route[]): unknown {
   const generator = new OpenApiGeneratorV31(registry.definitions);
   return generator.generateDocument({
     openapi: '3.1.0',
-    info: { title: info.title, version: info.version, description: info.description },
+    info: {
+      title: info.title,
+      version: info.version,
+      description: info.description,
+      ...(info.license ? { license: info.license } : {}),
+      ...(info.contact ? { contact: info.contact } : {}),
+    },
+    // Paths carry the base path, so the server is the service's origin.
+    servers: [{ url: '/', description: info.basePath ? `This service; every path starts with its base path ${info.basePath}` : 'This service' }],
   });
 }

@@ -3,7 +3,7 @@
  * record to the action's hook.
  */
 import type { Action } from '../model';
-import { docLine, str } from '../names';
+import { docLine, literal, str } from '../names';
 import { aOrAn } from './english';
 import { response, type RouteView } from './route';
 import type { ResourceRoutes } from './routes';
@@ -29,6 +29,7 @@ export function actionRoutes(a: Action, rs: ResourceRoutes): RouteView[] {
       },
       summary: str(docLine(a.summary ?? `Run the ${a.name} action on ${aOrAn(r.verboseName)}.`)),
       tags: rs.tag(),
+      errors: Object.keys(a.errors).length ? literal(a.errors) : undefined,
       responses: response(200, a.response ? rs.schema(a.response) : undefined),
       errorSchema: rs.errorSchema(),
     }),

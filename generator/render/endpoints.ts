@@ -3,7 +3,7 @@
  * endpoints.ts), and the view of `endpoints.ts`, the service's endpoints with their schemas.
  */
 import type { Endpoint, SchemaModel, ServiceModel } from '../model';
-import { camelCase, docLine, str } from '../names';
+import { camelCase, docLine, literal, str } from '../names';
 import { header, hookModuleFrom, runtimeFrom, type RenderContext } from './context';
 import { Imports } from './imports';
 import { response, RouteFile, type RouteView } from './route';
@@ -21,6 +21,8 @@ export function endpointRoute(e: Endpoint, file: RouteFile): RouteView {
   const request = e.request ? file.schema(e.request) : undefined;
   const args = [...(request ? ['body'] : []), 'params', ...(paginator ? ['query: ctx.req.query', 'pagination'] : ['query'])];
   const item = e.response ? file.schema(e.response) : undefined;
+  const pathParams = [...e.path.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]);
+  const z = pathParams.length ? imports.runtime('z') : '';
   return file.route({
     method: e.method,
     path: `'${e.path}'`,
@@ -29,6 +31,8 @@ export function endpointRoute(e: Endpoint, file: RouteFile): RouteView {
     decorators: e.decorators,
     query: paginator ? `${paginator}.querySchema` : undefined,
     body: request,
+    // The hook receives path parameters as strings; the document names them.
+    docParams: pathParams.length ? `${z}.object({ ${pathParams.map((p) => `${p}: ${z}.string()`).join(', ')} })` : undefined,
     transaction: e.transaction,
     status: e.status,
     input: `{ ${['params', paginator ? 'query: pagination' : 'query', ...(request ? ['body'] : [])].join(', ')} }, ctx`,
@@ -44,6 +48,7 @@ export function endpointRoute(e: Endpoint, file: RouteFile): RouteView {
     summary: str(docLine(e.summary ?? e.handler)),
     description: e.description ? str(e.description) : undefined,
     tags: e.tags.map((t) => str(t)).join(', '),
+    errors: Object.keys(e.errors).length ? literal(e.errors) : undefined,
     responses: response(e.status, item && paginator ? `${paginator}.responseSchema(${item})` : item),
     errorSchema: imports.runtime('GenericMessageSchema'),
   });

@@ -28,6 +28,7 @@ function route(o: Operation, rs: ResourceRoutes, own: OwnSpec): RouteView {
     status: o.status,
     transaction: o.transaction,
     summary: str(docLine(o.summary)),
+    description: o.description === undefined ? undefined : str(o.description),
     tags: rs.tag(),
     errorSchema: rs.errorSchema(),
     ...own,

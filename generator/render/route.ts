@@ -20,6 +20,8 @@ export interface DocView {
   description: string | undefined;
   tags: string;
   params: string | undefined;
+  /** Error statuses the hook answers → the body it sends, as literal text. */
+  errors: string | undefined;
   query: string | undefined;
   body: string | undefined;
   responses: string;
@@ -56,6 +58,10 @@ export interface RouteSpec {
   operationId: string;
   decorators: readonly (string | null)[];
   params?: string;
+  /** Error statuses the hook answers, as `{ status: body }` literal text. */
+  errors?: string;
+  /** The documented path parameters when they are not validated (a custom endpoint's, passed on as strings). */
+  docParams?: string;
   query?: string;
   body?: string;
   optionalBody?: boolean;
@@ -157,7 +163,8 @@ export class RouteFile {
         summary: spec.summary,
         description: spec.description,
         tags: spec.tags,
-        params: spec.params,
+        params: spec.docParams ?? spec.params,
+        errors: spec.errors,
         query: spec.query,
         body: spec.body,
         responses: spec.responses,

@@ -61,7 +61,8 @@ function outputValue(kind: ValueKind, sf: SchemaField, imports: Imports): string
     case 'email':
       return `${z}.email()`;
     case 'url':
-      return `${z}.string().openapi({ format: 'uri' })`;
+      // A blank URL is "", which is not a `uri`: the document says either.
+      return sf.field?.blank === true ? `${z}.union([${z}.literal(''), ${z}.string().openapi({ format: 'uri' })])` : `${z}.string().openapi({ format: 'uri' })`;
     case 'uuid':
       return `${z}.uuid()`;
     case 'bool':

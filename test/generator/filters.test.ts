@@ -221,7 +221,13 @@ describe('compileLookup', () => {
 
 describe('buildFilters (Resource.filters)', () => {
   const filtersOf = (...viewset: string[]): ResourceFilters | null => {
-    const model = modelOf({ ...COUNTRY, ...AUTHOR, ...GENRE, ...resource('books', ...BOOK_FIELDS, 'viewset:', ...viewset.map((l) => `  ${l}`)) });
+    const model = modelOf({
+      ...COUNTRY,
+      ...AUTHOR,
+      ...GENRE,
+      'hooks/books.ts': 'export function applyFilters(_args: unknown): void {}\n',
+      ...resource('books', 'hooks: hooks/books.ts', ...BOOK_FIELDS, 'viewset:', ...viewset.map((l) => `  ${l}`)),
+    });
     return model.resources.find((r) => r.model === 'Book')!.filters;
   };
 
@@ -235,6 +241,8 @@ describe('buildFilters (Resource.filters)', () => {
       '  title: [str, null]',
       '  since: {type: datetime, default: "2024-01-01"}',
       '  pages: {type: int, default: 10, description: Exactly.}',
+      // `since` names no field: only a handler can apply it.
+      'query_params_handler: applyFilters',
       'relations_filters:',
       '  - {query_param: authors, query_filter: author__name__in, filter_type: [str, "a,b"]}',
       '  - {query_param: window, query_filter: pages__range, filter_type: [int, [1, 9]]}',
@@ -263,7 +271,7 @@ describe('buildFilters (Resource.filters)', () => {
     ]);
     // Relation filters and match cases apply even when filter_mixins does not list their mixins.
     expect(f.mixins.map((m) => m.name)).toEqual(['RelationFilterViewSetMixin', 'MatchCaseFilterViewSetMixin']);
-    expect(f.handler).toBeUndefined();
+    expect(f.handler).toBe('applyFilters');
   });
 
   it('gives each type mixin the query_params of its types that name a field, in filter_mixins order', () => {
@@ -271,7 +279,7 @@ describe('buildFilters (Resource.filters)', () => {
       ...COUNTRY,
       ...AUTHOR,
       ...GENRE,
-      'hooks/books.ts': 'export function filterBooks(): void {}\n',
+      'hooks/books.ts': 'export function filterBooks(_args: unknown): void {}\n',
       ...resource(
         'books',
         'hooks: hooks/books.ts',

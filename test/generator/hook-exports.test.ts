@@ -23,7 +23,7 @@ describe('hook exports', () => {
   it('reports a lifecycle hook the module does not export, at the spec position', () => {
     const dir = specsWith('resources/widgets.yaml', 'after_create: explodeOnRequest', 'after_create: explodeOnRequset');
     expect(validate(dir, dir).map(formatDiagnostic)).toEqual([
-      'resources/widgets.yaml:36:19: hook "explodeOnRequset" is not exported by hooks/widgets.ts: export it from that module or fix the name',
+      'resources/widgets.yaml:36:19: hook "explodeOnRequset" is not exported by hooks/widgets.ts (did you mean "explodeOnRequest"?): export it from that module or fix the name',
     ]);
   });
 
@@ -31,8 +31,8 @@ describe('hook exports', () => {
     const dir = specsWith('resources/gadgets.yaml', 'class: TwoPerPagePagination', 'class: ThreePerPagePagination');
     fs.writeFileSync(path.join(dir, 'service.yaml'), fs.readFileSync(path.join(dir, 'service.yaml'), 'utf8').replace('TeapotError: handleTeapot', 'TeapotError: handleKettle'));
     expect(validate(dir, dir).map(formatDiagnostic)).toEqual([
-      'resources/gadgets.yaml:9:29: hook "ThreePerPagePagination" is not exported by hooks/gadgets.ts: export it from that module or fix the name',
-      'service.yaml:14:16: hook "handleKettle" is not exported by hooks/service.ts: export it from that module or fix the name',
+      'resources/gadgets.yaml:9:29: hook "ThreePerPagePagination" is not exported by hooks/gadgets.ts (did you mean "TwoPerPagePagination"?): export it from that module or fix the name',
+      'service.yaml:16:16: hook "handleKettle" is not exported by hooks/service.ts: export it from that module or fix the name',
     ]);
   });
 

@@ -214,7 +214,7 @@ describe('buildModel: names', () => {
     });
   });
 
-  it('prefers the viewset model_verbose_name(_plural) to verbose_name, and pluralises with "s"', () => {
+  it('prefers the viewset model_verbose_name(_plural) to verbose_name', () => {
     const m = modelOf({
       ...resource('a', 'model: Label', 'verbose_name: label', 'fields: {text: {type: string}}', 'viewset:', '  model_verbose_name: tag label'),
       ...resource(
@@ -222,8 +222,8 @@ describe('buildModel: names', () => {
         'model: Box',
         'fields: {text: {type: string}}',
         'viewset:',
-        '  model_verbose_name: box',
-        '  model_verbose_name_plural: boxes',
+        '  model_verbose_name: crate',
+        '  model_verbose_name_plural: crates',
       ),
     });
     expect(res(m, 'Label')).toMatchObject({
@@ -234,8 +234,21 @@ describe('buildModel: names', () => {
       verboseKey: 'tag_label',
       classKey: 'label',
     });
-    // The table follows the resource's own names (Box → boxs); the viewset's display names only change base, tag and 404 key.
-    expect(res(m, 'Box')).toMatchObject({ verboseName: 'box', verboseNamePlural: 'boxes', table: 'boxs', base: 'boxes', tag: 'Boxes' });
+    // The table follows the resource's own names (Box → boxes); the viewset's display names only change base, tag and 404 key.
+    expect(res(m, 'Box')).toMatchObject({ verboseName: 'crate', verboseNamePlural: 'crates', table: 'boxes', base: 'crates', tag: 'Crates' });
+  });
+
+  it('derives English plurals from the last word of the verbose name', () => {
+    const m = modelOf({
+      ...resource('a', 'model: Shelf', 'fields: {text: {type: string}}'),
+      ...resource('b', 'model: BlogEntry', 'fields: {text: {type: string}}'),
+      ...resource('c', 'model: Person', 'verbose_name: staff person', 'fields: {text: {type: string}}'),
+      ...resource('d', 'model: Status', 'fields: {text: {type: string}}', 'viewset:', '  model_verbose_name: state'),
+    });
+    expect(res(m, 'Shelf')).toMatchObject({ verboseNamePlural: 'shelves', table: 'shelves', base: 'shelves' });
+    expect(res(m, 'BlogEntry')).toMatchObject({ verboseNamePlural: 'blog entries', table: 'blog_entries', base: 'blog-entries' });
+    expect(res(m, 'Person')).toMatchObject({ verboseNamePlural: 'staff people', table: 'staff_people', base: 'staff-people' });
+    expect(res(m, 'Status')).toMatchObject({ verboseNamePlural: 'states', table: 'statuses', base: 'states' });
   });
 
   it('takes the route base from api_route_path without its slashes, keeping the table name', () => {
@@ -455,14 +468,21 @@ describe('buildModel: operations', () => {
     expect(ops('  disable: [all]')).toEqual([]);
   });
 
-  it('uses the default summaries unless <op>_docs sets one', () => {
+  it('uses the default summaries, and <op>_docs as the description', () => {
     const o = ops('  retrieve_docs: Retrieve one post.');
     expect(Object.fromEntries(o.map((x) => [x.kind, x.summary]))).toEqual({
       create: 'Create a new object.',
       list: 'List all objects.',
-      retrieve: 'Retrieve one post.',
+      retrieve: 'Retrieve a specific object by its primary key.',
       update: 'Update an object by its primary key.',
       delete: 'Delete an object by its primary key.',
+    });
+    expect(Object.fromEntries(o.map((x) => [x.kind, x.description]))).toEqual({
+      create: undefined,
+      list: undefined,
+      retrieve: 'Retrieve one post.',
+      update: undefined,
+      delete: undefined,
     });
   });
 });

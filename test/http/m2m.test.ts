@@ -434,7 +434,8 @@ describe.each(DIALECTS)('article tags relation (%s)', (dialect) => {
       expect(Object.keys(paths).filter((p) => p.startsWith('/api/articles/{pk}/tags'))).toEqual(['/api/articles/{pk}/tags/']);
       const get = paths['/api/articles/{pk}/tags/'].get;
       expect(get.operationId).toBe('get_article_tags');
-      expect(get.security).toBeUndefined();
+      // Public: a token is optional (read when sent).
+      expect(get.security).toEqual([{}, { BearerAuth: [] }]);
       expect(get.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`).sort()).toEqual(['path:pk', 'query:name', 'query:page', 'query:page_size']);
       expect(get.responses['200'].content['application/json'].schema).toEqual({
         type: 'object',

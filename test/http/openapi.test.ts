@@ -10,6 +10,7 @@ import { startBlog, startShowcase, type RunningService } from '../support/servic
 interface Operation {
   operationId: string;
   summary?: string;
+  description?: string;
   tags?: string[];
   security?: Record<string, string[]>[];
   parameters?: { name: string; in: string; required?: boolean; schema: Record<string, unknown> }[];
@@ -157,9 +158,54 @@ describe.each(DIALECTS)('OpenAPI document of the blog (%s)', (dialect) => {
       const op = ops.get(key)!;
       expect({ id: op.operationId, security: op.security }).toEqual({
         id: op.operationId,
-        security: secured.has(op.operationId) ? [{ BearerAuth: [] }] : undefined,
+        // Public operations read a token when one is sent: none needed, the scheme optional.
+        security: secured.has(op.operationId) ? [{ BearerAuth: [] }] : [{}, { BearerAuth: [] }],
       });
     }
+  });
+
+  it('documents every error status an operation can answer, with the body the service sends', () => {
+    const statuses = (id: string) => Object.keys(byId(doc, id).responses).map(Number);
+    // A body: malformed (400), too large (413), not JSON (415); a write: a constraint (409); 503 when the database is down.
+    expect(statuses('create_article')).toEqual([201, 400, 401, 403, 404, 409, 413, 415, 422, 503]);
+    expect(statuses('list_articles')).toEqual([200, 400, 401, 403, 404, 422, 503]);
+    expect(statuses('delete_tag')).toEqual([204, 400, 401, 403, 404, 409, 422, 503]);
+    const example = (id: string, status: number) => byId(doc, id).responses[String(status)].content?.['application/json'] as { example?: unknown };
+    expect(example('create_article', 401).example).toEqual({ detail: 'Unauthorized' });
+    expect(example('create_article', 409).example).toEqual({ error: 'conflict', details: 'The request violates a database constraint.' });
+    expect(example('create_article', 413).example).toEqual({ detail: 'Payload Too Large' });
+    expect(example('create_article', 415).example).toEqual({ detail: 'Unsupported Media Type' });
+    expect(example('create_article', 503).example).toEqual({ detail: 'Service Unavailable' });
+    expect(doc.components.schemas.ValidationErrorSchema).toMatchObject({
+      example: { detail: [{ type: 'missing', loc: ['body', 'title'], msg: 'Field required' }] },
+    });
+  });
+
+  it('documents the errors hooks answer, from the spec\'s errors: a throttled login, a publish refused or repeated', () => {
+    const json = (id: string, status: number) => byId(doc, id).responses[String(status)];
+    expect(json('login', 429)).toEqual({
+      description: 'Too Many Requests',
+      content: { 'application/json': { schema: ref('GenericMessageSchema'), example: { detail: 'Too many failed login attempts. Try again later.' } } },
+    });
+    expect(json('publish_article', 409).content?.['application/json']).toEqual({ schema: ref('GenericMessageSchema'), example: { is_published: 'Article is already published' } });
+    expect(json('publish_article', 403).content?.['application/json']).toEqual({ schema: ref('GenericMessageSchema'), example: { error: 'forbidden', details: 'Only staff can publish' } });
+    expect(json('register', 429)).toBeUndefined();
+  });
+
+  it('has the license, contact and server from service.yaml, and names the routes that issue tokens', () => {
+    const full = doc as unknown as Record<string, any>;
+    expect(full.info.license).toEqual({ name: 'MIT', identifier: 'MIT' });
+    expect(full.info.contact).toEqual({ name: 'Blog API maintainers', email: 'blog-api@example.com' });
+    expect(full.servers).toEqual([{ url: '/', description: 'This service; every path starts with its base path /api' }]);
+    expect(doc.components.securitySchemes?.BearerAuth).toMatchObject({
+      description: 'HTTP bearer token: enter `Bearer <ACCESS_TOKEN>` (an RS256 JWT from /api/auth/register/ or /api/auth/login/ or /api/auth/refresh/).',
+    });
+  });
+
+  it('says that a blank avatar is "" rather than a URL', () => {
+    expect((doc.components.schemas.UserOut as { properties: Record<string, unknown> }).properties.avatar).toEqual({
+      anyOf: [{ type: 'string', enum: [''] }, { type: 'string', format: 'uri' }],
+    });
   });
 
   it('types the path key as an integer', () => {
@@ -230,10 +276,11 @@ describe.each(DIALECTS)('OpenAPI document of the showcase (%s)', (dialect) => {
     expect(d.info.version).toBe('2.1.0');
   });
 
-  it('uses list_docs and retrieve_docs as summaries', async () => {
+  it('uses list_docs and retrieve_docs as descriptions, under the short default summary', async () => {
     const d = await fetchDoc();
-    expect(byId(d, 'list_widgets').summary).toBe('List the widgets.');
-    expect(byId(d, 'retrieve_part').summary).toBe('Retrieve one part.');
+    expect(byId(d, 'list_widgets')).toMatchObject({ summary: DEFAULT_SUMMARIES.list, description: 'List the widgets.' });
+    expect(byId(d, 'retrieve_part')).toMatchObject({ summary: DEFAULT_SUMMARIES.retrieve, description: 'Retrieve one part.' });
+    expect(byId(d, 'create_part').description).toBeUndefined();
     expect(byId(d, 'create_part').summary).toBe(DEFAULT_SUMMARIES.create);
     expect(byId(d, 'list_parts').summary).toBe(DEFAULT_SUMMARIES.list);
   });
@@ -253,25 +300,30 @@ describe.each(DIALECTS)('OpenAPI document of the showcase (%s)', (dialect) => {
     expect(ops.get('GET /v/shiny-gadgets/')?.operationId).toBe('list_shiny_gadgets');
   });
 
-  it('documents 400, 401, 403 and 404 on every operation; notes with its own error_schema', async () => {
+  it('documents 400, 401, 403 and 404 on every operation; notes with its own error_schema, under its name', async () => {
     const d = await fetchDoc();
     for (const [key, op] of operations(d)) {
       // The health routes answer 200 or 503 only (health.test.ts).
       if (op.operationId.startsWith('health_')) continue;
       // Every operation of notes (CRUD and relation endpoints) documents its viewset's error_schema.
-      const schema = /_note(_|$)/.test(op.operationId) ? ref('NoteError') : ref('GenericMessageSchema');
+      const schema = /_note(_|$)/.test(op.operationId) ? ref('NoteProblem') : ref('GenericMessageSchema');
       for (const status of ['400', '401', '403', '404']) {
         expect({ key, status, schema: op.responses[status]?.content?.['application/json']?.schema }).toEqual({ key, status, schema });
       }
     }
-    expect(d.components.schemas.NoteError).toEqual({ type: 'object', properties: { error: { type: 'string' } }, required: ['error'] });
+    expect(d.components.schemas.NoteProblem).toEqual({ type: 'object', properties: { error: { type: 'string' } }, required: ['error'] });
   });
 
   it('has security exactly on the custom endpoints that authenticate (no resource auth configured)', async () => {
     const secured = new Set(['GET /v/numbers/', 'GET /v/scoped/']);
     for (const [key, op] of operations(await fetchDoc())) {
-      expect({ key, security: op.security }).toEqual({ key, security: secured.has(key) ? [{ BearerAuth: [] }] : undefined });
+      expect({ key, security: op.security }).toEqual({ key, security: secured.has(key) ? [{ BearerAuth: [] }] : [{}, { BearerAuth: [] }] });
     }
+  });
+
+  it('mentions no login route in the security scheme: the showcase issues no tokens', async () => {
+    const d = await fetchDoc();
+    expect(d.components.securitySchemes?.BearerAuth).toMatchObject({ description: 'HTTP bearer token: enter `Bearer <ACCESS_TOKEN>` (an RS256 JWT).' });
   });
 
   it('types string and uuid keys', async () => {

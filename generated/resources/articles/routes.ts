@@ -269,6 +269,10 @@ export function articlesRoutes(service: ServiceContext): Route[] {
         summary: 'Publish a draft (staff only).',
         tags: ['Articles'],
         params: ArticleParams,
+        errors: {
+          '403': { error: 'forbidden', details: 'Only staff can publish' },
+          '409': { is_published: 'Article is already published' },
+        },
         responses: [{ status: 200, description: 'OK', schema: PublishResponse }],
         errorSchema: GenericMessageSchema,
         secured: true,

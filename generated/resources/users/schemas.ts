@@ -25,7 +25,7 @@ export const UserOut = z
     first_name: z.string(),
     last_name: z.string(),
     bio: z.string(),
-    avatar: z.string().openapi({ format: 'uri' }),
+    avatar: z.union([z.literal(''), z.string().openapi({ format: 'uri' })]),
   })
   .openapi('UserOut');
 export type UserOut = z.infer<typeof UserOut>;

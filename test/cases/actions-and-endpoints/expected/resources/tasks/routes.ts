@@ -277,7 +277,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
       doc: {
         operationId: 'task_stats',
         summary: 'How many tasks are done and open.',
-        tags: ['tasks'],
+        tags: ['Tasks'],
         responses: [{ status: 200, description: 'OK', schema: TaskStats }],
         errorSchema: GenericMessageSchema,
         secured: false,
@@ -301,7 +301,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
       doc: {
         operationId: 'create_tasks',
         summary: 'Create several tasks at once.',
-        tags: ['tasks'],
+        tags: ['Tasks'],
         body: BulkTasks,
         responses: [{ status: 201, description: 'Created', schema: CreateTasksResponse }],
         errorSchema: GenericMessageSchema,

@@ -1,0 +1,3 @@
+export function summary(ctx: unknown) {
+  return { ctx };
+}
