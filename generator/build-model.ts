@@ -325,6 +325,7 @@ function actionsOf(names: ResourceNames, viewset: ViewsetSpec): Action[] {
   return Object.entries(viewset.actions ?? {}).map(([name, a]: [string, ActionSpec], i) => ({
     name,
     handler: a.handler,
+    detail: names.actions[i].detail,
     routes: names.actions[i].routes.map((route) => ({
       method: route.method,
       operationId: route.operationId.name,

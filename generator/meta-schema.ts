@@ -254,6 +254,7 @@ const customAction = {
   required: ['handler'],
   properties: {
     handler: exportName,
+    detail: { type: 'boolean' },
     methods: { type: 'array', items: { enum: ['get', 'post', 'put', 'patch', 'delete'] }, minItems: 1 },
     auth: authList,
     response: { anyOf: [manualSchema, { const: 'schema_out' }, { const: 'schema_detail' }, { type: 'null' }] },

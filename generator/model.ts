@@ -132,10 +132,15 @@ export interface Operation {
   override?: string;
 }
 
-/** A custom action: `POST {base}/{pk}/{name}/`, handled by a hook that receives the request and the object. */
+/**
+ * A custom action: a detail action at `{base}/{pk}/{name}/`, handled by a hook that receives the
+ * request and the record, or a list-level one (`detail: false`) at `{base}/{name}/`, whose hook
+ * receives the query of the rows the list reads.
+ */
 export interface Action {
   name: string;
   handler: string;
+  detail: boolean;
   /** One route per method; every method but GET runs in a transaction. */
   routes: { method: 'get' | 'post' | 'put' | 'patch' | 'delete'; operationId: string; transaction: boolean }[];
   auth: AuthSpec;
