@@ -259,6 +259,7 @@ function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>): Resource 
     m2m,
     schemas,
     hasDetail: detail !== undefined,
+    responses: { create: responseSchema(ctx, schemas, 'create'), update: responseSchema(ctx, schemas, 'update') },
     operations: operationsOf(names, viewset),
     pagination: paginationOf(viewset.pagination_class),
     ordering: { fields: orderingFields, default: defaultOrdering },
@@ -472,6 +473,17 @@ function resolveSchema(ctx: SchemaContext, role: SchemaRole): SchemaModel | unde
   // PATCH semantics: every field of a generated update schema is optional.
   if (role === 'update') for (const f of fields) f.required = false;
   return { name, role, source: 'auto', fields };
+}
+
+/**
+ * What an operation answers with (ninja-aio-crud's `schema_<operation>_out`): the named schema of the
+ * resource, or a manual schema of its own (`<Model>CreateOut`, `<Model>UpdateOut` unless named).
+ */
+function responseSchema(ctx: SchemaContext, schemas: Record<SchemaRole, SchemaModel>, kind: 'create' | 'update'): SchemaModel {
+  const spec = ctx.draft.spec.viewset?.[`schema_${kind}_out`];
+  if (spec === undefined || spec === 'schema_out') return schemas.out;
+  if (spec === 'schema_detail') return schemas.detail;
+  return manualSchema(ctx, spec.name ?? `${ctx.draft.model}${kind === 'create' ? 'CreateOut' : 'UpdateOut'}`, 'out', spec);
 }
 
 const hasContent = (s: SerializerSectionSpec) => (s.fields?.length ?? 0) + (s.optionals?.length ?? 0) + (s.excludes?.length ?? 0) > 0;

@@ -302,6 +302,8 @@ export const viewsetSchema = {
     schema_out: manualSchema,
     schema_detail: manualSchema,
     schema_update: manualSchema,
+    schema_create_out: { anyOf: [manualSchema, { enum: ['schema_out', 'schema_detail'] }] },
+    schema_update_out: { anyOf: [manualSchema, { enum: ['schema_out', 'schema_detail'] }] },
     pagination_class: paginationClass,
     query_params: paramMap,
     query_params_handler: exportName,

@@ -230,6 +230,11 @@ export interface Resource {
   schemas: Record<SchemaRole, SchemaModel>;
   /** Whether schema_detail is its own schema (else retrieve answers with schema_out). */
   hasDetail: boolean;
+  /**
+   * What create and update answer with (`schema_create_out`, `schema_update_out`): schema_out unless
+   * the viewset names schema_detail or gives a schema of its own.
+   */
+  responses: { create: SchemaModel; update: SchemaModel };
   operations: Operation[];
   pagination: Pagination | null;
   ordering: { fields: { name: string; column: string }[]; default: { column: string; order: 'asc' | 'desc' }[] };

@@ -629,7 +629,14 @@ const SERIALIZER_ROLES: Record<string, Role> = {
   UpdateSerializer: 'write',
 };
 
-const SCHEMA_ROLES: Record<string, Role> = { schema_in: 'write', schema_out: 'read', schema_detail: 'read', schema_update: 'write' };
+const SCHEMA_ROLES: Record<string, Role> = {
+  schema_in: 'write',
+  schema_out: 'read',
+  schema_detail: 'read',
+  schema_update: 'write',
+  schema_create_out: 'read',
+  schema_update_out: 'read',
+};
 
 /** A list-style schema section (`fields`, `excludes`, `optionals`) describing `target`'s records. */
 interface Section {
@@ -816,6 +823,7 @@ function checkViewsetClass(ctx: Ctx, res: Resource, vs: Rec): void {
   for (const op of VIEWSET_OPERATIONS.APIViewSet) {
     if (ops.includes(op)) continue;
     if (has(vs, `${op}_docs`)) reject(['viewset', `${op}_docs`], [op]);
+    if (has(vs, `schema_${op}_out`)) reject(['viewset', `schema_${op}_out`], [op]);
     if (has(asRec(vs.overrides) ?? {}, op)) reject(['viewset', 'overrides', op], [op]);
     if (has(asRec(vs.extra_decorators) ?? {}, op)) reject(['viewset', 'extra_decorators', op], [op]);
   }

@@ -6,7 +6,7 @@
 import type { Operation, OperationKind, PathKind, SchemaModel } from '../model';
 import { docLine, pascalCase, str } from '../names';
 import { response, type RouteSpec, type RouteView } from './route';
-import { relatedKeyChecks } from './queries';
+import { columnsOf, relatedKeyChecks } from './queries';
 import type { ResourceRoutes } from './routes';
 
 const PATHS: Record<PathKind, (rs: ResourceRoutes) => string> = {
@@ -46,9 +46,14 @@ function relatedSetters(rs: ResourceRoutes, s: SchemaModel, pk: string): string[
   return s.fields.filter((f) => f.m2m).map((f) => `${q}.set${pascalCase(f.m2m!.name)}(ctx.db, ${pk}, data.${f.name})`);
 }
 
+/** The written row read back by key alone, shaped into the operation's response schema. */
+function reread(rs: ResourceRoutes, s: SchemaModel, key: string): string {
+  const q = rs.q();
+  return `${q}.shape${s.name}(ctx.db, [await ${rs.lookup('findRow')}(ctx, ${key}, ${q}.${columnsOf(rs.r, s)})])`;
+}
+
 function createRoute(o: Operation, rs: ResourceRoutes): RouteView {
   const { r } = rs;
-  const q = rs.q();
   return route(o, rs, {
     body: rs.schema(r.schemas.in),
     input: '{ body: data }, ctx',
@@ -58,10 +63,10 @@ function createRoute(o: Operation, rs: ResourceRoutes): RouteView {
       beforeCreate: lifecycle(rs, 'before_create', '{ values, data }'),
       checkRelated: relatedKeyChecks(r.schemas.in).length > 0,
       setRelated: relatedSetters(rs, r.schemas.in, 'pk'),
-      reread: `${q}.shape${r.schemas.out.name}(ctx.db, [await ${rs.lookup('findRow')}(ctx, pk, ${q}.OUT_COLUMNS)])`,
+      reread: reread(rs, r.responses.create, 'pk'),
       afterCreate: lifecycle(rs, 'after_create', '{ result: created }'),
     },
-    responses: response(o.status, rs.schema(r.schemas.out)),
+    responses: response(o.status, rs.schema(r.responses.create)),
   });
 }
 
@@ -142,7 +147,6 @@ function instance(rs: ResourceRoutes): string {
 
 function updateRoute(o: Operation, rs: ResourceRoutes): RouteView {
   const { r } = rs;
-  const q = rs.q();
   const key = `instance.${r.pk.name}`;
   return route(o, rs, {
     params: rs.params(),
@@ -158,10 +162,10 @@ function updateRoute(o: Operation, rs: ResourceRoutes): RouteView {
       checkRelated: relatedKeyChecks(r.schemas.update).length > 0,
       key,
       setRelated: relatedSetters(rs, r.schemas.update, key),
-      reread: `${q}.shape${r.schemas.out.name}(ctx.db, [await ${rs.lookup('findRow')}(ctx, ${key}, ${q}.OUT_COLUMNS)])`,
+      reread: reread(rs, r.responses.update, key),
       afterUpdate: lifecycle(rs, 'after_update', '{ result: updated }'),
     },
-    responses: response(o.status, rs.schema(r.schemas.out)),
+    responses: response(o.status, rs.schema(r.responses.update)),
   });
 }
 

@@ -178,6 +178,25 @@ function tsType(f: Field): string {
   return f.nullable && base !== 'unknown' ? `${base} | null` : base;
 }
 
+/**
+ * The response schemas of the resource's own rows, each once with the name of its columns constant:
+ * schema_out, schema_detail when it is its own, and the schemas of create and update responses
+ * when they are their own (`schema_create_out`, `schema_update_out`).
+ */
+export function rowSchemas(r: Resource): { schema: SchemaModel; columns: string }[] {
+  const out = [{ schema: r.schemas.out, columns: 'OUT_COLUMNS' }];
+  if (r.hasDetail) out.push({ schema: r.schemas.detail, columns: 'DETAIL_COLUMNS' });
+  for (const [kind, schema] of Object.entries(r.responses)) {
+    if (!out.some((x) => x.schema === schema)) out.push({ schema, columns: `${kind.toUpperCase()}_OUT_COLUMNS` });
+  }
+  return out;
+}
+
+/** The columns constant of one of `rowSchemas`. */
+export function columnsOf(r: Resource, s: SchemaModel): string {
+  return rowSchemas(r).find((x) => x.schema === s)!.columns;
+}
+
 /** Whether the resource serves an operation of this kind. */
 export const serves = (r: Resource, kind: OperationKind) => r.operations.some((o) => o.kind === kind);
 
@@ -185,8 +204,7 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
   const imports = new Imports(runtimeFrom(ctx, 2));
   for (const name of ['Db', 'ModelInfo', 'Row']) imports.runtimeType(name);
   const record = r.fields.map((f) => ({ name: f.name, type: tsType(f), expr: f.relation ? `row.${f.column}` : readColumn(f, imports) }));
-  const shapes = [shapeView(r, r.schemas.out, 'OUT_COLUMNS', imports)];
-  if (r.hasDetail) shapes.push(shapeView(r, r.schemas.detail, 'DETAIL_COLUMNS', imports));
+  const shapes = rowSchemas(r).map(({ schema, columns }) => shapeView(r, schema, columns, imports));
   for (const rel of r.relations) {
     if (rel.itemSchemaIsTargetOut) continue;
     const target = model.resources.find((x) => x.model === rel.target)!;
