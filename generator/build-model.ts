@@ -486,7 +486,8 @@ function responseSchema(ctx: SchemaContext, schemas: Record<SchemaRole, SchemaMo
   return manualSchema(ctx, spec.name ?? `${ctx.draft.model}${kind === 'create' ? 'CreateOut' : 'UpdateOut'}`, 'out', spec);
 }
 
-const hasContent = (s: SerializerSectionSpec) => (s.fields?.length ?? 0) + (s.optionals?.length ?? 0) + (s.excludes?.length ?? 0) > 0;
+const hasContent = (s: SerializerSectionSpec) =>
+  (s.fields?.length ?? 0) + (s.optionals?.length ?? 0) + (s.excludes?.length ?? 0) + (s.customs?.length ?? 0) > 0;
 
 type FieldRef = Field | ManyToMany;
 const isM2m = (f: FieldRef): f is ManyToMany => 'joinTable' in f;
@@ -536,6 +537,9 @@ function sectionSchema(
       if (e.optional || role === 'update') sf.required = false;
       return sf;
     });
+  for (const [fname, type, hook] of section.customs ?? []) {
+    fields.push({ name: fname, kind: 'value', value: MANUAL_KIND[type], required: true, nullable: false, compute: hook });
+  }
   return { name, role, source, fields };
 }
 

@@ -91,6 +91,9 @@ const AUTH_KEYS = ['auth', 'get_auth', 'post_auth', 'patch_auth', 'delete_auth',
 export function resourceHookRefs(file: string, spec: ResourceSpec, shared: ReadonlySet<string>): HookRef[] {
   const c = new Collector(file, shared, false);
   const v = spec.viewset ?? {};
+  for (const section of ['ReadSerializer', 'DetailSerializer'] as const) {
+    (spec.serializer?.[section]?.customs ?? []).forEach(([, , hook], i) => c.handler(hook, ['serializer', section, 'customs', i, 2]));
+  }
   c.handler(v.query_params_handler, ['viewset', 'query_params_handler']);
   c.handler(v.queryset_request, ['viewset', 'queryset_request']);
   c.paginator(v.pagination_class, ['viewset', 'pagination_class']);

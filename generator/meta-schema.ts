@@ -121,6 +121,11 @@ const serializerSection = {
       type: 'array',
       items: { type: 'array', items: [identifier, { enum: VALUE_TYPES }], minItems: 2, maxItems: 2 },
     },
+    /** Computed output fields (ninja-aio-crud's `customs`): `[name, type, hook]`, the hook computing the value of each row. */
+    customs: {
+      type: 'array',
+      items: { type: 'array', items: [identifier, { enum: VALUE_TYPES }, exportName], minItems: 3, maxItems: 3 },
+    },
   },
 } as const;
 

@@ -98,6 +98,8 @@ export interface SchemaField {
   description?: string;
   /** Input schemas: the value used when the client omits the field. */
   defaultValue?: { value: unknown };
+  /** A computed output field (`customs`): the hook computing its value from the record. */
+  compute?: string;
   nested?: { target: string; fields: SchemaField[] };
 }
 

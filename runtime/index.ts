@@ -28,4 +28,5 @@ export * from './throttle';
 export * from './migrations';
 export type { Knex } from 'knex';
 export * from './m2m';
+export * from './computed';
 export * from './catalogue';

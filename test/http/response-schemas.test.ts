@@ -25,16 +25,16 @@ describe.each(DIALECTS)('per-operation response schemas (%s)', (dialect) => {
     const created = await request(svc.app).post('/v/tickets/').send({ title: 'Leaky tap' });
     expect(created.status).toBe(201);
     const id = created.body.id;
-    expect(created.body).toEqual({ id, title: 'Leaky tap', status: 'open', archived: false });
+    expect(created.body).toEqual({ id, title: 'Leaky tap', status: 'open', archived: false, label: `#${id} Leaky tap (open, 1 open)` });
 
     const updated = await request(svc.app).patch(`/v/tickets/${id}/`).send({ status: 'closed' });
     expect(updated.status).toBe(200);
     expect(updated.body).toEqual({ id, status: 'closed' });
 
     const list = await request(svc.app).get('/v/tickets/');
-    expect(list.body).toEqual({ items: [{ id, title: 'Leaky tap', status: 'closed' }], count: 1 });
+    expect(list.body).toEqual({ items: [{ id, title: 'Leaky tap', status: 'closed', title_length: 9 }], count: 1 });
     const retrieved = await request(svc.app).get(`/v/tickets/${id}/`);
-    expect(retrieved.body).toEqual({ id, title: 'Leaky tap', status: 'closed', archived: false });
+    expect(retrieved.body).toEqual({ id, title: 'Leaky tap', status: 'closed', archived: false, label: `#${id} Leaky tap (closed, 0 open)` });
   });
 
   it('validates the bodies as before: the response schema changes only the answer', async () => {
