@@ -267,6 +267,7 @@ function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>): Resource 
     errorSchema: viewset.error_schema ? manualSchema(ctx, `${d.model}Error`, 'out', viewset.error_schema) : null,
     lifecycle: viewset.lifecycle ?? {},
     querysetRequest: viewset.queryset_request,
+    objectPermission: viewset.has_object_permission,
     actions: actionsOf(names, viewset),
     relations: relationsOf(ctx, viewset, m2m),
     filters: buildFilters(viewset, d.model, modelGraph(byModel, (t) => m2mOf(t, byModel))),
@@ -424,6 +425,7 @@ function operationsOf(names: ResourceNames, viewset: ViewsetSpec): Operation[] {
       auth: resolveAuth(viewset[op.authKey], viewset.auth),
       decorators: viewset.extra_decorators?.[kind] ?? [],
       override: viewset.overrides?.[kind],
+      roles: viewset.permission_roles?.[kind],
     };
   });
 }

@@ -269,6 +269,9 @@ const customAction = {
   },
 } as const;
 
+/** Roles an operation requires (`permission_roles`): `staff`, `superuser`, or a name in the user's `roles`. */
+const roleList = { type: 'array', items: identifier, minItems: 1, uniqueItems: true } as const;
+
 const customEndpoint = {
   type: 'object',
   additionalProperties: false,
@@ -365,6 +368,12 @@ export const viewsetSchema = {
         },
       },
     },
+    permission_roles: {
+      type: 'object',
+      additionalProperties: false,
+      properties: Object.fromEntries(operations.map((op) => [op, roleList])) as Record<(typeof operations)[number], typeof roleList>,
+    },
+    has_object_permission: exportName,
     overrides: {
       type: 'object',
       additionalProperties: false,

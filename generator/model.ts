@@ -132,6 +132,8 @@ export interface Operation {
   decorators: (string | null)[];
   /** A hook export replacing the generated implementation. */
   override?: string;
+  /** `permission_roles`: the caller must hold one of these roles (checked after authentication). */
+  roles?: string[];
 }
 
 /**
@@ -244,6 +246,8 @@ export interface Resource {
   errorSchema: SchemaModel | null;
   lifecycle: Partial<Record<'before_create' | 'after_create' | 'before_update' | 'after_update' | 'before_delete' | 'after_delete', string>>;
   querysetRequest?: string;
+  /** `has_object_permission`: a hook given the record, before retrieve, update, delete and detail actions. */
+  objectPermission?: string;
   actions: Action[];
   endpoints: Endpoint[];
   relations: Relation[];

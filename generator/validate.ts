@@ -844,6 +844,7 @@ function checkViewsetClass(ctx: Ctx, res: Resource, vs: Rec): void {
     if (ops.includes(op)) continue;
     if (has(vs, `${op}_docs`)) reject(['viewset', `${op}_docs`], [op]);
     if (has(vs, `schema_${op}_out`)) reject(['viewset', `schema_${op}_out`], [op]);
+    if (has(asRec(vs.permission_roles) ?? {}, op)) reject(['viewset', 'permission_roles', op], [op]);
     if (has(asRec(vs.overrides) ?? {}, op)) reject(['viewset', 'overrides', op], [op]);
     if (has(asRec(vs.extra_decorators) ?? {}, op)) reject(['viewset', 'extra_decorators', op], [op]);
   }

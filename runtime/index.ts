@@ -29,4 +29,5 @@ export * from './migrations';
 export type { Knex } from 'knex';
 export * from './m2m';
 export * from './computed';
+export * from './permissions';
 export * from './catalogue';

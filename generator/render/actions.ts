@@ -7,6 +7,7 @@ import type { Action } from '../model';
 import { docLine, str } from '../names';
 import { aOrAn } from './english';
 import { response, type RouteView } from './route';
+import { objectPermission } from './operations';
 import type { ResourceRoutes } from './routes';
 
 export function actionRoutes(a: Action, rs: ResourceRoutes): RouteView[] {
@@ -40,6 +41,7 @@ function detailParts(a: Action, rs: ResourceRoutes) {
     handle: {
       own: 'instance',
       get: `${q}.to${rs.r.model}Record(await ${rs.lookup('findRow')}(ctx, pk, ${q}.RECORD_COLUMNS))`,
+      objectPermission: objectPermission(rs, a.name),
       call: rs.hookCall(a.handler, '{ instance }'),
     },
   };

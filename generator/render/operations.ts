@@ -23,6 +23,7 @@ function route(o: Operation, rs: ResourceRoutes, own: OwnSpec): RouteView {
     method: o.method,
     path: PATHS[o.pathKind](rs),
     auth: o.auth,
+    roles: o.roles,
     operationId: o.operationId,
     decorators: o.decorators,
     status: o.status,
@@ -131,12 +132,28 @@ function retrieveRoute(o: Operation, rs: ResourceRoutes): RouteView {
     params: rs.params(),
     input: '{ params: { pk } }, ctx',
     partial: 'operations/retrieve',
-    handle: {
-      override: o.override ? rs.hookCall(o.override, '{ pk, proceed }') : undefined,
-      read: `${q}.shape${r.schemas.detail.name}(ctx.db, [await ${rs.lookup('findVisible')}(ctx, pk, ${q}.${r.hasDetail ? 'DETAIL_COLUMNS' : 'OUT_COLUMNS'})])`,
-    },
+    handle: r.objectPermission
+      ? {
+          // The record the hook receives is read once, and shaped into the response.
+          visible: `${rs.lookup('findVisible')}(ctx, pk, ${q}.RECORD_COLUMNS)`,
+          objectPermission: objectPermission(rs, 'retrieve', `${q}.to${r.model}Record(row)`),
+          override: o.override ? rs.hookCall(o.override, '{ pk, proceed }') : undefined,
+          read: `${q}.shape${r.schemas.detail.name}(ctx.db, [row])`,
+        }
+      : {
+          override: o.override ? rs.hookCall(o.override, '{ pk, proceed }') : undefined,
+          read: `${q}.shape${r.schemas.detail.name}(ctx.db, [await ${rs.lookup('findVisible')}(ctx, pk, ${q}.${columnsOf(r, r.schemas.detail)})])`,
+        },
     responses: response(o.status, rs.schema(r.schemas.detail)),
   });
+}
+
+/** The object-permission hook's check of `instance` before operation `kind`, when the viewset names one. */
+export function objectPermission(rs: ResourceRoutes, kind: string, instance = 'instance'): string | undefined {
+  const hook = rs.r.objectPermission;
+  if (!hook) return undefined;
+  const value = instance === 'instance' ? 'instance' : `instance: ${instance}`;
+  return `${rs.imports.runtime('checkObjectPermission')}(${rs.hookCall(hook, `{ ${value}, operation: '${kind}' }`)})`;
 }
 
 /** The record an update or delete changes, looked up by key alone. */
@@ -157,6 +174,7 @@ function updateRoute(o: Operation, rs: ResourceRoutes): RouteView {
     handle: {
       noFieldsError: r.requireUpdateFields ? rs.imports.runtime('SerializeError') : undefined,
       instance: instance(rs),
+      objectPermission: objectPermission(rs, 'update'),
       override: o.override ? rs.hookCall(o.override, '{ pk, data, instance, proceed }') : undefined,
       beforeUpdate: lifecycle(rs, 'before_update', '{ values, data, instance }'),
       checkRelated: relatedKeyChecks(r.schemas.update).length > 0,
@@ -176,6 +194,7 @@ function deleteRoute(o: Operation, rs: ResourceRoutes): RouteView {
     partial: 'operations/delete',
     handle: {
       instance: instance(rs),
+      objectPermission: objectPermission(rs, 'delete'),
       override: o.override ? rs.hookCall(o.override, '{ pk, instance, proceed }') : undefined,
       beforeDelete: lifecycle(rs, 'before_delete', '{ instance }'),
       key: `instance.${rs.r.pk.name}`,

@@ -32,6 +32,8 @@ export interface RouteView {
   /** Code: the path as a string or template literal. */
   path: string;
   auth: string;
+  /** Code: the `requireRoles` middleware after authentication (`permission_roles`), when set. */
+  roles: string | undefined;
   operationId: string;
   decorators: string | undefined;
   params: string | undefined;
@@ -53,6 +55,7 @@ export interface RouteSpec {
   method: string;
   path: string;
   auth: AuthSpec;
+  roles?: readonly string[];
   operationId: string;
   decorators: readonly (string | null)[];
   params?: string;
@@ -76,6 +79,13 @@ export interface RouteSpec {
 /** The description of a success status in the OpenAPI document. */
 function statusText(status: number): string {
   return status === 201 ? 'Created' : status === 204 ? 'No Content' : 'OK';
+}
+
+/** The description of an operation with `permission_roles`: the roles it requires, after its own description (code). */
+function rolesNote(roles: readonly string[] | undefined, description: string | undefined): string | undefined {
+  if (!roles) return description;
+  const note = `'Requires ${roles.length === 1 ? 'the role' : 'one of the roles'} ${roles.join(', ')}.'`;
+  return description ? `${description} + '\n\n' + ${note}` : note;
 }
 
 /** A documented response: `{ status, description, schema }`. */
@@ -144,6 +154,7 @@ export class RouteFile {
       method: spec.method,
       path: spec.path,
       auth: authExpr(spec.auth, this.hooks),
+      roles: spec.roles ? `${this.imports.runtime('requireRoles')}([${spec.roles.map((r) => `'${r}'`).join(', ')}])` : undefined,
       operationId: spec.operationId,
       decorators: decoratorsExpr(spec.decorators, this.hooks),
       params: spec.params,
@@ -157,7 +168,7 @@ export class RouteFile {
       handle: spec.handle,
       doc: {
         summary: spec.summary,
-        description: spec.description,
+        description: rolesNote(spec.roles, spec.description),
         tags: spec.tags,
         params: spec.params,
         query: spec.docQuery ?? spec.query,
