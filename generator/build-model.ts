@@ -8,6 +8,7 @@ import { buildFilters, modelGraph } from './build-filters';
 import type { DescribedResource, DescribedSpecs } from './check-model';
 import type {
   ActionSpec,
+  ThrottleSpec,
   AuthListSpec,
   EndpointSpec,
   FieldSpec,
@@ -24,6 +25,7 @@ import type {
 import { SETTINGS, type SettingName } from './meta-schema';
 import type {
   Action,
+  RateLimit,
   AuthSpec,
   Endpoint,
   Field,
@@ -338,7 +340,17 @@ function actionsOf(names: ResourceNames, viewset: ViewsetSpec): Action[] {
     description: a.description,
     decorators: a.decorators ?? [],
     response: a.response && typeof a.response === 'object' ? freeSchema(`${pascalCase(a.handler)}Response`, 'out', a.response) : undefined,
+    throttles: throttlesOf(viewset, a.throttle, `${names.table.name}.${name}`, names.table.name),
   }));
+}
+
+/**
+ * The rate limits of an operation or action: the viewset's `throttle` (one counter per caller for
+ * the whole viewset, named by its table), then its own (a counter of its own, named by `own`).
+ */
+function throttlesOf(viewset: ViewsetSpec, spec: ThrottleSpec | undefined, own: string, table: string): RateLimit[] {
+  const limit = (t: ThrottleSpec, name: string): RateLimit => ({ rate: t.rate, scope: t.scope ?? 'user', name });
+  return [...(viewset.throttle ? [limit(viewset.throttle, table)] : []), ...(spec ? [limit(spec, own)] : [])];
 }
 
 function endpointsOf(list: readonly EndpointSpec[], tag: string, at: (i: number) => (string | number)[], file: string): Endpoint[] {
@@ -426,6 +438,7 @@ function operationsOf(names: ResourceNames, viewset: ViewsetSpec): Operation[] {
       decorators: viewset.extra_decorators?.[kind] ?? [],
       override: viewset.overrides?.[kind],
       roles: viewset.permission_roles?.[kind],
+      throttles: throttlesOf(viewset, viewset.operation_throttles?.[kind], operationId.name, names.table.name),
     };
   });
 }

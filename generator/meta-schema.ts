@@ -253,6 +253,17 @@ const serializerClass = {
 const operations = ['create', 'list', 'retrieve', 'update', 'delete'] as const;
 export const OPERATIONS: readonly string[] = operations;
 
+/** A rate limit (`throttle`): `{rate: 100/minute, scope: user}`; scope `user` (default) or `address`. */
+const throttleSpec = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['rate'],
+  properties: {
+    rate: { type: 'string', pattern: '^[1-9][0-9]*/(s|second|m|minute|h|hour|d|day)$' },
+    scope: { enum: ['user', 'address'] },
+  },
+} as const;
+
 const customAction = {
   type: 'object',
   additionalProperties: false,
@@ -266,6 +277,7 @@ const customAction = {
     summary: { type: 'string' },
     description: { type: 'string' },
     decorators: decoratorList,
+    throttle: throttleSpec,
   },
 } as const;
 
@@ -374,6 +386,12 @@ export const viewsetSchema = {
       properties: Object.fromEntries(operations.map((op) => [op, roleList])) as Record<(typeof operations)[number], typeof roleList>,
     },
     has_object_permission: exportName,
+    throttle: throttleSpec,
+    operation_throttles: {
+      type: 'object',
+      additionalProperties: false,
+      properties: Object.fromEntries(operations.map((op) => [op, throttleSpec])) as Record<(typeof operations)[number], typeof throttleSpec>,
+    },
     overrides: {
       type: 'object',
       additionalProperties: false,
@@ -496,6 +514,7 @@ export type ManualFieldSpec = ManualSchemaSpec['fields'][string];
 export type SerializerClassSpec = NonNullable<ViewsetSpec['serializer_class']>;
 export type RelationSpec = NonNullable<ViewsetSpec['m2m_relations']>[number];
 export type ActionSpec = NonNullable<ViewsetSpec['actions']>[string];
+export type ThrottleSpec = NonNullable<ViewsetSpec['throttle']>;
 export type EndpointSpec = NonNullable<ViewsetSpec['endpoints']>[number];
 export type AuthListSpec = ViewsetSpec['auth'];
 export type PaginationSpec = ViewsetSpec['pagination_class'];

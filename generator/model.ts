@@ -116,6 +116,13 @@ export type OperationKind = 'create' | 'list' | 'retrieve' | 'update' | 'delete'
 /** The collection path, the item path that follows SVC_APPEND_SLASH, or the item path that always ends with a slash. */
 export type PathKind = 'collection' | 'item' | 'itemSlash';
 
+/** A rate limit: requests per period, counted per caller under `name` (the table for a viewset's, the operation id for an operation's). */
+export interface RateLimit {
+  rate: string;
+  scope: 'user' | 'address';
+  name: string;
+}
+
 /** Resolved authenticators: `null` is public. */
 export type AuthSpec = string[] | null;
 
@@ -134,6 +141,8 @@ export interface Operation {
   override?: string;
   /** `permission_roles`: the caller must hold one of these roles (checked after authentication). */
   roles?: string[];
+  /** The viewset's `throttle`, then the operation's own (`operation_throttles`), each with its counter. */
+  throttles: RateLimit[];
 }
 
 /**
@@ -152,6 +161,8 @@ export interface Action {
   description?: string;
   decorators: (string | null)[];
   response?: SchemaModel;
+  /** The viewset's `throttle`, then the action's own. */
+  throttles: RateLimit[];
 }
 
 /** A custom endpoint (`api_get`, `api_post`, ...) handled by a hook. */

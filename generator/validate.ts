@@ -845,6 +845,7 @@ function checkViewsetClass(ctx: Ctx, res: Resource, vs: Rec): void {
     if (has(vs, `${op}_docs`)) reject(['viewset', `${op}_docs`], [op]);
     if (has(vs, `schema_${op}_out`)) reject(['viewset', `schema_${op}_out`], [op]);
     if (has(asRec(vs.permission_roles) ?? {}, op)) reject(['viewset', 'permission_roles', op], [op]);
+    if (has(asRec(vs.operation_throttles) ?? {}, op)) reject(['viewset', 'operation_throttles', op], [op]);
     if (has(asRec(vs.overrides) ?? {}, op)) reject(['viewset', 'overrides', op], [op]);
     if (has(asRec(vs.extra_decorators) ?? {}, op)) reject(['viewset', 'extra_decorators', op], [op]);
   }

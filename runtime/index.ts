@@ -30,4 +30,5 @@ export type { Knex } from 'knex';
 export * from './m2m';
 export * from './computed';
 export * from './permissions';
+export * from './rate-limit';
 export * from './catalogue';

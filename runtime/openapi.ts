@@ -60,6 +60,13 @@ export function buildOpenApi(info: ApiInfo, routes: readonly Route[]): unknown {
         };
       }
     }
+    if (doc.throttled) {
+      responses['429'] ??= {
+        description: 'Too Many Requests',
+        headers: { 'Retry-After': { description: 'Seconds until a request is counted again.', schema: { type: 'integer' } } },
+        content: { 'application/json': { schema: GenericMessageSchema } },
+      };
+    }
     if (doc.params || doc.query || doc.body) {
       responses['422'] ??= { description: 'Validation Error', content: { 'application/json': { schema: ValidationErrorSchema } } };
     }

@@ -17,6 +17,7 @@ export function actionRoutes(a: Action, rs: ResourceRoutes): RouteView[] {
     rs.route({
       method,
       auth: a.auth,
+      throttles: a.throttles,
       operationId,
       decorators: a.decorators,
       transaction,

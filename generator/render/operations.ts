@@ -24,6 +24,7 @@ function route(o: Operation, rs: ResourceRoutes, own: OwnSpec): RouteView {
     path: PATHS[o.pathKind](rs),
     auth: o.auth,
     roles: o.roles,
+    throttles: o.throttles,
     operationId: o.operationId,
     decorators: o.decorators,
     status: o.status,

@@ -4,7 +4,7 @@
  * partial named by `partial` prints) bound to Express by `expressHandler`, and its OpenAPI entry.
  * A `RouteFile` holds what the routes of one file share: imports, hooks and constants.
  */
-import type { AuthSpec, Pagination, SchemaModel } from '../model';
+import type { AuthSpec, Pagination, RateLimit, SchemaModel } from '../model';
 import { literal } from '../names';
 import { authExpr, decoratorsExpr, hookCall, hookRef, type HookScope } from './hooks';
 import type { Imports } from './imports';
@@ -25,6 +25,7 @@ export interface DocView {
   responses: string;
   errorSchema: string;
   secured: boolean;
+  throttled: boolean;
 }
 
 export interface RouteView {
@@ -34,6 +35,8 @@ export interface RouteView {
   auth: string;
   /** Code: the `requireRoles` middleware after authentication (`permission_roles`), when set. */
   roles: string | undefined;
+  /** Code: the `rateLimit` middlewares after the roles, one per rate limit. */
+  throttles: string[];
   operationId: string;
   decorators: string | undefined;
   params: string | undefined;
@@ -56,6 +59,7 @@ export interface RouteSpec {
   path: string;
   auth: AuthSpec;
   roles?: readonly string[];
+  throttles?: readonly RateLimit[];
   operationId: string;
   decorators: readonly (string | null)[];
   params?: string;
@@ -155,6 +159,7 @@ export class RouteFile {
       path: spec.path,
       auth: authExpr(spec.auth, this.hooks),
       roles: spec.roles ? `${this.imports.runtime('requireRoles')}([${spec.roles.map((r) => `'${r}'`).join(', ')}])` : undefined,
+      throttles: (spec.throttles ?? []).map((t) => `${this.imports.runtime('rateLimit')}(service, ${literal(t)})`),
       operationId: spec.operationId,
       decorators: decoratorsExpr(spec.decorators, this.hooks),
       params: spec.params,
@@ -176,6 +181,7 @@ export class RouteFile {
         responses: spec.responses,
         errorSchema: spec.errorSchema,
         secured: spec.auth !== null,
+        throttled: (spec.throttles ?? []).length > 0,
       },
     };
   }
