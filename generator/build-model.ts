@@ -8,6 +8,7 @@ import { buildFilters, compileLookup, modelGraph, type ModelGraph } from './buil
 import type { DescribedResource, DescribedSpecs } from './check-model';
 import type {
   ActionSpec,
+  ThrottleSpec,
   AuthListSpec,
   EndpointSpec,
   FieldSpec,
@@ -24,6 +25,7 @@ import type {
 import { SETTINGS, type SettingName } from './meta-schema';
 import type {
   Action,
+  RateLimit,
   AuthSpec,
   Endpoint,
   Field,
@@ -271,6 +273,7 @@ function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>): Resource 
     indexes: names.indexes.map(({ name, columns, unique, entry }) => ({ name, columns, unique, source: entry })),
     schemas,
     hasDetail: detail !== undefined,
+    responses: { create: responseSchema(ctx, schemas, 'create'), update: responseSchema(ctx, schemas, 'update') },
     operations: operationsOf(names, viewset),
     pagination: paginationOf(viewset.pagination_class),
     ordering: { fields: orderingFields, default: defaultOrdering },
@@ -278,6 +281,7 @@ function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>): Resource 
     errorSchema: viewset.error_schema ? manualSchema(ctx, viewset.error_schema.name ?? `${d.model}Error`, 'out', viewset.error_schema) : null,
     lifecycle: viewset.lifecycle ?? {},
     querysetRequest: viewset.queryset_request,
+    objectPermission: viewset.has_object_permission,
     actions: actionsOf(names, viewset),
     relations: relationsOf(ctx, viewset, m2m),
     fieldSelection: viewset.field_selection === true,
@@ -341,6 +345,7 @@ function actionsOf(names: ResourceNames, viewset: ViewsetSpec): Action[] {
   return Object.entries(viewset.actions ?? {}).map(([name, a]: [string, ActionSpec], i) => ({
     name,
     handler: a.handler,
+    detail: names.actions[i].detail,
     routes: names.actions[i].routes.map((route) => ({
       method: route.method,
       operationId: route.operationId.name,
@@ -352,7 +357,17 @@ function actionsOf(names: ResourceNames, viewset: ViewsetSpec): Action[] {
     decorators: a.decorators ?? [],
     errors: a.errors ?? {},
     response: a.response && typeof a.response === 'object' ? freeSchema(`${pascalCase(a.handler)}Response`, 'out', a.response) : undefined,
+    throttles: throttlesOf(viewset, a.throttle, `${names.table.name}.${name}`, names.table.name),
   }));
+}
+
+/**
+ * The rate limits of an operation or action: the viewset's `throttle` (one counter per caller for
+ * the whole viewset, named by its table), then its own (a counter of its own, named by `own`).
+ */
+function throttlesOf(viewset: ViewsetSpec, spec: ThrottleSpec | undefined, own: string, table: string): RateLimit[] {
+  const limit = (t: ThrottleSpec, name: string): RateLimit => ({ rate: t.rate, scope: t.scope ?? 'user', name });
+  return [...(viewset.throttle ? [limit(viewset.throttle, table)] : []), ...(spec ? [limit(spec, own)] : [])];
 }
 
 function endpointsOf(list: readonly EndpointSpec[], tag: string, at: (i: number) => (string | number)[], file: string): Endpoint[] {
@@ -441,6 +456,8 @@ function operationsOf(names: ResourceNames, viewset: ViewsetSpec): Operation[] {
       auth: resolveAuth(viewset[op.authKey], viewset.auth),
       decorators: viewset.extra_decorators?.[kind] ?? [],
       override: viewset.overrides?.[kind],
+      roles: viewset.permission_roles?.[kind],
+      throttles: throttlesOf(viewset, viewset.operation_throttles?.[kind], operationId.name, names.table.name),
     };
   });
 }
@@ -492,7 +509,19 @@ function resolveSchema(ctx: SchemaContext, role: SchemaRole): SchemaModel | unde
   return { name, role, source: 'auto', fields };
 }
 
-const hasContent = (s: SerializerSectionSpec) => (s.fields?.length ?? 0) + (s.optionals?.length ?? 0) + (s.excludes?.length ?? 0) > 0;
+/**
+ * What an operation answers with (ninja-aio-crud's `schema_<operation>_out`): the named schema of the
+ * resource, or a manual schema of its own (`<Model>CreateOut`, `<Model>UpdateOut` unless named).
+ */
+function responseSchema(ctx: SchemaContext, schemas: Record<SchemaRole, SchemaModel>, kind: 'create' | 'update'): SchemaModel {
+  const spec = ctx.draft.spec.viewset?.[`schema_${kind}_out`];
+  if (spec === undefined || spec === 'schema_out') return schemas.out;
+  if (spec === 'schema_detail') return schemas.detail;
+  return manualSchema(ctx, spec.name ?? `${ctx.draft.model}${kind === 'create' ? 'CreateOut' : 'UpdateOut'}`, 'out', spec);
+}
+
+const hasContent = (s: SerializerSectionSpec) =>
+  (s.fields?.length ?? 0) + (s.optionals?.length ?? 0) + (s.excludes?.length ?? 0) + (s.customs?.length ?? 0) > 0;
 
 type FieldRef = Field | ManyToMany;
 const isM2m = (f: FieldRef): f is ManyToMany => 'joinTable' in f;
@@ -542,6 +571,9 @@ function sectionSchema(
       if (e.optional || role === 'update') sf.required = false;
       return sf;
     });
+  for (const [fname, type, hook] of section.customs ?? []) {
+    fields.push({ name: fname, kind: 'value', value: MANUAL_KIND[type], required: true, nullable: false, compute: hook });
+  }
   return { name, role, source, fields };
 }
 

@@ -116,6 +116,7 @@ function checkNames(described: DescribedSpecs): Diagnostic[] {
     const id = endpointOperationId(endpoint.handler, { file: service!.spec.file, path: ['endpoints', i, 'handler'] });
     operationIds.claim(id.name, id.source, 'the service');
   }
+  checkStaticRoutes(described, unique, report);
   return out;
 }
 
@@ -134,6 +135,27 @@ function checkIndexNames(names: ResourceNames, registry: NameRegistry, report: (
     } else {
       registry.claim(index.name, index.source, names.model.name);
     }
+  }
+}
+
+/**
+ * Routes written in full that two declarations would both serve: a list-level action's
+ * `/{base}/{name}/` and a custom endpoint's path, with the same method. Claimed in the order the
+ * routes are registered (the service's endpoints first), so the later one is reported.
+ */
+function checkStaticRoutes(described: DescribedSpecs, resources: DescribedResource[], report: (source: SourceRef, message: string) => void): void {
+  const routes = new NameRegistry('route', report);
+  const claimEndpoints = (file: string, list: readonly { method: string; path: string }[], at: (string | number)[], owner: string) =>
+    list.forEach((e, i) => routes.claim(`${e.method.replace(/^api_/, '').toUpperCase()} ${e.path}`, { file, path: [...at, i, 'path'] }, owner));
+  const service = described.service;
+  if (service) claimEndpoints(service.spec.file, service.data.endpoints ?? [], ['endpoints'], 'the service');
+  for (const { spec, data, names } of resources) {
+    const owner = names.model.name;
+    for (const action of names.actions) {
+      if (action.detail) continue;
+      for (const route of action.routes) routes.claim(`${route.method.toUpperCase()} /${names.base.name}/${action.name}/`, route.operationId.source, owner);
+    }
+    claimEndpoints(spec.file, data.viewset?.endpoints ?? [], ['viewset', 'endpoints'], owner);
   }
 }
 

@@ -118,8 +118,12 @@ const AUTH_KEYS = ['auth', 'get_auth', 'post_auth', 'patch_auth', 'delete_auth',
 export function resourceHookRefs(file: string, spec: ResourceSpec, shared: ReadonlySet<string>): HookRef[] {
   const c = new Collector(file, shared, false);
   const v = spec.viewset ?? {};
+  for (const section of ['ReadSerializer', 'DetailSerializer'] as const) {
+    (spec.serializer?.[section]?.customs ?? []).forEach(([, , hook], i) => c.handler(hook, ['serializer', section, 'customs', i, 2]));
+  }
   c.handler(v.query_params_handler, ['viewset', 'query_params_handler']);
   c.handler(v.queryset_request, ['viewset', 'queryset_request']);
+  c.handler(v.has_object_permission, ['viewset', 'has_object_permission']);
   c.paginator(v.pagination_class, ['viewset', 'pagination_class']);
   for (const key of AUTH_KEYS) c.auth(v[key], ['viewset', key]);
   for (const [op, name] of Object.entries(v.overrides ?? {})) c.handler(name, ['viewset', 'overrides', op]);

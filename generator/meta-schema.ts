@@ -124,6 +124,11 @@ const serializerSection = {
       type: 'array',
       items: { type: 'array', items: [identifier, { enum: VALUE_TYPES }], minItems: 2, maxItems: 2 },
     },
+    /** Computed output fields (ninja-aio-crud's `customs`): `[name, type, hook]`, the hook computing the value of each row. */
+    customs: {
+      type: 'array',
+      items: { type: 'array', items: [identifier, { enum: VALUE_TYPES }, exportName], minItems: 3, maxItems: 3 },
+    },
   },
 } as const;
 
@@ -261,12 +266,24 @@ const hookErrors = {
   additionalProperties: { type: 'object', additionalProperties: { type: 'string' } },
 } as const;
 
+/** A rate limit (`throttle`): `{rate: 100/minute, scope: user}`; scope `user` (default) or `address`. */
+const throttleSpec = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['rate'],
+  properties: {
+    rate: { type: 'string', pattern: '^[1-9][0-9]*/(s|second|m|minute|h|hour|d|day)$' },
+    scope: { enum: ['user', 'address'] },
+  },
+} as const;
+
 const customAction = {
   type: 'object',
   additionalProperties: false,
   required: ['handler'],
   properties: {
     handler: exportName,
+    detail: { type: 'boolean' },
     methods: { type: 'array', items: { enum: ['get', 'post', 'put', 'patch', 'delete'] }, minItems: 1 },
     auth: authList,
     response: { anyOf: [manualSchema, { const: 'schema_out' }, { const: 'schema_detail' }, { type: 'null' }] },
@@ -274,8 +291,12 @@ const customAction = {
     description: { type: 'string' },
     decorators: decoratorList,
     errors: hookErrors,
+    throttle: throttleSpec,
   },
 } as const;
+
+/** Roles an operation requires (`permission_roles`): `staff`, `superuser`, or a name in the user's `roles`. */
+const roleList = { type: 'array', items: identifier, minItems: 1, uniqueItems: true } as const;
 
 const customEndpoint = {
   type: 'object',
@@ -316,6 +337,8 @@ export const viewsetSchema = {
     schema_out: manualSchema,
     schema_detail: manualSchema,
     schema_update: manualSchema,
+    schema_create_out: { anyOf: [manualSchema, { enum: ['schema_out', 'schema_detail'] }] },
+    schema_update_out: { anyOf: [manualSchema, { enum: ['schema_out', 'schema_detail'] }] },
     pagination_class: paginationClass,
     query_params: paramMap,
     query_params_handler: exportName,
@@ -374,6 +397,18 @@ export const viewsetSchema = {
           },
         },
       },
+    },
+    permission_roles: {
+      type: 'object',
+      additionalProperties: false,
+      properties: Object.fromEntries(operations.map((op) => [op, roleList])) as Record<(typeof operations)[number], typeof roleList>,
+    },
+    has_object_permission: exportName,
+    throttle: throttleSpec,
+    operation_throttles: {
+      type: 'object',
+      additionalProperties: false,
+      properties: Object.fromEntries(operations.map((op) => [op, throttleSpec])) as Record<(typeof operations)[number], typeof throttleSpec>,
     },
     overrides: {
       type: 'object',
@@ -524,6 +559,7 @@ export type ManualFieldSpec = ManualSchemaSpec['fields'][string];
 export type SerializerClassSpec = NonNullable<ViewsetSpec['serializer_class']>;
 export type RelationSpec = NonNullable<ViewsetSpec['m2m_relations']>[number];
 export type ActionSpec = NonNullable<ViewsetSpec['actions']>[string];
+export type ThrottleSpec = NonNullable<ViewsetSpec['throttle']>;
 export type EndpointSpec = NonNullable<ViewsetSpec['endpoints']>[number];
 export type AuthListSpec = ViewsetSpec['auth'];
 export type PaginationSpec = ViewsetSpec['pagination_class'];

@@ -116,6 +116,8 @@ export interface SchemaField {
   description?: string;
   /** Input schemas: the value used when the client omits the field. */
   defaultValue?: { value: unknown };
+  /** A computed output field (`customs`): the hook computing its value from the record. */
+  compute?: string;
   nested?: { target: string; fields: SchemaField[] };
 }
 
@@ -131,6 +133,13 @@ export type OperationKind = 'create' | 'list' | 'retrieve' | 'update' | 'delete'
 
 /** The collection path, the item path that follows SVC_APPEND_SLASH, or the item path that always ends with a slash. */
 export type PathKind = 'collection' | 'item' | 'itemSlash';
+
+/** A rate limit: requests per period, counted per caller under `name` (the table for a viewset's, the operation id for an operation's). */
+export interface RateLimit {
+  rate: string;
+  scope: 'user' | 'address';
+  name: string;
+}
 
 /** Resolved authenticators: `null` is public. */
 export type AuthSpec = string[] | null;
@@ -151,12 +160,21 @@ export interface Operation {
   decorators: (string | null)[];
   /** A hook export replacing the generated implementation. */
   override?: string;
+  /** `permission_roles`: the caller must hold one of these roles (checked after authentication). */
+  roles?: string[];
+  /** The viewset's `throttle`, then the operation's own (`operation_throttles`), each with its counter. */
+  throttles: RateLimit[];
 }
 
-/** A custom action: `POST {base}/{pk}/{name}/`, handled by a hook that receives the request and the object. */
+/**
+ * A custom action: a detail action at `{base}/{pk}/{name}/`, handled by a hook that receives the
+ * request and the record, or a list-level one (`detail: false`) at `{base}/{name}/`, whose hook
+ * receives the query of the rows the list reads.
+ */
 export interface Action {
   name: string;
   handler: string;
+  detail: boolean;
   /** One route per method; every method but GET runs in a transaction. */
   routes: { method: 'get' | 'post' | 'put' | 'patch' | 'delete'; operationId: string; transaction: boolean }[];
   auth: AuthSpec;
@@ -166,6 +184,8 @@ export interface Action {
   response?: SchemaModel;
   /** Error statuses the hook answers, with the body it sends (`errors` in the spec). */
   errors: HookErrors;
+  /** The viewset's `throttle`, then the action's own. */
+  throttles: RateLimit[];
 }
 
 /** Status → body of the errors a hook answers itself, documented with the body as example. */
@@ -255,6 +275,11 @@ export interface Resource {
   schemas: Record<SchemaRole, SchemaModel>;
   /** Whether schema_detail is its own schema (else retrieve answers with schema_out). */
   hasDetail: boolean;
+  /**
+   * What create and update answer with (`schema_create_out`, `schema_update_out`): schema_out unless
+   * the viewset names schema_detail or gives a schema of its own.
+   */
+  responses: { create: SchemaModel; update: SchemaModel };
   operations: Operation[];
   pagination: Pagination | null;
   /** Ordering fields and the default order; a field of a related row (`author__username`) has the foreign key hops to its column. */
@@ -263,6 +288,8 @@ export interface Resource {
   errorSchema: SchemaModel | null;
   lifecycle: Partial<Record<'before_create' | 'after_create' | 'before_update' | 'after_update' | 'before_delete' | 'after_delete', string>>;
   querysetRequest?: string;
+  /** `has_object_permission`: a hook given the record, before retrieve, update, delete and detail actions. */
+  objectPermission?: string;
   actions: Action[];
   endpoints: Endpoint[];
   relations: Relation[];

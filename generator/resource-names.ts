@@ -34,10 +34,10 @@ export interface ResourceNames {
   /** The CRUD operations the viewset serves, in the seed's order, with their operation ids. */
   operations: { kind: OperationKind; operationId: Named }[];
   /**
-   * Operation ids of actions, in spec order: one route per method, `publish_article`, or
-   * `inspect_box_get` and `inspect_box_post` for an action with several methods.
+   * Operation ids of actions, in spec order: one route per method, `publish_article` (a list-level
+   * action: `popular_articles`), or `inspect_box_get` and `inspect_box_post` for an action with several methods.
    */
-  actions: { name: string; routes: { method: ActionMethod; operationId: Named }[] }[];
+  actions: { name: string; detail: boolean; routes: { method: ActionMethod; operationId: Named }[] }[];
   /** Operation ids of the resource's custom endpoints, in spec order. */
   endpoints: Named[];
   /** Composite indexes in spec order: the index name (`name`, else Knex's `<table>_<columns>_index|unique`) and its columns. */
@@ -70,6 +70,7 @@ export function resourceNames(file: string, spec: ResourceSpec): ResourceNames {
         ? at('viewset', 'model_verbose_name')
         : at('model');
   const snake = snakeCase(spec.model);
+  const pluralSnake = verboseNamePlural.replace(/[ -]+/g, '_');
   const explicitBase = (viewset.api_route_path ?? '').replace(/^\/+|\/+$/g, '');
   const base: Named = explicitBase
     ? { name: explicitBase, source: at('viewset', 'api_route_path') }
@@ -88,7 +89,7 @@ export function resourceNames(file: string, spec: ResourceSpec): ResourceNames {
       kind,
       operationId:
         kind === 'list'
-          ? { name: `list_${verboseNamePlural.replace(/[ -]+/g, '_')}`, source: pluralAt }
+          ? { name: `list_${pluralSnake}`, source: pluralAt }
           : { name: `${kind}_${snake}`, source: at('model') },
     }));
   return {
@@ -101,10 +102,13 @@ export function resourceNames(file: string, spec: ResourceSpec): ResourceNames {
     tag: verboseNamePlural[0].toUpperCase() + verboseNamePlural.slice(1),
     operations,
     actions: Object.entries(viewset.actions ?? {}).map(([name, action]) => {
-      const id = `${name.replace(/-/g, '_')}_${snake}`;
+      // A detail action acts on one record (`publish_article`), a list-level one on the collection (`popular_articles`).
+      const detail = action.detail !== false;
+      const id = `${name.replace(/-/g, '_')}_${detail ? snake : pluralSnake}`;
       const methods: ActionMethod[] = action.methods ?? ['post'];
       return {
         name,
+        detail,
         routes: methods.map((method) => ({
           method,
           operationId: { name: methods.length > 1 ? `${id}_${method}` : id, source: at('viewset', 'actions', name) },

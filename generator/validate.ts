@@ -637,7 +637,14 @@ const SERIALIZER_ROLES: Record<string, Role> = {
   UpdateSerializer: 'write',
 };
 
-const SCHEMA_ROLES: Record<string, Role> = { schema_in: 'write', schema_out: 'read', schema_detail: 'read', schema_update: 'write' };
+const SCHEMA_ROLES: Record<string, Role> = {
+  schema_in: 'write',
+  schema_out: 'read',
+  schema_detail: 'read',
+  schema_update: 'write',
+  schema_create_out: 'read',
+  schema_update_out: 'read',
+};
 
 /** A list-style schema section (`fields`, `excludes`, `optionals`) describing `target`'s records. */
 interface Section {
@@ -695,6 +702,25 @@ function checkSerializer(ctx: Ctx, res: Resource): void {
   });
 }
 
+/**
+ * Computed fields (`customs`): only in the resource's own read sections (their hooks are exports of
+ * its hooks module), never named like a field of the resource or another entry.
+ */
+function checkCustoms(ctx: Ctx, s: Section, listed: Set<string>): void {
+  const own = s.label === 'ReadSerializer' || s.label === 'DetailSerializer';
+  if (s.value.customs !== undefined && !own) {
+    report(ctx, s.spec, [...s.at, 'customs'], `customs are computed output fields: only ReadSerializer and DetailSerializer take them, not ${s.label}`, true);
+    return;
+  }
+  eachItem(s.value.customs, [...s.at, 'customs'], (triple, at) => {
+    const [name] = Array.isArray(triple) ? triple : [];
+    if (typeof name !== 'string') return;
+    if (s.target.fields.has(name)) report(ctx, s.spec, [...at, 0], `computed field "${name}" is named like a field of ${s.target.model}: rename it`);
+    else if (listed.has(name)) report(ctx, s.spec, [...at, 0], `"${name}" is listed twice in ${s.label}`);
+    listed.add(name);
+  });
+}
+
 function checkSection(ctx: Ctx, s: Section): void {
   const listed = new Set<string>();
   const note = (name: string, at: YamlPath, key: boolean) => {
@@ -717,6 +743,7 @@ function checkSection(ctx: Ctx, s: Section): void {
     fieldOf(ctx, s.spec, s.target, name, 'schema field', at);
     if (listed.has(name)) report(ctx, s.spec, at, `"${name}" is in both fields and excludes of ${s.label}: keep one`);
   });
+  checkCustoms(ctx, s, listed);
   const optional = new Set<string>();
   eachItem(s.value.optionals, [...s.at, 'optionals'], (pair, at) => {
     const [name, type] = Array.isArray(pair) ? pair : [];
@@ -830,6 +857,9 @@ function checkViewsetClass(ctx: Ctx, res: Resource, vs: Rec): void {
   for (const op of VIEWSET_OPERATIONS.APIViewSet) {
     if (ops.includes(op)) continue;
     if (has(vs, `${op}_docs`)) reject(['viewset', `${op}_docs`], [op]);
+    if (has(vs, `schema_${op}_out`)) reject(['viewset', `schema_${op}_out`], [op]);
+    if (has(asRec(vs.permission_roles) ?? {}, op)) reject(['viewset', 'permission_roles', op], [op]);
+    if (has(asRec(vs.operation_throttles) ?? {}, op)) reject(['viewset', 'operation_throttles', op], [op]);
     if (has(asRec(vs.overrides) ?? {}, op)) reject(['viewset', 'overrides', op], [op]);
     if (has(asRec(vs.extra_decorators) ?? {}, op)) reject(['viewset', 'extra_decorators', op], [op]);
   }

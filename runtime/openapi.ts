@@ -102,6 +102,13 @@ export function buildOpenApi(info: ApiInfo, routes: readonly Route[]): unknown {
       const example = own && doc.errorSchema !== GenericMessageSchema ? {} : { example: error.example };
       responses[String(status)] ??= { description: error.description, content: { 'application/json': { schema, ...example } } };
     }
+    if (doc.throttled) {
+      responses['429'] ??= {
+        description: 'Too Many Requests',
+        headers: { 'Retry-After': { description: 'Seconds until a request is counted again.', schema: { type: 'integer' } } },
+        content: { 'application/json': { schema: GenericMessageSchema } },
+      };
+    }
     if (doc.params || doc.query || doc.body) {
       responses['422'] ??= { description: 'Validation Error', content: { 'application/json': { schema: ValidationErrorSchema } } };
     }

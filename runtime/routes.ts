@@ -33,6 +33,8 @@ export interface RouteDoc {
   errorSchema?: z.ZodType;
   /** Whether the operation requires a bearer token. */
   secured: boolean;
+  /** Whether a rate limit applies: the 429 is documented. */
+  throttled?: boolean;
 }
 
 export interface Route {

@@ -6,7 +6,7 @@
 import type { Operation, OperationKind, OrderingField, PathKind, SchemaModel } from '../model';
 import { docLine, literal, pascalCase, str } from '../names';
 import { response, type RouteSpec, type RouteView } from './route';
-import { relatedKeyChecks } from './queries';
+import { columnsOf, relatedKeyChecks } from './queries';
 import type { ResourceRoutes } from './routes';
 
 const PATHS: Record<PathKind, (rs: ResourceRoutes) => string> = {
@@ -23,6 +23,8 @@ function route(o: Operation, rs: ResourceRoutes, own: OwnSpec): RouteView {
     method: o.method,
     path: PATHS[o.pathKind](rs),
     auth: o.auth,
+    roles: o.roles,
+    throttles: o.throttles,
     operationId: o.operationId,
     decorators: o.decorators,
     status: o.status,
@@ -47,9 +49,14 @@ function relatedSetters(rs: ResourceRoutes, s: SchemaModel, pk: string): string[
   return s.fields.filter((f) => f.m2m).map((f) => `${q}.set${pascalCase(f.m2m!.name)}(ctx.db, ${pk}, data.${f.name})`);
 }
 
+/** The written row read back by key alone, shaped into the operation's response schema. */
+function reread(rs: ResourceRoutes, s: SchemaModel, key: string): string {
+  const q = rs.q();
+  return `${q}.shape${s.name}(ctx.db, [await ${rs.lookup('findRow')}(ctx, ${key}, ${q}.${columnsOf(rs.r, s)})])`;
+}
+
 function createRoute(o: Operation, rs: ResourceRoutes): RouteView {
   const { r } = rs;
-  const q = rs.q();
   return route(o, rs, {
     body: rs.schema(r.schemas.in),
     input: '{ body: data }, ctx',
@@ -59,10 +66,10 @@ function createRoute(o: Operation, rs: ResourceRoutes): RouteView {
       beforeCreate: lifecycle(rs, 'before_create', '{ values, data }'),
       checkRelated: relatedKeyChecks(r.schemas.in).length > 0,
       setRelated: relatedSetters(rs, r.schemas.in, 'pk'),
-      reread: `${q}.shape${r.schemas.out.name}(ctx.db, [await ${rs.lookup('findRow')}(ctx, pk, ${q}.OUT_COLUMNS)])`,
+      reread: reread(rs, r.responses.create, 'pk'),
       afterCreate: lifecycle(rs, 'after_create', '{ result: created }'),
     },
-    responses: response(o.status, rs.schema(r.schemas.out)),
+    responses: response(o.status, rs.schema(r.responses.create)),
   });
 }
 
@@ -152,12 +159,28 @@ function retrieveRoute(o: Operation, rs: ResourceRoutes): RouteView {
     query,
     input: query ? '{ params: { pk }, query: { fields } }, ctx' : '{ params: { pk } }, ctx',
     partial: 'operations/retrieve',
-    handle: {
-      override: o.override ? rs.hookCall(o.override, '{ pk, proceed }') : undefined,
-      read: `${shape}(ctx.db, [await ${rs.lookup('findVisible')}(ctx, pk, ${q}.${r.hasDetail ? 'DETAIL_COLUMNS' : 'OUT_COLUMNS'})])`,
-    },
+    handle: r.objectPermission
+      ? {
+          // The record the hook receives is read once, and shaped into the response.
+          visible: `${rs.lookup('findVisible')}(ctx, pk, ${q}.RECORD_COLUMNS)`,
+          objectPermission: objectPermission(rs, 'retrieve', `${q}.to${r.model}Record(row)`),
+          override: o.override ? rs.hookCall(o.override, '{ pk, proceed }') : undefined,
+          read: `${shape}(ctx.db, [row])`,
+        }
+      : {
+          override: o.override ? rs.hookCall(o.override, '{ pk, proceed }') : undefined,
+          read: `${shape}(ctx.db, [await ${rs.lookup('findVisible')}(ctx, pk, ${q}.${columnsOf(r, r.schemas.detail)})])`,
+        },
     responses: response(o.status, rs.schema(r.schemas.detail)),
   });
+}
+
+/** The object-permission hook's check of `instance` before operation `kind`, when the viewset names one. */
+export function objectPermission(rs: ResourceRoutes, kind: string, instance = 'instance'): string | undefined {
+  const hook = rs.r.objectPermission;
+  if (!hook) return undefined;
+  const value = instance === 'instance' ? 'instance' : `instance: ${instance}`;
+  return `${rs.imports.runtime('checkObjectPermission')}(${rs.hookCall(hook, `{ ${value}, operation: '${kind}' }`)})`;
 }
 
 /** The record an update or delete changes, looked up by key alone and locked until the write commits. */
@@ -168,7 +191,6 @@ function instance(rs: ResourceRoutes): string {
 
 function updateRoute(o: Operation, rs: ResourceRoutes): RouteView {
   const { r } = rs;
-  const q = rs.q();
   const key = `instance.${r.pk.name}`;
   return route(o, rs, {
     params: rs.params(),
@@ -179,15 +201,16 @@ function updateRoute(o: Operation, rs: ResourceRoutes): RouteView {
     handle: {
       noFieldsError: r.requireUpdateFields ? rs.imports.runtime('SerializeError') : undefined,
       instance: instance(rs),
+      objectPermission: objectPermission(rs, 'update'),
       override: o.override ? rs.hookCall(o.override, '{ pk, data, instance, proceed }') : undefined,
       beforeUpdate: lifecycle(rs, 'before_update', '{ values, data, instance }'),
       checkRelated: relatedKeyChecks(r.schemas.update).length > 0,
       key,
       setRelated: relatedSetters(rs, r.schemas.update, key),
-      reread: `${q}.shape${r.schemas.out.name}(ctx.db, [await ${rs.lookup('findRow')}(ctx, ${key}, ${q}.OUT_COLUMNS)])`,
+      reread: reread(rs, r.responses.update, key),
       afterUpdate: lifecycle(rs, 'after_update', '{ result: updated }'),
     },
-    responses: response(o.status, rs.schema(r.schemas.out)),
+    responses: response(o.status, rs.schema(r.responses.update)),
   });
 }
 
@@ -198,6 +221,7 @@ function deleteRoute(o: Operation, rs: ResourceRoutes): RouteView {
     partial: 'operations/delete',
     handle: {
       instance: instance(rs),
+      objectPermission: objectPermission(rs, 'delete'),
       override: o.override ? rs.hookCall(o.override, '{ pk, instance, proceed }') : undefined,
       beforeDelete: lifecycle(rs, 'before_delete', '{ instance }'),
       key: `instance.${rs.r.pk.name}`,

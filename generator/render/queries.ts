@@ -5,7 +5,7 @@
  */
 import type { Field, OperationKind, Resource, SchemaField, SchemaModel, ServiceModel } from '../model';
 import { camelCase, pascalCase, str } from '../names';
-import { header, runtimeFrom, type RenderContext } from './context';
+import { header, hookModuleFrom, runtimeFrom, type RenderContext } from './context';
 import { andList, aOrAn } from './english';
 import { Imports } from './imports';
 import { relationsQueriesView } from './m2m';
@@ -51,13 +51,18 @@ interface Loader {
   call: string;
 }
 
-/** `shape<Schema>(db, rows)`: the columns it reads and the related rows it loads. */
-function shapeView(r: Resource, s: SchemaModel, columnsConst: string, imports: Imports) {
+/**
+ * `shape<Schema>(db, rows)`: the columns it reads and the related rows it loads. A schema with
+ * computed fields reads every column of the record its hooks receive, and awaits them row by row.
+ */
+function shapeView(r: Resource, s: SchemaModel, columnsConst: string, imports: Imports, hooks: (name: string) => string) {
   const loaders: Loader[] = [];
-  const columns = new Set<string>([r.pk.column]);
+  const computed = s.fields.some((f) => f.compute);
+  const columns = new Set<string>(computed ? r.fields.map((f) => f.column) : [r.pk.column]);
   const fields = s.fields.map((f) => {
     const varName = camelCase(f.name);
     const constName = `${constCase(s.name)}_${f.name.toUpperCase()}`;
+    if (f.compute) return { name: f.name, expr: `await ${hooks(f.compute)}({ instance: to${r.model}Record(row), db })` };
     if (f.kind === 'value' || f.kind === 'foreign_key') {
       const column = f.field!.column;
       columns.add(column);
@@ -110,6 +115,8 @@ function shapeView(r: Resource, s: SchemaModel, columnsConst: string, imports: I
   });
   return {
     schema: imports.type('./schemas', s.name),
+    computed,
+    usesDb: computed || loaders.length > 0,
     columnsConst,
     columns: list([...columns]),
     loaders,
@@ -178,6 +185,25 @@ function tsType(f: Field): string {
   return f.nullable && base !== 'unknown' ? `${base} | null` : base;
 }
 
+/**
+ * The response schemas of the resource's own rows, each once with the name of its columns constant:
+ * schema_out, schema_detail when it is its own, and the schemas of create and update responses
+ * when they are their own (`schema_create_out`, `schema_update_out`).
+ */
+export function rowSchemas(r: Resource): { schema: SchemaModel; columns: string }[] {
+  const out = [{ schema: r.schemas.out, columns: 'OUT_COLUMNS' }];
+  if (r.hasDetail) out.push({ schema: r.schemas.detail, columns: 'DETAIL_COLUMNS' });
+  for (const [kind, schema] of Object.entries(r.responses)) {
+    if (!out.some((x) => x.schema === schema)) out.push({ schema, columns: `${kind.toUpperCase()}_OUT_COLUMNS` });
+  }
+  return out;
+}
+
+/** The columns constant of one of `rowSchemas`. */
+export function columnsOf(r: Resource, s: SchemaModel): string {
+  return rowSchemas(r).find((x) => x.schema === s)!.columns;
+}
+
 /** Whether the resource serves an operation of this kind. */
 export const serves = (r: Resource, kind: OperationKind) => r.operations.some((o) => o.kind === kind);
 
@@ -185,12 +211,12 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
   const imports = new Imports(runtimeFrom(ctx, 2));
   for (const name of ['Db', 'ModelInfo', 'Row']) imports.runtimeType(name);
   const record = r.fields.map((f) => ({ name: f.name, type: tsType(f), expr: f.relation ? `row.${f.column}` : readColumn(f, imports) }));
-  const shapes = [shapeView(r, r.schemas.out, 'OUT_COLUMNS', imports)];
-  if (r.hasDetail) shapes.push(shapeView(r, r.schemas.detail, 'DETAIL_COLUMNS', imports));
+  const hooks = (name: string) => `${imports.namespace(hookModuleFrom(ctx, r.hooks!, 2), 'hooks')}.${name}`;
+  const shapes = rowSchemas(r).map(({ schema, columns }) => shapeView(r, schema, columns, imports, hooks));
   for (const rel of r.relations) {
     if (rel.itemSchemaIsTargetOut) continue;
     const target = model.resources.find((x) => x.model === rel.target)!;
-    shapes.push(shapeView(target, rel.itemSchema, `${rel.relatedName.toUpperCase()}_ITEM_COLUMNS`, imports));
+    shapes.push(shapeView(target, rel.itemSchema, `${rel.relatedName.toUpperCase()}_ITEM_COLUMNS`, imports, hooks));
   }
   // Only the operations the resource serves write, each with the body of its schema.
   const written = [...(serves(r, 'create') ? [r.schemas.in] : []), ...(serves(r, 'update') ? [r.schemas.update] : [])];

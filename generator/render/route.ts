@@ -4,7 +4,7 @@
  * partial named by `partial` prints) bound to Express by `expressHandler`, and its OpenAPI entry.
  * A `RouteFile` holds what the routes of one file share: imports, hooks and constants.
  */
-import type { AuthSpec, Pagination, SchemaModel } from '../model';
+import type { AuthSpec, Pagination, RateLimit, SchemaModel } from '../model';
 import { literal } from '../names';
 import { authExpr, decoratorsExpr, hookCall, hookRef, type HookScope } from './hooks';
 import type { Imports } from './imports';
@@ -27,6 +27,7 @@ export interface DocView {
   responses: string;
   errorSchema: string;
   secured: boolean;
+  throttled: boolean;
 }
 
 export interface RouteView {
@@ -34,6 +35,10 @@ export interface RouteView {
   /** Code: the path as a string or template literal. */
   path: string;
   auth: string;
+  /** Code: the `requireRoles` middleware after authentication (`permission_roles`), when set. */
+  roles: string | undefined;
+  /** Code: the `rateLimit` middlewares after the roles, one per rate limit. */
+  throttles: string[];
   operationId: string;
   decorators: string | undefined;
   params: string | undefined;
@@ -55,6 +60,8 @@ export interface RouteSpec {
   method: string;
   path: string;
   auth: AuthSpec;
+  roles?: readonly string[];
+  throttles?: readonly RateLimit[];
   operationId: string;
   decorators: readonly (string | null)[];
   params?: string;
@@ -80,6 +87,13 @@ export interface RouteSpec {
 /** The description of a success status in the OpenAPI document. */
 function statusText(status: number): string {
   return status === 201 ? 'Created' : status === 204 ? 'No Content' : 'OK';
+}
+
+/** The description of an operation with `permission_roles`: the roles it requires, after its own description (code). */
+function rolesNote(roles: readonly string[] | undefined, description: string | undefined): string | undefined {
+  if (!roles) return description;
+  const note = `'Requires ${roles.length === 1 ? 'the role' : 'one of the roles'} ${roles.join(', ')}.'`;
+  return description ? `${description} + '\n\n' + ${note}` : note;
 }
 
 /** A documented response: `{ status, description, schema }`. */
@@ -148,6 +162,8 @@ export class RouteFile {
       method: spec.method,
       path: spec.path,
       auth: authExpr(spec.auth, this.hooks),
+      roles: spec.roles ? `${this.imports.runtime('requireRoles')}([${spec.roles.map((r) => `'${r}'`).join(', ')}])` : undefined,
+      throttles: (spec.throttles ?? []).map((t) => `${this.imports.runtime('rateLimit')}(service, ${literal(t)})`),
       operationId: spec.operationId,
       decorators: decoratorsExpr(spec.decorators, this.hooks),
       params: spec.params,
@@ -161,7 +177,7 @@ export class RouteFile {
       handle: spec.handle,
       doc: {
         summary: spec.summary,
-        description: spec.description,
+        description: rolesNote(spec.roles, spec.description),
         tags: spec.tags,
         params: spec.docParams ?? spec.params,
         errors: spec.errors,
@@ -170,6 +186,7 @@ export class RouteFile {
         responses: spec.responses,
         errorSchema: spec.errorSchema,
         secured: spec.auth !== null,
+        throttled: (spec.throttles ?? []).length > 0,
       },
     };
   }

@@ -21,7 +21,7 @@ export function objectSchemaView(s: SchemaModel, doc: string, imports: Imports):
 
 const SCHEMA_DOC: Record<SchemaModel['role'], string> = {
   in: 'Create request body',
-  out: 'List items and the responses of create and update',
+  out: 'List items',
   detail: 'Retrieve response',
   update: 'Update request body',
 };
@@ -33,10 +33,16 @@ const SOURCE_DOC: Record<SchemaModel['source'], string> = {
   manual: "from the spec's schema",
 };
 
-/** The doc comment of one of the resource's own schemas. */
-function schemaDoc(s: SchemaModel): string {
+/** The doc comment of one of the resource's own schemas: what it is used for, and where it comes from. */
+function schemaDoc(r: Resource, s: SchemaModel): string {
+  const uses: string[] = [];
+  if (s === r.schemas.out) uses.push(SCHEMA_DOC.out);
+  else if (s === r.schemas.detail || s.role !== 'out') uses.push(SCHEMA_DOC[s.role]);
+  const answers = (['create', 'update'] as const).filter((kind) => r.responses[kind] === s);
+  if (answers.length) uses.push(answers.length === 2 ? 'the responses of create and update' : `the response of ${answers[0]}`);
+  const use = uses.join(' and ');
   const optional = s.role === 'update' ? ' Every field is optional unless the spec requires it.' : '';
-  return `${SCHEMA_DOC[s.role]}, ${SOURCE_DOC[s.source]}.${optional}`;
+  return `${use[0].toUpperCase()}${use.slice(1)}, ${SOURCE_DOC[s.source]}.${optional}`;
 }
 
 /** The Zod schema of the primary key as a path parameter (a string, converted where the key is a number). */
@@ -67,7 +73,8 @@ export function schemasView(r: Resource, ctx: RenderContext) {
   const imports = new Imports(runtimeFrom(ctx, 2));
   imports.runtime('z');
   const own = [r.schemas.in, r.schemas.out, ...(r.hasDetail ? [r.schemas.detail] : []), r.schemas.update];
-  const schemas = own.map((s) => objectSchemaView(s, schemaDoc(s), imports));
+  for (const s of [r.responses.create, r.responses.update]) if (!own.includes(s)) own.push(s);
+  const schemas = own.map((s) => objectSchemaView(s, schemaDoc(r, s), imports));
   for (const s of extraSchemas(r)) {
     if (schemas.some((x) => x.name === s.name)) continue;
     schemas.push(objectSchemaView(s, s.role === 'in' ? 'Request body of a custom endpoint.' : 'Response of a custom action or endpoint.', imports));

@@ -314,8 +314,19 @@ describe.each(DIALECTS)('OpenAPI document of the showcase (%s)', (dialect) => {
     expect(d.components.schemas.NoteProblem).toEqual({ type: 'object', properties: { error: { type: 'string' } }, required: ['error'] });
   });
 
-  it('has security exactly on the custom endpoints that authenticate (no resource auth configured)', async () => {
-    const secured = new Set(['GET /v/numbers/', 'GET /v/scoped/']);
+  it('has security exactly on the operations that authenticate: custom endpoints, tickets\' writes, every beacon route', async () => {
+    const secured = new Set([
+      'GET /v/numbers/',
+      'GET /v/scoped/',
+      'PATCH /v/tickets/{pk}/',
+      'DELETE /v/tickets/{pk}/',
+      'POST /v/beacons/',
+      'GET /v/beacons/',
+      'GET /v/beacons/{pk}/',
+      'PATCH /v/beacons/{pk}/',
+      'DELETE /v/beacons/{pk}/',
+      'GET /v/beacons/ping/',
+    ]);
     for (const [key, op] of operations(await fetchDoc())) {
       expect({ key, security: op.security }).toEqual({ key, security: secured.has(key) ? [{ BearerAuth: [] }] : [{}, { BearerAuth: [] }] });
     }

@@ -1,0 +1,8 @@
+import type { ComputeArgs } from '../../../../../runtime';
+
+export function bookTitle({ instance }: ComputeArgs<{ title: string }>): string {
+  return instance.title;
+}
+export function bookSlug(): string {
+  return '';
+}

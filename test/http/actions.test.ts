@@ -1,0 +1,96 @@
+/**
+ * List-level actions (`detail: false`) of the showcase's tickets, next to a detail action: their
+ * routes before the item routes, the read query they receive (narrowed by queryset_request), the
+ * transaction of a non-GET action, and their entries in the OpenAPI document.
+ */
+import request from 'supertest';
+import { DIALECTS } from '../support/databases';
+import { startShowcase, type RunningService } from '../support/services';
+
+describe.each(DIALECTS)('list-level actions (%s)', (dialect) => {
+  let svc: RunningService;
+
+  beforeAll(async () => {
+    svc = await startShowcase(dialect);
+  });
+  afterAll(() => svc.close());
+  beforeEach(async () => {
+    await svc.context.db('tickets').del();
+  });
+  afterEach(() => expect(svc.errors.splice(0)).toEqual([]));
+
+  async function seed(rows: { title: string; status?: string; archived?: boolean }[]): Promise<number[]> {
+    const ids: number[] = [];
+    for (const row of rows) {
+      const [inserted] = await svc.context.db('tickets').insert({ status: 'open', archived: false, ...row }).returning('id');
+      ids.push(typeof inserted === 'object' ? inserted.id : inserted);
+    }
+    return ids;
+  }
+
+  it('serves a GET list-level action at /{base}/{name}/, before the item route, with the rows the list reads', async () => {
+    await seed([{ title: 'a' }, { title: 'b' }, { title: 'c', status: 'closed' }, { title: 'hidden', archived: true }]);
+    const res = await request(svc.app).get('/v/tickets/counts/');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ open: 2, closed: 1 });
+  });
+
+  it('runs a POST list-level action in a transaction on the visible rows', async () => {
+    await seed([{ title: 'a' }, { title: 'b', status: 'closed' }, { title: 'hidden', archived: true }]);
+    const res = await request(svc.app).post('/v/tickets/close-all/');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ closed: 1 });
+    const rows = await svc.context.db('tickets').select('title', 'status').orderBy('title');
+    expect(rows).toEqual([
+      { title: 'a', status: 'closed' },
+      { title: 'b', status: 'closed' },
+      { title: 'hidden', status: 'open' },
+    ]);
+  });
+
+  it('rolls the whole action back when its hook throws', async () => {
+    await seed([{ title: 'a' }, { title: 'frozen' }]);
+    const res = await request(svc.app).post('/v/tickets/close-all/');
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({ error: 'forbidden', details: 'A frozen ticket cannot be closed' });
+    const statuses = await svc.context.db('tickets').pluck('status');
+    expect(statuses).toEqual(['open', 'open']);
+  });
+
+  it('answers the methods an action does not serve as the routes behind it do', async () => {
+    // The GET action has no POST: /tickets/{pk}/ has none either, so the path is a 405.
+    const post = await request(svc.app).post('/v/tickets/counts/');
+    expect(post.status).toBe(405);
+    expect(post.body).toEqual({ detail: 'Method Not Allowed' });
+    expect(post.headers.allow).toBe('DELETE, GET, HEAD, PATCH');
+  });
+
+  it('keeps detail actions at /{base}/{pk}/{name}/ with the record', async () => {
+    const [id] = await seed([{ title: 'a' }]);
+    const res = await request(svc.app).post(`/v/tickets/${id}/close/`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'closed' });
+    const missing = await request(svc.app).post(`/v/tickets/${id + 1000}/close/`);
+    expect(missing.status).toBe(404);
+    expect(missing.body).toEqual({ ticket: 'not found' });
+  });
+
+  it('documents list-level actions without a path parameter', async () => {
+    const doc = (await request(svc.app).get('/v/openapi.json')).body;
+    const counts = doc.paths['/v/tickets/counts/'].get;
+    expect(counts).toEqual({
+      operationId: 'counts_tickets',
+      summary: 'How many visible tickets are open and closed.',
+      tags: ['Tickets'],
+      responses: {
+        200: { description: 'OK', content: { 'application/json': { schema: { $ref: '#/components/schemas/TicketCounts' } } } },
+        400: { description: 'Bad Request', content: { 'application/json': { schema: { $ref: '#/components/schemas/GenericMessageSchema' } } } },
+        401: { description: 'Unauthorized', content: { 'application/json': { schema: { $ref: '#/components/schemas/GenericMessageSchema' } } } },
+        403: { description: 'Forbidden', content: { 'application/json': { schema: { $ref: '#/components/schemas/GenericMessageSchema' } } } },
+        404: { description: 'Not Found', content: { 'application/json': { schema: { $ref: '#/components/schemas/GenericMessageSchema' } } } },
+      },
+    });
+    expect(doc.paths['/v/tickets/close-all/'].post.operationId).toBe('close_all_tickets');
+    expect(doc.paths['/v/tickets/{pk}/close/'].post.operationId).toBe('close_ticket');
+  });
+});
