@@ -7,7 +7,7 @@
 //   in UTF-8, all that bcrypt reads: a longer password is refused, never cut.
 //
 // Every problem is a 422 entry in the seed's shape, at the field's `loc`.
-import { passwordProblems, type ValidationEntry } from '../../runtime';
+import { passwordProblems, type ValidationEntry } from 'svcgen/runtime';
 
 /** Django's username characters: Unicode letters and digits, and @ . + - _ */
 export const USERNAME_PATTERN = /^[\p{L}\p{N}_.@+-]+$/u;
