@@ -1,9 +1,14 @@
 'use strict';
-// `require('svcgen/register')` (or `node -r svcgen/register main.ts`) lets Node load TypeScript: the
-// runtime and a project's generated code and hooks are transpiled on load, one file at a time
-// (`npm run typecheck` checks the types). Projects made by `svcgen init` use it to run without a
-// build step, and to import the runtime as `svcgen/runtime` (node_modules/svcgen/runtime/index.ts).
+// For working on svcgen in its checkout (not part of the package): `node -r ./register.js
+// generated/main.ts` runs the blog from its TypeScript sources, transpiled on load (`npm run
+// typecheck` checks the types), with `svcgen/runtime` resolved to runtime/index.ts instead of the
+// compiled dist/runtime. The test of the service's lifecycle and `npm run update:cases` use it.
+// Projects made by `svcgen init` compile their code with tsc instead.
 const fs = require('node:fs');
+const Module = require('node:module');
+const path = require('node:path');
+
+const RUNTIME_SOURCE = path.join(__dirname, 'runtime', 'index.ts');
 
 if (!require.extensions['.ts']) {
   let ts;
@@ -19,5 +24,9 @@ if (!require.extensions['.ts']) {
       },
     });
     module._compile(outputText, filename);
+  };
+  const resolveFilename = Module._resolveFilename;
+  Module._resolveFilename = function resolveRuntimeSource(request, ...rest) {
+    return resolveFilename.call(this, request === 'svcgen/runtime' ? RUNTIME_SOURCE : request, ...rest);
   };
 }

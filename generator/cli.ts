@@ -1,8 +1,9 @@
 /**
- * The `svcgen` command line: validate, build, check, init. `main` parses the command line and runs
- * one command function; each returns the exit status: 0 on success, 1 when the specs have problems,
- * the output is stale or init's folder is not empty, 2 on a usage error.
+ * The `svcgen` command line: validate, build, check, init, dev. `main` parses the command line and
+ * runs one command function; each returns the exit status: 0 on success, 1 when the specs have
+ * problems, the output is stale or init's folder is not empty, 2 on a usage error.
  */
+import { DevError, startDev } from './dev';
 import { formatDiagnostic, SpecError } from './diagnostics';
 import { drift } from './drift';
 import { initProject, InitError } from './init';
@@ -21,8 +22,9 @@ commands:
                                with a new migration when the specs change the database schema
   check SPECS [--out DIR]      fail with a diff when DIR differs from what build would write
   init DIR                     scaffold a new project (specs, hooks, smoke test, package.json)
+  dev [SPECS] [--out DIR]      build, compile and run the service; rebuild and restart on every change
 
-Run "svcgen <command> --help" for a command's options.`;
+Run "svcgen <command> --help" for a command's options; "svcgen --version" prints the version.`;
 
 const COMMANDS: Record<string, { usage: string; options: string[]; flags?: string[]; positional?: string }> = {
   validate: {
@@ -68,7 +70,7 @@ options:
     options: ['--out'],
   },
   init: {
-    usage: `usage: svcgen init DIR [--svcgen PATH]
+    usage: `usage: svcgen init DIR [--svcgen VERSION|PATH]
 
 Scaffolds a new project in DIR (which must not exist or be empty): specs/service.yaml, one example
 resource (specs/resources/notes.yaml) with its hooks module, a smoke test, package.json, tsconfig.json
@@ -77,13 +79,32 @@ and a README, then builds the service into DIR/generated. Then:
   cd DIR && npm install && npm start     serve the example on http://127.0.0.1:8000/api
   cd DIR && npm install && npm test      check the output, type-check, run the smoke test
 
-The project depends on svcgen through "svcgen": "file:PATH" in its package.json, and its generated
-code imports the runtime as svcgen/runtime.
+The project depends on the svcgen package, and its generated code imports the runtime as
+svcgen/runtime. npm start and npm test compile the project's TypeScript into DIR/dist.
 
 options:
-  --svcgen PATH   where the project finds svcgen (default: this svcgen, as a path relative to DIR)`,
+  --svcgen VERSION|PATH   the project's dependency on svcgen: a version range (^0.1.0), or the path
+                          of a package tarball or folder (written as file:, relative to DIR).
+                          Default: the tarball this svcgen was installed from, if it was; this
+                          checkout, when run from one; else ^${GENERATOR_VERSION}`,
     options: ['--svcgen'],
     positional: 'DIR',
+  },
+  dev: {
+    usage: `usage: svcgen dev [SPECS] [--out DIR] [--tsconfig FILE] [-- SERVICE ARGS]
+
+Builds SPECS (default: specs) into DIR (default: generated), compiles the project with FILE
+(default: tsconfig.json; its outDir holds the compiled service) and runs DIR/main.js compiled, as a
+child process. Then watches SPECS, the spec files and the hook modules inside it: a moment after a
+change it builds, compiles and restarts the service again. Problems in the specs or the TypeScript
+are printed as file:line:column: message; the last good service keeps running until they are fixed.
+Stops on Ctrl-C. Migrations are written as by build (a destructive step stops the build).
+
+options:
+  --out DIR         output folder (default: generated)
+  --tsconfig FILE   the project's TypeScript configuration (default: tsconfig.json)`,
+    options: ['--out', '--tsconfig'],
+    positional: 'SPECS',
   },
 };
 
@@ -95,15 +116,22 @@ interface Parsed {
   /** `--default TABLE.FIELD=VALUE`, by `TABLE.FIELD`. */
   defaults: Record<string, string>;
   svcgen?: string;
+  tsconfig: string;
+  /** After `--`: passed on (svcgen dev's service arguments). */
+  rest: string[];
 }
 
 class UsageError extends Error {}
 
 function parseArgs(command: string, args: string[]): Parsed {
   const { options: allowed, flags = [], positional = 'SPECS' } = COMMANDS[command];
-  const parsed: Parsed = { positional: [], out: 'generated', help: false, allowDestructive: false, defaults: {} };
+  const parsed: Parsed = { positional: [], out: 'generated', help: false, allowDestructive: false, defaults: {}, tsconfig: 'tsconfig.json', rest: [] };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
+    if (arg === '--' && command === 'dev') {
+      parsed.rest = args.slice(i + 1);
+      break;
+    }
     if (arg === '--help' || arg === '-h') parsed.help = true;
     else if (flags.includes(arg)) parsed.allowDestructive = true;
     else if (arg.startsWith('-')) {
@@ -116,9 +144,12 @@ function parseArgs(command: string, args: string[]): Parsed {
         if (!m) throw new UsageError(`--default ${value}: write it as TABLE.FIELD=VALUE, e.g. --default articles.rating=0`);
         parsed.defaults[`${m[1]}.${m[2]}`] = m[3];
       } else if (name === '--svcgen') parsed.svcgen = value;
+      else if (name === '--tsconfig') parsed.tsconfig = value;
       else parsed.out = value;
     } else parsed.positional.push(arg);
   }
+  // svcgen dev works on the project's specs folder unless told otherwise.
+  if (command === 'dev' && !parsed.positional.length) parsed.positional.push('specs');
   if (!parsed.help && parsed.positional.length !== 1) {
     throw new UsageError(
       parsed.positional.length ? `svcgen ${command} takes one ${positional} folder` : `svcgen ${command} needs a ${positional} folder`,
@@ -165,7 +196,7 @@ function answerWithoutCommand(word: string | undefined): number {
     console.log(USAGE);
     return 0;
   }
-  if (word === '--version') {
+  if (word === '--version' || word === '-v') {
     console.log(GENERATOR_VERSION);
     return 0;
   }
@@ -179,6 +210,7 @@ const RUN: Record<string, (folder: string, args: Parsed) => Promise<number>> = {
   validate: listSpecProblems,
   build: buildService,
   check: checkOutput,
+  dev: runDev,
 };
 
 /** Problems that end a command with a message instead of a stack trace; anything else is a bug and is thrown. */
@@ -187,16 +219,16 @@ function reportFailure(err: unknown): number {
     printDiagnostics(err);
     return 1;
   }
-  if (err instanceof MigrationOptionError || err instanceof InitError) {
+  if (err instanceof MigrationOptionError || err instanceof InitError || err instanceof DevError) {
     console.error(`svcgen: ${err.message}`);
-    return err instanceof InitError ? 1 : 2;
+    return err instanceof MigrationOptionError ? 2 : 1;
   }
   throw err;
 }
 
 /** `svcgen init DIR`: a new project, then how to run it. */
 async function createProject(dir: string, args: Parsed): Promise<number> {
-  const created = await initProject(dir, { svcgenPath: args.svcgen });
+  const created = await initProject(dir, { svcgen: args.svcgen });
   for (const f of created.files) console.log(`  created    ${dir}/${f}`);
   console.log(
     `svcgen init: a new project in ${dir} (depends on svcgen through "svcgen": "${created.dependency}")\n\n` +
@@ -286,4 +318,21 @@ async function printDestructiveSteps(specsDir: string, args: Parsed): Promise<vo
     if (!(err instanceof SpecError)) throw err;
     for (const diag of err.diagnostics) console.error(formatDiagnostic(diag));
   }
+}
+
+/** `svcgen dev SPECS`: builds, runs and rebuilds until SIGINT or SIGTERM. */
+async function runDev(specsDir: string, args: Parsed): Promise<number> {
+  const session = startDev({ specsDir, outDir: args.out, tsconfig: args.tsconfig, serviceArgs: args.rest });
+  await session.ready;
+  await new Promise<void>((resolve) => {
+    const end = () => {
+      process.off('SIGINT', end);
+      process.off('SIGTERM', end);
+      resolve();
+    };
+    process.on('SIGINT', end);
+    process.on('SIGTERM', end);
+  });
+  await session.stop();
+  return 0;
 }

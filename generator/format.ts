@@ -12,9 +12,10 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { PACKAGE_ROOT } from './package-root';
 import { PRETTIER_CONFIG } from './prettier-config';
 
-const CACHE_DIR = path.resolve(__dirname, '..', 'node_modules', '.cache', 'svcgen-format');
+const CACHE_DIR = path.join(PACKAGE_ROOT, 'node_modules', '.cache', 'svcgen-format');
 
 type Format = (text: string) => Promise<string>;
 let prettierFormat: Format | undefined;

@@ -4,15 +4,17 @@
  * then builds the service into DIR/generated so that `npm install && npm start` serves it and
  * `npm install && npm test` passes.
  *
- * The project depends on svcgen through `"svcgen": "file:<path to this repository>"`: npm links the
- * folder into node_modules/svcgen, which gives the project the `svcgen` command, the runtime as
- * `svcgen/runtime`, the TypeScript loader `svcgen/register` and the compiler `svcgen-tsc`.
+ * The project depends on the svcgen package (see `dependencyOn`), which gives it the `svcgen`
+ * command, the runtime as `svcgen/runtime` and the compiler `svcgen-tsc` that builds the project's
+ * TypeScript into dist/.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Handlebars from 'handlebars';
+import { GENERATOR_VERSION } from './manifest';
 import { pascalCase } from './names';
-import { REPO_ROOT, RUNTIME_PACKAGE } from './output-imports';
+import { RUNTIME_PACKAGE } from './output-imports';
+import { PACKAGE_ROOT } from './package-root';
 import { generate } from './pipeline';
 import { TEMPLATES_DIR } from './render';
 import { writeOutput } from './write';
@@ -23,15 +25,18 @@ export const INIT_TEMPLATES = path.join(TEMPLATES_DIR, 'init');
 export class InitError extends Error {}
 
 export interface InitOptions {
-  /** Where the project finds svcgen (default: this repository); written as a path relative to the project. */
-  svcgenPath?: string;
+  /**
+   * The project's dependency on svcgen: a version range (`^0.2.0`), or the path of a package tarball
+   * or folder (written as `file:` relative to the project). Default: see `dependencyOn`.
+   */
+  svcgen?: string;
   cwd?: string;
 }
 
 export interface InitResult {
   /** Files created, relative to the project, sorted. */
   files: string[];
-  /** The dependency spec of svcgen in package.json (`file:...`). */
+  /** The dependency spec of svcgen in package.json (`^0.1.0`, `file:../svcgen-0.1.0.tgz`). */
   dependency: string;
   /** Where `npm start` serves the example. */
   url: string;
@@ -59,20 +64,14 @@ export async function initProject(dir: string, options: InitOptions = {}): Promi
   if (fs.existsSync(root) && (!fs.statSync(root).isDirectory() || fs.readdirSync(root).length)) {
     throw new InitError(`${dir} already exists and is not an empty folder; give svcgen init a new folder`);
   }
-  const svcgen = options.svcgenPath ? path.resolve(cwd, options.svcgenPath) : REPO_ROOT;
-  const pkg = path.join(svcgen, 'package.json');
-  if (!fs.existsSync(pkg) || (JSON.parse(fs.readFileSync(pkg, 'utf8')) as { name?: string }).name !== 'svcgen') {
-    throw new InitError(`--svcgen ${options.svcgenPath}: no svcgen package.json there; give the folder of the svcgen repository`);
-  }
+  const dependency = dependencyOn(root, cwd, options.svcgen);
   const base = path.basename(root);
   const packageName = base.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[._-]+|-+$/g, '') || 'service';
-  const svcgenPath = path.relative(root, svcgen).split(path.sep).join('/') || '.';
   const view = {
     packageName,
     title: `${pascalCase(packageName).replace(/([a-z0-9])([A-Z])/g, '$1 $2')} API`,
-    dependency: `file:${svcgenPath}`,
-    /** Where the Docker build finds svcgen, relative to the project. */
-    svcgenPath,
+    dependency,
+    version: GENERATOR_VERSION,
     /** The PostgreSQL user, password and database of compose.yaml. */
     dbName: packageName.replace(/[^a-z0-9]+/g, '_'),
   };
@@ -93,4 +92,47 @@ export async function initProject(dir: string, options: InitOptions = {}): Promi
   writeOutput(out, generated.files);
   files.push(...[...generated.files.keys()].map((f) => `generated/${f}`));
   return { files: files.sort(), dependency: view.dependency, url: 'http://127.0.0.1:8000/api' };
+}
+
+/**
+ * How a new project depends on svcgen. Given (`--svcgen`): a path to a tarball or a folder becomes
+ * `file:` relative to the project, anything else is a version range. Otherwise the svcgen running
+ * init decides: installed from a tarball (`npm install ./svcgen-0.1.0.tgz`), the project depends
+ * on that same tarball; run from a checkout of the svcgen repository, on that checkout (its
+ * `npm run build` compiles the runtime the project loads); installed from the registry, on
+ * `^VERSION`.
+ */
+export function dependencyOn(root: string, cwd: string, given?: string): string {
+  const asFile = (target: string) => `file:${path.relative(root, target).split(path.sep).join('/') || '.'}`;
+  if (given !== undefined) {
+    const target = path.resolve(cwd, given);
+    if (/^[./~]/.test(given) || given.endsWith('.tgz') || fs.existsSync(target)) {
+      if (!fs.existsSync(target)) throw new InitError(`--svcgen ${given}: no such tarball or folder`);
+      return asFile(target);
+    }
+    return given;
+  }
+  if (fs.existsSync(path.join(PACKAGE_ROOT, 'generator', 'cli.ts'))) return asFile(PACKAGE_ROOT);
+  const tarball = installedFromFile();
+  return tarball ? asFile(tarball) : `^${GENERATOR_VERSION}`;
+}
+
+/** The tarball this svcgen was installed from, as npm recorded it in the installing project's lockfile. */
+function installedFromFile(): string | undefined {
+  const modules = path.dirname(PACKAGE_ROOT);
+  if (path.basename(modules) !== 'node_modules') return undefined;
+  const project = path.dirname(modules);
+  for (const lockfile of [path.join(modules, '.package-lock.json'), path.join(project, 'package-lock.json')]) {
+    try {
+      const lock = JSON.parse(fs.readFileSync(lockfile, 'utf8')) as { packages?: Record<string, { resolved?: string }> };
+      const resolved = lock.packages?.['node_modules/svcgen']?.resolved;
+      if (resolved?.startsWith('file:')) {
+        const target = path.resolve(project, resolved.slice('file:'.length));
+        if (fs.existsSync(target)) return target;
+      }
+    } catch {
+      // No lockfile there.
+    }
+  }
+  return undefined;
 }

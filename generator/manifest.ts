@@ -5,9 +5,10 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { PACKAGE_ROOT } from './package-root';
 
 export const MANIFEST = 'manifest.json';
-export const GENERATOR_VERSION: string = JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', 'package.json'), 'utf8')).version;
+export const GENERATOR_VERSION: string = JSON.parse(fs.readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')).version;
 
 /** What an earlier build recorded. */
 export interface PreviousManifest {

@@ -22,7 +22,8 @@ import { validateSpecs } from './validate';
 // The pipeline's public names, for callers that import the generator as one module.
 export { drift, unifiedDiff, type Drift } from './drift';
 export { GENERATOR_VERSION, MANIFEST, previousFiles } from './manifest';
-export { REPO_ROOT, RUNTIME_DIR, RUNTIME_PACKAGE } from './output-imports';
+export { RUNTIME_PACKAGE } from './output-imports';
+export { PACKAGE_ROOT } from './package-root';
 export { writeOutput, type BuildResult } from './write';
 export { SpecError };
 
@@ -34,10 +35,7 @@ export interface GenerateOptions {
   allowDestructive?: boolean;
   /** One-off values for existing rows of new NOT NULL columns: `table.field` → value as typed. */
   defaults?: Record<string, string>;
-  /**
-   * Import specifier of the runtime from the output root. Default: a relative path when the output is
-   * inside this repository, else the package name `svcgen/runtime`.
-   */
+  /** Import specifier of the runtime (default: the package name, `svcgen/runtime`). */
   runtimeImport?: string;
   /**
    * Render what a build into an empty `outDir` writes: ignore the migration history and manifest

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import Handlebars from 'handlebars';
 import { dbSchemaOf, type DbSchema } from './db-schema';
 import { initialPlan, snapshotJson, type MigrationPlan } from './migrations';
+import { PACKAGE_ROOT } from './package-root';
 import type { ServiceModel } from './model';
 import { clientView } from './render/client';
 import type { RenderContext } from './render/context';
@@ -17,7 +18,7 @@ import { routesView } from './render/routes';
 import { schemasView } from './render/schemas';
 import { appView, authView, mainView, settingsView } from './render/service';
 
-export const TEMPLATES_DIR = path.resolve(__dirname, '..', 'templates');
+export const TEMPLATES_DIR = path.join(PACKAGE_ROOT, 'templates');
 const PARTIALS_DIR = path.join(TEMPLATES_DIR, 'partials');
 
 const hb = Handlebars.create();

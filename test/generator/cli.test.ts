@@ -68,8 +68,8 @@ describe('svcgen: usage', () => {
     for (const m of mentions) expect(r.stdout).toContain(m);
   });
 
-  it('prints the version with --version', () => {
-    const r = svcgen(['--version']);
+  it.each(['--version', '-v'])('prints the version of package.json with %s', (flag) => {
+    const r = svcgen([flag]);
     expect(r).toEqual({ status: 0, stdout: `${PACKAGE_VERSION}\n`, stderr: '' });
   });
 

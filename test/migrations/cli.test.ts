@@ -154,9 +154,18 @@ describe('svcgen usage for the migration options and init', () => {
     for (const s of ['--allow-destructive', '--default TABLE.FIELD=VALUE', 'renamed_from', 'migrations/schema.json']) expect(build.stdout).toContain(s);
     const init = svcgen('init', '--help');
     expect(init.status).toBe(0);
-    expect(init.stdout.split('\n')[0]).toBe('usage: svcgen init DIR [--svcgen PATH]');
+    expect(init.stdout.split('\n')[0]).toBe('usage: svcgen init DIR [--svcgen VERSION|PATH]');
     expect(init.stdout).toContain('npm install && npm start');
     expect(svcgen('init').stderr.split('\n')[0]).toBe('svcgen: svcgen init needs a DIR folder');
     expect(svcgen('init', 'package.json')).toMatchObject({ status: 1, stderr: 'svcgen: package.json already exists and is not an empty folder; give svcgen init a new folder\n' });
+  });
+
+  it('lists dev and documents its options', () => {
+    expect(svcgen('--help').stdout).toContain('  dev [SPECS] [--out DIR] ');
+    const dev = svcgen('dev', '--help');
+    expect(dev.status).toBe(0);
+    expect(dev.stdout.split('\n')[0]).toBe('usage: svcgen dev [SPECS] [--out DIR] [--tsconfig FILE] [-- SERVICE ARGS]');
+    for (const s of ['--out DIR', '--tsconfig FILE', 'file:line:column: message']) expect(dev.stdout).toContain(s);
+    expect(svcgen('dev', 'no-such-specs')).toMatchObject({ status: 1, stderr: 'svcgen: no-such-specs: no such specs folder\n' });
   });
 });

@@ -25,7 +25,7 @@ import {
   type ServiceContext,
   withArgs,
   z,
-} from '../../../runtime';
+} from 'svcgen/runtime';
 import * as hooks from '../../../specs/hooks/articles';
 import * as tagsQueries from '../tags/queries';
 import { TagOut } from '../tags/schemas';

@@ -10,7 +10,7 @@ import {
   type Route,
   rowLookup,
   type ServiceContext,
-} from '../../../runtime';
+} from 'svcgen/runtime';
 import * as q from './queries';
 import { TagIn, TagOut, TagParams, TagUpdate } from './schemas';
 

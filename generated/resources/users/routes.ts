@@ -12,7 +12,7 @@ import {
   rowLookup,
   type ServiceContext,
   withArgs,
-} from '../../../runtime';
+} from 'svcgen/runtime';
 import * as hooks from '../../../specs/hooks/users';
 import * as q from './queries';
 import { UserIn, UserOut, UserParams, UserUpdate } from './schemas';

@@ -1,15 +1,14 @@
 // Smoke test of the generated service (made by svcgen init; yours to extend): migrate a fresh
 // in-memory SQLite database, serve the app on a free port, and use the example resource over HTTP.
-// Runs with Node's test runner: npm test.
+// Runs with Node's test runner on the compiled service in dist/: npm test compiles it first.
 'use strict';
-require('svcgen/register');
 const { once } = require('node:events');
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const { connect, generateKeyPair, loadSettings, migrateLatest } = require('svcgen/runtime');
-const { createService } = require('../generated/app');
-const { migrations } = require('../generated/migrations');
-const { DEFAULT_SETTINGS } = require('../generated/settings');
+const { createService } = require('../dist/generated/app');
+const { migrations } = require('../dist/generated/migrations');
+const { DEFAULT_SETTINGS } = require('../dist/generated/settings');
 
 test('the generated service answers health and serves the notes', async (t) => {
   const db = connect('sqlite::memory:', '');

@@ -14,7 +14,7 @@ import {
   type ServiceContext,
   type Settings,
   TokenService,
-} from '../../../../runtime';
+} from 'svcgen/runtime';
 import { EXTRA_CLAIMS, loadUser } from './auth';
 import { endpointRoutes } from './endpoints';
 import { tasksRoutes } from './resources/tasks/routes';

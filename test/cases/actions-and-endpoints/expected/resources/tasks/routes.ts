@@ -10,7 +10,7 @@ import {
   rowLookup,
   type ServiceContext,
   withArgs,
-} from '../../../../../../runtime';
+} from 'svcgen/runtime';
 import * as hooks from '../../../specs/hooks/tasks';
 import * as q from './queries';
 import {

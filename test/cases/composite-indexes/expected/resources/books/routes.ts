@@ -11,7 +11,7 @@ import {
   type Route,
   rowLookup,
   type ServiceContext,
-} from '../../../../../../runtime';
+} from 'svcgen/runtime';
 import * as q from './queries';
 import { BookIn, BookOut, BookParams, BookUpdate } from './schemas';
 

@@ -9,7 +9,7 @@ import {
   type Route,
   rowLookup,
   type ServiceContext,
-} from '../../../../../../runtime';
+} from 'svcgen/runtime';
 import * as q from './queries';
 import { ShelfIn, ShelfOut, ShelfParams, ShelfUpdate } from './schemas';
 

@@ -17,7 +17,7 @@ import {
   selectShape,
   type ServiceContext,
   z,
-} from '../../../../../../runtime';
+} from 'svcgen/runtime';
 import * as filtering from './filters';
 import * as q from './queries';
 import { EventIn, EventOut, EventParams, EventUpdate } from './schemas';

@@ -9,7 +9,7 @@ import {
   type Route,
   rowLookup,
   type ServiceContext,
-} from '../../../../../../runtime';
+} from 'svcgen/runtime';
 import * as q from './queries';
 import { NoteIn, NoteOut, NoteParams, NoteUpdate } from './schemas';
 

@@ -19,7 +19,7 @@ import {
   settleHook,
   withArgs,
   z,
-} from '../../../../../../runtime';
+} from 'svcgen/runtime';
 import * as hooks from '../../../specs/hooks/books';
 import * as tagsQueries from '../tags/queries';
 import { TagOut } from '../tags/schemas';

@@ -1,0 +1,260 @@
+/**
+ * svcgen as users get it: `npm pack` makes the tarball, which is installed into an empty folder
+ * outside this repository; `npx svcgen init app` makes a project there that depends on that
+ * tarball. In `app/`: `npm install`, `npm test` (output check, compile, smoke test), `npm start`
+ * and HTTP requests. Nothing in the project points back into this repository. Then the project
+ * evolves the way its README says (a new field, `npm run build` writes migration 0002, a restart
+ * migrates the data file and keeps its row), and `svcgen dev` rebuilds and restarts on a spec
+ * change, prints a problem in a spec or a hook without exiting, and recovers when it is fixed.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+// Two real installs from a slow registry; better-sqlite3 and bcrypt may compile from source.
+jest.setTimeout(25 * 60_000);
+
+const ROOT = path.resolve(__dirname, '../..');
+const VERSION: string = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version;
+
+/** The environment without the variables `npm run`/`npx` set for jest itself (they would steer the project's npm). */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (!/^npm_/i.test(k) && !['INIT_CWD', 'DATABASE_URL', 'NODE_PATH'].includes(k)) env[k] = v;
+  }
+  return { ...env, ...extra };
+}
+
+function run(cmd: string, args: string[], cwd: string, timeout = 12 * 60_000): { status: number | null; out: string } {
+  const r = spawnSync(cmd, args, { cwd, env: cleanEnv(), encoding: 'utf8', timeout });
+  if (r.error) throw r.error;
+  return { status: r.status, out: `${r.stdout}\n${r.stderr}` };
+}
+
+/** `run` that must succeed: its output on failure, so that a failing step says why. */
+function ok(cmd: string, args: string[], cwd: string): string {
+  const r = run(cmd, args, cwd);
+  expect({ cmd: `${cmd} ${args.join(' ')}`, status: r.status, out: r.status ? r.out : '' }).toEqual({ cmd: `${cmd} ${args.join(' ')}`, status: 0, out: '' });
+  return r.out;
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+interface Started {
+  child: ChildProcess;
+  log: () => string;
+  stop(): Promise<void>;
+}
+
+/** A command in its own process group (npm, sh, node and the service), so that stopping it stops them all. */
+function start(cmd: string, args: string[], cwd: string, port: number): Started {
+  let output = '';
+  const child = spawn(cmd, args, { cwd, env: cleanEnv({ PORT: String(port), HOST: '127.0.0.1' }), detached: true });
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    child,
+    log: () => output,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        try {
+          process.kill(-child.pid!, 'SIGTERM');
+        } catch {
+          // Already gone.
+        }
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([exited, new Promise((r) => (timer = setTimeout(r, 10_000)))]);
+        clearTimeout(timer);
+        try {
+          process.kill(-child.pid!, 'SIGKILL');
+        } catch {
+          // Stopped.
+        }
+      }
+      child.stdout!.destroy();
+      child.stderr!.destroy();
+      child.unref();
+    },
+  };
+}
+
+/** Polls `url` until it answers, the process exits, or two minutes pass. */
+async function waitFor(url: string, started: Started): Promise<Response> {
+  const until = Date.now() + 120_000;
+  for (;;) {
+    if (started.child.exitCode !== null) throw new Error(`exited with ${started.child.exitCode}:\n${started.log()}`);
+    try {
+      return await fetch(url);
+    } catch {
+      if (Date.now() > until) throw new Error(`no answer from ${url}:\n${started.log()}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
+
+/** Waits until the output holds `count` matches of `pattern` (the process must stay up meanwhile). */
+async function waitForOutput(started: Started, pattern: RegExp, count = 1): Promise<void> {
+  const global = new RegExp(pattern.source, `${pattern.flags.replace('g', '')}g`);
+  const until = Date.now() + 180_000;
+  while ((started.log().match(global) ?? []).length < count) {
+    if (started.child.exitCode !== null) throw new Error(`exited with ${started.child.exitCode}:\n${started.log()}`);
+    if (Date.now() > until) throw new Error(`no ${count} × ${pattern} in:\n${started.log()}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Every file of a folder (relative paths), without node_modules. */
+function filesOf(dir: string, base = dir): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const full = path.join(dir, e.name);
+    if (e.isDirectory()) return e.name === 'node_modules' ? [] : filesOf(full, base);
+    return [path.relative(base, full)];
+  });
+}
+
+describe('the svcgen package', () => {
+  const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'svcgen-package-')));
+  const work = path.join(tmp, 'work');
+  const app = path.join(work, 'app');
+  const running: Started[] = [];
+  afterAll(async () => {
+    for (const s of running) await s.stop();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('packs, installs outside the repository, and makes a project that installs, tests, starts and migrates', async () => {
+    // npm pack compiles the generator and the runtime (prepack) and packs them with the templates.
+    ok('npm', ['pack', '--pack-destination', tmp], ROOT);
+    const tarball = path.join(tmp, `svcgen-${VERSION}.tgz`);
+    expect(fs.existsSync(tarball)).toBe(true);
+    const listing = run('tar', ['-tzf', tarball], tmp).out.split('\n');
+    for (const f of ['bin/svcgen', 'bin/svcgen-tsc', 'dist/generator/cli.js', 'dist/runtime/index.js', 'dist/runtime/index.d.ts', 'templates/main.ts.hbs', 'templates/init/package.json.hbs', 'package.json', 'README.md']) {
+      expect({ f, packed: listing.includes(`package/${f}`) }).toEqual({ f, packed: true });
+    }
+    // Compiled JavaScript only (the templates aside): no TypeScript sources, tests, or the blog.
+    expect(listing.filter((f) => /\.ts$/.test(f) && !f.endsWith('.d.ts') && !f.startsWith('package/templates/'))).toEqual([]);
+    expect(listing.filter((f) => /^package\/(test|generated|specs|generator|runtime)\//.test(f))).toEqual([]);
+
+    // As a user does: an empty folder, the package, its command. The command needs no native module,
+    // so this first install skips their builds; the project's own install below builds them.
+    fs.mkdirSync(work);
+    ok('npm', ['install', tarball, '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], work);
+    expect(ok('npx', ['svcgen', '--version'], work).split('\n')[0]).toBe(VERSION);
+    ok('npx', ['svcgen', 'init', 'app'], work);
+
+    const pkg = JSON.parse(fs.readFileSync(path.join(app, 'package.json'), 'utf8'));
+    expect(pkg.name).toBe('app');
+    // The project depends on the tarball svcgen was installed from, not on this repository.
+    expect(pkg.dependencies).toEqual({ svcgen: `file:../../svcgen-${VERSION}.tgz` });
+    expect(pkg.scripts.start).toBe('svcgen build specs && svcgen-tsc -b && node dist/generated/main.js');
+    expect(fs.readFileSync(path.join(app, 'generated/app.ts'), 'utf8')).toMatch(/from 'svcgen\/runtime';/);
+    // The deployment files: an image installing svcgen from package.json, and compose with PostgreSQL.
+    for (const f of ['Dockerfile', 'compose.yaml', '.dockerignore']) expect({ f, exists: fs.existsSync(path.join(app, f)) }).toEqual({ f, exists: true });
+    expect(fs.readFileSync(path.join(app, 'Dockerfile'), 'utf8')).toContain('CMD ["node", "dist/generated/main.js"]');
+    expect(fs.readFileSync(path.join(app, 'compose.yaml'), 'utf8')).toContain('DATABASE_URL: postgres://app:app@db:5432/app');
+
+    ok('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], app);
+    const test = ok('npm', ['test'], app);
+    expect(test).toContain('svcgen check: generated is up to date with specs');
+    expect(test).toMatch(/# pass 1\b/);
+    expect(test).toMatch(/# fail 0\b/);
+
+    // Nothing in the project resolves into this repository: the installed svcgen is the tarball's
+    // copy, the runtime loads from it, and no file names the repository's path.
+    const installed = fs.realpathSync(path.join(app, 'node_modules/svcgen'));
+    expect(installed).toBe(path.join(app, 'node_modules/svcgen'));
+    expect(fs.existsSync(path.join(installed, 'generator'))).toBe(false);
+    const runtime = ok(process.execPath, ['-p', "require.resolve('svcgen/runtime')"], app).split('\n')[0];
+    expect(runtime).toBe(path.join(app, 'node_modules/svcgen/dist/runtime/index.js'));
+    const naming = filesOf(app).filter((f) => fs.readFileSync(path.join(app, f), 'utf8').includes(ROOT));
+    expect(naming).toEqual([]);
+    expect(fs.existsSync(path.join(app, 'dist/generated/main.js'))).toBe(true);
+
+    // npm start: builds (nothing to write), compiles (up to date), migrates the SQLite file in data/, serves.
+    const port = await freePort();
+    const first = start('npm', ['start'], app, port);
+    running.push(first);
+    const health = await waitFor(`http://127.0.0.1:${port}/api/health`, first);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: 'ok' });
+    const created = await fetch(`http://127.0.0.1:${port}/api/notes/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ title: ' Kept across the migration ' }),
+    });
+    expect(created.status).toBe(201);
+    const note = (await created.json()) as { id: number; title: string; done: boolean };
+    expect(note).toMatchObject({ title: 'Kept across the migration', done: false });
+    await first.stop();
+    expect(first.log()).toContain('applied migrations: 0001_initial');
+
+    // The project evolves: a new field with a default, as the README says.
+    const spec = path.join(app, 'specs/resources/notes.yaml');
+    const text = fs.readFileSync(spec, 'utf8');
+    expect(text).toContain('  done: {type: boolean, default: false}\n');
+    fs.writeFileSync(spec, text.replace('  done: {type: boolean, default: false}\n', '  done: {type: boolean, default: false}\n  priority: {type: integer, default: 0}\n'));
+    const stale = run('npm', ['test'], app);
+    expect(stale.status).not.toBe(0);
+    expect(stale.out).toContain('missing migration: generated/migrations/0002_notes_priority.ts');
+    expect(ok('npm', ['run', 'build'], app)).toContain('  migration  generated/migrations/0002_notes_priority.ts:');
+    ok('npm', ['test'], app);
+    // migrate runs the compiled service, compiled again only because the sources changed.
+    expect(ok('npm', ['run', 'migrate'], app)).toContain('applied migrations: 0002_notes_priority');
+    expect(ok('npm', ['run', 'migrate'], app)).toContain('database is up to date');
+
+    const second = start('npm', ['start'], app, port);
+    running.push(second);
+    const listed = await waitFor(`http://127.0.0.1:${port}/api/notes/${note.id}/`, second);
+    expect(listed.status).toBe(200);
+    expect(await listed.json()).toMatchObject({ id: note.id, title: 'Kept across the migration', priority: 0 });
+    await second.stop();
+
+    // svcgen dev: serves, then rebuilds and restarts on every change; problems do not stop it.
+    const dev = start('npx', ['svcgen', 'dev'], app, port);
+    running.push(dev);
+    const restarted = /service restarted/;
+    await waitForOutput(dev, restarted, 1);
+    expect((await waitFor(`http://127.0.0.1:${port}/api/notes/${note.id}/`, dev)).status).toBe(200);
+
+    const withPriority = fs.readFileSync(spec, 'utf8');
+    fs.writeFileSync(spec, withPriority.replace('  priority: {type: integer, default: 0}\n', '  priority: {type: integer, default: 0}\n  pinned: {type: boolean, default: false}\n'));
+    await waitForOutput(dev, restarted, 2);
+    expect(dev.log()).toContain('  wrote      generated/migrations/0003_notes_pinned.ts');
+    const pinned = await waitFor(`http://127.0.0.1:${port}/api/notes/${note.id}/`, dev);
+    expect(await pinned.json()).toMatchObject({ id: note.id, priority: 0, pinned: false });
+
+    // A mistake in a spec: its file:line:column line, the command still running, the last service still serving.
+    fs.writeFileSync(spec, withPriority.replace('  priority: {type: integer, default: 0}\n', '  priority: {type: integer, default: 0}\n  pinned: {type: boolen, default: false}\n'));
+    await waitForOutput(dev, /problems? in the specs; waiting for changes/);
+    expect(dev.log()).toMatch(/^specs\/resources\/notes\.yaml:\d+:\d+: .*boolen/m);
+    expect(dev.child.exitCode).toBeNull();
+    expect((await fetch(`http://127.0.0.1:${port}/api/notes/${note.id}/`)).status).toBe(200);
+
+    // A type error in the hooks module: the compiler's line, and still running.
+    const hooks = path.join(app, 'specs/hooks/notes.ts');
+    const hooksText = fs.readFileSync(hooks, 'utf8');
+    fs.writeFileSync(spec, withPriority.replace('  priority: {type: integer, default: 0}\n', '  priority: {type: integer, default: 0}\n  pinned: {type: boolean, default: false}\n'));
+    fs.writeFileSync(hooks, `${hooksText}\nexport const broken: number = 'not a number';\n`);
+    await waitForOutput(dev, /problems? in the TypeScript; waiting for changes/);
+    expect(dev.log()).toMatch(/^specs\/hooks\/notes\.ts:\d+:\d+: Type 'string' is not assignable to type 'number'\. \(TS2322\)$/m);
+    expect(dev.child.exitCode).toBeNull();
+
+    // Fixed: built, compiled and restarted again.
+    const restarts = (dev.log().match(/service restarted/g) ?? []).length;
+    fs.writeFileSync(hooks, hooksText);
+    await waitForOutput(dev, restarted, restarts + 1);
+    const recovered = await waitFor(`http://127.0.0.1:${port}/api/notes/${note.id}/`, dev);
+    expect(await recovered.json()).toMatchObject({ id: note.id, pinned: false });
+    await dev.stop();
+  });
+});
