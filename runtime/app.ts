@@ -132,6 +132,7 @@ function healthRoutes(db: Db, outage: OutageMonitor): Route[] {
     summary,
     tags: ['Health'],
     secured: false,
+    standalone: true,
     responses: [
       { status: 200, description: 'OK', schema: HealthSchema },
       ...(unavailable ? [{ status: 503, description: 'Service Unavailable: the database does not answer', schema: UnavailableSchema }] : []),

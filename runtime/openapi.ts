@@ -47,6 +47,7 @@ const ERRORS: Record<number, ErrorResponse> = {
   403: { description: 'Forbidden', example: { detail: 'You do not have permission to perform this action.' }, errorSchema: true },
   404: { description: 'Not Found', example: { detail: 'Not Found' }, errorSchema: true },
   409: { description: 'Conflict: the request violates a database constraint', example: { error: 'conflict', details: 'The request violates a database constraint.' } },
+  414: { description: 'URI Too Long: the path and query string exceed 8192 bytes', example: { detail: 'URI Too Long' } },
   413: { description: 'Payload Too Large', example: { detail: 'Payload Too Large' } },
   415: { description: 'Unsupported Media Type: the body is not JSON', example: { detail: 'Unsupported Media Type' } },
   503: { description: 'Service Unavailable: the database cannot be reached', example: { detail: 'Service Unavailable' } },
@@ -61,6 +62,8 @@ const WRITES = new Set(['post', 'put', 'patch', 'delete']);
  * database is down.
  */
 function errorStatuses(route: Route, doc: NonNullable<Route['doc']>): number[] {
+  // Before any route runs, every request may be a 414 (MAX_URL_LENGTH in app.ts): all a standalone route can add.
+  if (doc.standalone) return [414];
   const statuses = [401, 503];
   if (doc.errorSchema) statuses.push(400, 403, 404);
   if (WRITES.has(route.method)) statuses.push(409);
@@ -120,7 +123,7 @@ export function buildOpenApi(info: ApiInfo, routes: readonly Route[]): unknown {
       description: doc.description,
       tags: doc.tags,
       // A public operation reads a token when one is sent (`{}`: none needed; the scheme: optional).
-      security: doc.secured ? [{ [BEARER_SCHEME]: [] }] : [{}, { [BEARER_SCHEME]: [] }],
+      security: doc.standalone ? [] : doc.secured ? [{ [BEARER_SCHEME]: [] }] : [{}, { [BEARER_SCHEME]: [] }],
       request: {
         params: doc.params,
         query: doc.query,

@@ -33,6 +33,11 @@ export interface RouteDoc {
   errorSchema?: z.ZodType;
   /** Whether the operation requires a bearer token. */
   secured: boolean;
+  /**
+   * A route outside the API's request handling (the health routes): it reads no token and answers
+   * only the responses listed, so neither a security requirement nor the common errors apply.
+   */
+  standalone?: boolean;
   /** Whether a rate limit applies: the 429 is documented. */
   throttled?: boolean;
 }

@@ -553,7 +553,7 @@ describe('checkModel: names and hooks as the model derives them', () => {
   it('reports a custom exception class in a service file without a hooks module, at its key', () => {
     const service = { 'service.yaml': `${SERVICE}exception_handlers:\n  QuotaExceeded: onQuota\n` };
     expect(check(service)).toEqual([
-      'service.yaml:4:3: "QuotaExceeded" is not a built-in exception class (built-in exception classes: ApiException, BaseException, SerializeError, AuthError, ForbiddenError, NotFoundError, MultipleObjectsError, HttpError, RequestValidationError, ValidationError, IntegrityError, ServiceUnavailableError); a custom one is an export of the file\'s hooks module, and this file has none',
+      'service.yaml:4:3: "QuotaExceeded" is not a built-in exception class (built-in exception classes: ApiException, BaseException, SerializeError, AuthError, ForbiddenError, NotFoundError, MultipleObjectsError, HttpError, RequestValidationError, ValidationError, IntegrityError, ServiceUnavailableError, TooManyRequestsError); a custom one is an export of the file\'s hooks module, and this file has none',
       'service.yaml:4:18: "onQuota" names a hook but this file has no hooks module',
     ]);
   });

@@ -39,8 +39,8 @@ describe.each(DIALECTS)('health (%s)', (dialect) => {
     const live = doc.paths['/api/health'].get;
     const ready = doc.paths['/api/health/ready'].get;
     expect([live.operationId, ready.operationId]).toEqual(['health_live', 'health_ready']);
-    expect(Object.keys(live.responses)).toEqual(['200']);
-    expect(Object.keys(ready.responses)).toEqual(['200', '503']);
+    expect(Object.keys(live.responses)).toEqual(['200', '414']);
+    expect(Object.keys(ready.responses)).toEqual(['200', '414', '503']);
     expect(ready.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/HealthSchema' });
     expect(ready.responses['503'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ServiceUnavailableSchema' });
     expect(doc.components.schemas.HealthSchema).toEqual({ type: 'object', properties: { status: { type: 'string', enum: ['ok'] } }, required: ['status'] });

@@ -87,7 +87,12 @@ describe.each(DIALECTS)('declarative permissions (%s)', (dialect) => {
     expect(del.security).toEqual([{ BearerAuth: [] }]);
     expect(del.responses['403']).toEqual({
       description: 'Forbidden',
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/GenericMessageSchema' } } },
+      content: {
+        'application/json': {
+          schema: { $ref: '#/components/schemas/GenericMessageSchema' },
+          example: { detail: 'You do not have permission to perform this action.' },
+        },
+      },
     });
     expect(doc.paths['/v/tickets/{pk}/'].patch.description).toBe('Requires the role editor.');
     expect(doc.paths['/v/tickets/{pk}/'].get.description).toBeUndefined();
