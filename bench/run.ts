@@ -18,6 +18,9 @@ import { DEFAULT_SETTINGS } from '../generated/settings';
 import { connect, generateKeyPair, loadSettings, migrateLatest, type Db } from '../runtime';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+// One log line per request would flood the output this command prints its table to; a run that
+// should include the logging's cost sets SVC_LOG_LEVEL=info and redirects the output.
+process.env.SVC_LOG_LEVEL ??= 'warn';
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const ROWS = Number(process.env.BENCH_ROWS ?? 2000);
 const MAX_REQUESTS = 200_000;
