@@ -81,6 +81,8 @@ export interface FilterParam {
   type: ParamType;
   /** `in`: a comma-separated list of values; `range`: two of them; else one value. */
   shape?: 'in' | 'range';
+  /** An int parameter compared with a 32-bit integer column: its values must fit that column. */
+  bounds?: 'int32';
   /** The validated value used when the parameter is absent; null: not applied. */
   default: unknown;
   description?: string;
@@ -366,6 +368,14 @@ export function buildFilters(viewset: ViewsetSpec, model: string, graph: ModelGr
       });
     return { name, kind: 'lookups', accepts: rule.accepts, lookups };
   });
+
+  // An integer compared with a 32-bit column must fit it, as a path or body value must: the
+  // same 422 on both databases instead of a comparison with a value no row can hold.
+  for (const p of params) {
+    if (p.type !== 'int') continue;
+    const kinds = mixins.flatMap((m) => (m.kind === 'lookups' ? m.lookups.filter((l) => l.param === p.name).map((l) => l.lookup) : []));
+    if (kinds.some((l) => l.kind === 'int' && l.op !== 'isnull')) p.bounds = 'int32';
+  }
 
   // Document what each query_params entry does.
   for (const p of params) {

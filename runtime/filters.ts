@@ -479,15 +479,36 @@ const PARAM_SCHEMAS: { [T in ParamType]: () => z.ZodType<ParamValues[T], string>
 
 const SHAPE_WORDS = { in: 'comma-separated list', range: 'two comma-separated values (low,high)' } as const;
 
+/** The range of a 32-bit integer column: `queryParam('int', INT32)`. */
+export const INT32 = { min: -2147483648, max: 2147483647 } as const;
+
+/** How a filter query parameter's text is read: its shape, and for an integer the range its column holds. */
+export interface QueryParamOptions<S extends 'in' | 'range' | undefined = 'in' | 'range' | undefined> {
+  shape?: S;
+  min?: number;
+  max?: number;
+}
+
 /**
  * The Zod schema of one filter query parameter of `type`. With `shape`, the text holds several
  * values separated by commas: any number for `in`, exactly two for `range`; each must parse as
- * `type`. Errors are 422 entries with `loc: ['query', <name>]`.
+ * `type`, and an integer must lie within `min` and `max` when given (the column's range, the same
+ * 422 a path or body value gets). Errors are 422 entries with `loc: ['query', <name>]`.
  */
-export function queryParam<T extends ParamType>(type: T): z.ZodType<ParamValues[T], string>;
-export function queryParam<T extends ParamType>(type: T, shape: 'in' | 'range'): z.ZodType<ParamValues[T][], string>;
-export function queryParam<T extends ParamType>(type: T, shape?: 'in' | 'range'): z.ZodType<unknown, string> {
-  const item = PARAM_SCHEMAS[type]() as z.ZodType<unknown, string>;
+export function queryParam<T extends ParamType>(type: T, options?: QueryParamOptions<undefined>): z.ZodType<ParamValues[T], string>;
+export function queryParam<T extends ParamType>(
+  type: T,
+  shape: 'in' | 'range' | QueryParamOptions<'in' | 'range'>,
+): z.ZodType<ParamValues[T][], string>;
+export function queryParam<T extends ParamType>(type: T, shapeOrOptions?: 'in' | 'range' | QueryParamOptions): z.ZodType<unknown, string> {
+  const { shape, min, max } = typeof shapeOrOptions === 'string' ? { shape: shapeOrOptions, min: undefined, max: undefined } : (shapeOrOptions ?? {});
+  let item = PARAM_SCHEMAS[type]() as z.ZodType<unknown, string>;
+  if (min !== undefined || max !== undefined) {
+    let bounded = z.int();
+    if (min !== undefined) bounded = bounded.min(min);
+    if (max !== undefined) bounded = bounded.max(max);
+    item = (item as z.ZodType<number, string>).pipe(bounded).openapi({ type: 'integer', minimum: min, maximum: max });
+  }
   if (!shape) return item;
   return z
     .string()

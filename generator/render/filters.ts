@@ -25,13 +25,17 @@ function data(value: unknown): unknown {
 }
 
 /**
- * The Zod schema of one filter query parameter: `queryParam(type[, shape])`, then its default
+ * The Zod schema of one filter query parameter: `queryParam(type[, shape])`, or
+ * `queryParam('int', INT32)` for an integer bounded by its 32-bit column, then its default
  * (a `null` default: optional, not applied) and its description. Reusable by any generated
  * query schema (the list's, a relation's GET). With `imports`, records the runtime import of `queryParam`.
  */
-export function filterParamZod(p: Pick<FilterParam, 'type' | 'shape' | 'default' | 'description'>, imports?: Imports): string {
+export function filterParamZod(p: Pick<FilterParam, 'type' | 'shape' | 'bounds' | 'default' | 'description'>, imports?: Imports): string {
   const absent = p.default === null || p.default === undefined;
-  let expr = `${imports ? imports.runtime('queryParam') : 'queryParam'}(${str(p.type)}${p.shape ? `, ${str(p.shape)}` : ''})`;
+  const runtime = (name: string) => (imports ? imports.runtime(name) : name);
+  const bounds = p.bounds && runtime('INT32');
+  const options = bounds ? (p.shape ? `{ shape: ${str(p.shape)}, ...${bounds} }` : bounds) : p.shape && str(p.shape);
+  let expr = `${runtime('queryParam')}(${str(p.type)}${options ? `, ${options}` : ''})`;
   expr += absent ? '.optional()' : `.default(${literal(p.default)})`;
   const description = [p.description, p.shape ? SHAPE_WORDS[p.shape] : undefined].filter(Boolean).join(' ');
   const meta: string[] = [];

@@ -258,7 +258,8 @@ describe('buildFilters (Resource.filters)', () => {
       { name: 'since', type: 'datetime', default: '2024-01-01T00:00:00.000Z', description: undefined, from: 'query_params' },
       { name: 'pages', type: 'int', default: 10, description: 'Exactly.', from: 'query_params' },
       { name: 'authors', type: 'str', shape: 'in', default: ['a', 'b'], description: 'Lookup author__name__in.', from: 'relations_filters' },
-      { name: 'window', type: 'int', shape: 'range', default: [1, 9], description: 'Lookup pages__range.', from: 'relations_filters' },
+      // Compared with a 32-bit column, so its values must fit one.
+      { name: 'window', type: 'int', shape: 'range', bounds: 'int32', default: [1, 9], description: 'Lookup pages__range.', from: 'relations_filters' },
       // `isnull` takes a bool whatever the declared type.
       { name: 'anonymous', type: 'bool', shape: undefined, default: null, description: 'Lookup author__isnull.', from: 'relations_filters' },
       {

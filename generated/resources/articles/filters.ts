@@ -3,6 +3,7 @@
 import {
   applyMixins,
   type HookContext,
+  INT32,
   type Knex,
   lookupMixin,
   matchCaseMixin,
@@ -15,9 +16,9 @@ import {
 export const FILTER_QUERY = z.object({
   title: queryParam('str').optional().openapi({ description: 'Lookup title__icontains.' }),
   is_published: queryParam('bool').optional().openapi({ description: 'Lookup is_published.' }),
-  views: queryParam('int').optional().openapi({ description: 'Lookup views.' }),
+  views: queryParam('int', INT32).optional().openapi({ description: 'Lookup views.' }),
   created_at: queryParam('date').optional().openapi({ description: 'Lookup created_at__gte.' }),
-  category: queryParam('int').optional().openapi({ description: 'Lookup category__id.' }),
+  category: queryParam('int', INT32).optional().openapi({ description: 'Lookup category__id.' }),
   author: queryParam('str').optional().openapi({ description: 'Lookup author__username.' }),
   tag: queryParam('str').optional().openapi({ description: 'Lookup tags__name.' }),
   popular: queryParam('bool')
