@@ -266,13 +266,16 @@ const hookErrors = {
   additionalProperties: { type: 'object', additionalProperties: { type: 'string' } },
 } as const;
 
+/** A throttle's rate: requests per period (`100/minute`). */
+export const RATE_PATTERN = '^[1-9][0-9]*/(s|second|m|minute|h|hour|d|day)$';
+
 /** A rate limit (`throttle`): `{rate: 100/minute, scope: user}`; scope `user` (default) or `address`. */
 const throttleSpec = {
   type: 'object',
   additionalProperties: false,
   required: ['rate'],
   properties: {
-    rate: { type: 'string', pattern: '^[1-9][0-9]*/(s|second|m|minute|h|hour|d|day)$' },
+    rate: { type: 'string', pattern: RATE_PATTERN },
     scope: { enum: ['user', 'address'] },
   },
 } as const;

@@ -14,7 +14,7 @@ import { diagnosticAt, type LoadedSpecs, type SpecFile, type YamlPath } from './
 import { FILTER_MIXINS, LOOKUP_OPERATORS } from '../runtime/catalogue';
 import { didYouMean } from './suggest';
 import { TYPE_MIXINS, type TypeMixinName } from './build-filters';
-import { resourceSchema, serviceSchema, sharedSchemas } from './meta-schema';
+import { RATE_PATTERN, resourceSchema, serviceSchema, sharedSchemas } from './meta-schema';
 
 export interface Validation {
   /** Every problem found, sorted by position. */
@@ -274,7 +274,11 @@ const PATTERN_WORDS: Record<string, string> = {
   '^/?[a-z0-9_-]*(/[a-z0-9_-]+)*/?$': 'give URL segments of lowercase letters, digits, _ and - separated by / (like blog-posts)',
   '^-?[a-z][a-z0-9_]*(,-?[a-z][a-z0-9_]*)*$': 'give field names separated by commas, each with an optional - for descending (like -created_at,title)',
   '^(/[a-z0-9_-]+)*$': 'give URL segments each starting with / (like /api), or nothing',
+  [RATE_PATTERN]: 'give a number of requests per second, minute, hour or day (like 100/minute, or 5/s)',
 };
+
+/** What a value under each pattern is called, when it is not a name. */
+const PATTERN_SUBJECTS: Record<string, string> = { [RATE_PATTERN]: 'rate' };
 
 function describeIssue(spec: SpecFile, data: unknown, issue: Issue): Finding {
   const at = toYamlPath(issue.instancePath, data);
@@ -307,7 +311,9 @@ function describeIssue(spec: SpecFile, data: unknown, issue: Issue): Finding {
       if (at.length === 0 && subject == null) return onValue(`the file is empty: expected ${typeWords(p.type)}`);
       return onValue(`expected ${typeWords(p.type)}, got ${valueWords(subject)}`);
     case 'pattern':
-      return onValue(`invalid name ${show(subject)}: ${PATTERN_WORDS[String(p.pattern)] ?? `it must match ${p.pattern}`}`);
+      return onValue(
+        `invalid ${PATTERN_SUBJECTS[String(p.pattern)] ?? 'name'} ${show(subject)}: ${PATTERN_WORDS[String(p.pattern)] ?? `it must match ${p.pattern}`}`,
+      );
     case 'const':
       return onValue(`expected ${show(p.allowedValue)}`);
     case 'minimum':
