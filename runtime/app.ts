@@ -211,11 +211,9 @@ export function errorMiddleware(
       return;
     }
     const err = normalize(rawErr);
-    if (err instanceof ServiceUnavailableError) {
-      if (err.cause !== undefined) outage?.failed(err.cause, req);
-      res.set('Retry-After', String(err.retryAfter));
-    }
-    if (err instanceof TooManyRequestsError && !res.get('Retry-After')) res.set('Retry-After', String(err.retryAfter));
+    if (err instanceof ServiceUnavailableError && err.cause !== undefined) outage?.failed(err.cause, req);
+    // The one place a 503 or 429 gets its Retry-After, whoever answers it (an exception handler too).
+    if (err instanceof ServiceUnavailableError || err instanceof TooManyRequestsError) res.set('Retry-After', String(err.retryAfter));
     try {
       const handler = findHandler(err, handlers);
       if (handler) {

@@ -40,12 +40,11 @@ export function throttledMessage(seconds: number): string {
 export function rateLimit(service: { settings: Settings }, limit: RateLimit): RequestHandler {
   const { limit: max, windowMs } = parseRate(limit.rate);
   const prefix = `svc:${service.settings.SVC_JWT_AUDIENCE}:throttle:${limit.name}:`;
-  return async (req: Request, res: Response, next: NextFunction) => {
+  return async (req: Request, _res: Response, next: NextFunction) => {
     const who = limit.scope === 'user' && req.auth ? `user:${String(req.auth.id)}` : `addr:${clientAddress(req)}`;
     const reservation = await loginThrottle(service).store.reserve([{ key: prefix + who, limit: max }], windowMs);
     if (!reservation.allowed) {
       const seconds = Math.max(1, Math.ceil(reservation.retryAfterMs / 1000));
-      res.setHeader('Retry-After', String(seconds));
       throw new TooManyRequestsError(seconds, throttledMessage(seconds));
     }
     next();

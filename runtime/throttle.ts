@@ -333,8 +333,8 @@ export class LoginThrottle {
 
   /**
    * Counts a login attempt for `username` from the request's client address, before its password
-   * is checked. A throttled attempt throws TooManyRequestsError, with `Retry-After` already set on
-   * the response.
+   * is checked. A throttled attempt throws TooManyRequestsError carrying the seconds to wait (the
+   * error middleware answers it with `Retry-After`).
    */
   async begin(req: Request, username: string): Promise<LoginAttempt> {
     const keys = this.keys(username, clientAddress(req));
@@ -347,7 +347,6 @@ export class LoginThrottle {
     );
     if (!reservation.allowed) {
       const seconds = Math.max(1, Math.ceil(reservation.retryAfterMs / 1000));
-      req.res?.setHeader('Retry-After', String(seconds));
       throw new TooManyRequestsError(seconds, TOO_MANY_LOGIN_FAILURES);
     }
     return new LoginAttempt(this.store, keys.username, keys.address);
