@@ -86,8 +86,7 @@ export interface RequestLogOptions {
 
 /**
  * Gives each request its id (`req.id`, the `X-Request-Id` response header) and logs one line when
- * it ends. The line is built once, from fields read off the request: no child logger, no closure
- * beyond the one listener.
+ * it ends. The line is built once, from fields read off the request: no child logger, one listener.
  */
 export function requestLogging({ logger, routeOf, onFinish }: RequestLogOptions): RequestHandler {
   const logs = logger.isLevelEnabled('info');
@@ -96,10 +95,8 @@ export function requestLogging({ logger, routeOf, onFinish }: RequestLogOptions)
     const id = requestIdOf(req);
     req.id = id;
     res.setHeader('X-Request-Id', id);
-    let done = false;
-    const finish = () => {
-      if (done) return;
-      done = true;
+    // 'close' comes once per response: after 'finish', or when the connection closed first.
+    res.once('close', () => {
       const ms = performance.now() - started;
       const route = routeOf(req);
       // A response cut off before its head was sent has no status a client saw.
@@ -111,9 +108,7 @@ export function requestLogging({ logger, routeOf, onFinish }: RequestLogOptions)
         );
       }
       onFinish?.(req, res, route, ms / 1000);
-    };
-    res.once('finish', finish);
-    res.once('close', finish);
+    });
     next();
   };
 }
