@@ -162,6 +162,8 @@ function checkStaticRoutes(described: DescribedSpecs, resources: DescribedResour
 /** Every operation id of a resource, in the order its routes are registered. */
 function resourceOperationIds(names: ResourceNames, models: ReadonlyMap<string, DescribedResource>): Named[] {
   const ids: Named[] = names.operations.map((op) => op.operationId);
+  // Before the actions: an action named `restore` is the one reported.
+  if (names.softDelete) ids.push(names.softDelete.restore, ...(names.softDelete.hardDelete ? [names.softDelete.hardDelete] : []));
   ids.push(...names.actions.flatMap((a) => a.routes.map((route) => route.operationId)));
   const owner = models.get(names.model.name)!;
   const relatedNames = new Set<string>();
