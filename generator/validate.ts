@@ -886,8 +886,8 @@ function checkViewsetClass(ctx: Ctx, res: Resource, vs: Rec): void {
 
 /**
  * `soft_delete`: the viewset deletes (it changes that operation), and its field is a nullable
- * datetime without a value of its own (no default, no auto_now); a detail action does not take
- * the hard delete's path.
+ * datetime without a value of its own (no default, no auto_now); no detail action takes the
+ * restore's operation id or the hard delete's path.
  */
 function checkSoftDelete(ctx: Ctx, res: Resource, vs: Rec): void {
   const name = softDeleteFieldName(res);
@@ -921,8 +921,11 @@ function checkSoftDelete(ctx: Ctx, res: Resource, vs: Rec): void {
   const hard = spec && has(spec, 'hard_delete_roles');
   eachEntry(vs.actions, ['viewset', 'actions'], (action, value, actionAt) => {
     const a = asRec(value);
+    if (a?.detail === false) return;
     const methods = Array.isArray(a?.methods) ? a.methods : ['post'];
-    if (hard && action === 'hard' && a?.detail !== false && methods.includes('delete')) {
+    if (action === 'restore') {
+      report(ctx, res.spec, actionAt, 'action "restore" takes the operation id of the soft delete\'s restore (POST /{base}/{pk}/restore/): rename it', true);
+    } else if (hard && action === 'hard' && methods.includes('delete')) {
       report(ctx, res.spec, actionAt, 'action "hard" would answer DELETE /{base}/{pk}/hard/, the hard delete of soft_delete: rename it', true);
     }
   });
