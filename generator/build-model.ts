@@ -26,6 +26,8 @@ import { SETTINGS, type SettingName } from './meta-schema';
 import type {
   Action,
   RateLimit,
+  SoftDelete,
+  SoftDeleteRoute,
   AuthSpec,
   Endpoint,
   Field,
@@ -271,6 +273,7 @@ function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>): Resource 
     fields: d.fields,
     m2m,
     indexes: names.indexes.map(({ name, columns, unique, entry }) => ({ name, columns, unique, source: entry })),
+    softDelete: softDeleteOf(d, viewset),
     schemas,
     hasDetail: detail !== undefined,
     responses: { create: responseSchema(ctx, schemas, 'create'), update: responseSchema(ctx, schemas, 'update') },
@@ -290,6 +293,42 @@ function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>): Resource 
       : null,
     filters: buildFilters(viewset, d.model, graph),
     endpoints: endpointsOf(viewset.endpoints ?? [], names.tag, (i) => ['viewset', 'endpoints', i, 'handler'], d.described.spec.file),
+  };
+}
+
+/** The name of the field that marks a soft-deleted row, when the viewset has `soft_delete`. */
+export function softDeleteFieldName(viewset: ViewsetSpec | undefined): string | undefined {
+  const spec = viewset?.soft_delete;
+  if (!spec) return undefined;
+  return (typeof spec === 'object' ? spec.field : undefined) ?? 'deleted_at';
+}
+
+/**
+ * The soft delete of a viewset: its field (validated: a nullable datetime), its restore and hard
+ * delete routes (authenticated as delete is; restore also takes delete's `permission_roles`), and the
+ * columns that stay unique among live rows: each unique field and each unique index.
+ */
+function softDeleteOf(d: Draft, viewset: ViewsetSpec): SoftDelete | null {
+  const name = softDeleteFieldName(viewset);
+  const ids = d.names.softDelete;
+  if (name === undefined || !ids) return null;
+  const auth = resolveAuth(viewset.delete_auth, viewset.auth);
+  const route = (operationId: string, roles: string[] | undefined): SoftDeleteRoute => ({
+    operationId,
+    auth,
+    roles,
+    throttles: throttlesOf(viewset, undefined, operationId, d.table),
+  });
+  const hardRoles = typeof viewset.soft_delete === 'object' ? viewset.soft_delete.hard_delete_roles : undefined;
+  const fieldOfColumn = (column: string) => d.fields.find((f) => f.column === column)?.name ?? column;
+  return {
+    field: d.fields.find((f) => f.name === name)!,
+    restore: route(ids.restore.name, viewset.permission_roles?.delete),
+    hardDelete: ids.hardDelete && hardRoles ? { ...route(ids.hardDelete.name, hardRoles), roles: [...hardRoles] } : undefined,
+    uniques: [
+      ...d.fields.filter((f) => f.unique && !f.primaryKey).map((f) => ({ fields: [f.name], columns: [f.column] })),
+      ...d.names.indexes.filter((i) => i.unique).map((i) => ({ fields: i.columns.map(fieldOfColumn), columns: i.columns })),
+    ],
   };
 }
 
@@ -530,7 +569,9 @@ const isM2m = (f: FieldRef): f is ManyToMany => 'joinTable' in f;
 function autoFields(ctx: SchemaContext, role: SchemaRole): FieldRef[] {
   const all: FieldRef[] = [...ctx.draft.fields, ...ctx.m2m];
   if (role === 'out' || role === 'detail') return all.filter((f) => isM2m(f) || f.type !== 'password');
-  return all.filter((f) => isM2m(f) || isEditable(f, role));
+  // The soft delete's field is written by DELETE and restore only.
+  const softDeleted = softDeleteFieldName(ctx.draft.spec.viewset);
+  return all.filter((f) => isM2m(f) || (isEditable(f, role) && f.name !== softDeleted));
 }
 
 function isEditable(f: Field, role: SchemaRole): boolean {

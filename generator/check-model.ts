@@ -162,7 +162,13 @@ function checkStaticRoutes(described: DescribedSpecs, resources: DescribedResour
 /** Every operation id of a resource, in the order its routes are registered. */
 function resourceOperationIds(names: ResourceNames, models: ReadonlyMap<string, DescribedResource>): Named[] {
   const ids: Named[] = names.operations.map((op) => op.operationId);
-  ids.push(...names.actions.flatMap((a) => a.routes.map((route) => route.operationId)));
+  const actionIds = names.actions.flatMap((a) => a.routes.map((route) => route.operationId));
+  if (names.softDelete) {
+    // An action that takes a soft delete route's operation id is reported by validate, at the action.
+    const own = [names.softDelete.restore, ...(names.softDelete.hardDelete ? [names.softDelete.hardDelete] : [])];
+    ids.push(...own.filter((id) => !actionIds.some((a) => a.name === id.name)));
+  }
+  ids.push(...actionIds);
   const owner = models.get(names.model.name)!;
   const relatedNames = new Set<string>();
   (owner.data.viewset?.m2m_relations ?? []).forEach((rel, i) => {

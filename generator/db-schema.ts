@@ -2,7 +2,8 @@
  * The database schema the model implies, as plain data. It is written beside the migrations as a
  * snapshot, and migrations are rendered from it (the first one creates every table).
  */
-import type { Field, ServiceModel } from './model';
+import type { Field, Resource, ServiceModel } from './model';
+import { indexName } from './resource-names';
 import { literal } from './names';
 
 export interface DbColumn {
@@ -20,11 +21,13 @@ export interface DbColumn {
   references?: { table: string; column: string; onDelete: 'CASCADE' | 'SET NULL' | 'RESTRICT' };
 }
 
-/** A named index of several columns (a resource's `indexes`). */
+/** A named index of several columns (a resource's `indexes`, and a soft-deleted resource's unique fields). */
 export interface DbIndex {
   name: string;
   columns: string[];
   unique: boolean;
+  /** A partial index over the rows where this column is NULL: the live rows of a soft-deleted resource. */
+  whereNull?: string;
 }
 
 export interface DbTable {
@@ -109,7 +112,8 @@ export function dbSchemaOf(model: ServiceModel): DbSchema {
         name: f.column,
         ...columnType(f),
         nullable: f.nullable,
-        unique: f.unique && !f.primaryKey,
+        // With soft delete, uniqueness holds among live rows: a partial index (indexesOf).
+        unique: f.unique && !f.primaryKey && !r.softDelete,
         primary: f.primaryKey,
         index: f.index && !f.unique,
         default: storedDefault(f),
@@ -117,7 +121,7 @@ export function dbSchemaOf(model: ServiceModel): DbSchema {
           ? { table: f.relation.targetTable, column: f.relation.targetPk.column, onDelete: ON_DELETE[f.relation.onDelete] }
           : undefined,
       })),
-      ...(r.indexes.length ? { indexes: r.indexes.map(({ name, columns, unique }) => ({ name, columns, unique })) } : {}),
+      ...indexesOf(r),
     });
   }
   for (const r of model.resources) {
@@ -134,6 +138,21 @@ export function dbSchemaOf(model: ServiceModel): DbSchema {
     }
   }
   return { tables: orderByDependencies(tables) };
+}
+
+/**
+ * A resource's named indexes: its `indexes`, and with soft delete one unique index per unique field
+ * (named like Knex's unique constraint), every unique index partial over the live rows
+ * (`WHERE deleted_at IS NULL`), so a soft-deleted row does not hold its values.
+ */
+function indexesOf(r: Resource): { indexes?: DbIndex[] } {
+  const live = r.softDelete?.field.column;
+  const own: DbIndex[] = r.indexes.map(({ name, columns, unique }) => ({ name, columns, unique, ...(unique && live ? { whereNull: live } : {}) }));
+  const fields: DbIndex[] = live
+    ? r.fields.filter((f) => f.unique && !f.primaryKey).map((f) => ({ name: indexName(r.table, [f.column], true), columns: [f.column], unique: true, whereNull: live }))
+    : [];
+  const all = [...fields, ...own];
+  return all.length ? { indexes: all } : {};
 }
 
 /** Tables that others reference come first; otherwise the given order stays. */
@@ -177,14 +196,18 @@ export function createTableStatements(t: DbTable): string[] {
   return lines;
 }
 
-/** The Knex statement creating a named index inside `createTable`/`alterTable`. */
+/**
+ * The Knex statement creating a named index inside `createTable`/`alterTable`. A partial one is a
+ * unique index with a predicate (PostgreSQL has no partial unique constraint).
+ */
 export function indexStatement(i: DbIndex): string {
+  if (i.whereNull) return `t.unique(${literal(i.columns)}, { indexName: ${literal(i.name)}, predicate: knex.whereNull(${literal(i.whereNull)}) });`;
   return i.unique ? `t.unique(${literal(i.columns)}, { indexName: ${literal(i.name)} });` : `t.index(${literal(i.columns)}, ${literal(i.name)});`;
 }
 
-/** The Knex statement dropping a named index inside `alterTable`. */
+/** The Knex statement dropping a named index inside `alterTable` (a partial unique index is an index, not a constraint). */
 export function dropIndexStatement(i: DbIndex): string {
-  return i.unique ? `t.dropUnique(${literal(i.columns)}, ${literal(i.name)});` : `t.dropIndex(${literal(i.columns)}, ${literal(i.name)});`;
+  return i.unique && !i.whereNull ? `t.dropUnique(${literal(i.columns)}, ${literal(i.name)});` : `t.dropIndex(${literal(i.columns)}, ${literal(i.name)});`;
 }
 
 export function dropTableStatement(t: DbTable): string {

@@ -301,6 +301,21 @@ const customAction = {
 /** Roles an operation requires (`permission_roles`): `staff`, `superuser`, or a name in the user's `roles`. */
 const roleList = { type: 'array', items: identifier, minItems: 1, uniqueItems: true } as const;
 
+/**
+ * Soft delete (ninja-aio-crud's `SoftDeleteViewSetMixin`): `true`, or the datetime field that marks a
+ * deleted row (`field`, default `deleted_at`) and the roles that may remove a row for good.
+ */
+const softDeleteSpec = {
+  anyOf: [
+    { type: 'boolean' },
+    {
+      type: 'object',
+      additionalProperties: false,
+      properties: { field: identifier, hard_delete_roles: roleList },
+    },
+  ],
+} as const;
+
 const customEndpoint = {
   type: 'object',
   additionalProperties: false,
@@ -365,6 +380,7 @@ export const viewsetSchema = {
     ordering_fields: { type: 'array', items: identifier, uniqueItems: true },
     search_fields: { type: 'array', items: identifier, minItems: 1, uniqueItems: true },
     field_selection: { type: 'boolean' },
+    soft_delete: softDeleteSpec,
     default_ordering: { type: 'string', pattern: '^-?[a-z][a-z0-9_]*(,-?[a-z][a-z0-9_]*)*$' },
     require_update_fields: { type: 'boolean' },
     error_schema: manualSchema,
@@ -563,6 +579,7 @@ export type SerializerClassSpec = NonNullable<ViewsetSpec['serializer_class']>;
 export type RelationSpec = NonNullable<ViewsetSpec['m2m_relations']>[number];
 export type ActionSpec = NonNullable<ViewsetSpec['actions']>[string];
 export type ThrottleSpec = NonNullable<ViewsetSpec['throttle']>;
+export type SoftDeleteSpec = NonNullable<ViewsetSpec['soft_delete']>;
 export type EndpointSpec = NonNullable<ViewsetSpec['endpoints']>[number];
 export type AuthListSpec = ViewsetSpec['auth'];
 export type PaginationSpec = ViewsetSpec['pagination_class'];

@@ -361,7 +361,8 @@ function uniquesStep(table: string, a: string[][], b: string[][]): Step | undefi
   return { change: `change the unique constraints of ${table}`, slug: `alter_${table}`, up: lines(drop, add), down: lines(add, drop) };
 }
 
-const describeIndex = (table: string, i: DbIndex) => `${i.unique ? 'unique index' : 'index'} ${i.name} on ${table} (${i.columns.join(', ')})`;
+const describeIndex = (table: string, i: DbIndex) =>
+  `${i.unique ? 'unique index' : 'index'} ${i.name} on ${table} (${i.columns.join(', ')})${i.whereNull ? ` where ${i.whereNull} is null` : ''}`;
 
 function addIndexStep(table: string, i: DbIndex): Step {
   return {
@@ -383,10 +384,10 @@ function dropIndexStep(table: string, i: DbIndex): Step {
 
 /**
  * The composite indexes of `was` that `t` no longer has, and the ones it gains, matched by name: an
- * index whose columns or uniqueness change is dropped and created again.
+ * index whose columns, uniqueness or predicate change is dropped and created again.
  */
 function indexSteps(table: string, was: DbIndex[], now: DbIndex[]): { drops: Step[]; adds: Step[] } {
-  const same = (a: DbIndex, b: DbIndex) => a.name === b.name && a.unique === b.unique && sameValue(a.columns, b.columns);
+  const same = (a: DbIndex, b: DbIndex) => a.name === b.name && a.unique === b.unique && sameValue(a.columns, b.columns) && a.whereNull === b.whereNull;
   return {
     drops: was.filter((a) => !now.some((b) => same(a, b))).map((a) => dropIndexStep(table, a)),
     adds: now.filter((b) => !was.some((a) => same(a, b))).map((b) => addIndexStep(table, b)),

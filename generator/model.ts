@@ -141,6 +141,29 @@ export interface RateLimit {
   name: string;
 }
 
+/**
+ * Soft delete (`soft_delete`, ninja-aio-crud's `SoftDeleteViewSetMixin`): DELETE stamps `field`
+ * instead of removing the row, every route hides stamped rows, and two routes of its own bring a
+ * row back or remove it for good.
+ */
+export interface SoftDelete {
+  /** The nullable datetime field that marks a deleted row. */
+  field: Field;
+  /** `POST /{base}/{pk}/restore/`: the delete operation's authenticators and roles. */
+  restore: SoftDeleteRoute;
+  /** `DELETE /{base}/{pk}/hard/`, for the roles `hard_delete_roles` names; absent without them. */
+  hardDelete?: SoftDeleteRoute & { roles: string[] };
+  /** The columns unique among live rows (unique fields, unique indexes): a restore must not repeat their values. */
+  uniques: { fields: string[]; columns: string[] }[];
+}
+
+export interface SoftDeleteRoute {
+  operationId: string;
+  auth: AuthSpec;
+  roles?: string[];
+  throttles: RateLimit[];
+}
+
 /** Resolved authenticators: `null` is public. */
 export type AuthSpec = string[] | null;
 
@@ -272,6 +295,8 @@ export interface Resource {
   m2m: ManyToMany[];
   /** Composite indexes (`indexes`), in spec order. */
   indexes: Index[];
+  /** `soft_delete`: rows are marked deleted instead of removed; null when off. */
+  softDelete: SoftDelete | null;
   schemas: Record<SchemaRole, SchemaModel>;
   /** Whether schema_detail is its own schema (else retrieve answers with schema_out). */
   hasDetail: boolean;

@@ -40,6 +40,8 @@ export interface ResourceNames {
   actions: { name: string; detail: boolean; routes: { method: ActionMethod; operationId: Named }[] }[];
   /** Operation ids of the resource's custom endpoints, in spec order. */
   endpoints: Named[];
+  /** Operation ids of the soft delete's routes (`restore_article`, `hard_delete_article`), when the viewset has it. */
+  softDelete?: { restore: Named; hardDelete?: Named };
   /** Composite indexes in spec order: the index name (`name`, else Knex's `<table>_<columns>_index|unique`) and its columns. */
   indexes: (Named & { columns: string[]; unique: boolean; entry: SourceRef })[];
 }
@@ -116,6 +118,15 @@ export function resourceNames(file: string, spec: ResourceSpec): ResourceNames {
       };
     }),
     endpoints: (viewset.endpoints ?? []).map((e, i) => endpointOperationId(e.handler, at('viewset', 'endpoints', i, 'handler'))),
+    softDelete: viewset.soft_delete
+      ? {
+          restore: { name: `restore_${snake}`, source: at('viewset', 'soft_delete') },
+          hardDelete:
+            typeof viewset.soft_delete === 'object' && viewset.soft_delete.hard_delete_roles
+              ? { name: `hard_delete_${snake}`, source: at('viewset', 'soft_delete', 'hard_delete_roles') }
+              : undefined,
+        }
+      : undefined,
     indexes: (spec.indexes ?? []).map((written, i) => {
       const index = Array.isArray(written) ? { fields: written } : written;
       // A foreign key is indexed by its column, `<field>_id`.

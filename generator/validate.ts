@@ -701,6 +701,19 @@ function checkPasswordHidden(ctx: Ctx, s: Section, field: Field, at: YamlPath, k
   }
 }
 
+/** The field a viewset's `soft_delete` stamps deleted rows with (`deleted_at` unless it names one). */
+function softDeleteFieldName(res: Resource): string | undefined {
+  const spec = asRec(res.data.viewset)?.soft_delete;
+  if (spec === true) return 'deleted_at';
+  return isRec(spec) ? (asStr(spec.field) ?? 'deleted_at') : undefined;
+}
+
+function checkSoftDeleteUnwritable(ctx: Ctx, s: Section, field: Field, at: YamlPath, key = false): void {
+  if (s.role === 'write' && field.name === softDeleteFieldName(s.target)) {
+    report(ctx, s.spec, at, `field "${field.name}" marks soft-deleted rows: only DELETE and restore set it, so ${s.label} may not take it; remove it`, key);
+  }
+}
+
 function checkSerializer(ctx: Ctx, res: Resource): void {
   eachEntry(res.data.serializer, ['serializer'], (name, value, at) => {
     const role = SERIALIZER_ROLES[name];
@@ -737,7 +750,10 @@ function checkSection(ctx: Ctx, s: Section): void {
     if (typeof entry === 'string') {
       note(entry, at, false);
       const field = fieldOf(ctx, s.spec, s.target, entry, 'schema field', at);
-      if (field) checkPasswordHidden(ctx, s, field, at);
+      if (field) {
+        checkPasswordHidden(ctx, s, field, at);
+        checkSoftDeleteUnwritable(ctx, s, field, at);
+      }
     }
     eachEntry(entry, at, (name, nested, nestedAt) => {
       note(name, nestedAt, true);
@@ -760,6 +776,7 @@ function checkSection(ctx: Ctx, s: Section): void {
     const field = fieldOf(ctx, s.spec, s.target, name, 'schema field', [...at, 0]);
     if (!field) return;
     checkPasswordHidden(ctx, s, field, [...at, 0]);
+    checkSoftDeleteUnwritable(ctx, s, field, [...at, 0]);
     if (typeof type === 'string') checkValueType(ctx, s.spec, field, type, 'optionals', [...at, 1]);
   });
 }
@@ -807,6 +824,7 @@ function checkManualSchema(ctx: Ctx, spec: SpecFile, target: Resource, at: YamlP
     const field = fieldOf(ctx, spec, target, name, 'schema field', fieldAt, true);
     if (!field) return;
     checkPasswordHidden(ctx, s, field, fieldAt, true);
+    checkSoftDeleteUnwritable(ctx, s, field, fieldAt, true);
     const typeAt = isRec(def) ? [...fieldAt, 'type'] : fieldAt;
     const type = isRec(def) ? asStr(def.type) : asStr(def);
     if (type) checkValueType(ctx, spec, field, type, 'schema', typeAt);
@@ -844,6 +862,7 @@ function checkViewset(ctx: Ctx, res: Resource, vs: Rec): void {
     if (role && isRec(value)) checkManualSchema(ctx, res.spec, res, at, value, `viewset ${name}`, role);
   });
   checkM2mRelations(ctx, res, vs);
+  checkSoftDelete(ctx, res, vs);
   checkQueryParams(ctx, res, vs);
   checkLookups(ctx, res, vs);
   if (has(vs, 'date_compare_attr') && !(Array.isArray(vs.filter_mixins) && vs.filter_mixins.includes('DateFilterViewSetMixin'))) {
@@ -869,6 +888,53 @@ function checkViewsetClass(ctx: Ctx, res: Resource, vs: Rec): void {
     if (has(asRec(vs.overrides) ?? {}, op)) reject(['viewset', 'overrides', op], [op]);
     if (has(asRec(vs.extra_decorators) ?? {}, op)) reject(['viewset', 'extra_decorators', op], [op]);
   }
+}
+
+/**
+ * `soft_delete`: the viewset deletes (it changes that operation), and its field is a nullable
+ * datetime without a value of its own (no default, no auto_now); no detail action takes the
+ * restore's operation id or the hard delete's path.
+ */
+function checkSoftDelete(ctx: Ctx, res: Resource, vs: Rec): void {
+  const name = softDeleteFieldName(res);
+  if (name === undefined || res.opaque) return;
+  const spec = asRec(vs.soft_delete);
+  const at: YamlPath = spec && has(spec, 'field') ? ['viewset', 'soft_delete', 'field'] : ['viewset', 'soft_delete'];
+  const cls = asStr(vs.class) ?? 'APIViewSet';
+  const disabled = Array.isArray(vs.disable) ? vs.disable : [];
+  if (!(VIEWSET_OPERATIONS[cls] ?? []).includes('delete')) {
+    report(ctx, res.spec, ['viewset', 'soft_delete'], `soft_delete changes the delete operation, and ${cls} has none: remove soft_delete`, true);
+  } else if (disabled.includes('delete') || disabled.includes('all')) {
+    report(ctx, res.spec, ['viewset', 'soft_delete'], 'soft_delete changes the delete operation, and disable removes it: remove soft_delete or enable delete', true);
+  }
+  const field = res.fields.get(name);
+  if (!field) {
+    const hint = didYouMean(name, res.fields.keys()) || `; add it: ${name}: {type: datetime, null: true}`;
+    report(ctx, res.spec, at, `soft_delete field "${name}" is not a field of ${res.name}${hint}`, !spec || !has(spec, 'field'));
+    return;
+  }
+  const marks = `field "${name}" marks soft-deleted rows (viewset soft_delete)`;
+  if (field.type !== undefined && field.type !== 'datetime') {
+    report(ctx, res.spec, ['fields', name, 'type'], `${marks}, so it must be a datetime, not ${field.type}`);
+    return;
+  }
+  if (field.spec.null !== true) report(ctx, res.spec, ['fields', name], `${marks}, so it must allow null (null: true): a live row has none`, true);
+  for (const option of ['default', 'auto_now', 'auto_now_add', 'unique', 'primary_key']) {
+    if (has(field.spec, option) && field.spec[option] !== false && field.spec[option] !== null) {
+      report(ctx, res.spec, ['fields', name, option], `${marks}: only DELETE sets it, so it takes no ${option}`, true);
+    }
+  }
+  const hard = spec && has(spec, 'hard_delete_roles');
+  eachEntry(vs.actions, ['viewset', 'actions'], (action, value, actionAt) => {
+    const a = asRec(value);
+    if (a?.detail === false) return;
+    const methods = Array.isArray(a?.methods) ? a.methods : ['post'];
+    if (action === 'restore') {
+      report(ctx, res.spec, actionAt, 'action "restore" takes the operation id of the soft delete\'s restore (POST /{base}/{pk}/restore/): rename it', true);
+    } else if (hard && action === 'hard' && methods.includes('delete')) {
+      report(ctx, res.spec, actionAt, 'action "hard" would answer DELETE /{base}/{pk}/hard/, the hard delete of soft_delete: rename it', true);
+    }
+  });
 }
 
 function checkDisable(ctx: Ctx, res: Resource, vs: Rec): void {

@@ -82,22 +82,40 @@ export function withArgs<Args extends object>(ctx: RequestContext, args: Args): 
  * The row lookups of a resource's routes, built once per service. `queryset(ctx)` is the base query
  * of reads, narrowed in place by `narrow` (the queryset_request hook); it is wrapped in an object
  * because a Knex query is thenable and awaiting it would run it.
+ *
+ * With `softDelete` (the column that marks a soft-deleted row), every lookup but `lockDeleted` and
+ * `lockAny` sees the live rows only (the column is NULL): a deleted row is a 404 as a missing one.
+ * The condition is the query's first; a `narrow` hook adds its own with `where` (an `orWhere` at the
+ * top would stand beside it, so it groups its alternatives: `query.where((q) => q.where(…).orWhere(…))`).
  */
 export function rowLookup(options: {
   table: string;
   pk: string;
   model: ModelRef;
   narrow?: (ctx: RequestContext, query: Knex.QueryBuilder) => unknown;
+  softDelete?: string;
 }) {
-  const { table, pk, model, narrow } = options;
+  const { table, pk, model, narrow, softDelete } = options;
   // findRow's statements, one per list of columns, built once (selectFixed).
   const byKey = {};
+  /** Only the live rows, when the resource soft-deletes. */
+  const live = (query: Knex.QueryBuilder) => (softDelete ? query.whereNull(`${table}.${softDelete}`) : query);
   async function queryset(ctx: RequestContext): Promise<{ query: Knex.QueryBuilder }> {
-    const query = ctx.db(table);
+    const query = live(ctx.db(table));
     // Await only a promise: a sync hook that returns the (thenable) query must not run it.
     const result = narrow?.(ctx, query);
     if (result instanceof Promise) await result;
     return { query };
+  }
+  /** The row with this key among `rows`, locked on PostgreSQL until the transaction ends, or a 404. */
+  async function lock(ctx: RequestContext, key: unknown, columns: readonly string[], rows: 'live' | 'deleted' | 'any'): Promise<Row> {
+    const query = ctx.db(table).select(columns).where(pk, key as any);
+    if (softDelete && rows === 'live') query.whereNull(softDelete);
+    if (softDelete && rows === 'deleted') query.whereNotNull(softDelete);
+    if (dialectOf(ctx.db) === 'postgres') query.forUpdate();
+    const row = await query.first();
+    if (!row) throw new NotFoundError(model);
+    return row;
   }
   return {
     queryset,
@@ -110,7 +128,7 @@ export function rowLookup(options: {
     },
     /** The row with this primary key, or a 404. */
     async findRow(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<Row> {
-      const [row] = await selectFixed(ctx.db, byKey, columns.join(','), () => ctx.db(table).select(columns).where(pk, key as any).limit(1), [key, 1]);
+      const [row] = await selectFixed(ctx.db, byKey, columns.join(','), () => live(ctx.db(table).select(columns).where(pk, key as any)).limit(1), [key, 1]);
       if (!row) throw new NotFoundError(model);
       return row;
     },
@@ -120,12 +138,16 @@ export function rowLookup(options: {
      * transaction ends, so a concurrent writer of the same row waits and then reads what this one
      * wrote. SQLite needs no lock: the service has one connection, so transactions run one at a time.
      */
-    async lockRow(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<Row> {
-      const query = ctx.db(table).select(columns).where(pk, key as any);
-      if (dialectOf(ctx.db) === 'postgres') query.forUpdate();
-      const row = await query.first();
-      if (!row) throw new NotFoundError(model);
-      return row;
+    lockRow(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<Row> {
+      return lock(ctx, key, columns, 'live');
+    },
+    /** `lockRow` among the soft-deleted rows (a restore): a live or missing row is a 404. */
+    lockDeleted(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<Row> {
+      return lock(ctx, key, columns, 'deleted');
+    },
+    /** `lockRow` among every row, live or soft-deleted (a hard delete). */
+    lockAny(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<Row> {
+      return lock(ctx, key, columns, 'any');
     },
   };
 }

@@ -36,6 +36,7 @@ export * from './m2m';
 export * from './computed';
 export * from './permissions';
 export * from './rate-limit';
+export * from './soft-delete';
 export * from './catalogue';
 export * from './logging';
 export * from './cors';

@@ -193,6 +193,19 @@ function listQuery(o: Operation, r: Resource, b: ClientBuilder): string | undefi
   return b.query(name, `Query parameters of ${camelCase(o.operationId)}.`, b.pageQueries(r.pagination), members);
 }
 
+/** The soft delete's restore (answering with the retrieve shape) and hard delete, when the viewset has them. */
+function softDeleteMethods(r: Resource, b: ClientBuilder) {
+  const sd = r.softDelete;
+  if (!sd) return;
+  const pk = pkParam(r);
+  const at = (end: string) => ({ path: `/${r.base}/{${pk.name}}/${end}/`, pathCode: `\`/${r.base}/${segment(pk.name)}/${end}/\``, pathParams: [pk] });
+  const returns = r.hasDetail ? b.schema(r.schemas.detail, `${capital(aOrAn(r.verboseName))} as retrieve answers it.`) : b.schema(r.schemas.out, outDoc(r));
+  b.method({ operationId: sd.restore.operationId, summary: 'Restore a soft-deleted object by its primary key.', method: 'post', ...at('restore'), returns });
+  if (sd.hardDelete) {
+    b.method({ operationId: sd.hardDelete.operationId, summary: 'Delete an object for good by its primary key, soft-deleted or not.', method: 'delete', ...at('hard'), returns: 'void' });
+  }
+}
+
 /** One method per method of an action. */
 function actionMethods(a: Action, r: Resource, b: ClientBuilder) {
   const returns = a.response ? b.schema(a.response, `Response of the ${a.name} action.`) : 'unknown';
@@ -296,6 +309,7 @@ export function clientView(model: ServiceModel, ctx: RenderContext) {
   for (const e of model.endpoints) endpointMethod(e, b);
   for (const r of model.resources) {
     for (const o of r.operations) operationMethod(o, r, b);
+    softDeleteMethods(r, b);
     for (const a of r.actions) actionMethods(a, r, b);
     for (const rel of r.relations) relationMethods(rel, r, model, b);
     for (const e of r.endpoints) endpointMethod(e, b);

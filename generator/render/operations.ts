@@ -38,7 +38,7 @@ function route(o: Operation, rs: ResourceRoutes, own: OwnSpec): RouteView {
 }
 
 /** A lifecycle hook's call, when the spec names one. */
-function lifecycle(rs: ResourceRoutes, hook: keyof ResourceRoutes['r']['lifecycle'], args: string): string | undefined {
+export function lifecycle(rs: ResourceRoutes, hook: keyof ResourceRoutes['r']['lifecycle'], args: string): string | undefined {
   const name = rs.r.lifecycle[hook];
   return name ? rs.hookCall(name, args) : undefined;
 }
@@ -215,6 +215,8 @@ function updateRoute(o: Operation, rs: ResourceRoutes): RouteView {
 }
 
 function deleteRoute(o: Operation, rs: ResourceRoutes): RouteView {
+  const q = rs.q();
+  const key = `instance.${rs.r.pk.name}`;
   return route(o, rs, {
     params: rs.params(),
     input: '{ params: { pk } }, ctx',
@@ -224,7 +226,10 @@ function deleteRoute(o: Operation, rs: ResourceRoutes): RouteView {
       objectPermission: objectPermission(rs, 'delete'),
       override: o.override ? rs.hookCall(o.override, '{ pk, instance, proceed }') : undefined,
       beforeDelete: lifecycle(rs, 'before_delete', '{ instance }'),
-      key: `instance.${rs.r.pk.name}`,
+      // With soft delete, the row is stamped deleted and stays.
+      remove: rs.r.softDelete
+        ? `${rs.imports.runtime('markDeleted')}(ctx.db, ${q}.SOFT_DELETE, ${key})`
+        : `ctx.db(${q}.TABLE).where(${q}.PK, ${key}).delete()`,
       afterDelete: lifecycle(rs, 'after_delete', '{ instance }'),
     },
     // An override may answer with a body instead of 204.

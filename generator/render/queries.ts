@@ -228,6 +228,7 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
     .map((x) => ({ constName: modelConst(x.model), verboseKey: x.verboseKey, classKey: x.classKey }));
   if (setters.size) imports.runtime('setRelated');
   if (r.relations.length) imports.runtimeType('RelationSpec');
+  if (r.softDelete) imports.runtimeType('SoftDeleteSpec');
   return {
     header: header(`${ctx.specsName}/${r.specFile}`),
     table: r.table,
@@ -244,6 +245,12 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
     writes,
     m2m: r.m2m.filter((m) => setters.has(m.name)).map((m) => ({ ...m, pascal: pascalCase(m.name) })),
     relations: relationsQueriesView(r, model),
+    softDelete: r.softDelete
+      ? {
+          column: r.softDelete.field.column,
+          uniques: r.softDelete.uniques.map((u) => `{ fields: [${list(u.fields)}], columns: [${list(u.columns)}] }`),
+        }
+      : undefined,
     imports: imports.print(),
   };
 }

@@ -93,7 +93,7 @@ function statusText(status: number): string {
 function rolesNote(roles: readonly string[] | undefined, description: string | undefined): string | undefined {
   if (!roles) return description;
   const note = `'Requires ${roles.length === 1 ? 'the role' : 'one of the roles'} ${roles.join(', ')}.'`;
-  return description ? `${description} + '\n\n' + ${note}` : note;
+  return description ? `${description} + '\\n\\n' + ${note}` : note;
 }
 
 /** A documented response: `{ status, description, schema }`. */

@@ -10,10 +10,11 @@ import { endpointRoute } from './endpoints';
 import { Imports } from './imports';
 import { relationRoutes } from './m2m';
 import { operationRoute } from './operations';
+import { softDeleteRoutes } from './soft-delete';
 import { RouteFile } from './route';
 
 /** The row lookups `rowLookup` builds, in the order the routes file names them. */
-const LOOKUPS = ['queryset', 'findVisible', 'findRow', 'lockRow'] as const;
+const LOOKUPS = ['queryset', 'findVisible', 'findRow', 'lockRow', 'lockDeleted', 'lockAny'] as const;
 export type Lookup = (typeof LOOKUPS)[number];
 
 /** What the routes of one resource share, each recorded on first use. */
@@ -104,6 +105,7 @@ export class ResourceRoutes extends RouteFile {
       q: this.q(),
       names: LOOKUPS.filter((name) => this.lookups.has(name)).join(', '),
       narrow,
+      softDelete: this.r.softDelete !== null,
     };
   }
 }
@@ -112,6 +114,7 @@ export function routesView(r: Resource, model: ServiceModel, ctx: RenderContext)
   const rs = new ResourceRoutes(r, model, ctx);
   const routes = [
     ...r.operations.map((o) => operationRoute(o, rs)),
+    ...(r.softDelete ? softDeleteRoutes(r.softDelete, rs) : []),
     ...r.actions.flatMap((a) => actionRoutes(a, rs)),
     ...r.relations.flatMap((rel) => relationRoutes(rel, rs)),
     ...r.endpoints.map((e) => endpointRoute(e, rs)),

@@ -103,3 +103,56 @@ describe('migration steps of composite indexes', () => {
     expect(next?.changes).toEqual(['add column books.position', 'add index books_shelf_position_index on books (shelf, position)']);
   });
 });
+
+describe('migration steps of partial unique indexes (soft delete)', () => {
+  const LIVE: DbIndex = { name: 'books_shelf_position_unique', columns: ['shelf', 'position'], unique: true, whereNull: 'pages' };
+
+  it('creates a partial unique index with a predicate, and drops it as an index (PostgreSQL has no partial constraint)', () => {
+    expect(plan(undefined, [LIVE])).toEqual({
+      name: '0002_books_shelf_position',
+      changes: ['add unique index books_shelf_position_unique on books (shelf, position) where pages is null'],
+      up: [
+        "  await knex.schema.alterTable('books', (t) => {",
+        "    t.unique(['shelf', 'position'], { indexName: 'books_shelf_position_unique', predicate: knex.whereNull('pages') });",
+        '  });',
+      ],
+      down: ["  await knex.schema.alterTable('books', (t) => {", "    t.dropIndex(['shelf', 'position'], 'books_shelf_position_unique');", '  });'],
+    });
+  });
+
+  it('drops and creates again an index that gains or loses its predicate', () => {
+    const plain: DbIndex = { ...LIVE, whereNull: undefined };
+    const next = plan([plain], [LIVE]);
+    expect(next?.changes).toEqual([
+      'drop unique index books_shelf_position_unique on books (shelf, position)',
+      'add unique index books_shelf_position_unique on books (shelf, position) where pages is null',
+    ]);
+    expect(next?.up).toEqual([
+      "  await knex.schema.alterTable('books', (t) => {",
+      "    t.dropUnique(['shelf', 'position'], 'books_shelf_position_unique');",
+      '  });',
+      "  await knex.schema.alterTable('books', (t) => {",
+      "    t.unique(['shelf', 'position'], { indexName: 'books_shelf_position_unique', predicate: knex.whereNull('pages') });",
+      '  });',
+    ]);
+    expect(plan([LIVE], [LIVE])).toBeUndefined();
+  });
+
+  it('turns a unique column into a partial unique index after the column that marks deleted rows is added', () => {
+    const withoutPages = BOOKS.columns.filter((c) => c.name !== 'pages');
+    const uniqueShelf = withoutPages.map((c) => (c.name === 'shelf' ? { ...c, unique: true } : c));
+    const history: MigrationHistory = {
+      snapshot: { tables: [{ ...BOOKS, columns: uniqueShelf }], migrations: ['0001_initial'] },
+      snapshotFile: 's',
+      migrations: [{ name: '0001_initial', text: '' }],
+    };
+    const model = { resources: [] } as unknown as ServiceModel;
+    const live: DbIndex = { name: 'books_shelf_unique', columns: ['shelf'], unique: true, whereNull: 'pages' };
+    const next = planMigrations(model, { tables: [{ ...BOOKS, indexes: [live] }] }, history, { at: () => ({ file: 'x', line: 1, column: 1, message: 'unexpected' }) }).next;
+    expect(next?.changes).toEqual([
+      'alter column books.shelf (not unique)',
+      'add column books.pages',
+      'add unique index books_shelf_unique on books (shelf) where pages is null',
+    ]);
+  });
+});

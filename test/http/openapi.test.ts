@@ -314,7 +314,7 @@ describe.each(DIALECTS)('OpenAPI document of the showcase (%s)', (dialect) => {
     expect(d.components.schemas.NoteProblem).toEqual({ type: 'object', properties: { error: { type: 'string' } }, required: ['error'] });
   });
 
-  it('has security exactly on the operations that authenticate: custom endpoints, tickets\' writes, every beacon route', async () => {
+  it('has security exactly on the operations that authenticate: custom endpoints, tickets\' writes, every beacon route, coupons\' deletes and restore', async () => {
     const secured = new Set([
       'GET /v/numbers/',
       'GET /v/scoped/',
@@ -326,6 +326,9 @@ describe.each(DIALECTS)('OpenAPI document of the showcase (%s)', (dialect) => {
       'PATCH /v/beacons/{pk}/',
       'DELETE /v/beacons/{pk}/',
       'GET /v/beacons/ping/',
+      'DELETE /v/coupons/{pk}/',
+      'POST /v/coupons/{pk}/restore/',
+      'DELETE /v/coupons/{pk}/hard/',
     ]);
     for (const [key, op] of operations(await fetchDoc())) {
       // The health routes read no token at all; other public operations read one when it is sent.

@@ -1,0 +1,84 @@
+/**
+ * The routes soft delete adds to a resource (`soft_delete` of its viewset): `POST /{base}/{pk}/restore/`
+ * brings a soft-deleted row back and answers with the retrieve shape; `DELETE /{base}/{pk}/hard/`,
+ * for the roles `hard_delete_roles` names, removes a row for good, deleted or not. The delete
+ * operation itself stamps the row (operations.ts).
+ */
+import type { SoftDelete } from '../model';
+import { docLine, literal, str } from '../names';
+import { restoreConflictMessage } from '../../runtime/soft-delete';
+import { lifecycle, objectPermission } from './operations';
+import { columnsOf } from './queries';
+import { response, type RouteView } from './route';
+import type { ResourceRoutes } from './routes';
+
+export function softDeleteRoutes(sd: SoftDelete, rs: ResourceRoutes): RouteView[] {
+  return [restoreRoute(sd, rs), ...(sd.hardDelete ? [hardDeleteRoute(sd, rs)] : [])];
+}
+
+function restoreRoute(sd: SoftDelete, rs: ResourceRoutes): RouteView {
+  const { r } = rs;
+  const q = rs.q();
+  const detail = r.schemas.detail;
+  const [first] = sd.uniques;
+  return rs.route({
+    method: 'post',
+    path: `'/${r.base}/:pk/restore/'`,
+    auth: sd.restore.auth,
+    roles: sd.restore.roles,
+    throttles: sd.restore.throttles,
+    operationId: sd.restore.operationId,
+    decorators: [],
+    params: rs.params(),
+    transaction: true,
+    status: 200,
+    input: '{ params: { pk } }, ctx',
+    partial: 'operations/restore',
+    handle: {
+      // Only a soft-deleted row can be restored: a live or missing one is a 404.
+      row: `await ${rs.lookup('lockDeleted')}(ctx, pk, ${q}.RECORD_COLUMNS)`,
+      objectPermission: objectPermission(rs, 'restore', `${q}.to${r.model}Record(row)`),
+      restore: `${rs.imports.runtime('restoreRow')}(ctx.db, ${q}.SOFT_DELETE, row)`,
+      reread: `${q}.shape${detail.name}(ctx.db, [await ${rs.lookup('findRow')}(ctx, pk, ${q}.${columnsOf(r, detail)})])`,
+    },
+    summary: str(docLine('Restore a soft-deleted object by its primary key.')),
+    description: str(`A ${r.verboseName} that is not deleted is a 404.`),
+    tags: rs.tag(),
+    errors: first ? literal({ 409: { error: 'conflict', details: restoreConflictMessage(r.verboseName, first.fields) } }) : undefined,
+    responses: response(200, rs.schema(detail)),
+    errorSchema: rs.errorSchema(),
+  });
+}
+
+function hardDeleteRoute(sd: SoftDelete, rs: ResourceRoutes): RouteView {
+  const { r } = rs;
+  const q = rs.q();
+  const hard = sd.hardDelete!;
+  const key = `instance.${r.pk.name}`;
+  return rs.route({
+    method: 'delete',
+    path: `'/${r.base}/:pk/hard/'`,
+    auth: hard.auth,
+    roles: hard.roles,
+    throttles: hard.throttles,
+    operationId: hard.operationId,
+    decorators: [],
+    params: rs.params(),
+    transaction: true,
+    status: 204,
+    input: '{ params: { pk } }, ctx',
+    partial: 'operations/hard-delete',
+    handle: {
+      // Live or soft-deleted: both are removed.
+      instance: `${q}.to${r.model}Record(await ${rs.lookup('lockAny')}(ctx, pk, ${q}.RECORD_COLUMNS))`,
+      objectPermission: objectPermission(rs, 'hard_delete'),
+      beforeDelete: lifecycle(rs, 'before_delete', '{ instance }'),
+      remove: `ctx.db(${q}.TABLE).where(${q}.PK, ${key}).delete()`,
+      afterDelete: lifecycle(rs, 'after_delete', '{ instance }'),
+    },
+    summary: str(docLine('Delete an object for good by its primary key, soft-deleted or not.')),
+    tags: rs.tag(),
+    responses: response(204),
+    errorSchema: rs.errorSchema(),
+  });
+}

@@ -1,0 +1,2 @@
+export function restoreTrunk(): void {}
+export function shred(): void {}
