@@ -1,10 +1,12 @@
 /**
  * The list pipeline: the resource's base query with filters applied, then ordering, then the
- * paginator's slice; rows are shaped by the resource's precompiled mapper.
+ * paginator's slice (or, for CursorPagination, the rows after a position in the order); rows are
+ * shaped by the resource's precompiled mapper.
  */
 import type { Knex } from 'knex';
+import { asBool, asDate, asDateTime } from './convert';
 import { countOf, selectFirst, selectRows, type Db } from './db';
-import type { ListSource } from './pagination';
+import type { KeysetReader, ListSource } from './pagination';
 import type { Row } from './relations';
 import { fromString } from './query-params';
 import { orderByTerms, type OrderHop, type RelatedColumn } from './related-ordering';
@@ -17,20 +19,109 @@ export interface OrderTerm {
   hops?: readonly OrderHop[];
 }
 
+/** The type of an ordering column's values, as a cursor carries them in JSON. */
+export type KeyKind = 'int' | 'float' | 'decimal' | 'str' | 'uuid' | 'bool' | 'date' | 'datetime';
+
+type KeyValue = string | number | boolean;
+
+/**
+ * Each kind's values: `read` turns a column value into its JSON form (the same on both databases),
+ * `accept` checks a cursor's value and gives what is bound, or undefined when it is not of the kind
+ * (so a tampered cursor is a 422, never a database error). Without a kind (a source built by custom
+ * code without `kinds`), any JSON scalar is accepted.
+ */
+const KEY_VALUES: Record<KeyKind | 'scalar', { read(value: unknown): KeyValue; accept(value: unknown): KeyValue | undefined }> = {
+  int: { read: Number, accept: (v) => (Number.isSafeInteger(v) ? (v as number) : undefined) },
+  float: { read: Number, accept: (v) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined) },
+  decimal: { read: String, accept: (v) => (typeof v === 'string' && /^-?\d{1,30}(\.\d{1,30})?$/.test(v) ? v : undefined) },
+  str: { read: String, accept: (v) => (typeof v === 'string' ? v : undefined) },
+  uuid: {
+    read: String,
+    accept: (v) => (typeof v === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v) ? v : undefined),
+  },
+  bool: { read: asBool, accept: (v) => (typeof v === 'boolean' ? v : undefined) },
+  date: { read: asDate, accept: (v) => (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(v) && asDate(new Date(`${v}T00:00:00Z`)) === v ? v : undefined) },
+  // Datetimes are stored (SQLite) and compared as their ISO form in UTC, to the millisecond.
+  datetime: {
+    read: asDateTime,
+    accept: (v) => (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(v) && asDateTime(v) === v ? v : undefined),
+  },
+  scalar: {
+    read: (v) => (v instanceof Date ? v.toISOString() : (v as KeyValue)),
+    accept: (v) => (typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v)) ? v : undefined),
+  },
+};
+
+/**
+ * Reading `query` by position in `ordering` (columns of the listed table, the primary key last):
+ * the rows after a key are those greater in the first term, or equal in it and greater in the
+ * second, and so on (`>` turned to `<` for a descending term, and both turned round backward).
+ * Every comparison binds its value; ordering columns are not nullable (the spec is checked), so
+ * SQLite and PostgreSQL, which sort NULLs differently, answer the same.
+ */
+function columnKeyset<T>(
+  db: Db,
+  query: Knex.QueryBuilder,
+  columns: readonly string[],
+  ordering: readonly OrderTerm[],
+  kinds: Readonly<Record<string, KeyKind>> | undefined,
+  shape: (db: Db, rows: Row[]) => Promise<T[]>,
+): KeysetReader<T> {
+  const values = ordering.map((t) => KEY_VALUES[kinds?.[t.column] ?? 'scalar']);
+  // The key columns are read under names of their own: a list's columns need not include them.
+  const aliases = ordering.map((_, i) => `svc_key_${i}`);
+  const keyColumns = Object.fromEntries(ordering.map((t, i) => [aliases[i], t.column]));
+  return {
+    ordering: ordering.map((t) => (t.order === 'desc' ? `-${t.column}` : t.column)),
+    accept(position) {
+      if (position.length !== ordering.length) return undefined;
+      const accepted = position.map((v, i) => values[i].accept(v));
+      return accepted.every((v) => v !== undefined) ? accepted : undefined;
+    },
+    async read(limit, position, backward) {
+      const ascending = (t: OrderTerm) => (t.order === 'asc') !== backward;
+      const q = query.clone().select([...columns]).select(keyColumns);
+      if (position) {
+        q.where((after) => {
+          ordering.forEach((t, i) => {
+            after.orWhere((term) => {
+              for (let j = 0; j < i; j++) term.where(ordering[j].column, position[j] as Knex.Value);
+              term.where(t.column, ascending(t) ? '>' : '<', position[i] as Knex.Value);
+            });
+          });
+        });
+      }
+      q.orderBy(ordering.map((t) => ({ column: t.column, order: ascending(t) ? ('asc' as const) : ('desc' as const) })));
+      q.limit(limit);
+      const rows = await selectRows(db, q);
+      return { items: await shape(db, rows), keys: rows.map((row) => aliases.map((alias, i) => values[i].read(row[alias]))) };
+    },
+  };
+}
+
 /**
  * A ListSource over `query` (filters applied, no select or order). `ordering` is applied to every
  * fetch; the primary key is appended as the last term so that pages never overlap or skip a row.
+ * Unless a term orders by a related row, the source can also be read by position (`keyset`), with
+ * `kinds` (column → value kind) checking the positions cursors carry.
  */
 export function querySource<T>(
   db: Db,
   query: Knex.QueryBuilder,
-  options: { columns: readonly string[]; pk: string; ordering: readonly OrderTerm[]; shape: (db: Db, rows: Row[]) => Promise<T[]> },
+  options: {
+    columns: readonly string[];
+    pk: string;
+    ordering: readonly OrderTerm[];
+    shape: (db: Db, rows: Row[]) => Promise<T[]>;
+    kinds?: Readonly<Record<string, KeyKind>>;
+  },
 ): ListSource<T> {
   const ordering = options.ordering.some((t) => t.column === options.pk && !t.hops)
     ? options.ordering
     : [...options.ordering, { column: options.pk, order: 'asc' as const }];
   const related = ordering.some((t) => t.hops);
   return {
+    keyset: related ? undefined : columnKeyset(db, query, options.columns, ordering, options.kinds, options.shape),
     async count() {
       return countOf(await selectFirst(db, query.clone().clearSelect().clearOrder().count({ count: '*' })));
     },
