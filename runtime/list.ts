@@ -121,7 +121,10 @@ export function querySource<T>(
     : [...options.ordering, { column: options.pk, order: 'asc' as const }];
   const related = ordering.some((t) => t.hops);
   return {
-    keyset: related ? undefined : columnKeyset(db, query, options.columns, ordering, options.kinds, options.shape),
+    // Built when a paginator asks for it (CursorPagination), not for every list.
+    get keyset() {
+      return related ? undefined : columnKeyset(db, query, options.columns, ordering, options.kinds, options.shape);
+    },
     async count() {
       return countOf(await selectFirst(db, query.clone().clearSelect().clearOrder().count({ count: '*' })));
     },

@@ -223,7 +223,7 @@ export class CursorPagination extends Paginator<{ cursor?: Cursor; page_size?: n
   }
 
   async apaginateQueryset(source: ListSource, params: { cursor?: Cursor; page_size?: number }, req: Request): Promise<unknown> {
-    const keyset = source.keyset;
+    const { keyset } = source;
     if (!keyset) throw new TypeError('CursorPagination needs a list it can read by position (a ListSource with a keyset)');
     const size = Math.min(params.page_size ?? this.pageSize, this.maxPageSize);
     const { cursor } = params;
@@ -289,7 +289,9 @@ function arrayKeyset(items: readonly unknown[]): KeysetReader {
     ordering: ['index'],
     accept: (position) => (position.length === 1 && Number.isSafeInteger(position[0]) && (position[0] as number) >= 0 ? [position[0]] : undefined),
     async read(limit, position, backward) {
-      const from = position === null ? (backward ? items.length - 1 : 0) : (position[0] as number) + (backward ? -1 : 1);
+      const at = position === null ? null : (position[0] as number);
+      // Backward: the index before `at` (before the end when null), at most the last one.
+      const from = backward ? Math.min(at ?? items.length, items.length) - 1 : at === null ? 0 : at + 1;
       const indexes: number[] = [];
       for (let i = from; i >= 0 && i < items.length && indexes.length < limit; i += backward ? -1 : 1) indexes.push(i);
       return { items: indexes.map((i) => items[i]), keys: indexes.map((i) => [i]) };

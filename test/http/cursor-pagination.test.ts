@@ -286,6 +286,9 @@ describe.each(DIALECTS)('CursorPagination: the showcase readings (%s)', (dialect
     const { forward, backward } = await walk<{ letter: string }>('/v/letters/');
     expect(forward).toEqual([[{ letter: 'a' }, { letter: 'b' }], [{ letter: 'c' }, { letter: 'd' }], [{ letter: 'e' }]]);
     expect(backward.reverse().flat()).toEqual(['a', 'b', 'c', 'd', 'e'].map((letter) => ({ letter })));
+    // A position past the end: nothing after it, and the last page before it.
+    const past = await get(`/v/letters/?cursor=${cursorOf(['index'], [99], true)}`);
+    expect(past.body).toEqual({ next: `/v/letters/?cursor=${cursorOf(['index'], [4])}`, previous: `/v/letters/?cursor=${cursorOf(['index'], [3], true)}`, results: [{ letter: 'd' }, { letter: 'e' }] });
     expect(await get(`/v/letters/?cursor=${cursorOf(['index'], [-1])}`)).toEqual({ status: 422, body: invalidCursor() });
     expect(await get(`/v/letters/?cursor=${cursorOf(['-rank', 'id'], [1, 1])}`)).toEqual({
       status: 422,
