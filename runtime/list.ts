@@ -4,6 +4,7 @@
  * shaped by the resource's precompiled mapper.
  */
 import type { Knex } from 'knex';
+import { storableDate, storableInstant } from './calendar';
 import { asBool, asDate, asDateTime } from './convert';
 import { countOf, selectFirst, selectRows, type Db } from './db';
 import type { KeysetReader, ListSource } from './pagination';
@@ -19,36 +20,51 @@ export interface OrderTerm {
   hops?: readonly OrderHop[];
 }
 
-/** The type of an ordering column's values, as a cursor carries them in JSON. */
-export type KeyKind = 'int' | 'float' | 'decimal' | 'str' | 'uuid' | 'bool' | 'date' | 'datetime';
+/** The type of an ordering column's values, as a cursor carries them in JSON (`int`: 32-bit, `bigint`: a safe integer). */
+export type KeyKind = 'int' | 'bigint' | 'float' | 'decimal' | 'str' | 'uuid' | 'bool' | 'date' | 'datetime';
 
 type KeyValue = string | number | boolean;
 
+const INT32 = { min: -2147483648, max: 2147483647 };
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A text PostgreSQL can compare with a text column (it refuses NUL characters). */
+const text = (v: unknown): v is string => typeof v === 'string' && !v.includes('\u0000');
+
+/** A `YYYY-MM-DD` date that exists and that both databases store. */
+function isDate(v: unknown): v is string {
+  if (typeof v !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(v)) return false;
+  const day = new Date(`${v}T00:00:00Z`);
+  return !Number.isNaN(day.getTime()) && day.toISOString().slice(0, 10) === v && storableDate(v);
+}
+
+/** A datetime written as the service writes them (ISO 8601 in UTC, milliseconds), storable on both databases. */
+function isDateTime(v: unknown): v is string {
+  if (typeof v !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(v)) return false;
+  const instant = new Date(v);
+  return !Number.isNaN(instant.getTime()) && instant.toISOString() === v && storableInstant(instant);
+}
+
 /**
  * Each kind's values: `read` turns a column value into its JSON form (the same on both databases),
- * `accept` checks a cursor's value and gives what is bound, or undefined when it is not of the kind
- * (so a tampered cursor is a 422, never a database error). Without a kind (a source built by custom
- * code without `kinds`), any JSON scalar is accepted.
+ * `accept` checks a cursor's value: only what the column's type can be compared with passes, so a
+ * tampered cursor is a 422, never a database error. Without a kind (a source built by custom code
+ * without `kinds`), any JSON scalar is accepted.
  */
-const KEY_VALUES: Record<KeyKind | 'scalar', { read(value: unknown): KeyValue; accept(value: unknown): KeyValue | undefined }> = {
-  int: { read: Number, accept: (v) => (Number.isSafeInteger(v) ? (v as number) : undefined) },
-  float: { read: Number, accept: (v) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined) },
-  decimal: { read: String, accept: (v) => (typeof v === 'string' && /^-?\d{1,30}(\.\d{1,30})?$/.test(v) ? v : undefined) },
-  str: { read: String, accept: (v) => (typeof v === 'string' ? v : undefined) },
-  uuid: {
-    read: String,
-    accept: (v) => (typeof v === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v) ? v : undefined),
-  },
-  bool: { read: asBool, accept: (v) => (typeof v === 'boolean' ? v : undefined) },
-  date: { read: asDate, accept: (v) => (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(v) && asDate(new Date(`${v}T00:00:00Z`)) === v ? v : undefined) },
+const KEY_VALUES: Record<KeyKind | 'scalar', { read(value: unknown): KeyValue; accept(value: unknown): boolean }> = {
+  int: { read: Number, accept: (v) => Number.isInteger(v) && (v as number) >= INT32.min && (v as number) <= INT32.max },
+  bigint: { read: Number, accept: (v) => Number.isSafeInteger(v) },
+  float: { read: Number, accept: (v) => typeof v === 'number' && Number.isFinite(v) },
+  decimal: { read: String, accept: (v) => typeof v === 'string' && /^-?\d{1,30}(\.\d{1,30})?$/.test(v) },
+  str: { read: String, accept: text },
+  uuid: { read: String, accept: (v) => typeof v === 'string' && UUID.test(v) },
+  bool: { read: asBool, accept: (v) => typeof v === 'boolean' },
+  date: { read: asDate, accept: isDate },
   // Datetimes are stored (SQLite) and compared as their ISO form in UTC, to the millisecond.
-  datetime: {
-    read: asDateTime,
-    accept: (v) => (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(v) && asDateTime(v) === v ? v : undefined),
-  },
+  datetime: { read: asDateTime, accept: isDateTime },
   scalar: {
     read: (v) => (v instanceof Date ? v.toISOString() : (v as KeyValue)),
-    accept: (v) => (typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v)) ? v : undefined),
+    accept: (v) => text(v) || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v)),
   },
 };
 
@@ -74,9 +90,7 @@ function columnKeyset<T>(
   return {
     ordering: ordering.map((t) => (t.order === 'desc' ? `-${t.column}` : t.column)),
     accept(position) {
-      if (position.length !== ordering.length) return undefined;
-      const accepted = position.map((v, i) => values[i].accept(v));
-      return accepted.every((v) => v !== undefined) ? accepted : undefined;
+      return position.length === ordering.length && position.every((v, i) => values[i].accept(v)) ? [...position] : undefined;
     },
     async read(limit, position, backward) {
       const ascending = (t: OrderTerm) => (t.order === 'asc') !== backward;

@@ -128,8 +128,9 @@ export class ResourceRoutes extends RouteFile {
 function keyKind(f: Field): KeyKind {
   switch (f.type) {
     case 'integer':
-    case 'big_integer':
       return 'int';
+    case 'big_integer':
+      return 'bigint';
     case 'float':
       return 'float';
     case 'decimal':

@@ -182,6 +182,9 @@ describe.each(DIALECTS)('CursorPagination: the showcase readings (%s)', (dialect
   it.each<[string, string, Cursor['position']]>([
     ['a string for an integer', '-rank,id', ['five', 1]],
     ['an integer too large to be exact', '-rank,id', [5, 2 ** 60]],
+    ['an integer past the 32-bit column', '-rank,id', [2 ** 31, 1]],
+    ['a NUL character in a string', 'sensor,id', ['al\u0000pha', 1]],
+    ['a datetime in year 0', '-taken_at,id', ['0000-06-01T10:00:00.000Z', 1]],
     ['a fraction for an integer key', '-rank,id', [5, 1.5]],
     ['a boolean for an integer', '-rank,id', [true, 1]],
     ['too few values', '-rank,id', [5]],
