@@ -234,8 +234,9 @@ export class CursorPagination extends Paginator<{ cursor?: Cursor; page_size?: n
         throw cursorError('Cursor was made for another ordering');
       }
       if (cursor.position) {
-        position = keyset.accept(cursor.position) ?? null;
-        if (!position) throw cursorError(INVALID_CURSOR);
+        const accepted = keyset.accept(cursor.position);
+        if (!accepted) throw cursorError(INVALID_CURSOR);
+        position = accepted;
       }
     }
     const backward = cursor?.reverse ?? false;
@@ -252,7 +253,8 @@ export class CursorPagination extends Paginator<{ cursor?: Cursor; page_size?: n
     const hasNext = backward ? position !== null : more;
     const hasPrevious = backward ? more : position !== null;
     const at = (key: Cursor['position'], reverse: boolean): Cursor => ({ ordering, position: key, reverse });
-    // An empty page read from a position: nothing lies beyond it, so the other way is the whole list from its end.
+    // An empty page read from a position has nothing beyond it: its other link starts over from that
+    // side's end of the list (the first page going forward, the last going back).
     const next = !hasNext ? null : pageLink(req, results.length ? at(keys[keys.length - 1], false) : null);
     const previous = !hasPrevious ? null : pageLink(req, at(results.length ? keys[0] : null, true));
     return { next, previous, results };
