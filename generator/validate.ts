@@ -852,6 +852,7 @@ function checkViewset(ctx: Ctx, res: Resource, vs: Rec): void {
   checkViewsetClass(ctx, res, vs);
   checkDisable(ctx, res, vs);
   checkOrdering(ctx, res, vs);
+  checkCursorOrdering(ctx, res, vs);
   eachItem(vs.search_fields, ['viewset', 'search_fields'], (name, at) => {
     if (typeof name === 'string') checkSearchField(ctx, res, name, at);
   });
@@ -964,6 +965,37 @@ function checkOrdering(ctx: Ctx, res: Resource, vs: Rec): void {
 }
 
 /**
+ * A cursor-paged list (CursorPagination) is read by position in its order, so each field it may be
+ * ordered by must be a column of its own table that compares the same on both databases: never null
+ * (SQLite and PostgreSQL sort NULLs at opposite ends), and not json.
+ */
+function checkCursorOrdering(ctx: Ctx, res: Resource, vs: Rec): void {
+  const paginator = typeof vs.pagination_class === 'string' ? vs.pagination_class : asStr(asRec(vs.pagination_class)?.class);
+  if (paginator !== 'CursorPagination') return;
+  const check = (name: string, label: string, at: YamlPath) => {
+    if (name.includes('__')) {
+      return report(ctx, res.spec, at, `${label} "${name}" is a field of a related row: a CursorPagination list orders by fields of its own table; order by a field of ${res.name}, or use another paginator`);
+    }
+    const field = res.fields.get(name);
+    if (field?.spec.null === true) {
+      report(ctx, res.spec, at, `${label} "${name}" may be null: a CursorPagination list orders by fields without nulls (SQLite and PostgreSQL sort them differently); make the field non-null, or use another paginator`);
+    } else if (field?.type === 'json') {
+      report(ctx, res.spec, at, `${label} "${name}" is a json field: a CursorPagination list cannot compare its values; use another ordering field`);
+    }
+  };
+  const fields = Array.isArray(vs.ordering_fields) ? vs.ordering_fields : [];
+  eachItem(vs.ordering_fields, ['viewset', 'ordering_fields'], (name, at) => {
+    if (typeof name === 'string') check(name, 'ordering field', at);
+  });
+  const ordering = asStr(vs.default_ordering);
+  if (ordering === undefined) return;
+  for (const name of ordering.split(',').map((part) => part.trim().replace(/^-/, ''))) {
+    // One also in ordering_fields is reported there.
+    if (!fields.includes(name)) check(name, 'default ordering field', ['viewset', 'default_ordering']);
+  }
+}
+
+/**
  * An ordering field of a related row, `author__username`: foreign keys, then a field of the last
  * related resource. A many-to-many on the way would give a row several values to order by.
  */
@@ -1052,8 +1084,8 @@ function checkM2mSchemas(ctx: Ctx, res: Resource, rel: Rec, target: Resource, at
   }
 }
 
-/** Parameters the list endpoint reads itself (pagination and ordering; `search` too, with search_fields). */
-const LIST_PARAMETERS = ['page', 'page_size', 'limit', 'offset', 'ordering'];
+/** Parameters the list endpoint reads itself (pagination, including CursorPagination's `cursor`, and ordering; `search` too, with search_fields). */
+const LIST_PARAMETERS = ['page', 'page_size', 'limit', 'offset', 'cursor', 'ordering'];
 
 function checkQueryParams(ctx: Ctx, res: Resource, vs: Rec): void {
   const seen = new Map<string, string>();

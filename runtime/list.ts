@@ -1,10 +1,13 @@
 /**
  * The list pipeline: the resource's base query with filters applied, then ordering, then the
- * paginator's slice; rows are shaped by the resource's precompiled mapper.
+ * paginator's slice (or, for CursorPagination, the rows after a position in the order); rows are
+ * shaped by the resource's precompiled mapper.
  */
 import type { Knex } from 'knex';
+import { storableDate, storableInstant } from './calendar';
+import { asBool, asDate, asDateTime } from './convert';
 import { countOf, selectFirst, selectRows, type Db } from './db';
-import type { ListSource } from './pagination';
+import type { KeysetReader, ListSource } from './pagination';
 import type { Row } from './relations';
 import { fromString } from './query-params';
 import { orderByTerms, type OrderHop, type RelatedColumn } from './related-ordering';
@@ -17,20 +20,125 @@ export interface OrderTerm {
   hops?: readonly OrderHop[];
 }
 
+/** The type of an ordering column's values, as a cursor carries them in JSON (`int`: 32-bit, `bigint`: a safe integer). */
+export type KeyKind = 'int' | 'bigint' | 'float' | 'decimal' | 'str' | 'uuid' | 'bool' | 'date' | 'datetime';
+
+type KeyValue = string | number | boolean;
+
+const INT32 = { min: -2147483648, max: 2147483647 };
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A text PostgreSQL can compare with a text column (it refuses NUL characters). */
+const text = (v: unknown): v is string => typeof v === 'string' && !v.includes('\u0000');
+
+/** A `YYYY-MM-DD` date that exists and that both databases store. */
+function isDate(v: unknown): v is string {
+  if (typeof v !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(v)) return false;
+  const day = new Date(`${v}T00:00:00Z`);
+  return !Number.isNaN(day.getTime()) && day.toISOString().slice(0, 10) === v && storableDate(v);
+}
+
+/** A datetime written as the service writes them (ISO 8601 in UTC, milliseconds), storable on both databases. */
+function isDateTime(v: unknown): v is string {
+  if (typeof v !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(v)) return false;
+  const instant = new Date(v);
+  return !Number.isNaN(instant.getTime()) && instant.toISOString() === v && storableInstant(instant);
+}
+
+/**
+ * Each kind's values: `read` turns a column value into its JSON form (the same on both databases),
+ * `accept` checks a cursor's value: only what the column's type can be compared with passes, so a
+ * tampered cursor is a 422, never a database error. Without a kind (a source built by custom code
+ * without `kinds`), any JSON scalar is accepted.
+ */
+const KEY_VALUES: Record<KeyKind | 'scalar', { read(value: unknown): KeyValue; accept(value: unknown): boolean }> = {
+  int: { read: Number, accept: (v) => Number.isInteger(v) && (v as number) >= INT32.min && (v as number) <= INT32.max },
+  bigint: { read: Number, accept: (v) => Number.isSafeInteger(v) },
+  float: { read: Number, accept: (v) => typeof v === 'number' && Number.isFinite(v) },
+  decimal: { read: String, accept: (v) => typeof v === 'string' && /^-?\d{1,30}(\.\d{1,30})?$/.test(v) },
+  str: { read: String, accept: text },
+  uuid: { read: String, accept: (v) => typeof v === 'string' && UUID.test(v) },
+  bool: { read: asBool, accept: (v) => typeof v === 'boolean' },
+  date: { read: asDate, accept: isDate },
+  // Datetimes are stored (SQLite) and compared as their ISO form in UTC, to the millisecond.
+  datetime: { read: asDateTime, accept: isDateTime },
+  scalar: {
+    read: (v) => (v instanceof Date ? v.toISOString() : (v as KeyValue)),
+    accept: (v) => text(v) || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v)),
+  },
+};
+
+/**
+ * Reading `query` by position in `ordering` (columns of the listed table, the primary key last):
+ * the rows after a key are those greater in the first term, or equal in it and greater in the
+ * second, and so on (`>` turned to `<` for a descending term, and both turned round backward).
+ * Every comparison binds its value; ordering columns are not nullable (the spec is checked), so
+ * SQLite and PostgreSQL, which sort NULLs differently, answer the same.
+ */
+function columnKeyset<T>(
+  db: Db,
+  query: Knex.QueryBuilder,
+  columns: readonly string[],
+  ordering: readonly OrderTerm[],
+  kinds: Readonly<Record<string, KeyKind>> | undefined,
+  shape: (db: Db, rows: Row[]) => Promise<T[]>,
+): KeysetReader<T> {
+  const values = ordering.map((t) => KEY_VALUES[kinds?.[t.column] ?? 'scalar']);
+  // The key columns are read under names of their own: a list's columns need not include them.
+  const aliases = ordering.map((_, i) => `svc_key_${i}`);
+  const keyColumns = Object.fromEntries(ordering.map((t, i) => [aliases[i], t.column]));
+  return {
+    ordering: ordering.map((t) => (t.order === 'desc' ? `-${t.column}` : t.column)),
+    accept(position) {
+      return position.length === ordering.length && position.every((v, i) => values[i].accept(v)) ? [...position] : undefined;
+    },
+    async read(limit, position, backward) {
+      const ascending = (t: OrderTerm) => (t.order === 'asc') !== backward;
+      const q = query.clone().select([...columns]).select(keyColumns);
+      if (position) {
+        q.where((after) => {
+          ordering.forEach((t, i) => {
+            after.orWhere((term) => {
+              for (let j = 0; j < i; j++) term.where(ordering[j].column, position[j] as Knex.Value);
+              term.where(t.column, ascending(t) ? '>' : '<', position[i] as Knex.Value);
+            });
+          });
+        });
+      }
+      q.orderBy(ordering.map((t) => ({ column: t.column, order: ascending(t) ? ('asc' as const) : ('desc' as const) })));
+      q.limit(limit);
+      const rows = await selectRows(db, q);
+      return { items: await shape(db, rows), keys: rows.map((row) => aliases.map((alias, i) => values[i].read(row[alias]))) };
+    },
+  };
+}
+
 /**
  * A ListSource over `query` (filters applied, no select or order). `ordering` is applied to every
  * fetch; the primary key is appended as the last term so that pages never overlap or skip a row.
+ * Unless a term orders by a related row, the source can also be read by position (`keyset`), with
+ * `kinds` (column → value kind) checking the positions cursors carry.
  */
 export function querySource<T>(
   db: Db,
   query: Knex.QueryBuilder,
-  options: { columns: readonly string[]; pk: string; ordering: readonly OrderTerm[]; shape: (db: Db, rows: Row[]) => Promise<T[]> },
+  options: {
+    columns: readonly string[];
+    pk: string;
+    ordering: readonly OrderTerm[];
+    shape: (db: Db, rows: Row[]) => Promise<T[]>;
+    kinds?: Readonly<Record<string, KeyKind>>;
+  },
 ): ListSource<T> {
   const ordering = options.ordering.some((t) => t.column === options.pk && !t.hops)
     ? options.ordering
     : [...options.ordering, { column: options.pk, order: 'asc' as const }];
   const related = ordering.some((t) => t.hops);
   return {
+    // Built when a paginator asks for it (CursorPagination), not for every list.
+    get keyset() {
+      return related ? undefined : columnKeyset(db, query, options.columns, ordering, options.kinds, options.shape);
+    },
     async count() {
       return countOf(await selectFirst(db, query.clone().clearSelect().clearOrder().count({ count: '*' })));
     },

@@ -3,12 +3,13 @@
  * the validated page parameters; the paginator decides the response shape.
  *
  * Custom paginators extend PageNumberPagination or LimitOffsetPagination (the list endpoint reads
- * only those paginators' page parameters) and implement `apaginateQueryset`.
+ * only those paginators' page parameters) and implement `apaginateQueryset`. CursorPagination
+ * reads the list by position in its order instead (`ListSource.keyset`), and never counts it.
  */
 import { z } from './zod';
 import type { Request } from 'express';
 import type { BuiltinPaginator } from './catalogue';
-import { HttpError } from './errors';
+import { HttpError, RequestValidationError } from './errors';
 import { fromString } from './query-params';
 import type { Settings } from './settings';
 
@@ -17,6 +18,25 @@ export interface ListSource<T = unknown> {
   count(): Promise<number>;
   /** `limit` undefined means every row from `offset` on. */
   fetch(limit: number | undefined, offset: number): Promise<T[]>;
+  /** Reading by position in the list's order (what CursorPagination needs); absent when the source cannot. */
+  keyset?: KeysetReader<T>;
+}
+
+/**
+ * A list read by position: a position is the values of the ordering's terms in one item (its key),
+ * and a read returns the items strictly after it (or before it, backward), so pages neither skip
+ * nor repeat items when rows are inserted or deleted between reads.
+ */
+export interface KeysetReader<T = unknown> {
+  /** The terms of the order, the unique tie-break last (`-rank`, `id`): what a cursor must have been made for. */
+  readonly ordering: readonly string[];
+  /** A cursor's position as the values to compare with, or undefined when they do not fit the terms' types. */
+  accept(position: readonly unknown[]): unknown[] | undefined;
+  /**
+   * At most `limit` items after `position` in the order (from the start when null), or with
+   * `backward` the items before it (from the end when null), nearest first; each item's key alongside.
+   */
+  read(limit: number, position: readonly unknown[] | null, backward: boolean): Promise<{ items: T[]; keys: unknown[][] }>;
 }
 
 export interface PaginatorOptions {
@@ -118,6 +138,129 @@ export class PageNumberResultsPagination extends PageNumberPagination {
   }
 }
 
+/** A decoded cursor: the ordering it was made for, a position in it (null: the start or, reversed, the end), and the direction. */
+export interface Cursor {
+  ordering: string[];
+  position: (string | number | boolean)[] | null;
+  reverse: boolean;
+}
+
+const INVALID_CURSOR = 'Invalid cursor';
+
+const cursorShape = z.strictObject({
+  ordering: z.array(z.string()).min(1),
+  position: z.array(z.union([z.string(), z.number(), z.boolean()])).min(1).nullable(),
+  reverse: z.boolean(),
+});
+
+/** A cursor as the `cursor` query parameter carries it: base64url of its JSON. */
+export function encodeCursor(cursor: Cursor): string {
+  return Buffer.from(JSON.stringify(cursor)).toString('base64url');
+}
+
+/** The cursor `text` encodes, or undefined when it is not one (Node's decoder skips stray characters, hence the pattern). */
+export function decodeCursor(text: string): Cursor | undefined {
+  if (!/^[A-Za-z0-9_-]+$/.test(text)) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  const parsed = cursorShape.safeParse(json);
+  return parsed.success ? parsed.data : undefined;
+}
+
+const cursorParam = () =>
+  fromString
+    .str()
+    .transform((value, ctx): Cursor => {
+      const cursor = decodeCursor(value);
+      if (cursor) return cursor;
+      ctx.issues.push({ code: 'custom', message: INVALID_CURSOR, params: { type: 'value_error' }, input: value });
+      return z.NEVER;
+    })
+    .optional()
+    .openapi({ type: 'string', description: 'Opaque position in the list: take it from the next or previous link of a page' });
+
+/** A 422 on the cursor that decodes but does not fit this list. */
+const cursorError = (msg: string) => new RequestValidationError([{ type: 'value_error', loc: ['query', 'cursor'], msg }]);
+
+/** The request's own URL with `cursor` set to `cursor`, or without it (the first page). */
+function pageLink(req: Request, cursor: Cursor | null): string {
+  const url = new URL(req.originalUrl, `${req.protocol}://${req.get('host') ?? 'localhost'}`);
+  if (cursor) url.searchParams.set('cursor', encodeCursor(cursor));
+  else url.searchParams.delete('cursor');
+  return url.href;
+}
+
+/**
+ * DRF's cursor pagination: `{next, previous, results}` with the next and previous pages' URLs, and
+ * no count (so no COUNT query). A page is read by position in the list's order (the effective
+ * ordering, the primary key last), so walking the pages neither repeats nor skips an item when rows
+ * are inserted meanwhile. `page_size` as PageNumberPagination's: default the `page_size` option or
+ * SVC_PAGINATION_PER_PAGE, capped at the `max_page_size` option or SVC_MAX_PER_PAGE_SIZE. A cursor
+ * that does not decode, was made for another ordering or carries values of the wrong types is a 422
+ * at `query.cursor`.
+ */
+export class CursorPagination extends Paginator<{ cursor?: Cursor; page_size?: number }> {
+  readonly pageSize: number;
+  readonly maxPageSize: number;
+  readonly querySchema = z.object({ cursor: cursorParam(), page_size: positive('Items per page') });
+
+  constructor(options: PaginatorOptions, settings: Settings) {
+    super();
+    this.maxPageSize = options.max_page_size ?? settings.SVC_MAX_PER_PAGE_SIZE;
+    this.pageSize = Math.min(options.page_size ?? settings.SVC_PAGINATION_PER_PAGE, this.maxPageSize);
+  }
+
+  responseSchema(item: z.ZodType): z.ZodType {
+    return z.object({
+      next: z.string().nullable().openapi({ description: 'URL of the next page; null on the last' }),
+      previous: z.string().nullable().openapi({ description: 'URL of the previous page; null on the first' }),
+      results: z.array(item),
+    });
+  }
+
+  async apaginateQueryset(source: ListSource, params: { cursor?: Cursor; page_size?: number }, req: Request): Promise<unknown> {
+    const { keyset } = source;
+    if (!keyset) throw new TypeError('CursorPagination needs a list it can read by position (a ListSource with a keyset)');
+    const size = Math.min(params.page_size ?? this.pageSize, this.maxPageSize);
+    const { cursor } = params;
+    const ordering = [...keyset.ordering];
+    let position: unknown[] | null = null;
+    if (cursor) {
+      if (cursor.ordering.length !== ordering.length || cursor.ordering.some((term, i) => term !== ordering[i])) {
+        throw cursorError('Cursor was made for another ordering');
+      }
+      if (cursor.position) {
+        const accepted = keyset.accept(cursor.position);
+        if (!accepted) throw cursorError(INVALID_CURSOR);
+        position = accepted;
+      }
+    }
+    const backward = cursor?.reverse ?? false;
+    // One item more than the page tells whether the list goes on in the direction read.
+    const read = await keyset.read(size + 1, position, backward);
+    const more = read.items.length > size;
+    const results = read.items.slice(0, size);
+    const keys = read.keys.slice(0, size) as Cursor['position'][];
+    if (backward) {
+      results.reverse();
+      keys.reverse();
+    }
+    // A page read from a position has items on that side of it: the page it was reached from.
+    const hasNext = backward ? position !== null : more;
+    const hasPrevious = backward ? more : position !== null;
+    const at = (key: Cursor['position'], reverse: boolean): Cursor => ({ ordering, position: key, reverse });
+    // An empty page read from a position has nothing beyond it: its other link starts over from that
+    // side's end of the list (the first page going forward, the last going back).
+    const next = !hasNext ? null : pageLink(req, results.length ? at(keys[keys.length - 1], false) : null);
+    const previous = !hasPrevious ? null : pageLink(req, at(results.length ? keys[0] : null, true));
+    return { next, previous, results };
+  }
+}
+
 export type PaginatorClass = new (options: PaginatorOptions, settings: Settings) => Paginator<any>;
 
 /** Runs any paginator, built-in or custom, on a list. */
@@ -132,10 +275,30 @@ export function listSource(result: unknown): ListSource {
     return {
       count: async () => items.length,
       fetch: async (limit, offset) => items.slice(offset, limit === undefined ? undefined : offset + limit),
+      keyset: arrayKeyset(items),
     };
   }
   if (result && typeof result === 'object' && 'count' in result && 'fetch' in result) return result as ListSource;
   throw new TypeError('a paginated endpoint must return an array or a ListSource');
+}
+
+/**
+ * An array in its own order: an item's key is its index. The array is the handler's answer to one
+ * request, so a position is an index into the next request's array.
+ */
+function arrayKeyset(items: readonly unknown[]): KeysetReader {
+  return {
+    ordering: ['index'],
+    accept: (position) => (position.length === 1 && Number.isSafeInteger(position[0]) && (position[0] as number) >= 0 ? [position[0]] : undefined),
+    async read(limit, position, backward) {
+      const at = position === null ? null : (position[0] as number);
+      // Backward: the index before `at` (before the end when null), at most the last one.
+      const from = backward ? Math.min(at ?? items.length, items.length) - 1 : at === null ? 0 : at + 1;
+      const indexes: number[] = [];
+      for (let i = from; i >= 0 && i < items.length && indexes.length < limit; i += backward ? -1 : 1) indexes.push(i);
+      return { items: indexes.map((i) => items[i]), keys: indexes.map((i) => [i]) };
+    },
+  };
 }
 
 /** The list without pagination (`pagination_class: null`): a plain array of every item. */
@@ -148,4 +311,5 @@ export const BUILTIN_PAGINATOR_CLASSES = {
   PageNumberPagination,
   LimitOffsetPagination,
   PageNumberResultsPagination,
+  CursorPagination,
 } satisfies Record<BuiltinPaginator, unknown>;

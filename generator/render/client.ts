@@ -33,8 +33,10 @@ interface MethodView {
 interface Helpers {
   page: boolean;
   resultsPage: boolean;
+  cursorPage: boolean;
   pageNumberQuery: boolean;
   limitOffsetQuery: boolean;
+  cursorQuery: boolean;
   m2m: boolean;
   json: boolean;
 }
@@ -58,7 +60,7 @@ const STATUS_WITHOUT_BODY = 204;
 class ClientBuilder {
   readonly types: TypeView[] = [];
   readonly methods: MethodView[] = [];
-  readonly helpers: Helpers = { page: false, resultsPage: false, pageNumberQuery: false, limitOffsetQuery: false, m2m: false, json: false };
+  readonly helpers: Helpers = { page: false, resultsPage: false, cursorPage: false, pageNumberQuery: false, limitOffsetQuery: false, cursorQuery: false, m2m: false, json: false };
   private readonly schemaNames = new Set<string>();
 
   /** The interface of a schema, declared once; returns its name. */
@@ -73,6 +75,10 @@ class ClientBuilder {
   /** The page parameters a paginator reads, as the interfaces a query type extends. */
   pageQueries(p: Pagination | null): string[] {
     if (!p) return [];
+    if (p.builtin && p.class === 'CursorPagination') {
+      this.helpers.cursorQuery = true;
+      return ['CursorQuery'];
+    }
     // A custom paginator extends one of the two built-in kinds; the client does not know which.
     const limitOffset = p.class === 'LimitOffsetPagination' || !p.builtin;
     const pageNumber = p.class !== 'LimitOffsetPagination';
@@ -88,6 +94,10 @@ class ClientBuilder {
     if (p.class === 'PageNumberResultsPagination') {
       this.helpers.resultsPage = true;
       return `ResultsPage<${item}>`;
+    }
+    if (p.class === 'CursorPagination') {
+      this.helpers.cursorPage = true;
+      return `CursorPage<${item}>`;
     }
     this.helpers.page = true;
     return `Page<${item}>`;

@@ -97,6 +97,7 @@ function listRoute(rel: Relation, rs: ResourceRoutes): RouteView {
       columns: item.columns,
       pk: `${spec}.pk`,
       shape: item.shape,
+      kinds: rs.cursorPaged() ? rs.keyKinds(`${camelCase(rel.relatedName)}KeyKinds`, [target.pk]) : undefined,
       page: rs.page('source'),
     },
     summary: str(docLine(`List the ${rel.relatedName} of ${aOrAn(r.verboseName)}.`)),

@@ -3,7 +3,7 @@
  * kind, each naming the partial that prints its `handle` (`templates/partials/operations/<kind>.hbs`).
  * An operation with an override hands the generated implementation to it as `proceed`.
  */
-import type { Operation, OperationKind, OrderingField, PathKind, SchemaModel } from '../model';
+import type { Field, Operation, OperationKind, OrderingField, PathKind, SchemaModel } from '../model';
 import { docLine, literal, pascalCase, str } from '../names';
 import { response, type RouteSpec, type RouteView } from './route';
 import { columnsOf, relatedKeyChecks } from './queries';
@@ -115,6 +115,12 @@ function applyFilters(rs: ResourceRoutes): string | undefined {
   return `await ${rs.imports.runtime('settleHook')}(${call});`;
 }
 
+/** The fields a list may be ordered by, its primary key first: the keys of a cursor over it. */
+function orderingKeyFields(r: ResourceRoutes['r']): Field[] {
+  const columns = new Set([r.pk.column, ...[...r.ordering.fields, ...r.ordering.default].filter((t) => !t.hops).map((t) => t.column)]);
+  return r.fields.filter((f) => columns.has(f.column));
+}
+
 function listRoute(o: Operation, rs: ResourceRoutes): RouteView {
   const { r } = rs;
   const q = rs.q();
@@ -141,6 +147,7 @@ function listRoute(o: Operation, rs: ResourceRoutes): RouteView {
       querySource: rs.imports.runtime('querySource'),
       ordering: r.ordering.fields.length ? `params.ordering ?? ${defaultOrdering}` : defaultOrdering,
       shape: selected(rs, `${q}.shape${r.schemas.out.name}`, 'params.fields'),
+      kinds: rs.cursorPaged() ? rs.keyKinds('keyKinds', orderingKeyFields(r)) : undefined,
       page: rs.page('source'),
     },
     responses: response(o.status, rs.listResponse(rs.schema(r.schemas.out))),

@@ -2,8 +2,9 @@
  * View of a resource's `routes.ts`: the routes of its operations, actions, relation endpoints and
  * custom endpoints, in that order, after the constants they share and the row lookups they use.
  */
-import type { Resource, ServiceModel } from '../model';
-import { camelCase, str } from '../names';
+import type { Field, Resource, ServiceModel } from '../model';
+import type { KeyKind } from '../../runtime/list';
+import { camelCase, literal, str } from '../names';
 import { header, hookModuleFrom, runtimeFrom, type RenderContext } from './context';
 import { actionRoutes } from './actions';
 import { endpointRoute } from './endpoints';
@@ -90,6 +91,21 @@ export class ResourceRoutes extends RouteFile {
       : `${this.imports.runtime('listAll')}(${source})`;
   }
 
+  /** Whether the resource's lists are read by position (CursorPagination): their sources then carry the key kinds. */
+  cursorPaged(): boolean {
+    const p = this.r.pagination;
+    return p !== null && p.builtin && p.class === 'CursorPagination';
+  }
+
+  /**
+   * The `kinds` a cursor-paged list's source checks cursors with, as a constant named `name`: the
+   * value kind of each column in `fields` (the primary key and the ordering fields).
+   */
+  keyKinds(name: string, fields: readonly Field[]): string {
+    const kinds = Object.fromEntries(fields.map((f) => [f.column, keyKind(f)]));
+    return this.constant(name, () => literal(kinds), `Record<string, ${this.imports.runtimeType('KeyKind')}>`);
+  }
+
   /** The documented response of a list of `item`. */
   listResponse(item: string): string {
     return this.r.pagination ? `${this.paginatorConst()}.responseSchema(${item})` : `${this.imports.runtime('z')}.array(${item})`;
@@ -107,6 +123,33 @@ export class ResourceRoutes extends RouteFile {
       narrow,
       softDelete: this.r.softDelete !== null,
     };
+  }
+}
+
+/** The JSON kind of a column's values in a cursor (a foreign key's: its target key's). */
+function keyKind(f: Field): KeyKind {
+  switch (f.type) {
+    case 'integer':
+      return 'int';
+    case 'big_integer':
+      return 'bigint';
+    case 'float':
+      return 'float';
+    case 'decimal':
+      return 'decimal';
+    case 'boolean':
+      return 'bool';
+    case 'date':
+      return 'date';
+    case 'datetime':
+      return 'datetime';
+    case 'uuid':
+      return 'uuid';
+    case 'foreign_key':
+      return keyKind(f.relation!.targetPk);
+    default:
+      // Strings of every kind; json is refused as an ordering field of a cursor-paged list (validate).
+      return 'str';
   }
 }
 

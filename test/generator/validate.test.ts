@@ -438,7 +438,7 @@ describe('validateSpecs: service and hooks', () => {
 
   it('accepts hooks that exist, built-ins, and paginators and authenticators the service declares', () => {
     const out = check({
-      'service.yaml': `${SERVICE}hooks: hooks/service.ts\npaginators: [CursorPagination]\nauth:\n  authenticators: [KeyAuth]\n`,
+      'service.yaml': `${SERVICE}hooks: hooks/service.ts\npaginators: [HeaderPagination]\nauth:\n  authenticators: [KeyAuth]\n`,
       'hooks/service.ts': 'export {};\n',
       'hooks/a.ts': 'export {};\n',
       ...resource('a', 'model: A', 'hooks: hooks/a.ts', 'fields: {x: {type: string}}', 'viewset:', '  overrides: {list: listA}'),
@@ -447,7 +447,7 @@ describe('validateSpecs: service and hooks', () => {
         'model: B',
         'fields: {x: {type: string}}',
         'viewset:',
-        '  pagination_class: CursorPagination',
+        '  pagination_class: HeaderPagination',
         '  auth: [KeyAuth, JWTAuth]',
         '  m2m_auth: NOT_SET',
       ),
