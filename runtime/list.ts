@@ -115,7 +115,8 @@ function columnKeyset<T>(
 
 /**
  * A ListSource over `query` (filters applied, no select or order). `ordering` is applied to every
- * fetch; the primary key is appended as the last term so that pages never overlap or skip a row.
+ * fetch; the primary key is appended as the last term, in the last term's direction, so that pages
+ * never overlap or skip a row.
  * Unless a term orders by a related row, the source can also be read by position (`keyset`), with
  * `kinds` (column → value kind) checking the positions cursors carry.
  */
@@ -130,9 +131,12 @@ export function querySource<T>(
     kinds?: Readonly<Record<string, KeyKind>>;
   },
 ): ListSource<T> {
+  // The key runs the way the last term runs: an index on the ordering column (which holds the key,
+  // implicitly on SQLite) then serves the whole order, and no sort step is needed for the ties.
+  const last = options.ordering[options.ordering.length - 1];
   const ordering = options.ordering.some((t) => t.column === options.pk && !t.hops)
     ? options.ordering
-    : [...options.ordering, { column: options.pk, order: 'asc' as const }];
+    : [...options.ordering, { column: options.pk, order: last?.order ?? ('asc' as const) }];
   const related = ordering.some((t) => t.hops);
   return {
     // Built when a paginator asks for it (CursorPagination), not for every list.

@@ -26,7 +26,7 @@ const invalidCursor = (msg = 'Invalid cursor') => ({ detail: [{ type: 'value_err
 const forged = (text: string) => Buffer.from(text).toString('base64url');
 
 /** The readings in the list's default order: rank descending, then id. */
-const byRankDesc = (a: Reading, b: Reading) => b.rank - a.rank || a.id - b.id;
+const byRankDesc = (a: Reading, b: Reading) => b.rank - a.rank || b.id - a.id;
 
 describe.each(DIALECTS)('CursorPagination: the showcase readings (%s)', (dialect) => {
   let svc: RunningService;
@@ -97,7 +97,7 @@ describe.each(DIALECTS)('CursorPagination: the showcase readings (%s)', (dialect
     expect(page.status).toBe(200);
     const last = sorted[2];
     expect(page.body).toEqual({
-      next: link(`cursor=${cursorOf(['-rank', 'id'], [last.rank, last.id])}`),
+      next: link(`cursor=${cursorOf(['-rank', '-id'], [last.rank, last.id])}`),
       previous: null,
       results: sorted.slice(0, 3),
     });
@@ -168,50 +168,50 @@ describe.each(DIALECTS)('CursorPagination: the showcase readings (%s)', (dialect
     ['base64 of text', forged('hello')],
     ['base64 of other JSON', forged('{"a":1}')],
     ['base64 of a JSON array', forged('[1,2]')],
-    ['an extra key', forged('{"ordering":["-rank","id"],"position":[5,1],"reverse":false,"x":1}')],
-    ['a string direction', forged('{"ordering":["-rank","id"],"position":[5,1],"reverse":"no"}')],
-    ['an object in the position', forged('{"ordering":["-rank","id"],"position":[{"a":1},1],"reverse":false}')],
-    ['an empty position', forged('{"ordering":["-rank","id"],"position":[],"reverse":false}')],
-    ['a null value', forged('{"ordering":["-rank","id"],"position":[null,1],"reverse":false}')],
+    ['an extra key', forged('{"ordering":["-rank","-id"],"position":[5,1],"reverse":false,"x":1}')],
+    ['a string direction', forged('{"ordering":["-rank","-id"],"position":[5,1],"reverse":"no"}')],
+    ['an object in the position', forged('{"ordering":["-rank","-id"],"position":[{"a":1},1],"reverse":false}')],
+    ['an empty position', forged('{"ordering":["-rank","-id"],"position":[],"reverse":false}')],
+    ['a null value', forged('{"ordering":["-rank","-id"],"position":[null,1],"reverse":false}')],
     ['an empty ordering', forged('{"ordering":[],"position":null,"reverse":false}')],
-    ['base64 with padding', `${forged('{"ordering":["-rank","id"],"position":null,"reverse":true}')}=`],
+    ['base64 with padding', `${forged('{"ordering":["-rank","-id"],"position":null,"reverse":true}')}=`],
   ])('refuses a tampered cursor (%s) with a 422', async (_label, cursor) => {
     expect(await get(`/v/readings/?cursor=${encodeURIComponent(cursor)}`)).toEqual({ status: 422, body: invalidCursor() });
   });
 
   it.each<[string, string, Cursor['position']]>([
-    ['a string for an integer', '-rank,id', ['five', 1]],
-    ['an integer too large to be exact', '-rank,id', [5, 2 ** 60]],
-    ['an integer past the 32-bit column', '-rank,id', [2 ** 31, 1]],
+    ['a string for an integer', '-rank,-id', ['five', 1]],
+    ['an integer too large to be exact', '-rank,-id', [5, 2 ** 60]],
+    ['an integer past the 32-bit column', '-rank,-id', [2 ** 31, 1]],
     ['a NUL character in a string', 'sensor,id', ['al\u0000pha', 1]],
-    ['a datetime in year 0', '-taken_at,id', ['0000-06-01T10:00:00.000Z', 1]],
-    ['a fraction for an integer key', '-rank,id', [5, 1.5]],
-    ['a boolean for an integer', '-rank,id', [true, 1]],
-    ['too few values', '-rank,id', [5]],
-    ['too many values', '-rank,id', [5, 1, 2]],
+    ['a datetime in year 0', '-taken_at,-id', ['0000-06-01T10:00:00.000Z', 1]],
+    ['a fraction for an integer key', '-rank,-id', [5, 1.5]],
+    ['a boolean for an integer', '-rank,-id', [true, 1]],
+    ['too few values', '-rank,-id', [5]],
+    ['too many values', '-rank,-id', [5, 1, 2]],
     ['a number for a string', 'sensor,id', [12, 1]],
-    ['a date that is no datetime', '-taken_at,id', ['2026-01-01', 1]],
-    ['a datetime not in UTC', '-taken_at,id', ['2026-01-01T10:00:00.000+02:00', 1]],
-    ['an impossible datetime', '-taken_at,id', ['2026-02-30T10:00:00.000Z', 1]],
+    ['a date that is no datetime', '-taken_at,-id', ['2026-01-01', 1]],
+    ['a datetime not in UTC', '-taken_at,-id', ['2026-01-01T10:00:00.000+02:00', 1]],
+    ['an impossible datetime', '-taken_at,-id', ['2026-02-30T10:00:00.000Z', 1]],
     ['a string for a float', 'value,id', ['1.5', 1]],
   ])('refuses a cursor with %s with a 422', async (_label, ordering, position) => {
-    const query = ordering === '-rank,id' ? '' : `ordering=${ordering.replace(/,id$/, '')}&`;
+    const query = ordering === '-rank,-id' ? '' : `ordering=${ordering.replace(/,-?id$/, '')}&`;
     const cursor = cursorOf(ordering.split(','), position);
     expect(await get(`/v/readings/?${query}cursor=${cursor}`)).toEqual({ status: 422, body: invalidCursor() });
   });
 
   it('answers an empty page past the end with a previous link to the last page', async () => {
     const sorted = [...readings].sort(byRankDesc);
-    const past = await get(`/v/readings/?cursor=${cursorOf(['-rank', 'id'], [0, 1])}`);
-    expect(past.body).toEqual({ next: null, previous: link(`cursor=${cursorOf(['-rank', 'id'], null, true)}`), results: [] });
+    const past = await get(`/v/readings/?cursor=${cursorOf(['-rank', '-id'], [0, 1])}`);
+    expect(past.body).toEqual({ next: null, previous: link(`cursor=${cursorOf(['-rank', '-id'], null, true)}`), results: [] });
     const last = await get(past.body.previous);
     expect(last.body).toEqual({
       next: null,
-      previous: link(`cursor=${cursorOf(['-rank', 'id'], [sorted[8].rank, sorted[8].id], true)}`),
+      previous: link(`cursor=${cursorOf(['-rank', '-id'], [sorted[8].rank, sorted[8].id], true)}`),
       results: sorted.slice(8),
     });
     // Before the first row: nothing, and the next page is the first.
-    const before = await get(`/v/readings/?cursor=${cursorOf(['-rank', 'id'], [99, 1], true)}`);
+    const before = await get(`/v/readings/?cursor=${cursorOf(['-rank', '-id'], [99, 1], true)}`);
     expect(before.body).toEqual({ next: '/v/readings/', previous: null, results: [] });
   });
 
@@ -247,8 +247,9 @@ describe.each(DIALECTS)('CursorPagination: the showcase readings (%s)', (dialect
     const seen: Reading[] = [];
     let page = await get('/v/readings/?page_size=2');
     seen.push(...page.body.results);
-    // After the first page (boundary rank 5): a row before it, one tied with it (a larger key, so after
-    // it), and rows further on; then more after the second page.
+    // After the first page (boundary rank 5): a row before it, one tied with it (a larger key: ties run
+    // by descending key here, like the rank, so before it too), and rows further on; then more after
+    // the second page.
     const before = await addReading({ sensor: 'new', value: 1, rank: 9, taken_at: '2026-02-01T00:00:00.000Z' });
     const tied = await addReading({ sensor: 'new', value: 1, rank: 5, taken_at: '2026-02-01T00:00:00.000Z' });
     const later = await addReading({ sensor: 'new', value: 1, rank: 0, taken_at: '2026-02-01T00:00:00.000Z' });
@@ -261,8 +262,9 @@ describe.each(DIALECTS)('CursorPagination: the showcase readings (%s)', (dialect
     }
     try {
       // Every row in the list's order, each once: the original ones and those inserted after the position reached.
-      expect(seen).toEqual([...readings, tied, later, between].sort(byRankDesc));
+      expect(seen).toEqual([...readings, later, between].sort(byRankDesc));
       expect(seen).not.toContainEqual(before);
+      expect(seen).not.toContainEqual(tied);
     } finally {
       await db('readings').whereIn('id', [before.id, tied.id, later.id, between.id]).delete();
     }
@@ -293,7 +295,7 @@ describe.each(DIALECTS)('CursorPagination: the showcase readings (%s)', (dialect
     const past = await get(`/v/letters/?cursor=${cursorOf(['index'], [99], true)}`);
     expect(past.body).toEqual({ next: `/v/letters/?cursor=${cursorOf(['index'], [4])}`, previous: `/v/letters/?cursor=${cursorOf(['index'], [3], true)}`, results: [{ letter: 'd' }, { letter: 'e' }] });
     expect(await get(`/v/letters/?cursor=${cursorOf(['index'], [-1])}`)).toEqual({ status: 422, body: invalidCursor() });
-    expect(await get(`/v/letters/?cursor=${cursorOf(['-rank', 'id'], [1, 1])}`)).toEqual({
+    expect(await get(`/v/letters/?cursor=${cursorOf(['-rank', '-id'], [1, 1])}`)).toEqual({
       status: 422,
       body: invalidCursor('Cursor was made for another ordering'),
     });
