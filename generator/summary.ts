@@ -12,6 +12,7 @@ export function endpointsOf(model: ServiceModel): string[] {
   for (const e of model.endpoints) add(e.method.replace(/^api_/, ''), e.path);
   for (const r of model.resources) {
     for (const o of r.operations) add(o.method, o.pathKind === 'collection' ? `/${r.base}/` : `/${r.base}/{pk}/`);
+    for (const b of r.bulk) add(b.method, `/${r.base}/bulk/`);
     for (const a of r.actions) for (const { method: m } of a.routes) add(m, a.detail ? `/${r.base}/{pk}/${a.name}/` : `/${r.base}/${a.name}/`);
     for (const rel of r.relations) {
       if (rel.get) add('get', `/${r.base}/{pk}/${rel.path}/`);

@@ -827,6 +827,7 @@ const AUTH_OPERATIONS: Record<string, string[]> = {
 function checkViewset(ctx: Ctx, res: Resource, vs: Rec): void {
   checkViewsetClass(ctx, res, vs);
   checkDisable(ctx, res, vs);
+  checkBulk(ctx, res, vs);
   checkOrdering(ctx, res, vs);
   eachItem(vs.search_fields, ['viewset', 'search_fields'], (name, at) => {
     if (typeof name === 'string') checkSearchField(ctx, res, name, at);
@@ -863,6 +864,37 @@ function checkViewsetClass(ctx: Ctx, res: Resource, vs: Rec): void {
     if (has(asRec(vs.overrides) ?? {}, op)) reject(['viewset', 'overrides', op], [op]);
     if (has(asRec(vs.extra_decorators) ?? {}, op)) reject(['viewset', 'extra_decorators', op], [op]);
   }
+}
+
+/** Key types a path segment `bulk` cannot be: `/{base}/bulk/` is never an item's path. */
+const NUMERIC_OR_UUID_KEYS = ['integer', 'big_integer', 'uuid'];
+
+/**
+ * Bulk operations need the single-item operation they repeat; bulk update and delete need a key that
+ * cannot be `bulk`, else `PATCH /{base}/bulk/` would take the place of that item's own route.
+ */
+function checkBulk(ctx: Ctx, res: Resource, vs: Rec): void {
+  const bulk = asRec(vs.bulk);
+  if (!bulk) return;
+  const cls = asStr(vs.class) ?? 'APIViewSet';
+  const served = VIEWSET_OPERATIONS[cls] ?? [];
+  const disabled = Array.isArray(vs.disable) ? vs.disable : [];
+  eachItem(bulk.operations, ['viewset', 'bulk', 'operations'], (op, at) => {
+    if (typeof op !== 'string') return;
+    if (!served.includes(op)) {
+      report(ctx, res.spec, at, `bulk ${op} repeats the ${op} operation, which ${cls} has not: remove "${op}"`);
+    } else if (disabled.includes(op) || disabled.includes('all')) {
+      report(ctx, res.spec, at, `bulk ${op} repeats the ${op} operation, which disable turns off: remove "${op}" here or from disable`);
+    } else if (op !== 'create' && !NUMERIC_OR_UUID_KEYS.includes(res.pk.type ?? '')) {
+      report(
+        ctx,
+        res.spec,
+        at,
+        `bulk ${op} would take ${op === 'update' ? 'PATCH' : 'DELETE'} /{base}/bulk/ from the ${res.name} whose key is "bulk": ` +
+          `bulk update and delete need an integer, big_integer or uuid primary key ("${res.pk.name}" is a ${res.pk.type ?? 'string'})`,
+      );
+    }
+  });
 }
 
 function checkDisable(ctx: Ctx, res: Resource, vs: Rec): void {

@@ -1,11 +1,12 @@
 /**
- * View of a resource's `routes.ts`: the routes of its operations, actions, relation endpoints and
- * custom endpoints, in that order, after the constants they share and the row lookups they use.
+ * View of a resource's `routes.ts`: the routes of its operations, bulk operations, actions, relation
+ * endpoints and custom endpoints, in that order, after the constants they share and the row lookups they use.
  */
 import type { Resource, ServiceModel } from '../model';
 import { camelCase, str } from '../names';
 import { header, hookModuleFrom, runtimeFrom, type RenderContext } from './context';
 import { actionRoutes } from './actions';
+import { bulkRoute } from './bulk';
 import { endpointRoute } from './endpoints';
 import { Imports } from './imports';
 import { relationRoutes } from './m2m';
@@ -112,6 +113,7 @@ export function routesView(r: Resource, model: ServiceModel, ctx: RenderContext)
   const rs = new ResourceRoutes(r, model, ctx);
   const routes = [
     ...r.operations.map((o) => operationRoute(o, rs)),
+    ...r.bulk.map((b) => bulkRoute(b, rs)),
     ...r.actions.flatMap((a) => actionRoutes(a, rs)),
     ...r.relations.flatMap((rel) => relationRoutes(rel, rs)),
     ...r.endpoints.map((e) => endpointRoute(e, rs)),
