@@ -129,6 +129,20 @@ describe.each(DIALECTS)('bulk routes (%s)', (dialect) => {
       ]);
     });
 
+    it('runs the update override per item: its error answer fails the batch and rolls back the items before it', async () => {
+      await request(svc.app).post('/v/crates/bulk/').send([{ code: 'o1' }, { code: 'o2' }]);
+      const res = await request(svc.app).patch('/v/crates/bulk/').set(EDITOR).send([{ id: 1, quantity: 5 }, { id: 2, quantity: 5000 }]);
+      expect(res.status).toBe(409);
+      expect(res.body).toEqual({ detail: 'A crate holds at most 1000.' });
+      expect(await crates()).toEqual([
+        { code: 'o1', quantity: 0 },
+        { code: 'o2', quantity: 0 },
+      ]);
+      const ok = await request(svc.app).patch('/v/crates/bulk/').set(EDITOR).send([{ id: 1, quantity: 5 }, { id: 2, quantity: 1000 }]);
+      expect(ok.status).toBe(200);
+      expect(ok.body.map((c: { quantity: number }) => c.quantity)).toEqual([5, 1000]);
+    });
+
     it('deletes by {"ids": [...]} with 204; an unknown id is the 404 and nothing is deleted', async () => {
       await request(svc.app).post('/v/crates/bulk/').send([{ code: 'd1' }, { code: 'd2' }, { code: 'd3' }]);
       const unknown = await request(svc.app).delete('/v/crates/bulk/').set(STAFF).send({ ids: [1, 42] });
