@@ -25,6 +25,7 @@ import type {
 import { SETTINGS, type SettingName } from './meta-schema';
 import type {
   Action,
+  BulkOperation,
   RateLimit,
   SoftDelete,
   SoftDeleteRoute,
@@ -255,6 +256,7 @@ function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>): Resource 
       }))
     : [];
 
+  const operations = operationsOf(names, viewset);
   return {
     model: d.model,
     snake: names.snake,
@@ -277,7 +279,10 @@ function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>): Resource 
     schemas,
     hasDetail: detail !== undefined,
     responses: { create: responseSchema(ctx, schemas, 'create'), update: responseSchema(ctx, schemas, 'update') },
-    operations: operationsOf(names, viewset),
+    operations,
+    bulk: bulkOf(names, viewset, operations),
+    bulkKey: names.bulk.some((b) => b.kind !== 'create') ? bulkKey(d) : null,
+    bulkUpdateItem: names.bulk.some((b) => b.kind === 'update') ? bulkUpdateItem(d, schemas.update) : null,
     pagination: paginationOf(viewset.pagination_class),
     ordering: { fields: orderingFields, default: defaultOrdering },
     requireUpdateFields: viewset.require_update_fields === true,
@@ -499,6 +504,34 @@ function operationsOf(names: ResourceNames, viewset: ViewsetSpec): Operation[] {
       throttles: throttlesOf(viewset, viewset.operation_throttles?.[kind], operationId.name, names.table.name),
     };
   });
+}
+
+/** The most items of one bulk request when the spec gives no `max_items`. */
+export const DEFAULT_BULK_MAX_ITEMS = 100;
+
+/** Bulk routes, each with the operation it repeats (validation makes sure the viewset serves it). */
+function bulkOf(names: ResourceNames, viewset: ViewsetSpec, operations: Operation[]): BulkOperation[] {
+  return names.bulk.map(({ kind, method, operationId }) => ({
+    kind,
+    method,
+    operationId: operationId.name,
+    operation: operations.find((o) => o.kind === kind)!,
+    atomic: viewset.bulk?.atomic !== false,
+    maxItems: viewset.bulk?.max_items ?? DEFAULT_BULK_MAX_ITEMS,
+  }));
+}
+
+/** The primary key as a request body carries it, required. */
+function bulkKey(d: Draft): SchemaField {
+  const pk = d.fields[0];
+  const kind = valueKind(pk);
+  return { name: pk.name, kind: 'value', field: pk, value: kind, required: true, nullable: false, maxLength: pk.maxLength, bounds: boundsOf(kind), description: pk.description };
+}
+
+/** One item of a bulk update: the primary key first, then the update schema's other fields. */
+function bulkUpdateItem(d: Draft, update: SchemaModel): SchemaModel {
+  const key = bulkKey(d);
+  return { name: `${d.model}BulkUpdate`, role: 'update', source: update.source, fields: [key, ...update.fields.filter((f) => f.name !== key.name)] };
 }
 
 function paginationOf(value: PaginationSpec): Pagination | null {

@@ -139,8 +139,8 @@ function checkIndexNames(names: ResourceNames, registry: NameRegistry, report: (
 }
 
 /**
- * Routes written in full that two declarations would both serve: a list-level action's
- * `/{base}/{name}/` and a custom endpoint's path, with the same method. Claimed in the order the
+ * Routes written in full that two declarations would both serve: a bulk route `/{base}/bulk/`, a
+ * list-level action's `/{base}/{name}/` and a custom endpoint's path, with the same method. Claimed in the order the
  * routes are registered (the service's endpoints first), so the later one is reported.
  */
 function checkStaticRoutes(described: DescribedSpecs, resources: DescribedResource[], report: (source: SourceRef, message: string) => void): void {
@@ -151,6 +151,7 @@ function checkStaticRoutes(described: DescribedSpecs, resources: DescribedResour
   if (service) claimEndpoints(service.spec.file, service.data.endpoints ?? [], ['endpoints'], 'the service');
   for (const { spec, data, names } of resources) {
     const owner = names.model.name;
+    for (const bulk of names.bulk) routes.claim(`${bulk.method.toUpperCase()} /${names.base.name}/bulk/`, bulk.operationId.source, owner);
     for (const action of names.actions) {
       if (action.detail) continue;
       for (const route of action.routes) routes.claim(`${route.method.toUpperCase()} /${names.base.name}/${action.name}/`, route.operationId.source, owner);
@@ -169,6 +170,7 @@ function resourceOperationIds(names: ResourceNames, models: ReadonlyMap<string, 
     ids.push(...own.filter((id) => !actionIds.some((a) => a.name === id.name)));
   }
   ids.push(...actionIds);
+  ids.push(...names.bulk.map((b) => b.operationId));
   const owner = models.get(names.model.name)!;
   const relatedNames = new Set<string>();
   (owner.data.viewset?.m2m_relations ?? []).forEach((rel, i) => {

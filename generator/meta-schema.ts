@@ -298,6 +298,21 @@ const customAction = {
   },
 } as const;
 
+/**
+ * Bulk routes at `/{base}/bulk/` (`bulk`): the operations they serve, whether one failing item
+ * fails the whole request (`atomic`, default true), and the most items one request may carry.
+ */
+const bulkSpec = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['operations'],
+  properties: {
+    operations: { type: 'array', items: { enum: ['create', 'update', 'delete'] }, minItems: 1, uniqueItems: true },
+    atomic: { type: 'boolean' },
+    max_items: { type: 'integer', minimum: 1, maximum: 1000 },
+  },
+} as const;
+
 /** Roles an operation requires (`permission_roles`): `staff`, `superuser`, or a name in the user's `roles`. */
 const roleList = { type: 'array', items: identifier, minItems: 1, uniqueItems: true } as const;
 
@@ -423,6 +438,7 @@ export const viewsetSchema = {
       properties: Object.fromEntries(operations.map((op) => [op, roleList])) as Record<(typeof operations)[number], typeof roleList>,
     },
     has_object_permission: exportName,
+    bulk: bulkSpec,
     throttle: throttleSpec,
     operation_throttles: {
       type: 'object',
@@ -580,6 +596,7 @@ export type RelationSpec = NonNullable<ViewsetSpec['m2m_relations']>[number];
 export type ActionSpec = NonNullable<ViewsetSpec['actions']>[string];
 export type ThrottleSpec = NonNullable<ViewsetSpec['throttle']>;
 export type SoftDeleteSpec = NonNullable<ViewsetSpec['soft_delete']>;
+export type BulkSpec = NonNullable<ViewsetSpec['bulk']>;
 export type EndpointSpec = NonNullable<ViewsetSpec['endpoints']>[number];
 export type AuthListSpec = ViewsetSpec['auth'];
 export type PaginationSpec = ViewsetSpec['pagination_class'];

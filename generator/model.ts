@@ -190,6 +190,23 @@ export interface Operation {
 }
 
 /**
+ * A bulk route at `/{base}/bulk/` (`bulk`): the create, update or delete of many items in one
+ * request, each item through the single-item operation: its validation, auth, roles, rate limits,
+ * override, lifecycle hooks and object permission.
+ */
+export interface BulkOperation {
+  kind: 'create' | 'update' | 'delete';
+  method: 'post' | 'patch' | 'delete';
+  operationId: string;
+  /** The single-item operation each item goes through. */
+  operation: Operation;
+  /** One transaction for all items (one failing item writes nothing), or one per item, each with its own result. */
+  atomic: boolean;
+  /** The most items one request may carry (`max_items`, default 100). */
+  maxItems: number;
+}
+
+/**
  * A custom action: a detail action at `{base}/{pk}/{name}/`, handled by a hook that receives the
  * request and the record, or a list-level one (`detail: false`) at `{base}/{name}/`, whose hook
  * receives the query of the rows the list reads.
@@ -306,6 +323,12 @@ export interface Resource {
    */
   responses: { create: SchemaModel; update: SchemaModel };
   operations: Operation[];
+  /** Bulk routes (`bulk`), in the spec's order of operations. */
+  bulk: BulkOperation[];
+  /** The primary key as a bulk update or delete names a row in its body; null without either. */
+  bulkKey: SchemaField | null;
+  /** One item of a bulk update: the primary key, then the update schema's fields; null without bulk update. */
+  bulkUpdateItem: SchemaModel | null;
   pagination: Pagination | null;
   /** Ordering fields and the default order; a field of a related row (`author__username`) has the foreign key hops to its column. */
   ordering: { fields: OrderingField[]; default: (OrderingColumn & { order: 'asc' | 'desc' })[] };

@@ -38,6 +38,8 @@ export interface ResourceNames {
    * action: `popular_articles`), or `inspect_box_get` and `inspect_box_post` for an action with several methods.
    */
   actions: { name: string; detail: boolean; routes: { method: ActionMethod; operationId: Named }[] }[];
+  /** Bulk routes at `/{base}/bulk/`, in the spec's order: `bulk_create_articles` is `POST`. */
+  bulk: { kind: BulkKind; method: 'post' | 'patch' | 'delete'; operationId: Named }[];
   /** Operation ids of the resource's custom endpoints, in spec order. */
   endpoints: Named[];
   /** Operation ids of the soft delete's routes (`restore_article`, `hard_delete_article`), when the viewset has it. */
@@ -47,6 +49,11 @@ export interface ResourceNames {
 }
 
 export type ActionMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export type BulkKind = 'create' | 'update' | 'delete';
+
+/** The method of each bulk route, the single-item operation's. */
+export const BULK_METHODS: Record<BulkKind, 'post' | 'patch' | 'delete'> = { create: 'post', update: 'patch', delete: 'delete' };
 
 export const OPERATION_KINDS: readonly OperationKind[] = ['create', 'list', 'retrieve', 'update', 'delete'];
 
@@ -117,6 +124,11 @@ export function resourceNames(file: string, spec: ResourceSpec): ResourceNames {
         })),
       };
     }),
+    bulk: (viewset.bulk?.operations ?? []).map((kind, i) => ({
+      kind,
+      method: BULK_METHODS[kind],
+      operationId: { name: `bulk_${kind}_${pluralSnake}`, source: at('viewset', 'bulk', 'operations', i) },
+    })),
     endpoints: (viewset.endpoints ?? []).map((e, i) => endpointOperationId(e.handler, at('viewset', 'endpoints', i, 'handler'))),
     softDelete: viewset.soft_delete
       ? {

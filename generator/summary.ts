@@ -14,6 +14,7 @@ export function endpointsOf(model: ServiceModel): string[] {
     for (const o of r.operations) add(o.method, o.pathKind === 'collection' ? `/${r.base}/` : `/${r.base}/{pk}/`);
     if (r.softDelete) add('post', `/${r.base}/{pk}/restore/`);
     if (r.softDelete?.hardDelete) add('delete', `/${r.base}/{pk}/hard/`);
+    for (const b of r.bulk) add(b.method, `/${r.base}/bulk/`);
     for (const a of r.actions) for (const { method: m } of a.routes) add(m, a.detail ? `/${r.base}/{pk}/${a.name}/` : `/${r.base}/${a.name}/`);
     for (const rel of r.relations) {
       if (rel.get) add('get', `/${r.base}/{pk}/${rel.path}/`);

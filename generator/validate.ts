@@ -851,6 +851,7 @@ const AUTH_OPERATIONS: Record<string, string[]> = {
 function checkViewset(ctx: Ctx, res: Resource, vs: Rec): void {
   checkViewsetClass(ctx, res, vs);
   checkDisable(ctx, res, vs);
+  checkBulk(ctx, res, vs);
   checkOrdering(ctx, res, vs);
   checkCursorOrdering(ctx, res, vs);
   eachItem(vs.search_fields, ['viewset', 'search_fields'], (name, at) => {
@@ -934,6 +935,37 @@ function checkSoftDelete(ctx: Ctx, res: Resource, vs: Rec): void {
       report(ctx, res.spec, actionAt, 'action "restore" takes the operation id of the soft delete\'s restore (POST /{base}/{pk}/restore/): rename it', true);
     } else if (hard && action === 'hard' && methods.includes('delete')) {
       report(ctx, res.spec, actionAt, 'action "hard" would answer DELETE /{base}/{pk}/hard/, the hard delete of soft_delete: rename it', true);
+    }
+  });
+}
+
+/** Key types a path segment `bulk` cannot be: `/{base}/bulk/` is never an item's path. */
+const NUMERIC_OR_UUID_KEYS = ['integer', 'big_integer', 'uuid'];
+
+/**
+ * Bulk operations need the single-item operation they repeat; bulk update and delete need a key that
+ * cannot be `bulk`, else `PATCH /{base}/bulk/` would take the place of that item's own route.
+ */
+function checkBulk(ctx: Ctx, res: Resource, vs: Rec): void {
+  const bulk = asRec(vs.bulk);
+  if (!bulk) return;
+  const cls = asStr(vs.class) ?? 'APIViewSet';
+  const served = VIEWSET_OPERATIONS[cls] ?? [];
+  const disabled = Array.isArray(vs.disable) ? vs.disable : [];
+  eachItem(bulk.operations, ['viewset', 'bulk', 'operations'], (op, at) => {
+    if (typeof op !== 'string') return;
+    if (!served.includes(op)) {
+      report(ctx, res.spec, at, `bulk ${op} repeats the ${op} operation, which ${cls} has not: remove "${op}"`);
+    } else if (disabled.includes(op) || disabled.includes('all')) {
+      report(ctx, res.spec, at, `bulk ${op} repeats the ${op} operation, which disable turns off: remove "${op}" here or from disable`);
+    } else if (op !== 'create' && !NUMERIC_OR_UUID_KEYS.includes(res.pk.type ?? '')) {
+      report(
+        ctx,
+        res.spec,
+        at,
+        `bulk ${op} would take ${op === 'update' ? 'PATCH' : 'DELETE'} /{base}/bulk/ from the ${res.name} whose key is "bulk": ` +
+          `bulk update and delete need an integer, big_integer or uuid primary key ("${res.pk.name}" is a ${res.pk.type ?? 'string'})`,
+      );
     }
   });
 }

@@ -71,6 +71,7 @@ export function createApi(options: ApiOptions): Express {
   const corsHandler = cors(options.cors ?? corsSettings());
   const routes = orderRoutes([...healthRoutes(db, outage), ...options.routes]);
   const app = express();
+  EXCEPTION_HANDLERS.set(app, options.exceptionHandlers ?? []);
   app.disable('x-powered-by');
   app.set('strict routing', true);
   app.set('case sensitive routing', true);
@@ -175,6 +176,23 @@ function normalize(err: unknown): unknown {
   if (isConnectionFailure(err)) return new ServiceUnavailableError(err);
   if (err instanceof ZodError) return new ValidationError(toEntries(err.issues, []));
   return err;
+}
+
+/** Each API's exception handlers, for the errors `handledError` renders. */
+const EXCEPTION_HANDLERS = new WeakMap<object, ReadonlyArray<readonly [ExceptionClass, ExceptionHandler]>>();
+
+/**
+ * What the error middleware would answer for `error` met while serving `req`, for a part of a
+ * request that answers on its own (an item of a bulk request): the registered exception handler's
+ * response, else an ApiException's status and body (a driver's constraint error is the 409).
+ * Undefined for the errors that fail the whole request: an unavailable database and unhandled errors.
+ */
+export async function handledError(req: Request, error: unknown): Promise<HandledResponse | undefined> {
+  const err = normalize(error);
+  if (err instanceof ServiceUnavailableError) return undefined;
+  const handler = findHandler(err, EXCEPTION_HANDLERS.get(req.app) ?? []);
+  if (handler) return handler(req, err);
+  return err instanceof ApiException ? { status: err.status_code, body: err.body() } : undefined;
 }
 
 /** A URL Express cannot decode (a bad percent escape in a path parameter) is the client's fault. */

@@ -18,6 +18,7 @@ export * from './fields-selection';
 export * from './filters';
 export * from './relations';
 export * from './operations';
+export * from './bulk';
 export * from './routes';
 export * from './openapi';
 export * from './body';

@@ -204,6 +204,20 @@ function check<S extends z.ZodType>(schema: S, value: unknown): { data: z.output
 }
 
 /**
+ * Runs `schema` on one value of a request body (an item of a bulk request): its data, or its
+ * entries with `loc` starting at `at` (e.g. `['body', 'data', 3]`).
+ */
+export function checkBodyValue<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  at: readonly (string | number)[],
+): { data: z.output<S> } | { entries: ValidationEntry[] } {
+  const result = check(schema, value);
+  if ('data' in result) return result;
+  return { entries: result.entries.map((e) => ({ ...e, loc: [...at, ...e.loc] })) };
+}
+
+/**
  * Parses a request value with `schema`, or throws a 422 whose entries' `loc` starts with the source.
  * Schemas are built once at module load; this only runs them.
  */

@@ -5,7 +5,7 @@
  * of the operation id: CRUD, actions, relation endpoints and custom endpoints, in the order the
  * server registers them.
  */
-import type { Action, Endpoint, Operation, Pagination, Relation, Resource, SchemaModel, ServiceModel } from '../model';
+import type { Action, BulkOperation, Endpoint, Operation, Pagination, Relation, Resource, SchemaModel, ServiceModel } from '../model';
 import { camelCase, docLine, pascalCase, str } from '../names';
 import { header, type RenderContext } from './context';
 import { aOrAn } from './english';
@@ -39,6 +39,7 @@ interface Helpers {
   cursorQuery: boolean;
   m2m: boolean;
   json: boolean;
+  bulk: boolean;
 }
 
 /** Names a path parameter cannot take: the method's other parameters and JavaScript's reserved words. */
@@ -60,7 +61,17 @@ const STATUS_WITHOUT_BODY = 204;
 class ClientBuilder {
   readonly types: TypeView[] = [];
   readonly methods: MethodView[] = [];
-  readonly helpers: Helpers = { page: false, resultsPage: false, cursorPage: false, pageNumberQuery: false, limitOffsetQuery: false, cursorQuery: false, m2m: false, json: false };
+  readonly helpers: Helpers = {
+    page: false,
+    resultsPage: false,
+    cursorPage: false,
+    pageNumberQuery: false,
+    limitOffsetQuery: false,
+    cursorQuery: false,
+    m2m: false,
+    json: false,
+    bulk: false,
+  };
   private readonly schemaNames = new Set<string>();
 
   /** The interface of a schema, declared once; returns its name. */
@@ -182,6 +193,26 @@ function operationMethod(o: Operation, r: Resource, b: ClientBuilder) {
   }
 }
 
+/** A bulk route's method: the list of items (or `{ ids }`), answering their bodies, or a result per item when not atomic. */
+function bulkMethod(bulk: BulkOperation, r: Resource, b: ClientBuilder) {
+  const common = { operationId: bulk.operationId, summary: `${capital(bulk.kind)} several ${r.verboseNamePlural}.`, method: bulk.method, path: `/${r.base}/bulk/`, pathCode: `\`/${r.base}/bulk/\``, pathParams: [] };
+  let body: string;
+  let item: string;
+  if (bulk.kind === 'create') {
+    body = `${b.schema(r.schemas.in, `The request body that creates ${aOrAn(r.verboseName)}.`)}[]`;
+    item = b.schema(r.responses.create, outDoc(r));
+  } else if (bulk.kind === 'update') {
+    body = `${b.schema(r.bulkUpdateItem!, `One item of a bulk update: the primary key of ${aOrAn(r.verboseName)}, then the fields to change.`)}[]`;
+    item = b.schema(r.responses.update, outDoc(r));
+  } else {
+    body = `{ ids: ${pkParam(r).type}[] }`;
+    item = 'unknown';
+  }
+  if (!bulk.atomic) b.helpers.bulk = true;
+  const returns = bulk.atomic ? (bulk.kind === 'delete' ? 'void' : `${item}[]`) : `BulkResult<${item}>[]`;
+  b.method({ ...common, body, returns });
+}
+
 /** The query type of a list: the filters, the ordering and the page parameters. */
 function listQuery(o: Operation, r: Resource, b: ClientBuilder): string | undefined {
   const members: InterfaceMember[] = (r.filters?.params ?? []).map((p) => ({
@@ -295,7 +326,7 @@ function endpointMethod(e: Endpoint, b: ClientBuilder) {
 }
 
 /** The names the client file declares itself, besides the schemas and the types of its methods. */
-const OWN_NAMES = ['ApiError', 'Call', 'Client', 'ClientOptions', 'ErrorBody', 'JsonValue', 'LimitOffsetQuery', 'M2MSchemaOut', 'Page', 'PageNumberQuery', 'QueryValue', 'RequestOptions', 'ResultsPage', 'Token', 'ValidationIssue'];
+const OWN_NAMES = ['ApiError', 'BulkResult', 'Call', 'Client', 'ClientOptions', 'ErrorBody', 'JsonValue', 'LimitOffsetQuery', 'M2MSchemaOut', 'Page', 'PageNumberQuery', 'QueryValue', 'RequestOptions', 'ResultsPage', 'Token', 'ValidationIssue'];
 
 /**
  * Operation ids and schema names are checked before rendering; what the client adds to them (camel
@@ -320,6 +351,7 @@ export function clientView(model: ServiceModel, ctx: RenderContext) {
   for (const r of model.resources) {
     for (const o of r.operations) operationMethod(o, r, b);
     softDeleteMethods(r, b);
+    for (const bulk of r.bulk) bulkMethod(bulk, r, b);
     for (const a of r.actions) actionMethods(a, r, b);
     for (const rel of r.relations) relationMethods(rel, r, model, b);
     for (const e of r.endpoints) endpointMethod(e, b);

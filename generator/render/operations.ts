@@ -55,20 +55,26 @@ function reread(rs: ResourceRoutes, s: SchemaModel, key: string): string {
   return `${q}.shape${s.name}(ctx.db, [await ${rs.lookup('findRow')}(ctx, ${key}, ${q}.${columnsOf(rs.r, s)})])`;
 }
 
+/** What `operations/create` prints: one create of `data`, answering the created row (a bulk create runs it per item). */
+export function createHandle(o: Operation, rs: ResourceRoutes): object {
+  const { r } = rs;
+  return {
+    override: o.override ? rs.hookCall(o.override, '{ data, proceed }') : undefined,
+    beforeCreate: lifecycle(rs, 'before_create', '{ values, data }'),
+    checkRelated: relatedKeyChecks(r.schemas.in).length > 0,
+    setRelated: relatedSetters(rs, r.schemas.in, 'pk'),
+    reread: reread(rs, r.responses.create, 'pk'),
+    afterCreate: lifecycle(rs, 'after_create', '{ result: created }'),
+  };
+}
+
 function createRoute(o: Operation, rs: ResourceRoutes): RouteView {
   const { r } = rs;
   return route(o, rs, {
     body: rs.schema(r.schemas.in),
     input: '{ body: data }, ctx',
     partial: 'operations/create',
-    handle: {
-      override: o.override ? rs.hookCall(o.override, '{ data, proceed }') : undefined,
-      beforeCreate: lifecycle(rs, 'before_create', '{ values, data }'),
-      checkRelated: relatedKeyChecks(r.schemas.in).length > 0,
-      setRelated: relatedSetters(rs, r.schemas.in, 'pk'),
-      reread: reread(rs, r.responses.create, 'pk'),
-      afterCreate: lifecycle(rs, 'after_create', '{ result: created }'),
-    },
+    handle: createHandle(o, rs),
     responses: response(o.status, rs.schema(r.responses.create)),
   });
 }
@@ -196,49 +202,60 @@ function instance(rs: ResourceRoutes): string {
   return `${q}.to${rs.r.model}Record(await ${rs.lookup('lockRow')}(ctx, pk, ${q}.RECORD_COLUMNS))`;
 }
 
-function updateRoute(o: Operation, rs: ResourceRoutes): RouteView {
+/** What `operations/update` prints: one update of the row with key `pk` by `data` (a bulk update runs it per item). */
+export function updateHandle(o: Operation, rs: ResourceRoutes): object {
   const { r } = rs;
   const key = `instance.${r.pk.name}`;
+  return {
+    noFieldsError: r.requireUpdateFields ? rs.imports.runtime('SerializeError') : undefined,
+    instance: instance(rs),
+    objectPermission: objectPermission(rs, 'update'),
+    override: o.override ? rs.hookCall(o.override, '{ pk, data, instance, proceed }') : undefined,
+    beforeUpdate: lifecycle(rs, 'before_update', '{ values, data, instance }'),
+    checkRelated: relatedKeyChecks(r.schemas.update).length > 0,
+    key,
+    setRelated: relatedSetters(rs, r.schemas.update, key),
+    reread: reread(rs, r.responses.update, key),
+    afterUpdate: lifecycle(rs, 'after_update', '{ result: updated }'),
+  };
+}
+
+function updateRoute(o: Operation, rs: ResourceRoutes): RouteView {
+  const { r } = rs;
   return route(o, rs, {
     params: rs.params(),
     body: rs.schema(r.schemas.update),
     optionalBody: true,
     input: '{ params: { pk }, body: data }, ctx',
     partial: 'operations/update',
-    handle: {
-      noFieldsError: r.requireUpdateFields ? rs.imports.runtime('SerializeError') : undefined,
-      instance: instance(rs),
-      objectPermission: objectPermission(rs, 'update'),
-      override: o.override ? rs.hookCall(o.override, '{ pk, data, instance, proceed }') : undefined,
-      beforeUpdate: lifecycle(rs, 'before_update', '{ values, data, instance }'),
-      checkRelated: relatedKeyChecks(r.schemas.update).length > 0,
-      key,
-      setRelated: relatedSetters(rs, r.schemas.update, key),
-      reread: reread(rs, r.responses.update, key),
-      afterUpdate: lifecycle(rs, 'after_update', '{ result: updated }'),
-    },
+    handle: updateHandle(o, rs),
     responses: response(o.status, rs.schema(r.responses.update)),
   });
 }
 
-function deleteRoute(o: Operation, rs: ResourceRoutes): RouteView {
+/** What `operations/delete` prints: one delete of the row with key `pk` (a bulk delete runs it per item). */
+export function deleteHandle(o: Operation, rs: ResourceRoutes): object {
   const q = rs.q();
   const key = `instance.${rs.r.pk.name}`;
+  return {
+    instance: instance(rs),
+    objectPermission: objectPermission(rs, 'delete'),
+    override: o.override ? rs.hookCall(o.override, '{ pk, instance, proceed }') : undefined,
+    beforeDelete: lifecycle(rs, 'before_delete', '{ instance }'),
+    // With soft delete, the row is stamped deleted and stays.
+    remove: rs.r.softDelete
+      ? `${rs.imports.runtime('markDeleted')}(ctx.db, ${q}.SOFT_DELETE, ${key})`
+      : `ctx.db(${q}.TABLE).where(${q}.PK, ${key}).delete()`,
+    afterDelete: lifecycle(rs, 'after_delete', '{ instance }'),
+  };
+}
+
+function deleteRoute(o: Operation, rs: ResourceRoutes): RouteView {
   return route(o, rs, {
     params: rs.params(),
     input: '{ params: { pk } }, ctx',
     partial: 'operations/delete',
-    handle: {
-      instance: instance(rs),
-      objectPermission: objectPermission(rs, 'delete'),
-      override: o.override ? rs.hookCall(o.override, '{ pk, instance, proceed }') : undefined,
-      beforeDelete: lifecycle(rs, 'before_delete', '{ instance }'),
-      // With soft delete, the row is stamped deleted and stays.
-      remove: rs.r.softDelete
-        ? `${rs.imports.runtime('markDeleted')}(ctx.db, ${q}.SOFT_DELETE, ${key})`
-        : `ctx.db(${q}.TABLE).where(${q}.PK, ${key}).delete()`,
-      afterDelete: lifecycle(rs, 'after_delete', '{ instance }'),
-    },
+    handle: deleteHandle(o, rs),
     // An override may answer with a body instead of 204.
     responses: o.override ? `${response(200, undefined, 'OK (the override answers with a body)')}, ${response(204)}` : response(o.status),
   });

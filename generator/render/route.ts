@@ -71,6 +71,8 @@ export interface RouteSpec {
   docParams?: string;
   query?: string;
   body?: string;
+  /** The documented body when it is not the validated one (a bulk route checks its items one by one). */
+  docBody?: string;
   optionalBody?: boolean;
   transaction: boolean;
   status: number;
@@ -182,7 +184,7 @@ export class RouteFile {
         params: spec.docParams ?? spec.params,
         errors: spec.errors,
         query: spec.query,
-        body: spec.body,
+        body: spec.docBody ?? spec.body,
         responses: spec.responses,
         errorSchema: spec.errorSchema,
         secured: spec.auth !== null,

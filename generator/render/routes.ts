@@ -1,12 +1,13 @@
 /**
- * View of a resource's `routes.ts`: the routes of its operations, actions, relation endpoints and
- * custom endpoints, in that order, after the constants they share and the row lookups they use.
+ * View of a resource's `routes.ts`: the routes of its operations, bulk operations, actions, relation
+ * endpoints and custom endpoints, in that order, after the constants they share and the row lookups they use.
  */
 import type { Field, Resource, ServiceModel } from '../model';
 import type { KeyKind } from '../../runtime/list';
 import { camelCase, literal, str } from '../names';
 import { header, hookModuleFrom, runtimeFrom, type RenderContext } from './context';
 import { actionRoutes } from './actions';
+import { bulkRoute } from './bulk';
 import { endpointRoute } from './endpoints';
 import { Imports } from './imports';
 import { relationRoutes } from './m2m';
@@ -158,6 +159,7 @@ export function routesView(r: Resource, model: ServiceModel, ctx: RenderContext)
   const routes = [
     ...r.operations.map((o) => operationRoute(o, rs)),
     ...(r.softDelete ? softDeleteRoutes(r.softDelete, rs) : []),
+    ...r.bulk.map((b) => bulkRoute(b, rs)),
     ...r.actions.flatMap((a) => actionRoutes(a, rs)),
     ...r.relations.flatMap((rel) => relationRoutes(rel, rs)),
     ...r.endpoints.map((e) => endpointRoute(e, rs)),

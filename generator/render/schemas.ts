@@ -79,6 +79,7 @@ export function schemasView(r: Resource, ctx: RenderContext) {
     if (schemas.some((x) => x.name === s.name)) continue;
     schemas.push(objectSchemaView(s, s.role === 'in' ? 'Request body of a custom endpoint.' : 'Response of a custom action or endpoint.', imports));
   }
+  if (r.bulkUpdateItem) schemas.push(objectSchemaView(r.bulkUpdateItem, `One item of a bulk update: the primary key of the ${r.verboseName} to change, then the update fields.`, imports));
   const pk = pkParam(r, imports);
   const errorSchema = r.errorSchema ? objectSchemaView(r.errorSchema, 'Documented body of error responses (error_schema).', imports) : undefined;
   return {
@@ -86,6 +87,7 @@ export function schemasView(r: Resource, ctx: RenderContext) {
     schemas,
     model: r.model,
     pkParam: pk,
+    bulkKey: r.bulkKey ? zodInput(r.bulkKey, imports) : undefined,
     errorSchema,
     imports: imports.print(),
   };

@@ -158,7 +158,7 @@ describe('svcgen build', () => {
     expect(first.stderr).toBe('');
     expect(first.status).toBe(0);
     const total = countFiles(ws.out);
-    expect(summary(first.stdout)).toMatchObject({ resources: 10, written: total, unchanged: 0, removed: 0 });
+    expect(summary(first.stdout)).toMatchObject({ resources: 11, written: total, unchanged: 0, removed: 0 });
     expect(summary(first.stdout).endpoints).toBeGreaterThan(0);
     expect(linesOf(first.stdout).filter((l) => l.startsWith('  wrote '))).toHaveLength(total);
     expect(first.stdout).toContain(`  wrote      ${ws.out}/resources/widgets/routes.ts\n`);
@@ -167,13 +167,13 @@ describe('svcgen build', () => {
     expect(second.status).toBe(0);
     expect(second.stderr).toBe('');
     expect(linesOf(second.stdout)).toHaveLength(1);
-    expect(summary(second.stdout)).toMatchObject({ resources: 10, written: 0, unchanged: total, removed: 0 });
+    expect(summary(second.stdout)).toMatchObject({ resources: 11, written: 0, unchanged: total, removed: 0 });
 
     fs.rmSync(path.join(ws.specs, 'resources/gadgets.yaml'));
     const third = svcgen(['build', ws.specs, '--out', ws.out, '--allow-destructive']);
     expect(third.status).toBe(0);
     const s3 = summary(third.stdout);
-    expect(s3).toMatchObject({ resources: 9, removed: 3 });
+    expect(s3).toMatchObject({ resources: 10, removed: 3 });
     // The manifest and the files that list every resource (app, migrations) change; the rest is untouched.
     expect(s3.written).toBeGreaterThanOrEqual(1);
     // Three files of the resource go; one migration (dropping its table) comes.

@@ -325,4 +325,16 @@ describe.each(DIALECTS)('generated client, keys and pages (%s)', (dialect) => {
 
     expect(await api.echo('two words', { times: 2 })).toEqual({ words: ['two words', 'two words'] });
   });
+
+  it('sends bulk requests: an atomic route answers the records, one that is not a result per item', async () => {
+    const api = createShowcaseClient({ baseUrl: server.baseUrl });
+    const crates = await api.bulkCreateCrates([{ code: 'k1' }, { code: 'k2', quantity: 4 }]);
+    expect(crates.map((c) => [c.code, c.quantity])).toEqual([['k1', 0], ['k2', 4]]);
+    const roles = { headers: { 'X-Roles': 'staff' } };
+    expect(await api.bulkUpdateCrates([{ id: crates[0].id, quantity: 1 }], roles)).toEqual([{ ...crates[0], quantity: 1 }]);
+    expect(await api.bulkDeleteCrates({ ids: crates.map((c) => c.id) }, roles)).toBeUndefined();
+
+    const results = await api.bulkCreateWidgets([{ name: 'bulk-one' }, { name: 'bulk-one' }]);
+    expect(results.map((r) => [r.status, r.data?.name])).toEqual([[201, 'bulk-one'], [409, undefined]]);
+  });
 });

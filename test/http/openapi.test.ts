@@ -14,6 +14,7 @@ interface Operation {
   tags?: string[];
   security?: Record<string, string[]>[];
   parameters?: { name: string; in: string; required?: boolean; schema: Record<string, unknown> }[];
+  requestBody?: { required: boolean; content: Record<string, { schema: unknown }> };
   responses: Record<string, { description: string; content?: Record<string, { schema: unknown }> }>;
 }
 
@@ -293,6 +294,43 @@ describe.each(DIALECTS)('OpenAPI document of the showcase (%s)', (dialect) => {
     for (const id of ['create_gadget', 'update_gadget', 'delete_gadget', 'list_notes', 'retrieve_note', 'delete_label', 'update_part']) expect(ids).not.toContain(id);
   });
 
+  it('documents the bulk routes: their bodies, the list an atomic route answers, the results of one that is not', async () => {
+    const d = await fetchDoc();
+    const ops = operations(d);
+    expect(ops.get('POST /v/crates/bulk/')?.operationId).toBe('bulk_create_crates');
+    expect(ops.get('PATCH /v/crates/bulk/')?.operationId).toBe('bulk_update_crates');
+    expect(ops.get('DELETE /v/crates/bulk/')?.operationId).toBe('bulk_delete_crates');
+    const json = (op: Operation, status: string) => op.responses[status]?.content?.['application/json']?.schema;
+    const create = byId(d, 'bulk_create_crates');
+    expect(create.summary).toBe('Create several objects.');
+    expect(create.description).toBe('At most 3 items per request. All or nothing: the first invalid or failing item is the answer, and nothing is written.');
+    expect(create.requestBody).toEqual({ required: true, content: { 'application/json': { schema: { type: 'array', items: ref('CrateIn'), maxItems: 3 } } } });
+    expect(json(create, '201')).toEqual({ type: 'array', items: ref('CrateOut') });
+    expect(Object.keys(create.responses).sort()).toEqual(['201', '400', '401', '403', '404', '409', '413', '415', '422', '503']);
+    expect(byId(d, 'bulk_update_crates').requestBody?.content['application/json'].schema).toEqual({ type: 'array', items: ref('CrateBulkUpdate'), maxItems: 3 });
+    expect(d.components.schemas.CrateBulkUpdate).toMatchObject({ required: ['id'], properties: { id: { type: 'integer' }, code: { type: 'string', maxLength: 12 } } });
+    const remove = byId(d, 'bulk_delete_crates');
+    expect(remove.requestBody?.content['application/json'].schema).toEqual({
+      type: 'object',
+      properties: { ids: { type: 'array', items: expect.objectContaining({ type: 'integer' }), maxItems: 3 } },
+      required: ['ids'],
+    });
+    expect(remove.responses['204']).toEqual({ description: 'No Content' });
+    expect(remove.description).toBe(
+      'At most 3 items per request. All or nothing: the first invalid or failing item is the answer, and nothing is written.\n\nRequires the role staff.',
+    );
+    const results = json(byId(d, 'bulk_create_widgets'), '207');
+    expect(results).toEqual({
+      type: 'array',
+      items: {
+        anyOf: [
+          { type: 'object', properties: { status: expect.objectContaining({ type: 'integer' }), data: ref('WidgetOut') }, required: ['status', 'data'] },
+          { type: 'object', properties: { status: expect.objectContaining({ type: 'integer' }) }, required: ['status'], additionalProperties: {} },
+        ],
+      },
+    });
+  });
+
   it('serves the resources at their base paths', async () => {
     const ops = operations(await fetchDoc());
     expect(ops.get('GET /v/companies/{pk}/')?.operationId).toBe('retrieve_maker');
@@ -314,12 +352,16 @@ describe.each(DIALECTS)('OpenAPI document of the showcase (%s)', (dialect) => {
     expect(d.components.schemas.NoteProblem).toEqual({ type: 'object', properties: { error: { type: 'string' } }, required: ['error'] });
   });
 
-  it('has security exactly on the operations that authenticate: custom endpoints, tickets\' writes, every beacon route, coupons\' deletes and restore', async () => {
+  it('has security exactly on the operations that authenticate: custom endpoints, tickets\' and crates\' writes, every beacon route, coupons\' deletes and restore', async () => {
     const secured = new Set([
       'GET /v/numbers/',
       'GET /v/scoped/',
       'PATCH /v/tickets/{pk}/',
       'DELETE /v/tickets/{pk}/',
+      'PATCH /v/crates/{pk}/',
+      'DELETE /v/crates/{pk}/',
+      'PATCH /v/crates/bulk/',
+      'DELETE /v/crates/bulk/',
       'POST /v/beacons/',
       'GET /v/beacons/',
       'GET /v/beacons/{pk}/',
