@@ -166,13 +166,14 @@ function isQueryBuilder(value: unknown): value is Knex.QueryBuilder {
 /**
  * The query a paginated list-level action's hook hands back, given the `query` it received: the
  * query it returns (narrowed further, or `query` itself), or `query` when it returns nothing after
- * narrowing it in place. A Knex query is thenable, so only a promise is awaited; an async hook
- * cannot return the query (resolving its promise would run it) and returns nothing instead.
+ * narrowing it in place. A Knex query is thenable, so only a promise is awaited, and the query comes
+ * back wrapped in an object (a promise resolved with it would run it); for the same reason an async
+ * hook cannot return the query, and returns nothing instead.
  */
-export async function actionQuery(query: Knex.QueryBuilder, result: unknown): Promise<Knex.QueryBuilder> {
+export async function actionQuery(query: Knex.QueryBuilder, result: unknown): Promise<{ query: Knex.QueryBuilder }> {
   const value = result instanceof Promise ? await result : result;
-  if (value === undefined) return query;
-  if (isQueryBuilder(value)) return value;
+  if (value === undefined) return { query };
+  if (isQueryBuilder(value)) return { query: value };
   throw new TypeError(
     'the hook of a paginated action returns a Knex query, or nothing after narrowing `query` in place; ' +
       'an async hook returns nothing (awaiting a returned query would run it)',

@@ -296,7 +296,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
           async handle({ query: params }, ctx) {
             const { query } = await queryset(ctx);
             const narrowed = await actionQuery(query, hooks.articleFeed(withArgs(ctx, { query })));
-            const source = querySource(ctx.db, narrowed, {
+            const source = querySource(ctx.db, narrowed.query, {
               columns: q.OUT_COLUMNS,
               pk: q.PK,
               ordering: defaultOrdering,
