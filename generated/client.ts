@@ -207,10 +207,25 @@ export interface PageNumberQuery {
   page_size?: number;
 }
 
+/** The page parameters of a cursor paginator. */
+export interface CursorQuery {
+  /** Position in the list: the `cursor` of a page's `next` or `previous` link; none for the first page. */
+  cursor?: string;
+  /** Items per page. */
+  page_size?: number;
+}
+
 /** A page of a list: its items and the number of items that match, on every page. */
 export interface Page<T> {
   items: T[];
   count: number;
+}
+
+/** A page of a cursor-paged list: the URLs of the next and previous pages (null at either end), no count. */
+export interface CursorPage<T> {
+  next: string | null;
+  previous: string | null;
+  results: T[];
 }
 
 /** What adding and removing related keys did: one line per key, for those done and those refused. */
@@ -415,6 +430,10 @@ export function createClient(options: ClientOptions) {
     /** Publish a draft (staff only). `POST /articles/{id}/publish/` */
     publishArticle(id: number, request?: RequestOptions): Promise<PublishResponse> {
       return send<PublishResponse>({ method: 'POST', path: `/articles/${segment(id)}/publish/` }, request);
+    },
+    /** Articles newest first, paged by cursor: stable while articles are published. `GET /articles/feed/` */
+    feedArticles(query: CursorQuery = {}, request?: RequestOptions): Promise<CursorPage<ArticleOut>> {
+      return send<CursorPage<ArticleOut>>({ method: 'GET', path: '/articles/feed/', query }, request);
     },
     /** List the tags of an article. `GET /articles/{id}/tags/` */
     getArticleTags(id: number, query: GetArticleTagsQuery = {}, request?: RequestOptions): Promise<Page<TagOut>> {

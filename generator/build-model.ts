@@ -401,6 +401,7 @@ function actionsOf(names: ResourceNames, viewset: ViewsetSpec): Action[] {
     decorators: a.decorators ?? [],
     errors: a.errors ?? {},
     response: a.response && typeof a.response === 'object' ? freeSchema(`${pascalCase(a.handler)}Response`, 'out', a.response) : undefined,
+    paginate: a.paginate === undefined ? undefined : (paginationOf(a.paginate) ?? undefined),
     throttles: throttlesOf(viewset, a.throttle, `${names.table.name}.${name}`, names.table.name),
   }));
 }

@@ -139,6 +139,7 @@ export function resourceHookRefs(file: string, spec: ResourceSpec, shared: Reado
   });
   for (const [name, action] of Object.entries(v.actions ?? {})) {
     const at = ['viewset', 'actions', name];
+    c.paginator(action.paginate, [...at, 'paginate']);
     c.handler(action.handler, [...at, 'handler']);
     c.auth(action.auth, [...at, 'auth']);
     c.decorators(action.decorators, [...at, 'decorators']);

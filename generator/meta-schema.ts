@@ -290,6 +290,8 @@ const customAction = {
     methods: { type: 'array', items: { enum: ['get', 'post', 'put', 'patch', 'delete'] }, minItems: 1 },
     auth: authList,
     response: { anyOf: [manualSchema, { const: 'schema_out' }, { const: 'schema_detail' }, { type: 'null' }] },
+    /** A list-level GET action answering a page of the list's items, paged by this paginator. */
+    paginate: paginationClass,
     summary: { type: 'string' },
     description: { type: 'string' },
     decorators: decoratorList,

@@ -222,6 +222,11 @@ export interface Action {
   description?: string;
   decorators: (string | null)[];
   response?: SchemaModel;
+  /**
+   * `paginate` (a list-level GET action): the hook returns a query of the list's rows, answered as
+   * this paginator's page of the list's items, in the list's order.
+   */
+  paginate?: Pagination;
   /** Error statuses the hook answers, with the body it sends (`errors` in the spec). */
   errors: HookErrors;
   /** The viewset's `throttle`, then the action's own. */

@@ -854,6 +854,7 @@ function checkViewset(ctx: Ctx, res: Resource, vs: Rec): void {
   checkBulk(ctx, res, vs);
   checkOrdering(ctx, res, vs);
   checkCursorOrdering(ctx, res, vs);
+  checkPaginatedActions(ctx, res, vs);
   eachItem(vs.search_fields, ['viewset', 'search_fields'], (name, at) => {
     if (typeof name === 'string') checkSearchField(ctx, res, name, at);
   });
@@ -1025,6 +1026,52 @@ function checkCursorOrdering(ctx: Ctx, res: Resource, vs: Rec): void {
     // One also in ordering_fields is reported there.
     if (!fields.includes(name)) check(name, 'default ordering field', ['viewset', 'default_ordering']);
   }
+}
+
+/** The class a `pagination_class` or `paginate` names, or undefined when it names none. */
+function paginatorName(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : asStr(asRec(value)?.class);
+}
+
+/**
+ * `paginate` on an action: only a list-level GET action answers a page of the list (a detail
+ * action has one record, a write answers what it did), and the page is its answer, so no
+ * `response`. A CursorPagination action reads by position in `default_ordering` alone (it takes
+ * no `?ordering=`), so that ordering must be one a cursor can hold: the viewset's own columns,
+ * never null, not json.
+ */
+function checkPaginatedActions(ctx: Ctx, res: Resource, vs: Rec): void {
+  eachEntry(vs.actions, ['viewset', 'actions'], (name, value, at) => {
+    const action = asRec(value);
+    if (!action || action.paginate === undefined || action.paginate === null) return;
+    const paginateAt = [...at, 'paginate'];
+    if (action.detail !== false) {
+      return report(ctx, res.spec, paginateAt, `action "${name}" acts on one record: only a list-level action (detail: false) is paginated; add detail: false, or remove paginate`, true);
+    }
+    const methods = Array.isArray(action.methods) ? action.methods : ['post'];
+    if (methods.length !== 1 || methods[0] !== 'get') {
+      const given = has(action, 'methods') ? `methods [${methods.join(', ')}]` : 'the default method post';
+      return report(ctx, res.spec, has(action, 'methods') ? [...at, 'methods'] : paginateAt, `paginated action "${name}" must answer GET alone (methods: [get]), not ${given}: a page is read, never written`, !has(action, 'methods'));
+    }
+    if (has(action, 'response') && action.response !== null) {
+      report(ctx, res.spec, [...at, 'response'], `paginated action "${name}" answers a page of the list's items (the read schema): remove response`, true);
+    }
+    if (paginatorName(action.paginate) !== 'CursorPagination' || paginatorName(vs.pagination_class) === 'CursorPagination') return;
+    // A cursor-paged list reports its own ordering fields already (checkCursorOrdering).
+    const ordering = asStr(vs.default_ordering);
+    for (const field of (ordering ?? '').split(',').map((part) => part.trim().replace(/^-/, '')).filter(Boolean)) {
+      const why = field.includes('__')
+        ? 'is a field of a related row'
+        : res.fields.get(field)?.spec.null === true
+          ? 'may be null (SQLite and PostgreSQL sort nulls differently)'
+          : res.fields.get(field)?.type === 'json'
+            ? 'is a json field, whose values cannot be compared'
+            : undefined;
+      if (why) {
+        report(ctx, res.spec, paginateAt, `action "${name}" is paged by CursorPagination, which reads in default_ordering, and default ordering field "${field}" ${why}: order by non-null fields of ${res.name}, or use another paginator`);
+      }
+    }
+  });
 }
 
 /**

@@ -157,6 +157,29 @@ export function querySource<T>(
   };
 }
 
+/** Whether `value` is a Knex query builder (not yet run). */
+function isQueryBuilder(value: unknown): value is Knex.QueryBuilder {
+  const v = value as Partial<Knex.QueryBuilder> | null;
+  return typeof v === 'object' && v !== null && typeof v.toSQL === 'function' && typeof v.clone === 'function';
+}
+
+/**
+ * The query a paginated list-level action's hook hands back, given the `query` it received: the
+ * query it returns (narrowed further, or `query` itself), or `query` when it returns nothing after
+ * narrowing it in place. A Knex query is thenable, so only a promise is awaited, and the query comes
+ * back wrapped in an object (a promise resolved with it would run it); for the same reason an async
+ * hook cannot return the query, and returns nothing instead.
+ */
+export async function actionQuery(query: Knex.QueryBuilder, result: unknown): Promise<{ query: Knex.QueryBuilder }> {
+  const value = result instanceof Promise ? await result : result;
+  if (value === undefined) return { query };
+  if (isQueryBuilder(value)) return { query: value };
+  throw new TypeError(
+    'the hook of a paginated action returns a Knex query, or nothing after narrowing `query` in place; ' +
+      'an async hook returns nothing (awaiting a returned query would run it)',
+  );
+}
+
 /**
  * The `ordering` query parameter: one field or several separated by commas, `-` for descending.
  * Only names in `allowed` (field name → column, or a related row's column) pass; anything else is a

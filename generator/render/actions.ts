@@ -3,11 +3,11 @@
  * `/{base}/{pk}/{name}/` hands the record to the action's hook; a list-level action at
  * `/{base}/{name}/` hands it the query of the rows the list reads.
  */
-import type { Action } from '../model';
-import { docLine, literal, str } from '../names';
+import type { Action, Pagination } from '../model';
+import { camelCase, docLine, literal, pascalCase, str } from '../names';
 import { aOrAn } from './english';
 import { response, type RouteView } from './route';
-import { objectPermission } from './operations';
+import { defaultOrdering, objectPermission, orderingKeyFields, orderingParam } from './operations';
 import type { ResourceRoutes } from './routes';
 
 export function actionRoutes(a: Action, rs: ResourceRoutes): RouteView[] {
@@ -23,11 +23,12 @@ export function actionRoutes(a: Action, rs: ResourceRoutes): RouteView[] {
       transaction,
       status: 200,
       partial: 'operations/action',
-      ...(a.detail ? detailParts(a, rs) : listParts(a, rs)),
+      responses: response(200, a.response ? rs.schema(a.response) : undefined),
+      ...(a.detail ? detailParts(a, rs) : a.paginate ? pagedParts(a, a.paginate, operationId, rs) : listParts(a, rs)),
       summary: str(docLine(a.summary ?? `Run the ${a.name} action on ${target}.`)),
+      description: a.description === undefined ? undefined : str(a.description),
       tags: rs.tag(),
       errors: Object.keys(a.errors).length ? literal(a.errors) : undefined,
-      responses: response(200, a.response ? rs.schema(a.response) : undefined),
       errorSchema: rs.errorSchema(),
     }),
   );
@@ -59,5 +60,40 @@ function listParts(a: Action, rs: ResourceRoutes) {
       get: `await ${rs.lookup('queryset')}(ctx)`,
       call: rs.hookCall(a.handler, '{ query }'),
     },
+  };
+}
+
+/**
+ * A paginated list-level action (`paginate`, GET alone): the hook narrows the list's query, and the
+ * answer is the paginator's page of the list's items, read as the list reads them (its order with
+ * the primary key as tie-break, its read schema). Its query is the paginator's parameters and, but
+ * under CursorPagination, the list's `ordering`; a cursor-paged action reads in `default_ordering`.
+ */
+function pagedParts(a: Action, p: Pagination, operationId: string, rs: ResourceRoutes) {
+  const { r } = rs;
+  const q = rs.q();
+  const cursor = p.builtin && p.class === 'CursorPagination';
+  const paginator = rs.constant(`${camelCase(operationId)}Paginator`, () => rs.newPaginator(p));
+  const ordered = r.ordering.fields.length > 0 && !cursor;
+  const query = rs.constant(`${pascalCase(operationId)}Query`, () =>
+    ordered ? `${paginator}.querySchema.extend({ ordering: ${orderingParam(rs)} })` : `${paginator}.querySchema`,
+  );
+  const byDefault = defaultOrdering(rs);
+  return {
+    path: `'/${r.base}/${a.name}/'`,
+    query,
+    input: '{ query: params }, ctx',
+    partial: 'operations/paged-action',
+    handle: {
+      queryset: rs.lookup('queryset'),
+      actionQuery: rs.imports.runtime('actionQuery'),
+      call: rs.hookCall(a.handler, '{ query }'),
+      querySource: rs.imports.runtime('querySource'),
+      ordering: ordered ? `params.ordering ?? ${byDefault}` : byDefault,
+      shape: `${q}.shape${r.schemas.out.name}`,
+      kinds: cursor ? rs.keyKinds('keyKinds', orderingKeyFields(r)) : undefined,
+      page: `${rs.imports.runtime('paginate')}(${paginator}, source, params, ctx.req)`,
+    },
+    responses: response(200, `${paginator}.responseSchema(${rs.schema(r.schemas.out)})`),
   };
 }

@@ -213,14 +213,10 @@ function bulkMethod(bulk: BulkOperation, r: Resource, b: ClientBuilder) {
   b.method({ ...common, body, returns });
 }
 
-/** The query type of a list: the filters, the ordering and the page parameters. */
-function listQuery(o: Operation, r: Resource, b: ClientBuilder): string | undefined {
-  const members: InterfaceMember[] = (r.filters?.params ?? []).map((p) => ({
-    doc: p.description ? docLine(p.description) : undefined,
-    line: `${propertyKey(p.name)}?: ${tsQueryParam(p.type, p.shape)};`,
-  }));
-  if (r.ordering.fields.length) {
-    const orderingType = `${r.model}Ordering`;
+/** `ordering?:` of a list's query, declaring the type of its names once. */
+function orderingMember(r: Resource, b: ClientBuilder): InterfaceMember {
+  const orderingType = `${r.model}Ordering`;
+  if (!b.types.some((t) => t.declaration === `export type ${orderingType} =`)) {
     const names = r.ordering.fields.map((f) => f.name);
     b.types.push({
       doc: `A field the ${r.verboseName} list may be ordered by (${names.join(', ')}); \`-\` for descending.`,
@@ -228,8 +224,17 @@ function listQuery(o: Operation, r: Resource, b: ClientBuilder): string | undefi
       members: undefined,
       alias: names.flatMap((n) => [str(n), str(`-${n}`)]).join(' | '),
     });
-    members.push({ doc: 'One field, or several in order of precedence (sent separated by commas).', line: `ordering?: ${orderingType} | ${orderingType}[];` });
   }
+  return { doc: 'One field, or several in order of precedence (sent separated by commas).', line: `ordering?: ${orderingType} | ${orderingType}[];` };
+}
+
+/** The query type of a list: the filters, the ordering and the page parameters. */
+function listQuery(o: Operation, r: Resource, b: ClientBuilder): string | undefined {
+  const members: InterfaceMember[] = (r.filters?.params ?? []).map((p) => ({
+    doc: p.description ? docLine(p.description) : undefined,
+    line: `${propertyKey(p.name)}?: ${tsQueryParam(p.type, p.shape)};`,
+  }));
+  if (r.ordering.fields.length) members.push(orderingMember(r, b));
   const name = `${pascalCase(o.operationId)}Query`;
   return b.query(name, `Query parameters of ${camelCase(o.operationId)}.`, b.pageQueries(r.pagination), members);
 }
@@ -247,21 +252,27 @@ function softDeleteMethods(r: Resource, b: ClientBuilder) {
   }
 }
 
-/** One method per method of an action. */
+/**
+ * One method per method of an action: a detail action's path takes the key, a list-level one's does
+ * not; a paginated one takes its page parameters (and `ordering`, but under CursorPagination) and
+ * resolves to the page of the list's items.
+ */
 function actionMethods(a: Action, r: Resource, b: ClientBuilder) {
-  const returns = a.response ? b.schema(a.response, `Response of the ${a.name} action.`) : 'unknown';
   const pk = pkParam(r);
-  for (const route of a.routes) {
-    b.method({
-      operationId: route.operationId,
-      summary: a.summary ?? `Run the ${a.name} action on ${aOrAn(r.verboseName)}.`,
-      method: route.method,
-      path: `/${r.base}/{${pk.name}}/${a.name}/`,
-      pathParams: [pk],
-      pathCode: `\`/${r.base}/${segment(pk.name)}/${a.name}/\``,
-      returns,
-    });
+  const at = a.detail
+    ? { path: `/${r.base}/{${pk.name}}/${a.name}/`, pathParams: [pk], pathCode: `\`/${r.base}/${segment(pk.name)}/${a.name}/\`` }
+    : { path: `/${r.base}/${a.name}/`, pathParams: [], pathCode: `\`/${r.base}/${a.name}/\`` };
+  const summary = a.summary ?? `Run the ${a.name} action on ${a.detail ? aOrAn(r.verboseName) : r.verboseNamePlural}.`;
+  if (a.paginate) {
+    const [{ method, operationId }] = a.routes;
+    const cursor = a.paginate.builtin && a.paginate.class === 'CursorPagination';
+    const members = r.ordering.fields.length && !cursor ? [orderingMember(r, b)] : [];
+    const query = b.query(`${pascalCase(operationId)}Query`, `Query parameters of ${camelCase(operationId)}.`, b.pageQueries(a.paginate), members);
+    b.method({ operationId, summary, method, ...at, query, returns: b.pageOf(a.paginate, b.schema(r.schemas.out, outDoc(r))) });
+    return;
   }
+  const returns = a.response ? b.schema(a.response, `Response of the ${a.name} action.`) : 'unknown';
+  for (const route of a.routes) b.method({ operationId: route.operationId, summary, method: route.method, ...at, returns });
 }
 
 function relationMethods(rel: Relation, r: Resource, model: ServiceModel, b: ClientBuilder) {

@@ -94,6 +94,23 @@ function orderingTarget(f: OrderingField): string {
   return f.hops ? literal({ column: f.column, hops: f.hops }) : str(f.column);
 }
 
+/** `orderingParam({...})`: the `?ordering=` of a viewset with `ordering_fields`. */
+export function orderingParam(rs: ResourceRoutes): string {
+  const allowed = rs.r.ordering.fields.map((f) => `${f.name}: ${orderingTarget(f)}`).join(', ');
+  return `${rs.imports.runtime('orderingParam')}({ ${allowed} })`;
+}
+
+/** The list's order without `?ordering=`: `default_ordering` as a constant, or `[]` (by primary key). */
+export function defaultOrdering(rs: ResourceRoutes): string {
+  const { r } = rs;
+  if (!r.ordering.default.length) return '[]';
+  return rs.constant(
+    'defaultOrdering',
+    () => `[${r.ordering.default.map((t) => `{ column: ${str(t.column)}, order: '${t.order}'${t.hops ? `, hops: ${literal(t.hops)}` : ''} }`).join(', ')}]`,
+    `${rs.imports.runtimeType('OrderTerm')}[]`,
+  );
+}
+
 /** The validated query of the list: page parameters, filters and `ordering`. */
 function listQuery(rs: ResourceRoutes): string {
   const { r } = rs;
@@ -101,10 +118,7 @@ function listQuery(rs: ResourceRoutes): string {
     let schema = rs.pageQuery();
     // Filter parameters (query_params, relations_filters, match cases) come from the resource's filters.ts.
     if (r.filters) schema += `.extend(${rs.filtering()}.FILTER_QUERY.shape)`;
-    if (r.ordering.fields.length) {
-      const allowed = r.ordering.fields.map((f) => `${f.name}: ${orderingTarget(f)}`).join(', ');
-      schema += `.extend({ ordering: ${rs.imports.runtime('orderingParam')}({ ${allowed} }) })`;
-    }
+    if (r.ordering.fields.length) schema += `.extend({ ordering: ${orderingParam(rs)} })`;
     if (r.search) schema += `.extend({ search: ${rs.imports.runtime('searchParam')}(${literal(r.search.fields.map((f) => f.name))}) })`;
     if (r.fieldSelection) schema += `.extend({ fields: ${fieldsParam(rs, r.schemas.out)} })`;
     return schema;
@@ -122,7 +136,7 @@ function applyFilters(rs: ResourceRoutes): string | undefined {
 }
 
 /** The fields a list may be ordered by, its primary key first: the keys of a cursor over it. */
-function orderingKeyFields(r: ResourceRoutes['r']): Field[] {
+export function orderingKeyFields(r: ResourceRoutes['r']): Field[] {
   const columns = new Set([r.pk.column, ...[...r.ordering.fields, ...r.ordering.default].filter((t) => !t.hops).map((t) => t.column)]);
   return r.fields.filter((f) => columns.has(f.column));
 }
@@ -131,13 +145,7 @@ function listRoute(o: Operation, rs: ResourceRoutes): RouteView {
   const { r } = rs;
   const q = rs.q();
   const query = listQuery(rs);
-  const defaultOrdering = r.ordering.default.length
-    ? rs.constant(
-        'defaultOrdering',
-        () => `[${r.ordering.default.map((t) => `{ column: ${str(t.column)}, order: '${t.order}'${t.hops ? `, hops: ${literal(t.hops)}` : ''} }`).join(', ')}]`,
-        `${rs.imports.runtimeType('OrderTerm')}[]`,
-      )
-    : '[]';
+  const byDefault = defaultOrdering(rs);
   const usesParams = r.pagination !== null || r.ordering.fields.length > 0 || r.filters !== null || r.search !== null || r.fieldSelection || o.override !== undefined;
   return route(o, rs, {
     query,
@@ -151,7 +159,7 @@ function listRoute(o: Operation, rs: ResourceRoutes): RouteView {
         ? `${rs.imports.runtime('applySearch')}(query, ${rs.constant('searchFields', () => literal(r.search!.fields.map((f) => f.lookup)), `${rs.imports.runtimeType('Lookup')}[]`)}, params.search);`
         : undefined,
       querySource: rs.imports.runtime('querySource'),
-      ordering: r.ordering.fields.length ? `params.ordering ?? ${defaultOrdering}` : defaultOrdering,
+      ordering: r.ordering.fields.length ? `params.ordering ?? ${byDefault}` : byDefault,
       shape: selected(rs, `${q}.shape${r.schemas.out.name}`, 'params.fields'),
       kinds: rs.cursorPaged() ? rs.keyKinds('keyKinds', orderingKeyFields(r)) : undefined,
       page: rs.page('source'),

@@ -52,6 +52,14 @@ export async function publish({ user, db, instance }: HookContext<{ instance: Ar
 }
 
 /**
+ * The `feed` action (`GET /api/articles/feed/`): the articles the caller may read, as
+ * queryset_request narrowed them; the runtime orders them newest first and pages them by cursor.
+ */
+export function articleFeed({ query }: HookContext<{ query: Knex.QueryBuilder }>): Knex.QueryBuilder {
+  return query;
+}
+
+/**
  * Decorator of the tags relation's POST: only the article's author or staff may change its tags.
  * It runs after the path is validated, so the key is a 32-bit integer (`req.validated`).
  */

@@ -75,6 +75,30 @@ describe.each(DIALECTS)('list-level actions (%s)', (dialect) => {
     expect(missing.body).toEqual({ ticket: 'not found' });
   });
 
+  it('pages a paginated list-level action as the list pages its items (PageNumberPagination, page_size 2)', async () => {
+    const ids = await seed([{ title: 'one' }, { title: 'two', status: 'closed' }, { title: 'three' }, { title: 'four' }, { title: 'gone', archived: true }]);
+    // The list's read schema, its computed field included; ordered by key, as the list is.
+    const item = (i: number, title: string) => ({ id: ids[i], title, status: 'open', title_length: title.length });
+    const page = async (query: string) => {
+      const res = await request(svc.app).get(`/v/tickets/open/${query}`);
+      return { status: res.status, body: res.body };
+    };
+    expect(await page('')).toEqual({ status: 200, body: { items: [item(0, 'one'), item(2, 'three')], count: 3 } });
+    expect(await page('?page=2')).toEqual({ status: 200, body: { items: [item(3, 'four')], count: 3 } });
+    expect(await page('?page=3')).toEqual({ status: 200, body: { items: [], count: 3 } });
+    expect(await page('?page=1&page_size=3')).toEqual({ status: 200, body: { items: [item(0, 'one'), item(2, 'three'), item(3, 'four')], count: 3 } });
+    expect(await page('?page=0')).toEqual({
+      status: 422,
+      body: { detail: [{ type: 'greater_than_equal', loc: ['query', 'page'], msg: 'Input should be greater than or equal to 1' }] },
+    });
+    const doc = (await request(svc.app).get('/v/openapi.json')).body;
+    const op = doc.paths['/v/tickets/open/'].get;
+    expect(op.operationId).toBe('open_tickets');
+    expect(op.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(['query:page', 'query:page_size']);
+    const schema = op.responses['200'].content['application/json'].schema;
+    expect(schema.properties.items).toEqual({ type: 'array', items: { $ref: '#/components/schemas/TicketOut' } });
+  });
+
   it('documents list-level actions without a path parameter', async () => {
     const doc = (await request(svc.app).get('/v/openapi.json')).body;
     const counts = doc.paths['/v/tickets/counts/'].get;
