@@ -261,7 +261,38 @@ function compare(q: Knex.QueryBuilder, column: string, kind: ColumnKind, op: Loo
   const b = op in SQL_OPERATOR ? bindable(kind, value, op as Comparison) : undefined;
   if (!b) q.whereRaw(FALSE);
   else if (b.kind === 'all') q.whereNotNull(column);
-  else q.where(column, SQL_OPERATOR[b.op ?? (op as Comparison)], b.value as Knex.Value);
+  else {
+    const operator = SQL_OPERATOR[b.op ?? (op as Comparison)];
+    if (!requiresAlready(q, column, operator, b.value)) q.where(column, operator, b.value as Knex.Value);
+  }
+}
+
+/** The parts of Knex's record of a where clause that tell two simple comparisons apart. */
+interface WhereStatement {
+  grouping: string;
+  type: string;
+  bool: string;
+  not?: boolean;
+  column?: unknown;
+  operator?: unknown;
+  value?: unknown;
+}
+
+/**
+ * Whether the query already requires `column <operator> value` in a clause AND-ed at its top
+ * level, as when `queryset_request` keeps published articles and the client filters
+ * `?is_published=true`. A second copy changes no result, but SQLite tests it again on every row
+ * the index hands over (it doubles a count). With an OR at the top level, nothing is assumed.
+ */
+function requiresAlready(q: Knex.QueryBuilder, column: string, operator: string, value: unknown): boolean {
+  const statements = (q as unknown as { _statements: readonly WhereStatement[] })._statements;
+  let found = false;
+  for (const s of statements) {
+    if (s.grouping !== 'where') continue;
+    if (s.bool !== 'and') return false;
+    if (s.type === 'whereBasic' && !s.not && s.column === column && s.operator === operator && s.value === value) found = true;
+  }
+  return found;
 }
 
 /* ------------------------------------------------------------------- binding values */
