@@ -677,8 +677,9 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
         out.set(`create_${one}`, pick(vs, 'post_auth', base));
         out.set(`update_${one}`, pick(vs, 'patch_auth', base));
         out.set(`delete_${one}`, pick(vs, 'delete_auth', base));
-        for (const name of Object.keys((vs.actions ?? {}) as object)) {
-          out.set(`${name}_${one}`, pick((vs.actions as Record<string, Record<string, unknown>>)[name], 'auth', base));
+        for (const [name, action] of Object.entries((vs.actions ?? {}) as Record<string, Record<string, unknown>>)) {
+          // A list-level action is named after the collection (`feed_articles`), a detail one after the record.
+          out.set(`${name}_${action.detail === false ? many : one}`, pick(action, 'auth', base));
         }
         const m2mBase = pick(vs, 'm2m_auth', null);
         for (const rel of (vs.m2m_relations ?? []) as Record<string, unknown>[]) {
@@ -700,7 +701,7 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
     ].sort();
     const EXPECTED_PUBLIC = [
       'register', 'login', 'refresh',
-      'list_articles', 'retrieve_article', 'get_article_tags',
+      'list_articles', 'retrieve_article', 'feed_articles', 'get_article_tags',
       'list_categories', 'retrieve_category',
       'list_tags', 'retrieve_tag',
     ].sort();
