@@ -285,7 +285,8 @@ interface WhereStatement {
  * the index hands over (it doubles a count). With an OR at the top level, nothing is assumed.
  */
 function requiresAlready(q: Knex.QueryBuilder, column: string, operator: string, value: unknown): boolean {
-  const statements = (q as unknown as { _statements: readonly WhereStatement[] })._statements;
+  // Knex keeps the clauses in `_statements` (not in its types); without it, nothing is assumed.
+  const statements = (q as unknown as { _statements?: readonly WhereStatement[] })._statements ?? [];
   let found = false;
   for (const s of statements) {
     if (s.grouping !== 'where') continue;
