@@ -22,6 +22,13 @@ export const DATETIME_OUT_OF_RANGE = {
   msg: `Datetime should be between ${MIN_DATETIME} and ${MAX_DATETIME}`,
 } as const;
 
+/** Whether `text` is exactly a `YYYY-MM-DD` date that exists (no February 30th). */
+export function isCalendarDate(text: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return false;
+  const day = new Date(`${text}T00:00:00Z`);
+  return !Number.isNaN(day.getTime()) && day.toISOString().slice(0, 10) === text;
+}
+
 /** Whether a `YYYY-MM-DD` date (or the date part of a longer ISO text) is in the storable range. */
 export function storableDate(text: string): boolean {
   const day = text.slice(0, 10);

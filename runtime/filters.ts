@@ -300,7 +300,11 @@ function requiresAlready(q: Knex.QueryBuilder, column: string, operator: string,
 
 type Bound = { kind: 'value'; value: unknown; op?: Comparison } | { kind: 'all' };
 
-const INT_BOUNDS = { int: [-2147483648, 2147483647], bigint: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] } as const;
+/** The range of a 32-bit integer column: `queryParam('int', INT32)`, cursor keys (list.ts). */
+export const INT32 = { min: -2147483648, max: 2147483647 } as const;
+const INT_BOUNDS = { int: [INT32.min, INT32.max], bigint: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] } as const;
+
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DECIMAL = /^[+-]?\d+(\.\d+)?$/;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}/;
@@ -510,9 +514,6 @@ const PARAM_SCHEMAS: { [T in ParamType]: () => z.ZodType<ParamValues[T], string>
 };
 
 const SHAPE_WORDS = { in: 'comma-separated list', range: 'two comma-separated values (low,high)' } as const;
-
-/** The range of a 32-bit integer column: `queryParam('int', INT32)`. */
-export const INT32 = { min: -2147483648, max: 2147483647 } as const;
 
 /** How a filter query parameter's text is read: its shape, and for an integer the range its column holds. */
 export interface QueryParamOptions<S extends 'in' | 'range' | undefined = 'in' | 'range' | undefined> {

@@ -4,9 +4,10 @@
  * shaped by the resource's precompiled mapper.
  */
 import type { Knex } from 'knex';
-import { storableDate, storableInstant } from './calendar';
+import { isCalendarDate, storableDate, storableInstant } from './calendar';
 import { asBool, asDate, asDateTime } from './convert';
 import { countOf, selectFirst, selectRows, type Db } from './db';
+import { INT32 } from './filters';
 import type { KeysetReader, ListSource } from './pagination';
 import type { Row } from './relations';
 import { fromString } from './query-params';
@@ -25,7 +26,6 @@ export type KeyKind = 'int' | 'bigint' | 'float' | 'decimal' | 'str' | 'uuid' | 
 
 type KeyValue = string | number | boolean;
 
-const INT32 = { min: -2147483648, max: 2147483647 };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A text PostgreSQL can compare with a text column (it refuses NUL characters). */
@@ -33,9 +33,7 @@ const text = (v: unknown): v is string => typeof v === 'string' && !v.includes('
 
 /** A `YYYY-MM-DD` date that exists and that both databases store. */
 function isDate(v: unknown): v is string {
-  if (typeof v !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(v)) return false;
-  const day = new Date(`${v}T00:00:00Z`);
-  return !Number.isNaN(day.getTime()) && day.toISOString().slice(0, 10) === v && storableDate(v);
+  return typeof v === 'string' && isCalendarDate(v) && storableDate(v);
 }
 
 /** A datetime written as the service writes them (ISO 8601 in UTC, milliseconds), storable on both databases. */

@@ -275,7 +275,10 @@ export function listSource(result: unknown): ListSource {
     return {
       count: async () => items.length,
       fetch: async (limit, offset) => items.slice(offset, limit === undefined ? undefined : offset + limit),
-      keyset: arrayKeyset(items),
+      // Built when a paginator asks for it (CursorPagination), as querySource's.
+      get keyset() {
+        return arrayKeyset(items);
+      },
     };
   }
   if (result && typeof result === 'object' && 'count' in result && 'fetch' in result) return result as ListSource;

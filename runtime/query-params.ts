@@ -3,7 +3,7 @@
  * seed's validation types: a bad integer is `int_parsing`, a bad bool `bool_parsing`, ...
  * Each is built once and reused by every route.
  */
-import { DATE_OUT_OF_RANGE, DATETIME_OUT_OF_RANGE, storableDate, storableInstant } from './calendar';
+import { DATE_OUT_OF_RANGE, DATETIME_OUT_OF_RANGE, isCalendarDate, storableDate, storableInstant } from './calendar';
 import { z } from './zod';
 
 function parsing<T>(type: string, msg: string, parse: (s: string) => T | undefined, openapiType: string) {
@@ -50,11 +50,7 @@ export const fromString = {
   str: () => z.string(),
   date: () =>
     outOfRange(
-      parsing('date_parsing', 'Input should be a valid date in the format YYYY-MM-DD', (s) => {
-        if (!/^\d{4}-\d{2}-\d{2}$/.test(s)) return undefined;
-        const d = new Date(`${s}T00:00:00Z`);
-        return Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== s ? undefined : s;
-      }, 'string'),
+      parsing('date_parsing', 'Input should be a valid date in the format YYYY-MM-DD', (s) => (isCalendarDate(s) ? s : undefined), 'string'),
       storableDate,
       DATE_OUT_OF_RANGE,
     ),
