@@ -50,7 +50,7 @@ function relatedSetters(rs: ResourceRoutes, s: SchemaModel, pk: string): string[
 }
 
 /** The written row read back by key alone, shaped into the operation's response schema. */
-function reread(rs: ResourceRoutes, s: SchemaModel, key: string): string {
+export function reread(rs: ResourceRoutes, s: SchemaModel, key: string): string {
   const q = rs.q();
   return `${q}.shape${s.name}(ctx.db, [await ${rs.lookup('findRow')}(ctx, ${key}, ${q}.${columnsOf(rs.r, s)})])`;
 }

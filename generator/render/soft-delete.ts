@@ -7,8 +7,7 @@
 import type { SoftDelete } from '../model';
 import { docLine, literal, str } from '../names';
 import { restoreConflictMessage } from '../../runtime/soft-delete';
-import { lifecycle, objectPermission } from './operations';
-import { columnsOf } from './queries';
+import { lifecycle, objectPermission, reread } from './operations';
 import { response, type RouteView } from './route';
 import type { ResourceRoutes } from './routes';
 
@@ -39,7 +38,7 @@ function restoreRoute(sd: SoftDelete, rs: ResourceRoutes): RouteView {
       row: `await ${rs.lookup('lockDeleted')}(ctx, pk, ${q}.RECORD_COLUMNS)`,
       objectPermission: objectPermission(rs, 'restore', `${q}.to${r.model}Record(row)`),
       restore: `${rs.imports.runtime('restoreRow')}(ctx.db, ${q}.SOFT_DELETE, row)`,
-      reread: `${q}.shape${detail.name}(ctx.db, [await ${rs.lookup('findRow')}(ctx, pk, ${q}.${columnsOf(r, detail)})])`,
+      reread: reread(rs, detail, 'pk'),
     },
     summary: str(docLine('Restore a soft-deleted object by its primary key.')),
     description: str(`A ${r.verboseName} that is not deleted is a 404.`),
@@ -67,7 +66,8 @@ function hardDeleteRoute(sd: SoftDelete, rs: ResourceRoutes): RouteView {
     transaction: true,
     status: 204,
     input: '{ params: { pk } }, ctx',
-    partial: 'operations/hard-delete',
+    // The delete's own code with no override to hand it to.
+    partial: 'operations/delete',
     handle: {
       // Live or soft-deleted: both are removed.
       instance: `${q}.to${r.model}Record(await ${rs.lookup('lockAny')}(ctx, pk, ${q}.RECORD_COLUMNS))`,
