@@ -24,6 +24,7 @@ import { createMetrics, metricsEnabled, metricsHandler, type Metrics } from './m
 import { isConnectionFailure, OutageMonitor } from './outage';
 import { fallback, orderRoutes, type Route, type RouteDoc } from './routes';
 import type { Settings } from './settings';
+import { sendJson, sendJsonText } from './send';
 import { toEntries } from './validation';
 import { z } from './zod';
 
@@ -86,7 +87,7 @@ export function createApi(options: ApiOptions): Express {
     }),
   );
   app.use((req, res, next) => {
-    if (req.url.length > MAX_URL_LENGTH) res.status(414).json({ detail: 'URI Too Long' });
+    if (req.url.length > MAX_URL_LENGTH) sendJson(res, 414, { detail: 'URI Too Long' });
     else next();
   });
   if (corsHandler) app.use(corsHandler);
@@ -95,11 +96,11 @@ export function createApi(options: ApiOptions): Express {
   const api = express.Router({ strict: true, caseSensitive: true });
   api.use(jsonBody({ limit: '1mb' }));
 
-  let openapi: unknown;
+  let openapi: string | undefined;
   const openapiUrl = `${basePath}/openapi.json`;
   api.get('/openapi.json', (_req, res) => {
-    openapi ??= buildOpenApi(options, routes);
-    res.json(openapi);
+    openapi ??= JSON.stringify(buildOpenApi(options, routes));
+    sendJsonText(res, 200, openapi);
   });
   api.get('/docs', (req, res, next) => (req.originalUrl.split('?')[0].endsWith('/') ? next() : res.redirect(301, `${basePath}/docs/`)));
   api.use('/docs/', swaggerUi.serveFiles(undefined, { swaggerUrl: openapiUrl }), swaggerUi.setup(undefined, {
@@ -143,7 +144,7 @@ function healthRoutes(db: Db, outage: OutageMonitor): Route[] {
     {
       method: 'get',
       path: '/health',
-      handlers: [(_req, res) => void res.json(ok)],
+      handlers: [(_req, res) => sendJson(res, 200, ok)],
       doc: doc('health_live', 'Liveness: the service is up (the database is not queried).', false),
     },
     {
@@ -155,10 +156,11 @@ function healthRoutes(db: Db, outage: OutageMonitor): Route[] {
             await db.raw('select 1');
           } catch (err) {
             if (isConnectionFailure(err)) outage.failed(err);
-            res.status(503).set('Retry-After', String(RETRY_AFTER_SECONDS)).json({ detail: 'Service Unavailable' });
+            res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
+            sendJson(res, 503, { detail: 'Service Unavailable' });
             return;
           }
-          res.json(ok);
+          sendJson(res, 200, ok);
         },
       ],
       doc: doc('health_ready', 'Readiness: the service is up and its database answers.', true),
@@ -221,11 +223,12 @@ export function errorMiddleware(
     if (res.headersSent) return next(rawErr);
     const body = bodyParserError(rawErr);
     if (body) {
-      res.status(body.status).set(body.headers).json({ detail: body.detail });
+      res.set(body.headers);
+      sendJson(res, body.status, { detail: body.detail });
       return;
     }
     if (isUndecodableUrl(rawErr)) {
-      res.status(400).json({ detail: 'Bad Request' });
+      sendJson(res, 400, { detail: 'Bad Request' });
       return;
     }
     const err = normalize(rawErr);
@@ -251,7 +254,7 @@ export function errorMiddleware(
     /** Every 401 carries a challenge (RFC 6750): the one authentication set, else a plain `Bearer`. */
     function send(status: number, body: unknown) {
       if (status === 401 && !res.get('WWW-Authenticate')) res.set('WWW-Authenticate', 'Bearer');
-      res.status(status).json(body);
+      sendJson(res, status, body);
     }
 
     function renderUnhandled(error: unknown) {
@@ -259,7 +262,7 @@ export function errorMiddleware(
       if (settings.SVC_DEBUG) {
         res.status(500).type('text/plain').send(error instanceof Error ? (error.stack ?? String(error)) : String(error));
       } else {
-        res.status(500).json({ detail: 'Internal Server Error' });
+        sendJson(res, 500, { detail: 'Internal Server Error' });
       }
     }
   };

@@ -20,6 +20,7 @@ export * from './relations';
 export * from './operations';
 export * from './bulk';
 export * from './routes';
+export * from './send';
 export * from './openapi';
 export * from './body';
 export * from './outage';

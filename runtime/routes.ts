@@ -7,6 +7,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { match } from 'path-to-regexp';
 import { requestContext, type ServiceContext } from './context';
+import { sendJson } from './send';
 import { parseInput, runParsed, type Operation, type OperationInput, type PartSchema, type QueryValues } from './operations';
 import type { z } from './zod';
 
@@ -105,11 +106,11 @@ export function fallback(routes: readonly Route[]): RequestHandler {
     for (const m of matchers) if (m.test(req.path)) allowed.add(m.method);
     if (allowed.has('GET')) allowed.add('HEAD');
     if (allowed.size > 0 && !allowed.has(req.method)) {
-      res.set('Allow', [...allowed].sort().join(', '));
-      res.status(405).json({ detail: 'Method Not Allowed' });
+      res.setHeader('Allow', [...allowed].sort().join(', '));
+      sendJson(res, 405, { detail: 'Method Not Allowed' });
       return;
     }
-    res.status(404).json({ detail: 'Not Found' });
+    sendJson(res, 404, { detail: 'Not Found' });
   };
 }
 
@@ -166,7 +167,7 @@ export function expressHandler<P extends PartSchema = undefined, Q extends PartS
     const input = (req.validated as OperationInput<P, Q, B> | undefined) ?? parseInput(operation, rawRequest(req));
     const { status, body } = await runParsed(operation, input, service.db, (db) => requestContext(req, db, service));
     if (status === 204) res.status(204).end();
-    else res.status(status).json(body);
+    else sendJson(res, status, body);
   };
   const decorated = uniqueView(operation.operationId, decorateView(view, ...(operation.decorators ?? [])));
   return async (req, res) => {

@@ -1,0 +1,22 @@
+/**
+ * The one way the service answers with JSON: the body serialized once, sent with its
+ * `Content-Type` and `Content-Length` and nothing else. Express's `res.json` would also look up the
+ * media type, hash the body for an `ETag` and compare it with the request's `If-None-Match` on every
+ * response; API clients re-read rather than revalidate, so no response carries an `ETag`.
+ */
+import type { ServerResponse } from 'node:http';
+
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/** Sends `body` as JSON with `status` (a HEAD request gets the headers alone, as Node sends them). */
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  sendJsonText(res, status, JSON.stringify(body) ?? 'null');
+}
+
+/** Sends JSON text serialized beforehand (a document that never changes, serialized once). */
+export function sendJsonText(res: ServerResponse, status: number, json: string): void {
+  res.statusCode = status;
+  res.setHeader('Content-Type', JSON_CONTENT_TYPE);
+  res.setHeader('Content-Length', Buffer.byteLength(json));
+  res.end(json);
+}
