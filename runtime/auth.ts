@@ -10,7 +10,7 @@
  * an `error_description` that tells an expired token from any other refusal. The body stays the
  * seed's `{"detail": "Unauthorized"}` in every case.
  */
-import type { Request, RequestHandler } from 'express';
+import type { NextFunction, Request, RequestHandler } from 'express';
 import type { BuiltinAuthenticator } from './catalogue';
 import type { Db } from './db';
 import { AuthError, ForbiddenError, type ErrorBody } from './errors';
@@ -147,13 +147,14 @@ export const SuperuserAuth: Authenticator = {
  */
 export function requireAuth(authenticators: readonly Authenticator[] | null, ctx: () => AuthContext): RequestHandler {
   if (authenticators === null) {
-    return async (req, _res, next) => {
-      if (req.headers.authorization === undefined) return next();
+    const withToken = async (req: Request, next: NextFunction) => {
       const user = await userFromToken(req, ctx());
       if (!user) throw unauthorized(req, { detail: 'Unauthorized' }, challengeFor(req));
       req.auth = user;
       next();
     };
+    // Without a token, on at once: no promise for the anonymous reads that public routes mostly serve.
+    return (req, _res, next) => (req.headers.authorization === undefined ? next() : withToken(req, next));
   }
   return async (req, _res, next) => {
     let forbidden: ForbiddenError | undefined;

@@ -81,7 +81,11 @@ function readError(err: unknown): unknown {
 export function jsonBody(options: { limit: string }): RequestHandler {
   const parse = express.json({ limit: options.limit, type: JSON_MEDIA_TYPES });
   return (req, res, next) => {
-    if (hasContent(req) && BODY_METHODS.has(req.method) && !req.is(JSON_MEDIA_TYPES)) {
+    if (!hasContent(req)) {
+      next();
+      return;
+    }
+    if (BODY_METHODS.has(req.method) && !req.is(JSON_MEDIA_TYPES)) {
       next(new RequestBodyError(415, reason(415)));
       return;
     }
