@@ -20,6 +20,8 @@ export type Dialect = 'sqlite' | 'postgres';
 
 /** What the SQLite pool setup and the statement cache use of a better-sqlite3 connection. */
 interface SqliteConnection {
+  readonly open: boolean;
+  readonly inTransaction: boolean;
   pragma(source: string): unknown;
   function(name: string, options: { deterministic: boolean }, fn: (value: unknown) => unknown): unknown;
   prepare(sql: string): SqliteStatement;
@@ -47,6 +49,8 @@ const BetterSqlite3Client = createRequire(__filename)('knex/lib/dialects/better-
   readonly connectionSettings: unknown;
   _query(connection: SqliteConnection, obj: CompiledQuery): Promise<CompiledQuery>;
   _formatBindings(bindings: readonly unknown[] | undefined): unknown[];
+  acquireRawConnection(): Promise<SqliteConnection>;
+  destroyRawConnection(conn: SqliteConnection): Promise<unknown>;
   destroy(callback?: (err?: unknown) => void): Promise<void>;
 };
 
@@ -55,6 +59,12 @@ export const STATEMENT_CACHE_SIZE = 500;
 
 /** Each SQLite connection's prepared statements by SQL text. */
 const STATEMENTS = new WeakMap<SqliteConnection, Map<string, SqliteStatement>>();
+
+/** What every SQLite connection gets (`all`) and what the pool's connection, which writes, gets first (`writer`). */
+interface SqliteSetup {
+  all(conn: SqliteConnection): void;
+  writer(conn: SqliteConnection): void;
+}
 
 /**
  * Knex's better-sqlite3 client with each connection's statements prepared once per SQL text: Knex
@@ -65,30 +75,58 @@ const STATEMENTS = new WeakMap<SqliteConnection, Map<string, SqliteStatement>>()
 class CachedStatementsSqliteClient extends BetterSqlite3Client {
   /** Set once the pool is destroyed: reads go to Knex then, which reports the closed pool. */
   private closed = false;
+  /** The pool's connection once it is set up (SQLite's pool has one). */
+  private writer: SqliteConnection | undefined;
   private reader: SqliteConnection | undefined;
 
-  constructor(config: Knex.Config, private readonly setup: (conn: SqliteConnection) => void) {
+  constructor(config: Knex.Config, private readonly setup: SqliteSetup) {
     super(config);
   }
 
+  override async acquireRawConnection(): Promise<SqliteConnection> {
+    const conn = await super.acquireRawConnection();
+    try {
+      this.setup.writer(conn);
+      this.setup.all(conn);
+    } catch (err) {
+      conn.close();
+      throw err;
+    }
+    this.writer = conn;
+    return conn;
+  }
+
+  override async destroyRawConnection(conn: SqliteConnection): Promise<void> {
+    if (conn === this.writer) this.writer = undefined;
+    await super.destroyRawConnection(conn);
+  }
+
   /**
-   * The connection of reads outside transactions (see `selectRows`), opened at first use: a second
-   * connection to the file, which sees committed rows only. None for an in-memory database (a
-   * second connection would open another, empty one) or once the pool is destroyed.
+   * The connection for a read outside transactions (see `selectRows`), which must see committed rows
+   * only and never wait for a writer. While no transaction is open, the pool's own connection: read
+   * beside the pool, it has nothing uncommitted to show, and its page cache stays warm. While one is
+   * open, a second connection to the file, opened at first need: it sees the rows committed before,
+   * and SQLite drops its page cache whenever another connection has written, which is why it is not
+   * the one every read goes to. None for an in-memory database in a transaction (a second connection
+   * would open another, empty one) or once the pool is destroyed.
    */
   readConnection(): SqliteConnection | undefined {
-    if (this.reader || this.closed) return this.reader;
+    if (this.closed) return undefined;
+    const writer = this.writer;
+    if (writer?.open && !writer.inTransaction) return writer;
+    if (this.reader) return this.reader;
     const { filename } = this.connectionSettings as { filename: string };
     if (filename === ':memory:' || filename === '') return undefined;
     const Driver = this.driver as new (filename: string) => SqliteConnection;
     this.reader = new Driver(filename);
-    this.setup(this.reader);
+    this.setup.all(this.reader);
     this.reader.pragma('query_only = ON');
     return this.reader;
   }
 
   override async destroy(callback?: (err?: unknown) => void): Promise<void> {
     this.closed = true;
+    this.writer = undefined;
     this.reader?.close();
     this.reader = undefined;
     return super.destroy(callback);
@@ -157,14 +195,21 @@ export function databaseConfig(url: string | undefined, defaultSqliteFile: strin
   }
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   // What every connection needs, the pool's and the read connection alike.
-  const setup = (conn: SqliteConnection) => {
-    conn.pragma('busy_timeout = 5000');
-    conn.pragma(`cache_size = ${-sqlite.cacheSizeMib * 1024}`);
-    conn.pragma(`mmap_size = ${sqlite.mmapSizeMib * 1024 * 1024}`);
-    // LIKE as on PostgreSQL: case-sensitive (filters' i-variants compare lowercased sides, see filters.ts)...
-    conn.pragma('case_sensitive_like = ON');
-    // ...and beside SQLite's own lower(), which folds A-Z only, one folding every letter as PostgreSQL's does.
-    conn.function('unicode_lower', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? unicodeLower(v) : v));
+  const setup: SqliteSetup = {
+    all(conn) {
+      conn.pragma('busy_timeout = 5000');
+      conn.pragma(`cache_size = ${-sqlite.cacheSizeMib * 1024}`);
+      conn.pragma(`mmap_size = ${sqlite.mmapSizeMib * 1024 * 1024}`);
+      // LIKE as on PostgreSQL: case-sensitive (filters' i-variants compare lowercased sides, see filters.ts)...
+      conn.pragma('case_sensitive_like = ON');
+      // ...and beside SQLite's own lower(), which folds A-Z only, one folding every letter as PostgreSQL's does.
+      conn.function('unicode_lower', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? unicodeLower(v) : v));
+    },
+    writer(conn) {
+      conn.pragma('foreign_keys = ON');
+      conn.pragma('journal_mode = WAL');
+      conn.pragma(`synchronous = ${sqlite.synchronous}`);
+    },
   };
   return {
     dialect: 'sqlite',
@@ -179,15 +224,6 @@ export function databaseConfig(url: string | undefined, defaultSqliteFile: strin
       connection: { filename: file },
       useNullAsDefault: true,
       log: KNEX_LOG,
-      pool: {
-        afterCreate(conn: SqliteConnection, done: (err: Error | null, conn: unknown) => void) {
-          conn.pragma('foreign_keys = ON');
-          conn.pragma('journal_mode = WAL');
-          conn.pragma(`synchronous = ${sqlite.synchronous}`);
-          setup(conn);
-          done(null, conn);
-        },
-      },
     },
   };
 }
