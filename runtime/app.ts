@@ -22,7 +22,7 @@ import { buildOpenApi, type ApiInfo } from './openapi';
 import { createLogger, logRequestError, requestLogging, type Logger } from './logging';
 import { createMetrics, metricsEnabled, metricsHandler, type Metrics } from './metrics';
 import { isConnectionFailure, OutageMonitor } from './outage';
-import { fallback, orderRoutes, type Route, type RouteDoc } from './routes';
+import { fallback, orderRoutes, type Method, type Route, type RouteDoc } from './routes';
 import type { Settings } from './settings';
 import { sendJson, sendJsonText } from './send';
 import { toEntries } from './validation';
@@ -59,6 +59,9 @@ export interface ApiOptions extends ApiInfo {
   metrics?: Metrics | false;
 }
 
+/** The methods whose requests carry a body the routes read. */
+const BODY_METHODS: ReadonlySet<Method> = new Set(['post', 'put', 'patch', 'delete']);
+
 /** The longest request target (path and query string) served, in bytes; longer is a 414. */
 export const MAX_URL_LENGTH = 8192;
 
@@ -77,12 +80,18 @@ export function createApi(options: ApiOptions): Express {
   app.set('strict routing', true);
   app.set('case sensitive routing', true);
   app.set('query parser', 'simple');
-  let metricsRoute: unknown;
+  // Routes sit on the application itself, at their full paths: a request walks one router. Only the
+  // routes of a `views()` hook are on a router mounted at the base path, their paths relative to it.
+  const appRoutes = new WeakSet<object>();
+  const route = (path: string) => {
+    const r = app.route(path);
+    appRoutes.add(r);
+    return r;
+  };
   app.use(
     requestLogging({
       logger,
-      // Every other route is on the API router, its path relative to the base path.
-      routeOf: (req) => (req.route ? (req.route === metricsRoute ? '/metrics' : basePath + req.route.path) : undefined),
+      routeOf: (req) => (req.route ? (appRoutes.has(req.route) ? req.route.path : basePath + req.route.path) : undefined),
       onFinish: metrics ? (req, res, route, seconds) => metrics.observe(req.method, route, res.statusCode, seconds) : undefined,
     }),
   );
@@ -91,28 +100,28 @@ export function createApi(options: ApiOptions): Express {
     else next();
   });
   if (corsHandler) app.use(corsHandler);
-  if (metrics) metricsRoute = app.route('/metrics').get(metricsHandler(metrics));
-
-  const api = express.Router({ strict: true, caseSensitive: true });
-  api.use(jsonBody({ limit: '1mb' }));
+  if (metrics) route('/metrics').get(metricsHandler(metrics));
 
   let openapi: string | undefined;
   const openapiUrl = `${basePath}/openapi.json`;
-  api.get('/openapi.json', (_req, res) => {
+  route(openapiUrl).get((_req, res) => {
     openapi ??= JSON.stringify(buildOpenApi(options, routes));
     sendJsonText(res, 200, openapi);
   });
-  api.get('/docs', (req, res, next) => (req.originalUrl.split('?')[0].endsWith('/') ? next() : res.redirect(301, `${basePath}/docs/`)));
-  api.use('/docs/', swaggerUi.serveFiles(undefined, { swaggerUrl: openapiUrl }), swaggerUi.setup(undefined, {
+  route(`${basePath}/docs`).get((req, res, next) => (req.originalUrl.split('?')[0].endsWith('/') ? next() : res.redirect(301, `${basePath}/docs/`)));
+  app.use(`${basePath}/docs/`, swaggerUi.serveFiles(undefined, { swaggerUrl: openapiUrl }), swaggerUi.setup(undefined, {
     customSiteTitle: options.title,
     swaggerUrl: openapiUrl,
     swaggerOptions: { persistAuthorization: true },
   }));
 
-  for (const route of routes) api[route.method](route.path, ...route.handlers);
+  // Bodies are read by the routes of the methods that carry one (and by every route of `views()`).
+  const body = jsonBody({ limit: '1mb' });
+  for (const r of routes) route(basePath + r.path)[r.method](...(BODY_METHODS.has(r.method) ? [body] : []), ...r.handlers);
+  const api = express.Router({ strict: true, caseSensitive: true });
+  api.use(body);
   options.views?.(api);
   api.use(fallback(routes));
-
   app.use(basePath || '/', api);
   app.use(fallback([]));
   app.use(errorMiddleware(settings, options.exceptionHandlers ?? [], logError, outage));
