@@ -115,7 +115,7 @@ export function dbSchemaOf(model: ServiceModel): DbSchema {
         // With soft delete, uniqueness holds among live rows: a partial index (indexesOf).
         unique: f.unique && !f.primaryKey && !r.softDelete,
         primary: f.primaryKey,
-        index: f.index && !f.unique,
+        index: f.index && !f.unique && !leadsAnIndex(r, f.column),
         default: storedDefault(f),
         references: f.relation
           ? { table: f.relation.targetTable, column: f.relation.targetPk.column, onDelete: ON_DELETE[f.relation.onDelete] }
@@ -138,6 +138,15 @@ export function dbSchemaOf(model: ServiceModel): DbSchema {
     }
   }
   return { tables: orderByDependencies(tables) };
+}
+
+/**
+ * Whether one of the resource's composite indexes starts with `column` and holds every row: it
+ * serves lookups by that column (a foreign key's, when its target row is deleted) as the column's
+ * own index would, so the column gets none, and a write updates one index fewer.
+ */
+function leadsAnIndex(r: Resource, column: string): boolean {
+  return r.indexes.some((i) => i.columns[0] === column && !(i.unique && r.softDelete));
 }
 
 /**

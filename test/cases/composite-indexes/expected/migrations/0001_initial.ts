@@ -15,7 +15,6 @@ export async function up(knex: Knex): Promise<void> {
     t.string('title', 200).notNullable();
     t.integer('shelf_id').nullable().references('id').inTable('shelves').onDelete('SET NULL');
     t.integer('position').notNullable().defaultTo(0);
-    t.index(['shelf_id']);
     t.index(['shelf_id', 'position'], 'books_shelf_id_position_index');
   });
 }
