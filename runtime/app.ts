@@ -102,6 +102,12 @@ export function createApi(options: ApiOptions): Express {
   if (corsHandler) app.use(corsHandler);
   if (metrics) route('/metrics').get(metricsHandler(metrics));
 
+  // Bodies are read by the routes of the methods that carry one (and by every route of `views()`).
+  const body = jsonBody({ limit: '1mb' });
+  const register = (r: Route) => route(basePath + r.path)[r.method](...(BODY_METHODS.has(r.method) ? [body] : []), ...r.handlers);
+  // The health routes first: probes come often, and no other route can take their paths.
+  for (const r of routes) if (r.doc?.standalone) register(r);
+
   let openapi: string | undefined;
   const openapiUrl = `${basePath}/openapi.json`;
   route(openapiUrl).get((_req, res) => {
@@ -115,9 +121,7 @@ export function createApi(options: ApiOptions): Express {
     swaggerOptions: { persistAuthorization: true },
   }));
 
-  // Bodies are read by the routes of the methods that carry one (and by every route of `views()`).
-  const body = jsonBody({ limit: '1mb' });
-  for (const r of routes) route(basePath + r.path)[r.method](...(BODY_METHODS.has(r.method) ? [body] : []), ...r.handlers);
+  for (const r of routes) if (!r.doc?.standalone) register(r);
   const api = express.Router({ strict: true, caseSensitive: true });
   api.use(body);
   options.views?.(api);

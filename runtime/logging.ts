@@ -137,7 +137,7 @@ export function requestLogging({ logger, routeOf, onFinish }: RequestLogOptions)
     req.id = id;
     res.setHeader('X-Request-Id', id);
     // 'close' comes once per response: after 'finish', or when the connection closed first.
-    res.once('close', () => {
+    res.on('close', () => {
       const ms = performance.now() - started;
       const route = routeOf(req);
       // A response cut off before its head was sent has no status a client saw.
