@@ -24,6 +24,17 @@ describe.each(DIALECTS)('health (%s)', (dialect) => {
     expect(res.body).toEqual({ status: 'ok' });
   });
 
+  it('sends the JSON with its length and no ETag; HEAD gets the same headers without the body', async () => {
+    const get = await request(svc.app).get('/api/health');
+    expect(get.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(get.headers['content-length']).toBe(String(Buffer.byteLength('{"status":"ok"}')));
+    expect(get.headers.etag).toBeUndefined();
+    const head = await request(svc.app).head('/api/health');
+    expect(head.status).toBe(200);
+    expect(head.headers['content-length']).toBe(get.headers['content-length']);
+    expect(head.text ?? '').toBe('');
+  });
+
   it('needs no token, and is served under the base path only', async () => {
     expect((await request(svc.app).get('/health')).status).toBe(404);
     expect((await request(svc.app).get('/health/ready')).status).toBe(404);

@@ -51,6 +51,19 @@ describe('output', () => {
       encoding: 'utf8',
     }).stdout;
 
+  it('goes out whole and in order: lines of one turn together, the rest at exit, also when the process exits at once', () => {
+    // 300 lines of ~100 bytes: more than one write of at most 4 KiB, and process.exit right after.
+    const script =
+      "const log = require('./runtime').createLogger(); for (let i = 0; i < 300; i++) log.info({ n: i, pad: 'x'.repeat(40) }, 'line'); process.exit(0)";
+    const { stdout } = spawnSync(process.execPath, ['-r', path.join(root, 'register.js'), '-e', script], {
+      cwd: root,
+      env: { ...process.env, SVC_LOG_LEVEL: 'info', NODE_ENV: 'production' },
+      encoding: 'utf8',
+    });
+    const lines = stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { n: number });
+    expect(lines.map((l) => l.n)).toEqual([...Array(300).keys()]);
+  });
+
   it('is one JSON line on stdout, and readable lines with NODE_ENV=development', () => {
     const { time, ...line } = JSON.parse(print({ NODE_ENV: 'production' }));
     expect(line).toEqual({ level: 30, reqId: 'r-1', status: 200, msg: 'request' });
