@@ -59,8 +59,8 @@ export interface ApiOptions extends ApiInfo {
   metrics?: Metrics | false;
 }
 
-/** The methods whose requests carry a body the routes read. */
-const BODY_METHODS: ReadonlySet<Method> = new Set(['post', 'put', 'patch', 'delete']);
+/** The methods whose routes read a body (body.ts refuses a non-JSON one on POST, PUT and PATCH only). */
+const METHODS_WITH_BODY: ReadonlySet<Method> = new Set(['post', 'put', 'patch', 'delete']);
 
 /** The longest request target (path and query string) served, in bytes; longer is a 414. */
 export const MAX_URL_LENGTH = 8192;
@@ -104,7 +104,7 @@ export function createApi(options: ApiOptions): Express {
 
   // Bodies are read by the routes of the methods that carry one (and by every route of `views()`).
   const body = jsonBody({ limit: '1mb' });
-  const register = (r: Route) => route(basePath + r.path)[r.method](...(BODY_METHODS.has(r.method) ? [body] : []), ...r.handlers);
+  const register = (r: Route) => route(basePath + r.path)[r.method](...(METHODS_WITH_BODY.has(r.method) ? [body] : []), ...r.handlers);
   // The health routes first: probes come often, and no other route can take their paths.
   for (const r of routes) if (r.doc?.standalone) register(r);
 
