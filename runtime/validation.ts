@@ -136,6 +136,31 @@ function allNulPaths(value: unknown, base: Path, out: Path[]): void {
 }
 
 /**
+ * Whether any string in `value`, object keys included, holds a NUL character: the walk of almost every
+ * request, which finds none and so builds no path (free-form JSON may nest deeply: no recursion).
+ */
+function anyNul(value: unknown): boolean {
+  if (typeof value === 'string') return hasNul(value);
+  if (value === null || typeof value !== 'object') return false;
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (typeof item === 'string') {
+      if (hasNul(item)) return true;
+    } else if (Array.isArray(item)) {
+      for (const child of item) stack.push(child);
+    } else if (item !== null && typeof item === 'object') {
+      for (const key in item) {
+        if (!Object.hasOwn(item, key)) continue;
+        if (hasNul(key)) return true;
+        stack.push((item as Record<string, unknown>)[key]);
+      }
+    }
+  }
+  return false;
+}
+
+/**
  * The paths of the strings in `value` that hold a NUL character, among the values `schema` keeps:
  * object keys the schema does not declare are dropped by it and not looked at. Below any other kind
  * of schema (a union, a record, free-form JSON) every string is looked at, object keys included.
@@ -187,7 +212,7 @@ const startsWith = (path: readonly (string | number)[], prefix: readonly (string
 function check<S extends z.ZodType>(schema: S, value: unknown): { data: z.output<S> } | { entries: ValidationEntry[] } {
   const result = schema.safeParse(value, { reportInput: true });
   const nul: Path[] = [];
-  nulPaths(schema, value, [], nul);
+  if (anyNul(value)) nulPaths(schema, value, [], nul);
   if (result.success && nul.length === 0) return { data: result.data };
   const entries = result.success ? [] : toEntries(result.error.issues, []);
   const order = fieldOrder(schema);
