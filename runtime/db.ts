@@ -295,6 +295,16 @@ export async function selectFixed(db: Db, owner: object, variant: string, build:
   return Array.isArray(result) ? result : result.rows;
 }
 
+/**
+ * The row of `table` whose primary key `pk` is `key`, with `columns`, or undefined: a fixed SELECT
+ * (`selectFixed`) built once per list of columns, given as the same array every time.
+ */
+export async function selectByKey(db: Db, table: string, pk: string, columns: readonly string[], key: unknown): Promise<Row | undefined> {
+  const build = () => db(table).select(columns).where(pk, key as Knex.Value).limit(1);
+  const [row] = await selectFixed(db, columns, `${table} ${pk}`, build, [key, 1]);
+  return row;
+}
+
 type Row = Record<string, any>;
 
 function readerOf(db: Db): { client: CachedStatementsSqliteClient; connection: SqliteConnection } | undefined {

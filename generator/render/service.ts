@@ -31,7 +31,7 @@ export function authView(model: ServiceModel, ctx: RenderContext) {
   imports.runtimeType('AuthUser');
   imports.runtimeType('Db');
   const user = model.resources.find((r) => r.model === model.auth.userModel);
-  if (user) imports.runtime('selectFirst');
+  if (user) imports.runtime('selectByKey');
   const fields = user?.fields.filter((f) => f.type !== 'password') ?? [];
   const userView = user
     ? {
