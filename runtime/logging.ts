@@ -106,7 +106,39 @@ export function batchedStdout(): DestinationStream {
  */
 export function createLogger(env: NodeJS.ProcessEnv = process.env, destination?: DestinationStream): Logger {
   const options = { level: logLevelOf(env), base: undefined, timestamp: pino.stdTimeFunctions.isoTime };
-  return pino(options, destination ?? (isDevelopment(env) ? prettyStream() : undefined) ?? batchedStdout());
+  const pretty = destination ? undefined : isDevelopment(env) ? prettyStream() : undefined;
+  const stream = destination ?? pretty ?? batchedStdout();
+  const logger = pino(options, stream);
+  // JSON lines in pino's own layout: the request line can be written without pino (`requestLine`).
+  if (!pretty) JSON_LINES.set(logger, stream);
+  return logger;
+}
+
+/** The stream of each logger `createLogger` made that writes JSON lines, as pino writes them. */
+const JSON_LINES = new WeakMap<Logger, DestinationStream>();
+
+/** A request's fields, as its line names them. */
+interface RequestLine {
+  reqId: string;
+  method: string;
+  route: string | undefined;
+  status: number;
+  durationMs: number;
+  userId: string | number | undefined;
+}
+
+/**
+ * The request's line as pino writes `logger.info(fields, 'request')` for a logger of `createLogger`:
+ * `level`, `time`, the fields (an undefined one left out), then `msg`. The request id and the numbers
+ * need no escaping (an id is checked against REQUEST_ID_PATTERN or generated); the other strings are encoded.
+ */
+function requestLine(f: RequestLine): string {
+  const route = f.route === undefined ? '' : `,"route":${JSON.stringify(f.route)}`;
+  const user = f.userId === undefined ? '' : `,"userId":${JSON.stringify(f.userId)}`;
+  return (
+    `{"level":30,"time":"${new Date().toISOString()}","reqId":"${f.reqId}","method":${JSON.stringify(f.method)}${route}` +
+    `,"status":${f.status},"durationMs":${f.durationMs}${user},"msg":"request"}\n`
+  );
 }
 
 /** The request's id: the client's `X-Request-Id` when it is valid, a new UUID otherwise. */
@@ -131,6 +163,8 @@ export interface RequestLogOptions {
  */
 export function requestLogging({ logger, routeOf, onFinish }: RequestLogOptions): RequestHandler {
   const logs = logger.isLevelEnabled('info');
+  // A logger of createLogger gets the line without pino's generic serialization; any other, through pino.
+  const lines = JSON_LINES.get(logger);
   return (req, res, next) => {
     const started = performance.now();
     const id = requestIdOf(req);
@@ -143,10 +177,9 @@ export function requestLogging({ logger, routeOf, onFinish }: RequestLogOptions)
       // A response cut off before its head was sent has no status a client saw.
       const status = res.headersSent ? res.statusCode : 0;
       if (logs) {
-        logger.info(
-          { reqId: id, method: req.method, route, status, durationMs: Math.round(ms * 100) / 100, userId: req.auth?.id },
-          'request',
-        );
+        const fields = { reqId: id, method: req.method, route, status, durationMs: Math.round(ms * 100) / 100, userId: req.auth?.id };
+        if (lines) lines.write(requestLine(fields));
+        else logger.info(fields, 'request');
       }
       onFinish?.(req, res, route, ms / 1000);
     });

@@ -168,6 +168,28 @@ describe.each(DIALECTS)('request logs (%s)', (dialect) => {
       expect(text).not.toContain(secret);
     }
   });
+
+  it('writes the request line as pino writes the same fields, with and without a route and a user', async () => {
+    await request(svc.app).post('/api/auth/register/').send({ username: 'layout', email: 'layout@example.com', password: 'Correct-Horse-42' });
+    const login = await request(svc.app).post('/api/auth/login/').send({ username: 'layout', password: 'Correct-Horse-42' });
+    const me = await request(svc.app).get('/api/auth/me/').set('Authorization', `Bearer ${login.body.access_token}`);
+    log.lines.length = 0;
+    log.raw.length = 0;
+    await request(svc.app).get('/api/auth/me/').set('Authorization', `Bearer ${login.body.access_token}`).set('X-Request-Id', 'a/b+c=d@e:f');
+    await request(svc.app).get('/api/nowhere/');
+    const written = [...log.raw];
+    expect(written).toHaveLength(2);
+    expect(log.lines[0]).toMatchObject({ reqId: 'a/b+c=d@e:f', route: '/api/auth/me/', userId: me.body.id });
+    expect(log.lines[1]).not.toHaveProperty('route');
+    // The same fields through pino itself: the lines differ in nothing but their time.
+    for (const line of [...log.lines]) {
+      const { level, time, msg, ...fields } = line;
+      log.logger.info(fields, msg as string);
+    }
+    const untimed = (text: string) => text.replace(/"time":"[^"]*"/, '"time":""');
+    expect(log.raw.slice(2).map(untimed)).toEqual(written.map(untimed));
+    expect(written.every((text) => text.endsWith('}\n'))).toBe(true);
+  });
 });
 
 describe('error lines carry the request id', () => {
