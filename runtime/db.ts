@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import knex, { type Knex } from 'knex';
 import { types as pgTypes } from 'pg';
 import { loadSqliteSettings, type SqliteSettings } from './settings';
+import { compiledQuery } from './sql-shapes';
 
 // PostgreSQL type parsers, set once: int8 and counts as numbers (inputs are limited to safe integers),
 // DATE as its text (no time-zone shift), JSON as text like SQLite's so one converter serves both.
@@ -253,25 +254,28 @@ export function countOf(row: Record<string, unknown> | undefined): number {
 let readQueries = 0;
 
 /**
- * The rows of a SELECT that Knex built. Outside a transaction on SQLite, it runs on the read
- * connection (`readConnection` above: it never sees another request's uncommitted writes) from a
- * statement prepared once per SQL text, without a trip through Knex's pool, and is reported to
- * `query` and `query-response` listeners as Knex reports its own; in a transaction (its reads must
- * see its writes, and run on its connection) and on PostgreSQL, Knex runs it.
+ * The rows of a SELECT that Knex built, compiled once per shape (`compiledQuery`). Outside a
+ * transaction on SQLite, it runs on the read connection (`readConnection` above: it never sees
+ * another request's uncommitted writes) from a statement prepared once per SQL text, without a trip
+ * through Knex's pool, and is reported to `query` and `query-response` listeners as Knex reports its
+ * own; in a transaction (its reads must see its writes, and run on its connection) and on
+ * PostgreSQL, Knex runs its SQL text.
  */
 export async function selectRows(db: Db, query: Knex.QueryBuilder): Promise<Row[]> {
+  const { sql, bindings } = compiledQuery(query);
   const reader = readerOf(db);
-  if (!reader) return await query;
-  const { sql, bindings } = query.toSQL();
-  return readRows(db, reader, sql, bindings);
+  if (reader) return readRows(db, reader, sql, bindings);
+  return rawRows(await db.raw(sql, bindings as Knex.RawBinding[]));
 }
 
 /** The first row of a SELECT that Knex built (`LIMIT 1`), run as `selectRows` runs it. */
 export async function selectFirst(db: Db, query: Knex.QueryBuilder): Promise<Row | undefined> {
-  const reader = readerOf(db);
-  if (!reader) return await query.first();
-  const { sql, bindings } = query.first().toSQL();
-  return readRows(db, reader, sql, bindings)[0];
+  return (await selectRows(db, query.first() as unknown as Knex.QueryBuilder))[0];
+}
+
+/** The rows of a raw SELECT: an array on SQLite, the result's `rows` on PostgreSQL. */
+function rawRows(result: Row[] | { rows: Row[] }): Row[] {
+  return Array.isArray(result) ? result : result.rows;
 }
 
 /** SQL of fixed statements, by their owner (a spec object), then by dialect and variant. */
@@ -291,8 +295,7 @@ export async function selectFixed(db: Db, owner: object, variant: string, build:
   if (sql === undefined) byVariant.set(key, (sql = build().toSQL().sql));
   const reader = readerOf(db);
   if (reader) return readRows(db, reader, sql, bindings);
-  const result = await db.raw(sql, bindings as Knex.RawBinding[]);
-  return Array.isArray(result) ? result : result.rows;
+  return rawRows(await db.raw(sql, bindings as Knex.RawBinding[]));
 }
 
 /**

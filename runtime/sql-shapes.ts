@@ -1,0 +1,248 @@
+/**
+ * The SQL text of a Knex-built query, built once per shape. A resource's reads are built with Knex
+ * on every request (hooks narrow them, filters and orderings vary), but the requests of one route
+ * mostly build the same query with other values: the same columns, conditions and ordering,
+ * another key or search text. Their shape is the builder without those values; the SQL text is
+ * the same for every query of a shape, and only the bindings change.
+ *
+ * `compiledQuery` reads the shape and the values off the builder. The first query of a shape is
+ * compiled by Knex twice: once as it is (its SQL and bindings are the answer), and once with each
+ * value replaced by a marker of its own. The shape is kept when the second compile gives the same
+ * SQL text and bindings that are exactly the markers: that both proves that the values are the
+ * bindings and nothing else, and tells their order. Later queries of the shape get that SQL text and
+ * their own values in that order, without compiling. A query whose shape cannot be read (a
+ * subquery, a callback, named raw bindings, a timeout…) or is not kept is compiled by Knex every time.
+ */
+import type { Knex } from 'knex';
+
+/** What a query runs as: its SQL text with `?` placeholders and the values they bind, in order. */
+export interface CompiledQuery {
+  sql: string;
+  bindings: readonly unknown[];
+}
+
+interface Shape {
+  sql: string;
+  /** For each placeholder, the index of its value among the values read off the builder. */
+  order: number[];
+}
+
+/** Shapes kept; beyond this many (a filter with lists of every length, say), the oldest go first. */
+export const SQL_SHAPES_KEPT = 1000;
+
+/**
+ * Kept shapes by the Knex configuration they were compiled under (a transaction's client shares its
+ * pool's), then by shape; null: compiled by Knex every time.
+ */
+const SHAPES = new WeakMap<object, Map<string, Shape | null>>();
+
+/** Where conditions whose `value` is bound (unless `asColumn`): a value, a list, or a range. */
+const BOUND_CONDITIONS = new Set(['whereBasic', 'havingBasic', 'whereLike', 'whereILike', 'whereIn', 'havingIn', 'whereBetween', 'havingBetween']);
+
+type Statement = Record<string, unknown>;
+
+/** What a builder holds (Knex's QueryBuilder, whose fields are not part of its typed API). */
+interface Builder {
+  client: { dialect: string; config: object; raw(sql: string, bindings: unknown[]): unknown };
+  _method?: string;
+  _single: Record<string, unknown>;
+  _statements: Statement[];
+  _comments?: unknown[];
+  _options?: unknown[];
+  _timeout?: unknown;
+  _connection?: unknown;
+  _queryContext?: unknown;
+  _debug?: boolean;
+  clone(): Builder;
+  toSQL(): { sql: string; bindings: readonly unknown[] };
+}
+
+/** A value a placeholder binds as it is: no SQL of its own. */
+function isPlainValue(value: unknown): boolean {
+  const type = typeof value;
+  return value === null || type === 'string' || type === 'number' || type === 'boolean' || type === 'bigint' || value instanceof Date;
+}
+
+const isRaw = (value: unknown): value is { sql: string; bindings?: unknown } =>
+  typeof value === 'object' && value !== null && (value as { isRawInstance?: boolean }).isRawInstance === true;
+
+/**
+ * Reads a builder's shape into `key` and its values into `values`; with `marks`, also returns the
+ * builder's statements and single fields with the values replaced by their marks. Undefined when
+ * the shape cannot be read.
+ */
+class ShapeReader {
+  readonly values: unknown[] = [];
+  key = '';
+
+  constructor(private readonly marks?: (index: number) => string, private readonly client?: Builder['client']) {}
+
+  /** A bound value: its index joins the key's place; with marks, its mark takes its place. */
+  private bound(value: unknown): unknown {
+    if (!isPlainValue(value)) throw NOT_A_SHAPE;
+    const index = this.values.push(value) - 1;
+    this.key += '?';
+    return this.marks ? this.marks(index) : value;
+  }
+
+  /** A part of the SQL text (names, operators, flags): it joins the key as it is. */
+  fixed(value: unknown): unknown {
+    if (value === undefined) {
+      this.key += '~';
+      return value;
+    }
+    if (isRaw(value)) {
+      const { sql, bindings } = value;
+      this.key += `raw(${JSON.stringify(sql)}`;
+      let marked: unknown[] | undefined;
+      if (bindings !== undefined) {
+        if (!Array.isArray(bindings)) throw NOT_A_SHAPE;
+        marked = bindings.map((b) => this.bound(b));
+      }
+      this.key += ')';
+      return this.marks ? this.client!.raw(sql, marked ?? []) : value;
+    }
+    if (isPlainValue(value) && !(value instanceof Date)) {
+      this.key += JSON.stringify(value) ?? String(value);
+      return value;
+    }
+    if (Array.isArray(value)) {
+      this.key += '[';
+      const out = value.map((item) => this.fixed(item));
+      this.key += ']';
+      return out;
+    }
+    if (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+      this.key += '{';
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+        this.key += `${JSON.stringify(k)}:`;
+        out[k] = this.fixed(v);
+        this.key += ',';
+      }
+      this.key += '}';
+      return out;
+    }
+    // A callback, a subquery, a Date or any other object: its SQL is not read here.
+    throw NOT_A_SHAPE;
+  }
+
+  statement(s: Statement): Statement {
+    if (s.grouping === 'join') return this.join(s);
+    const binds = (s.grouping === 'where' || s.grouping === 'having') && BOUND_CONDITIONS.has(s.type as string) && !s.asColumn;
+    const out: Statement = {};
+    this.key += '(';
+    for (const [field, value] of Object.entries(s)) {
+      this.key += `${field}=`;
+      if (binds && field === 'value' && !isRaw(value)) {
+        out[field] = Array.isArray(value) ? this.list(value) : this.bound(value);
+      } else {
+        out[field] = this.fixed(value);
+      }
+      this.key += ';';
+    }
+    this.key += ')';
+    return out;
+  }
+
+  /**
+   * A join (Knex's JoinClause): its type, table and `on` clauses are all SQL text; a clause that
+   * binds a value (`onVal`, `onIn`…) is not read. Its marked copy is itself: it holds no value.
+   */
+  private join(s: Statement): Statement {
+    const clauses = s.clauses;
+    if (!Array.isArray(clauses)) throw NOT_A_SHAPE;
+    this.key += `join(${JSON.stringify(s.joinType)},`;
+    this.fixed(s.table);
+    this.fixed(s.schema);
+    for (const clause of clauses as Statement[]) {
+      if (clause.type !== 'onBasic' && clause.type !== 'onNull' && clause.type !== 'onRaw' && clause.type !== 'onWrapped') throw NOT_A_SHAPE;
+      this.fixed(clause);
+    }
+    this.key += ')';
+    return s;
+  }
+
+  /** The values of `whereIn` or `whereBetween`: each is bound; their number belongs to the shape. */
+  private list(values: unknown[]): unknown[] {
+    this.key += `${values.length}[`;
+    const out = values.map((v) => this.bound(v));
+    this.key += ']';
+    return out;
+  }
+
+  single(single: Record<string, unknown>): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    this.key += '{';
+    for (const [field, value] of Object.entries(single)) {
+      this.key += `${field}=`;
+      // LIMIT and OFFSET are placeholders, unless the builder was told to write them as text.
+      const skip = (single.skipBinding as Record<string, boolean> | undefined)?.[field];
+      // Knex writes no OFFSET for 0 and no LIMIT for null: such a value is part of the shape.
+      const bound = (field === 'limit' && value !== undefined && value !== null) || (field === 'offset' && !!value);
+      out[field] = bound && !skip ? this.bound(value) : this.fixed(value);
+      this.key += ';';
+    }
+    this.key += '}';
+    return out;
+  }
+}
+
+/** Thrown inside ShapeReader when a builder's shape cannot be read. */
+const NOT_A_SHAPE = new Error('not a shape');
+
+function read(builder: Builder, reader: ShapeReader): { single: Record<string, unknown>; statements: Statement[] } | undefined {
+  if (builder._timeout || builder._connection !== undefined || builder._queryContext !== undefined || builder._debug) return undefined;
+  if (builder._options?.length) return undefined;
+  try {
+    reader.key += `${builder.client.dialect}|${builder._method ?? 'select'}|`;
+    reader.fixed(builder._comments ?? []);
+    const single = reader.single(builder._single);
+    const statements = builder._statements.map((s) => reader.statement(s));
+    return { single, statements };
+  } catch (err) {
+    if (err === NOT_A_SHAPE) return undefined;
+    throw err;
+  }
+}
+
+const mark = (index: number) => `\u0000svcgen-binding-${index}\u0000`;
+
+/** The shape of `builder` whose SQL was just compiled as `compiled`, or null when it is not to be kept. */
+function learn(builder: Builder, values: readonly unknown[], compiled: CompiledQuery): Shape | null {
+  const reader = new ShapeReader(mark, builder.client);
+  const parts = read(builder, reader);
+  if (!parts) return null;
+  const marked = builder.clone();
+  marked._single = parts.single;
+  marked._statements = parts.statements;
+  const probe = marked.toSQL();
+  if (probe.sql !== compiled.sql || probe.bindings.length !== compiled.bindings.length) return null;
+  const order: number[] = [];
+  for (let i = 0; i < probe.bindings.length; i++) {
+    const m = /^\u0000svcgen-binding-(\d+)\u0000$/.exec(String(probe.bindings[i]));
+    if (typeof probe.bindings[i] !== 'string' || !m) return null;
+    const index = Number(m[1]);
+    if (values[index] !== compiled.bindings[i]) return null;
+    order.push(index);
+  }
+  return { sql: compiled.sql, order };
+}
+
+/** The SQL text and bindings of a query Knex built, from its shape when that is known (see above). */
+export function compiledQuery(query: Knex.QueryBuilder): CompiledQuery {
+  const builder = query as unknown as Builder;
+  const reader = new ShapeReader();
+  if (!read(builder, reader)) return builder.toSQL();
+  const { key, values } = reader;
+  let shapes = SHAPES.get(builder.client.config);
+  if (!shapes) SHAPES.set(builder.client.config, (shapes = new Map()));
+  const shape = shapes.get(key);
+  if (shape) return { sql: shape.sql, bindings: shape.order.map((i) => values[i]) };
+  const compiled = builder.toSQL();
+  if (shape === undefined) {
+    if (shapes.size >= SQL_SHAPES_KEPT) shapes.delete(shapes.keys().next().value as string);
+    shapes.set(key, learn(builder, values, compiled));
+  }
+  return compiled;
+}

@@ -1,0 +1,90 @@
+/**
+ * SQL text by shape: for every kind of query the runtime and hooks build, the SQL and bindings are
+ * Knex's own, on the first query of a shape and on later ones with other values; the later ones
+ * are not compiled again, and a query whose shape cannot be read is compiled every time.
+ */
+import knex, { type Knex } from 'knex';
+import { compiledQuery } from '../../runtime/sql-shapes';
+import { connect } from '../../runtime';
+
+type Build = (db: Knex, v: { id: number; text: string; ids: number[]; flag: boolean; page: number }) => Knex.QueryBuilder;
+
+const CASES: [string, Build][] = [
+  ['a key and a flag, first row', (db, v) => db('articles').select(['id', 'title']).where('articles.is_published', v.flag).where('articles.id', v.id).first() as unknown as Knex.QueryBuilder],
+  ['a list of any length', (db, v) => db('articles').select('id').whereIn('id', v.ids).orderBy('id', 'desc')],
+  ['a page: ordering, limit and offset', (db, v) => db('articles').select('id').where('views', '>=', v.id).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(20).offset(v.page * 20)],
+  ['raw text with bindings', (db, v) => db('articles').select('id').whereRaw("lower(title) like ? escape '\\'", [`%${v.text}%`]).andWhere('author_id', v.id)],
+  ['a count', (db, v) => db('articles').where('is_published', v.flag).count({ count: '*' })],
+  ['a range and a pattern', (db, v) => db('articles').select('id').whereBetween('views', [v.id, v.id + 10]).whereLike('title', `${v.text}%`).orWhereNot('id', v.id)],
+  ['a join', (db, v) => db('tags').join('articles_tags', 'articles_tags.tag_id', 'tags.id').select('tags.id', 'tags.name').where('articles_tags.article_id', v.id)],
+  ['a column compared with a column', (db, v) => db('articles').select('id').where('views', '>', db.ref('id')).where('title', v.text)],
+  ['an empty list', (db) => db('articles').select('id').whereIn('id', [])],
+  ['a join built by a callback', (db, v) => db('tags').join('articles_tags', (j) => j.on('articles_tags.tag_id', '=', 'tags.id')).where('tags.id', v.id)],
+  ['a date as a value', (db, v) => db('articles').select('id').where('created_at', '>', new Date(Date.UTC(2024, 0, (v.id % 28) + 1)))],
+  ['a page from the start', (db, v) => db('articles').select('id').where('views', '>=', v.id).limit(20).offset(0)],
+  ['nulls', (db, v) => db('articles').select('id').whereNull('category_id').whereNotNull('title').where('id', v.id)],
+];
+
+/** Not read as a shape: compiled by Knex every time. */
+const UNREAD: [string, Build][] = [
+  ['a grouped condition', (db, v) => db('articles').select('id').where((q) => q.where('is_published', true).orWhere('author_id', v.id))],
+  ['a subquery', (db, v) => db('articles').select('id').whereIn('author_id', db('users').select('id').where('username', v.text))],
+  ['a join on a value', (db, v) => db('tags').join('articles_tags', (j) => j.on('articles_tags.tag_id', '=', 'tags.id').andOnVal('articles_tags.article_id', '=', v.id))],
+];
+
+const values = (n: number) => ({ id: 1000 + n, text: `QuanTum ${n}`, ids: Array.from({ length: (n % 3) + 1 }, (_, i) => i + n), flag: n % 2 === 0, page: n });
+
+describe.each([
+  ['sqlite', () => connect('sqlite::memory:', ':memory:')],
+  ['postgres', () => knex({ client: 'pg' })],
+])('compiledQuery (%s)', (_dialect, open) => {
+  let db: Knex;
+  beforeAll(() => {
+    db = open();
+  });
+  afterAll(() => db.destroy());
+
+  it.each(CASES)('%s: Knex’s SQL and bindings, compiled once per shape', (_name, build) => {
+    for (let n = 0; n < 6; n++) {
+      const query = build(db, values(n));
+      const expected = query.clone().toSQL();
+      const toSQL = jest.spyOn(query, 'toSQL');
+      const got = compiledQuery(query);
+      expect({ sql: got.sql, bindings: [...got.bindings] }).toEqual({ sql: expected.sql, bindings: expected.bindings });
+      // The first query of a shape is compiled; lists of each new length are a shape of their own.
+      if (n >= 3) expect(toSQL).not.toHaveBeenCalled();
+    }
+  });
+
+  it.each(UNREAD)('%s: compiled by Knex every time', (_name, build) => {
+    for (let n = 0; n < 3; n++) {
+      const query = build(db, values(n));
+      const expected = query.clone().toSQL();
+      const toSQL = jest.spyOn(query, 'toSQL');
+      const got = compiledQuery(query);
+      expect({ sql: got.sql, bindings: [...got.bindings] }).toEqual({ sql: expected.sql, bindings: expected.bindings });
+      expect(toSQL).toHaveBeenCalledTimes(1);
+    }
+  });
+
+  it('tells apart queries that differ only in a name, an operator or a flag', () => {
+    const variants = [
+      db('articles').select('id').where('views', '>', 5),
+      db('articles').select('id').where('views', '<', 5),
+      db('articles').select('id').where('likes', '>', 5),
+      db('articles').select('id').whereNot('views', '>', 5),
+      db('articles').select('id').orWhere('views', '>', 5),
+      db('articles').select('title').where('views', '>', 5),
+      db('articles').select('id').where('views', '>', 5).orderBy('id', 'desc'),
+      db('articles').select('id').where('views', '>', 5).orderBy('id', 'asc'),
+      db('articles').select('id').where('views', '>', 5).limit(5),
+    ];
+    for (let round = 0; round < 2; round++) {
+      for (const query of variants) {
+        const expected = query.clone().toSQL();
+        const got = compiledQuery(query.clone());
+        expect({ sql: got.sql, bindings: [...got.bindings] }).toEqual({ sql: expected.sql, bindings: expected.bindings });
+      }
+    }
+  });
+});
