@@ -10,8 +10,10 @@
  * value replaced by a marker of its own. The shape is kept when the second compile gives the same
  * SQL text and bindings that are exactly the markers: that both proves that the values are the
  * bindings and nothing else, and tells their order. Later queries of the shape get that SQL text and
- * their own values in that order, without compiling. A query whose shape cannot be read (a
- * subquery, a callback, named raw bindings, a timeout…) or is not kept is compiled by Knex every time.
+ * their own values in that order, without compiling. Conditions grouped by a callback are read by
+ * running the callback on a new builder, as Knex does when it compiles (so the first query of a
+ * shape runs it three times, later ones once). A query whose shape cannot be read (a subquery, named
+ * raw bindings, a timeout…) or is not kept is compiled by Knex every time.
  */
 import type { Knex } from 'knex';
 
@@ -43,7 +45,7 @@ type Statement = Record<string, unknown>;
 
 /** What a builder holds (Knex's QueryBuilder, whose fields are not part of its typed API). */
 interface Builder {
-  client: { dialect: string; config: object; raw(sql: string, bindings: unknown[]): unknown };
+  client: { dialect: string; config: object; raw(sql: string, bindings: unknown[]): unknown; queryBuilder(): Builder };
   _method?: string;
   _single: Record<string, unknown>;
   _statements: Statement[];
@@ -75,7 +77,7 @@ class ShapeReader {
   readonly values: unknown[] = [];
   key = '';
 
-  constructor(private readonly marks?: (index: number) => string, private readonly client?: Builder['client']) {}
+  constructor(private readonly client: Builder['client'], private readonly marks?: (index: number) => string) {}
 
   /** A bound value: its index joins the key's place; with marks, its mark takes its place. */
   private bound(value: unknown): unknown {
@@ -100,7 +102,7 @@ class ShapeReader {
         marked = bindings.map((b) => this.bound(b));
       }
       this.key += ')';
-      return this.marks ? this.client!.raw(sql, marked ?? []) : value;
+      return this.marks ? this.client.raw(sql, marked ?? []) : value;
     }
     if (isPlainValue(value) && !(value instanceof Date)) {
       this.key += JSON.stringify(value) ?? String(value);
@@ -129,6 +131,7 @@ class ShapeReader {
 
   statement(s: Statement): Statement {
     if (s.grouping === 'join') return this.join(s);
+    if (s.type === 'whereWrapped' && typeof s.value === 'function') return this.wrapped(s);
     const binds = (s.grouping === 'where' || s.grouping === 'having') && BOUND_CONDITIONS.has(s.type as string) && !s.asColumn;
     const out: Statement = {};
     this.key += '(';
@@ -161,6 +164,21 @@ class ShapeReader {
     }
     this.key += ')';
     return s;
+  }
+
+  /**
+   * Conditions grouped by a callback (`where((q) => q.where(…).orWhere(…))`): the callback is run on
+   * a new builder, as Knex runs it when compiling, and the conditions it adds are read as the
+   * builder's own. Its marked copy is a callback that adds their marked copies.
+   */
+  private wrapped(s: Statement): Statement {
+    const inner = this.client.queryBuilder();
+    (s.value as (this: Builder, b: Builder) => void).call(inner, inner);
+    if (Object.keys(inner._single).length > 0 || inner._statements.some((st) => st.grouping !== 'where')) throw NOT_A_SHAPE;
+    this.key += `wrapped(${JSON.stringify(s.not)},${JSON.stringify(s.bool)},`;
+    const statements = inner._statements.map((st) => this.statement(st));
+    this.key += ')';
+    return this.marks ? { ...s, value: (b: Builder) => void b._statements.push(...statements) } : s;
   }
 
   /** The values of `whereIn` or `whereBetween`: each is bound; their number belongs to the shape. */
@@ -210,7 +228,7 @@ const mark = (index: number) => `\u0000svcgen-binding-${index}\u0000`;
 
 /** The shape of `builder` whose SQL was just compiled as `compiled`, or null when it is not to be kept. */
 function learn(builder: Builder, values: readonly unknown[], compiled: CompiledQuery): Shape | null {
-  const reader = new ShapeReader(mark, builder.client);
+  const reader = new ShapeReader(builder.client, mark);
   const parts = read(builder, reader);
   if (!parts) return null;
   const marked = builder.clone();
@@ -232,7 +250,7 @@ function learn(builder: Builder, values: readonly unknown[], compiled: CompiledQ
 /** The SQL text and bindings of a query Knex built, from its shape when that is known (see above). */
 export function compiledQuery(query: Knex.QueryBuilder): CompiledQuery {
   const builder = query as unknown as Builder;
-  const reader = new ShapeReader();
+  const reader = new ShapeReader(builder.client);
   if (!read(builder, reader)) return builder.toSQL();
   const { key, values } = reader;
   let shapes = SHAPES.get(builder.client.config);

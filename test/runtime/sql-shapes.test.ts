@@ -22,12 +22,14 @@ const CASES: [string, Build][] = [
   ['a join built by a callback', (db, v) => db('tags').join('articles_tags', (j) => j.on('articles_tags.tag_id', '=', 'tags.id')).where('tags.id', v.id)],
   ['a date as a value', (db, v) => db('articles').select('id').where('created_at', '>', new Date(Date.UTC(2024, 0, (v.id % 28) + 1)))],
   ['a page from the start', (db, v) => db('articles').select('id').where('views', '>=', v.id).limit(20).offset(0)],
+  ['grouped conditions', (db, v) => db('articles').select('id').where('title', v.text).where((q) => q.where('is_published', true).orWhere((r) => r.where('author_id', v.id).whereIn('id', v.ids)))],
+  ['grouped conditions that are not', (db, v) => db('articles').select('id').whereNot((q) => q.where('views', '>', v.id).orWhere('id', v.id)).orderBy('id')],
   ['nulls', (db, v) => db('articles').select('id').whereNull('category_id').whereNotNull('title').where('id', v.id)],
 ];
 
 /** Not read as a shape: compiled by Knex every time. */
 const UNREAD: [string, Build][] = [
-  ['a grouped condition', (db, v) => db('articles').select('id').where((q) => q.where('is_published', true).orWhere('author_id', v.id))],
+  ['a subquery in grouped conditions', (db, v) => db('articles').select('id').where((q) => q.whereIn('author_id', db('users').select('id').where('username', v.text)))],
   ['a subquery', (db, v) => db('articles').select('id').whereIn('author_id', db('users').select('id').where('username', v.text))],
   ['a join on a value', (db, v) => db('tags').join('articles_tags', (j) => j.on('articles_tags.tag_id', '=', 'tags.id').andOnVal('articles_tags.article_id', '=', v.id))],
 ];
