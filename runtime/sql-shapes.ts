@@ -33,6 +33,14 @@ interface Shape {
 export const SQL_SHAPES_KEPT = 1000;
 
 /**
+ * The longest shape kept. A shape holds names and SQL text from the code, never a request's values
+ * as long as they are bound where Knex binds them; a value Knex binds somewhere this reader does not
+ * know of would make each query a shape of its own (never kept: the marked compile binds it as it
+ * is), and this keeps such values, however long, out of memory.
+ */
+const MAX_SHAPE_LENGTH = 4096;
+
+/**
  * Kept shapes by the Knex configuration they were compiled under (a transaction's client shares its
  * pool's), then by shape; null: compiled by Knex every time.
  */
@@ -251,7 +259,7 @@ function learn(builder: Builder, values: readonly unknown[], compiled: CompiledQ
 export function compiledQuery(query: Knex.QueryBuilder): CompiledQuery {
   const builder = query as unknown as Builder;
   const reader = new ShapeReader(builder.client);
-  if (!read(builder, reader)) return builder.toSQL();
+  if (!read(builder, reader) || reader.key.length > MAX_SHAPE_LENGTH) return builder.toSQL();
   const { key, values } = reader;
   let shapes = SHAPES.get(builder.client.config);
   if (!shapes) SHAPES.set(builder.client.config, (shapes = new Map()));

@@ -30,6 +30,7 @@ const CASES: [string, Build][] = [
 /** Not read as a shape: compiled by Knex every time. */
 const UNREAD: [string, Build][] = [
   ['a subquery in grouped conditions', (db, v) => db('articles').select('id').where((q) => q.whereIn('author_id', db('users').select('id').where('username', v.text)))],
+  ['a very long name', (db, v) => db('articles').select('x'.repeat(5000)).where('id', v.id)],
   ['a subquery', (db, v) => db('articles').select('id').whereIn('author_id', db('users').select('id').where('username', v.text))],
   ['a join on a value', (db, v) => db('tags').join('articles_tags', (j) => j.on('articles_tags.tag_id', '=', 'tags.id').andOnVal('articles_tags.article_id', '=', v.id))],
 ];
