@@ -273,6 +273,16 @@ export async function selectFirst(db: Db, query: Knex.QueryBuilder): Promise<Row
   return (await selectRows(db, query.first() as unknown as Knex.QueryBuilder))[0];
 }
 
+/**
+ * The rows a write that Knex built returns (an insert with `returning`), compiled once per shape
+ * (`compiledQuery`: an insert's shape is its table, columns and `returning`). Run by Knex from its SQL
+ * text, on the connection of `db` (the operation's transaction).
+ */
+export async function writeReturning(db: Db, query: Knex.QueryBuilder): Promise<Row[]> {
+  const { sql, bindings } = compiledQuery(query);
+  return rawRows(await db.raw(sql, bindings as Knex.RawBinding[]));
+}
+
 /** The rows of a raw SELECT: an array on SQLite, the result's `rows` on PostgreSQL. */
 function rawRows(result: Row[] | { rows: Row[] }): Row[] {
   return Array.isArray(result) ? result : result.rows;

@@ -1,5 +1,5 @@
 /**
- * The SQL text of a Knex-built query, built once per shape. A resource's reads are built with Knex
+ * The SQL text of a Knex-built query, built once per shape. A resource's reads (and inserts) are built with Knex
  * on every request (hooks narrow them, filters and orderings vary), but the requests of one route
  * mostly build the same query with other values: the same columns, conditions and ordering,
  * another key or search text. Their shape is the builder without those values; the SQL text is
@@ -189,6 +189,20 @@ class ShapeReader {
     return this.marks ? { ...s, value: (b: Builder) => void b._statements.push(...statements) } : s;
   }
 
+  /** A row to insert: its columns are the shape, their values bound (a raw value is SQL text). */
+  private row(row: unknown): Record<string, unknown> {
+    if (typeof row !== 'object' || row === null || Object.getPrototypeOf(row) !== Object.prototype) throw NOT_A_SHAPE;
+    const out: Record<string, unknown> = {};
+    this.key += 'row{';
+    for (const [column, value] of Object.entries(row)) {
+      this.key += `${JSON.stringify(column)}:`;
+      out[column] = isRaw(value) || value === undefined ? this.fixed(value) : this.bound(value);
+      this.key += ',';
+    }
+    this.key += '}';
+    return out;
+  }
+
   /** The values of `whereIn` or `whereBetween`: each is bound; their number belongs to the shape. */
   private list(values: unknown[]): unknown[] {
     this.key += `${values.length}[`;
@@ -206,7 +220,8 @@ class ShapeReader {
       const skip = (single.skipBinding as Record<string, boolean> | undefined)?.[field];
       // Knex writes no OFFSET for 0 and no LIMIT for null: such a value is part of the shape.
       const bound = (field === 'limit' && value !== undefined && value !== null) || (field === 'offset' && !!value);
-      out[field] = bound && !skip ? this.bound(value) : this.fixed(value);
+      if (field === 'insert') out[field] = Array.isArray(value) ? value.map((row) => this.row(row)) : this.row(value);
+      else out[field] = bound && !skip ? this.bound(value) : this.fixed(value);
       this.key += ';';
     }
     this.key += '}';

@@ -61,6 +61,7 @@ export function createHandle(o: Operation, rs: ResourceRoutes): object {
   return {
     override: o.override ? rs.hookCall(o.override, '{ data, proceed }') : undefined,
     beforeCreate: lifecycle(rs, 'before_create', '{ values, data }'),
+    writeReturning: rs.imports.runtime('writeReturning'),
     checkRelated: relatedKeyChecks(r.schemas.in).length > 0,
     setRelated: relatedSetters(rs, r.schemas.in, 'pk'),
     reread: reread(rs, r.responses.create, 'pk'),

@@ -24,6 +24,9 @@ const CASES: [string, Build][] = [
   ['a page from the start', (db, v) => db('articles').select('id').where('views', '>=', v.id).limit(20).offset(0)],
   ['grouped conditions', (db, v) => db('articles').select('id').where('title', v.text).where((q) => q.where('is_published', true).orWhere((r) => r.where('author_id', v.id).whereIn('id', v.ids)))],
   ['grouped conditions that are not', (db, v) => db('articles').select('id').whereNot((q) => q.where('views', '>', v.id).orWhere('id', v.id)).orderBy('id')],
+  ['an insert returning its key', (db, v) => db('articles').insert({ title: v.text, views: v.id, is_published: v.flag, category_id: v.flag ? null : v.id }).returning('id')],
+  ['an insert with a raw value', (db, v) => db('articles').insert({ created_at: db.raw('CURRENT_TIMESTAMP'), title: v.text }).returning(['id', 'title'])],
+  ['an insert of rows', (db, v) => db('tags').insert(v.ids.map((id) => ({ id, name: `${v.text}-${id}` })))],
   ['nulls', (db, v) => db('articles').select('id').whereNull('category_id').whereNotNull('title').where('id', v.id)],
 ];
 

@@ -27,6 +27,7 @@ import {
   selectShape,
   type ServiceContext,
   withArgs,
+  writeReturning,
   z,
 } from 'svcgen/runtime';
 import * as hooks from '../../../specs/hooks/articles';
@@ -107,7 +108,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
             const values = await q.createValues(data);
             await hooks.setAuthor(withArgs(ctx, { values, data }));
             await q.checkCreateRelated(ctx.db, service, data);
-            const [inserted] = await ctx.db(q.TABLE).insert(values).returning(q.PK);
+            const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
             const pk = inserted[q.PK];
             const [created] = await q.shapeArticleOut(ctx.db, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
             return created;

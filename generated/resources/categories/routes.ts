@@ -10,6 +10,7 @@ import {
   type Route,
   rowLookup,
   type ServiceContext,
+  writeReturning,
 } from 'svcgen/runtime';
 import * as q from './queries';
 import { CategoryIn, CategoryOut, CategoryParams, CategoryUpdate } from './schemas';
@@ -42,7 +43,7 @@ export function categoriesRoutes(service: ServiceContext): Route[] {
           status: 201,
           async handle({ body: data }, ctx) {
             const values = await q.createValues(data);
-            const [inserted] = await ctx.db(q.TABLE).insert(values).returning(q.PK);
+            const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
             const pk = inserted[q.PK];
             const [created] = await q.shapeCategoryOut(ctx.db, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
             return created;

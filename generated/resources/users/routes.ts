@@ -12,6 +12,7 @@ import {
   rowLookup,
   type ServiceContext,
   withArgs,
+  writeReturning,
 } from 'svcgen/runtime';
 import * as hooks from '../../../specs/hooks/users';
 import * as q from './queries';
@@ -46,7 +47,7 @@ export function usersRoutes(service: ServiceContext): Route[] {
           async handle({ body: data }, ctx) {
             const proceed = async () => {
               const values = await q.createValues(data);
-              const [inserted] = await ctx.db(q.TABLE).insert(values).returning(q.PK);
+              const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
               const pk = inserted[q.PK];
               const [created] = await q.shapeUserOut(ctx.db, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
               return created;

@@ -10,6 +10,7 @@ import {
   rowLookup,
   type ServiceContext,
   withArgs,
+  writeReturning,
 } from 'svcgen/runtime';
 import * as hooks from '../../../specs/hooks/tasks';
 import * as q from './queries';
@@ -53,7 +54,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
           status: 201,
           async handle({ body: data }, ctx) {
             const values = await q.createValues(data);
-            const [inserted] = await ctx.db(q.TABLE).insert(values).returning(q.PK);
+            const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
             const pk = inserted[q.PK];
             const [created] = await q.shapeTaskOut(ctx.db, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
             return created;

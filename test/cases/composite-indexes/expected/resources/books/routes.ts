@@ -11,6 +11,7 @@ import {
   type Route,
   rowLookup,
   type ServiceContext,
+  writeReturning,
 } from 'svcgen/runtime';
 import * as q from './queries';
 import { BookIn, BookOut, BookParams, BookUpdate } from './schemas';
@@ -45,7 +46,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
           async handle({ body: data }, ctx) {
             const values = await q.createValues(data);
             await q.checkCreateRelated(ctx.db, service, data);
-            const [inserted] = await ctx.db(q.TABLE).insert(values).returning(q.PK);
+            const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
             const pk = inserted[q.PK];
             const [created] = await q.shapeBookOut(ctx.db, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
             return created;

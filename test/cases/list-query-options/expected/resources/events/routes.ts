@@ -16,6 +16,7 @@ import {
   searchParam,
   selectShape,
   type ServiceContext,
+  writeReturning,
   z,
 } from 'svcgen/runtime';
 import * as filtering from './filters';
@@ -74,7 +75,7 @@ export function eventsRoutes(service: ServiceContext): Route[] {
           async handle({ body: data }, ctx) {
             const values = await q.createValues(data);
             await q.checkCreateRelated(ctx.db, service, data);
-            const [inserted] = await ctx.db(q.TABLE).insert(values).returning(q.PK);
+            const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
             const pk = inserted[q.PK];
             const [created] = await q.shapeEventOut(ctx.db, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
             return created;

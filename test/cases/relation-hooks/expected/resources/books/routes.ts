@@ -18,6 +18,7 @@ import {
   type ServiceContext,
   settleHook,
   withArgs,
+  writeReturning,
   z,
 } from 'svcgen/runtime';
 import * as hooks from '../../../specs/hooks/books';
@@ -61,7 +62,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
           async handle({ body: data }, ctx) {
             const values = await q.createValues(data);
             await q.checkCreateRelated(ctx.db, service, data);
-            const [inserted] = await ctx.db(q.TABLE).insert(values).returning(q.PK);
+            const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
             const pk = inserted[q.PK];
             await q.setTags(ctx.db, pk, data.tags);
             const [created] = await q.shapeBookOut(ctx.db, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
