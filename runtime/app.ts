@@ -8,7 +8,7 @@ import swaggerUi from 'swagger-ui-express';
 import { ZodError } from 'zod';
 import { bodyParserError, jsonBody } from './body';
 import { cors, corsSettings, type CorsSettings } from './cors';
-import type { Db } from './db';
+import { dialectOf, requestsArrived, type Db } from './db';
 import {
   ApiException,
   IntegrityError,
@@ -95,7 +95,10 @@ export function createApi(options: ApiOptions): Express {
       onFinish: metrics ? (req, res, route, seconds) => metrics.observe(req.method, route, res.statusCode, seconds) : undefined,
     }),
   );
+  // SQLite: the requests received together share read snapshots (see requestsArrived).
+  const arrived = dialectOf(db) === 'sqlite' ? requestsArrived : undefined;
   app.use((req, res, next) => {
+    arrived?.();
     if (req.url.length > MAX_URL_LENGTH) sendJson(res, 414, { detail: 'URI Too Long' });
     else next();
   });

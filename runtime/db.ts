@@ -61,6 +61,65 @@ export const STATEMENT_CACHE_SIZE = 500;
 /** Each SQLite connection's prepared statements by SQL text. */
 const STATEMENTS = new WeakMap<SqliteConnection, Map<string, SqliteStatement>>();
 
+/**
+ * The SQLite connections with a read snapshot open (`beginSnapshot`). Outside a transaction SQLite
+ * takes and releases a read lock on the write-ahead log for every statement, with system calls that
+ * cost more than a lookup by key; reads that share a snapshot take it once, and see one state of the
+ * database (a row, its author and its tags come from the same commit).
+ *
+ * How long a snapshot lasts keeps every read seeing the writes committed before its request arrived:
+ * - begun while serving requests the event loop received together (`requestsArrived`), it serves
+ *   the reads of those requests until the loop has run their callbacks (its check phase): they were
+ *   all received before the snapshot began;
+ * - begun anywhere else (a timer, work resumed after a pool or file callback), it ends once the
+ *   current callback and the promise continuations it made ready have run, before any other callback;
+ * - and whatever Knex runs (a write, a transaction's BEGIN, a read in a transaction) ends every
+ *   snapshot first: a write, and any read after it, sees the latest rows.
+ * Kept across clients: a transaction's client is a fresh object whose statements must end them too.
+ */
+const SNAPSHOTS = new Set<SqliteConnection>();
+
+/** Whether requests received together are being served (set by `requestsArrived` until the check phase). */
+let servingArrivals = false;
+
+/** Ends every open read snapshot (a read-only transaction: its COMMIT releases the read lock). */
+function endSnapshots(): void {
+  for (const conn of SNAPSHOTS) {
+    SNAPSHOTS.delete(conn);
+    if (conn.open && conn.inTransaction) cachedStatement(conn, 'COMMIT').run([]);
+  }
+}
+
+/** Begins a read snapshot on `conn` (a deferred BEGIN: its first read takes the lock). */
+function beginSnapshot(conn: SqliteConnection): void {
+  cachedStatement(conn, 'BEGIN').run([]);
+  // Queued once: its tick runs when the microtask queue is empty (Node runs the ticks queued by
+  // microtasks after draining them), that is once this callback and what it made ready have run.
+  if (!servingArrivals && SNAPSHOTS.size === 0) queueMicrotask(endSnapshotsAfterCallback);
+  SNAPSHOTS.add(conn);
+}
+
+function endSnapshotsAfterCallback(): void {
+  process.nextTick(endSnapshots);
+}
+
+/**
+ * Tells the database layer that a request was received (the API's first middleware calls it). The
+ * first of a batch ends any snapshot begun before (a timer's), and the batch's snapshots end in the
+ * loop's check phase, after the callbacks of every request the loop received with it.
+ */
+export function requestsArrived(): void {
+  if (servingArrivals) return;
+  servingArrivals = true;
+  if (SNAPSHOTS.size > 0) endSnapshots();
+  setImmediate(endArrivals);
+}
+
+function endArrivals(): void {
+  servingArrivals = false;
+  endSnapshots();
+}
+
 /** What every SQLite connection gets (`all`) and what the pool's connection, which writes, gets first (`writer`). */
 interface SqliteSetup {
   all(conn: SqliteConnection): void;
@@ -98,6 +157,7 @@ class CachedStatementsSqliteClient extends BetterSqlite3Client {
   }
 
   override async destroyRawConnection(conn: SqliteConnection): Promise<void> {
+    SNAPSHOTS.delete(conn);
     if (conn === this.writer) this.writer = undefined;
     await super.destroyRawConnection(conn);
   }
@@ -114,6 +174,7 @@ class CachedStatementsSqliteClient extends BetterSqlite3Client {
   readConnection(): SqliteConnection | undefined {
     if (this.closed) return undefined;
     const writer = this.writer;
+    if (writer && SNAPSHOTS.has(writer)) return writer;
     if (writer?.open && !writer.inTransaction) return writer;
     if (this.reader) return this.reader;
     const { filename } = this.connectionSettings as { filename: string };
@@ -127,13 +188,17 @@ class CachedStatementsSqliteClient extends BetterSqlite3Client {
 
   override async destroy(callback?: (err?: unknown) => void): Promise<void> {
     this.closed = true;
+    if (this.writer) SNAPSHOTS.delete(this.writer);
     this.writer = undefined;
+    if (this.reader) SNAPSHOTS.delete(this.reader);
     this.reader?.close();
     this.reader = undefined;
     return super.destroy(callback);
   }
 
   override async _query(connection: SqliteConnection, obj: CompiledQuery): Promise<CompiledQuery> {
+    // Whatever Knex runs (a write, a BEGIN, a read in a transaction) sees the latest committed rows.
+    if (SNAPSHOTS.size > 0) endSnapshots();
     // A query asking for its own integer mode changes the statement's state: prepared for it alone.
     if (obj.options?.safeIntegers !== undefined || !obj.sql || !connection) return super._query(connection, obj);
     const statement = this.statement(connection, obj.sql);
@@ -148,18 +213,22 @@ class CachedStatementsSqliteClient extends BetterSqlite3Client {
     return obj;
   }
 
-  // Kept by connection, not on the client: a transaction's client is a fresh object of this class.
   statement(connection: SqliteConnection, sql: string): SqliteStatement {
-    let cache = STATEMENTS.get(connection);
-    if (!cache) STATEMENTS.set(connection, (cache = new Map()));
-    let statement = cache.get(sql);
-    if (!statement) {
-      statement = connection.prepare(sql);
-      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
-      cache.set(sql, statement);
-    }
-    return statement;
+    return cachedStatement(connection, sql);
   }
+}
+
+// Kept by connection, not on the client: a transaction's client is a fresh object of this class.
+function cachedStatement(connection: SqliteConnection, sql: string): SqliteStatement {
+  let cache = STATEMENTS.get(connection);
+  if (!cache) STATEMENTS.set(connection, (cache = new Map()));
+  let statement = cache.get(sql);
+  if (!statement) {
+    statement = connection.prepare(sql);
+    if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+    cache.set(sql, statement);
+  }
+  return statement;
 }
 
 /**
@@ -331,7 +400,9 @@ function readRows(db: Db, reader: NonNullable<ReturnType<typeof readerOf>>, sql:
   const query = { sql, bindings, method: 'select', __knexQueryUid: `read-${++readQueries}` };
   db.emit('query', query);
   try {
-    const rows = reader.client.statement(reader.connection, sql).all(reader.client._formatBindings(bindings)) as Row[];
+    const { client, connection } = reader;
+    if (!SNAPSHOTS.has(connection) && !connection.inTransaction) beginSnapshot(connection);
+    const rows = client.statement(connection, sql).all(client._formatBindings(bindings)) as Row[];
     db.emit('query-response', rows, query);
     return rows;
   } catch (err) {

@@ -4,7 +4,8 @@
  * transaction see its own writes; reads are reported to `query` listeners; statements prepared
  * once keep answering for new bindings and after a schema change; SQLite's settings.
  */
-import { ConfigurationError, connect, loadSqliteSettings, selectFirst, selectRows, type Db } from '../../runtime';
+import Database from 'better-sqlite3';
+import { ConfigurationError, connect, loadSqliteSettings, requestsArrived, selectFirst, selectRows, type Db } from '../../runtime';
 import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
 
 describe.each(DIALECTS)('reads (%s)', (dialect) => {
@@ -71,6 +72,84 @@ describe.each(DIALECTS)('reads (%s)', (dialect) => {
     expect(await all()).toEqual([{ id: 1, name: 'one' }, { id: 2, name: 'two' }]);
     await db.schema.alterTable('items', (t) => t.integer('rank').notNullable().defaultTo(7));
     expect(await all()).toEqual([{ id: 1, name: 'one', rank: 7 }, { id: 2, name: 'two', rank: 7 }]);
+  });
+});
+
+describe('read snapshots (sqlite)', () => {
+  // Another writer of the same file: a second worker process, a migration, an admin's shell.
+  let database: TestDatabase;
+  let db: Db;
+  let other: Database.Database;
+  beforeAll(async () => {
+    database = await createDatabase('sqlite');
+    db = database.db;
+    await db.schema.createTable('items', (t) => {
+      t.increments('id');
+      t.string('name').notNullable();
+    });
+    await db('items').insert([{ name: 'one' }]);
+    other = new Database(database.url.slice('sqlite:'.length));
+    other.pragma('busy_timeout = 5000');
+  });
+  afterAll(async () => {
+    other.close();
+    await database.drop();
+  });
+  const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+  beforeEach(async () => {
+    other.prepare("delete from items where name <> 'one'").run();
+    // Jest may run this hook in the same turn as the last test's reads: their snapshot ends first.
+    await nextTurn();
+  });
+
+  const names = async () => (await selectRows(db, db('items').select('name').orderBy('id'))).map((r) => r.name);
+  const insertElsewhere = (name: string) => other.prepare('insert into items (name) values (?)').run(name);
+
+  it('the reads of one callback and the continuations it made ready see one state of the database; the next callback sees later commits', async () => {
+    expect(await names()).toEqual(['one']);
+    insertElsewhere('elsewhere');
+    // The author, tags and page of a response come from the same state as its row.
+    expect(await names()).toEqual(['one']);
+    await nextTurn();
+    expect(await names()).toEqual(['one', 'elsewhere']);
+  });
+
+  it('end before a statement Knex runs: a write, a transaction, and the reads after them see the latest rows', async () => {
+    expect(await names()).toEqual(['one']);
+    insertElsewhere('elsewhere');
+    await db('items').insert({ name: 'here' });
+    expect(await names()).toEqual(['one', 'elsewhere', 'here']);
+    // The snapshot of that read is on the pool's connection: the transaction's BEGIN ends it first.
+    await db.transaction(async (trx) => {
+      await trx('items').insert({ name: 'in a transaction' });
+      expect(await names()).toEqual(['one', 'elsewhere', 'here']);
+    });
+    expect(await names()).toEqual(['one', 'elsewhere', 'here', 'in a transaction']);
+  });
+
+  it('begun while serving requests received together, last until the loop has run their callbacks', async () => {
+    requestsArrived();
+    expect(await names()).toEqual(['one']);
+    insertElsewhere('elsewhere');
+    expect(await names()).toEqual(['one']);
+    await nextTurn();
+    expect(await names()).toEqual(['one', 'elsewhere']);
+  });
+
+  it('begun before a request arrived, end when it arrives: its reads see what was committed before', async () => {
+    expect(await names()).toEqual(['one']);
+    insertElsewhere('elsewhere');
+    requestsArrived();
+    expect(await names()).toEqual(['one', 'elsewhere']);
+    await nextTurn();
+  });
+
+  it('never keep the read lock past the turn: a writer elsewhere can checkpoint the whole log', async () => {
+    expect(await names()).toEqual(['one']);
+    await nextTurn();
+    insertElsewhere('elsewhere');
+    // A reader holding a snapshot would keep the log's frames: a TRUNCATE checkpoint would be busy.
+    expect(other.pragma('wal_checkpoint(TRUNCATE)')).toEqual([expect.objectContaining({ busy: 0 })]);
   });
 });
 
