@@ -95,15 +95,22 @@ class ShapeReader {
     return this.marks ? this.marks(index) : value;
   }
 
-  /** A part of the SQL text (names, operators, flags): it joins the key as it is. */
+  /**
+   * A part of the SQL text (names, operators, flags): it joins the key as it is, a string prefixed
+   * by its length (no escaping needed to tell where it ends). With marks, returns its marked copy.
+   */
   fixed(value: unknown): unknown {
+    if (typeof value === 'string') {
+      this.key += `${value.length}:${value}`;
+      return value;
+    }
     if (value === undefined) {
       this.key += '~';
       return value;
     }
     if (isRaw(value)) {
       const { sql, bindings } = value;
-      this.key += `raw(${JSON.stringify(sql)}`;
+      this.key += `raw(${sql.length}:${sql}`;
       let marked: unknown[] | undefined;
       if (bindings !== undefined) {
         if (!Array.isArray(bindings)) throw NOT_A_SHAPE;
@@ -113,21 +120,25 @@ class ShapeReader {
       return this.marks ? this.client.raw(sql, marked ?? []) : value;
     }
     if (isPlainValue(value) && !(value instanceof Date)) {
-      this.key += JSON.stringify(value) ?? String(value);
+      this.key += `${typeof value}${String(value)}`;
       return value;
     }
     if (Array.isArray(value)) {
       this.key += '[';
-      const out = value.map((item) => this.fixed(item));
+      let out: unknown[] | undefined;
+      if (this.marks) out = value.map((item) => this.fixed(item));
+      else for (const item of value) this.fixed(item);
       this.key += ']';
       return out;
     }
     if (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
       this.key += '{';
-      const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-        this.key += `${JSON.stringify(k)}:`;
-        out[k] = this.fixed(v);
+      const out: Record<string, unknown> | undefined = this.marks ? {} : undefined;
+      const record = value as Record<string, unknown>;
+      for (const k in record) {
+        this.key += `${k.length}:${k}=`;
+        const v = this.fixed(record[k]);
+        if (out) out[k] = v;
         this.key += ',';
       }
       this.key += '}';
@@ -137,19 +148,18 @@ class ShapeReader {
     throw NOT_A_SHAPE;
   }
 
-  statement(s: Statement): Statement {
+  statement(s: Statement): Statement | undefined {
     if (s.grouping === 'join') return this.join(s);
     if (s.type === 'whereWrapped' && typeof s.value === 'function') return this.wrapped(s);
     const binds = (s.grouping === 'where' || s.grouping === 'having') && BOUND_CONDITIONS.has(s.type as string) && !s.asColumn;
-    const out: Statement = {};
+    const out: Statement | undefined = this.marks ? {} : undefined;
     this.key += '(';
-    for (const [field, value] of Object.entries(s)) {
+    for (const field in s) {
+      const value = s[field];
       this.key += `${field}=`;
-      if (binds && field === 'value' && !isRaw(value)) {
-        out[field] = Array.isArray(value) ? this.list(value) : this.bound(value);
-      } else {
-        out[field] = this.fixed(value);
-      }
+      const copy =
+        binds && field === 'value' && !isRaw(value) ? (Array.isArray(value) ? this.list(value) : this.bound(value)) : this.fixed(value);
+      if (out) out[field] = copy;
       this.key += ';';
     }
     this.key += ')';
@@ -163,7 +173,8 @@ class ShapeReader {
   private join(s: Statement): Statement {
     const clauses = s.clauses;
     if (!Array.isArray(clauses)) throw NOT_A_SHAPE;
-    this.key += `join(${JSON.stringify(s.joinType)},`;
+    this.key += 'join(';
+    this.fixed(s.joinType);
     this.fixed(s.table);
     this.fixed(s.schema);
     for (const clause of clauses as Statement[]) {
@@ -183,20 +194,25 @@ class ShapeReader {
     const inner = this.client.queryBuilder();
     (s.value as (this: Builder, b: Builder) => void).call(inner, inner);
     if (Object.keys(inner._single).length > 0 || inner._statements.some((st) => st.grouping !== 'where')) throw NOT_A_SHAPE;
-    this.key += `wrapped(${JSON.stringify(s.not)},${JSON.stringify(s.bool)},`;
+    this.key += 'wrapped(';
+    this.fixed(s.not);
+    this.fixed(s.bool);
     const statements = inner._statements.map((st) => this.statement(st));
     this.key += ')';
-    return this.marks ? { ...s, value: (b: Builder) => void b._statements.push(...statements) } : s;
+    return this.marks ? { ...s, value: (b: Builder) => void b._statements.push(...(statements as Statement[])) } : s;
   }
 
   /** A row to insert: its columns are the shape, their values bound (a raw value is SQL text). */
-  private row(row: unknown): Record<string, unknown> {
+  private row(row: unknown): Record<string, unknown> | undefined {
     if (typeof row !== 'object' || row === null || Object.getPrototypeOf(row) !== Object.prototype) throw NOT_A_SHAPE;
-    const out: Record<string, unknown> = {};
+    const out: Record<string, unknown> | undefined = this.marks ? {} : undefined;
+    const record = row as Record<string, unknown>;
     this.key += 'row{';
-    for (const [column, value] of Object.entries(row)) {
-      this.key += `${JSON.stringify(column)}:`;
-      out[column] = isRaw(value) || value === undefined ? this.fixed(value) : this.bound(value);
+    for (const column in record) {
+      const value = record[column];
+      this.key += `${column.length}:${column}=`;
+      const copy = isRaw(value) || value === undefined ? this.fixed(value) : this.bound(value);
+      if (out) out[column] = copy;
       this.key += ',';
     }
     this.key += '}';
@@ -204,24 +220,30 @@ class ShapeReader {
   }
 
   /** The values of `whereIn` or `whereBetween`: each is bound; their number belongs to the shape. */
-  private list(values: unknown[]): unknown[] {
+  private list(values: unknown[]): unknown[] | undefined {
     this.key += `${values.length}[`;
-    const out = values.map((v) => this.bound(v));
+    let out: unknown[] | undefined;
+    if (this.marks) out = values.map((v) => this.bound(v));
+    else for (const v of values) this.bound(v);
     this.key += ']';
     return out;
   }
 
-  single(single: Record<string, unknown>): Record<string, unknown> {
-    const out: Record<string, unknown> = {};
+  single(single: Record<string, unknown>): Record<string, unknown> | undefined {
+    const out: Record<string, unknown> | undefined = this.marks ? {} : undefined;
+    const skipBinding = single.skipBinding as Record<string, boolean> | undefined;
     this.key += '{';
-    for (const [field, value] of Object.entries(single)) {
+    for (const field in single) {
+      const value = single[field];
       this.key += `${field}=`;
       // LIMIT and OFFSET are placeholders, unless the builder was told to write them as text.
-      const skip = (single.skipBinding as Record<string, boolean> | undefined)?.[field];
+      const skip = skipBinding?.[field];
       // Knex writes no OFFSET for 0 and no LIMIT for null: such a value is part of the shape.
       const bound = (field === 'limit' && value !== undefined && value !== null) || (field === 'offset' && !!value);
-      if (field === 'insert') out[field] = Array.isArray(value) ? value.map((row) => this.row(row)) : this.row(value);
-      else out[field] = bound && !skip ? this.bound(value) : this.fixed(value);
+      let copy: unknown;
+      if (field === 'insert') copy = Array.isArray(value) ? value.map((row) => this.row(row)) : this.row(value);
+      else copy = bound && !skip ? this.bound(value) : this.fixed(value);
+      if (out) out[field] = copy;
       this.key += ';';
     }
     this.key += '}';
@@ -232,17 +254,25 @@ class ShapeReader {
 /** Thrown inside ShapeReader when a builder's shape cannot be read. */
 const NOT_A_SHAPE = new Error('not a shape');
 
-function read(builder: Builder, reader: ShapeReader): { single: Record<string, unknown>; statements: Statement[] } | undefined {
-  if (builder._timeout || builder._connection !== undefined || builder._queryContext !== undefined || builder._debug) return undefined;
-  if (builder._options?.length) return undefined;
+/**
+ * Reads `builder` into `reader` (its key and values); with a marking reader, returns the builder's
+ * single fields and statements with their values marked. False when the shape cannot be read.
+ */
+function read(builder: Builder, reader: ShapeReader): false | { single: Record<string, unknown>; statements: Statement[] } {
+  if (builder._timeout || builder._connection !== undefined || builder._queryContext !== undefined || builder._debug) return false;
+  if (builder._options?.length) return false;
   try {
     reader.key += `${builder.client.dialect}|${builder._method ?? 'select'}|`;
     reader.fixed(builder._comments ?? []);
     const single = reader.single(builder._single);
-    const statements = builder._statements.map((s) => reader.statement(s));
-    return { single, statements };
+    const statements: Statement[] = [];
+    for (const s of builder._statements) {
+      const marked = reader.statement(s);
+      if (marked) statements.push(marked);
+    }
+    return { single: single as Record<string, unknown>, statements };
   } catch (err) {
-    if (err === NOT_A_SHAPE) return undefined;
+    if (err === NOT_A_SHAPE) return false;
     throw err;
   }
 }
