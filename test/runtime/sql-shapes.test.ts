@@ -84,6 +84,11 @@ describe.each([
       db('articles').select('id').where('views', '>', 5).orderBy('id', 'desc'),
       db('articles').select('id').where('views', '>', 5).orderBy('id', 'asc'),
       db('articles').select('id').where('views', '>', 5).limit(5),
+      // Names that hold what separates the parts of a shape.
+      db('articles').select(['id', 'title']).where('views', '>', 5),
+      db('articles').select(['id,title']).where('views', '>', 5),
+      db('articles').select(['2:id']).where('views', '>', 5),
+      db('articles').select(['number5']).where('views', '>', 5),
     ];
     for (let round = 0; round < 2; round++) {
       for (const query of variants) {
