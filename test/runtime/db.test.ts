@@ -4,7 +4,7 @@
  * transaction see its own writes; reads are reported to `query` listeners; statements prepared
  * once keep answering for new bindings and after a schema change; SQLite's settings.
  */
-import Database from 'better-sqlite3';
+import { createRequire } from 'node:module';
 import { ConfigurationError, connect, loadSqliteSettings, requestsArrived, selectFirst, selectRows, type Db } from '../../runtime';
 import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
 
@@ -75,11 +75,19 @@ describe.each(DIALECTS)('reads (%s)', (dialect) => {
   });
 });
 
+/** What the tests use of a better-sqlite3 connection of their own (the package has no types of its own). */
+interface SqliteConnection {
+  prepare(sql: string): { run(...values: unknown[]): unknown };
+  pragma(source: string): unknown;
+  close(): void;
+}
+const Database = createRequire(__filename)('better-sqlite3') as new (filename: string) => SqliteConnection;
+
 describe('read snapshots (sqlite)', () => {
   // Another writer of the same file: a second worker process, a migration, an admin's shell.
   let database: TestDatabase;
   let db: Db;
-  let other: Database.Database;
+  let other: SqliteConnection;
   beforeAll(async () => {
     database = await createDatabase('sqlite');
     db = database.db;
