@@ -201,7 +201,7 @@ class CachedStatementsSqliteClient extends BetterSqlite3Client {
     if (SNAPSHOTS.size > 0) endSnapshots();
     // A query asking for its own integer mode changes the statement's state: prepared for it alone.
     if (obj.options?.safeIntegers !== undefined || !obj.sql || !connection) return super._query(connection, obj);
-    const statement = this.statement(connection, obj.sql);
+    const statement = cachedStatement(connection, obj.sql);
     const bindings = this._formatBindings(obj.bindings);
     if (statement.reader) {
       obj.response = statement.all(bindings);
@@ -213,9 +213,6 @@ class CachedStatementsSqliteClient extends BetterSqlite3Client {
     return obj;
   }
 
-  statement(connection: SqliteConnection, sql: string): SqliteStatement {
-    return cachedStatement(connection, sql);
-  }
 }
 
 // Kept by connection, not on the client: a transaction's client is a fresh object of this class.
@@ -402,7 +399,7 @@ function readRows(db: Db, reader: NonNullable<ReturnType<typeof readerOf>>, sql:
   try {
     const { client, connection } = reader;
     if (!SNAPSHOTS.has(connection) && !connection.inTransaction) beginSnapshot(connection);
-    const rows = client.statement(connection, sql).all(client._formatBindings(bindings)) as Row[];
+    const rows = cachedStatement(connection, sql).all(client._formatBindings(bindings)) as Row[];
     db.emit('query-response', rows, query);
     return rows;
   } catch (err) {

@@ -255,24 +255,20 @@ class ShapeReader {
 const NOT_A_SHAPE = new Error('not a shape');
 
 /**
- * Reads `builder` into `reader` (its key and values); with a marking reader, returns the builder's
- * single fields and statements with their values marked. False when the shape cannot be read.
+ * Reads `builder` into `reader` (its key and values); with a marking reader, also returns the
+ * builder's single fields and statements with their values marked. Undefined when the shape cannot be read.
  */
-function read(builder: Builder, reader: ShapeReader): false | { single: Record<string, unknown>; statements: Statement[] } {
-  if (builder._timeout || builder._connection !== undefined || builder._queryContext !== undefined || builder._debug) return false;
-  if (builder._options?.length) return false;
+function read(builder: Builder, reader: ShapeReader): { single?: Record<string, unknown>; statements: (Statement | undefined)[] } | undefined {
+  if (builder._timeout || builder._connection !== undefined || builder._queryContext !== undefined || builder._debug) return undefined;
+  if (builder._options?.length) return undefined;
   try {
     reader.key += `${builder.client.dialect}|${builder._method ?? 'select'}|`;
     reader.fixed(builder._comments ?? []);
     const single = reader.single(builder._single);
-    const statements: Statement[] = [];
-    for (const s of builder._statements) {
-      const marked = reader.statement(s);
-      if (marked) statements.push(marked);
-    }
-    return { single: single as Record<string, unknown>, statements };
+    const statements = builder._statements.map((s) => reader.statement(s));
+    return { single, statements };
   } catch (err) {
-    if (err === NOT_A_SHAPE) return false;
+    if (err === NOT_A_SHAPE) return undefined;
     throw err;
   }
 }
@@ -285,8 +281,8 @@ function learn(builder: Builder, values: readonly unknown[], compiled: CompiledQ
   const parts = read(builder, reader);
   if (!parts) return null;
   const marked = builder.clone();
-  marked._single = parts.single;
-  marked._statements = parts.statements;
+  marked._single = parts.single as Record<string, unknown>;
+  marked._statements = parts.statements as Statement[];
   const probe = marked.toSQL();
   if (probe.sql !== compiled.sql || probe.bindings.length !== compiled.bindings.length) return null;
   const order: number[] = [];

@@ -113,7 +113,11 @@ describe('read snapshots (sqlite)', () => {
   const names = async () => (await selectRows(db, db('items').select('name').orderBy('id'))).map((r) => r.name);
   const insertElsewhere = (name: string) => other.prepare('insert into items (name) values (?)').run(name);
 
-  it('the reads of one callback and the continuations it made ready see one state of the database; the next callback sees later commits', async () => {
+  it.each([
+    ['the reads of one callback and the continuations it made ready', () => undefined],
+    ['the reads of requests received together', requestsArrived],
+  ])('%s see one state of the database; the next turn of the loop sees later commits', async (_name, arrive) => {
+    arrive();
     expect(await names()).toEqual(['one']);
     insertElsewhere('elsewhere');
     // The author, tags and page of a response come from the same state as its row.
@@ -133,15 +137,6 @@ describe('read snapshots (sqlite)', () => {
       expect(await names()).toEqual(['one', 'elsewhere', 'here']);
     });
     expect(await names()).toEqual(['one', 'elsewhere', 'here', 'in a transaction']);
-  });
-
-  it('begun while serving requests received together, last until the loop has run their callbacks', async () => {
-    requestsArrived();
-    expect(await names()).toEqual(['one']);
-    insertElsewhere('elsewhere');
-    expect(await names()).toEqual(['one']);
-    await nextTurn();
-    expect(await names()).toEqual(['one', 'elsewhere']);
   });
 
   it('begun before a request arrived, end when it arrives: its reads see what was committed before', async () => {
