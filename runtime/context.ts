@@ -128,7 +128,7 @@ export function rowLookup(options: {
     },
     /** The row with this primary key, or a 404. */
     async findRow(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<Row> {
-      const [row] = await selectFixed(ctx.db, byKey, columns.join(','), () => live(ctx.db(table).select(columns).where(pk, key as any)).limit(1), [key, 1]);
+      const [row] = await selectFixed(ctx.db, byKey, columns.join(','), () => live(ctx.db(table).select(columns).where(pk, key as any)).limit(1, { skipBinding: true }), [key]);
       if (!row) throw new NotFoundError(model);
       return row;
     },

@@ -55,6 +55,33 @@ const BetterSqlite3Client = createRequire(__filename)('knex/lib/dialects/better-
   destroy(callback?: (err?: unknown) => void): Promise<void>;
 };
 
+/** What the LIMIT override uses of Knex's SQLite query compiler (not part of Knex's typed API either). */
+interface SqliteQueryCompiler {
+  single: { limit?: unknown; offset?: unknown };
+  limit(): string;
+}
+
+const SqliteQueryCompiler = createRequire(__filename)('knex/lib/dialects/sqlite3/query/sqlite-querycompiler') as new (
+  ...args: unknown[]
+) => SqliteQueryCompiler;
+
+/**
+ * Knex's SQLite query compiler, with an integer LIMIT written as text (`limit 20`) where Knex binds
+ * it (`limit ?`). SQLite reads a bound LIMIT when it plans the statement, so every new binding of it
+ * expires the statement and the next run prepares it again: a prepared statement saves nothing
+ * then. The text is an integer Knex parsed (`limit()` keeps only `parseInt`'s result): nothing a
+ * request sends reaches the SQL text. OFFSET stays bound: SQLite does not plan with it.
+ */
+class SqliteLiteralLimitCompiler extends SqliteQueryCompiler {
+  override limit(): string {
+    const { limit, offset } = this.single;
+    if (typeof limit === 'number' && Number.isInteger(limit)) return `limit ${limit}`;
+    // SQLite writes no OFFSET without a LIMIT: -1 is "no limit" (Knex binds it).
+    if (limit === undefined || limit === null) return offset ? 'limit -1' : '';
+    return super.limit();
+  }
+}
+
 /** Distinct statements kept prepared per SQLite connection; the least recently added go first beyond it. */
 export const STATEMENT_CACHE_SIZE = 500;
 
@@ -139,8 +166,15 @@ class CachedStatementsSqliteClient extends BetterSqlite3Client {
   private writer: SqliteConnection | undefined;
   private reader: SqliteConnection | undefined;
 
+  /** Read by the shape reader (sql-shapes.ts): this client's SQL text holds the LIMIT. */
+  readonly writesLimitAsText = true;
+
   constructor(config: Knex.Config, private readonly setup: SqliteSetup) {
     super(config);
+  }
+
+  queryCompiler(builder: unknown, formatter: unknown): SqliteQueryCompiler {
+    return new SqliteLiteralLimitCompiler(this, builder, formatter);
   }
 
   override async acquireRawConnection(): Promise<SqliteConnection> {
@@ -379,8 +413,8 @@ export async function selectFixed(db: Db, owner: object, variant: string, build:
  * (`selectFixed`) built once per list of columns, given as the same array every time.
  */
 export async function selectByKey(db: Db, table: string, pk: string, columns: readonly string[], key: unknown): Promise<Row | undefined> {
-  const build = () => db(table).select(columns).where(pk, key as Knex.Value).limit(1);
-  const [row] = await selectFixed(db, columns, `${table} ${pk}`, build, [key, 1]);
+  const build = () => db(table).select(columns).where(pk, key as Knex.Value).limit(1, { skipBinding: true });
+  const [row] = await selectFixed(db, columns, `${table} ${pk}`, build, [key]);
   return row;
 }
 

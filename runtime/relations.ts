@@ -59,7 +59,7 @@ const EXISTS = {};
 
 /** Whether a row with this primary key exists. */
 export async function exists(db: Db, table: string, pk: string, value: unknown): Promise<boolean> {
-  const rows = await selectFixed(db, EXISTS, `${table} ${pk}`, () => db(table).select(pk).where(pk, value as any).limit(1), [value, 1]);
+  const rows = await selectFixed(db, EXISTS, `${table} ${pk}`, () => db(table).select(pk).where(pk, value as any).limit(1, { skipBinding: true }), [value]);
   return rows.length > 0;
 }
 

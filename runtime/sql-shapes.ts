@@ -53,7 +53,14 @@ type Statement = Record<string, unknown>;
 
 /** What a builder holds (Knex's QueryBuilder, whose fields are not part of its typed API). */
 interface Builder {
-  client: { dialect: string; config: object; raw(sql: string, bindings: unknown[]): unknown; queryBuilder(): Builder };
+  client: {
+    dialect: string;
+    config: object;
+    /** Set by a client that writes an integer LIMIT into the SQL text (SQLite's, see db.ts). */
+    writesLimitAsText?: boolean;
+    raw(sql: string, bindings: unknown[]): unknown;
+    queryBuilder(): Builder;
+  };
   _method?: string;
   _single: Record<string, unknown>;
   _statements: Statement[];
@@ -236,8 +243,9 @@ class ShapeReader {
     for (const field in single) {
       const value = single[field];
       this.key += `${field}=`;
-      // LIMIT and OFFSET are placeholders, unless the builder was told to write them as text.
-      const skip = skipBinding?.[field];
+      // LIMIT and OFFSET are placeholders, unless the builder was told to write them as text, or
+      // the client writes a LIMIT as text (then each LIMIT is a shape of its own).
+      const skip = skipBinding?.[field] || (field === 'limit' && this.client.writesLimitAsText);
       // Knex writes no OFFSET for 0 and no LIMIT for null: such a value is part of the shape.
       const bound = (field === 'limit' && value !== undefined && value !== null) || (field === 'offset' && !!value);
       let copy: unknown;

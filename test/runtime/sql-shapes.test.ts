@@ -73,6 +73,22 @@ describe.each([
     }
   });
 
+  it('writes a LIMIT as text on SQLite (each LIMIT a shape of its own) and binds it on PostgreSQL; OFFSET is bound on both', () => {
+    const sqlite = db.client.dialect !== 'postgresql';
+    const page = (limit: number, offset: number) => db('articles').select('id').where('views', '>', offset).limit(limit).offset(offset);
+    for (const [limit, offset] of [[5, 10], [20, 40], [5, 15], [20, 60]]) {
+      const query = page(limit, offset);
+      const expected = query.clone().toSQL();
+      const got = compiledQuery(query);
+      expect({ sql: got.sql, bindings: [...got.bindings] }).toEqual({ sql: expected.sql, bindings: expected.bindings });
+      expect(got.sql).toMatch(sqlite ? new RegExp(`limit ${limit} offset \\?$`) : /limit \? offset \?$/);
+      expect(got.bindings).toEqual(sqlite ? [offset, offset] : [offset, limit, offset]);
+    }
+    // SQLite writes no OFFSET without a LIMIT: "no limit" is -1, as text too.
+    const offsetOnly = db('articles').select('id').offset(30);
+    expect(compiledQuery(offsetOnly).sql).toMatch(sqlite ? /limit -1 offset \?$/ : /offset \?$/);
+  });
+
   it('tells apart queries that differ only in a name, an operator or a flag', () => {
     const variants = [
       db('articles').select('id').where('views', '>', 5),
