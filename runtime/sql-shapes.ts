@@ -33,18 +33,53 @@ interface Shape {
 export const SQL_SHAPES_KEPT = 1000;
 
 /**
- * The longest shape kept. A shape holds names and SQL text from the code, never a request's values
- * as long as they are bound where Knex binds them; a value Knex binds somewhere this reader does not
- * know of would make each query a shape of its own (never kept: the marked compile binds it as it
- * is), and this keeps such values, however long, out of memory.
+ * The longest shape kept, in characters of its names and SQL text (and one per part). A shape holds
+ * names and SQL text from the code, never a request's values as long as they are bound where Knex
+ * binds them; a value Knex binds somewhere this reader does not know of would make each query a
+ * shape of its own (never kept: the marked compile binds it as it is), and this keeps such values,
+ * however long, out of memory.
  */
 const MAX_SHAPE_LENGTH = 4096;
 
 /**
- * Kept shapes by the Knex configuration they were compiled under (a transaction's client shares its
- * pool's), then by shape; null: compiled by Knex every time.
+ * Shapes are kept in a tree whose edges are the parts of a shape, in the order the reader meets
+ * them: a name, an operator, a flag, or a token that marks a bound value or where a group (a list,
+ * a record, a statement…) begins and ends. A part is a key of a Map as it is, so reading a query's
+ * shape walks the tree without building a string, and the number 1, the string "1" and a token stay
+ * apart. Each group's end is marked, so a sequence of parts reads back one way only.
  */
-const SHAPES = new WeakMap<object, Map<string, Shape | null>>();
+interface ShapeNode {
+  readonly parent: ShapeNode | undefined;
+  /** The part that leads here from `parent`. */
+  readonly part: unknown;
+  children: Map<unknown, ShapeNode> | undefined;
+  /** Set when a shape ends here; null: compiled by Knex every time. */
+  shape: Shape | null | undefined;
+}
+
+/** The shapes kept under one Knex configuration: their tree, and the nodes where they end, oldest first. */
+interface ShapeTable {
+  root: ShapeNode;
+  ends: Set<ShapeNode>;
+}
+
+/** Kept shapes by the Knex configuration they were compiled under (a transaction's client shares its pool's). */
+const SHAPES = new WeakMap<object, ShapeTable>();
+
+const node = (parent: ShapeNode | undefined, part: unknown): ShapeNode => ({ parent, part, children: undefined, shape: undefined });
+
+/** Parts that are not names or flags: a bound value, and where groups begin and end. */
+const BOUND = Symbol('bound');
+const RAW = Symbol('raw');
+const ARRAY = Symbol('array');
+const RECORD = Symbol('record');
+const STATEMENT = Symbol('statement');
+const JOIN = Symbol('join');
+const WRAPPED = Symbol('wrapped');
+const ROW = Symbol('row');
+const LIST = Symbol('list');
+const SINGLE = Symbol('single');
+const END = Symbol('end');
 
 /** Where conditions whose `value` is bound (unless `asColumn`): a value, a list, or a range. */
 const BOUND_CONDITIONS = new Set(['whereBasic', 'havingBasic', 'whereLike', 'whereILike', 'whereIn', 'havingIn', 'whereBetween', 'havingBetween']);
@@ -84,71 +119,79 @@ const isRaw = (value: unknown): value is { sql: string; bindings?: unknown } =>
   typeof value === 'object' && value !== null && (value as { isRawInstance?: boolean }).isRawInstance === true;
 
 /**
- * Reads a builder's shape into `key` and its values into `values`; with `marks`, also returns the
+ * Reads a builder's shape and its values into `values`. Without marks, walks the shape tree from
+ * `node` along the shape's parts (`found` once it ends on a kept shape); with `marks`, returns the
  * builder's statements and single fields with the values replaced by their marks. Undefined when
  * the shape cannot be read.
  */
 class ShapeReader {
   readonly values: unknown[] = [];
-  key = '';
+  /** The shape's size (MAX_SHAPE_LENGTH). */
+  length = 0;
+  /** The parts read past the last node of the tree they lead to (`node`), when the tree has no further node. */
+  unknown: unknown[] | undefined;
 
-  constructor(private readonly client: Builder['client'], private readonly marks?: (index: number) => string) {}
+  constructor(
+    private readonly client: Builder['client'],
+    public node: ShapeNode | undefined,
+    private readonly marks?: (index: number) => string,
+  ) {}
 
-  /** A bound value: its index joins the key's place; with marks, its mark takes its place. */
+  /** The next part of the shape: one step down the tree, or one more part the tree does not hold yet. */
+  private part(part: unknown): void {
+    this.length += typeof part === 'string' ? part.length + 1 : 1;
+    if (this.unknown) this.unknown.push(part);
+    else if (this.node) {
+      const next = this.node.children?.get(part);
+      if (next) this.node = next;
+      else this.unknown = [part];
+    }
+  }
+
+  /** A bound value: a part that stands for any value; with marks, its mark takes its place. */
   private bound(value: unknown): unknown {
     if (!isPlainValue(value)) throw NOT_A_SHAPE;
     const index = this.values.push(value) - 1;
-    this.key += '?';
+    this.part(BOUND);
     return this.marks ? this.marks(index) : value;
   }
 
-  /**
-   * A part of the SQL text (names, operators, flags): it joins the key as it is, a string prefixed
-   * by its length (no escaping needed to tell where it ends). With marks, returns its marked copy.
-   */
+  /** A part of the SQL text (names, operators, flags), as it is. With marks, returns its marked copy. */
   fixed(value: unknown): unknown {
-    if (typeof value === 'string') {
-      this.key += `${value.length}:${value}`;
-      return value;
-    }
-    if (value === undefined) {
-      this.key += '~';
+    if (value === undefined || (isPlainValue(value) && !(value instanceof Date))) {
+      this.part(value);
       return value;
     }
     if (isRaw(value)) {
       const { sql, bindings } = value;
-      this.key += `raw(${sql.length}:${sql}`;
+      this.part(RAW);
+      this.part(sql);
       let marked: unknown[] | undefined;
       if (bindings !== undefined) {
         if (!Array.isArray(bindings)) throw NOT_A_SHAPE;
         marked = bindings.map((b) => this.bound(b));
       }
-      this.key += ')';
+      this.part(END);
       return this.marks ? this.client.raw(sql, marked ?? []) : value;
     }
-    if (isPlainValue(value) && !(value instanceof Date)) {
-      this.key += `${typeof value}${String(value)}`;
-      return value;
-    }
     if (Array.isArray(value)) {
-      this.key += '[';
+      this.part(ARRAY);
       let out: unknown[] | undefined;
       if (this.marks) out = value.map((item) => this.fixed(item));
       else for (const item of value) this.fixed(item);
-      this.key += ']';
+      this.part(END);
       return out;
     }
     if (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
-      this.key += '{';
+      this.part(RECORD);
       const out: Record<string, unknown> | undefined = this.marks ? {} : undefined;
       const record = value as Record<string, unknown>;
       for (const k in record) {
-        this.key += `${k.length}:${k}=`;
+        this.part(k);
         const v = this.fixed(record[k]);
         if (out) out[k] = v;
-        this.key += ',';
       }
-      this.key += '}';
+      this.part(END);
       return out;
     }
     // A callback, a subquery, a Date or any other object: its SQL is not read here.
@@ -160,16 +203,15 @@ class ShapeReader {
     if (s.type === 'whereWrapped' && typeof s.value === 'function') return this.wrapped(s);
     const binds = (s.grouping === 'where' || s.grouping === 'having') && BOUND_CONDITIONS.has(s.type as string) && !s.asColumn;
     const out: Statement | undefined = this.marks ? {} : undefined;
-    this.key += '(';
+    this.part(STATEMENT);
     for (const field in s) {
       const value = s[field];
-      this.key += `${field}=`;
+      this.part(field);
       const copy =
         binds && field === 'value' && !isRaw(value) ? (Array.isArray(value) ? this.list(value) : this.bound(value)) : this.fixed(value);
       if (out) out[field] = copy;
-      this.key += ';';
     }
-    this.key += ')';
+    this.part(END);
     return out;
   }
 
@@ -180,7 +222,7 @@ class ShapeReader {
   private join(s: Statement): Statement {
     const clauses = s.clauses;
     if (!Array.isArray(clauses)) throw NOT_A_SHAPE;
-    this.key += 'join(';
+    this.part(JOIN);
     this.fixed(s.joinType);
     this.fixed(s.table);
     this.fixed(s.schema);
@@ -188,7 +230,7 @@ class ShapeReader {
       if (clause.type !== 'onBasic' && clause.type !== 'onNull' && clause.type !== 'onRaw' && clause.type !== 'onWrapped') throw NOT_A_SHAPE;
       this.fixed(clause);
     }
-    this.key += ')';
+    this.part(END);
     return s;
   }
 
@@ -201,11 +243,11 @@ class ShapeReader {
     const inner = this.client.queryBuilder();
     (s.value as (this: Builder, b: Builder) => void).call(inner, inner);
     if (Object.keys(inner._single).length > 0 || inner._statements.some((st) => st.grouping !== 'where')) throw NOT_A_SHAPE;
-    this.key += 'wrapped(';
+    this.part(WRAPPED);
     this.fixed(s.not);
     this.fixed(s.bool);
     const statements = inner._statements.map((st) => this.statement(st));
-    this.key += ')';
+    this.part(END);
     return this.marks ? { ...s, value: (b: Builder) => void b._statements.push(...(statements as Statement[])) } : s;
   }
 
@@ -214,35 +256,34 @@ class ShapeReader {
     if (typeof row !== 'object' || row === null || Object.getPrototypeOf(row) !== Object.prototype) throw NOT_A_SHAPE;
     const out: Record<string, unknown> | undefined = this.marks ? {} : undefined;
     const record = row as Record<string, unknown>;
-    this.key += 'row{';
+    this.part(ROW);
     for (const column in record) {
       const value = record[column];
-      this.key += `${column.length}:${column}=`;
+      this.part(column);
       const copy = isRaw(value) || value === undefined ? this.fixed(value) : this.bound(value);
       if (out) out[column] = copy;
-      this.key += ',';
     }
-    this.key += '}';
+    this.part(END);
     return out;
   }
 
   /** The values of `whereIn` or `whereBetween`: each is bound; their number belongs to the shape. */
   private list(values: unknown[]): unknown[] | undefined {
-    this.key += `${values.length}[`;
+    this.part(LIST);
     let out: unknown[] | undefined;
     if (this.marks) out = values.map((v) => this.bound(v));
     else for (const v of values) this.bound(v);
-    this.key += ']';
+    this.part(END);
     return out;
   }
 
   single(single: Record<string, unknown>): Record<string, unknown> | undefined {
     const out: Record<string, unknown> | undefined = this.marks ? {} : undefined;
     const skipBinding = single.skipBinding as Record<string, boolean> | undefined;
-    this.key += '{';
+    this.part(SINGLE);
     for (const field in single) {
       const value = single[field];
-      this.key += `${field}=`;
+      this.part(field);
       // LIMIT and OFFSET are placeholders, unless the builder was told to write them as text, or
       // the client writes a LIMIT as text (then each LIMIT is a shape of its own).
       const skip = skipBinding?.[field] || (field === 'limit' && this.client.writesLimitAsText);
@@ -252,10 +293,14 @@ class ShapeReader {
       if (field === 'insert') copy = Array.isArray(value) ? value.map((row) => this.row(row)) : this.row(value);
       else copy = bound && !skip ? this.bound(value) : this.fixed(value);
       if (out) out[field] = copy;
-      this.key += ';';
     }
-    this.key += '}';
+    this.part(END);
     return out;
+  }
+
+  /** The part that ends the shape (the tree's node where its shape is kept). */
+  end(): void {
+    this.part(END);
   }
 }
 
@@ -263,17 +308,19 @@ class ShapeReader {
 const NOT_A_SHAPE = new Error('not a shape');
 
 /**
- * Reads `builder` into `reader` (its key and values); with a marking reader, also returns the
+ * Reads `builder` into `reader` (its shape and values); with a marking reader, also returns the
  * builder's single fields and statements with their values marked. Undefined when the shape cannot be read.
  */
 function read(builder: Builder, reader: ShapeReader): { single?: Record<string, unknown>; statements: (Statement | undefined)[] } | undefined {
   if (builder._timeout || builder._connection !== undefined || builder._queryContext !== undefined || builder._debug) return undefined;
   if (builder._options?.length) return undefined;
   try {
-    reader.key += `${builder.client.dialect}|${builder._method ?? 'select'}|`;
+    reader.fixed(builder.client.dialect);
+    reader.fixed(builder._method ?? 'select');
     reader.fixed(builder._comments ?? []);
     const single = reader.single(builder._single);
     const statements = builder._statements.map((s) => reader.statement(s));
+    reader.end();
     return { single, statements };
   } catch (err) {
     if (err === NOT_A_SHAPE) return undefined;
@@ -285,7 +332,7 @@ const mark = (index: number) => `\u0000svcgen-binding-${index}\u0000`;
 
 /** The shape of `builder` whose SQL was just compiled as `compiled`, or null when it is not to be kept. */
 function learn(builder: Builder, values: readonly unknown[], compiled: CompiledQuery): Shape | null {
-  const reader = new ShapeReader(builder.client, mark);
+  const reader = new ShapeReader(builder.client, undefined, mark);
   const parts = read(builder, reader);
   if (!parts) return null;
   const marked = builder.clone();
@@ -307,17 +354,35 @@ function learn(builder: Builder, values: readonly unknown[], compiled: CompiledQ
 /** The SQL text and bindings of a query Knex built, from its shape when that is known (see above). */
 export function compiledQuery(query: Knex.QueryBuilder): CompiledQuery {
   const builder = query as unknown as Builder;
-  const reader = new ShapeReader(builder.client);
-  if (!read(builder, reader) || reader.key.length > MAX_SHAPE_LENGTH) return builder.toSQL();
-  const { key, values } = reader;
-  let shapes = SHAPES.get(builder.client.config);
-  if (!shapes) SHAPES.set(builder.client.config, (shapes = new Map()));
-  const shape = shapes.get(key);
-  if (shape) return { sql: shape.sql, bindings: shape.order.map((i) => values[i]) };
+  let table = SHAPES.get(builder.client.config);
+  if (!table) SHAPES.set(builder.client.config, (table = { root: node(undefined, undefined), ends: new Set() }));
+  const reader = new ShapeReader(builder.client, table.root);
+  if (!read(builder, reader) || reader.length > MAX_SHAPE_LENGTH) return builder.toSQL();
+  const { values, unknown } = reader;
+  const found = unknown ? undefined : reader.node?.shape;
+  if (found) return { sql: found.sql, bindings: found.order.map((i) => values[i]) };
   const compiled = builder.toSQL();
-  if (shape === undefined) {
-    if (shapes.size >= SQL_SHAPES_KEPT) shapes.delete(shapes.keys().next().value as string);
-    shapes.set(key, learn(builder, values, compiled));
-  }
+  if (found === undefined) keep(table, reader.node as ShapeNode, unknown ?? [], learn(builder, values, compiled));
   return compiled;
+}
+
+/** Keeps `shape` at the end of `parts` from `at`; beyond SQL_SHAPES_KEPT, the oldest shape goes first. */
+function keep(table: ShapeTable, at: ShapeNode, parts: readonly unknown[], shape: Shape | null): void {
+  let end = at;
+  for (const part of parts) {
+    const next = node(end, part);
+    (end.children ??= new Map()).set(part, next);
+    end = next;
+  }
+  end.shape = shape;
+  table.ends.add(end);
+  // Once the new shape is in: the nodes it shares with the oldest are kept for it.
+  if (table.ends.size > SQL_SHAPES_KEPT) forget(table, table.ends.values().next().value as ShapeNode);
+}
+
+/** Drops the shape ending at `end`, and the nodes that led only to it. */
+function forget(table: ShapeTable, end: ShapeNode): void {
+  table.ends.delete(end);
+  end.shape = undefined;
+  for (let n = end; n.parent && n.shape === undefined && !n.children?.size; n = n.parent) n.parent.children?.delete(n.part);
 }

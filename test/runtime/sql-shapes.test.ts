@@ -4,7 +4,7 @@
  * are not compiled again, and a query whose shape cannot be read is compiled every time.
  */
 import knex, { type Knex } from 'knex';
-import { compiledQuery } from '../../runtime/sql-shapes';
+import { compiledQuery, SQL_SHAPES_KEPT } from '../../runtime/sql-shapes';
 import { connect } from '../../runtime';
 
 type Build = (db: Knex, v: { id: number; text: string; ids: number[]; flag: boolean; page: number }) => Knex.QueryBuilder;
@@ -87,6 +87,31 @@ describe.each([
     // SQLite writes no OFFSET without a LIMIT: "no limit" is -1, as text too.
     const offsetOnly = db('articles').select('id').offset(30);
     expect(compiledQuery(offsetOnly).sql).toMatch(sqlite ? /limit -1 offset \?$/ : /offset \?$/);
+  });
+
+  it(`keeps the ${SQL_SHAPES_KEPT} newest shapes: an older one is compiled again, as a new one`, async () => {
+    const own = open(); // shapes are kept per Knex configuration: this one starts with none
+    try {
+      // Shapes that share all but their last parts, then their ends.
+      const query = (i: number) => own('articles').select('id').where('views', '>', i).where(`c${i}`, i + 1);
+      const compiledAgain = (i: number) => {
+        const q = query(i);
+        const expected = q.clone().toSQL();
+        const toSQL = jest.spyOn(q, 'toSQL');
+        const got = compiledQuery(q);
+        expect({ sql: got.sql, bindings: [...got.bindings] }).toEqual({ sql: expected.sql, bindings: expected.bindings });
+        return toSQL.mock.calls.length > 0;
+      };
+      const extra = 5;
+      for (let i = 0; i < SQL_SHAPES_KEPT + extra; i++) expect(compiledAgain(i)).toBe(true);
+      for (let i = extra; i < SQL_SHAPES_KEPT + extra; i++) expect(compiledAgain(i)).toBe(false);
+      for (let i = 0; i < extra; i++) expect(compiledAgain(i)).toBe(true);
+      // Each of those was kept again in place of the oldest then: shapes `extra`… were dropped in turn.
+      for (let i = 0; i < extra; i++) expect(compiledAgain(i)).toBe(false);
+      expect(compiledAgain(extra)).toBe(true);
+    } finally {
+      await own.destroy();
+    }
   });
 
   it('tells apart queries that differ only in a name, an operator or a flag', () => {
