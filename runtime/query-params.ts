@@ -4,6 +4,7 @@
  * Each is built once and reused by every route.
  */
 import { DATE_OUT_OF_RANGE, DATETIME_OUT_OF_RANGE, isCalendarDate, storableDate, storableInstant } from './calendar';
+import { NOT_FAST, withFastParse } from './validation';
 import { z } from './zod';
 
 function parsing<T>(type: string, msg: string, parse: (s: string) => T | undefined, openapiType: string) {
@@ -26,6 +27,23 @@ function outOfRange(schema: z.ZodType<string, string>, storable: (value: string)
 }
 
 const intPattern = /^[+-]?\d+$/;
+
+/** An integer as an application writes one: no sign but minus, no spaces, at most 15 digits (safe). */
+const PLAIN_INT = /^-?\d{1,15}$/;
+
+/**
+ * An integer from a string (a key in a path), within `min`…`max`: `fromString.int()` checked against
+ * the range, with a fast parser for a plain integer within it (the same number, without running the
+ * schema); anything else, the schema decides.
+ */
+export function intFromString(min: number, max: number): z.ZodType<number, string> {
+  const schema = fromString.int().pipe(z.int().min(min).max(max));
+  return withFastParse(schema, (value) => {
+    if (typeof value !== 'string' || !PLAIN_INT.test(value)) return NOT_FAST;
+    const n = Number(value);
+    return n >= min && n <= max ? n : NOT_FAST;
+  });
+}
 
 export const fromString = {
   int: () =>

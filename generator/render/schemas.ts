@@ -50,7 +50,7 @@ function pkParam(r: Resource, imports: Imports): string {
   const z = imports.runtime('z');
   switch (r.pk.type) {
     case 'integer':
-      return `${imports.runtime('fromString')}.int().pipe(${z}.int().min(-2147483648).max(2147483647))`;
+      return `${imports.runtime('intFromString')}(-2147483648, 2147483647)`;
     case 'big_integer':
       return `${imports.runtime('fromString')}.int()`;
     case 'uuid':

@@ -2,7 +2,7 @@
  * The NUL-character rule of `parseRequest` and `validate` on schema shapes the HTTP suites do not
  * reach: nested objects and arrays, records, unions, loose and strict objects, defaults, deep JSON.
  */
-import { parseRequest, RequestValidationError, validate, ValidationError, z } from '../../runtime';
+import { fieldsParam, fromString, intFromString, parseRequest, RequestValidationError, validate, ValidationError, z } from '../../runtime';
 
 const NUL_ENTRY = { type: 'null_characters_not_allowed', msg: 'String should not contain null characters' };
 
@@ -62,5 +62,63 @@ describe('NUL characters in many strings', () => {
     const found = entries(() => parseRequest(schema, { list: Array.from({ length: 50_000 }, () => '\u0000') }, 'body')) as { loc: unknown[] }[];
     expect(found).toHaveLength(100);
     expect(found[99].loc).toEqual(['body', 'data', 'list', 99]);
+  });
+});
+
+/**
+ * Fast parsers answer common valid inputs without running the schema; they must give exactly what
+ * the schema gives. Each input is parsed by a schema with a fast parser and by the same schema
+ * built without one: same output, or the same 422 entries.
+ */
+describe('fast parsers', () => {
+  const outcome = (fn: () => unknown) => {
+    try {
+      return { data: fn() };
+    } catch (err) {
+      if (err instanceof RequestValidationError) return { entries: err.entries };
+      throw err;
+    }
+  };
+  const INPUTS = [
+    '0', '7', '1234', '-5', '-0', '2147483647', '2147483648', '-2147483648', '-2147483649', '+5', ' 5', '5 ', '05', '007',
+    '1e3', '0x10', '1.0', '', ' ', '-', '12345678901234567', '999999999999999', 'abc', '\u0663', '1\u0000',
+  ];
+
+  it.each([
+    ['a 32-bit key', -2147483648, 2147483647],
+    ['a small range', 1, 10],
+    ['a 53-bit key', Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
+  ])('intFromString (%s): the schema’s own answer for every input', (_name, min, max) => {
+    const fast = z.object({ pk: intFromString(min, max) });
+    const plain = z.object({ pk: fromString.int().pipe(z.int().min(min).max(max)) });
+    for (const pk of INPUTS) {
+      expect([pk, outcome(() => parseRequest(fast, { pk }, 'path'))]).toEqual([pk, outcome(() => parseRequest(plain, { pk }, 'path'))]);
+    }
+    for (const value of [{}, { pk: 5 }, { pk: ['5'] }, { pk: '5', other: 'x' }, { pk: '5', 'o\u0000': 'x' }, null, []]) {
+      expect(outcome(() => parseRequest(fast, value, 'path'))).toEqual(outcome(() => parseRequest(plain, value, 'path')));
+    }
+  });
+
+  it('a plain key in range is not run through the schema', () => {
+    const pk = intFromString(1, 100);
+    const schema = z.object({ pk });
+    const run = jest.spyOn(schema, 'safeParse');
+    expect(parseRequest(schema, { pk: '42' }, 'path')).toEqual({ pk: 42 });
+    expect(run).not.toHaveBeenCalled();
+    expect(outcome(() => parseRequest(schema, { pk: '420' }, 'path'))).toEqual({
+      entries: [{ type: 'less_than_equal', loc: ['path', 'pk'], msg: 'Input should be less than or equal to 100' }],
+    });
+    expect(run).toHaveBeenCalledTimes(1);
+  });
+
+  it('an object whose fields are all optional: absent fields stay absent, unknown keys are dropped, as the schema does', () => {
+    const fast = z.object({ fields: fieldsParam(['id', 'title']), pk: intFromString(1, 100).optional() });
+    const plain = z.object({ fields: fieldsParam(['id', 'title']), pk: fromString.int().pipe(z.int().min(1).max(100)).optional() });
+    for (const value of [{}, { other: '1' }, { fields: 'title' }, { fields: 'nope' }, { pk: '5' }, { pk: '500' }, { fields: undefined }, Object.create({ fields: 'id' })]) {
+      expect(outcome(() => parseRequest(fast, value, 'query'))).toEqual(outcome(() => parseRequest(plain, value, 'query')));
+    }
+    const run = jest.spyOn(fast, 'safeParse');
+    expect(parseRequest(fast, {}, 'query')).toEqual({});
+    expect(run).not.toHaveBeenCalled();
   });
 });
