@@ -7,7 +7,7 @@
 import * as http from 'node:http';
 import * as net from 'node:net';
 import express from 'express';
-import { ConfigurationError, errorLine, listenAddress, startServer, type RunningServer } from '../../runtime';
+import { ConfigurationError, errorLine, listenAddress, ServiceRequest, ServiceResponse, startServer, type RunningServer } from '../../runtime';
 import { startBlog, type RunningService } from '../support/services';
 
 interface Answer {
@@ -213,6 +213,37 @@ describe('requests Node refuses before Express, on the blog', () => {
     const answer = await get(running.port, '/api/health');
     expect(answer.status).toBe(200);
     expect(JSON.parse(answer.body)).toEqual({ status: 'ok' });
+  });
+});
+
+describe('request and response objects', () => {
+  it('are ServiceRequest and ServiceResponse, with what Express and the runtime set on them there from the start', async () => {
+    // Express replaces their prototypes: what is left of the classes is the properties they declare.
+    const declared = Object.keys(new ServiceRequest(new net.Socket()));
+    const declaredRes = Object.keys(new ServiceResponse(new http.IncomingMessage(new net.Socket())));
+    const seen: { fields: string[]; resFields: string[] }[] = [];
+    const app = express();
+    app.use((req, res) => {
+      seen.push({ fields: Object.keys(req), resFields: Object.keys(res) });
+      res.json({ ok: true });
+    });
+    const running = await startServer(app, { host: '127.0.0.1', port: 0, signals: [] });
+    try {
+      expect(await get(running.port, '/x?y=1')).toMatchObject({ status: 200, body: '{"ok":true}' });
+      expect(await get(running.port, '/z')).toMatchObject({ status: 200 });
+    } finally {
+      await running.shutdown();
+    }
+    // Every request has the class's properties first, in its order, and the same after them (what
+    // Node sets once the message is parsed): one hidden class. Express added none of its own.
+    expect(seen[0].fields.slice(0, declared.length)).toEqual(declared);
+    expect(seen[1].fields).toEqual(seen[0].fields);
+    expect(seen[0].resFields.slice(0, declaredRes.length)).toEqual(declaredRes);
+    expect(seen[1].resFields).toEqual(seen[0].resFields);
+    expect(seen[0].resFields).toContain('locals');
+    for (const name of ['res', 'next', 'baseUrl', 'originalUrl', 'params', 'route', 'body', 'id', 'service', 'validated', 'auth']) {
+      expect(seen[0].fields).toContain(name);
+    }
   });
 });
 
