@@ -20,23 +20,6 @@ import type { Duplex } from 'node:stream';
 import { MAX_URL_LENGTH } from './app';
 import { ConfigurationError } from './settings';
 
-/** What Express, its router, the body parser and the runtime set on a request while serving it. */
-interface RequestFields {
-  res: unknown;
-  next: unknown;
-  baseUrl: unknown;
-  originalUrl: unknown;
-  params: unknown;
-  route: unknown;
-  _parsedUrl: unknown;
-  body: unknown;
-  _body: unknown;
-  id: unknown;
-  service: unknown;
-  validated: unknown;
-  auth: unknown;
-}
-
 /**
  * The key under which Express's router keeps the pattern a request matched (a symbol of its own,
  * from an internal module: undefined when a version of the router has none there).
@@ -64,22 +47,25 @@ const MATCHED_ROUTE: symbol | undefined = (() => {
  * on a retrieve of the blog, 75 % less on the health check.
  */
 export class ServiceRequest extends http.IncomingMessage {
+  // Express, its router and parseurl.
+  res: unknown = undefined;
+  next: unknown = undefined;
+  baseUrl: unknown = undefined;
+  originalUrl: unknown = undefined;
+  params: unknown = undefined;
+  route: unknown = undefined;
+  _parsedUrl: unknown = undefined;
+  // The body parser.
+  body: unknown = undefined;
+  _body: unknown = undefined;
+  // The runtime.
+  id: unknown = undefined;
+  service: unknown = undefined;
+  validated: unknown = undefined;
+  auth: unknown = undefined;
+
   constructor(socket: Socket) {
     super(socket);
-    const self = this as unknown as RequestFields;
-    self.res = undefined;
-    self.next = undefined;
-    self.baseUrl = undefined;
-    self.originalUrl = undefined;
-    self.params = undefined;
-    self.route = undefined;
-    self._parsedUrl = undefined;
-    self.body = undefined;
-    self._body = undefined;
-    self.id = undefined;
-    self.service = undefined;
-    self.validated = undefined;
-    self.auth = undefined;
     if (MATCHED_ROUTE) (this as unknown as Record<symbol, unknown>)[MATCHED_ROUTE] = undefined;
     if (!Object.hasOwn(this, '_eventsCount')) (this as unknown as { _eventsCount: number })._eventsCount = 0;
   }
