@@ -4,27 +4,27 @@
  * (`write.ts`) and `check` compares them with the output folder (`drift.ts`).
  */
 import * as path from 'node:path';
-import { buildModel } from './build-model';
-import { checkModel, describeSpecs, type DescribedSpecs } from './check-model';
-import { dbSchemaOf } from './db-schema';
-import { SpecError, sortDiagnostics, type Diagnostic } from './diagnostics';
-import { formatFiles } from './format';
-import { checkHookExports } from './hook-exports';
-import { diagnosticAt, hasSyntaxError, loadSpecs, type LoadedSpecs } from './load';
-import { MANIFEST, manifestJson, previousManifest } from './manifest';
-import { planMigrations, readMigrationHistory, type MigrationHistory, type NewMigration } from './migrations';
-import type { ServiceModel, SourceRef } from './model';
-import { outputImports } from './output-imports';
-import { renderService } from './render';
-import { changesSince, endpointsOf, type BuildChanges } from './summary';
-import { validateSpecs } from './validate';
+import { buildModel } from './model/build-model';
+import { checkModel, describeSpecs, type DescribedSpecs } from './spec/check-model';
+import { dbSchemaOf } from './migrate/db-schema';
+import { SpecError, sortDiagnostics, type Diagnostic } from './load/diagnostics';
+import { formatFiles } from './output/format';
+import { checkHookExports } from './spec/hook-exports';
+import { diagnosticAt, hasSyntaxError, loadSpecs, type LoadedSpecs } from './load/load';
+import { MANIFEST, manifestJson, previousManifest } from './output/manifest';
+import { planMigrations, readMigrationHistory, type MigrationHistory, type NewMigration } from './migrate/migrations';
+import type { ServiceModel, SourceRef } from './model/model';
+import { outputImports } from './render/output-imports';
+import { renderService } from './render/render';
+import { changesSince, endpointsOf, type BuildChanges } from './output/summary';
+import { validateSpecs } from './spec/validate';
 
 // The pipeline's public names, for callers that import the generator as one module.
-export { drift, unifiedDiff, type Drift } from './drift';
-export { GENERATOR_VERSION, MANIFEST, previousFiles } from './manifest';
-export { RUNTIME_PACKAGE } from './output-imports';
+export { drift, unifiedDiff, type Drift } from './output/drift';
+export { GENERATOR_VERSION, MANIFEST, previousFiles } from './output/manifest';
+export { RUNTIME_PACKAGE } from './render/output-imports';
 export { PACKAGE_ROOT } from './package-root';
-export { writeOutput, type BuildResult } from './write';
+export { writeOutput, type BuildResult } from './output/write';
 export { SpecError };
 
 export interface GenerateOptions {

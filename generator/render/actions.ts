@@ -3,8 +3,8 @@
  * `/{base}/{pk}/{name}/` hands the record to the action's hook; a list-level action at
  * `/{base}/{name}/` hands it the query of the rows the list reads.
  */
-import type { Action, Pagination } from '../model';
-import { camelCase, docLine, literal, pascalCase, str } from '../names';
+import type { Action, Pagination } from '../model/model';
+import { camelCase, docLine, literal, pascalCase, str } from '../model/names';
 import { aOrAn } from './english';
 import { response, type RouteView } from './route';
 import { defaultOrdering, objectPermission, orderingKeyFields, orderingParam } from './operations';

@@ -4,8 +4,8 @@
  * (`templates/partials/operations/bulk.hbs`) hands each item to `runBulk` with the single-item
  * operation's own code, printed by its partial (`operations/create`, `update`, `delete`).
  */
-import type { BulkOperation } from '../model';
-import { str } from '../names';
+import type { BulkOperation } from '../model/model';
+import { str } from '../model/names';
 import { createHandle, deleteHandle, updateHandle } from './operations';
 import { response, type RouteView } from './route';
 import type { ResourceRoutes } from './routes';

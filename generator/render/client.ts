@@ -5,8 +5,8 @@
  * of the operation id: CRUD, actions, relation endpoints and custom endpoints, in the order the
  * server registers them.
  */
-import type { Action, BulkOperation, Endpoint, Operation, Pagination, Relation, Resource, SchemaModel, ServiceModel } from '../model';
-import { camelCase, docLine, pascalCase, str } from '../names';
+import type { Action, BulkOperation, Endpoint, Operation, Pagination, Relation, Resource, SchemaModel, ServiceModel } from '../model/model';
+import { camelCase, docLine, pascalCase, str } from '../model/names';
 import { header, type RenderContext } from './context';
 import { aOrAn } from './english';
 import { JSON_VALUE, propertyKey, schemaMembers, tsQueryParam, type InterfaceMember } from './typescript';

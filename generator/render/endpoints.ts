@@ -2,8 +2,8 @@
  * Custom endpoints: the route of one endpoint (in a resource's routes.ts or the service's
  * endpoints.ts), and the view of `endpoints.ts`, the service's endpoints with their schemas.
  */
-import type { Endpoint, SchemaModel, ServiceModel } from '../model';
-import { camelCase, docLine, literal, str } from '../names';
+import type { Endpoint, SchemaModel, ServiceModel } from '../model/model';
+import { camelCase, docLine, literal, str } from '../model/names';
 import { header, hookModuleFrom, runtimeFrom, type RenderContext } from './context';
 import { Imports } from './imports';
 import { response, RouteFile, type RouteView } from './route';

@@ -5,8 +5,8 @@
  * (`serviceHooks.x` in resource files); built-in authenticators are runtime exports. Each reference
  * records its import.
  */
-import { isBuiltinAuthenticator } from '../../runtime/catalogue';
-import type { AuthSpec } from '../model';
+import { isBuiltinAuthenticator } from '../../runtime/core/catalogue';
+import type { AuthSpec } from '../model/model';
 import type { Imports } from './imports';
 
 export interface HookScope {

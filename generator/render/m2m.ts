@@ -2,8 +2,8 @@
  * Many-to-many relation endpoints: the routes (`GET` a page of related records, `POST` to add and
  * remove relations) and the relation constants of queries.ts they use.
  */
-import type { Relation, Resource, ServiceModel } from '../model';
-import { camelCase, docLine, literal, pascalCase, str } from '../names';
+import type { Relation, Resource, ServiceModel } from '../model/model';
+import { camelCase, docLine, literal, pascalCase, str } from '../model/names';
 import { aOrAn } from './english';
 import type { Imports } from './imports';
 import { response, type RouteView } from './route';

@@ -3,8 +3,8 @@
  * kind, each naming the partial that prints its `handle` (`templates/partials/operations/<kind>.hbs`).
  * An operation with an override hands the generated implementation to it as `proceed`.
  */
-import type { Field, Operation, OperationKind, OrderingField, PathKind, SchemaModel } from '../model';
-import { docLine, literal, pascalCase, str } from '../names';
+import type { Field, Operation, OperationKind, OrderingField, PathKind, SchemaModel } from '../model/model';
+import { docLine, literal, pascalCase, str } from '../model/names';
 import { response, type RouteSpec, type RouteView } from './route';
 import { columnsOf, relatedKeyChecks } from './queries';
 import type { ResourceRoutes } from './routes';

@@ -3,8 +3,8 @@
  * rows into response schemas (loading related rows with one query per relation), the column values
  * of create and update bodies with the checks of their related keys, and its relation constants.
  */
-import type { Field, OperationKind, Resource, SchemaField, SchemaModel, ServiceModel } from '../model';
-import { camelCase, pascalCase, str } from '../names';
+import type { Field, OperationKind, Resource, SchemaField, SchemaModel, ServiceModel } from '../model/model';
+import { camelCase, pascalCase, str } from '../model/names';
 import { header, hookModuleFrom, runtimeFrom, type RenderContext } from './context';
 import { andList, aOrAn } from './english';
 import { Imports } from './imports';

@@ -4,8 +4,8 @@
  * partial named by `partial` prints) bound to Express by `expressHandler`, and its OpenAPI entry.
  * A `RouteFile` holds what the routes of one file share: imports, hooks and constants.
  */
-import type { AuthSpec, Pagination, RateLimit, SchemaModel } from '../model';
-import { literal } from '../names';
+import type { AuthSpec, Pagination, RateLimit, SchemaModel } from '../model/model';
+import { literal } from '../model/names';
 import { authExpr, decoratorsExpr, hookCall, hookRef, type HookScope } from './hooks';
 import type { Imports } from './imports';
 

@@ -2,9 +2,9 @@
  * View of a resource's `routes.ts`: the routes of its operations, bulk operations, actions, relation
  * endpoints and custom endpoints, in that order, after the constants they share and the row lookups they use.
  */
-import type { Field, Resource, ServiceModel } from '../model';
-import type { KeyKind } from '../../runtime/list';
-import { camelCase, literal, str } from '../names';
+import type { Field, Resource, ServiceModel } from '../model/model';
+import type { KeyKind } from '../../runtime/query/list';
+import { camelCase, literal, str } from '../model/names';
 import { header, hookModuleFrom, runtimeFrom, type RenderContext } from './context';
 import { actionRoutes } from './actions';
 import { bulkRoute } from './bulk';

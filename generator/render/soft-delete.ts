@@ -4,9 +4,9 @@
  * for the roles `hard_delete_roles` names, removes a row for good, deleted or not. The delete
  * operation itself stamps the row (operations.ts).
  */
-import type { SoftDelete } from '../model';
-import { docLine, literal, str } from '../names';
-import { restoreConflictMessage } from '../../runtime/soft-delete';
+import type { SoftDelete } from '../model/model';
+import { docLine, literal, str } from '../model/names';
+import { restoreConflictMessage } from '../../runtime/operations/soft-delete';
 import { lifecycle, objectPermission, reread } from './operations';
 import { response, type RouteView } from './route';
 import type { ResourceRoutes } from './routes';

@@ -4,9 +4,9 @@
  * Request types follow what the server accepts (`zodInput`), response types what it answers
  * (`zodOutput`).
  */
-import type { ParamType } from '../build-filters';
-import type { SchemaField, SchemaModel, ValueKind } from '../model';
-import { docLine, literal, str } from '../names';
+import type { ParamType } from '../model/build-filters';
+import type { SchemaField, SchemaModel, ValueKind } from '../model/model';
+import { docLine, literal, str } from '../model/names';
 
 /** A property name as a TypeScript key: bare when it is an identifier, else quoted. */
 export function propertyKey(name: string): string {

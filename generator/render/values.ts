@@ -3,7 +3,7 @@
  * decimals and JSON need converting (their column types differ between SQLite and PostgreSQL);
  * everything else is read as it is.
  */
-import type { Field, SchemaField } from '../model';
+import type { Field, SchemaField } from '../model/model';
 import type { Imports } from './imports';
 
 /** The value of `f` from `row.<column>`. */

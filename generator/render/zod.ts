@@ -2,8 +2,8 @@
  * Zod expressions for schema fields: input schemas validate requests, output schemas only
  * document responses (responses are shaped by precompiled mappers, never re-validated).
  */
-import type { SchemaField, ValueKind } from '../model';
-import { literal } from '../names';
+import type { SchemaField, ValueKind } from '../model/model';
+import { literal } from '../model/names';
 import type { Imports } from './imports';
 
 function bounded(sf: SchemaField, imports: Imports): string {

@@ -6,7 +6,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { unifiedDiff } from '../../generator/drift';
+import { unifiedDiff } from '../../generator/output/drift';
 import {
   diagnosticsOf,
   expectedDiagnostics,

@@ -6,11 +6,11 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { buildModel } from '../../generator/build-model';
-import { compileCondition, compileLookup, LookupError, modelGraph, type ModelGraph, type ResourceFilters } from '../../generator/build-filters';
-import { formatDiagnostic } from '../../generator/diagnostics';
-import { loadSpecs } from '../../generator/load';
-import type { ServiceModel } from '../../generator/model';
+import { buildModel } from '../../generator/model/build-model';
+import { compileCondition, compileLookup, LookupError, modelGraph, type ModelGraph, type ResourceFilters } from '../../generator/model/build-filters';
+import { formatDiagnostic } from '../../generator/load/diagnostics';
+import { loadSpecs } from '../../generator/load/load';
+import type { ServiceModel } from '../../generator/model/model';
 import { checkSpecs, validate } from '../../generator/pipeline';
 import { filterParamZod } from '../../generator/render/filters';
 

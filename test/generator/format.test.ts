@@ -5,8 +5,8 @@
 import * as prettier from 'prettier/standalone';
 import * as babel from 'prettier/plugins/babel';
 import * as estree from 'prettier/plugins/estree';
-import { formatFiles, formatTypeScript, normalize } from '../../generator/format';
-import { PRETTIER_CONFIG } from '../../generator/prettier-config';
+import { formatFiles, formatTypeScript, normalize } from '../../generator/output/format';
+import { PRETTIER_CONFIG } from '../../generator/output/prettier-config';
 
 /** Source no earlier run has formatted, so the first call misses the cache. */
 const fresh = (tag: string) =>

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { formatDiagnostic } from '../../generator/diagnostics';
+import { formatDiagnostic } from '../../generator/load/diagnostics';
 import { validate } from '../../generator/pipeline';
 
 /** A copy of the showcase specs with one line of one file replaced. */

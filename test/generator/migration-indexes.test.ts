@@ -3,9 +3,9 @@
  * a changed one (dropped and created again under its name), and the order of index steps around the
  * column steps of the same table. The code lines are asserted exactly.
  */
-import type { DbColumn, DbIndex, DbTable } from '../../generator/db-schema';
-import { planMigrations, type MigrationHistory } from '../../generator/migrations';
-import type { ServiceModel } from '../../generator/model';
+import type { DbColumn, DbIndex, DbTable } from '../../generator/migrate/db-schema';
+import { planMigrations, type MigrationHistory } from '../../generator/migrate/migrations';
+import type { ServiceModel } from '../../generator/model/model';
 
 const column = (name: string, extra: Partial<DbColumn> = {}): DbColumn => ({
   name,

@@ -5,10 +5,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { buildModel, resolveAuth } from '../../generator/build-model';
-import { formatDiagnostic } from '../../generator/diagnostics';
-import { loadSpecs } from '../../generator/load';
-import type { Resource, SchemaField, SchemaModel, ServiceModel } from '../../generator/model';
+import { buildModel, resolveAuth } from '../../generator/model/build-model';
+import { formatDiagnostic } from '../../generator/load/diagnostics';
+import { loadSpecs } from '../../generator/load/load';
+import type { Resource, SchemaField, SchemaModel, ServiceModel } from '../../generator/model/model';
 import { checkSpecs } from '../../generator/pipeline';
 
 const SERVICE = 'title: Test API\nversion: 1.0.0\n';

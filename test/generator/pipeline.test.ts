@@ -5,10 +5,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { drift, unifiedDiff } from '../../generator/drift';
-import { GENERATOR_VERSION, MANIFEST } from '../../generator/manifest';
+import { drift, unifiedDiff } from '../../generator/output/drift';
+import { GENERATOR_VERSION, MANIFEST } from '../../generator/output/manifest';
 import { generate } from '../../generator/pipeline';
-import { writeOutput } from '../../generator/write';
+import { writeOutput } from '../../generator/output/write';
 
 const ROOT = path.resolve(__dirname, '../..');
 const SHOWCASE = 'test/fixtures/showcase';

@@ -138,7 +138,7 @@ describe('the svcgen package', () => {
     const tarball = path.join(tmp, `svcgen-${VERSION}.tgz`);
     expect(fs.existsSync(tarball)).toBe(true);
     const listing = run('tar', ['-tzf', tarball], tmp).out.split('\n');
-    for (const f of ['bin/svcgen', 'bin/svcgen-tsc', 'dist/generator/cli.js', 'dist/runtime/index.js', 'dist/runtime/index.d.ts', 'templates/main.ts.hbs', 'templates/init/package.json.hbs', 'package.json', 'README.md']) {
+    for (const f of ['bin/svcgen', 'bin/svcgen-tsc', 'dist/generator/cli/cli.js', 'dist/runtime/index.js', 'dist/runtime/index.d.ts', 'templates/main.ts.hbs', 'templates/init/package.json.hbs', 'package.json', 'README.md']) {
       expect({ f, packed: listing.includes(`package/${f}`) }).toEqual({ f, packed: true });
     }
     // Compiled JavaScript only (the templates aside): no TypeScript sources, tests, or the blog.

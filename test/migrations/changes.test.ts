@@ -5,7 +5,7 @@
  * and a resource removed (destructive). Every step has a working `down`.
  */
 import * as path from 'node:path';
-import { SpecError } from '../../generator/diagnostics';
+import { SpecError } from '../../generator/load/diagnostics';
 import { generate } from '../../generator/pipeline';
 import { migrateLatest, migrateRollback } from '../../runtime';
 import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';

@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { formatDiagnostic, SpecError } from '../../generator/diagnostics';
+import { formatDiagnostic, SpecError } from '../../generator/load/diagnostics';
 import { generate } from '../../generator/pipeline';
 import { migrateLatest } from '../../runtime';
 import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Express } from 'express';
 import { generate, type GenerateOptions, type Generated } from '../../generator/pipeline';
-import { writeOutput } from '../../generator/write';
+import { writeOutput } from '../../generator/output/write';
 import type { Db, KeyPair, Migration, ServiceContext, Settings } from '../../runtime';
 
 export const ROOT = path.resolve(__dirname, '../..');

@@ -3,7 +3,7 @@
  * imports each of those names from the runtime, so the runtime must export every one of them.
  */
 import * as runtime from '../../runtime';
-import { BUILTIN_AUTHENTICATORS, BUILTIN_EXCEPTIONS, BUILTIN_PAGINATORS } from '../../runtime/catalogue';
+import { BUILTIN_AUTHENTICATORS, BUILTIN_EXCEPTIONS, BUILTIN_PAGINATORS } from '../../runtime/core/catalogue';
 
 describe('the catalogue of built-in names', () => {
   it.each([...BUILTIN_AUTHENTICATORS, ...BUILTIN_PAGINATORS, ...BUILTIN_EXCEPTIONS])('the runtime exports %s', (name) => {

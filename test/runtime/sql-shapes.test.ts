@@ -4,7 +4,7 @@
  * are not compiled again, and a query whose shape cannot be read is compiled every time.
  */
 import knex, { type Knex } from 'knex';
-import { compiledQuery, SQL_SHAPES_KEPT } from '../../runtime/sql-shapes';
+import { compiledQuery, SQL_SHAPES_KEPT } from '../../runtime/db/sql-shapes';
 import { connect } from '../../runtime';
 
 type Build = (db: Knex, v: { id: number; text: string; ids: number[]; flag: boolean; page: number }) => Knex.QueryBuilder;

@@ -13,7 +13,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as ts from 'typescript';
-import { formatDiagnostic } from '../../generator/diagnostics';
+import { formatDiagnostic } from '../../generator/load/diagnostics';
 import { generate, validate } from '../../generator/pipeline';
 
 export const ROOT = path.resolve(__dirname, '../..');

@@ -6,8 +6,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { formatDiagnostic, SpecError } from '../../generator/diagnostics';
-import { writeOutput } from '../../generator/write';
+import { formatDiagnostic, SpecError } from '../../generator/load/diagnostics';
+import { writeOutput } from '../../generator/output/write';
 import { diagnosticsOf, isDiagnosticCase, isOutputCase, listCases, renderCase, ROOT, type Case } from './cases';
 
 const shown = (p: string) => path.relative(ROOT, p).split(path.sep).join('/');

@@ -57,7 +57,7 @@ export function createService(options: ServiceOptions): Service {
     settings,
     db: options.db,
     routes,
-    exceptionHandlers: [],
+    exceptionHandlers: context.exceptionHandlers,
     logger: options.logger,
     logError: options.logError,
     cors: options.cors,

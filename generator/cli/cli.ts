@@ -1,0 +1,338 @@
+/**
+ * The `svcgen` command line: validate, build, check, init, dev. `main` parses the command line and
+ * runs one command function; each returns the exit status: 0 on success, 1 when the specs have
+ * problems, the output is stale or init's folder is not empty, 2 on a usage error.
+ */
+import { DevError, startDev } from './dev';
+import { formatDiagnostic, SpecError } from '../load/diagnostics';
+import { drift } from '../output/drift';
+import { initProject, InitError } from './init';
+import { GENERATOR_VERSION } from '../output/manifest';
+import { MigrationOptionError } from '../migrate/migrations';
+import { generate, validate } from '../pipeline';
+import { writeOutput } from '../output/write';
+
+const USAGE = `svcgen ${GENERATOR_VERSION}: generate an HTTP/JSON API service from YAML resource specs
+
+usage: svcgen <command> [options]
+
+commands:
+  validate SPECS               check the specs; print every problem as file:line:column: message
+  build SPECS [--out DIR]      validate, then render the service into DIR (default: generated),
+                               with a new migration when the specs change the database schema
+  check SPECS [--out DIR]      fail with a diff when DIR differs from what build would write
+  init DIR                     scaffold a new project (specs, hooks, smoke test, package.json)
+  dev [SPECS] [--out DIR]      build, compile and run the service; rebuild and restart on every change
+
+Run "svcgen <command> --help" for a command's options; "svcgen --version" prints the version.`;
+
+const COMMANDS: Record<string, { usage: string; options: string[]; flags?: string[]; positional?: string }> = {
+  validate: {
+    usage: `usage: svcgen validate SPECS
+
+Loads every YAML file in SPECS (service.yaml and one file per resource), checks it against the
+spec language and prints every problem at once as file:line:column: message.
+Exits 1 when there is any problem, 0 otherwise.`,
+    options: [],
+  },
+  build: {
+    usage: `usage: svcgen build SPECS [--out DIR]
+       svcgen build SPECS [--out DIR] [--allow-destructive] [--default TABLE.FIELD=VALUE ...]
+
+Validates SPECS, then renders the service into DIR (default: generated). Files are written only when
+their content changes; files an earlier build rendered that no longer belong are removed (the list
+lives in DIR/manifest.json). Prints what was written, unchanged and removed, and the resources,
+endpoints and migration that changed.
+
+Migrations: DIR/migrations/schema.json is the snapshot of the database schema the last build
+generated. When the specs change it, build writes the next numbered migration for the difference
+(DIR/migrations/0002_<slug>.ts, ...: new and dropped tables, columns and join tables; changed type,
+null, unique, default, max_length, on_delete, index). Committed migrations are never rewritten.
+A field renamed in the spec keeps its data only when it says so: renamed_from: old_name.
+
+options:
+  --out DIR                     output folder (default: generated)
+  --allow-destructive           write steps that lose data: dropping a table or column, narrowing a
+                                type or max_length (without it, build stops and names those steps)
+  --default TABLE.FIELD=VALUE   a one-off value for the existing rows of a new NOT NULL field that
+                                has no default (or of a field that becomes NOT NULL); repeatable`,
+    options: ['--out', '--default'],
+    flags: ['--allow-destructive'],
+  },
+  check: {
+    usage: `usage: svcgen check SPECS [--out DIR]
+
+Renders SPECS in memory and compares the result with DIR byte for byte. Exits 1 with a diff when
+they differ (run "svcgen build SPECS" and commit the result), 0 when DIR is current.
+
+options:
+  --out DIR    output folder (default: generated)`,
+    options: ['--out'],
+  },
+  init: {
+    usage: `usage: svcgen init DIR [--svcgen VERSION|PATH]
+
+Scaffolds a new project in DIR (which must not exist or be empty): specs/service.yaml, one example
+resource (specs/resources/notes.yaml) with its hooks module, a smoke test, package.json, tsconfig.json
+and a README, then builds the service into DIR/generated. Then:
+
+  cd DIR && npm install && npm start     serve the example on http://127.0.0.1:8000/api
+  cd DIR && npm install && npm test      check the output, type-check, run the smoke test
+
+The project depends on the svcgen package, and its generated code imports the runtime as
+svcgen/runtime. npm start and npm test compile the project's TypeScript into DIR/dist.
+
+options:
+  --svcgen VERSION|PATH   the project's dependency on svcgen: a version range (^0.1.0), or the path
+                          of a package tarball or folder (written as file:, relative to DIR).
+                          Default: the tarball this svcgen was installed from, if it was; this
+                          checkout, when run from one; else ^${GENERATOR_VERSION}`,
+    options: ['--svcgen'],
+    positional: 'DIR',
+  },
+  dev: {
+    usage: `usage: svcgen dev [SPECS] [--out DIR] [--tsconfig FILE] [-- SERVICE ARGS]
+
+Builds SPECS (default: specs) into DIR (default: generated), compiles the project with FILE
+(default: tsconfig.json; its outDir holds the compiled service) and runs DIR/main.js compiled, as a
+child process. Then watches SPECS, the spec files and the hook modules inside it: a moment after a
+change it builds, compiles and restarts the service again. Problems in the specs or the TypeScript
+are printed as file:line:column: message; the last good service keeps running until they are fixed.
+Stops on Ctrl-C. Migrations are written as by build (a destructive step stops the build).
+
+options:
+  --out DIR         output folder (default: generated)
+  --tsconfig FILE   the project's TypeScript configuration (default: tsconfig.json)`,
+    options: ['--out', '--tsconfig'],
+    positional: 'SPECS',
+  },
+};
+
+interface Parsed {
+  positional: string[];
+  out: string;
+  help: boolean;
+  allowDestructive: boolean;
+  /** `--default TABLE.FIELD=VALUE`, by `TABLE.FIELD`. */
+  defaults: Record<string, string>;
+  svcgen?: string;
+  tsconfig: string;
+  /** After `--`: passed on (svcgen dev's service arguments). */
+  rest: string[];
+}
+
+class UsageError extends Error {}
+
+function parseArgs(command: string, args: string[]): Parsed {
+  const { options: allowed, flags = [], positional = 'SPECS' } = COMMANDS[command];
+  const parsed: Parsed = { positional: [], out: 'generated', help: false, allowDestructive: false, defaults: {}, tsconfig: 'tsconfig.json', rest: [] };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === '--' && command === 'dev') {
+      parsed.rest = args.slice(i + 1);
+      break;
+    }
+    if (arg === '--help' || arg === '-h') parsed.help = true;
+    else if (flags.includes(arg)) parsed.allowDestructive = true;
+    else if (arg.startsWith('-')) {
+      const [name, inline] = arg.split(/=(.*)/s, 2);
+      if (!allowed.includes(name)) throw new UsageError(`unknown option "${arg}" for svcgen ${command}`);
+      const value = inline ?? args[++i];
+      if (value === undefined || value === '') throw new UsageError(`${name} needs a value`);
+      if (name === '--default') {
+        const m = /^([A-Za-z_][\w]*)\.([A-Za-z_][\w]*)=(.*)$/s.exec(value);
+        if (!m) throw new UsageError(`--default ${value}: write it as TABLE.FIELD=VALUE, e.g. --default articles.rating=0`);
+        parsed.defaults[`${m[1]}.${m[2]}`] = m[3];
+      } else if (name === '--svcgen') parsed.svcgen = value;
+      else if (name === '--tsconfig') parsed.tsconfig = value;
+      else parsed.out = value;
+    } else parsed.positional.push(arg);
+  }
+  // svcgen dev works on the project's specs folder unless told otherwise.
+  if (command === 'dev' && !parsed.positional.length) parsed.positional.push('specs');
+  if (!parsed.help && parsed.positional.length !== 1) {
+    throw new UsageError(
+      parsed.positional.length ? `svcgen ${command} takes one ${positional} folder` : `svcgen ${command} needs a ${positional} folder`,
+    );
+  }
+  return parsed;
+}
+
+function printDiagnostics(err: SpecError): void {
+  for (const d of err.diagnostics) console.error(formatDiagnostic(d));
+  console.error(`${err.diagnostics.length} problem${err.diagnostics.length === 1 ? '' : 's'} found`);
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (!command || !COMMANDS[command]) return answerWithoutCommand(command);
+  let args: Parsed;
+  try {
+    args = parseArgs(command, rest);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    console.error(`svcgen: ${err.message}\n\n${COMMANDS[command].usage}`);
+    return 2;
+  }
+  if (args.help) {
+    console.log(COMMANDS[command].usage);
+    return 0;
+  }
+  try {
+    return await RUN[command](args.positional[0], args);
+  } catch (err) {
+    return reportFailure(err);
+  }
+}
+
+/** No command, or `--help`, `--version` or an unknown word where the command goes. */
+function answerWithoutCommand(word: string | undefined): number {
+  if (!word) {
+    // A usage error: the usage goes to stderr, like every other one.
+    console.error(USAGE);
+    return 2;
+  }
+  if (word === '--help' || word === '-h' || word === 'help') {
+    console.log(USAGE);
+    return 0;
+  }
+  if (word === '--version' || word === '-v') {
+    console.log(GENERATOR_VERSION);
+    return 0;
+  }
+  console.error(`svcgen: unknown command "${word}"\n\n${USAGE}`);
+  return 2;
+}
+
+/** The function that runs each command, given its one folder argument. */
+const RUN: Record<string, (folder: string, args: Parsed) => Promise<number>> = {
+  init: createProject,
+  validate: listSpecProblems,
+  build: buildService,
+  check: checkOutput,
+  dev: runDev,
+};
+
+/** Problems that end a command with a message instead of a stack trace; anything else is a bug and is thrown. */
+function reportFailure(err: unknown): number {
+  if (err instanceof SpecError) {
+    printDiagnostics(err);
+    return 1;
+  }
+  if (err instanceof MigrationOptionError || err instanceof InitError || err instanceof DevError) {
+    console.error(`svcgen: ${err.message}`);
+    return err instanceof MigrationOptionError ? 2 : 1;
+  }
+  throw err;
+}
+
+/** `svcgen init DIR`: a new project, then how to run it. */
+async function createProject(dir: string, args: Parsed): Promise<number> {
+  const created = await initProject(dir, { svcgen: args.svcgen });
+  for (const f of created.files) console.log(`  created    ${dir}/${f}`);
+  console.log(
+    `svcgen init: a new project in ${dir} (depends on svcgen through "svcgen": "${created.dependency}")\n\n` +
+      `  cd ${dir} && npm install && npm start    # serves ${created.url}\n` +
+      `  cd ${dir} && npm install && npm test     # checks the output, type-checks, runs the smoke test\n\n` +
+      'Edit specs/, then "npx svcgen build specs" writes the service and its next migration.',
+  );
+  return 0;
+}
+
+/** `svcgen validate SPECS`: every problem, or a line saying there is none. */
+async function listSpecProblems(specsDir: string): Promise<number> {
+  const diagnostics = validate(specsDir);
+  if (diagnostics.length) {
+    printDiagnostics(new SpecError(diagnostics));
+    return 1;
+  }
+  console.log(`${specsDir}: no problems found`);
+  return 0;
+}
+
+/** `svcgen build SPECS`: writes the output and says what changed. */
+async function buildService(specsDir: string, args: Parsed): Promise<number> {
+  const { files, model, migration, changes } = await generate({
+    specsDir,
+    outDir: args.out,
+    allowDestructive: args.allowDestructive,
+    defaults: args.defaults,
+  });
+  const result = writeOutput(args.out, files);
+  for (const f of result.written) console.log(`  wrote      ${args.out}/${f}`);
+  for (const f of result.removed) console.log(`  removed    ${args.out}/${f}`);
+  for (const r of changes.resourcesAdded) console.log(`  resource   + ${r}`);
+  for (const r of changes.resourcesRemoved) console.log(`  resource   - ${r}`);
+  for (const e of changes.endpointsAdded) console.log(`  endpoint   + ${e}`);
+  for (const e of changes.endpointsRemoved) console.log(`  endpoint   - ${e}`);
+  if (migration) {
+    console.log(`  migration  ${args.out}/migrations/${migration.name}.ts:`);
+    for (const c of migration.changes) console.log(`               ${c}`);
+  }
+  const endpoints = model.resources.reduce((n, r) => n + r.operations.length, 0);
+  console.log(
+    `svcgen build: ${model.resources.length} resources, ${endpoints} endpoints; ` +
+      `${result.written.length} written, ${result.unchanged.length} unchanged, ${result.removed.length} removed`,
+  );
+  return 0;
+}
+
+/** `svcgen check SPECS`: compares what build would write with the output folder; a diff and a hint when they differ. */
+async function checkOutput(specsDir: string, args: Parsed): Promise<number> {
+  const { files, migration } = await generate({
+    specsDir,
+    outDir: args.out,
+    // check only compares: it shows a pending destructive migration too, and says build needs the flag.
+    allowDestructive: true,
+    defaults: args.defaults,
+  });
+  const d = drift(args.out, files);
+  const due = d.newMigrations ?? [];
+  if (!d.changed.length && !d.missing.length && !d.extra.length && !due.length) {
+    console.log(`svcgen check: ${args.out} is up to date with ${specsDir}`);
+    return 0;
+  }
+  for (const c of d.changed) console.error(`${c.diff}\n`);
+  for (const f of d.missing) console.error(`missing: ${args.out}/${f}`);
+  for (const f of d.extra) console.error(`no longer generated: ${args.out}/${f}`);
+  for (const f of due) {
+    console.error(`missing migration: ${args.out}/${f}: the specs change the database schema since the last build:`);
+    for (const c of migration?.changes ?? []) console.error(`  ${c}`);
+  }
+  const destructive = due.length > 0 && (migration?.changes ?? []).some((c) => c.endsWith('(destructive)'));
+  if (destructive) await printDestructiveSteps(specsDir, args);
+  console.error(
+    `svcgen check: ${args.out} is stale (${d.changed.length} changed, ${d.missing.length} missing, ${d.extra.length} extra)` +
+      `${due.length ? `; no migration was generated for the schema change (${due.join(', ')})` : ''}; ` +
+      `run "svcgen build ${specsDir}${args.out === 'generated' ? '' : ` --out ${args.out}`}${destructive ? ' --allow-destructive' : ''}" and commit the result` +
+      `${destructive ? ' (the migration drops data: read it first)' : ''}`,
+  );
+  return 1;
+}
+
+/** What build will say about the steps of a pending migration that lose data, at their positions in the specs. */
+async function printDestructiveSteps(specsDir: string, args: Parsed): Promise<void> {
+  try {
+    await generate({ specsDir, outDir: args.out, defaults: args.defaults });
+  } catch (err) {
+    if (!(err instanceof SpecError)) throw err;
+    for (const diag of err.diagnostics) console.error(formatDiagnostic(diag));
+  }
+}
+
+/** `svcgen dev SPECS`: builds, runs and rebuilds until SIGINT or SIGTERM. */
+async function runDev(specsDir: string, args: Parsed): Promise<number> {
+  const session = startDev({ specsDir, outDir: args.out, tsconfig: args.tsconfig, serviceArgs: args.rest });
+  await session.ready;
+  await new Promise<void>((resolve) => {
+    const end = () => {
+      process.off('SIGINT', end);
+      process.off('SIGTERM', end);
+      resolve();
+    };
+    process.on('SIGINT', end);
+    process.on('SIGTERM', end);
+  });
+  await session.stop();
+  return 0;
+}

@@ -1,0 +1,187 @@
+/**
+ * `svcgen dev SPECS`: the edit–run loop. Builds the service, compiles the project's TypeScript
+ * (its tsconfig.json) and runs `main.js` as a child process; then watches the specs folder (the
+ * specs and the hook modules inside it) and, a moment after the last change, does it all again and
+ * restarts the service. Problems are printed as `file:line:column: message` lines, the specs' and
+ * the compiler's alike; the command keeps running (and the last good service keeps serving) until
+ * they are fixed.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import ts from 'typescript';
+import { formatDiagnostic, SpecError } from '../load/diagnostics';
+import { generate } from '../pipeline';
+import { writeOutput } from '../output/write';
+
+export interface DevOptions {
+  specsDir: string;
+  outDir: string;
+  /** The project's tsconfig.json (compiler options, rootDir and outDir of the compiled service). */
+  tsconfig: string;
+  /** Arguments of the service (`main.js ARGS`). */
+  serviceArgs?: string[];
+  cwd?: string;
+  /** Quiet time after a change before rebuilding, in milliseconds. */
+  debounceMs?: number;
+  /** Where progress and problems go (default: the console). */
+  log?: (line: string) => void;
+}
+
+/** A running `svcgen dev`: `stop()` ends the service and the watch. */
+export interface DevSession {
+  /** Settles after the first build (whether or not it found problems). */
+  ready: Promise<void>;
+  stop(): Promise<void>;
+}
+
+export class DevError extends Error {}
+
+export function startDev(options: DevOptions): DevSession {
+  const cwd = options.cwd ?? process.cwd();
+  const log = options.log ?? ((line: string) => console.log(line));
+  const specsDir = path.resolve(cwd, options.specsDir);
+  const outDir = path.resolve(cwd, options.outDir);
+  if (!fs.existsSync(specsDir) || !fs.statSync(specsDir).isDirectory()) throw new DevError(`${options.specsDir}: no such specs folder`);
+  const compiler = new Compiler(path.resolve(cwd, options.tsconfig), cwd);
+  const mainJs = compiler.outputOf(path.join(outDir, 'main.ts'));
+
+  let child: ChildProcess | undefined;
+  let building: Promise<void> = Promise.resolve();
+  let pending = false;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+
+  async function stopService(): Promise<void> {
+    const running = child;
+    child = undefined;
+    if (!running || running.exitCode !== null || running.signalCode !== null) return;
+    const exited = new Promise((resolve) => running.once('exit', resolve));
+    running.kill('SIGTERM');
+    const force = setTimeout(() => running.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(force);
+  }
+
+  function startService(): void {
+    const started = spawn(process.execPath, [mainJs, ...(options.serviceArgs ?? [])], { cwd, stdio: 'inherit' });
+    child = started;
+    started.once('exit', (code, signal) => {
+      if (child === started) log(`svcgen dev: the service stopped (${signal ?? `exit code ${code}`}); waiting for changes`);
+    });
+  }
+
+  async function rebuild(): Promise<void> {
+    const started = Date.now();
+    try {
+      const { files } = await generate({ specsDir: options.specsDir, outDir: options.outDir, cwd });
+      const written = writeOutput(outDir, files);
+      for (const f of written.written) log(`  wrote      ${options.outDir}/${f}`);
+      for (const f of written.removed) log(`  removed    ${options.outDir}/${f}`);
+    } catch (err) {
+      if (!(err instanceof SpecError)) throw err;
+      for (const d of err.diagnostics) log(formatDiagnostic(d));
+      log(`svcgen dev: ${problems(err.diagnostics.length)} in the specs; waiting for changes`);
+      return;
+    }
+    const compileProblems = compiler.compile();
+    if (compileProblems.length) {
+      for (const line of compileProblems) log(line);
+      log(`svcgen dev: ${problems(compileProblems.length)} in the TypeScript; waiting for changes`);
+      return;
+    }
+    await stopService();
+    if (stopped) return;
+    startService();
+    log(`svcgen dev: built and compiled in ${Date.now() - started} ms; service restarted; watching ${options.specsDir}`);
+  }
+
+  /** Runs a rebuild after the one in progress, never two at once; changes during a build rebuild once more. */
+  function schedule(): void {
+    if (pending) return;
+    pending = true;
+    building = building.then(async () => {
+      pending = false;
+      if (stopped) return;
+      try {
+        await rebuild();
+      } catch (err) {
+        log(`svcgen dev: the build failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      }
+    });
+  }
+
+  const outInsideSpecs = !path.relative(specsDir, outDir).startsWith('..');
+  const watcher = fs.watch(specsDir, { recursive: true }, (_event, file) => {
+    if (file && outInsideSpecs && !path.relative(outDir, path.join(specsDir, file)).startsWith('..')) return;
+    clearTimeout(timer);
+    timer = setTimeout(schedule, options.debounceMs ?? 150);
+  });
+
+  schedule();
+  const ready = building;
+  return {
+    ready,
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      watcher.close();
+      await building;
+      await stopService();
+    },
+  };
+}
+
+function problems(n: number): string {
+  return `${n} problem${n === 1 ? '' : 's'}`;
+}
+
+/** The project's TypeScript, compiled again on every rebuild (reusing what did not change). */
+class Compiler {
+  private readonly config: ts.ParsedCommandLine;
+  private program: ts.Program | undefined;
+
+  constructor(
+    tsconfig: string,
+    private readonly cwd: string,
+  ) {
+    if (!fs.existsSync(tsconfig)) throw new DevError(`${path.relative(cwd, tsconfig)}: no such tsconfig; svcgen dev compiles the project with it`);
+    const host: ts.ParseConfigFileHost = {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (d) => {
+        throw new DevError(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+      },
+    };
+    const parsed = ts.getParsedCommandLineOfConfigFile(tsconfig, { noEmit: false }, host);
+    if (!parsed) throw new DevError(`${tsconfig}: cannot read it`);
+    if (!parsed.options.outDir) throw new DevError(`${path.relative(cwd, tsconfig)}: svcgen dev needs an outDir for the compiled service`);
+    this.config = parsed;
+  }
+
+  /** The compiled JavaScript file of a source file (which the first build may not have written yet). */
+  outputOf(source: string): string {
+    const { rootDir, outDir, configFilePath } = this.config.options;
+    const relative = path.relative(rootDir ?? path.dirname(configFilePath as string), source);
+    return path.join(outDir!, relative.replace(/\.ts$/, '.js'));
+  }
+
+  /** Type-checks and, when there is no error, writes the JavaScript; the errors as `file:line:column: message`. */
+  compile(): string[] {
+    // The files of the project are listed again: a build may add or remove some.
+    const files = ts.getParsedCommandLineOfConfigFile(this.config.options.configFilePath as string, { noEmit: false }, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} });
+    const rootNames = files?.fileNames ?? this.config.fileNames;
+    this.program = ts.createProgram({ rootNames, options: this.config.options, oldProgram: this.program });
+    const errors = ts.getPreEmitDiagnostics(this.program).filter((d) => d.category === ts.DiagnosticCategory.Error);
+    if (errors.length) return errors.map((d) => this.format(d));
+    this.program.emit();
+    return [];
+  }
+
+  private format(d: ts.Diagnostic): string {
+    const message = ts.flattenDiagnosticMessageText(d.messageText, ' ');
+    if (!d.file || d.start === undefined) return `${message} (TS${d.code})`;
+    const { line, character } = d.file.getLineAndCharacterOfPosition(d.start);
+    const file = path.relative(this.cwd, d.file.fileName).split(path.sep).join('/');
+    return `${file}:${line + 1}:${character + 1}: ${message} (TS${d.code})`;
+  }
+}

@@ -1,0 +1,224 @@
+/**
+ * The database schema the model implies, as plain data. It is written beside the migrations as a
+ * snapshot, and migrations are rendered from it (the first one creates every table).
+ */
+import type { Field, Resource, ServiceModel } from '../model/model';
+import { indexName } from '../spec/resource-names';
+import { literal } from '../model/names';
+
+export interface DbColumn {
+  name: string;
+  /** Knex column builder: increments, integer, bigInteger, double, decimal, string, text, boolean, date, timestamp, uuid, json. */
+  type: string;
+  length?: number;
+  precision?: number;
+  scale?: number;
+  nullable: boolean;
+  unique: boolean;
+  primary: boolean;
+  index: boolean;
+  default?: unknown;
+  references?: { table: string; column: string; onDelete: 'CASCADE' | 'SET NULL' | 'RESTRICT' };
+}
+
+/** A named index of several columns (a resource's `indexes`, and a soft-deleted resource's unique fields). */
+export interface DbIndex {
+  name: string;
+  columns: string[];
+  unique: boolean;
+  /** A partial index over the rows where this column is NULL: the live rows of a soft-deleted resource. */
+  whereNull?: string;
+}
+
+export interface DbTable {
+  name: string;
+  columns: DbColumn[];
+  /** Composite unique constraints (join tables). */
+  uniques: string[][];
+  /** Named composite indexes; absent when there are none (and in snapshots written before indexes existed). */
+  indexes?: DbIndex[];
+}
+
+export interface DbSchema {
+  tables: DbTable[];
+}
+
+const ON_DELETE = { cascade: 'CASCADE', set_null: 'SET NULL', protect: 'RESTRICT' } as const;
+
+function columnType(f: Field): Pick<DbColumn, 'type' | 'length' | 'precision' | 'scale'> {
+  switch (f.type) {
+    case 'integer':
+      return { type: f.autoIncrement ? 'increments' : 'integer' };
+    case 'big_integer':
+      return { type: f.autoIncrement ? 'bigIncrements' : 'bigInteger' };
+    case 'float':
+      return { type: 'double' };
+    case 'decimal':
+      return { type: 'decimal', precision: f.maxDigits, scale: f.decimalPlaces };
+    case 'string':
+      return f.maxLength === undefined ? { type: 'text' } : { type: 'string', length: f.maxLength };
+    case 'email':
+      return { type: 'string', length: f.maxLength ?? 254 };
+    case 'url':
+      return { type: 'string', length: f.maxLength ?? 200 };
+    case 'password':
+      return { type: 'string', length: 128 };
+    case 'text':
+      return { type: 'text' };
+    case 'boolean':
+      return { type: 'boolean' };
+    case 'date':
+      return { type: 'date' };
+    case 'datetime':
+      return { type: 'timestamp' };
+    case 'uuid':
+      return { type: 'uuid' };
+    case 'json':
+      return { type: 'json' };
+    case 'foreign_key': {
+      const target = columnType(f.relation!.targetPk);
+      if (target.type === 'increments') return { type: 'integer' };
+      if (target.type === 'bigIncrements') return { type: 'bigInteger' };
+      return target;
+    }
+  }
+}
+
+function storedDefault(f: Field): unknown {
+  if (!f.hasDefault) return undefined;
+  if (f.type === 'json') return JSON.stringify(f.default);
+  return f.default;
+}
+
+function keyColumn(name: string, table: string, pk: Field): DbColumn {
+  return {
+    name,
+    ...columnType({ ...pk, type: 'foreign_key', relation: { target: '', targetTable: table, targetPk: pk, onDelete: 'cascade' } } as Field),
+    nullable: false,
+    unique: false,
+    primary: false,
+    index: true,
+    references: { table, column: pk.column, onDelete: 'CASCADE' },
+  };
+}
+
+export function dbSchemaOf(model: ServiceModel): DbSchema {
+  const tables: DbTable[] = [];
+  for (const r of model.resources) {
+    tables.push({
+      name: r.table,
+      uniques: [],
+      columns: r.fields.map((f) => ({
+        name: f.column,
+        ...columnType(f),
+        nullable: f.nullable,
+        // With soft delete, uniqueness holds among live rows: a partial index (indexesOf).
+        unique: f.unique && !f.primaryKey && !r.softDelete,
+        primary: f.primaryKey,
+        index: f.index && !f.unique && !leadsAnIndex(r, f.column),
+        default: storedDefault(f),
+        references: f.relation
+          ? { table: f.relation.targetTable, column: f.relation.targetPk.column, onDelete: ON_DELETE[f.relation.onDelete] }
+          : undefined,
+      })),
+      ...indexesOf(r),
+    });
+  }
+  for (const r of model.resources) {
+    for (const m of r.m2m) {
+      tables.push({
+        name: m.joinTable,
+        uniques: [[m.ownColumn, m.otherColumn]],
+        columns: [
+          { name: 'id', type: 'increments', nullable: false, unique: false, primary: true, index: false },
+          keyColumn(m.ownColumn, r.table, r.pk),
+          keyColumn(m.otherColumn, m.targetTable, m.targetPk),
+        ],
+      });
+    }
+  }
+  return { tables: orderByDependencies(tables) };
+}
+
+/**
+ * Whether one of the resource's composite indexes starts with `column` and holds every row: it
+ * serves lookups by that column (a foreign key's, when its target row is deleted) as the column's
+ * own index would, so the column gets none, and a write updates one index fewer.
+ */
+function leadsAnIndex(r: Resource, column: string): boolean {
+  return r.indexes.some((i) => i.columns[0] === column && !(i.unique && r.softDelete));
+}
+
+/**
+ * A resource's named indexes: its `indexes`, and with soft delete one unique index per unique field
+ * (named like Knex's unique constraint), every unique index partial over the live rows
+ * (`WHERE deleted_at IS NULL`), so a soft-deleted row does not hold its values.
+ */
+function indexesOf(r: Resource): { indexes?: DbIndex[] } {
+  const live = r.softDelete?.field.column;
+  const own: DbIndex[] = r.indexes.map(({ name, columns, unique }) => ({ name, columns, unique, ...(unique && live ? { whereNull: live } : {}) }));
+  const fields: DbIndex[] = live
+    ? r.fields.filter((f) => f.unique && !f.primaryKey).map((f) => ({ name: indexName(r.table, [f.column], true), columns: [f.column], unique: true, whereNull: live }))
+    : [];
+  const all = [...fields, ...own];
+  return all.length ? { indexes: all } : {};
+}
+
+/** Tables that others reference come first; otherwise the given order stays. */
+function orderByDependencies(tables: DbTable[]): DbTable[] {
+  const out: DbTable[] = [];
+  const placed = new Set<string>();
+  const pending = [...tables];
+  while (pending.length) {
+    const i = pending.findIndex((t) =>
+      t.columns.every((c) => !c.references || c.references.table === t.name || placed.has(c.references.table)),
+    );
+    const [next] = pending.splice(i < 0 ? 0 : i, 1);
+    out.push(next);
+    placed.add(next.name);
+  }
+  return out;
+}
+
+/** One Knex column statement inside `createTable`/`alterTable`. */
+export function columnStatement(c: DbColumn): string {
+  const args = [literal(c.name)];
+  if (c.length !== undefined) args.push(String(c.length));
+  if (c.precision !== undefined) args.push(String(c.precision), String(c.scale ?? 0));
+  if (c.type === 'timestamp') args.push('{ useTz: true }');
+  let s = `t.${c.type}(${args.join(', ')})`;
+  if (c.primary && !c.type.endsWith('ncrements')) s += '.primary()';
+  if (!c.primary) s += c.nullable ? '.nullable()' : '.notNullable()';
+  if (c.unique) s += '.unique()';
+  if (c.default !== undefined) s += `.defaultTo(${literal(c.default)})`;
+  if (c.references) s += `.references(${literal(c.references.column)}).inTable(${literal(c.references.table)}).onDelete(${literal(c.references.onDelete)})`;
+  return `${s};`;
+}
+
+export function createTableStatements(t: DbTable): string[] {
+  const lines = [`  await knex.schema.createTable(${literal(t.name)}, (t) => {`];
+  for (const c of t.columns) lines.push(`    ${columnStatement(c)}`);
+  for (const c of t.columns) if (c.index) lines.push(`    t.index([${literal(c.name)}]);`);
+  for (const u of t.uniques) lines.push(`    t.unique(${literal(u)});`);
+  for (const i of t.indexes ?? []) lines.push(`    ${indexStatement(i)}`);
+  lines.push('  });');
+  return lines;
+}
+
+/**
+ * The Knex statement creating a named index inside `createTable`/`alterTable`. A partial one is a
+ * unique index with a predicate (PostgreSQL has no partial unique constraint).
+ */
+export function indexStatement(i: DbIndex): string {
+  if (i.whereNull) return `t.unique(${literal(i.columns)}, { indexName: ${literal(i.name)}, predicate: knex.whereNull(${literal(i.whereNull)}) });`;
+  return i.unique ? `t.unique(${literal(i.columns)}, { indexName: ${literal(i.name)} });` : `t.index(${literal(i.columns)}, ${literal(i.name)});`;
+}
+
+/** The Knex statement dropping a named index inside `alterTable` (a partial unique index is an index, not a constraint). */
+export function dropIndexStatement(i: DbIndex): string {
+  return i.unique && !i.whereNull ? `t.dropUnique(${literal(i.columns)}, ${literal(i.name)});` : `t.dropIndex(${literal(i.columns)}, ${literal(i.name)});`;
+}
+
+export function dropTableStatement(t: DbTable): string {
+  return `  await knex.schema.dropTableIfExists(${literal(t.name)});`;
+}

@@ -1,0 +1,380 @@
+/**
+ * The intermediate model: everything the templates print, derived once from the validated specs.
+ * Nothing downstream of `buildModel` reads the raw YAML again.
+ */
+import type { LookupPlan, ResourceFilters } from './build-filters';
+import type { HookRef } from '../spec/hook-refs';
+import type { SettingName } from '../spec/meta-schema';
+
+export type FieldType =
+  | 'integer'
+  | 'big_integer'
+  | 'float'
+  | 'decimal'
+  | 'string'
+  | 'text'
+  | 'boolean'
+  | 'date'
+  | 'datetime'
+  | 'uuid'
+  | 'email'
+  | 'url'
+  | 'json'
+  | 'password'
+  | 'foreign_key';
+
+export type OnDelete = 'cascade' | 'set_null' | 'protect';
+
+/** Where something was written in the specs (for diagnostics of later stages). */
+export interface SourceRef {
+  file: string;
+  path: (string | number)[];
+}
+
+/** A column-backed field (every field but many-to-many). */
+export interface Field {
+  name: string;
+  column: string;
+  type: FieldType;
+  primaryKey: boolean;
+  /** Database-generated key (the implicit `id`, or an integer primary key). */
+  autoIncrement: boolean;
+  nullable: boolean;
+  blank: boolean;
+  unique: boolean;
+  index: boolean;
+  hasDefault: boolean;
+  default: unknown;
+  autoNowAdd: boolean;
+  autoNow: boolean;
+  maxLength?: number;
+  maxDigits?: number;
+  decimalPlaces?: number;
+  choices?: (string | number)[];
+  description?: string;
+  /** For foreign keys: the target model, its primary key column, and the delete rule. */
+  relation?: { target: string; targetTable: string; targetPk: Field; onDelete: OnDelete };
+  renamedFrom?: string;
+  source: SourceRef;
+}
+
+export interface ManyToMany {
+  name: string;
+  target: string;
+  targetTable: string;
+  targetPk: Field;
+  joinTable: string;
+  ownColumn: string;
+  otherColumn: string;
+  description?: string;
+  source: SourceRef;
+}
+
+/** What a list orders by: a column of the resource's table, or (with hops) of a row its foreign keys lead to. */
+export interface OrderingColumn {
+  column: string;
+  hops?: { from: string; table: string; key: string }[];
+}
+
+export interface OrderingField extends OrderingColumn {
+  name: string;
+}
+
+/** A composite index of a resource's table. */
+export interface Index {
+  name: string;
+  columns: string[];
+  unique: boolean;
+  source: SourceRef;
+}
+
+/** The JSON value kinds a schema field can carry. */
+export type ValueKind = 'int' | 'bigint' | 'float' | 'decimal' | 'str' | 'email' | 'url' | 'uuid' | 'bool' | 'date' | 'datetime' | 'json' | 'list';
+
+export type SchemaRole = 'in' | 'out' | 'detail' | 'update';
+
+export interface SchemaField {
+  name: string;
+  /**
+   * `value`: a column value; `foreign_key`: the related primary key; `many_to_many`: a list of related keys;
+   * `nested_one` / `nested_many`: the related record(s) with `nested` fields.
+   */
+  kind: 'value' | 'foreign_key' | 'many_to_many' | 'nested_one' | 'nested_many';
+  /** The model field behind it (column field or many-to-many). */
+  field?: Field;
+  m2m?: ManyToMany;
+  /** The value kind of a `value` / `foreign_key` (the related key) / `many_to_many` item. */
+  value: ValueKind;
+  /** Input schemas: the client must send it. */
+  required: boolean;
+  nullable: boolean;
+  maxLength?: number;
+  choices?: (string | number)[];
+  /** Integer bounds for ints (32-bit for integer, safe range for big integer). */
+  bounds?: { min: number; max: number };
+  decimal?: { maxDigits: number; decimalPlaces: number };
+  description?: string;
+  /** Input schemas: the value used when the client omits the field. */
+  defaultValue?: { value: unknown };
+  /** A computed output field (`customs`): the hook computing its value from the record. */
+  compute?: string;
+  nested?: { target: string; fields: SchemaField[] };
+}
+
+export interface SchemaModel {
+  /** Component name in OpenAPI and the exported constant, e.g. `ArticleOut`. */
+  name: string;
+  role: SchemaRole;
+  source: 'serializer' | 'serializer_class' | 'manual' | 'auto';
+  fields: SchemaField[];
+}
+
+export type OperationKind = 'create' | 'list' | 'retrieve' | 'update' | 'delete';
+
+/** The collection path, the item path that follows SVC_APPEND_SLASH, or the item path that always ends with a slash. */
+export type PathKind = 'collection' | 'item' | 'itemSlash';
+
+/** A rate limit: requests per period, counted per caller under `name` (the table for a viewset's, the operation id for an operation's). */
+export interface RateLimit {
+  rate: string;
+  scope: 'user' | 'address';
+  name: string;
+}
+
+/**
+ * Soft delete (`soft_delete`, ninja-aio-crud's `SoftDeleteViewSetMixin`): DELETE stamps `field`
+ * instead of removing the row, every route hides stamped rows, and two routes of its own bring a
+ * row back or remove it for good.
+ */
+export interface SoftDelete {
+  /** The nullable datetime field that marks a deleted row. */
+  field: Field;
+  /** `POST /{base}/{pk}/restore/`: the delete operation's authenticators and roles. */
+  restore: SoftDeleteRoute;
+  /** `DELETE /{base}/{pk}/hard/`, for the roles `hard_delete_roles` names; absent without them. */
+  hardDelete?: SoftDeleteRoute & { roles: string[] };
+  /** The columns unique among live rows (unique fields, unique indexes): a restore must not repeat their values. */
+  uniques: { fields: string[]; columns: string[] }[];
+}
+
+export interface SoftDeleteRoute {
+  operationId: string;
+  auth: AuthSpec;
+  roles?: string[];
+  throttles: RateLimit[];
+}
+
+/** Resolved authenticators: `null` is public. */
+export type AuthSpec = string[] | null;
+
+export interface Operation {
+  kind: OperationKind;
+  method: 'get' | 'post' | 'patch' | 'delete';
+  pathKind: PathKind;
+  operationId: string;
+  /** The short default of the operation kind (`List all objects.`). */
+  summary: string;
+  /** The spec's `<kind>_docs`, when given. */
+  description?: string;
+  status: number;
+  /** Whether the operation runs in a transaction (the writes: create, update, delete). */
+  transaction: boolean;
+  auth: AuthSpec;
+  decorators: (string | null)[];
+  /** A hook export replacing the generated implementation. */
+  override?: string;
+  /** `permission_roles`: the caller must hold one of these roles (checked after authentication). */
+  roles?: string[];
+  /** The viewset's `throttle`, then the operation's own (`operation_throttles`), each with its counter. */
+  throttles: RateLimit[];
+}
+
+/**
+ * A bulk route at `/{base}/bulk/` (`bulk`): the create, update or delete of many items in one
+ * request, each item through the single-item operation: its validation, auth, roles, rate limits,
+ * override, lifecycle hooks and object permission.
+ */
+export interface BulkOperation {
+  kind: 'create' | 'update' | 'delete';
+  method: 'post' | 'patch' | 'delete';
+  operationId: string;
+  /** The single-item operation each item goes through. */
+  operation: Operation;
+  /** One transaction for all items (one failing item writes nothing), or one per item, each with its own result. */
+  atomic: boolean;
+  /** The most items one request may carry (`max_items`, default 100). */
+  maxItems: number;
+}
+
+/**
+ * A custom action: a detail action at `{base}/{pk}/{name}/`, handled by a hook that receives the
+ * request and the record, or a list-level one (`detail: false`) at `{base}/{name}/`, whose hook
+ * receives the query of the rows the list reads.
+ */
+export interface Action {
+  name: string;
+  handler: string;
+  detail: boolean;
+  /** One route per method; every method but GET runs in a transaction. */
+  routes: { method: 'get' | 'post' | 'put' | 'patch' | 'delete'; operationId: string; transaction: boolean }[];
+  auth: AuthSpec;
+  summary?: string;
+  description?: string;
+  decorators: (string | null)[];
+  response?: SchemaModel;
+  /**
+   * `paginate` (a list-level GET action): the hook returns a query of the list's rows, answered as
+   * this paginator's page of the list's items, in the list's order.
+   */
+  paginate?: Pagination;
+  /** Error statuses the hook answers, with the body it sends (`errors` in the spec). */
+  errors: HookErrors;
+  /** The viewset's `throttle`, then the action's own. */
+  throttles: RateLimit[];
+}
+
+/** Status → body of the errors a hook answers itself, documented with the body as example. */
+export type HookErrors = Record<string, Record<string, string>>;
+
+/** A custom endpoint (`api_get`, `api_post`, ...) handled by a hook. */
+export interface Endpoint {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete' | 'options' | 'head';
+  /** Express path, e.g. `/auth/login/`. */
+  path: string;
+  handler: string;
+  operationId: string;
+  auth: AuthSpec;
+  status: number;
+  /** Whether the handler runs in a transaction: every method but GET, HEAD and OPTIONS. */
+  transaction: boolean;
+  tags: string[];
+  summary?: string;
+  description?: string;
+  decorators: (string | null)[];
+  request?: SchemaModel;
+  response?: SchemaModel;
+  /** Error statuses the hook answers, with the body it sends (`errors` in the spec). */
+  errors: HookErrors;
+  /** `paginate(<paginator>)`: the handler's list result is paged by this paginator. */
+  paginate?: Pagination;
+}
+
+/** A many-to-many relation's endpoints: `GET` a page of related items, `POST` add/remove. */
+export interface Relation {
+  relatedName: string;
+  /** Normalised URL segment, no slashes. */
+  path: string;
+  target: string;
+  m2m: ManyToMany;
+  getAuth: AuthSpec;
+  postAuth: AuthSpec;
+  add: boolean;
+  remove: boolean;
+  get: boolean;
+  appendSlash: boolean;
+  /** Query parameters of the GET: name → value kind and default. */
+  filters: { name: string; kind: string; default: unknown }[];
+  /** Schema of the related items; `auto` when it is the related resource's schema_out. */
+  itemSchema: SchemaModel;
+  itemSchemaIsTargetOut: boolean;
+  getDecorators: (string | null)[];
+  postDecorators: (string | null)[];
+  getOperationId: string;
+  manageOperationId: string;
+  /** Hook replacing the generated GET filters (`<related_name>_query_params_handler`). */
+  queryParamsHandler?: string;
+  /** Hook resolving a key to the related row (`<related_name>_query_handler`). */
+  queryHandler?: string;
+}
+
+export interface Pagination {
+  class: string;
+  builtin: boolean;
+  options: { page_size?: number; max_page_size?: number };
+}
+
+export interface Resource {
+  model: string;
+  snake: string;
+  table: string;
+  verboseName: string;
+  verboseNamePlural: string;
+  /** 404 key under SVC_NOT_FOUND_ERROR_USE_VERBOSE_NAMES true and false. */
+  verboseKey: string;
+  classKey: string;
+  /** Route segment `{base}`. */
+  base: string;
+  /** Folder and file stem of the generated module. */
+  moduleName: string;
+  tag: string;
+  specFile: string;
+  hooks?: string;
+  /** Every hook the resource file names, with its position and module. */
+  hookRefs: HookRef[];
+  pk: Field;
+  /** Column fields in spec order, the primary key first. */
+  fields: Field[];
+  m2m: ManyToMany[];
+  /** Composite indexes (`indexes`), in spec order. */
+  indexes: Index[];
+  /** `soft_delete`: rows are marked deleted instead of removed; null when off. */
+  softDelete: SoftDelete | null;
+  schemas: Record<SchemaRole, SchemaModel>;
+  /** Whether schema_detail is its own schema (else retrieve answers with schema_out). */
+  hasDetail: boolean;
+  /**
+   * What create and update answer with (`schema_create_out`, `schema_update_out`): schema_out unless
+   * the viewset names schema_detail or gives a schema of its own.
+   */
+  responses: { create: SchemaModel; update: SchemaModel };
+  operations: Operation[];
+  /** Bulk routes (`bulk`), in the spec's order of operations. */
+  bulk: BulkOperation[];
+  /** The primary key as a bulk update or delete names a row in its body; null without either. */
+  bulkKey: SchemaField | null;
+  /** One item of a bulk update: the primary key, then the update schema's fields; null without bulk update. */
+  bulkUpdateItem: SchemaModel | null;
+  pagination: Pagination | null;
+  /** Ordering fields and the default order; a field of a related row (`author__username`) has the foreign key hops to its column. */
+  ordering: { fields: OrderingField[]; default: (OrderingColumn & { order: 'asc' | 'desc' })[] };
+  requireUpdateFields: boolean;
+  errorSchema: SchemaModel | null;
+  lifecycle: Partial<Record<'before_create' | 'after_create' | 'before_update' | 'after_update' | 'before_delete' | 'after_delete', string>>;
+  querysetRequest?: string;
+  /** `has_object_permission`: a hook given the record, before retrieve, update, delete and detail actions. */
+  objectPermission?: string;
+  actions: Action[];
+  endpoints: Endpoint[];
+  relations: Relation[];
+  /** `field_selection`: list and retrieve take `?fields=` naming fields of their read schemas. */
+  fieldSelection: boolean;
+  /** `search_fields`: each field's `icontains` lookup, compiled (through relations for `author__username`); null when none. */
+  search: { fields: { name: string; lookup: LookupPlan }[] } | null;
+  /** List filters (query_params, filter mixins, relations_filters, match cases) with their lookups compiled; null when none. */
+  filters: ResourceFilters | null;
+}
+
+export interface ServiceModel {
+  title: string;
+  version: string;
+  description?: string;
+  /** OpenAPI `info.license` and `info.contact`, as the service file writes them. */
+  license?: { name: string; identifier?: string; url?: string };
+  contact?: { name?: string; url?: string; email?: string };
+  basePath: string;
+  /** Paths (below `basePath`) of the service endpoints that answer with an `access_token`: where a client gets one. */
+  tokenPaths: string[];
+  settings: Record<SettingName, string | number | boolean>;
+  sqliteFile: string;
+  auth: { userModel?: string; keysDir: string; extraClaims: string[] };
+  hooks?: string;
+  /** Every hook the service file names, with its position. */
+  hookRefs: HookRef[];
+  /** Paginators and authenticators the service hooks module exports for every resource. */
+  sharedHooks: string[];
+  /** The older `views()` hook: registers routes on the router itself. */
+  views?: string;
+  exceptionHandlers: { exception: string; handler: string }[];
+  endpoints: Endpoint[];
+  resources: Resource[];
+}

@@ -1,0 +1,380 @@
+/**
+ * Throttling of failed logins, per username and per client address.
+ *
+ * A login attempt is counted against both before the password is checked (`LoginThrottle.begin`),
+ * so that concurrent attempts cannot all slip under the limit: when either counter already holds
+ * its limit of failures within the window, the attempt is refused with 429
+ * `{"detail": "Too many failed login attempts. Try again later."}` and `Retry-After` (seconds until
+ * the blocking counter's window ends), and counts for nothing. An attempt whose password matches
+ * forgets the username's failures and does not count against the address; an attempt that ends
+ * without a verdict on the password (an inactive account, a database error) counts for neither.
+ * Windows are fixed: they start with the first counted failure and a refused attempt does not
+ * extend them.
+ *
+ * The counters live in memory (one process) unless `SVC_REDIS_URL` names a Redis server, whose
+ * counters every instance shares (one Lua script per check, so checking and counting are atomic).
+ * When Redis cannot be reached the throttle fails open, logins go on unthrottled, and the outage is
+ * logged once when it starts and once when Redis answers again, never per request: a Redis outage
+ * must not lock every user out.
+ */
+import * as crypto from 'node:crypto';
+import * as net from 'node:net';
+import type { Request } from 'express';
+import Redis from 'ioredis';
+import { TooManyRequestsError } from '../core/errors';
+import type { Settings } from '../core/settings';
+
+/** One counter of an attempt and the number of failures it may hold. */
+export interface ThrottleRule {
+  key: string;
+  limit: number;
+}
+
+export type Reservation = { allowed: true } | { allowed: false; retryAfterMs: number };
+
+/** Where the counters are kept. Every method is atomic over the keys it is given. */
+export interface ThrottleStore {
+  /**
+   * When every counter is below its limit, adds one to each (a new counter expires `windowMs`
+   * after it is created) and allows the attempt; otherwise changes nothing and answers how long
+   * until the longest blocking window ends.
+   */
+  reserve(rules: readonly ThrottleRule[], windowMs: number): Promise<Reservation>;
+  /** Takes one back from each counter that still holds something (an attempt that did not fail). */
+  release(keys: readonly string[]): Promise<void>;
+  /** Forgets the counters. */
+  reset(keys: readonly string[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The counters of one process. Expired counters are swept at most once a minute. */
+export class MemoryThrottleStore implements ThrottleStore {
+  private readonly counters = new Map<string, { count: number; expiresAt: number }>();
+  private nextSweep = 0;
+
+  constructor(private readonly clock: () => number = Date.now) {}
+
+  private live(key: string, now: number) {
+    const counter = this.counters.get(key);
+    if (counter && counter.expiresAt <= now) {
+      this.counters.delete(key);
+      return undefined;
+    }
+    return counter;
+  }
+
+  private sweep(now: number): void {
+    if (now < this.nextSweep) return;
+    this.nextSweep = now + 60_000;
+    for (const [key, counter] of this.counters) if (counter.expiresAt <= now) this.counters.delete(key);
+  }
+
+  /** How many counters are kept (expired ones until the next sweep). */
+  get size(): number {
+    return this.counters.size;
+  }
+
+  async reserve(rules: readonly ThrottleRule[], windowMs: number): Promise<Reservation> {
+    const now = this.clock();
+    this.sweep(now);
+    let wait = 0;
+    for (const rule of rules) {
+      const counter = this.live(rule.key, now);
+      if (counter && counter.count >= rule.limit) wait = Math.max(wait, counter.expiresAt - now);
+    }
+    if (wait > 0) return { allowed: false, retryAfterMs: wait };
+    for (const rule of rules) {
+      const counter = this.live(rule.key, now);
+      if (counter) counter.count += 1;
+      else this.counters.set(rule.key, { count: 1, expiresAt: now + windowMs });
+    }
+    return { allowed: true };
+  }
+
+  async release(keys: readonly string[]): Promise<void> {
+    const now = this.clock();
+    for (const key of keys) {
+      const counter = this.live(key, now);
+      if (counter && counter.count > 0) counter.count -= 1;
+    }
+  }
+
+  async reset(keys: readonly string[]): Promise<void> {
+    for (const key of keys) this.counters.delete(key);
+  }
+
+  async close(): Promise<void> {
+    this.counters.clear();
+  }
+}
+
+// KEYS: the counters; ARGV[1]: the window in ms; ARGV[i + 1]: the limit of KEYS[i].
+// Answers 0 when the attempt was counted, else the milliseconds until the longest blocking window ends.
+const RESERVE_SCRIPT = `
+local wait = 0
+for i, key in ipairs(KEYS) do
+  if tonumber(redis.call('GET', key) or '0') >= tonumber(ARGV[i + 1]) then
+    local ttl = redis.call('PTTL', key)
+    if ttl < 0 then
+      ttl = tonumber(ARGV[1])
+      redis.call('PEXPIRE', key, ttl)
+    end
+    if ttl > wait then wait = ttl end
+  end
+end
+if wait > 0 then return wait end
+for _, key in ipairs(KEYS) do
+  if redis.call('INCR', key) == 1 or redis.call('PTTL', key) < 0 then
+    redis.call('PEXPIRE', key, ARGV[1])
+  end
+end
+return 0
+`;
+
+const RELEASE_SCRIPT = `
+for _, key in ipairs(KEYS) do
+  if tonumber(redis.call('GET', key) or '0') > 0 then redis.call('DECR', key) end
+end
+return 0
+`;
+
+export interface RedisThrottleStoreOptions {
+  /** `redis://[user:password@]host:port[/db]` (or `rediss://`). */
+  url: string;
+  /** Where the start and the end of a Redis outage are logged; default console.error. */
+  log?: (line: string) => void;
+  /** How long a command may take before the throttle gives up on it and fails open, in ms. */
+  commandTimeoutMs?: number;
+}
+
+type ThrottleRedis = Redis & {
+  svcThrottleReserve(...args: (string | number)[]): Promise<number>;
+  svcThrottleRelease(...args: (string | number)[]): Promise<number>;
+};
+
+/**
+ * The counters in Redis, shared by every instance. Fails open: when a command fails (Redis down,
+ * unreachable, slower than `commandTimeoutMs`), the attempt is allowed, and the outage is logged
+ * once when it starts and once when Redis answers again.
+ */
+export class RedisThrottleStore implements ThrottleStore {
+  readonly client: ThrottleRedis;
+  private readonly log: (line: string) => void;
+  private readonly firstConnection: Promise<void>;
+  private outage: { since: number; unthrottled: number } | undefined;
+
+  constructor(options: RedisThrottleStoreOptions) {
+    this.log = options.log ?? ((line) => console.error(line));
+    const client = new Redis(options.url, {
+      // Fail fast while Redis is away instead of queueing: a login must not wait for it.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      connectTimeout: 1000,
+      commandTimeout: options.commandTimeoutMs ?? 500,
+      retryStrategy: (times) => Math.min(100 * times, 2000),
+      // On close, a connection that does not end by itself is destroyed after this long.
+      disconnectTimeout: 200,
+    }) as ThrottleRedis;
+    // Connection errors are reported through the commands that fail (once per outage), not here.
+    client.on('error', () => undefined);
+    client.defineCommand('svcThrottleReserve', { lua: RESERVE_SCRIPT });
+    client.defineCommand('svcThrottleRelease', { lua: RELEASE_SCRIPT });
+    this.client = client;
+    // Commands sent before the first connection would fail at once: the first ones wait for it, a little.
+    this.firstConnection = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 1000);
+      client.once('ready', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  private async run<T>(command: () => Promise<T>, failOpen: T): Promise<T> {
+    try {
+      if (this.client.status !== 'ready') await this.firstConnection;
+      const result = await command();
+      if (this.outage) {
+        const seconds = Math.round((Date.now() - this.outage.since) / 1000);
+        this.log(`login throttle: Redis answers again after ${seconds} s; ${this.outage.unthrottled} login attempts were not throttled`);
+        this.outage = undefined;
+      }
+      return result;
+    } catch (err) {
+      if (!this.outage) {
+        this.outage = { since: Date.now(), unthrottled: 0 };
+        const reason = err instanceof Error ? err.message : String(err);
+        this.log(`login throttle: Redis unreachable (${reason}); login attempts are not throttled until it answers`);
+      }
+      this.outage.unthrottled += 1;
+      return failOpen;
+    }
+  }
+
+  reserve(rules: readonly ThrottleRule[], windowMs: number): Promise<Reservation> {
+    return this.run(async () => {
+      const keys = rules.map((r) => r.key);
+      const wait = Number(await this.client.svcThrottleReserve(keys.length, ...keys, windowMs, ...rules.map((r) => r.limit)));
+      return wait > 0 ? { allowed: false, retryAfterMs: wait } : { allowed: true };
+    }, { allowed: true } as Reservation);
+  }
+
+  async release(keys: readonly string[]): Promise<void> {
+    await this.run(async () => void (await this.client.svcThrottleRelease(keys.length, ...keys)), undefined);
+  }
+
+  async reset(keys: readonly string[]): Promise<void> {
+    await this.run(async () => void (await this.client.del(...keys)), undefined);
+  }
+
+  /** Closes the connection: politely (QUIT) when it is up, at once otherwise. */
+  async close(): Promise<void> {
+    if (this.client.status === 'ready') {
+      try {
+        await this.client.quit();
+        return;
+      } catch {
+        // Closed under us: disconnect below.
+      }
+    }
+    this.client.disconnect();
+  }
+}
+
+/** The body of the 429 of a throttled login. */
+export const TOO_MANY_LOGIN_FAILURES = 'Too many failed login attempts. Try again later.';
+
+/**
+ * The address a client's attempts are counted under: the connection's peer address (Express's
+ * `req.ip`, which follows `X-Forwarded-For` only when the app trusts a proxy). IPv4-mapped IPv6
+ * addresses count as their IPv4 address, and an IPv6 client as its /64 network, since one host
+ * usually holds a whole /64.
+ */
+export function clientAddress(req: Request): string {
+  const raw = req.ip ?? req.socket?.remoteAddress ?? 'unknown';
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(raw);
+  if (mapped) return mapped[1];
+  if (net.isIPv6(raw)) return `${ipv6Groups(raw).slice(0, 4).join(':')}::/64`;
+  return raw;
+}
+
+/** The eight groups of an IPv6 address, in lowercase without leading zeros. */
+function ipv6Groups(address: string): string[] {
+  const [head, tail] = address.split('%')[0].split('::') as [string, string | undefined];
+  const part = (s: string | undefined) => (s ? s.split(':') : []);
+  const left = part(head);
+  const right = part(tail);
+  const groups = tail === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill('0'), ...right];
+  return groups.map((g) => (/^[0-9a-f]+$/i.test(g) ? parseInt(g, 16).toString(16) : g));
+}
+
+export interface LoginThrottleOptions {
+  store: ThrottleStore;
+  /** Failures allowed per username within the window. */
+  perUsername: number;
+  /** Failures allowed per client address within the window. */
+  perAddress: number;
+  windowSeconds: number;
+  /** Prefix of the counters' keys, so that services sharing one Redis keep apart. */
+  keyPrefix?: string;
+}
+
+/** One counted login attempt: tell it how it ended. A failure needs nothing: it stays counted. */
+export class LoginAttempt {
+  constructor(
+    private readonly store: ThrottleStore,
+    private readonly usernameKey: string,
+    private readonly addressKey: string,
+  ) {}
+
+  /** The password matched: the username's failures are forgotten; the attempt does not count against the address. */
+  async succeeded(): Promise<void> {
+    await this.store.reset([this.usernameKey]);
+    await this.store.release([this.addressKey]);
+  }
+
+  /** The attempt ended without a verdict on the password (an inactive account, an error): it counts for nothing. */
+  async abandoned(): Promise<void> {
+    await this.store.release([this.usernameKey, this.addressKey]);
+  }
+}
+
+export class LoginThrottle {
+  readonly store: ThrottleStore;
+  private readonly options: Required<LoginThrottleOptions>;
+
+  constructor(options: LoginThrottleOptions) {
+    this.options = { keyPrefix: 'svc:login:', ...options };
+    this.store = options.store;
+  }
+
+  /**
+   * The throttle a service's settings describe: `SVC_LOGIN_MAX_FAILURES_PER_USERNAME`,
+   * `SVC_LOGIN_MAX_FAILURES_PER_ADDRESS` within `SVC_LOGIN_FAILURES_WINDOW` seconds, counted in
+   * Redis when the environment sets `SVC_REDIS_URL`, in memory otherwise. Keys start with
+   * `svc:<SVC_JWT_AUDIENCE>:login:`.
+   */
+  static fromSettings(settings: Settings, env: NodeJS.ProcessEnv = process.env, log?: (line: string) => void): LoginThrottle {
+    const url = env.SVC_REDIS_URL?.trim();
+    return new LoginThrottle({
+      store: url ? new RedisThrottleStore({ url, log }) : new MemoryThrottleStore(),
+      perUsername: settings.SVC_LOGIN_MAX_FAILURES_PER_USERNAME,
+      perAddress: settings.SVC_LOGIN_MAX_FAILURES_PER_ADDRESS,
+      windowSeconds: settings.SVC_LOGIN_FAILURES_WINDOW,
+      keyPrefix: `svc:${settings.SVC_JWT_AUDIENCE}:login:`,
+    });
+  }
+
+  /** The counter keys of a username (hashed: a username may be long) and of an address. */
+  keys(username: string, address: string): { username: string; address: string } {
+    const digest = crypto.createHash('sha256').update(username, 'utf8').digest('base64url');
+    return { username: `${this.options.keyPrefix}user:${digest}`, address: `${this.options.keyPrefix}addr:${address}` };
+  }
+
+  /**
+   * Counts a login attempt for `username` from the request's client address, before its password
+   * is checked. A throttled attempt throws TooManyRequestsError carrying the seconds to wait (the
+   * error middleware answers it with `Retry-After`).
+   */
+  async begin(req: Request, username: string): Promise<LoginAttempt> {
+    const keys = this.keys(username, clientAddress(req));
+    const reservation = await this.store.reserve(
+      [
+        { key: keys.username, limit: this.options.perUsername },
+        { key: keys.address, limit: this.options.perAddress },
+      ],
+      this.options.windowSeconds * 1000,
+    );
+    if (!reservation.allowed) {
+      const seconds = Math.max(1, Math.ceil(reservation.retryAfterMs / 1000));
+      throw new TooManyRequestsError(seconds, TOO_MANY_LOGIN_FAILURES);
+    }
+    return new LoginAttempt(this.store, keys.username, keys.address);
+  }
+
+  close(): Promise<void> {
+    return this.store.close();
+  }
+}
+
+const throttles = new WeakMap<object, LoginThrottle>();
+
+/**
+ * The login throttle of a service (its `ServiceContext`), made from its settings on first use and
+ * kept for the service's life.
+ */
+export function loginThrottle(service: { settings: Settings }): LoginThrottle {
+  let throttle = throttles.get(service);
+  if (!throttle) {
+    throttle = LoginThrottle.fromSettings(service.settings);
+    throttles.set(service, throttle);
+  }
+  return throttle;
+}
+
+/** Gives a service another login throttle (another store, other limits); returns the one it replaces, if any. */
+export function setLoginThrottle(service: { settings: Settings }, throttle: LoginThrottle): LoginThrottle | undefined {
+  const previous = throttles.get(service);
+  throttles.set(service, throttle);
+  return previous;
+}

@@ -1,0 +1,202 @@
+/**
+ * JWT access and refresh tokens, signed RS256 with an RSA private key and verified with the
+ * public key. Only RS256 is accepted: the token's own `alg` header is never trusted.
+ */
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import jwt from 'jsonwebtoken';
+import type { Db } from '../db/connection';
+import { USED_REFRESH_TOKENS_TABLE } from '../db/migrations';
+import { ConfigurationError, type Settings } from '../core/settings';
+
+export interface KeyPair {
+  privateKey: string;
+  publicKey: string;
+}
+
+export interface KeyOptions {
+  privateKeyFile?: string;
+  publicKeyFile?: string;
+  /** Where a development pair is generated and reused when no files are given. */
+  devKeysDir: string;
+  production: boolean;
+  warn?: (message: string) => void;
+}
+
+/**
+ * Keys from `SVC_JWT_PRIVATE_KEY_FILE` / `SVC_JWT_PUBLIC_KEY_FILE`; without them, outside production,
+ * a 2048-bit pair generated once into `devKeysDir` and reused. In production, missing keys stop the start.
+ */
+export function loadKeys(options: KeyOptions): KeyPair {
+  const { privateKeyFile, publicKeyFile } = options;
+  if (privateKeyFile || publicKeyFile) {
+    if (!privateKeyFile || !publicKeyFile) {
+      throw new ConfigurationError('set both SVC_JWT_PRIVATE_KEY_FILE and SVC_JWT_PUBLIC_KEY_FILE, or neither');
+    }
+    return { privateKey: fs.readFileSync(privateKeyFile, 'utf8'), publicKey: fs.readFileSync(publicKeyFile, 'utf8') };
+  }
+  if (options.production) {
+    throw new ConfigurationError(
+      'NODE_ENV is production but no JWT keys are configured: set SVC_JWT_PRIVATE_KEY_FILE and SVC_JWT_PUBLIC_KEY_FILE to PEM files',
+    );
+  }
+  const privatePath = path.join(options.devKeysDir, 'jwt-private.pem');
+  const publicPath = path.join(options.devKeysDir, 'jwt-public.pem');
+  if (fs.existsSync(privatePath) && fs.existsSync(publicPath)) {
+    return { privateKey: fs.readFileSync(privatePath, 'utf8'), publicKey: fs.readFileSync(publicPath, 'utf8') };
+  }
+  const pair = generateKeyPair();
+  fs.mkdirSync(options.devKeysDir, { recursive: true });
+  fs.writeFileSync(privatePath, pair.privateKey, { mode: 0o600 });
+  fs.writeFileSync(publicPath, pair.publicKey);
+  (options.warn ?? console.warn)(
+    `generated a development RSA key pair in ${options.devKeysDir}; set SVC_JWT_PRIVATE_KEY_FILE and SVC_JWT_PUBLIC_KEY_FILE in production`,
+  );
+  return pair;
+}
+
+export function generateKeyPair(): KeyPair {
+  const { privateKey, publicKey } = crypto.generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
+  return { privateKey, publicKey };
+}
+
+export interface TokenClaims extends jwt.JwtPayload {
+  sub: string;
+  type?: string;
+}
+
+export type TokenFailure = 'expired' | 'invalid';
+
+export class TokenError extends Error {
+  constructor(readonly reason: TokenFailure, message: string) {
+    super(message);
+    this.name = 'TokenError';
+  }
+}
+
+export class TokenService {
+  /** The public key parsed once: given as PEM text, it would be parsed again for every token verified. */
+  private readonly publicKey: crypto.KeyObject;
+
+  /**
+   * @param extraClaims user fields copied into every access token `issueFor` signs (the service
+   *   file's `auth.extra_claims`).
+   */
+  constructor(
+    private readonly keys: KeyPair,
+    private readonly settings: Settings,
+    readonly extraClaims: readonly string[] = [],
+  ) {
+    this.publicKey = crypto.createPublicKey(keys.publicKey);
+  }
+
+  /** An access token for a user, with the configured extra claims taken from the user's fields. */
+  issueFor(user: { id: string | number } & Record<string, unknown>): string {
+    return this.issueAccess(user.id, Object.fromEntries(this.extraClaims.map((name) => [name, user[name]])));
+  }
+
+  get accessLifetime(): number {
+    return this.settings.SVC_ACCESS_TOKEN_LIFETIME;
+  }
+
+  /** An access token: sub, iss, aud, iat, exp, a unique jti and the optional extra claims. */
+  issueAccess(userId: string | number, extraClaims: Record<string, unknown> = {}): string {
+    const { sub: _s, iss: _i, aud: _a, iat: _t, exp: _e, type: _y, jti: _j, ...extra } = extraClaims;
+    return jwt.sign(extra, this.keys.privateKey, {
+      algorithm: 'RS256',
+      jwtid: crypto.randomUUID(),
+      subject: String(userId),
+      issuer: this.settings.SVC_JWT_ISSUER,
+      audience: this.settings.SVC_JWT_AUDIENCE,
+      expiresIn: this.settings.SVC_ACCESS_TOKEN_LIFETIME,
+    });
+  }
+
+  /** A refresh token: `type: "refresh"` and no extra claims. */
+  issueRefresh(userId: string | number): string {
+    return jwt.sign({ type: 'refresh' }, this.keys.privateKey, {
+      algorithm: 'RS256',
+      jwtid: crypto.randomUUID(),
+      subject: String(userId),
+      issuer: this.settings.SVC_JWT_ISSUER,
+      audience: this.settings.SVC_JWT_AUDIENCE,
+      expiresIn: this.settings.SVC_REFRESH_TOKEN_LIFETIME,
+    });
+  }
+
+  /** Signature (RS256 only), issuer, audience, expiry and a non-empty `sub`. */
+  verify(token: string): TokenClaims {
+    let payload: string | jwt.JwtPayload;
+    try {
+      payload = jwt.verify(token, this.publicKey, {
+        algorithms: ['RS256'],
+        issuer: this.settings.SVC_JWT_ISSUER,
+        audience: this.settings.SVC_JWT_AUDIENCE,
+      });
+    } catch (err) {
+      if (err instanceof jwt.TokenExpiredError) throw new TokenError('expired', 'token expired');
+      throw new TokenError('invalid', err instanceof Error ? err.message : 'invalid token');
+    }
+    if (typeof payload !== 'object' || typeof payload.sub !== 'string' || payload.sub === '') {
+      throw new TokenError('invalid', 'token has no subject');
+    }
+    return payload as TokenClaims;
+  }
+
+  /** An access token: valid and not a refresh token. */
+  verifyAccess(token: string): TokenClaims {
+    const claims = this.verify(token);
+    if (claims.type !== undefined) throw new TokenError('invalid', 'not an access token');
+    return claims;
+  }
+}
+
+/**
+ * The id a used refresh token is remembered by: its `jti`; for a token without one (this runtime
+ * always sets it, but any token signed with the key verifies) a digest of its signature bytes,
+ * decoded, so that another base64url spelling of the same signature is the same token.
+ */
+export function refreshTokenId(token: string, claims: TokenClaims): string {
+  if (typeof claims.jti === 'string' && claims.jti.length > 0 && claims.jti.length <= 64) return claims.jti;
+  const signature = Buffer.from(token.split('.')[2] ?? '', 'base64url');
+  return `sig:${crypto.createHash('sha256').update(signature).digest('base64url')}`;
+}
+
+/** How often, at most, a process deletes the ids of refresh tokens that have expired. */
+export const USED_REFRESH_TOKENS_PURGE_INTERVAL_MS = 60_000;
+let nextPurgeAt = 0;
+
+/** Deletes the ids of used refresh tokens that expired before `nowSeconds`; returns how many. */
+export function purgeUsedRefreshTokens(db: Db, nowSeconds = Math.floor(Date.now() / 1000)): Promise<number> {
+  return db(USED_REFRESH_TOKENS_TABLE).where('expires_at', '<', nowSeconds).delete();
+}
+
+/**
+ * Marks a verified refresh token as used: true the first time, false ever after. The id is kept in
+ * the database (`svc_used_refresh_tokens`, created by the runtime's migrations) until the token
+ * expires, so the answer holds across restarts and between instances sharing the database. One
+ * insert arbitrated by the primary key (`ON CONFLICT DO NOTHING`): of concurrent uses of one token,
+ * exactly one inserts the row; the others wait for its transaction and then insert nothing (or, if
+ * it rolls back, one of them gets it). The transaction stays usable either way. At most once a
+ * minute per process the ids of expired tokens are deleted first.
+ */
+export async function consumeRefreshToken(db: Db, token: string, claims: TokenClaims): Promise<boolean> {
+  const now = Date.now();
+  if (now >= nextPurgeAt) {
+    nextPurgeAt = now + USED_REFRESH_TOKENS_PURGE_INTERVAL_MS;
+    await purgeUsedRefreshTokens(db, Math.floor(now / 1000));
+  }
+  // A token without `exp` never expires: its id is kept for good.
+  const expiresAt = typeof claims.exp === 'number' && Number.isSafeInteger(claims.exp) ? claims.exp : Number.MAX_SAFE_INTEGER;
+  const inserted = await db(USED_REFRESH_TOKENS_TABLE)
+    .insert({ jti: refreshTokenId(token, claims), expires_at: expiresAt })
+    .onConflict('jti')
+    .ignore()
+    .returning('jti');
+  return inserted.length === 1;
+}

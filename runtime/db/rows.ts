@@ -1,0 +1,104 @@
+/**
+ * Loading related records for a page of rows: one query per relation, never one per row.
+ */
+import { selectFixed, type Db } from './connection';
+
+export type Row = Record<string, any>;
+
+export interface ForeignSpec<T> {
+  table: string;
+  pk: string;
+  columns: readonly string[];
+  shape: (row: Row) => T;
+}
+
+/** The related rows named by `keys` (nulls skipped, duplicates queried once), by primary key. */
+export async function loadForeign<T>(db: Db, spec: ForeignSpec<T>, keys: readonly unknown[]): Promise<Map<unknown, T>> {
+  const wanted = [...new Set(keys.filter((k) => k !== null && k !== undefined))];
+  const out = new Map<unknown, T>();
+  if (wanted.length === 0) return out;
+  for (const chunk of chunks(wanted)) {
+    const rows = await selectFixed(db, spec, String(chunk.length), () => db(spec.table).select(spec.columns).whereIn(spec.pk, chunk), chunk);
+    for (const row of rows) out.set(row[spec.pk], spec.shape(row));
+  }
+  return out;
+}
+
+export interface ManyToManySpec<T> extends ForeignSpec<T> {
+  joinTable: string;
+  /** Join-table column that points at the owner. */
+  ownColumn: string;
+  /** Join-table column that points at the related record. */
+  otherColumn: string;
+}
+
+const OWNER = '__owner';
+
+/** For each owner key, its related records, ordered by the related primary key. */
+export async function loadManyToMany<T>(db: Db, spec: ManyToManySpec<T>, owners: readonly unknown[]): Promise<Map<unknown, T[]>> {
+  const wanted = [...new Set(owners)];
+  const out = new Map<unknown, T[]>();
+  if (wanted.length === 0) return out;
+  for (const chunk of chunks(wanted)) {
+    const query = () =>
+      db(spec.joinTable)
+        .join(spec.table, `${spec.table}.${spec.pk}`, '=', `${spec.joinTable}.${spec.otherColumn}`)
+        .select([`${spec.joinTable}.${spec.ownColumn} as ${OWNER}`, ...spec.columns.map((c) => `${spec.table}.${c}`)])
+        .whereIn(`${spec.joinTable}.${spec.ownColumn}`, chunk as any[])
+        .orderBy([{ column: `${spec.joinTable}.${spec.ownColumn}` }, { column: `${spec.table}.${spec.pk}` }]);
+    for (const row of await selectFixed(db, spec, String(chunk.length), query, chunk)) {
+      const list = out.get(row[OWNER]) ?? [];
+      list.push(spec.shape(row));
+      out.set(row[OWNER], list);
+    }
+  }
+  return out;
+}
+
+const EXISTS = {};
+
+/** Whether a row with this primary key exists. */
+export async function exists(db: Db, table: string, pk: string, value: unknown): Promise<boolean> {
+  const rows = await selectFixed(db, EXISTS, `${table} ${pk}`, () => db(table).select(pk).where(pk, value as any).limit(1, { skipBinding: true }), [value]);
+  return rows.length > 0;
+}
+
+/** The keys among `values` that have no row in `table`. */
+export async function missingKeys(db: Db, table: string, pk: string, values: readonly unknown[]): Promise<unknown[]> {
+  const wanted = [...new Set(values)];
+  const found = new Set<unknown>();
+  for (const chunk of chunks(wanted)) {
+    const rows: Row[] = await db(table).select(pk).whereIn(pk, chunk as any[]);
+    for (const row of rows) found.add(row[pk]);
+  }
+  return wanted.filter((v) => !found.has(v));
+}
+
+/** Replaces the related keys of one owner in a join table. */
+export async function setRelated(db: Db, joinTable: string, ownColumn: string, otherColumn: string, owner: unknown, keys: readonly unknown[]): Promise<void> {
+  await db(joinTable).where(ownColumn, owner as any).delete();
+  const unique = [...new Set(keys)];
+  // SQLite's multi-row insert is a compound SELECT, limited to 500 terms.
+  for (const chunk of chunks(unique, 200)) {
+    await db(joinTable).insert(chunk.map((k) => ({ [ownColumn]: owner, [otherColumn]: k })));
+  }
+}
+
+/** SQLite limits bound parameters per statement; 500 keeps well below every limit. */
+function* chunks<T>(values: readonly T[], size = 500): Generator<T[]> {
+  for (let i = 0; i < values.length; i += size) yield values.slice(i, i + size);
+}
+
+/** The related record a required foreign key points at (the constraint guarantees it exists). */
+export function related<T>(map: ReadonlyMap<unknown, T>, key: unknown): T {
+  const value = map.get(key);
+  if (value === undefined) throw new Error(`related row ${String(key)} is missing`);
+  return value;
+}
+
+/** The row without keys whose value is undefined, so the database applies its defaults to them. */
+export function withoutUndefined(row: Row): Row {
+  const out: Row = {};
+  for (const [key, value] of Object.entries(row)) if (value !== undefined) out[key] = value;
+  return out;
+}

@@ -1,0 +1,116 @@
+/**
+ * The Express application of a generated service: request ids and logs, CORS, metrics, body
+ * parsing, routes, OpenAPI and Swagger UI, the JSON 404/405 fallback and the one error middleware
+ * that renders every failure.
+ */
+import express, { type Express, type Request } from 'express';
+import swaggerUi from 'swagger-ui-express';
+import { jsonBody } from './body';
+import { cors, corsSettings, type CorsSettings } from './cors';
+import { dialectOf, requestsArrived, type Db } from '../db/connection';
+import { buildOpenApi, type ApiInfo } from './openapi';
+import { createLogger, logRequestError, requestLogging, type Logger } from './logging';
+import { createMetrics, metricsEnabled, metricsHandler, type Metrics } from './metrics';
+import { OutageMonitor } from '../db/outage';
+import type { ExceptionHandlers } from '../operations/exceptions';
+import { errorMiddleware } from './error-middleware';
+import { healthRoutes } from './health';
+import { fallback, orderRoutes, type Method, type Route } from './routes';
+import type { Settings } from '../core/settings';
+import { sendJson, sendJsonText } from './send';
+
+export interface ApiOptions extends ApiInfo {
+  settings: Settings;
+  db: Db;
+  routes: readonly Route[];
+  /** The service's exception handlers (`ServiceContext.exceptionHandlers`), for the error middleware. */
+  exceptionHandlers?: ExceptionHandlers;
+  /** The older `views()` hook: registers its own routes on the API router (after the generated ones). */
+  views?: (router: express.Router) => void;
+  /**
+   * Request logs, and unhandled errors (500s) and database outages with the id of the request that
+   * met them; defaults to `createLogger()` (`SVC_LOG_LEVEL`, `NODE_ENV`).
+   */
+  logger?: Logger;
+  /** Takes over the logging of unhandled errors and outages from `logger` (tests collect them). */
+  logError?: (error: unknown) => void;
+  /** Defaults to the `SVC_CORS_*` variables (`corsSettings()`): off unless origins are listed. */
+  cors?: CorsSettings;
+  /** Served at `/metrics`; `false` serves none. Defaults to metrics of `db` when `SVC_METRICS` is true. */
+  metrics?: Metrics | false;
+}
+
+/** The methods whose routes read a body (body.ts refuses a non-JSON one on POST, PUT and PATCH only). */
+const METHODS_WITH_BODY: ReadonlySet<Method> = new Set(['post', 'put', 'patch', 'delete']);
+
+/** The longest request target (path and query string) served, in bytes; longer is a 414. */
+export const MAX_URL_LENGTH = 8192;
+
+export function createApi(options: ApiOptions): Express {
+  const { settings, db, basePath } = options;
+  const logger = options.logger ?? createLogger();
+  const logError: (error: unknown, req?: Request) => void =
+    options.logError ?? ((error, req) => logRequestError(logger, req, error, 'unhandled error'));
+  const outage = new OutageMonitor(db, options.logError ?? ((message, req) => logger.error({ reqId: req?.id }, message)));
+  const metrics = options.metrics ?? (metricsEnabled() ? createMetrics({ db }) : false);
+  const corsHandler = cors(options.cors ?? corsSettings());
+  const routes = orderRoutes([...healthRoutes(db, outage), ...options.routes]);
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('strict routing', true);
+  app.set('case sensitive routing', true);
+  app.set('query parser', 'simple');
+  // Routes sit on the application itself, at their full paths: a request walks one router. Only the
+  // routes of a `views()` hook are on a router mounted at the base path, their paths relative to it.
+  const appRoutes = new WeakSet<object>();
+  const route = (path: string) => {
+    const r = app.route(path);
+    appRoutes.add(r);
+    return r;
+  };
+  app.use(
+    requestLogging({
+      logger,
+      routeOf: (req) => (req.route ? (appRoutes.has(req.route) ? req.route.path : basePath + req.route.path) : undefined),
+      onFinish: metrics ? (req, res, route, seconds) => metrics.observe(req.method, route, res.statusCode, seconds) : undefined,
+    }),
+  );
+  // SQLite: the requests received together share read snapshots (see requestsArrived).
+  const arrived = dialectOf(db) === 'sqlite' ? requestsArrived : undefined;
+  app.use((req, res, next) => {
+    arrived?.();
+    if (req.url.length > MAX_URL_LENGTH) sendJson(res, 414, { detail: 'URI Too Long' });
+    else next();
+  });
+  if (corsHandler) app.use(corsHandler);
+  if (metrics) route('/metrics').get(metricsHandler(metrics));
+
+  // Bodies are read by the routes of the methods that carry one (and by every route of `views()`).
+  const body = jsonBody({ limit: '1mb' });
+  const register = (r: Route) => route(basePath + r.path)[r.method](...(METHODS_WITH_BODY.has(r.method) ? [body] : []), ...r.handlers);
+  // The health routes first: probes come often, and no other route can take their paths.
+  for (const r of routes) if (r.doc?.standalone) register(r);
+
+  let openapi: string | undefined;
+  const openapiUrl = `${basePath}/openapi.json`;
+  route(openapiUrl).get((_req, res) => {
+    openapi ??= JSON.stringify(buildOpenApi(options, routes));
+    sendJsonText(res, 200, openapi);
+  });
+  route(`${basePath}/docs`).get((req, res, next) => (req.originalUrl.split('?')[0].endsWith('/') ? next() : res.redirect(301, `${basePath}/docs/`)));
+  app.use(`${basePath}/docs/`, swaggerUi.serveFiles(undefined, { swaggerUrl: openapiUrl }), swaggerUi.setup(undefined, {
+    customSiteTitle: options.title,
+    swaggerUrl: openapiUrl,
+    swaggerOptions: { persistAuthorization: true },
+  }));
+
+  for (const r of routes) if (!r.doc?.standalone) register(r);
+  const api = express.Router({ strict: true, caseSensitive: true });
+  api.use(body);
+  options.views?.(api);
+  api.use(fallback(routes));
+  app.use(basePath || '/', api);
+  app.use(fallback([]));
+  app.use(errorMiddleware(settings, options.exceptionHandlers ?? [], logError, outage));
+  return app;
+}

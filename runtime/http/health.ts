@@ -1,0 +1,58 @@
+/**
+ * The health routes every service serves: liveness (`GET /health`) and readiness (`GET /health/ready`).
+ */
+import type { Db } from '../db/connection';
+import { RETRY_AFTER_SECONDS } from '../core/errors';
+import { isConnectionFailure, type OutageMonitor } from '../db/outage';
+import type { Route, RouteDoc } from './routes';
+import { sendJson } from './send';
+import { z } from '../core/zod';
+
+const HealthSchema = z.object({ status: z.literal('ok') }).openapi('HealthSchema');
+const UnavailableSchema = z.object({ detail: z.literal('Service Unavailable') }).openapi('ServiceUnavailableSchema');
+
+/**
+ * `GET /health` (liveness) answers while the process serves requests, without touching the database;
+ * `GET /health/ready` (readiness) also runs `select 1`: a 503 with `Retry-After` while the database
+ * cannot answer, which starts or continues the logged outage like any request failing on it.
+ */
+export function healthRoutes(db: Db, outage: OutageMonitor): Route[] {
+  const ok = { status: 'ok' } as const;
+  const doc = (operationId: string, summary: string, unavailable: boolean): RouteDoc => ({
+    operationId,
+    summary,
+    tags: ['Health'],
+    secured: false,
+    standalone: true,
+    responses: [
+      { status: 200, description: 'OK', schema: HealthSchema },
+      ...(unavailable ? [{ status: 503, description: 'Service Unavailable: the database does not answer', schema: UnavailableSchema }] : []),
+    ],
+  });
+  return [
+    {
+      method: 'get',
+      path: '/health',
+      handlers: [(_req, res) => sendJson(res, 200, ok)],
+      doc: doc('health_live', 'Liveness: the service is up (the database is not queried).', false),
+    },
+    {
+      method: 'get',
+      path: '/health/ready',
+      handlers: [
+        async (_req, res) => {
+          try {
+            await db.raw('select 1');
+          } catch (err) {
+            if (isConnectionFailure(err)) outage.failed(err);
+            res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
+            sendJson(res, 503, { detail: 'Service Unavailable' });
+            return;
+          }
+          sendJson(res, 200, ok);
+        },
+      ],
+      doc: doc('health_ready', 'Readiness: the service is up and its database answers.', true),
+    },
+  ];
+}

@@ -1,0 +1,193 @@
+/**
+ * Request logs: one JSON line per request through pino, and request ids.
+ *
+ * - A request's id is its `X-Request-Id` header when that is 1 to 128 characters among letters,
+ *   digits and `-` `_` `.` `:` `@` `/` `+` `=`; otherwise a new UUID. The response echoes it in
+ *   `X-Request-Id`, and every line logged about the request carries it as `reqId`.
+ * - When the response is finished (or the connection closed first), one line at level `info`:
+ *   `{time, reqId, method, route, status, durationMs, userId?, msg: "request"}`. `route` is the
+ *   route's pattern (`/api/articles/:pk/`), never the URL: no ids, query strings or tokens end up in
+ *   the logs; a request no route matched has no `route`. Headers and bodies are never logged.
+ * - `createLogger` reads `SVC_LOG_LEVEL` (`fatal`, `error`, `warn`, `info`, `debug`, `trace`,
+ *   `silent`; default `info`) and writes JSON lines to stdout, or readable colored lines through
+ *   pino-pretty when `NODE_ENV` is `development` (and pino-pretty is installed).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Request, RequestHandler, Response } from 'express';
+import pino, { type DestinationStream, type Logger } from 'pino';
+import { ConfigurationError } from '../core/settings';
+
+export type { Logger } from 'pino';
+
+declare global {
+  namespace Express {
+    interface Request {
+      /** The request's id: its valid `X-Request-Id`, or a generated UUID. */
+      id?: string;
+    }
+  }
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** What an `X-Request-Id` from a client may be; anything else is replaced by a new id. */
+export const REQUEST_ID_PATTERN = /^[A-Za-z0-9\-_.:@/+=]{1,128}$/;
+
+/** `SVC_LOG_LEVEL`, checked. */
+export function logLevelOf(env: NodeJS.ProcessEnv = process.env): LogLevel {
+  const raw = env.SVC_LOG_LEVEL?.trim().toLowerCase() || 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(raw)) {
+    throw new ConfigurationError(`SVC_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${env.SVC_LOG_LEVEL}"`);
+  }
+  return raw as LogLevel;
+}
+
+/** Whether `NODE_ENV` asks for development output. */
+export function isDevelopment(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.NODE_ENV?.trim().toLowerCase() === 'development';
+}
+
+/** pino-pretty's stream when it can be loaded (it is a development dependency). */
+function prettyStream(): DestinationStream | undefined {
+  try {
+    const pretty = require('pino-pretty') as (options: object) => DestinationStream;
+    return pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+  } catch {
+    return undefined;
+  }
+}
+
+let stdoutLines: DestinationStream | undefined;
+
+/** The most written at once: a pipe keeps writes up to this size whole (workers of a cluster share stdout). */
+const ATOMIC_WRITE_BYTES = 4096;
+
+/**
+ * Standard output for log lines, written once per turn of the event loop: the lines of the requests
+ * answered in one turn go out together (in writes of at most 4 KiB, so that lines of several
+ * processes never interleave), where a write per line would cost a system call per request. A line
+ * waits at most until the loop's next turn; what is pending when the process exits is written then.
+ * One for the process, as there is one stdout.
+ */
+export function batchedStdout(): DestinationStream {
+  if (stdoutLines) return stdoutLines;
+  const out = pino.destination({ dest: 1, sync: true });
+  let pending = '';
+  let bytes = 0;
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (pending === '') return;
+    const text = pending;
+    pending = '';
+    bytes = 0;
+    out.write(text);
+  };
+  process.on('exit', flush);
+  stdoutLines = {
+    write(line: string) {
+      const size = Buffer.byteLength(line);
+      if (bytes + size > ATOMIC_WRITE_BYTES) flush();
+      pending += line;
+      bytes += size;
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    },
+  };
+  return stdoutLines;
+}
+
+/**
+ * The service's logger as the environment sets it up; `destination` replaces stdout (tests capture
+ * the lines there). ISO times; no `pid` or `hostname` (the platform adds where a line came from).
+ */
+export function createLogger(env: NodeJS.ProcessEnv = process.env, destination?: DestinationStream): Logger {
+  const options = { level: logLevelOf(env), base: undefined, timestamp: pino.stdTimeFunctions.isoTime };
+  const pretty = destination ? undefined : isDevelopment(env) ? prettyStream() : undefined;
+  const stream = destination ?? pretty ?? batchedStdout();
+  const logger = pino(options, stream);
+  // JSON lines in pino's own layout: the request line can be written without pino (`requestLine`).
+  if (!pretty) JSON_LINES.set(logger, stream);
+  return logger;
+}
+
+/** The stream of each logger `createLogger` made that writes JSON lines, as pino writes them. */
+const JSON_LINES = new WeakMap<Logger, DestinationStream>();
+
+/** A request's fields, as its line names them. */
+interface RequestLine {
+  reqId: string;
+  method: string;
+  route: string | undefined;
+  status: number;
+  durationMs: number;
+  userId: string | number | undefined;
+}
+
+/**
+ * The request's line as pino writes `logger.info(fields, 'request')` for a logger of `createLogger`:
+ * `level`, `time`, the fields (an undefined one left out), then `msg`. The request id and the numbers
+ * need no escaping (an id is checked against REQUEST_ID_PATTERN or generated); the other strings are encoded.
+ */
+function requestLine(f: RequestLine): string {
+  const route = f.route === undefined ? '' : `,"route":${JSON.stringify(f.route)}`;
+  const user = f.userId === undefined ? '' : `,"userId":${JSON.stringify(f.userId)}`;
+  return (
+    `{"level":30,"time":"${new Date().toISOString()}","reqId":"${f.reqId}","method":${JSON.stringify(f.method)}${route}` +
+    `,"status":${f.status},"durationMs":${f.durationMs}${user},"msg":"request"}\n`
+  );
+}
+
+/** The request's id: the client's `X-Request-Id` when it is valid, a new UUID otherwise. */
+export function requestIdOf(req: Request): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
+}
+
+/** The pattern of the route that served `req` (with the base path), or undefined when none matched. */
+export type RoutePatternOf = (req: Request) => string | undefined;
+
+export interface RequestLogOptions {
+  logger: Logger;
+  routeOf: RoutePatternOf;
+  /** Called once per request with what was logged (metrics count requests from it). */
+  onFinish?: (req: Request, res: Response, route: string | undefined, seconds: number) => void;
+}
+
+/**
+ * Gives each request its id (`req.id`, the `X-Request-Id` response header) and logs one line when
+ * it ends. The line is built once, from fields read off the request: no child logger, one listener.
+ */
+export function requestLogging({ logger, routeOf, onFinish }: RequestLogOptions): RequestHandler {
+  const logs = logger.isLevelEnabled('info');
+  // A logger of createLogger gets the line without pino's generic serialization; any other, through pino.
+  const lines = JSON_LINES.get(logger);
+  return (req, res, next) => {
+    const started = performance.now();
+    const id = requestIdOf(req);
+    req.id = id;
+    res.setHeader('X-Request-Id', id);
+    // 'close' comes once per response: after 'finish', or when the connection closed first.
+    res.on('close', () => {
+      const ms = performance.now() - started;
+      const route = routeOf(req);
+      // A response cut off before its head was sent has no status a client saw.
+      const status = res.headersSent ? res.statusCode : 0;
+      if (logs) {
+        const fields = { reqId: id, method: req.method, route, status, durationMs: Math.round(ms * 100) / 100, userId: req.auth?.id };
+        if (lines) lines.write(requestLine(fields));
+        else logger.info(fields, 'request');
+      }
+      onFinish?.(req, res, route, ms / 1000);
+    });
+    next();
+  };
+}
+
+/** Logs an error about a request, with the request's id. */
+export function logRequestError(logger: Logger, req: Request | undefined, err: unknown, message: string): void {
+  logger.error({ reqId: req?.id, err }, message);
+}

@@ -1,0 +1,181 @@
+/**
+ * Routes as data: each generated or custom endpoint is a `Route`, registered on one Express router
+ * in a fixed order (static segments before parameters), documented in OpenAPI, and known to the
+ * fallback that answers 404 or 405. `expressHandler` binds an operation (operations.ts) to Express:
+ * the only place that turns a request into an operation's input and its reply into a response.
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { match } from 'path-to-regexp';
+import { requestContext, type ServiceContext } from '../operations/context';
+import { sendJson } from './send';
+import { parseInput, runParsed, type Operation, type OperationInput, type PartSchema, type QueryValues } from '../operations/operation';
+import type { z } from '../core/zod';
+
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'options' | 'head';
+
+export interface RouteResponse {
+  status: number;
+  description: string;
+  schema?: z.ZodType;
+}
+
+export interface RouteDoc {
+  operationId: string;
+  summary?: string;
+  description?: string;
+  tags: string[];
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  body?: z.ZodType;
+  responses: RouteResponse[];
+  /** Error statuses the hook answers itself → the body it sends (the spec's `errors`). */
+  errors?: Record<string, Record<string, string>>;
+  /** Documented for 400, 401, 403 and 404 (the seed's error_schema). */
+  errorSchema?: z.ZodType;
+  /** Whether the operation requires a bearer token. */
+  secured: boolean;
+  /**
+   * A route outside the API's request handling (the health routes): it reads no token and answers
+   * only the responses listed, so neither a security requirement nor the common errors apply.
+   */
+  standalone?: boolean;
+  /** Whether a rate limit applies: the 429 is documented. */
+  throttled?: boolean;
+}
+
+export interface Route {
+  method: Method;
+  /** Express path relative to the API's base path, e.g. `/articles/:pk/`. */
+  path: string;
+  /** Middleware and the view, in order (auth first). */
+  handlers: RequestHandler[];
+  doc?: RouteDoc;
+}
+
+function segments(path: string): string[] {
+  return path.split('/').filter(Boolean);
+}
+
+const isParam = (segment: string) => segment.startsWith(':') || segment.startsWith('*');
+
+/**
+ * Whether `general` would catch requests meant for `specific` if registered first: same number of
+ * segments, equal where both are static, and a parameter in `general` where `specific` is static
+ * (e.g. `/articles/:pk/` and `/articles/search/`).
+ */
+export function shadows(general: Route, specific: Route): boolean {
+  const g = segments(general.path);
+  const s = segments(specific.path);
+  if (g.length !== s.length) return false;
+  let wider = false;
+  for (let i = 0; i < g.length; i++) {
+    if (g[i] === s[i]) continue;
+    if (isParam(g[i]) && !isParam(s[i])) wider = true;
+    else return false;
+  }
+  return wider;
+}
+
+/**
+ * Routes in the order given (the spec's order), except that a route moves before the first route
+ * that would shadow it: static paths are registered before parameter paths that match them.
+ */
+export function orderRoutes(routes: readonly Route[]): Route[] {
+  const out: Route[] = [];
+  for (const route of routes) {
+    const i = out.findIndex((placed) => shadows(placed, route));
+    if (i < 0) out.push(route);
+    else out.splice(i, 0, route);
+  }
+  return out;
+}
+
+/** `/articles/:pk/` → `/articles/{pk}/` for OpenAPI. */
+export function openApiPath(path: string): string {
+  return path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
+}
+
+/**
+ * The fallback after every route: a path some route matches with another method is a 405 with an
+ * `Allow` header; any other path is a 404. Both are JSON.
+ */
+export function fallback(routes: readonly Route[]): RequestHandler {
+  const matchers = routes.map((r) => ({ method: r.method.toUpperCase(), test: match(r.path, { decode: false, trailing: false }) }));
+  return (req: Request, res: Response, _next: NextFunction) => {
+    const allowed = new Set<string>();
+    for (const m of matchers) if (m.test(req.path)) allowed.add(m.method);
+    if (allowed.has('GET')) allowed.add('HEAD');
+    if (allowed.size > 0 && !allowed.has(req.method)) {
+      res.setHeader('Allow', [...allowed].sort().join(', '));
+      sendJson(res, 405, { detail: 'Method Not Allowed' });
+      return;
+    }
+    sendJson(res, 404, { detail: 'Not Found' });
+  };
+}
+
+/** A view: the last handler of a route. Sync or async; Express 5 forwards a rejection to the error middleware. */
+export type View = (req: Request, res: Response) => unknown;
+/** Wraps a view; may run code before and after it, or answer instead of it. */
+export type Decorator = (view: View) => View;
+
+/**
+ * `decorate_view`: applies decorators so that the first listed is outermost. Null entries are
+ * ignored; works for sync and async views alike.
+ */
+export function decorateView(view: View, ...decorators: (Decorator | null | undefined)[]): View {
+  return decorators.reduceRight<View>((inner, d) => (d ? d(inner) : inner), view);
+}
+
+/** `unique_view`: gives a view a stable unique name (its operation id). */
+export function uniqueView<V extends View>(name: string, view: V): V {
+  Object.defineProperty(view, 'name', { value: name });
+  return view;
+}
+
+/** An operation as Express serves it: with the decorators that wrap its view. */
+export interface ExpressOperation<P extends PartSchema = undefined, Q extends PartSchema = undefined, B extends PartSchema = undefined>
+  extends Operation<P, Q, B> {
+  /** Decorators of the view, the first listed outermost; null entries are ignored. */
+  decorators?: readonly (Decorator | null)[];
+}
+
+declare global {
+  namespace Express {
+    interface Request {
+      /**
+       * The request's path parameters, query and body as the operation's schemas output them, set
+       * before the decorators run: a decorator reads values already validated (and typed, e.g. an
+       * integer key as a number), never the raw strings of a request that is about to be a 422.
+       */
+      validated?: { params: unknown; query: unknown; body: unknown };
+    }
+  }
+}
+
+/**
+ * The Express handler of an operation: validates the request first (a 422 before any decorator,
+ * hook or query runs), then runs a view named by the operation id, wrapped in the operation's
+ * decorators, that runs the operation on the validated input and sends its reply.
+ */
+export function expressHandler<P extends PartSchema = undefined, Q extends PartSchema = undefined, B extends PartSchema = undefined>(
+  service: ServiceContext,
+  operation: ExpressOperation<P, Q, B>,
+): RequestHandler {
+  const view: View = async (req, res) => {
+    // The input validated before the decorators ran; parsed here only for a view called without it.
+    const input = (req.validated as OperationInput<P, Q, B> | undefined) ?? parseInput(operation, rawRequest(req));
+    const { status, body } = await runParsed(operation, input, service.db, (db) => requestContext(req, db, service));
+    if (status === 204) res.status(204).end();
+    else sendJson(res, status, body);
+  };
+  const decorated = uniqueView(operation.operationId, decorateView(view, ...(operation.decorators ?? [])));
+  return async (req, res) => {
+    req.validated = parseInput(operation, rawRequest(req));
+    await decorated(req, res);
+  };
+}
+
+function rawRequest(req: Request) {
+  return { params: req.params as Record<string, string>, query: req.query as QueryValues, body: req.body as unknown };
+}

@@ -1,0 +1,159 @@
+/**
+ * What generated routes and user hooks receive: the service context (built once at start) and the
+ * request context (one per request, holding the transaction when the operation writes).
+ */
+import type { Request, RequestHandler } from 'express';
+import { requireAuth, type AuthContext, type Authenticator, type AuthUser } from '../auth/authenticators';
+import { dialectOf, selectFirst, selectFixed, type Db } from '../db/connection';
+import { NotFoundError, type ModelRef } from '../core/errors';
+import type { Knex } from 'knex';
+import type { Row } from '../db/rows';
+import type { Settings } from '../core/settings';
+import type { ExceptionHandlers } from './exceptions';
+
+/** Both 404 keys of a model; the setting SVC_NOT_FOUND_ERROR_USE_VERBOSE_NAMES picks one. */
+export interface ModelInfo {
+  /** Verbose name with spaces replaced by underscores. */
+  verboseKey: string;
+  /** Class name in snake case. */
+  classKey: string;
+}
+
+export function modelRef(model: ModelInfo, settings: Settings): ModelRef {
+  return { notFoundKey: settings.SVC_NOT_FOUND_ERROR_USE_VERBOSE_NAMES ? model.verboseKey : model.classKey };
+}
+
+export interface ServiceContext extends AuthContext {
+  settings: Settings;
+  /** The middleware for an operation's resolved authenticators (`null`: public). */
+  auth(authenticators: readonly Authenticator[] | null): RequestHandler;
+  /** The 404 key of a model under the current settings. */
+  model(model: ModelInfo): ModelRef;
+  /** The service's exception handlers (the spec's `exception_handlers`), by the class each answers for. */
+  exceptionHandlers: ExceptionHandlers;
+}
+
+declare global {
+  namespace Express {
+    interface Request {
+      /** The service the request is served by (set before authentication), for decorators and custom code. */
+      service: ServiceContext;
+    }
+  }
+}
+
+export function createServiceContext(
+  options: Omit<ServiceContext, 'auth' | 'model' | 'exceptionHandlers'> & { exceptionHandlers?: ExceptionHandlers },
+): ServiceContext {
+  const service: ServiceContext = {
+    ...options,
+    exceptionHandlers: options.exceptionHandlers ?? [],
+    auth: (authenticators) => {
+      const authenticate = requireAuth(authenticators, () => service);
+      return (req, res, next) => {
+        req.service = service;
+        return authenticate(req, res, next);
+      };
+    },
+    model: (model) => modelRef(model, options.settings),
+  };
+  return service;
+}
+
+/** Given to user hooks: the request, the caller, and the database (the operation's transaction when it writes). */
+export interface RequestContext {
+  req: Request;
+  user: AuthUser | undefined;
+  db: Db;
+  service: ServiceContext;
+}
+
+export function requestContext(req: Request, db: Db, service: ServiceContext): RequestContext {
+  return { req, user: req.auth, db, service };
+}
+
+/**
+ * What a hook receives: the request context plus the hook's own arguments (for example `values` and
+ * `data` before a create, `instance` for an action, `proceed` for an override). Every hook takes
+ * this one argument, so a hook may name only the parts it uses.
+ */
+export type HookContext<Args extends object = {}> = RequestContext & Args;
+
+/** Builds a hook's argument. Typed loosely on purpose: a hook may declare a narrower view of it. */
+export function withArgs<Args extends object>(ctx: RequestContext, args: Args): HookContext<Args> {
+  return { ...ctx, ...args };
+}
+
+/**
+ * The row lookups of a resource's routes, built once per service. `queryset(ctx)` is the base query
+ * of reads, narrowed in place by `narrow` (the queryset_request hook); it is wrapped in an object
+ * because a Knex query is thenable and awaiting it would run it.
+ *
+ * With `softDelete` (the column that marks a soft-deleted row), every lookup but `lockDeleted` and
+ * `lockAny` sees the live rows only (the column is NULL): a deleted row is a 404 as a missing one.
+ * The condition is the query's first; a `narrow` hook adds its own with `where` (an `orWhere` at the
+ * top would stand beside it, so it groups its alternatives: `query.where((q) => q.where(…).orWhere(…))`).
+ */
+export function rowLookup(options: {
+  table: string;
+  pk: string;
+  model: ModelRef;
+  narrow?: (ctx: RequestContext, query: Knex.QueryBuilder) => unknown;
+  softDelete?: string;
+}) {
+  const { table, pk, model, narrow, softDelete } = options;
+  // findRow's statements, one per list of columns, built once (selectFixed).
+  const byKey = {};
+  /** Only the live rows, when the resource soft-deletes. */
+  const live = (query: Knex.QueryBuilder) => (softDelete ? query.whereNull(`${table}.${softDelete}`) : query);
+  async function queryset(ctx: RequestContext): Promise<{ query: Knex.QueryBuilder }> {
+    const query = live(ctx.db(table));
+    // Await only a promise: a sync hook that returns the (thenable) query must not run it.
+    const result = narrow?.(ctx, query);
+    if (result instanceof Promise) await result;
+    return { query };
+  }
+  /** The row with this key among `rows`, locked on PostgreSQL until the transaction ends, or a 404. */
+  async function lock(ctx: RequestContext, key: unknown, columns: readonly string[], rows: 'live' | 'deleted' | 'any'): Promise<Row> {
+    const query = ctx.db(table).select(columns).where(pk, key as any);
+    if (softDelete && rows === 'live') query.whereNull(softDelete);
+    if (softDelete && rows === 'deleted') query.whereNotNull(softDelete);
+    if (dialectOf(ctx.db) === 'postgres') query.forUpdate();
+    const row = await query.first();
+    if (!row) throw new NotFoundError(model);
+    return row;
+  }
+  return {
+    queryset,
+    /** The row with this primary key among those the caller may read, or a 404. */
+    async findVisible(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<Row> {
+      const { query } = await queryset(ctx);
+      const row = await selectFirst(ctx.db, query.select(columns).where(`${table}.${pk}`, key as any));
+      if (!row) throw new NotFoundError(model);
+      return row;
+    },
+    /** The row with this primary key, or a 404. */
+    async findRow(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<Row> {
+      const [row] = await selectFixed(ctx.db, byKey, columns.join(','), () => live(ctx.db(table).select(columns).where(pk, key as any)).limit(1, { skipBinding: true }), [key]);
+      if (!row) throw new NotFoundError(model);
+      return row;
+    },
+    /**
+     * `findRow` for a write that reads the row and then changes it (an update, a delete, an
+     * action): on PostgreSQL the row stays locked (`SELECT … FOR UPDATE`) until the operation's
+     * transaction ends, so a concurrent writer of the same row waits and then reads what this one
+     * wrote. SQLite needs no lock: the service has one connection, so transactions run one at a time.
+     */
+    lockRow(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<Row> {
+      return lock(ctx, key, columns, 'live');
+    },
+    /** `lockRow` among the soft-deleted rows (a restore): a live or missing row is a 404. */
+    lockDeleted(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<Row> {
+      return lock(ctx, key, columns, 'deleted');
+    },
+    /** `lockRow` among every row, live or soft-deleted (a hard delete). */
+    lockAny(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<Row> {
+      return lock(ctx, key, columns, 'any');
+    },
+  };
+}

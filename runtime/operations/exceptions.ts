@@ -1,0 +1,61 @@
+/**
+ * Errors as answers: what a driver or custom code throws, made into the runtime's exceptions, and the
+ * exception handlers a service registers (`exception_handlers` in the service spec), looked up by the
+ * error's class. The HTTP error middleware renders with them; so does a part of a request that
+ * answers on its own (an item of a bulk request).
+ */
+import type { Request } from 'express';
+import { ZodError } from 'zod';
+import { ApiException, IntegrityError, isConstraintViolation, ServiceUnavailableError, ValidationError } from '../core/errors';
+import { isConnectionFailure } from '../db/outage';
+import { toEntries } from '../validation/validate';
+
+/** What an exception handler answers instead of the default body. */
+export interface HandledResponse {
+  status: number;
+  body: unknown;
+}
+
+export type ExceptionHandler<E = any> = (req: Request, error: E) => HandledResponse | Promise<HandledResponse>;
+
+// Exception classes are looked up by constructor; `abstract new` admits every class.
+export type ExceptionClass = abstract new (...args: any[]) => unknown;
+
+/** A service's exception handlers, each with the class it answers for. */
+export type ExceptionHandlers = ReadonlyArray<readonly [ExceptionClass, ExceptionHandler]>;
+
+/**
+ * Driver constraint errors become IntegrityError, connection failures ServiceUnavailableError; a
+ * ZodError thrown by custom code becomes the 400 validation body.
+ */
+export function normalizeError(err: unknown): unknown {
+  if (err instanceof ApiException) return err;
+  if (isConstraintViolation(err)) return new IntegrityError(err);
+  if (isConnectionFailure(err)) return new ServiceUnavailableError(err);
+  if (err instanceof ZodError) return new ValidationError(toEntries(err.issues, []));
+  return err;
+}
+
+/** The handler of the most specific registered class of `err`, walking its prototype chain from its own class. */
+export function findHandler(err: unknown, handlers: ExceptionHandlers): ExceptionHandler | undefined {
+  if (!err || typeof err !== 'object') return undefined;
+  for (let proto = Object.getPrototypeOf(err); proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+    const entry = handlers.find(([cls]) => cls.prototype === proto);
+    if (entry) return entry[1];
+  }
+  return undefined;
+}
+
+/**
+ * What the error middleware would answer for `error` met while serving `req`, for a part of a
+ * request that answers on its own (an item of a bulk request): the registered exception handler's
+ * response, else an ApiException's status and body (a driver's constraint error is the 409).
+ * Undefined for the errors that fail the whole request: an unavailable database and unhandled errors.
+ */
+export async function handledError(handlers: ExceptionHandlers, req: Request, error: unknown): Promise<HandledResponse | undefined> {
+  const err = normalizeError(error);
+  if (err instanceof ServiceUnavailableError) return undefined;
+  const handler = findHandler(err, handlers);
+  if (handler) return handler(req, err);
+  return err instanceof ApiException ? { status: err.status_code, body: err.body() } : undefined;
+}

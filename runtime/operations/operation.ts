@@ -1,0 +1,118 @@
+/**
+ * Operations, free of any HTTP framework. An operation names the parts of a request it reads (path
+ * parameters, query string, body), each validated by its schema when it has one, whether it runs in
+ * a database transaction, the status it answers with, and `handle`: a function of the validated
+ * input and the request context whose result becomes the reply. A binding (`expressHandler` in
+ * routes.ts) turns an operation into one framework's request handler.
+ */
+import type { RequestContext } from './context';
+import type { Db } from '../db/connection';
+import { parseRequest } from '../validation/validate';
+import type { z } from '../core/zod';
+
+/** The query string as received, before validation: strings, lists of strings, nested records. */
+export interface QueryValues {
+  [key: string]: undefined | string | QueryValues | (string | QueryValues)[];
+}
+
+/** The parts of a request as received, before validation. */
+export interface RawRequest {
+  params: Record<string, string>;
+  query: QueryValues;
+  body: unknown;
+}
+
+/** A request part: what its schema outputs when the operation has one, else the part as received. */
+type Part<S, Raw> = S extends z.ZodType ? z.output<S> : Raw;
+
+/** What `handle` receives: each part of the request, validated where the operation has a schema for it. */
+export interface OperationInput<P, Q, B> {
+  params: Part<P, RawRequest['params']>;
+  query: Part<Q, RawRequest['query']>;
+  body: Part<B, RawRequest['body']>;
+}
+
+/** The schema of a request part, or undefined: the part reaches `handle` as received. */
+export type PartSchema = z.ZodType | undefined;
+
+export interface Operation<P extends PartSchema = undefined, Q extends PartSchema = undefined, B extends PartSchema = undefined> {
+  /** The operation id: named in the OpenAPI document and given to the handler as its name. */
+  operationId: string;
+  /** Schema of the path parameters. */
+  params?: P;
+  /** Schema of the query string. */
+  query?: Q;
+  /** Schema of the body. */
+  body?: B;
+  /** Reads a request without a body as `{}`: a PATCH without one changes nothing. */
+  optionalBody?: boolean;
+  /** Runs `handle` in a database transaction; the context's `db` is that transaction. */
+  transaction?: boolean;
+  /** The status of the reply; see `reply` for how a result refines it. */
+  status: number;
+  handle(input: OperationInput<P, Q, B>, ctx: RequestContext): unknown;
+}
+
+/** A handler result with its own status (for custom endpoints, actions and overrides). */
+export class JsonResponse {
+  constructor(readonly status: number, readonly body: unknown) {}
+}
+
+/** What an operation answers: a status and a JSON body; a 204 has no body. */
+export interface Reply {
+  status: number;
+  body: unknown;
+}
+
+/**
+ * The reply to a result of an operation answering with `status`: a JsonResponse with its own status;
+ * `undefined` as 204 No Content when `status` is 204, else as `null`; anything else as the body
+ * with `status`, except that a body returned where 204 was expected is sent with 200.
+ */
+export function reply(status: number, result: unknown): Reply {
+  if (result instanceof JsonResponse) return { status: result.status, body: result.body };
+  if (result === undefined && status === 204) return { status: 204, body: undefined };
+  return { status: status === 204 ? 200 : status, body: result ?? null };
+}
+
+/**
+ * Validates the request's parts: path parameters, then query string, then body; the first invalid
+ * part is the 422 (a RequestValidationError). Nothing else runs before it: no decorator, hook or query.
+ */
+export function parseInput<P extends PartSchema, Q extends PartSchema, B extends PartSchema>(
+  operation: Operation<P, Q, B>,
+  request: RawRequest,
+): OperationInput<P, Q, B> {
+  const { params, query, body } = operation;
+  return {
+    params: params ? parseRequest(params, request.params, 'path') : request.params,
+    query: query ? parseRequest(query, request.query, 'query') : request.query,
+    body: body ? parseRequest(body, operation.optionalBody ? (request.body ?? {}) : request.body, 'body') : request.body,
+  } as OperationInput<P, Q, B>;
+}
+
+/**
+ * Runs `handle` on input `parseInput` validated (in a transaction when the operation asks for one)
+ * with the context `contextFor` builds around the database it runs on, and returns the reply.
+ */
+export async function runParsed<P extends PartSchema, Q extends PartSchema, B extends PartSchema>(
+  operation: Operation<P, Q, B>,
+  input: OperationInput<P, Q, B>,
+  db: Db,
+  contextFor: (db: Db) => RequestContext,
+): Promise<Reply> {
+  const result = operation.transaction
+    ? await db.transaction(async (trx) => operation.handle(input, contextFor(trx)))
+    : await operation.handle(input, contextFor(db));
+  return reply(operation.status, result);
+}
+
+/** Validates the request's parts (`parseInput`), then runs the operation on them (`runParsed`). */
+export function runOperation(
+  operation: Operation<PartSchema, PartSchema, PartSchema>,
+  request: RawRequest,
+  db: Db,
+  contextFor: (db: Db) => RequestContext,
+): Promise<Reply> {
+  return runParsed(operation, parseInput(operation, request), db, contextFor);
+}

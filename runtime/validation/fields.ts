@@ -1,0 +1,91 @@
+/**
+ * Zod schemas for field kinds that need more than one Zod call. Built once per generated schema.
+ */
+import { DATE_OUT_OF_RANGE, DATETIME_OUT_OF_RANGE, storableDate, storableInstant } from '../core/calendar';
+import { z } from '../core/zod';
+
+/** A decimal as a string or number with at most `maxDigits` digits, `places` of them after the point. Output: the string. */
+export function decimalInput(maxDigits: number, places: number) {
+  const pattern = /^[+-]?(\d+)(?:\.(\d+))?$/;
+  return z
+    .union([z.string(), z.number()])
+    .transform((value, ctx) => {
+      const text = typeof value === 'number' ? (Number.isFinite(value) ? String(value) : '') : value.trim();
+      const m = pattern.exec(text);
+      if (!m) {
+        ctx.issues.push({ code: 'custom', message: 'Input should be a valid decimal', params: { type: 'decimal_parsing' }, input: value });
+        return z.NEVER;
+      }
+      const intDigits = m[1].replace(/^0+(?=\d)/, '').length;
+      const fracDigits = (m[2] ?? '').replace(/0+$/, '').length;
+      if (fracDigits > places) {
+        ctx.issues.push({ code: 'custom', message: `Decimal input should have no more than ${places} decimal places`, params: { type: 'decimal_max_places' }, input: value });
+        return z.NEVER;
+      }
+      if (intDigits > maxDigits - places) {
+        ctx.issues.push({ code: 'custom', message: `Decimal input should have no more than ${maxDigits - places} digits before the decimal point`, params: { type: 'decimal_whole_digits' }, input: value });
+        return z.NEVER;
+      }
+      return text;
+    })
+    .openapi({ type: 'string', format: 'decimal' });
+}
+
+/** An http(s) URL; with `blank`, the empty string too. */
+export function urlInput(options: { blank: boolean; maxLength: number }) {
+  const url = z.url({ protocol: /^https?$/, hostname: z.regexes.domain }).max(options.maxLength);
+  return options.blank ? z.union([z.literal(''), url]) : url;
+}
+
+/** Shown for a non-integer where an integer is expected; validation.ts reports it as `int_type`. */
+export const INT_TYPE_MESSAGE = 'Input should be a valid integer';
+
+/**
+ * An integer between `min` and `max`. The bounds are checked first and stop validation, so a value
+ * beyond them (e.g. 2**63) is one entry naming the field's own bound, not a second one for Zod's
+ * safe-integer range.
+ */
+export function intInput(min: number, max: number) {
+  return z
+    .number({ error: (issue) => (issue.code === 'invalid_type' && issue.input !== undefined ? INT_TYPE_MESSAGE : undefined) })
+    .min(min, { abort: true })
+    .max(max, { abort: true })
+    .int({ error: INT_TYPE_MESSAGE });
+}
+
+/** Any JSON value (the body is JSON already); documented as free-form. `undefined` is a missing value. */
+export function jsonInput() {
+  return z
+    .custom<z.core.util.JSONType>((value) => value !== undefined, { message: 'Field required', params: { type: 'missing' } })
+    .openapi({ type: ['object', 'array', 'string', 'number', 'boolean', 'null'] as never, description: 'Any JSON value' });
+}
+
+/** A UUID, stored and compared in canonical lowercase (PostgreSQL lowercases; SQLite compares text as sent). */
+export function uuidInput() {
+  return z
+    .uuid()
+    .transform((value) => value.toLowerCase())
+    .openapi({ type: 'string', format: 'uuid' });
+}
+
+/** An ISO 8601 date (`YYYY-MM-DD`) in the years both databases store, 0001 to 9999. */
+export function dateInput() {
+  // The range is checked only on a valid date: an invalid one gets the format's entry alone.
+  const valid = z.iso.date();
+  return valid.refine((value) => !valid.safeParse(value).success || storableDate(value), {
+    message: DATE_OUT_OF_RANGE.msg,
+    params: { type: DATE_OUT_OF_RANGE.type },
+  });
+}
+
+/**
+ * An ISO 8601 datetime, with an offset or `Z`, whose instant in UTC lies in the years both
+ * databases store (an offset can move `0001-01-01T00:00` into year 0).
+ */
+export function dateTimeInput() {
+  const valid = z.iso.datetime({ offset: true });
+  return valid.refine((value) => !valid.safeParse(value).success || storableInstant(value), {
+    message: DATETIME_OUT_OF_RANGE.msg,
+    params: { type: DATETIME_OUT_OF_RANGE.type },
+  });
+}
