@@ -18,6 +18,7 @@ import { healthRoutes } from './health';
 import { fallback, orderRoutes, type Method, type Route } from './routes';
 import type { Settings } from '../core/settings';
 import { sendJson, sendJsonText } from './send';
+import { MAX_URL_LENGTH } from './server';
 
 export interface ApiOptions extends ApiInfo {
   settings: Settings;
@@ -42,9 +43,6 @@ export interface ApiOptions extends ApiInfo {
 
 /** The methods whose routes read a body (body.ts refuses a non-JSON one on POST, PUT and PATCH only). */
 const METHODS_WITH_BODY: ReadonlySet<Method> = new Set(['post', 'put', 'patch', 'delete']);
-
-/** The longest request target (path and query string) served, in bytes; longer is a 414. */
-export const MAX_URL_LENGTH = 8192;
 
 export function createApi(options: ApiOptions): Express {
   const { settings, db, basePath } = options;

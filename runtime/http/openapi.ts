@@ -62,7 +62,7 @@ const WRITES = new Set(['post', 'put', 'patch', 'delete']);
  * database is down.
  */
 function errorStatuses(route: Route, doc: NonNullable<Route['doc']>): number[] {
-  // Before any route runs, every request may be a 414 (MAX_URL_LENGTH in app.ts): all a standalone route can add.
+  // Before any route runs, every request may be a 414 (MAX_URL_LENGTH in server.ts): all a standalone route can add.
   if (doc.standalone) return [414];
   const statuses = [401, 503];
   if (doc.errorSchema) statuses.push(400, 403, 404);

@@ -14,28 +14,18 @@
  * - Requests and responses are ServiceRequest and ServiceResponse objects (see below).
  */
 import * as http from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { MAX_URL_LENGTH } from './app';
 import { ConfigurationError } from '../core/settings';
+import { MATCHED_ROUTE } from './express-internals';
+import { declareListenerCount, inFlightResponse, uniqueHeadersKey as uniqueHeadersKeyOf } from './node-internals';
 
-/**
- * The key under which Express's router keeps the pattern a request matched (a symbol of its own,
- * from an internal module: undefined when a version of the router has none there).
- */
-const MATCHED_ROUTE: symbol | undefined = (() => {
-  try {
-    const symbol = (createRequire(require.resolve('express'))('router/lib/symbols') as { matchedRoute?: unknown }).matchedRoute;
-    return typeof symbol === 'symbol' ? symbol : undefined;
-  } catch {
-    return undefined;
-  }
-})();
+/** The longest request target (path and query string) served, in bytes; longer is a 414. */
+export const MAX_URL_LENGTH = 8192;
 
 /**
  * The server's request: Node's, with every property that Express, its router, the body parser
- * and the runtime set while serving it there from the start, undefined until set (as when absent:
+ * and the runtime set while serving it (express-internals.ts, node-internals.ts) there from the start, undefined until set (as when absent:
  * none of them tells an undefined property from a missing one), and its count of event listeners
  * (0, as the prototype's, until the first listener).
  *
@@ -57,7 +47,6 @@ export class ServiceRequest extends http.IncomingMessage {
   _parsedUrl: unknown = undefined;
   // The body parser.
   body: unknown = undefined;
-  _body: unknown = undefined;
   // The runtime.
   id: unknown = undefined;
   service: unknown = undefined;
@@ -67,7 +56,7 @@ export class ServiceRequest extends http.IncomingMessage {
   constructor(socket: Socket) {
     super(socket);
     if (MATCHED_ROUTE) (this as unknown as Record<symbol, unknown>)[MATCHED_ROUTE] = undefined;
-    if (!Object.hasOwn(this, '_eventsCount')) (this as unknown as { _eventsCount: number })._eventsCount = 0;
+    declareListenerCount(this);
   }
 }
 
@@ -162,7 +151,7 @@ export function answerClientErrors(server: http.Server, maxUrlLength = MAX_URL_L
   server.on('clientError', (err: ClientError, socket: Duplex) => {
     if (answered.has(socket)) return;
     answered.add(socket);
-    const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    const inFlight = inFlightResponse(socket);
     if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
       socket.destroy();
       return;
@@ -221,7 +210,7 @@ export async function startServer(app: http.RequestListener, options: ServeOptio
     if (closing) res.setHeader('Connection', 'close');
     app(req, res);
   });
-  uniqueHeadersKey ??= Object.getOwnPropertySymbols(server).find((key) => key.description === 'kUniqueHeaders') ?? null;
+  uniqueHeadersKey ??= uniqueHeadersKeyOf(server);
   answerClientErrors(server);
 
   await new Promise<void>((resolve, reject) => {
