@@ -34,6 +34,8 @@ declare global {
       claims?: TokenClaims;
       /** Anything a custom authenticator attaches (for example custom claims). */
       authInfo?: Record<string, unknown>;
+      /** Why a built-in authenticator refused the request's bearer token, for the challenge of its 401. */
+      bearerRefusal?: BearerChallenge;
     }
   }
 }
@@ -86,12 +88,9 @@ export function unauthorized(req: Request, body: ErrorBody = { detail: 'Unauthor
   return new AuthError(body, 401);
 }
 
-/** Why the bearer token of a request was refused, for the challenge of its 401. */
-const refusals = new WeakMap<Request, BearerChallenge>();
-
 /** The challenge of a request's 401: what the built-in authenticators found wrong with its token. */
 export function challengeFor(req: Request): BearerChallenge {
-  const refused = refusals.get(req);
+  const refused = req.bearerRefusal;
   if (refused) return refused;
   // A header that is not a bearer token (another scheme, `Bearer` alone) carries no token to refuse.
   return bearerToken(req) ? { error: 'invalid_token', description: ACCESS_TOKEN_INVALID } : {};
@@ -105,13 +104,13 @@ async function userFromToken(req: Request, ctx: AuthContext): Promise<AuthUser |
     claims = ctx.tokens.verifyAccess(token);
   } catch (err) {
     const expired = err instanceof TokenError && err.reason === 'expired';
-    refusals.set(req, { error: 'invalid_token', description: expired ? ACCESS_TOKEN_EXPIRED : ACCESS_TOKEN_INVALID });
+    req.bearerRefusal = { error: 'invalid_token', description: expired ? ACCESS_TOKEN_EXPIRED : ACCESS_TOKEN_INVALID };
     return null;
   }
   // A user that was deactivated or deleted: the token no longer authenticates anyone.
   const user = await ctx.loadUser(ctx.db, claims.sub);
   if (!user || !user.is_active) {
-    refusals.set(req, { error: 'invalid_token', description: ACCESS_TOKEN_INVALID });
+    req.bearerRefusal = { error: 'invalid_token', description: ACCESS_TOKEN_INVALID };
     return null;
   }
   req.claims = claims;

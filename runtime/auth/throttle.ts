@@ -357,24 +357,20 @@ export class LoginThrottle {
   }
 }
 
-const throttles = new WeakMap<object, LoginThrottle>();
+/** A service (its `ServiceContext`), which keeps its login throttle. */
+export interface ThrottledService {
+  settings: Settings;
+  loginThrottle?: LoginThrottle;
+}
 
-/**
- * The login throttle of a service (its `ServiceContext`), made from its settings on first use and
- * kept for the service's life.
- */
-export function loginThrottle(service: { settings: Settings }): LoginThrottle {
-  let throttle = throttles.get(service);
-  if (!throttle) {
-    throttle = LoginThrottle.fromSettings(service.settings);
-    throttles.set(service, throttle);
-  }
-  return throttle;
+/** The login throttle of a service, made from its settings on first use and kept for the service's life. */
+export function loginThrottle(service: ThrottledService): LoginThrottle {
+  return (service.loginThrottle ??= LoginThrottle.fromSettings(service.settings));
 }
 
 /** Gives a service another login throttle (another store, other limits); returns the one it replaces, if any. */
-export function setLoginThrottle(service: { settings: Settings }, throttle: LoginThrottle): LoginThrottle | undefined {
-  const previous = throttles.get(service);
-  throttles.set(service, throttle);
+export function setLoginThrottle(service: ThrottledService, throttle: LoginThrottle): LoginThrottle | undefined {
+  const previous = service.loginThrottle;
+  service.loginThrottle = throttle;
   return previous;
 }

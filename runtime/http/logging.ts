@@ -110,12 +110,13 @@ export function createLogger(env: NodeJS.ProcessEnv = process.env, destination?:
   const stream = destination ?? pretty ?? batchedStdout();
   const logger = pino(options, stream);
   // JSON lines in pino's own layout: the request line can be written without pino (`requestLine`).
-  if (!pretty) JSON_LINES.set(logger, stream);
+  if (!pretty) (logger as JsonLinesLogger)[JSON_LINES] = stream;
   return logger;
 }
 
-/** The stream of each logger `createLogger` made that writes JSON lines, as pino writes them. */
-const JSON_LINES = new WeakMap<Logger, DestinationStream>();
+/** Where a logger `createLogger` made that writes JSON lines, as pino writes them, keeps its stream. */
+const JSON_LINES = Symbol('svcgen.jsonLines');
+type JsonLinesLogger = Logger & { [JSON_LINES]?: DestinationStream };
 
 /** A request's fields, as its line names them. */
 interface RequestLine {
@@ -164,7 +165,7 @@ export interface RequestLogOptions {
 export function requestLogging({ logger, routeOf, onFinish }: RequestLogOptions): RequestHandler {
   const logs = logger.isLevelEnabled('info');
   // A logger of createLogger gets the line without pino's generic serialization; any other, through pino.
-  const lines = JSON_LINES.get(logger);
+  const lines = (logger as JsonLinesLogger)[JSON_LINES];
   return (req, res, next) => {
     const started = performance.now();
     const id = requestIdOf(req);

@@ -52,6 +52,7 @@ export class ServiceRequest extends http.IncomingMessage {
   service: unknown = undefined;
   validated: unknown = undefined;
   auth: unknown = undefined;
+  bearerRefusal: unknown = undefined;
 
   constructor(socket: Socket) {
     super(socket);

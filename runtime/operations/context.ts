@@ -9,6 +9,7 @@ import { NotFoundError, type ModelRef } from '../core/errors';
 import type { Knex } from 'knex';
 import type { Row } from '../db/rows';
 import type { Settings } from '../core/settings';
+import type { LoginThrottle } from '../auth/throttle';
 import type { ExceptionHandlers } from './exceptions';
 
 /** Both 404 keys of a model; the setting SVC_NOT_FOUND_ERROR_USE_VERBOSE_NAMES picks one. */
@@ -31,6 +32,8 @@ export interface ServiceContext extends AuthContext {
   model(model: ModelInfo): ModelRef;
   /** The service's exception handlers (the spec's `exception_handlers`), by the class each answers for. */
   exceptionHandlers: ExceptionHandlers;
+  /** The login throttle, made from the settings on first use (`loginThrottle(service)`). */
+  loginThrottle?: LoginThrottle;
 }
 
 declare global {
@@ -48,6 +51,7 @@ export function createServiceContext(
   const service: ServiceContext = {
     ...options,
     exceptionHandlers: options.exceptionHandlers ?? [],
+    loginThrottle: undefined,
     auth: (authenticators) => {
       const authenticate = requireAuth(authenticators, () => service);
       return (req, res, next) => {

@@ -214,7 +214,10 @@ export const NOT_FAST: unique symbol = Symbol('not fast');
  */
 export type FastParse = (value: unknown) => unknown;
 
-/** Schemas' fast parsers; null: the schema has none (an object's is derived once, `fastParseOf`). */
+/**
+ * Schemas' fast parsers; null: the schema has none (an object's is derived once, `fastParseOf`).
+ * A value derived from a schema, kept beside Zod's objects rather than on them; no service state.
+ */
 const FAST = new WeakMap<z.ZodType, FastParse | null>();
 
 /** Gives `schema` a fast parser (see FastParse); returns the schema. */
