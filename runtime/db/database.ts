@@ -20,8 +20,12 @@ export interface Database {
   readonly reads: DirectReads | undefined;
 }
 
-/** The key of a database's state in its Knex configuration. */
-const DATABASE = Symbol('svcgen.database');
+/**
+ * The key of a database's state in its Knex configuration: a registered symbol, the same for every
+ * copy of the runtime a process loads (a module registry of its own, a second install), so that
+ * each copy finds the state another made.
+ */
+const DATABASE = Symbol.for('svcgen.database');
 
 /** `config` with a new database's state for `dialect` (each Knex instance made from it gets this state). */
 export function withDatabaseState(config: Knex.Config, dialect: Dialect, reads: DirectReads | undefined): Knex.Config {
