@@ -24,6 +24,7 @@ export * from './http/send';
 export * from './http/openapi';
 export * from './http/body';
 export * from './db/outage';
+export * from './db/driver-errors';
 export * from './http/app';
 export * from './http/error-middleware';
 export * from './operations/exceptions';

@@ -51,6 +51,8 @@ export interface NewMigration {
   changes: string[];
   up: string[];
   down: string[];
+  /** The runtime's functions its code calls, in the order first called. */
+  runtime: string[];
 }
 
 export interface MigrationPlan {
@@ -220,7 +222,15 @@ interface Step {
   up: string[];
   /** Undefined when the step cannot be reversed: `down` then throws this reason. */
   down: string[] | { irreversible: string };
+  /** The runtime's functions its lines call. */
+  runtime?: string[];
 }
+
+/**
+ * The runtime function a migration calls to rename a foreign key constraint: the database's
+ * adapter says whether and how (PostgreSQL names them; SQLite's follow their column).
+ */
+const RENAME_FOREIGN_KEY = 'renameForeignKey';
 
 function createTableStep(t: DbTable): Step {
   return { change: `create table ${t.name}`, slug: t.name, up: createTableStatements(t), down: [dropTableStatement(t)] };
@@ -274,12 +284,8 @@ function renameLines(table: string, from: DbColumn, toName: string): string[] {
   if (from.unique) fix.push(`t.dropUnique([], ${q(constraintName(table, [from.name], 'unique'))});`, `t.unique([${q(toName)}]);`);
   if (fix.length) lines.push(...alterTable(table, fix));
   if (from.references) {
-    // PostgreSQL names foreign keys; SQLite's are unnamed and follow the column by themselves.
-    lines.push(
-      `  if (knex.client.config.client === 'pg') {`,
-      `    await knex.raw('alter table ?? rename constraint ?? to ??', [${q(table)}, ${q(constraintName(table, [from.name], 'foreign'))}, ${q(constraintName(table, [toName], 'foreign'))}]);`,
-      '  }',
-    );
+    const names = [table, constraintName(table, [from.name], 'foreign'), constraintName(table, [toName], 'foreign')].map(q);
+    lines.push(`  await ${RENAME_FOREIGN_KEY}(knex, ${names.join(', ')});`);
   }
   return lines;
 }
@@ -291,6 +297,7 @@ function renameStep(table: string, from: DbColumn, to: DbColumn): Step {
     slug: `rename_${table}_${from.name}_${to.name}`,
     up: renameLines(table, from, to.name),
     down: renameLines(table, renamed, from.name),
+    runtime: from.references ? [RENAME_FOREIGN_KEY] : [],
   };
 }
 
@@ -452,7 +459,8 @@ function toMigration(name: string, steps: Step[]): NewMigration {
   const down = irreversible.length
     ? [`  throw new Error(${q(`migration ${name} cannot be reversed: ${irreversible.join('; ')}; restore the database from a backup instead`)});`]
     : [...steps].reverse().flatMap((s) => s.down as string[]);
-  return { name, changes: steps.map((s) => s.change), up: steps.flatMap((s) => s.up), down };
+  const runtime = [...new Set(steps.flatMap((s) => s.runtime ?? []))];
+  return { name, changes: steps.map((s) => s.change), up: steps.flatMap((s) => s.up), down, runtime };
 }
 
 /** `0002_articles_rating_comments`: the steps' slugs, shortened like Django's (`..._and_more`). */

@@ -11,6 +11,7 @@ import { Imports } from './imports';
 export function migrationView(m: NewMigration, ctx: RenderContext) {
   const imports = new Imports(runtimeFrom(ctx, 1));
   imports.runtimeType('Knex');
+  for (const name of m.runtime) imports.runtime(name);
   const sentence = m.changes.join('; ');
   return {
     header: header(`${ctx.specsName}/`),

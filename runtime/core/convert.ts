@@ -33,7 +33,7 @@ export function asDecimal(value: unknown, scale: number): string {
   return String(value);
 }
 
-/** JSON columns are read as text on both databases (see db.ts). */
+/** JSON columns are read as text on both databases (see db/dialects/postgres.ts). */
 export function asJson(value: unknown): unknown {
   return typeof value === 'string' ? JSON.parse(value) : value;
 }

@@ -127,14 +127,6 @@ export class IntegrityError extends ApiException {
   }
 }
 
-/** Whether a driver error is a constraint violation (SQLite or PostgreSQL class 23). */
-export function isConstraintViolation(err: unknown): boolean {
-  if (!err || typeof err !== 'object') return false;
-  const code = (err as { code?: unknown }).code;
-  if (typeof code !== 'string') return false;
-  return code.startsWith('SQLITE_CONSTRAINT') || /^23\d{3}$/.test(code);
-}
-
 /** The `Retry-After` of a 503, in seconds. */
 export const RETRY_AFTER_SECONDS = 5;
 

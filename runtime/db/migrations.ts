@@ -8,9 +8,9 @@
  *
  * Any number of instances may start at once on one database: migrating holds a lock, so one
  * instance applies the pending migrations while the others wait, then find nothing left to apply.
- * On PostgreSQL the lock is an advisory lock held by a transaction open for the whole run; on SQLite
- * an exclusive transaction on a small database beside the service's (`<file>.migrate-lock`), held
- * by its own connection. Either is released when the run ends, or when its process dies.
+ * The lock is the dialect adapter's (an advisory lock on PostgreSQL, a lock file's transaction on
+ * SQLite), released when the run ends, or when its process dies; so is how the migrator runs
+ * (SQLite defers foreign keys while it rebuilds tables).
  */
 import type { Knex } from 'knex';
 import { dialectOf, type Db } from './connection';
@@ -29,38 +29,8 @@ export function migrationSource(migrations: readonly Migration[]): Knex.Migratio
   };
 }
 
-/**
- * SQLite alters most columns by rebuilding the table (create, copy, drop, rename). With foreign keys
- * enforced, dropping the old table would run its ON DELETE actions and empty the tables that
- * reference it, and the pragma cannot change inside a transaction. So the migrations run with the
- * pragma off (SQLite connections are one per pool, so the transaction uses this connection), every
- * foreign key is checked before the transaction commits, and the pragma is restored afterwards.
- */
-async function withSqliteForeignKeysDeferred<T>(db: Db, run: (config: Knex.MigratorConfigWithLifecycleHooks) => Promise<T>): Promise<T> {
-  const config: Knex.MigratorConfigWithLifecycleHooks = { tableName: 'svc_migrations' };
-  if (dialectOf(db) !== 'sqlite') return run(config);
-  const [{ foreign_keys: enabled }] = (await db.raw('PRAGMA foreign_keys')) as { foreign_keys: number }[];
-  if (!enabled) return run(config);
-  await db.raw('PRAGMA foreign_keys = OFF');
-  try {
-    return await run({
-      ...config,
-      beforeAll: async (trx) => {
-        const [{ foreign_keys: still }] = (await trx.raw('PRAGMA foreign_keys')) as { foreign_keys: number }[];
-        if (still) throw new Error('migrations: could not turn SQLite foreign keys off for the migration (use one connection per SQLite pool)');
-      },
-      afterAll: async (trx) => {
-        const violations = (await trx.raw('PRAGMA foreign_key_check')) as { table: string; rowid: number; parent: string }[];
-        if (violations.length) {
-          const shown = violations.slice(0, 5).map((v) => `${v.table} row ${v.rowid} → ${v.parent}`);
-          throw new Error(`migrations: ${violations.length} rows break a foreign key (${shown.join(', ')}); nothing was applied`);
-        }
-      },
-    });
-  } finally {
-    await db.raw('PRAGMA foreign_keys = ON');
-  }
-}
+/** Knex's migrator configuration of the service's migrations. */
+const MIGRATOR_CONFIG: Knex.MigratorConfigWithLifecycleHooks = { tableName: 'svc_migrations' };
 
 /** The table where the runtime keeps the ids (`jti`) of refresh tokens already exchanged, until they expire. */
 export const USED_REFRESH_TOKENS_TABLE = 'svc_used_refresh_tokens';
@@ -82,50 +52,18 @@ export const RUNTIME_MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-/** The PostgreSQL advisory lock key of migrating, the same for every service (they wait in turn). */
-const PG_LOCK_KEY = 'svc_migrations';
-/** How long an instance waits for another's SQLite migration before giving up. */
-const SQLITE_LOCK_WAIT_MS = 120_000;
-
-/**
- * The exclusive transaction is tried without waiting and tried again every 50 ms: waiting inside
- * SQLite would block the event loop, and with it a run of this same process holding the lock.
- */
-async function withSqliteLock<T>(file: string, run: () => Promise<T>): Promise<T> {
-  const Database = require('better-sqlite3') as new (file: string, options: { timeout: number }) => { exec(sql: string): void; close(): void };
-  const lock = new Database(`${file}.migrate-lock`, { timeout: 0 });
-  try {
-    const deadline = Date.now() + SQLITE_LOCK_WAIT_MS;
-    for (;;) {
-      try {
-        lock.exec('BEGIN EXCLUSIVE');
-        break;
-      } catch (err) {
-        if ((err as { code?: unknown }).code !== 'SQLITE_BUSY') throw err;
-        if (Date.now() > deadline) throw new Error(`migrations: another process has been migrating ${file} for ${SQLITE_LOCK_WAIT_MS / 1000} s`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    }
-    try {
-      return await run();
-    } finally {
-      lock.exec('COMMIT');
-    }
-  } finally {
-    lock.close();
-  }
+/** Runs `run` holding the database's migration lock (see the top of this file). */
+export function withMigrationLock<T>(db: Db, run: () => Promise<T>): Promise<T> {
+  return dialectOf(db).withMigrationLock(db, run);
 }
 
-/** Runs `run` holding the database's migration lock (see the top of this file). */
-export async function withMigrationLock<T>(db: Db, run: () => Promise<T>): Promise<T> {
-  if (dialectOf(db) === 'postgres') {
-    return db.transaction(async (trx) => {
-      await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [PG_LOCK_KEY]);
-      return run();
-    });
-  }
-  const file = (db.client.config.connection as { filename?: string } | undefined)?.filename;
-  return !file || file === ':memory:' ? run() : withSqliteLock(file, run);
+/**
+ * Renames the foreign key constraint `from` of `table` to `to` where the database names its foreign
+ * keys (PostgreSQL; SQLite's follow their column by themselves). Generated migrations call it when
+ * they rename a foreign key column.
+ */
+export function renameForeignKey(knex: Knex, table: string, from: string, to: string): Promise<void> {
+  return dialectOf(knex).renameForeignKey(knex, table, from, to);
 }
 
 /**
@@ -137,10 +75,10 @@ export function migrateLatest(db: Db, migrations: readonly Migration[]): Promise
 }
 
 async function applyPending(db: Db, migrations: readonly Migration[]): Promise<string[]> {
-  const [, applied] = (await withSqliteForeignKeysDeferred(db, (config) =>
+  const [, applied] = (await dialectOf(db).runMigrations(db, MIGRATOR_CONFIG, (config) =>
     db.migrate.latest({ ...config, migrationSource: migrationSource(migrations) }),
   )) as [number, string[]];
-  // Only new tables here: no SQLite table rebuild, so no need to defer foreign keys.
+  // Only new tables here: no table rebuild (SQLite), so run without the dialect's additions.
   await db.migrate.latest({ tableName: 'svc_runtime_migrations', migrationSource: migrationSource(RUNTIME_MIGRATIONS) });
   return applied;
 }
@@ -148,7 +86,7 @@ async function applyPending(db: Db, migrations: readonly Migration[]): Promise<s
 /** Reverts the last batch, holding the migration lock; returns the names reverted. */
 export function migrateRollback(db: Db, migrations: readonly Migration[]): Promise<string[]> {
   return withMigrationLock(db, async () => {
-    const [, reverted] = (await withSqliteForeignKeysDeferred(db, (config) =>
+    const [, reverted] = (await dialectOf(db).runMigrations(db, MIGRATOR_CONFIG, (config) =>
       db.migrate.rollback({ ...config, migrationSource: migrationSource(migrations) }),
     )) as [number, string[]];
     return reverted;

@@ -16,6 +16,15 @@
  * raw bindings, a timeout…) or is not kept is compiled by Knex every time.
  */
 import type { Knex } from 'knex';
+import type { Database } from './database';
+import {
+  BOUND_WHERE_TYPES,
+  builderInternals,
+  isRaw,
+  UNBOUND_JOIN_CLAUSES,
+  type BuilderInternals as Builder,
+  type KnexStatement as Statement,
+} from './knex-internals';
 
 /** What a query runs as: its SQL text with `?` placeholders and the values they bind, in order. */
 export interface CompiledQuery {
@@ -57,16 +66,18 @@ interface ShapeNode {
   shape: Shape | null | undefined;
 }
 
-/** The shapes kept under one Knex configuration: their tree, and the nodes where they end, oldest first. */
-interface ShapeTable {
-  root: ShapeNode;
-  ends: Set<ShapeNode>;
+/** The shapes kept for one database (database.ts): their tree, and the nodes where they end, oldest first. */
+export interface ShapeTable {
+  readonly root: ShapeNode;
+  readonly ends: Set<ShapeNode>;
 }
 
-/** Kept shapes by the Knex configuration they were compiled under (a transaction's client shares its pool's). */
-const SHAPES = new WeakMap<object, ShapeTable>();
-
 const node = (parent: ShapeNode | undefined, part: unknown): ShapeNode => ({ parent, part, children: undefined, shape: undefined });
+
+/** A database's table of shapes, empty. */
+export function newShapeTable(): ShapeTable {
+  return { root: node(undefined, undefined), ends: new Set() };
+}
 
 /** Parts that are not names or flags: a bound value, and where groups begin and end. */
 const BOUND = Symbol('bound');
@@ -81,42 +92,11 @@ const LIST = Symbol('list');
 const SINGLE = Symbol('single');
 const END = Symbol('end');
 
-/** Where conditions whose `value` is bound (unless `asColumn`): a value, a list, or a range. */
-const BOUND_CONDITIONS = new Set(['whereBasic', 'havingBasic', 'whereLike', 'whereILike', 'whereIn', 'havingIn', 'whereBetween', 'havingBetween']);
-
-type Statement = Record<string, unknown>;
-
-/** What a builder holds (Knex's QueryBuilder, whose fields are not part of its typed API). */
-interface Builder {
-  client: {
-    dialect: string;
-    config: object;
-    /** Set by a client that writes an integer LIMIT into the SQL text (SQLite's, see db.ts). */
-    writesLimitAsText?: boolean;
-    raw(sql: string, bindings: unknown[]): unknown;
-    queryBuilder(): Builder;
-  };
-  _method?: string;
-  _single: Record<string, unknown>;
-  _statements: Statement[];
-  _comments?: unknown[];
-  _options?: unknown[];
-  _timeout?: unknown;
-  _connection?: unknown;
-  _queryContext?: unknown;
-  _debug?: boolean;
-  clone(): Builder;
-  toSQL(): { sql: string; bindings: readonly unknown[] };
-}
-
 /** A value a placeholder binds as it is: no SQL of its own. */
 function isPlainValue(value: unknown): boolean {
   const type = typeof value;
   return value === null || type === 'string' || type === 'number' || type === 'boolean' || type === 'bigint' || value instanceof Date;
 }
-
-const isRaw = (value: unknown): value is { sql: string; bindings?: unknown } =>
-  typeof value === 'object' && value !== null && (value as { isRawInstance?: boolean }).isRawInstance === true;
 
 /**
  * Reads a builder's shape and its values into `values`. Without marks, walks the shape tree from
@@ -133,6 +113,8 @@ class ShapeReader {
 
   constructor(
     private readonly client: Builder['client'],
+    /** Whether the database's client writes an integer LIMIT as text (each LIMIT then a shape of its own). */
+    private readonly limitAsText: boolean,
     public node: ShapeNode | undefined,
     private readonly marks?: (index: number) => string,
   ) {}
@@ -201,7 +183,7 @@ class ShapeReader {
   statement(s: Statement): Statement | undefined {
     if (s.grouping === 'join') return this.join(s);
     if (s.type === 'whereWrapped' && typeof s.value === 'function') return this.wrapped(s);
-    const binds = (s.grouping === 'where' || s.grouping === 'having') && BOUND_CONDITIONS.has(s.type as string) && !s.asColumn;
+    const binds = (s.grouping === 'where' || s.grouping === 'having') && BOUND_WHERE_TYPES.has(s.type as string) && !s.asColumn;
     const out: Statement | undefined = this.marks ? {} : undefined;
     this.part(STATEMENT);
     for (const field in s) {
@@ -227,7 +209,7 @@ class ShapeReader {
     this.fixed(s.table);
     this.fixed(s.schema);
     for (const clause of clauses as Statement[]) {
-      if (clause.type !== 'onBasic' && clause.type !== 'onNull' && clause.type !== 'onRaw' && clause.type !== 'onWrapped') throw NOT_A_SHAPE;
+      if (!UNBOUND_JOIN_CLAUSES.has(clause.type as string)) throw NOT_A_SHAPE;
       this.fixed(clause);
     }
     this.part(END);
@@ -286,7 +268,7 @@ class ShapeReader {
       this.part(field);
       // LIMIT and OFFSET are placeholders, unless the builder was told to write them as text, or
       // the client writes a LIMIT as text (then each LIMIT is a shape of its own).
-      const skip = skipBinding?.[field] || (field === 'limit' && this.client.writesLimitAsText);
+      const skip = skipBinding?.[field] || (field === 'limit' && this.limitAsText);
       // Knex writes no OFFSET for 0 and no LIMIT for null: such a value is part of the shape.
       const bound = (field === 'limit' && value !== undefined && value !== null) || (field === 'offset' && !!value);
       let copy: unknown;
@@ -315,7 +297,6 @@ function read(builder: Builder, reader: ShapeReader): { single?: Record<string, 
   if (builder._timeout || builder._connection !== undefined || builder._queryContext !== undefined || builder._debug) return undefined;
   if (builder._options?.length) return undefined;
   try {
-    reader.fixed(builder.client.dialect);
     reader.fixed(builder._method ?? 'select');
     reader.fixed(builder._comments ?? []);
     const single = reader.single(builder._single);
@@ -331,8 +312,8 @@ function read(builder: Builder, reader: ShapeReader): { single?: Record<string, 
 const mark = (index: number) => `\u0000svcgen-binding-${index}\u0000`;
 
 /** The shape of `builder` whose SQL was just compiled as `compiled`, or null when it is not to be kept. */
-function learn(builder: Builder, values: readonly unknown[], compiled: CompiledQuery): Shape | null {
-  const reader = new ShapeReader(builder.client, undefined, mark);
+function learn(builder: Builder, limitAsText: boolean, values: readonly unknown[], compiled: CompiledQuery): Shape | null {
+  const reader = new ShapeReader(builder.client, limitAsText, undefined, mark);
   const parts = read(builder, reader);
   if (!parts) return null;
   const marked = builder.clone();
@@ -351,18 +332,18 @@ function learn(builder: Builder, values: readonly unknown[], compiled: CompiledQ
   return { sql: compiled.sql, order };
 }
 
-/** The SQL text and bindings of a query Knex built, from its shape when that is known (see above). */
-export function compiledQuery(query: Knex.QueryBuilder): CompiledQuery {
-  const builder = query as unknown as Builder;
-  let table = SHAPES.get(builder.client.config);
-  if (!table) SHAPES.set(builder.client.config, (table = { root: node(undefined, undefined), ends: new Set() }));
-  const reader = new ShapeReader(builder.client, table.root);
+/** The SQL text and bindings of a query Knex built on `database`, from its shape when that is known (see above). */
+export function compiledQuery(query: Knex.QueryBuilder, database: Pick<Database, 'shapes' | 'dialect'>): CompiledQuery {
+  const builder = builderInternals(query);
+  const table = database.shapes;
+  const { limitAsText } = database.dialect;
+  const reader = new ShapeReader(builder.client, limitAsText, table.root);
   if (!read(builder, reader) || reader.length > MAX_SHAPE_LENGTH) return builder.toSQL();
   const { values, unknown } = reader;
   const found = unknown ? undefined : reader.node?.shape;
   if (found) return { sql: found.sql, bindings: found.order.map((i) => values[i]) };
   const compiled = builder.toSQL();
-  if (found === undefined) keep(table, reader.node as ShapeNode, unknown ?? [], learn(builder, values, compiled));
+  if (found === undefined) keep(table, reader.node as ShapeNode, unknown ?? [], learn(builder, limitAsText, values, compiled));
   return compiled;
 }
 

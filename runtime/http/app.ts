@@ -7,7 +7,8 @@ import express, { type Express, type Request } from 'express';
 import swaggerUi from 'swagger-ui-express';
 import { jsonBody } from './body';
 import { cors, corsSettings, type CorsSettings } from './cors';
-import { dialectOf, requestsArrived, type Db } from '../db/connection';
+import type { Db } from '../db/connection';
+import { databaseOf } from '../db/database';
 import { buildOpenApi, type ApiInfo } from './openapi';
 import { createLogger, logRequestError, requestLogging, type Logger } from './logging';
 import { createMetrics, metricsEnabled, metricsHandler, type Metrics } from './metrics';
@@ -73,10 +74,10 @@ export function createApi(options: ApiOptions): Express {
       onFinish: metrics ? (req, res, route, seconds) => metrics.observe(req.method, route, res.statusCode, seconds) : undefined,
     }),
   );
-  // SQLite: the requests received together share read snapshots (see requestsArrived).
-  const arrived = dialectOf(db) === 'sqlite' ? requestsArrived : undefined;
+  // Where the database serves reads beside its pool (SQLite), the requests received together share read snapshots.
+  const reads = databaseOf(db).reads;
   app.use((req, res, next) => {
-    arrived?.();
+    reads?.requestsArrived();
     if (req.url.length > MAX_URL_LENGTH) sendJson(res, 414, { detail: 'URI Too Long' });
     else next();
   });

@@ -3,7 +3,8 @@
  */
 import type { Db } from '../db/connection';
 import { RETRY_AFTER_SECONDS } from '../core/errors';
-import { isConnectionFailure, type OutageMonitor } from '../db/outage';
+import { isConnectionFailure } from '../db/driver-errors';
+import type { OutageMonitor } from '../db/outage';
 import type { Route, RouteDoc } from './routes';
 import { sendJson } from './send';
 import { z } from '../core/zod';

@@ -122,7 +122,7 @@ export function rowLookup(options: {
     const query = ctx.db(table).select(columns).where(pk, key as any);
     if (softDelete && rows === 'live') query.whereNull(softDelete);
     if (softDelete && rows === 'deleted') query.whereNotNull(softDelete);
-    if (dialectOf(ctx.db) === 'postgres') query.forUpdate();
+    dialectOf(ctx.db).lockForUpdate(query);
     const row = await query.first();
     if (!row) throw new NotFoundError(model);
     return row;

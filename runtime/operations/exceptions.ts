@@ -6,8 +6,8 @@
  */
 import type { Request } from 'express';
 import { ZodError } from 'zod';
-import { ApiException, IntegrityError, isConstraintViolation, ServiceUnavailableError, ValidationError } from '../core/errors';
-import { isConnectionFailure } from '../db/outage';
+import { ApiException, IntegrityError, ServiceUnavailableError, ValidationError } from '../core/errors';
+import { isConnectionFailure, isConstraintViolation } from '../db/driver-errors';
 import { toEntries } from '../validation/validate';
 
 /** What an exception handler answers instead of the default body. */

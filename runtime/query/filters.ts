@@ -14,13 +14,14 @@
  *                                 JOIN tags ON tags.id = articles_tags.tag_id WHERE …)
  *
  * Operators behave the same on SQLite and PostgreSQL: `LIKE` is case-sensitive on both (SQLite
- * runs with `PRAGMA case_sensitive_like = ON`, see db.ts), the case-insensitive operators compare
+ * runs with `PRAGMA case_sensitive_like = ON`, see db/dialects/sqlite.ts), the case-insensitive operators compare
  * the column and the value in lowercase as PostgreSQL's `lower()` folds them (`lowerMatch`), user input in a LIKE
  * pattern is escaped with `\`, and a condition is never NULL, so `not` and `exclude` keep rows
  * whose column is NULL (as an exclude does in the seed's ORM).
  */
 import type { Knex } from 'knex';
-import { unicodeLower } from '../db/connection';
+import { databaseOfClient } from '../db/database';
+import { statementsOf } from '../db/knex-internals';
 import { fromString } from '../validation/query-params';
 import { storableDate, storableInstant } from '../core/calendar';
 import type { LookupOperator } from '../core/catalogue';
@@ -215,31 +216,10 @@ function operator(q: Knex.QueryBuilder, lookup: Lookup, op: LookupOperator, valu
 
 /**
  * `lower(column) = lower(value)` or `lower(column) LIKE lower(pattern)` with PostgreSQL's `lower()`,
- * on both databases; `text` is the column's SQL with `??` for `column`.
- *
- * SQLite's own `lower()` folds A-Z only; `unicode_lower()` (db.ts) folds every letter, but calls
- * JavaScript once per row. A value of ASCII characters only is compared natively, with the same
- * result: every non-ASCII character lowercases to a non-ASCII one, which no ASCII character of the
- * value can match under either lower(), except the Kelvin sign (U+212A) and İ, which PostgreSQL folds to
- * k and i, so SQLite replaces those two first when the value has a k or an i. A LIKE pattern has no `_` wildcard here (escaped),
- * so a character is never matched by position alone.
+ * on every database (its adapter's `whereLower`); `text` is the column's SQL with `??` for `column`.
  */
 export function lowerMatch(q: Knex.QueryBuilder, text: string, column: string, comparison: '=' | 'LIKE', value: string): void {
-  const escape = comparison === 'LIKE' ? ` ESCAPE '\\'` : '';
-  if (q.client.dialect === 'postgresql') q.whereRaw(`lower(${text}) ${comparison} lower(?)${escape}`, [column, value]);
-  else if (/^[\x00-\x7f]*$/.test(value)) q.whereRaw(`lower(${asciiFoldable(text, value)}) ${comparison} ?${escape}`, [column, value.toLowerCase()]);
-  else q.whereRaw(`unicode_lower(${text}) ${comparison} ?${escape}`, [column, unicodeLower(value)]);
-}
-
-const KELVIN_SIGN = '\u212a';
-const CAPITAL_I_WITH_DOT = '\u0130';
-
-/** The column's SQL with K (Kelvin sign) and İ replaced by k and i, where the value has that letter (any case). */
-function asciiFoldable(text: string, value: string): string {
-  const lowered = value.toLowerCase();
-  if (lowered.includes('k')) text = `replace(${text}, '${KELVIN_SIGN}', 'k')`;
-  if (lowered.includes('i')) text = `replace(${text}, '${CAPITAL_I_WITH_DOT}', 'i')`;
-  return text;
+  databaseOfClient(q.client).dialect.whereLower(q, text, column, comparison, value);
 }
 
 function pattern(op: LookupOperator, value: unknown): string {
@@ -285,8 +265,7 @@ interface WhereStatement {
  * the index hands over (it doubles a count). With an OR at the top level, nothing is assumed.
  */
 function requiresAlready(q: Knex.QueryBuilder, column: string, operator: string, value: unknown): boolean {
-  // Knex keeps the clauses in `_statements` (not in its types); without it, nothing is assumed.
-  const statements = (q as unknown as { _statements?: readonly WhereStatement[] })._statements ?? [];
+  const statements = statementsOf(q) as unknown as readonly WhereStatement[];
   let found = false;
   for (const s of statements) {
     if (s.grouping !== 'where') continue;

@@ -117,7 +117,7 @@ describe('read snapshots (sqlite)', () => {
 
   it.each([
     ['the reads of one callback and the continuations it made ready', () => undefined],
-    ['the reads of requests received together', requestsArrived],
+    ['the reads of requests received together', () => requestsArrived(db)],
   ])('%s see one state of the database; the next turn of the loop sees later commits', async (_name, arrive) => {
     arrive();
     expect(await names()).toEqual(['one']);
@@ -144,7 +144,7 @@ describe('read snapshots (sqlite)', () => {
   it('begun before a request arrived, end when it arrives: its reads see what was committed before', async () => {
     expect(await names()).toEqual(['one']);
     insertElsewhere('elsewhere');
-    requestsArrived();
+    requestsArrived(db);
     expect(await names()).toEqual(['one', 'elsewhere']);
     await nextTurn();
   });

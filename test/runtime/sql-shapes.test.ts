@@ -3,9 +3,14 @@
  * Knex's own, on the first query of a shape and on later ones with other values; the later ones
  * are not compiled again, and a query whose shape cannot be read is compiled every time.
  */
-import knex, { type Knex } from 'knex';
-import { compiledQuery, SQL_SHAPES_KEPT } from '../../runtime/db/sql-shapes';
+import type { Knex } from 'knex';
+import { databaseOfClient } from '../../runtime/db/database';
+import { compiledQuery as compiledOn, SQL_SHAPES_KEPT } from '../../runtime/db/sql-shapes';
 import { connect } from '../../runtime';
+import { pgUrl } from '../support/databases';
+
+/** The SQL text and bindings of `query`, from the shapes of the database it was built on. */
+const compiledQuery = (query: Knex.QueryBuilder) => compiledOn(query, databaseOfClient(query.client));
 
 type Build = (db: Knex, v: { id: number; text: string; ids: number[]; flag: boolean; page: number }) => Knex.QueryBuilder;
 
@@ -42,7 +47,7 @@ const values = (n: number) => ({ id: 1000 + n, text: `QuanTum ${n}`, ids: Array.
 
 describe.each([
   ['sqlite', () => connect('sqlite::memory:', ':memory:')],
-  ['postgres', () => knex({ client: 'pg' })],
+  ['postgres', () => connect(pgUrl('postgres'), '')],
 ])('compiledQuery (%s)', (_dialect, open) => {
   let db: Knex;
   beforeAll(() => {
@@ -90,7 +95,7 @@ describe.each([
   });
 
   it(`keeps the ${SQL_SHAPES_KEPT} newest shapes: an older one is compiled again, as a new one`, async () => {
-    const own = open(); // shapes are kept per Knex configuration: this one starts with none
+    const own = open(); // shapes are kept per database: this one starts with none
     try {
       // Shapes that share all but their last parts, then their ends.
       const query = (i: number) => own('articles').select('id').where('views', '>', i).where(`c${i}`, i + 1);

@@ -1,0 +1,46 @@
+/**
+ * What the runtime keeps for each database (each Knex instance `connect()` makes): its dialect
+ * adapter, the SQL text of its query shapes and of its fixed statements, and the reads it serves
+ * beside Knex's pool. One object per database, stored in its Knex configuration, so the database,
+ * its transactions and every query built on them reach it with a few property reads (`databaseOf`),
+ * and two databases in one process never share it; nothing of it sits in a module-level map.
+ */
+import type { Knex } from 'knex';
+import type { Dialect, DirectReads } from './dialects/dialect';
+import { configOf } from './knex-internals';
+import { newShapeTable, type ShapeTable } from './sql-shapes';
+
+export interface Database {
+  readonly dialect: Dialect;
+  /** The shapes of its Knex-built queries and their SQL text (sql-shapes.ts). */
+  readonly shapes: ShapeTable;
+  /** The SQL text of its fixed statements (`selectFixed`), by their owner, then by variant. */
+  readonly fixedSql: WeakMap<object, Map<string, string>>;
+  /** Reads outside transactions served beside Knex's pool (SQLite). */
+  readonly reads: DirectReads | undefined;
+}
+
+/**
+ * The key of a database's state in its Knex configuration: a registered symbol, the same for every
+ * copy of the runtime a process loads (a module registry of its own, a second install), so that
+ * each copy finds the state another made.
+ */
+const DATABASE = Symbol.for('svcgen.database');
+
+/** `config` with a new database's state for `dialect` (each Knex instance made from it gets this state). */
+export function withDatabaseState(config: Knex.Config, dialect: Dialect, reads: DirectReads | undefined): Knex.Config {
+  const database: Database = { dialect, shapes: newShapeTable(), fixedSql: new WeakMap(), reads };
+  return { ...config, [DATABASE]: database } as Knex.Config;
+}
+
+/** The state of the database a Knex instance, transaction or query builder's client belongs to. */
+export function databaseOfClient(client: Knex.Client): Database {
+  const database = configOf(client)[DATABASE] as Database | undefined;
+  if (!database) throw new Error('svcgen: this Knex instance was not made by connect() (runtime/db/connection.ts)');
+  return database;
+}
+
+/** The state of `db`, a database `connect()` made or one of its transactions. */
+export function databaseOf(db: Knex): Database {
+  return databaseOfClient(db.client);
+}

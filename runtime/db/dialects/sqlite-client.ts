@@ -1,0 +1,247 @@
+/**
+ * SQLite's Knex client, made for speed: statements prepared once per connection, an integer LIMIT
+ * written as text (so a prepared statement stays valid for every page), and reads outside
+ * transactions served beside Knex's pool, on a connection that never sees uncommitted rows, in read
+ * snapshots shared by the requests received together. Its state is one `SqliteReads` per database.
+ */
+import type { Knex } from 'knex';
+import { databaseOfClient } from '../database';
+import {
+  BetterSqlite3Client,
+  sqliteBindings,
+  SqliteQueryCompiler,
+  type ClientQuery,
+  type SqliteConnection,
+  type SqliteQueryCompilerInternals,
+  type SqliteStatement,
+} from '../knex-internals';
+import type { DirectReads } from './dialect';
+
+type Row = Record<string, any>;
+
+/** Distinct statements kept prepared per SQLite connection; the least recently added go first beyond it. */
+export const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Knex's SQLite query compiler, with an integer LIMIT written as text (`limit 20`) where Knex binds
+ * it (`limit ?`). SQLite reads a bound LIMIT when it plans the statement, so every new binding of it
+ * expires the statement and the next run prepares it again: a prepared statement saves nothing
+ * then. The text is an integer Knex parsed (`limit()` keeps only `parseInt`'s result): nothing a
+ * request sends reaches the SQL text. OFFSET stays bound: SQLite does not plan with it.
+ */
+class SqliteLiteralLimitCompiler extends SqliteQueryCompiler {
+  override limit(): string {
+    const { limit, offset } = this.single;
+    if (typeof limit === 'number' && Number.isInteger(limit)) return `limit ${limit}`;
+    // SQLite writes no OFFSET without a LIMIT: -1 is "no limit" (Knex binds it).
+    if (limit === undefined || limit === null) return offset ? 'limit -1' : '';
+    return super.limit();
+  }
+}
+
+/** What every SQLite connection gets (`all`) and what the pool's connection, which writes, gets first (`writer`). */
+export interface SqliteSetup {
+  all(conn: SqliteConnection): void;
+  writer(conn: SqliteConnection): void;
+}
+
+/**
+ * One SQLite database's connections, prepared statements and read snapshots.
+ *
+ * A read snapshot (`beginSnapshot`): outside a transaction SQLite takes and releases a read lock on
+ * the write-ahead log for every statement, with system calls that cost more than a lookup by key;
+ * reads that share a snapshot take it once, and see one state of the database (a row, its author
+ * and its tags come from the same commit). How long a snapshot lasts keeps every read seeing the
+ * writes committed before its request arrived:
+ * - begun while serving requests the event loop received together (`requestsArrived`), it serves
+ *   the reads of those requests until the loop has run their callbacks (its check phase): they were
+ *   all received before the snapshot began;
+ * - begun anywhere else (a timer, work resumed after a pool or file callback), it ends once the
+ *   current callback and the promise continuations it made ready have run, before any other callback;
+ * - and whatever Knex runs on this database (a write, a transaction's BEGIN, a read in a
+ *   transaction) ends its snapshots first: a write, and any read after it, sees the latest rows.
+ */
+export class SqliteReads implements DirectReads {
+  /** Each connection's prepared statements by SQL text (a transaction's client is a fresh object: kept by connection). */
+  private readonly statements = new WeakMap<SqliteConnection, Map<string, SqliteStatement>>();
+  /** The connections with a read snapshot open. */
+  private readonly snapshots = new Set<SqliteConnection>();
+  /** Whether requests received together are being served (set by `requestsArrived` until the check phase). */
+  private servingArrivals = false;
+  /** Set once the pool is destroyed: reads go to Knex then, which reports the closed pool. */
+  private closed = false;
+  /** The pool's connection once it is set up (SQLite's pool has one). */
+  private writer: SqliteConnection | undefined;
+  private reader: SqliteConnection | undefined;
+
+  constructor(
+    /** The database file (`:memory:` or empty: a database of the connection's own). */
+    readonly file: string,
+    private readonly setup: SqliteSetup,
+  ) {}
+
+  /** The statement of `sql` prepared on `connection`, prepared at first need. */
+  statement(connection: SqliteConnection, sql: string): SqliteStatement {
+    let cache = this.statements.get(connection);
+    if (!cache) this.statements.set(connection, (cache = new Map()));
+    let statement = cache.get(sql);
+    if (!statement) {
+      statement = connection.prepare(sql);
+      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+      cache.set(sql, statement);
+    }
+    return statement;
+  }
+
+  /** Sets up the pool's new connection, the one that writes. */
+  writerOpened(conn: SqliteConnection): void {
+    try {
+      this.setup.writer(conn);
+      this.setup.all(conn);
+    } catch (err) {
+      conn.close();
+      throw err;
+    }
+    this.writer = conn;
+  }
+
+  writerClosed(conn: SqliteConnection): void {
+    this.snapshots.delete(conn);
+    if (conn === this.writer) this.writer = undefined;
+  }
+
+  /** The pool is destroyed: the read connection closes, and reads go to Knex from now on. */
+  poolClosed(): void {
+    this.closed = true;
+    if (this.writer) this.snapshots.delete(this.writer);
+    this.writer = undefined;
+    if (this.reader) this.snapshots.delete(this.reader);
+    this.reader?.close();
+    this.reader = undefined;
+  }
+
+  /**
+   * The connection for a read outside transactions (see `selectRows`), which must see committed rows
+   * only and never wait for a writer. While no transaction is open, the pool's own connection: read
+   * beside the pool, it has nothing uncommitted to show, and its page cache stays warm. While one is
+   * open, a second connection to the file, opened at first need: it sees the rows committed before,
+   * and SQLite drops its page cache whenever another connection has written, which is why it is not
+   * the one every read goes to. None for an in-memory database in a transaction (a second connection
+   * would open another, empty one) or once the pool is destroyed.
+   */
+  connection(): SqliteConnection | undefined {
+    if (this.closed) return undefined;
+    const writer = this.writer;
+    if (writer && this.snapshots.has(writer)) return writer;
+    if (writer?.open && !writer.inTransaction) return writer;
+    if (this.reader) return this.reader;
+    if (this.file === ':memory:' || this.file === '') return undefined;
+    const Driver = require('better-sqlite3') as new (filename: string) => SqliteConnection;
+    this.reader = new Driver(this.file);
+    this.setup.all(this.reader);
+    this.reader.pragma('query_only = ON');
+    return this.reader;
+  }
+
+  all(connection: unknown, sql: string, bindings: readonly unknown[]): Row[] {
+    const conn = connection as SqliteConnection;
+    if (!this.snapshots.has(conn) && !conn.inTransaction) this.beginSnapshot(conn);
+    return this.statement(conn, sql).all(sqliteBindings(bindings)) as Row[];
+  }
+
+  /**
+   * Tells the database that a request was received (the API's first middleware calls it). The
+   * first of a batch ends any snapshot begun before (a timer's), and the batch's snapshots end in the
+   * loop's check phase, after the callbacks of every request the loop received with it.
+   */
+  requestsArrived(): void {
+    if (this.servingArrivals) return;
+    this.servingArrivals = true;
+    if (this.snapshots.size > 0) this.endSnapshots();
+    setImmediate(this.endArrivals);
+  }
+
+  private readonly endArrivals = (): void => {
+    this.servingArrivals = false;
+    this.endSnapshots();
+  };
+
+  /** Ends every open read snapshot (a read-only transaction: its COMMIT releases the read lock). */
+  endSnapshots(): void {
+    for (const conn of this.snapshots) {
+      this.snapshots.delete(conn);
+      if (conn.open && conn.inTransaction) this.statement(conn, 'COMMIT').run([]);
+    }
+  }
+
+  /** Whether a read snapshot is open. */
+  get inSnapshot(): boolean {
+    return this.snapshots.size > 0;
+  }
+
+  /** Begins a read snapshot on `conn` (a deferred BEGIN: its first read takes the lock). */
+  private beginSnapshot(conn: SqliteConnection): void {
+    this.statement(conn, 'BEGIN').run([]);
+    // Queued once: its tick runs when the microtask queue is empty (Node runs the ticks queued by
+    // microtasks after draining them), that is once this callback and what it made ready have run.
+    if (!this.servingArrivals && this.snapshots.size === 0) queueMicrotask(this.endSnapshotsAfterCallback);
+    this.snapshots.add(conn);
+  }
+
+  private readonly endSnapshotsAfterCallback = (): void => {
+    process.nextTick(this.endSnapshotsNow);
+  };
+
+  private readonly endSnapshotsNow = (): void => this.endSnapshots();
+}
+
+/**
+ * Knex's better-sqlite3 client with each connection's statements prepared once per SQL text: Knex
+ * still builds every query (hooks' included), and the driver runs an already prepared statement
+ * with the new bindings instead of compiling the SQL again. SQLite re-prepares a cached statement
+ * by itself when the schema changes. The database's `SqliteReads` is reached from the client's
+ * configuration, which a transaction's client shares.
+ */
+export class CachedStatementsSqliteClient extends BetterSqlite3Client {
+  private get reads(): SqliteReads {
+    return databaseOfClient(this as unknown as Knex.Client).reads as SqliteReads;
+  }
+
+  queryCompiler(builder: unknown, formatter: unknown): SqliteQueryCompilerInternals {
+    return new SqliteLiteralLimitCompiler(this, builder, formatter);
+  }
+
+  override async acquireRawConnection(): Promise<SqliteConnection> {
+    const conn = await super.acquireRawConnection();
+    this.reads.writerOpened(conn);
+    return conn;
+  }
+
+  override async destroyRawConnection(conn: SqliteConnection): Promise<void> {
+    this.reads.writerClosed(conn);
+    await super.destroyRawConnection(conn);
+  }
+
+  override async destroy(callback?: (err?: unknown) => void): Promise<void> {
+    this.reads.poolClosed();
+    return super.destroy(callback);
+  }
+
+  override async _query(connection: SqliteConnection, obj: ClientQuery): Promise<ClientQuery> {
+    const reads = this.reads;
+    // Whatever Knex runs (a write, a BEGIN, a read in a transaction) sees the latest committed rows.
+    if (reads.inSnapshot) reads.endSnapshots();
+    // A query asking for its own integer mode changes the statement's state: prepared for it alone.
+    if (obj.options?.safeIntegers !== undefined || !obj.sql || !connection) return super._query(connection, obj);
+    const statement = reads.statement(connection, obj.sql);
+    const bindings = this._formatBindings(obj.bindings);
+    if (statement.reader) {
+      obj.response = statement.all(bindings);
+      return obj;
+    }
+    const response = statement.run(bindings);
+    obj.response = response;
+    obj.context = { lastID: response.lastInsertRowid, changes: response.changes };
+    return obj;
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * SQLite's adapter (better-sqlite3): a file named by `sqlite:PATH`, or the service's default file
+ * when DATABASE_URL is unset; each connection tuned by pragmas; PostgreSQL's case folding and LIKE
+ * reproduced; migrations locked by a file beside the database and run with foreign keys deferred.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Knex } from 'knex';
+import type { SqliteSettings } from '../../core/settings';
+import { databaseOf } from '../database';
+import { CachedStatementsSqliteClient, SqliteReads, type SqliteSetup } from './sqlite-client';
+import type { Dialect, DriverError } from './dialect';
+
+const URL_PREFIX = 'sqlite:';
+
+/** What every connection needs, the pool's and the read connection alike (`all`), and the writer's own. */
+function connectionSetup(sqlite: SqliteSettings): SqliteSetup {
+  return {
+    all(conn) {
+      conn.pragma('busy_timeout = 5000');
+      conn.pragma(`cache_size = ${-sqlite.cacheSizeMib * 1024}`);
+      conn.pragma(`mmap_size = ${sqlite.mmapSizeMib * 1024 * 1024}`);
+      // LIKE as on PostgreSQL: case-sensitive (the i-variants compare lowercased sides, `whereLower`)...
+      conn.pragma('case_sensitive_like = ON');
+      // ...and beside SQLite's own lower(), which folds A-Z only, one folding every letter as PostgreSQL's does.
+      conn.function('unicode_lower', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? unicodeLower(v) : v));
+    },
+    writer(conn) {
+      conn.pragma('foreign_keys = ON');
+      conn.pragma('journal_mode = WAL');
+      conn.pragma(`synchronous = ${sqlite.synchronous}`);
+    },
+  };
+}
+
+/**
+ * Text in lowercase as PostgreSQL's `lower()` makes it: one letter for one letter (İ is i, Σ is σ
+ * wherever it stands), where JavaScript's `toLowerCase` makes İ two characters and a final Σ ς.
+ */
+export function unicodeLower(text: string): string {
+  return text.replace(/[İΣ]/g, (c) => (c === 'İ' ? 'i' : 'σ')).toLowerCase();
+}
+
+const KELVIN_SIGN = '\u212a';
+const CAPITAL_I_WITH_DOT = '\u0130';
+
+/** The column's SQL with K (Kelvin sign) and İ replaced by k and i, where the value has that letter (any case). */
+function asciiFoldable(text: string, value: string): string {
+  const lowered = value.toLowerCase();
+  if (lowered.includes('k')) text = `replace(${text}, '${KELVIN_SIGN}', 'k')`;
+  if (lowered.includes('i')) text = `replace(${text}, '${CAPITAL_I_WITH_DOT}', 'i')`;
+  return text;
+}
+
+/** SQLite: the file is locked beyond the busy timeout, cannot be opened, or cannot be read or written. */
+const UNREACHABLE_CODES = /^SQLITE_(BUSY|CANTOPEN|IOERR|PROTOCOL)(_|$)/;
+
+/** How long an instance waits for another's migration before giving up. */
+const MIGRATION_LOCK_WAIT_MS = 120_000;
+
+/**
+ * The migration lock: an exclusive transaction on a small database beside the service's
+ * (`<file>.migrate-lock`), held by its own connection. It is tried without waiting and tried again
+ * every 50 ms: waiting inside SQLite would block the event loop, and with it a run of this same
+ * process holding the lock.
+ */
+async function withFileLock<T>(file: string, run: () => Promise<T>): Promise<T> {
+  const Database = require('better-sqlite3') as new (file: string, options: { timeout: number }) => { exec(sql: string): void; close(): void };
+  const lock = new Database(`${file}.migrate-lock`, { timeout: 0 });
+  try {
+    const deadline = Date.now() + MIGRATION_LOCK_WAIT_MS;
+    for (;;) {
+      try {
+        lock.exec('BEGIN EXCLUSIVE');
+        break;
+      } catch (err) {
+        if ((err as DriverError).code !== 'SQLITE_BUSY') throw err;
+        if (Date.now() > deadline) throw new Error(`migrations: another process has been migrating ${file} for ${MIGRATION_LOCK_WAIT_MS / 1000} s`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
+    try {
+      return await run();
+    } finally {
+      lock.exec('COMMIT');
+    }
+  } finally {
+    lock.close();
+  }
+}
+
+export const sqlite: Dialect = {
+  name: 'sqlite',
+  urlPrefix: URL_PREFIX,
+  limitAsText: true,
+
+  accepts: (url) => url.startsWith(URL_PREFIX),
+
+  open(url, { defaultSqliteFile, sqlite: settings }) {
+    const file = !url ? defaultSqliteFile : url.slice(URL_PREFIX.length).replace(/^\/\/(?=\/)/, '');
+    if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    const reads = new SqliteReads(file, connectionSetup(settings));
+    return {
+      description: file,
+      reads,
+      knex: { client: CachedStatementsSqliteClient as unknown as typeof Knex.Client, connection: { filename: file }, useNullAsDefault: true },
+    };
+  },
+
+  isConstraintViolation: ({ code }) => typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT'),
+  isConnectionFailure: ({ code }) => typeof code === 'string' && UNREACHABLE_CODES.test(code),
+
+  /**
+   * SQLite's own `lower()` folds A-Z only; `unicode_lower()` (registered on every connection) folds
+   * every letter, but calls JavaScript once per row. A value of ASCII characters only is compared
+   * natively, with the same result: every non-ASCII character lowercases to a non-ASCII one, which
+   * no ASCII character of the value can match under either lower(), except the Kelvin sign (U+212A)
+   * and İ, which PostgreSQL folds to k and i, so SQLite replaces those two first when the value has
+   * a k or an i. A LIKE pattern has no `_` wildcard here (escaped), so a character is never matched
+   * by position alone.
+   */
+  whereLower(query, text, column, comparison, value) {
+    const escape = comparison === 'LIKE' ? ` ESCAPE '\\'` : '';
+    if (/^[\x00-\x7f]*$/.test(value)) query.whereRaw(`lower(${asciiFoldable(text, value)}) ${comparison} ?${escape}`, [column, value.toLowerCase()]);
+    else query.whereRaw(`unicode_lower(${text}) ${comparison} ?${escape}`, [column, unicodeLower(value)]);
+  },
+
+  // No lock needed: the service has one connection that writes, so transactions run one at a time.
+  lockForUpdate() {},
+
+  withMigrationLock(db, run) {
+    const { file } = databaseOf(db).reads as SqliteReads;
+    return file === '' || file === ':memory:' ? run() : withFileLock(file, run);
+  },
+
+  /**
+   * SQLite alters most columns by rebuilding the table (create, copy, drop, rename). With foreign keys
+   * enforced, dropping the old table would run its ON DELETE actions and empty the tables that
+   * reference it, and the pragma cannot change inside a transaction. So the migrations run with the
+   * pragma off (SQLite connections are one per pool, so the transaction uses this connection), every
+   * foreign key is checked before the transaction commits, and the pragma is restored afterwards.
+   */
+  async runMigrations(db, config, run) {
+    const [{ foreign_keys: enabled }] = (await db.raw('PRAGMA foreign_keys')) as { foreign_keys: number }[];
+    if (!enabled) return run(config);
+    await db.raw('PRAGMA foreign_keys = OFF');
+    try {
+      return await run({
+        ...config,
+        beforeAll: async (trx) => {
+          const [{ foreign_keys: still }] = (await trx.raw('PRAGMA foreign_keys')) as { foreign_keys: number }[];
+          if (still) throw new Error('migrations: could not turn SQLite foreign keys off for the migration (use one connection per SQLite pool)');
+        },
+        afterAll: async (trx) => {
+          const violations = (await trx.raw('PRAGMA foreign_key_check')) as { table: string; rowid: number; parent: string }[];
+          if (violations.length) {
+            const shown = violations.slice(0, 5).map((v) => `${v.table} row ${v.rowid} → ${v.parent}`);
+            throw new Error(`migrations: ${violations.length} rows break a foreign key (${shown.join(', ')}); nothing was applied`);
+          }
+        },
+      });
+    } finally {
+      await db.raw('PRAGMA foreign_keys = ON');
+    }
+  },
+
+  // SQLite's foreign keys are unnamed: they follow their column by themselves.
+  async renameForeignKey() {},
+};

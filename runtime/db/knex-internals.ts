@@ -1,0 +1,176 @@
+/**
+ * Every part of Knex the runtime reads that is not Knex's typed, documented API: private fields of
+ * its query builder, its dialect classes under `knex/lib`, the way a transaction's client is made,
+ * the shape of its events and log messages. Each assumption is named here, once, and checked
+ * against the installed Knex by `test/runtime/knex-internals.test.ts`, so that an upgrade which
+ * breaks one fails a test that names it and this file. The rest of the runtime reaches Knex's
+ * internals only through what this module exports.
+ */
+import { createRequire } from 'node:module';
+import type { Knex } from 'knex';
+
+const requireKnex = createRequire(__filename);
+
+/* ------------------------------------------------------------------------- query builders */
+
+/** A clause as Knex records it in a builder's `_statements` (where, join, select, order…). */
+export type KnexStatement = Record<string, unknown>;
+
+/**
+ * Assumption "builder fields": a query builder keeps its clauses in `_statements` (one record per
+ * clause, with its `grouping` and `type`), its single-valued parts in `_single` (`limit`, `offset`,
+ * `insert`, `skipBinding`…) and its method (`select`, `insert`, `first`…) in `_method`; `clone()`
+ * copies them, and `toSQL()` compiles what they hold. What makes a query unlike others (a timeout,
+ * a connection, a query context, debugging, options, comments) is in `_timeout`, `_connection`,
+ * `_queryContext`, `_debug`, `_options` and `_comments`.
+ */
+export interface BuilderInternals {
+  client: {
+    raw(sql: string, bindings: unknown[]): unknown;
+    queryBuilder(): BuilderInternals;
+  };
+  _method?: string;
+  _single: Record<string, unknown>;
+  _statements: KnexStatement[];
+  _comments?: unknown[];
+  _options?: unknown[];
+  _timeout?: unknown;
+  _connection?: unknown;
+  _queryContext?: unknown;
+  _debug?: boolean;
+  clone(): BuilderInternals;
+  toSQL(): { sql: string; bindings: readonly unknown[] };
+}
+
+/** The private fields of a query builder (see "builder fields"). */
+export function builderInternals(query: Knex.QueryBuilder): BuilderInternals {
+  return query as unknown as BuilderInternals;
+}
+
+/** A query builder's clauses, in the order they were added (see "builder fields"). */
+export function statementsOf(query: Knex.QueryBuilder): readonly KnexStatement[] {
+  return builderInternals(query)._statements ?? [];
+}
+
+/**
+ * Assumption "where records": a condition on a value is recorded as `{grouping: 'where', type,
+ * column, operator, value, not, bool, asColumn}` with `value` the value bound, and the types below
+ * bind theirs (a list or range as an array of values); a condition grouped by a callback is
+ * `{type: 'whereWrapped', value: callback}`, run on a new builder when compiled; a join is
+ * `{grouping: 'join', joinType, table, schema, clauses}`, its clauses typed `onBasic`, `onNull`,
+ * `onRaw`, `onWrapped` when they bind nothing.
+ */
+export const BOUND_WHERE_TYPES: ReadonlySet<string> = new Set([
+  'whereBasic',
+  'havingBasic',
+  'whereLike',
+  'whereILike',
+  'whereIn',
+  'havingIn',
+  'whereBetween',
+  'havingBetween',
+]);
+
+/** The join clause types that bind no value (see "where records"). */
+export const UNBOUND_JOIN_CLAUSES: ReadonlySet<string> = new Set(['onBasic', 'onNull', 'onRaw', 'onWrapped']);
+
+/** Assumption "raw marker": a `knex.raw(…)` value has `isRawInstance: true`, its `sql` and its `bindings`. */
+export function isRaw(value: unknown): value is { sql: string; bindings?: unknown } {
+  return typeof value === 'object' && value !== null && (value as { isRawInstance?: boolean }).isRawInstance === true;
+}
+
+/* -------------------------------------------------------------------- clients and events */
+
+/**
+ * Assumption "shared config": a Knex client keeps a shallow copy of the configuration it was made
+ * with as `client.config`, symbol keys included, and a transaction's client shares its pool
+ * client's `config` (Knex's `makeTxClient`). A value stored in the configuration under a symbol is
+ * therefore reached from the Knex instance, its transactions and every builder made from either.
+ */
+export function configOf(client: Knex.Client): Record<symbol, unknown> {
+  return client.config as Record<symbol, unknown>;
+}
+
+/**
+ * Assumption "query uid": the object Knex passes to its `query`, `query-response` and
+ * `query-error` listeners carries the query's id as `__knexQueryUid`.
+ */
+export const QUERY_UID = '__knexQueryUid';
+
+/** The id of a query in a Knex event (see "query uid"). */
+export function queryUidOf(query: unknown): unknown {
+  return (query as Record<string, unknown> | undefined)?.[QUERY_UID];
+}
+
+/**
+ * Assumption "connection warnings": Knex warns through its `log.warn` on every failed acquire,
+ * with a message starting "Acquire connection error: " or "Connection Error: ".
+ */
+export const CONNECTION_WARNING = /^(Acquire connection error|Connection Error): /;
+
+/* ------------------------------------------------------------------------- SQLite classes */
+
+/** What the SQLite client and the statement cache use of a better-sqlite3 connection. */
+export interface SqliteConnection {
+  readonly open: boolean;
+  readonly inTransaction: boolean;
+  pragma(source: string): unknown;
+  function(name: string, options: { deterministic: boolean }, fn: (value: unknown) => unknown): unknown;
+  prepare(sql: string): SqliteStatement;
+  close(): unknown;
+}
+
+export interface SqliteStatement {
+  readonly reader: boolean;
+  all(bindings: unknown[]): unknown[];
+  run(bindings: unknown[]): { changes: number; lastInsertRowid: number | bigint };
+}
+
+/** What Knex hands its client's `_query`: the compiled SQL, its bindings, and the driver's response once run. */
+export interface ClientQuery {
+  sql: string;
+  bindings?: unknown[];
+  options?: { safeIntegers?: unknown };
+  response?: unknown;
+  context?: { lastID: number | bigint; changes: number };
+}
+
+/**
+ * Assumption "better-sqlite3 client": `knex/lib/dialects/better-sqlite3` exports Knex's client
+ * class for better-sqlite3 (the one `client: 'better-sqlite3'` makes). Knex runs every statement
+ * through its `_query(connection, obj)`, which leaves the rows of a read in `obj.response` and a
+ * write's `{lastID, changes}` in `obj.context`; `_formatBindings` makes values bindable (dates,
+ * booleans) without reading the client's state; `driver` is the better-sqlite3 constructor and `connectionSettings.filename` the file;
+ * `queryCompiler(builder, formatter)` makes the compiler of each query.
+ */
+export const BetterSqlite3Client = requireKnex('knex/lib/dialects/better-sqlite3') as new (config: Knex.Config) => {
+  readonly driver: unknown;
+  readonly connectionSettings: unknown;
+  readonly config: Knex.Config;
+  _query(connection: SqliteConnection, obj: ClientQuery): Promise<ClientQuery>;
+  _formatBindings(bindings: readonly unknown[] | undefined): unknown[];
+  acquireRawConnection(): Promise<SqliteConnection>;
+  destroyRawConnection(conn: SqliteConnection): Promise<unknown>;
+  destroy(callback?: (err?: unknown) => void): Promise<void>;
+};
+
+/** What the LIMIT override uses of Knex's SQLite query compiler. */
+export interface SqliteQueryCompilerInternals {
+  single: { limit?: unknown; offset?: unknown };
+  limit(): string;
+}
+
+/**
+ * Assumption "SQLite compiler": `knex/lib/dialects/sqlite3/query/sqlite-querycompiler` exports the
+ * SQLite query compiler, made with `(client, builder, formatter)`; it keeps the builder's `_single`
+ * as `single` and writes the LIMIT clause (with the OFFSET's "-1" when there is no limit) from its
+ * `limit()` method.
+ */
+export const SqliteQueryCompiler = requireKnex('knex/lib/dialects/sqlite3/query/sqlite-querycompiler') as new (
+  ...args: unknown[]
+) => SqliteQueryCompilerInternals;
+
+/** Values made bindable for better-sqlite3 as Knex makes them (see "better-sqlite3 client"). */
+export function sqliteBindings(bindings: readonly unknown[]): unknown[] {
+  return BetterSqlite3Client.prototype._formatBindings(bindings);
+}

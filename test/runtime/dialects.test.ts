@@ -1,0 +1,160 @@
+/**
+ * What each dialect adapter answers, on its own database: which URLs it accepts, which driver
+ * errors it reads as constraint violations and outages (raised by the database itself where it
+ * can), how it folds case and locks rows, and that migrations written before the adapters (which
+ * tell PostgreSQL by the Knex client's name) still run.
+ */
+import type { Knex } from 'knex';
+import { connect, dialectOf, isConnectionFailure, isConstraintViolation, migrateLatest, renameForeignKey } from '../../runtime';
+import { DIALECTS as ADAPTERS, dialectForUrl } from '../../runtime/db/dialects';
+import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
+
+const error = (code: string, message = 'x') => Object.assign(new Error(message), { code });
+
+describe('the adapter of a DATABASE_URL', () => {
+  it.each([
+    [undefined, 'sqlite'],
+    ['', 'sqlite'],
+    ['sqlite:/tmp/x.sqlite3', 'sqlite'],
+    ['sqlite::memory:', 'sqlite'],
+    ['postgres://u@h/db', 'postgres'],
+    ['postgresql://u@h/db', 'postgres'],
+  ])('%j is %s', (url, name) => {
+    expect(dialectForUrl(url).name).toBe(name);
+  });
+
+  it('is none for another scheme, and the message lists what each adapter accepts', () => {
+    expect(() => dialectForUrl('mysql://db')).toThrow('DATABASE_URL must start with sqlite: or postgres://, got "mysql://db"');
+  });
+
+  it('is what the database made by connect() answers, on it and on its transactions', async () => {
+    const db = connect('sqlite::memory:', '');
+    try {
+      expect(dialectOf(db).name).toBe('sqlite');
+      await db.transaction(async (trx) => expect(dialectOf(trx)).toBe(dialectOf(db)));
+    } finally {
+      await db.destroy();
+    }
+    const pg = connect('postgres://postgres@127.0.0.1:1/none', '');
+    expect(dialectOf(pg).name).toBe('postgres');
+    await pg.destroy();
+  });
+});
+
+describe('driver errors each adapter reads', () => {
+  const byName = Object.fromEntries(ADAPTERS.map((d) => [d.name, d]));
+  it.each([
+    ['sqlite', error('SQLITE_CONSTRAINT_UNIQUE'), true],
+    ['sqlite', error('SQLITE_CONSTRAINT_FOREIGNKEY'), true],
+    ['sqlite', error('23505'), false],
+    ['postgres', error('23505'), true],
+    ['postgres', error('23503'), true],
+    ['postgres', error('SQLITE_CONSTRAINT'), false],
+    ['postgres', error('42601'), false],
+  ])('%s: constraint violation %j → %s', (name, err, expected) => {
+    expect(byName[name].isConstraintViolation(err)).toBe(expected);
+  });
+
+  it.each([
+    ['sqlite', error('SQLITE_BUSY'), true],
+    ['sqlite', error('SQLITE_IOERR_WRITE'), true],
+    ['sqlite', error('SQLITE_CONSTRAINT'), false],
+    ['sqlite', error('57P01'), false],
+    ['postgres', error('57P01'), true],
+    ['postgres', error('08006'), true],
+    ['postgres', new Error('Connection terminated unexpectedly'), true],
+    ['postgres', error('SQLITE_BUSY'), false],
+    ['postgres', error('23505'), false],
+  ])('%s: connection failure %j → %s', (name, err, expected) => {
+    expect(byName[name].isConnectionFailure(err)).toBe(expected);
+  });
+});
+
+describe.each(DIALECTS)('the %s adapter on its database', (dialect) => {
+  let database: TestDatabase;
+  let db: Knex;
+  beforeAll(async () => {
+    database = await createDatabase(dialect);
+    db = database.db;
+    await db.schema.createTable('items', (t) => {
+      t.increments('id');
+      t.string('name').notNullable().unique();
+    });
+    await db('items').insert([{ name: 'ÉLAN' }, { name: 'Kelvin' }, { name: 'other' }]);
+  });
+  afterAll(() => database.drop());
+
+  it('is the adapter named after the database', () => {
+    expect(dialectOf(db).name).toBe(dialect);
+  });
+
+  it('reads its own constraint violation as one, and not as an outage', async () => {
+    const err = await db('items').insert({ name: 'other' }).catch((e: unknown) => e);
+    expect(dialectOf(db).isConstraintViolation(err as Error)).toBe(true);
+    expect(isConstraintViolation(err)).toBe(true);
+    expect(isConnectionFailure(err)).toBe(false);
+  });
+
+  it.each([
+    ['=', 'élan', ['ÉLAN']],
+    ['LIKE', '%elv%', ['Kelvin']],
+    ['LIKE', '%ÉL%', ['ÉLAN']],
+    ['=', 'OTHER', ['other']],
+  ] as const)('folds case as PostgreSQL’s lower(): %s %j', async (comparison, value, expected) => {
+    const query = db('items').select('name');
+    dialectOf(db).whereLower(query, '??', 'name', comparison, value);
+    expect((await query).map((r: { name: string }) => r.name)).toEqual(expected);
+  });
+
+  it('locks rows for update where the database needs it', () => {
+    const query = db('items').select('id').where('id', 1);
+    dialectOf(db).lockForUpdate(query);
+    expect(/for update/i.test(query.toSQL().sql)).toBe(dialect === 'postgres');
+  });
+
+  it('writes a LIMIT as text where it says so', () => {
+    expect(db('items').select('id').limit(7).toSQL().sql.endsWith('limit 7')).toBe(dialectOf(db).limitAsText);
+  });
+
+  it('runs migrations that rename a foreign key constraint, and those written before the adapters', async () => {
+    const named = async (table: string) =>
+      dialect === 'postgres'
+        ? (await db.raw("select conname from pg_constraint where conrelid = ?::regclass and contype = 'f'", [table])).rows.map((r: { conname: string }) => r.conname)
+        : [];
+    const migrations = [
+      {
+        name: '0001_links',
+        async up(knex: Knex) {
+          await knex.schema.createTable('links', (t) => {
+            t.increments('id');
+            t.integer('item_id').references('items.id');
+          });
+        },
+        async down() {},
+      },
+      {
+        name: '0002_rename',
+        async up(knex: Knex) {
+          await knex.schema.alterTable('links', (t) => t.renameColumn('item_id', 'thing_id'));
+          await renameForeignKey(knex, 'links', 'links_item_id_foreign', 'links_thing_id_foreign');
+        },
+        async down() {},
+      },
+      {
+        // As migrations generated before the adapters tell PostgreSQL.
+        name: '0003_by_client_name',
+        async up(knex: Knex) {
+          if ((knex.client.config as { client?: unknown }).client === 'pg') {
+            await knex.raw('alter table ?? rename constraint ?? to ??', ['links', 'links_thing_id_foreign', 'links_thing_foreign']);
+          }
+        },
+        async down() {},
+      },
+    ];
+    expect(await migrateLatest(db, migrations)).toEqual(['0001_links', '0002_rename', '0003_by_client_name']);
+    expect(await named('links')).toEqual(dialect === 'postgres' ? ['links_thing_foreign'] : []);
+    await db('links').insert({ thing_id: 1 });
+    const err = await db('links').insert({ thing_id: 999 }).catch((e: unknown) => e);
+    expect(isConstraintViolation(err)).toBe(true);
+  });
+});

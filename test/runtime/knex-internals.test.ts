@@ -1,0 +1,171 @@
+/**
+ * Each assumption runtime/db/knex-internals.ts makes about Knex's internals, checked against the
+ * installed Knex on both databases: a Knex upgrade that breaks one fails here, with a message that
+ * names the module and the assumption.
+ */
+import knex, { type Knex } from 'knex';
+import { connect } from '../../runtime';
+import {
+  BetterSqlite3Client,
+  BOUND_WHERE_TYPES,
+  builderInternals,
+  configOf,
+  CONNECTION_WARNING,
+  isRaw,
+  queryUidOf,
+  sqliteBindings,
+  SqliteQueryCompiler,
+  statementsOf,
+  UNBOUND_JOIN_CLAUSES,
+} from '../../runtime/db/knex-internals';
+import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
+
+/** Fails with the module and the assumption named, when `holds` is false. */
+function assume(assumption: string, holds: boolean, detail: string | (() => string) = ''): void {
+  if (holds) return;
+  const shown = typeof detail === 'function' ? detail() : detail;
+  throw new Error(`runtime/db/knex-internals.ts: the installed Knex breaks the assumption "${assumption}"${shown ? `: ${shown}` : ''}`);
+}
+
+describe.each(DIALECTS)('Knex internals the runtime reads (%s)', (dialect) => {
+  let database: TestDatabase;
+  let db: Knex;
+  beforeAll(async () => {
+    database = await createDatabase(dialect);
+    db = database.db;
+    await db.schema.createTable('items', (t) => {
+      t.increments('id');
+      t.string('name');
+    });
+  });
+  afterAll(() => database.drop());
+
+  it('builder fields: _statements, _single and _method hold the clauses, limit and method; clone copies them', () => {
+    const query = db('items').select('id').where('name', 'a').limit(5).offset(10);
+    const b = builderInternals(query);
+    assume('builder fields', Array.isArray(b._statements) && b._statements.some((s) => s.grouping === 'where'), '_statements');
+    assume('builder fields', b._single.limit === 5 && b._single.offset === 10, '_single.limit/offset');
+    const first = builderInternals(db('items').first('id') as unknown as Knex.QueryBuilder);
+    assume('builder fields', first._method === 'first', '_method');
+    const copy = b.clone();
+    assume('builder fields', copy._statements !== b._statements && copy._statements.length === b._statements.length, 'clone()');
+    assume('builder fields', builderInternals(db('items').limit(1, { skipBinding: true }))._single.skipBinding !== undefined, '_single.skipBinding');
+    for (const field of ['_timeout', '_connection', '_queryContext', '_debug', '_options', '_comments'] as const) {
+      const q = builderInternals(db('items').select('id'));
+      assume('builder fields', !(field in q) || q[field] === undefined || (Array.isArray(q[field]) && (q[field] as unknown[]).length === 0) || q[field] === false, field);
+    }
+    assume('builder fields', builderInternals(db('items').timeout(5))._timeout === 5, '_timeout');
+    assume('builder fields', builderInternals(db('items').queryContext({ a: 1 }))._queryContext !== undefined, '_queryContext');
+    assume('builder fields', (builderInternals(db('items').comment('c'))._comments ?? []).length === 1, '_comments');
+  });
+
+  it('where records: conditions on values keep their value in `value`, with the types the shape reader binds', () => {
+    const q = db('items')
+      .where('id', 1)
+      .whereIn('id', [1, 2])
+      .whereBetween('id', [1, 9])
+      .whereLike('name', 'a%')
+      .whereILike('name', 'b%')
+      .having('id', '>', 1)
+      .havingIn('id', [3])
+      .havingBetween('id', [4, 5])
+      .where((w) => w.where('id', 2));
+    const statements = statementsOf(q);
+    const types = statements.map((s) => s.type as string);
+    for (const type of BOUND_WHERE_TYPES) assume('where records', types.includes(type), `no "${type}" record`);
+    const basic = statements.find((s) => s.type === 'whereBasic')!;
+    assume('where records', basic.grouping === 'where' && basic.column === 'id' && basic.operator === '=' && basic.value === 1 && basic.bool === 'and', JSON.stringify(basic));
+    assume('where records', statements.some((s) => s.type === 'whereWrapped' && typeof s.value === 'function'), 'whereWrapped');
+    const join = statementsOf(db('items').join('other', (j) => j.on('other.id', '=', 'items.id').orOn((k) => k.on('a', 'b')).andOnNull('x').onVal('y', 1)))[0];
+    assume('where records', join.grouping === 'join' && Array.isArray(join.clauses) && 'joinType' in join && 'table' in join, () => Object.keys(join).join(', '));
+    const clauseTypes = (join.clauses as { type: string }[]).map((c) => c.type);
+    for (const type of UNBOUND_JOIN_CLAUSES) if (type !== 'onRaw') assume('where records', clauseTypes.includes(type), `no "${type}" join clause`);
+    assume('where records', !UNBOUND_JOIN_CLAUSES.has(clauseTypes[clauseTypes.length - 1]), 'onVal must bind');
+    const raw = statementsOf(db('items').join('other', (j) => j.on(db.raw('1 = 1'))))[0];
+    assume('where records', (raw.clauses as { type: string }[]).some((c) => c.type === 'onRaw'), 'onRaw');
+  });
+
+  it('raw marker: knex.raw values have isRawInstance, sql and bindings', () => {
+    const raw = db.raw('lower(?)', ['A']);
+    assume('raw marker', isRaw(raw) && raw.sql === 'lower(?)' && Array.isArray(raw.bindings), () => Object.keys(raw).join(', '));
+  });
+
+  it('shared config: a symbol in the configuration reaches transactions and their builders', async () => {
+    const key = Symbol('probe');
+    const config = configOf(db.client);
+    config[key] = 'here';
+    try {
+      await db.transaction(async (trx) => {
+        assume('shared config', configOf(trx.client)[key] === 'here', 'the transaction client has another config');
+        assume('shared config', configOf(trx('items').client)[key] === 'here', "the transaction's builders have another config");
+      });
+      const clone = (db as unknown as { withUserParams(p: object): Knex }).withUserParams({});
+      assume('shared config', configOf(clone.client)[key] === 'here', 'withUserParams (the migrator) drops it');
+    } finally {
+      delete config[key];
+    }
+  });
+
+  it('query uid: query events carry __knexQueryUid, the same on the query and its response', async () => {
+    const seen: unknown[] = [];
+    const onQuery = (q: unknown) => seen.push(queryUidOf(q));
+    const onResponse = (_r: unknown, q: unknown) => seen.push(queryUidOf(q));
+    db.on('query', onQuery).on('query-response', onResponse);
+    try {
+      await db('items').select('id');
+    } finally {
+      db.removeListener('query', onQuery).removeListener('query-response', onResponse);
+    }
+    assume('query uid', seen.length === 2 && typeof seen[0] === 'string' && seen[0] === seen[1], JSON.stringify(seen));
+  });
+});
+
+describe('Knex internals the runtime reads (SQLite classes)', () => {
+  it('better-sqlite3 client: the class of `client: "better-sqlite3"`, with _query, _formatBindings and queryCompiler', () => {
+    const prototype = BetterSqlite3Client.prototype as unknown as Record<string, unknown>;
+    for (const method of ['_query', '_formatBindings', 'acquireRawConnection', 'destroyRawConnection', 'destroy', 'queryCompiler']) {
+      assume('better-sqlite3 client', typeof prototype[method] === 'function', `no ${method}()`);
+    }
+    const date = new Date(1000);
+    assume('better-sqlite3 client', JSON.stringify(sqliteBindings([date, true, 'a'])) === JSON.stringify([1000, 1, 'a']), '_formatBindings');
+  });
+
+  it('better-sqlite3 client: _query leaves rows in response and a write in context', async () => {
+    const client = new BetterSqlite3Client({ client: 'better-sqlite3', connection: { filename: ':memory:' }, useNullAsDefault: true });
+    const conn = await client.acquireRawConnection();
+    try {
+      await client._query(conn, { sql: 'create table t (a integer)' });
+      const write = await client._query(conn, { sql: 'insert into t (a) values (?)', bindings: [7] });
+      assume('better-sqlite3 client', write.context?.changes === 1 && write.context.lastID === 1, JSON.stringify(write.context));
+      const read = await client._query(conn, { sql: 'select a from t', bindings: [] });
+      assume('better-sqlite3 client', JSON.stringify(read.response) === '[{"a":7}]', JSON.stringify(read.response));
+    } finally {
+      await client.destroyRawConnection(conn);
+      await client.destroy();
+    }
+  });
+
+  it('SQLite compiler: made with (client, builder, formatter), `single` is the builder’s, limit() writes the LIMIT', () => {
+    const db = connect('sqlite::memory:', '');
+    try {
+      const builder = db('items').select('id').limit(3);
+      const compiler = new SqliteQueryCompiler(db.client, builder, undefined);
+      assume('SQLite compiler', compiler.single.limit === 3, 'single.limit');
+      assume('SQLite compiler', typeof SqliteQueryCompiler.prototype.limit === 'function', 'limit()');
+      assume('SQLite compiler', builder.toSQL().sql.endsWith('limit 3'), `our override is not used: ${builder.toSQL().sql}`);
+    } finally {
+      void db.destroy();
+    }
+  });
+
+  it('connection warnings: a failed acquire is warned about with the words the log filter drops', async () => {
+    const warnings: string[] = [];
+    const db = knex({ client: 'pg', connection: 'postgres://postgres@127.0.0.1:1/none', pool: { min: 0, max: 1 }, acquireConnectionTimeout: 2000, log: { warn: (m: string) => warnings.push(m) } });
+    try {
+      await db.raw('select 1').catch(() => undefined);
+    } finally {
+      await db.destroy();
+    }
+    assume('connection warnings', warnings.length > 0 && warnings.every((w) => CONNECTION_WARNING.test(w)), JSON.stringify(warnings));
+  });
+});
