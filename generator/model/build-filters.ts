@@ -1,20 +1,21 @@
 /**
  * The model side of list filters: lookups (`author__country__name__iexact`) compiled against the
  * model into plans (tables, columns, relation hops, operator), once, at generation time; and the
- * filter parameters and mixins of a viewset. The runtime (runtime/filters.ts) only applies plans.
+ * filter parameters and mixins of a viewset. The runtime (runtime/query/filters.ts) only applies plans.
  *
- * Specs reach this stage validated (validate.ts reports bad lookups at their file:line:column), so
- * a LookupError here means a caller skipped validation or compiled a lookup of its own.
+ * Specs reach this stage validated (spec/validate/check-lookups.ts reports bad lookups at their
+ * file:line:column), so a LookupError here means a caller skipped validation or compiled a lookup of
+ * its own.
  */
 import { LOOKUP_OPERATORS, type FilterMixinName, type LookupOperator, type TypeFilterMixin } from '../../runtime/core/catalogue';
 import type { ParamSpec, ViewsetSpec } from '../spec/meta-schema';
 import type { Field, FieldType, ManyToMany } from './model';
 
 
-/** How a column compares and binds (runtime/filters.ts `ColumnKind`). */
+/** How a column compares and binds (runtime/query/filters.ts `ColumnKind`). */
 export type ColumnKind = 'text' | 'int' | 'bigint' | 'float' | 'decimal' | 'bool' | 'date' | 'datetime' | 'uuid' | 'json';
 
-/** `from IN (SELECT select FROM table [JOIN join.table ON join.on])`; see runtime/filters.ts `Hop`. */
+/** `from IN (SELECT select FROM table [JOIN join.table ON join.on])`; see runtime/query/filters.ts `Hop`. */
 export interface HopPlan {
   from: string;
   nullable: boolean;

@@ -4,7 +4,7 @@
  *
  * It describes the shape of a service file and of a resource file. Rules of meaning (a relation to
  * an unknown resource, a schema field the resource lacks, a default of the wrong type, names that
- * clash between files, ...) live in `validate.ts` and `check-model.ts`.
+ * clash between files, ...) live in `validate/` and `check-model.ts`.
  */
 import type { FromSchema } from 'json-schema-to-ts';
 import { FILTER_MIXINS } from '../../runtime/core/catalogue';
