@@ -3,7 +3,7 @@
  * there, and everything else (columns, schemas, resolved auth, operations, filters) derived here,
  * once, from the typed spec documents. Templates only print the model.
  */
-import { isBuiltinPaginator } from '../../runtime/core/catalogue';
+import { INT32, isBuiltinPaginator } from '../../runtime/core/catalogue';
 import { buildFilters, compileLookup, modelGraph, type ModelGraph } from './build-filters';
 import type { DescribedResource, DescribedSpecs } from '../spec/check-model';
 import type {
@@ -57,7 +57,6 @@ const DEFAULT_DOCS: Record<OperationKind, string> = {
   delete: 'Delete an object by its primary key.',
 };
 
-const INT32 = { min: -2147483648, max: 2147483647 };
 const SAFE = { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER };
 
 const VALUE_KIND: Record<Exclude<FieldType, 'foreign_key'>, ValueKind> = {
