@@ -72,6 +72,7 @@ export const isBuiltinAuthenticator = (name: string): name is BuiltinAuthenticat
   (BUILTIN_AUTHENTICATORS as readonly string[]).includes(name);
 export const isBuiltinPaginator = (name: string): name is BuiltinPaginator => (BUILTIN_PAGINATORS as readonly string[]).includes(name);
 export const isBuiltinException = (name: string): name is BuiltinException => (BUILTIN_EXCEPTIONS as readonly string[]).includes(name);
+export const isLookupOperator = (name: string): name is LookupOperator => (LOOKUP_OPERATORS as readonly string[]).includes(name);
 
 /**
  * The range of a 32-bit integer column (an `integer` field or key): the bounds of the generated

@@ -4,6 +4,7 @@
  * databases; paginated actions that answer a page; search fields that end at a value.
  */
 import type { YamlPath } from '../../load/load';
+import { DEFAULT_ACTION_METHODS } from '../resource-names';
 import { asRec, asStr, type Ctx, eachEntry, eachItem, has, type Rec, report } from './context';
 import { fieldOf, RELATION_TYPES, relationTarget, type Resource } from './resources';
 
@@ -16,10 +17,8 @@ export function checkOrdering(ctx: Ctx, res: Resource, vs: Rec): void {
   eachItem(vs.ordering_fields, ['viewset', 'ordering_fields'], (name, at) => {
     if (typeof name === 'string') orderable(name, 'ordering field', at);
   });
-  const ordering = asStr(vs.default_ordering);
-  if (ordering === undefined) return;
   const at = ['viewset', 'default_ordering'];
-  for (const name of ordering.split(',').map((part) => part.trim().replace(/^-/, ''))) {
+  for (const name of defaultOrderingFields(vs)) {
     orderable(name, 'default ordering field', at);
     if (Array.isArray(vs.ordering_fields) && !vs.ordering_fields.includes(name) && (res.fields.has(name) || name.includes('__'))) {
       report(ctx, res.spec, at, `default ordering field "${name}" is not in ordering_fields: add it there`);
@@ -33,8 +32,7 @@ export function checkOrdering(ctx: Ctx, res: Resource, vs: Rec): void {
  * (SQLite and PostgreSQL sort NULLs at opposite ends), and not json.
  */
 export function checkCursorOrdering(ctx: Ctx, res: Resource, vs: Rec): void {
-  const paginator = typeof vs.pagination_class === 'string' ? vs.pagination_class : asStr(asRec(vs.pagination_class)?.class);
-  if (paginator !== 'CursorPagination') return;
+  if (paginatorName(vs.pagination_class) !== 'CursorPagination') return;
   const check = (name: string, label: string, at: YamlPath) => {
     if (name.includes('__')) {
       return report(ctx, res.spec, at, `${label} "${name}" is a field of a related row: a CursorPagination list orders by fields of its own table; order by a field of ${res.name}, or use another paginator`);
@@ -50,12 +48,16 @@ export function checkCursorOrdering(ctx: Ctx, res: Resource, vs: Rec): void {
   eachItem(vs.ordering_fields, ['viewset', 'ordering_fields'], (name, at) => {
     if (typeof name === 'string') check(name, 'ordering field', at);
   });
-  const ordering = asStr(vs.default_ordering);
-  if (ordering === undefined) return;
-  for (const name of ordering.split(',').map((part) => part.trim().replace(/^-/, ''))) {
+  for (const name of defaultOrderingFields(vs)) {
     // One also in ordering_fields is reported there.
     if (!fields.includes(name)) check(name, 'default ordering field', ['viewset', 'default_ordering']);
   }
+}
+
+/** The fields `default_ordering` orders by (`-created_at,title` → created_at, title); none without one. */
+function defaultOrderingFields(vs: Rec): string[] {
+  const ordering = asStr(vs.default_ordering);
+  return ordering === undefined ? [] : ordering.split(',').map((part) => part.trim().replace(/^-/, ''));
 }
 
 /** The class a `pagination_class` or `paginate` names, or undefined when it names none. */
@@ -78,7 +80,7 @@ export function checkPaginatedActions(ctx: Ctx, res: Resource, vs: Rec): void {
     if (action.detail !== false) {
       return report(ctx, res.spec, paginateAt, `action "${name}" acts on one record: only a list-level action (detail: false) is paginated; add detail: false, or remove paginate`, true);
     }
-    const methods = Array.isArray(action.methods) ? action.methods : ['post'];
+    const methods: readonly unknown[] = Array.isArray(action.methods) ? action.methods : DEFAULT_ACTION_METHODS;
     if (methods.length !== 1 || methods[0] !== 'get') {
       const given = has(action, 'methods') ? `methods [${methods.join(', ')}]` : 'the default method post';
       return report(ctx, res.spec, has(action, 'methods') ? [...at, 'methods'] : paginateAt, `paginated action "${name}" must answer GET alone (methods: [get]), not ${given}: a page is read, never written`, !has(action, 'methods'));
@@ -88,8 +90,7 @@ export function checkPaginatedActions(ctx: Ctx, res: Resource, vs: Rec): void {
     }
     if (paginatorName(action.paginate) !== 'CursorPagination' || paginatorName(vs.pagination_class) === 'CursorPagination') return;
     // A cursor-paged list reports its own ordering fields already (checkCursorOrdering).
-    const ordering = asStr(vs.default_ordering);
-    for (const field of (ordering ?? '').split(',').map((part) => part.trim().replace(/^-/, '')).filter(Boolean)) {
+    for (const field of defaultOrderingFields(vs)) {
       const why = field.includes('__')
         ? 'is a field of a related row'
         : res.fields.get(field)?.spec.null === true

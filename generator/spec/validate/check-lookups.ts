@@ -4,12 +4,10 @@
  * match-case queries combine lookups with one and/or/not per map.
  */
 import type { YamlPath } from '../../load/load';
-import { LOOKUP_OPERATORS } from '../../../runtime/core/catalogue';
+import { isLookupOperator, LOOKUP_OPERATORS } from '../../../runtime/core/catalogue';
 import { didYouMean } from '../suggest';
 import { asRec, asStr, type Ctx, eachEntry, eachItem, INVALID, isRec, type Rec, report } from './context';
 import { RELATION_TYPES, relationTarget, type Resource } from './resources';
-
-const isOperator = (name: string) => (LOOKUP_OPERATORS as readonly string[]).includes(name);
 
 export function checkLookups(ctx: Ctx, res: Resource, vs: Rec): void {
   eachItem(vs.relations_filters, ['viewset', 'relations_filters'], (rf, at) => {
@@ -63,7 +61,7 @@ function checkLookup(ctx: Ctx, res: Resource, lookup: string, at: YamlPath, key:
   for (const [i, seg] of segments.entries()) {
     const rest = segments.slice(i + 1);
     const field = current.fields.get(seg);
-    if (!field && i > 0 && isOperator(seg)) {
+    if (!field && i > 0 && isLookupOperator(seg)) {
       return rest.length ? fail(`nothing may follow the operator "${seg}"`) : seg;
     }
     if (!field) {
@@ -71,8 +69,8 @@ function checkLookup(ctx: Ctx, res: Resource, lookup: string, at: YamlPath, key:
     }
     if (!rest.length) return undefined;
     if (!RELATION_TYPES.includes(field.type ?? '')) {
-      if (rest.length === 1 && isOperator(rest[0])) return rest[0];
-      if (isOperator(rest[0])) return fail(`nothing may follow the operator "${rest[0]}"`);
+      if (rest.length === 1 && isLookupOperator(rest[0])) return rest[0];
+      if (isLookupOperator(rest[0])) return fail(`nothing may follow the operator "${rest[0]}"`);
       const operators = LOOKUP_OPERATORS.join(', ');
       const hint = didYouMean(rest[0], LOOKUP_OPERATORS) || ` ("${seg}" is a ${field.type} field, not a relation; operators: ${operators})`;
       return fail(`unknown operator "${rest[0]}"`, hint);

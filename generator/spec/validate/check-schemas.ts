@@ -4,6 +4,7 @@
  * shows a password, and what it writes never sets the soft delete's field.
  */
 import type { SpecFile, YamlPath } from '../../load/load';
+import { softDeleteFieldName } from '../resource-names';
 import { asRec, asStr, type Ctx, eachEntry, eachItem, isRec, listWords, type Rec, report } from './context';
 import { type Field, fieldOf, RELATION_TYPES, relationTarget, type Resource } from './resources';
 
@@ -74,15 +75,8 @@ function checkPasswordHidden(ctx: Ctx, s: Section, field: Field, at: YamlPath, k
   }
 }
 
-/** The field a viewset's `soft_delete` stamps deleted rows with (`deleted_at` unless it names one). */
-export function softDeleteFieldName(res: Resource): string | undefined {
-  const spec = asRec(res.data.viewset)?.soft_delete;
-  if (spec === true) return 'deleted_at';
-  return isRec(spec) ? (asStr(spec.field) ?? 'deleted_at') : undefined;
-}
-
 function checkSoftDeleteUnwritable(ctx: Ctx, s: Section, field: Field, at: YamlPath, key = false): void {
-  if (s.role === 'write' && field.name === softDeleteFieldName(s.target)) {
+  if (s.role === 'write' && field.name === softDeleteFieldName(asRec(s.target.data.viewset)?.soft_delete)) {
     report(ctx, s.spec, at, `field "${field.name}" marks soft-deleted rows: only DELETE and restore set it, so ${s.label} may not take it; remove it`, key);
   }
 }

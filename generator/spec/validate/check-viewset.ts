@@ -4,27 +4,25 @@
  * filter checks of the other files, in the order they read the viewset.
  */
 import type { YamlPath } from '../../load/load';
+import { OPERATIONS } from '../meta-schema';
+import { DEFAULT_ACTION_METHODS, DEFAULT_VIEWSET_CLASS, OPERATION_AUTH_KEYS, softDeleteFieldName, VIEWSET_OPERATIONS } from '../resource-names';
 import { didYouMean } from '../suggest';
 import { checkCursorOrdering, checkOrdering, checkPaginatedActions, checkSearchField } from './check-list';
 import { checkLookups } from './check-lookups';
 import { checkQueryParams } from './check-query-params';
 import { checkM2mRelations } from './check-relations';
-import { checkManualSchema, checkSerializerClass, SCHEMA_ROLES, softDeleteFieldName } from './check-schemas';
+import { checkManualSchema, checkSerializerClass, SCHEMA_ROLES } from './check-schemas';
 import { asRec, asStr, type Ctx, eachEntry, eachItem, has, isRec, listWords, type Rec, report } from './context';
 import type { Resource } from './resources';
 
-const VIEWSET_OPERATIONS: Record<string, string[]> = {
-  APIViewSet: ['create', 'list', 'retrieve', 'update', 'delete'],
-  ReadOnlyViewSet: ['list', 'retrieve'],
-  WriteOnlyViewSet: ['create', 'update', 'delete'],
-};
+/** The operations a viewset class serves; undefined for a name that is no class. */
+const operationsOf = (cls: string): readonly string[] | undefined => (VIEWSET_OPERATIONS as Record<string, readonly string[]>)[cls];
 
-const AUTH_OPERATIONS: Record<string, string[]> = {
-  get_auth: ['list', 'retrieve'],
-  post_auth: ['create'],
-  patch_auth: ['update'],
-  delete_auth: ['delete'],
-};
+/** Each `<method>_auth` key with the operations whose authentication it sets. */
+const AUTH_OPERATIONS = [...new Set(Object.values(OPERATION_AUTH_KEYS))].map((key) => ({
+  key,
+  operations: OPERATIONS.filter((op) => OPERATION_AUTH_KEYS[op] === key),
+}));
 
 export function checkViewset(ctx: Ctx, res: Resource, vs: Rec): void {
   checkViewsetClass(ctx, res, vs);
@@ -54,13 +52,13 @@ export function checkViewset(ctx: Ctx, res: Resource, vs: Rec): void {
 /** Operation settings (auth, overrides, decorators, docs) for operations the viewset class lacks. */
 function checkViewsetClass(ctx: Ctx, res: Resource, vs: Rec): void {
   const cls = asStr(vs.class);
-  const ops = cls ? VIEWSET_OPERATIONS[cls] : undefined;
+  const ops = cls ? operationsOf(cls) : undefined;
   if (!cls || !ops) return;
-  const lacks = (wanted: string[]) => !wanted.some((op) => ops.includes(op));
-  const reject = (at: YamlPath, wanted: string[]) =>
+  const lacks = (wanted: readonly string[]) => !wanted.some((op) => ops.includes(op));
+  const reject = (at: YamlPath, wanted: readonly string[]) =>
     report(ctx, res.spec, at, `${cls} has no ${listWords(wanted)} operation: remove "${at[at.length - 1]}"`, true);
-  for (const [key, wanted] of Object.entries(AUTH_OPERATIONS)) if (has(vs, key) && lacks(wanted)) reject(['viewset', key], wanted);
-  for (const op of VIEWSET_OPERATIONS.APIViewSet) {
+  for (const { key, operations } of AUTH_OPERATIONS) if (has(vs, key) && lacks(operations)) reject(['viewset', key], operations);
+  for (const op of OPERATIONS) {
     if (ops.includes(op)) continue;
     if (has(vs, `${op}_docs`)) reject(['viewset', `${op}_docs`], [op]);
     if (has(vs, `schema_${op}_out`)) reject(['viewset', `schema_${op}_out`], [op]);
@@ -77,13 +75,13 @@ function checkViewsetClass(ctx: Ctx, res: Resource, vs: Rec): void {
  * restore's operation id or the hard delete's path.
  */
 function checkSoftDelete(ctx: Ctx, res: Resource, vs: Rec): void {
-  const name = softDeleteFieldName(res);
+  const name = softDeleteFieldName(vs.soft_delete);
   if (name === undefined || res.opaque) return;
   const spec = asRec(vs.soft_delete);
   const at: YamlPath = spec && has(spec, 'field') ? ['viewset', 'soft_delete', 'field'] : ['viewset', 'soft_delete'];
-  const cls = asStr(vs.class) ?? 'APIViewSet';
+  const cls = asStr(vs.class) ?? DEFAULT_VIEWSET_CLASS;
   const disabled = Array.isArray(vs.disable) ? vs.disable : [];
-  if (!(VIEWSET_OPERATIONS[cls] ?? []).includes('delete')) {
+  if (!(operationsOf(cls) ?? []).includes('delete')) {
     report(ctx, res.spec, ['viewset', 'soft_delete'], `soft_delete changes the delete operation, and ${cls} has none: remove soft_delete`, true);
   } else if (disabled.includes('delete') || disabled.includes('all')) {
     report(ctx, res.spec, ['viewset', 'soft_delete'], 'soft_delete changes the delete operation, and disable removes it: remove soft_delete or enable delete', true);
@@ -109,7 +107,7 @@ function checkSoftDelete(ctx: Ctx, res: Resource, vs: Rec): void {
   eachEntry(vs.actions, ['viewset', 'actions'], (action, value, actionAt) => {
     const a = asRec(value);
     if (a?.detail === false) return;
-    const methods = Array.isArray(a?.methods) ? a.methods : ['post'];
+    const methods: readonly unknown[] = Array.isArray(a?.methods) ? a.methods : DEFAULT_ACTION_METHODS;
     if (action === 'restore') {
       report(ctx, res.spec, actionAt, 'action "restore" takes the operation id of the soft delete\'s restore (POST /{base}/{pk}/restore/): rename it', true);
     } else if (hard && action === 'hard' && methods.includes('delete')) {
@@ -128,8 +126,8 @@ const NUMERIC_OR_UUID_KEYS = ['integer', 'big_integer', 'uuid'];
 function checkBulk(ctx: Ctx, res: Resource, vs: Rec): void {
   const bulk = asRec(vs.bulk);
   if (!bulk) return;
-  const cls = asStr(vs.class) ?? 'APIViewSet';
-  const served = VIEWSET_OPERATIONS[cls] ?? [];
+  const cls = asStr(vs.class) ?? DEFAULT_VIEWSET_CLASS;
+  const served = operationsOf(cls) ?? [];
   const disabled = Array.isArray(vs.disable) ? vs.disable : [];
   eachItem(bulk.operations, ['viewset', 'bulk', 'operations'], (op, at) => {
     if (typeof op !== 'string') return;
