@@ -24,6 +24,7 @@ const AUTH_OPERATIONS = [...new Set(Object.values(OPERATION_AUTH_KEYS))].map((ke
   operations: OPERATIONS.filter((op) => OPERATION_AUTH_KEYS[op] === key),
 }));
 
+/** Every check of a resource's viewset: its own options here, the rest in the files named above. */
 export function checkViewset(ctx: Ctx, res: Resource, vs: Rec): void {
   checkViewsetClass(ctx, res, vs);
   checkDisable(ctx, res, vs);
