@@ -1,20 +1,21 @@
 /**
  * The model side of list filters: lookups (`author__country__name__iexact`) compiled against the
  * model into plans (tables, columns, relation hops, operator), once, at generation time; and the
- * filter parameters and mixins of a viewset. The runtime (runtime/filters.ts) only applies plans.
+ * filter parameters and mixins of a viewset. The runtime (runtime/query/filters.ts) only applies plans.
  *
- * Specs reach this stage validated (validate.ts reports bad lookups at their file:line:column), so
- * a LookupError here means a caller skipped validation or compiled a lookup of its own.
+ * Specs reach this stage validated (spec/validate/check-lookups.ts reports bad lookups at their
+ * file:line:column), so a LookupError here means a caller skipped validation or compiled a lookup of
+ * its own.
  */
-import { LOOKUP_OPERATORS, type FilterMixinName, type LookupOperator, type TypeFilterMixin } from '../../runtime/core/catalogue';
+import { isLookupOperator, LOOKUP_OPERATORS, type FilterMixinName, type LookupOperator, type TypeFilterMixin } from '../../runtime/core/catalogue';
 import type { ParamSpec, ViewsetSpec } from '../spec/meta-schema';
 import type { Field, FieldType, ManyToMany } from './model';
 
 
-/** How a column compares and binds (runtime/filters.ts `ColumnKind`). */
+/** How a column compares and binds (runtime/query/filters.ts `ColumnKind`). */
 export type ColumnKind = 'text' | 'int' | 'bigint' | 'float' | 'decimal' | 'bool' | 'date' | 'datetime' | 'uuid' | 'json';
 
-/** `from IN (SELECT select FROM table [JOIN join.table ON join.on])`; see runtime/filters.ts `Hop`. */
+/** `from IN (SELECT select FROM table [JOIN join.table ON join.on])`; see runtime/query/filters.ts `Hop`. */
 export interface HopPlan {
   from: string;
   nullable: boolean;
@@ -133,8 +134,6 @@ export function modelGraph<N extends { model: string; table: string; fields: Fie
 
 export class LookupError extends Error {}
 
-const isOperator = (s: string | undefined): s is LookupOperator => s !== undefined && (LOOKUP_OPERATORS as readonly string[]).includes(s);
-
 const KIND: Record<Exclude<FieldType, 'foreign_key'>, ColumnKind> = {
   integer: 'int',
   big_integer: 'bigint',
@@ -186,7 +185,7 @@ export function compileLookup(graph: ModelGraph, model: string, lookup: string):
     const target = graph(field ? field.relation!.target : m2m!.target);
     const next = rest[0];
     // The walk ends at the relation's key: no next field, an operator, or the related primary key.
-    const endsAtKey = next === undefined || (isOperator(next) && !hasField(target, next)) || (next === target.pk.name && (rest.length === 1 || isOperator(rest[1])));
+    const endsAtKey = next === undefined || (isLookupOperator(next) && !hasField(target, next)) || (next === target.pk.name && (rest.length === 1 || isLookupOperator(rest[1])));
     const opRest = next === target.pk.name ? rest.slice(1) : rest;
     if (field) {
       if (endsAtKey) return leaf(node.table, field.column, kindOf(target.pk), field.nullable, opRest);
@@ -204,8 +203,8 @@ export function compileLookup(graph: ModelGraph, model: string, lookup: string):
   }
 
   function leaf(table: string, column: string, kind: ColumnKind, nullable: boolean, rest: string[]): LookupPlan {
-    if (rest.length > 1 && isOperator(rest[0])) fail(`nothing may follow the operator "${rest[0]}"`);
-    if (rest.length > 0 && !isOperator(rest[0])) {
+    if (rest.length > 1 && isLookupOperator(rest[0])) fail(`nothing may follow the operator "${rest[0]}"`);
+    if (rest.length > 0 && !isLookupOperator(rest[0])) {
       fail(`unknown operator "${rest[0]}" ("${segments[segments.length - rest.length - 1]}" is not a relation; operators: ${LOOKUP_OPERATORS.join(', ')})`);
     }
     return { hops, column: `${table}.${column}`, kind, nullable, op: (rest[0] as LookupOperator | undefined) ?? 'exact' };
@@ -256,8 +255,8 @@ export function compileCondition(graph: ModelGraph, model: string, expr: unknown
 
 /* ------------------------------------------------------------- the viewset's filters */
 
-/** `[type, default]` or `{type, default, description}`. */
-function paramSpec(spec: ParamSpec): { type: ParamType; default: unknown; description?: string } {
+/** A query parameter or filter written `[type, default]` or `{type, default, description}`. */
+export function paramSpec(spec: ParamSpec): { type: ParamType; default: unknown; description?: string } {
   if (Array.isArray(spec)) return { type: spec[0], default: spec.length > 1 ? spec[1] : null };
   return { type: spec.type, default: spec.default ?? null, description: spec.description };
 }

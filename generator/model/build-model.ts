@@ -3,8 +3,8 @@
  * there, and everything else (columns, schemas, resolved auth, operations, filters) derived here,
  * once, from the typed spec documents. Templates only print the model.
  */
-import { isBuiltinPaginator } from '../../runtime/core/catalogue';
-import { buildFilters, compileLookup, modelGraph, type ModelGraph } from './build-filters';
+import { INT32, isBuiltinPaginator } from '../../runtime/core/catalogue';
+import { buildFilters, compileLookup, modelGraph, paramSpec, type ModelGraph } from './build-filters';
 import type { DescribedResource, DescribedSpecs } from '../spec/check-model';
 import type {
   ActionSpec,
@@ -15,7 +15,6 @@ import type {
   ManualFieldSpec,
   ManualSchemaSpec,
   PaginationSpec,
-  ParamSpec,
   RelationSpec,
   ResourceSpec,
   SerializerSectionSpec,
@@ -47,7 +46,15 @@ import type {
   ValueKind,
 } from './model';
 import { pascalCase, snakeCase } from './names';
-import { endpointOperationId, relationOperationIds, relationPath, type ResourceNames } from '../spec/resource-names';
+import {
+  columnName,
+  endpointMethod,
+  endpointOperationId,
+  OPERATION_AUTH_KEYS,
+  relationOperationIds,
+  relationPath,
+  type ResourceNames,
+} from '../spec/resource-names';
 
 const DEFAULT_DOCS: Record<OperationKind, string> = {
   list: 'List all objects.',
@@ -57,7 +64,6 @@ const DEFAULT_DOCS: Record<OperationKind, string> = {
   delete: 'Delete an object by its primary key.',
 };
 
-const INT32 = { min: -2147483648, max: 2147483647 };
 const SAFE = { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER };
 
 const VALUE_KIND: Record<Exclude<FieldType, 'foreign_key'>, ValueKind> = {
@@ -186,7 +192,7 @@ function makeField(file: string, name: string, f: FieldSpec, target: { table: st
   const primaryKey = f.primary_key === true;
   return {
     name,
-    column: isFk ? `${name}_id` : name,
+    column: columnName(name, type),
     type,
     primaryKey,
     autoIncrement: primaryKey && (type === 'integer' || type === 'big_integer') && f.default === undefined,
@@ -301,22 +307,14 @@ function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>): Resource 
   };
 }
 
-/** The name of the field that marks a soft-deleted row, when the viewset has `soft_delete`. */
-export function softDeleteFieldName(viewset: ViewsetSpec | undefined): string | undefined {
-  const spec = viewset?.soft_delete;
-  if (!spec) return undefined;
-  return (typeof spec === 'object' ? spec.field : undefined) ?? 'deleted_at';
-}
-
 /**
  * The soft delete of a viewset: its field (validated: a nullable datetime), its restore and hard
  * delete routes (authenticated as delete is; restore also takes delete's `permission_roles`), and the
  * columns that stay unique among live rows: each unique field and each unique index.
  */
 function softDeleteOf(d: Draft, viewset: ViewsetSpec): SoftDelete | null {
-  const name = softDeleteFieldName(viewset);
-  const ids = d.names.softDelete;
-  if (name === undefined || !ids) return null;
+  const names = d.names.softDelete;
+  if (!names) return null;
   const auth = resolveAuth(viewset.delete_auth, viewset.auth);
   const route = (operationId: string, roles: string[] | undefined): SoftDeleteRoute => ({
     operationId,
@@ -327,20 +325,14 @@ function softDeleteOf(d: Draft, viewset: ViewsetSpec): SoftDelete | null {
   const hardRoles = typeof viewset.soft_delete === 'object' ? viewset.soft_delete.hard_delete_roles : undefined;
   const fieldOfColumn = (column: string) => d.fields.find((f) => f.column === column)?.name ?? column;
   return {
-    field: d.fields.find((f) => f.name === name)!,
-    restore: route(ids.restore.name, viewset.permission_roles?.delete),
-    hardDelete: ids.hardDelete && hardRoles ? { ...route(ids.hardDelete.name, hardRoles), roles: [...hardRoles] } : undefined,
+    field: d.fields.find((f) => f.name === names.field)!,
+    restore: route(names.restore.name, viewset.permission_roles?.delete),
+    hardDelete: names.hardDelete && hardRoles ? { ...route(names.hardDelete.name, hardRoles), roles: [...hardRoles] } : undefined,
     uniques: [
       ...d.fields.filter((f) => f.unique && !f.primaryKey).map((f) => ({ fields: [f.name], columns: [f.column] })),
       ...d.names.indexes.filter((i) => i.unique).map((i) => ({ fields: i.columns.map(fieldOfColumn), columns: i.columns })),
     ],
   };
-}
-
-/** A query parameter or filter given as `[type, default]` or `{type, default}`. */
-export function paramOf(name: string, spec: ParamSpec): { name: string; kind: string; default: unknown } {
-  if (Array.isArray(spec)) return { name, kind: spec[0], default: spec.length > 1 ? spec[1] : null };
-  return { name, kind: spec.type, default: spec.default ?? null };
 }
 
 function relationsOf(ctx: SchemaContext, viewset: ViewsetSpec, m2m: ManyToMany[]): Relation[] {
@@ -372,7 +364,10 @@ function relationsOf(ctx: SchemaContext, viewset: ViewsetSpec, m2m: ManyToMany[]
       remove: rel.remove !== false,
       get: rel.get !== false,
       appendSlash: rel.append_slash === true,
-      filters: Object.entries(rel.filters ?? {}).map(([n, spec]) => paramOf(n, spec)),
+      filters: Object.entries(rel.filters ?? {}).map(([n, spec]) => {
+        const param = paramSpec(spec);
+        return { name: n, kind: param.type, default: param.default };
+      }),
       itemSchema,
       itemSchemaIsTargetOut,
       getDecorators: rel.get_decorators ?? [],
@@ -417,7 +412,7 @@ function throttlesOf(viewset: ViewsetSpec, spec: ThrottleSpec | undefined, own: 
 
 function endpointsOf(list: readonly EndpointSpec[], tag: string, at: (i: number) => (string | number)[], file: string): Endpoint[] {
   return list.map((e, i) => {
-    const method = e.method.replace(/^api_/, '') as Endpoint['method'];
+    const method = endpointMethod(e.method) as Endpoint['method'];
     return {
       method,
       path: e.path.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ':$1'),
@@ -468,15 +463,14 @@ const READ_METHODS = new Set<Endpoint['method']>(['get', 'head', 'options']);
 
 const OPERATION_TABLE: Record<
   OperationKind,
-  { method: Operation['method']; pathKind: Operation['pathKind']; status: number; transaction: boolean; authKey: AuthKey }
+  { method: Operation['method']; pathKind: Operation['pathKind']; status: number; transaction: boolean }
 > = {
-  create: { method: 'post', pathKind: 'collection', status: 201, transaction: true, authKey: 'post_auth' },
-  list: { method: 'get', pathKind: 'collection', status: 200, transaction: false, authKey: 'get_auth' },
-  retrieve: { method: 'get', pathKind: 'item', status: 200, transaction: false, authKey: 'get_auth' },
-  update: { method: 'patch', pathKind: 'itemSlash', status: 200, transaction: true, authKey: 'patch_auth' },
-  delete: { method: 'delete', pathKind: 'itemSlash', status: 204, transaction: true, authKey: 'delete_auth' },
+  create: { method: 'post', pathKind: 'collection', status: 201, transaction: true },
+  list: { method: 'get', pathKind: 'collection', status: 200, transaction: false },
+  retrieve: { method: 'get', pathKind: 'item', status: 200, transaction: false },
+  update: { method: 'patch', pathKind: 'itemSlash', status: 200, transaction: true },
+  delete: { method: 'delete', pathKind: 'itemSlash', status: 204, transaction: true },
 };
-type AuthKey = 'post_auth' | 'get_auth' | 'patch_auth' | 'delete_auth';
 
 const isNotSet = (v: unknown) => v === undefined || v === 'NOT_SET';
 
@@ -498,7 +492,7 @@ function operationsOf(names: ResourceNames, viewset: ViewsetSpec): Operation[] {
       operationId: operationId.name,
       summary: DEFAULT_DOCS[kind],
       description: viewset[`${kind}_docs`],
-      auth: resolveAuth(viewset[op.authKey], viewset.auth),
+      auth: resolveAuth(viewset[OPERATION_AUTH_KEYS[kind]], viewset.auth),
       decorators: viewset.extra_decorators?.[kind] ?? [],
       override: viewset.overrides?.[kind],
       roles: viewset.permission_roles?.[kind],
@@ -604,7 +598,7 @@ function autoFields(ctx: SchemaContext, role: SchemaRole): FieldRef[] {
   const all: FieldRef[] = [...ctx.draft.fields, ...ctx.m2m];
   if (role === 'out' || role === 'detail') return all.filter((f) => isM2m(f) || f.type !== 'password');
   // The soft delete's field is written by DELETE and restore only.
-  const softDeleted = softDeleteFieldName(ctx.draft.spec.viewset);
+  const softDeleted = ctx.draft.names.softDelete?.field;
   return all.filter((f) => isM2m(f) || (isEditable(f, role) && f.name !== softDeleted));
 }
 

@@ -4,7 +4,7 @@
  */
 import type { LookupPlan, ResourceFilters } from './build-filters';
 import type { HookRef } from '../spec/hook-refs';
-import type { SettingName } from '../spec/meta-schema';
+import type { OPERATIONS, SettingName } from '../spec/meta-schema';
 
 export type FieldType =
   | 'integer'
@@ -129,7 +129,7 @@ export interface SchemaModel {
   fields: SchemaField[];
 }
 
-export type OperationKind = 'create' | 'list' | 'retrieve' | 'update' | 'delete';
+export type OperationKind = (typeof OPERATIONS)[number];
 
 /** The collection path, the item path that follows SVC_APPEND_SLASH, or the item path that always ends with a slash. */
 export type PathKind = 'collection' | 'item' | 'itemSlash';

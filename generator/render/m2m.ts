@@ -2,6 +2,7 @@
  * Many-to-many relation endpoints: the routes (`GET` a page of related records, `POST` to add and
  * remove relations) and the relation constants of queries.ts they use.
  */
+import { INT32 } from '../../runtime/core/catalogue';
 import type { Relation, Resource, ServiceModel } from '../model/model';
 import { camelCase, docLine, literal, pascalCase, str } from '../model/names';
 import { aOrAn } from './english';
@@ -35,7 +36,7 @@ const relationConst = (rel: Relation) => `${rel.relatedName.toUpperCase()}_RELAT
 /** The Zod schema of a related key in a POST body. */
 function keySchema(target: Resource, imports: Imports): string {
   const pk = target.pk;
-  if (pk.type === 'integer') return `${imports.runtime('intInput')}(-2147483648, 2147483647)`;
+  if (pk.type === 'integer') return `${imports.runtime('intInput')}(${INT32.min}, ${INT32.max})`;
   if (pk.type === 'big_integer') return `${imports.runtime('intInput')}(${Number.MIN_SAFE_INTEGER}, ${Number.MAX_SAFE_INTEGER})`;
   if (pk.type === 'uuid') return `${imports.runtime('uuidInput')}()`;
   const z = imports.runtime('z');

@@ -2,6 +2,7 @@
  * View of a resource's `schemas.ts`: the Zod schemas of its request and response bodies, its path
  * parameters and its documented error body.
  */
+import { INT32 } from '../../runtime/core/catalogue';
 import type { Resource, SchemaModel } from '../model/model';
 import { header, runtimeFrom, type RenderContext } from './context';
 import { Imports } from './imports';
@@ -50,7 +51,7 @@ function pkParam(r: Resource, imports: Imports): string {
   const z = imports.runtime('z');
   switch (r.pk.type) {
     case 'integer':
-      return `${imports.runtime('intFromString')}(-2147483648, 2147483647)`;
+      return `${imports.runtime('intFromString')}(${INT32.min}, ${INT32.max})`;
     case 'big_integer':
       return `${imports.runtime('fromString')}.int()`;
     case 'uuid':

@@ -12,7 +12,7 @@ import { diagnosticAt, type LoadedSpecs, type SpecFile } from '../load/load';
 import type { ResourceSpec, ServiceSpec } from './meta-schema';
 import type { SourceRef } from '../model/model';
 import { pluralOf } from '../model/names';
-import { endpointOperationId, relationOperationIds, relationPath, resourceNames, type Named, type ResourceNames } from './resource-names';
+import { endpointMethod, endpointOperationId, relationOperationIds, relationPath, resourceNames, type Named, type ResourceNames } from './resource-names';
 import { didYouMean } from './suggest';
 
 export interface DescribedResource {
@@ -146,7 +146,7 @@ function checkIndexNames(names: ResourceNames, registry: NameRegistry, report: (
 function checkStaticRoutes(described: DescribedSpecs, resources: DescribedResource[], report: (source: SourceRef, message: string) => void): void {
   const routes = new NameRegistry('route', report);
   const claimEndpoints = (file: string, list: readonly { method: string; path: string }[], at: (string | number)[], owner: string) =>
-    list.forEach((e, i) => routes.claim(`${e.method.replace(/^api_/, '').toUpperCase()} ${e.path}`, { file, path: [...at, i, 'path'] }, owner));
+    list.forEach((e, i) => routes.claim(`${endpointMethod(e.method).toUpperCase()} ${e.path}`, { file, path: [...at, i, 'path'] }, owner));
   const service = described.service;
   if (service) claimEndpoints(service.spec.file, service.data.endpoints ?? [], ['endpoints'], 'the service');
   for (const { spec, data, names } of resources) {

@@ -4,7 +4,7 @@
  *
  * It describes the shape of a service file and of a resource file. Rules of meaning (a relation to
  * an unknown resource, a schema field the resource lacks, a default of the wrong type, names that
- * clash between files, ...) live in `validate.ts` and `check-model.ts`.
+ * clash between files, ...) live in `validate/` and `check-model.ts`.
  */
 import type { FromSchema } from 'json-schema-to-ts';
 import { FILTER_MIXINS } from '../../runtime/core/catalogue';
@@ -253,8 +253,8 @@ const serializerClass = {
   },
 } as const;
 
-const operations = ['create', 'list', 'retrieve', 'update', 'delete'] as const;
-export const OPERATIONS: readonly string[] = operations;
+/** The CRUD operations of a viewset, in the seed's order. */
+export const OPERATIONS = ['create', 'list', 'retrieve', 'update', 'delete'] as const;
 
 /**
  * Error responses a hook answers besides the ones the runtime documents by itself: status → the body
@@ -378,7 +378,7 @@ export const viewsetSchema = {
     query_params: paramMap,
     query_params_handler: exportName,
     queryset_request: exportName,
-    disable: { type: 'array', items: { enum: [...operations, 'all'] }, uniqueItems: true },
+    disable: { type: 'array', items: { enum: [...OPERATIONS, 'all'] }, uniqueItems: true },
     api_route_path: { type: 'string', pattern: '^/?[a-z0-9_-]*(/[a-z0-9_-]+)*/?$' },
     list_docs: { type: 'string' },
     create_docs: { type: 'string' },
@@ -437,7 +437,7 @@ export const viewsetSchema = {
     permission_roles: {
       type: 'object',
       additionalProperties: false,
-      properties: Object.fromEntries(operations.map((op) => [op, roleList])) as Record<(typeof operations)[number], typeof roleList>,
+      properties: Object.fromEntries(OPERATIONS.map((op) => [op, roleList])) as Record<(typeof OPERATIONS)[number], typeof roleList>,
     },
     has_object_permission: exportName,
     bulk: bulkSpec,
@@ -445,7 +445,7 @@ export const viewsetSchema = {
     operation_throttles: {
       type: 'object',
       additionalProperties: false,
-      properties: Object.fromEntries(operations.map((op) => [op, throttleSpec])) as Record<(typeof operations)[number], typeof throttleSpec>,
+      properties: Object.fromEntries(OPERATIONS.map((op) => [op, throttleSpec])) as Record<(typeof OPERATIONS)[number], typeof throttleSpec>,
     },
     overrides: {
       type: 'object',

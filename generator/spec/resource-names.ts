@@ -7,7 +7,7 @@
  * Works on any resource file that passed the meta-schema, whatever else is wrong with it, so that
  * clashing names are reported in the same run as other problems.
  */
-import type { ResourceSpec } from './meta-schema';
+import { OPERATIONS, type ResourceSpec, type ViewsetSpec } from './meta-schema';
 import type { OperationKind, SourceRef } from '../model/model';
 import { pluralOf, snakeCase, wordsOf } from '../model/names';
 
@@ -42,8 +42,11 @@ export interface ResourceNames {
   bulk: { kind: BulkKind; method: 'post' | 'patch' | 'delete'; operationId: Named }[];
   /** Operation ids of the resource's custom endpoints, in spec order. */
   endpoints: Named[];
-  /** Operation ids of the soft delete's routes (`restore_article`, `hard_delete_article`), when the viewset has it. */
-  softDelete?: { restore: Named; hardDelete?: Named };
+  /**
+   * The soft delete, when the viewset has it: the field that marks a deleted row, and the operation
+   * ids of its routes (`restore_article`, `hard_delete_article`).
+   */
+  softDelete?: { field: string; restore: Named; hardDelete?: Named };
   /** Composite indexes in spec order: the index name (`name`, else Knex's `<table>_<columns>_index|unique`) and its columns. */
   indexes: (Named & { columns: string[]; unique: boolean; entry: SourceRef })[];
 }
@@ -55,13 +58,30 @@ export type BulkKind = 'create' | 'update' | 'delete';
 /** The method of each bulk route, the single-item operation's. */
 export const BULK_METHODS: Record<BulkKind, 'post' | 'patch' | 'delete'> = { create: 'post', update: 'patch', delete: 'delete' };
 
-export const OPERATION_KINDS: readonly OperationKind[] = ['create', 'list', 'retrieve', 'update', 'delete'];
+/** The viewset class when the spec names none. */
+export const DEFAULT_VIEWSET_CLASS = 'APIViewSet';
 
-const VIEWSET_OPERATIONS: Record<string, readonly OperationKind[]> = {
-  APIViewSet: OPERATION_KINDS,
+/** The CRUD operations each viewset class serves, in the seed's order. */
+export const VIEWSET_OPERATIONS: Record<NonNullable<ViewsetSpec['class']>, readonly OperationKind[]> = {
+  APIViewSet: OPERATIONS,
   ReadOnlyViewSet: ['list', 'retrieve'],
   WriteOnlyViewSet: ['create', 'update', 'delete'],
 };
+
+/** The viewset key that sets each operation's authentication (else `auth`). */
+export const OPERATION_AUTH_KEYS = {
+  create: 'post_auth',
+  list: 'get_auth',
+  retrieve: 'get_auth',
+  update: 'patch_auth',
+  delete: 'delete_auth',
+} as const satisfies Record<OperationKind, keyof ViewsetSpec>;
+
+/** The methods of an action that lists none. */
+export const DEFAULT_ACTION_METHODS: readonly ActionMethod[] = ['post'];
+
+/** The field that marks a soft-deleted row when `soft_delete` names none. */
+const DEFAULT_SOFT_DELETE_FIELD = 'deleted_at';
 
 export function resourceNames(file: string, spec: ResourceSpec): ResourceNames {
   const at = (...path: (string | number)[]): SourceRef => ({ file, path });
@@ -92,7 +112,8 @@ export function resourceNames(file: string, spec: ResourceSpec): ResourceNames {
           source: spec.verbose_name_plural ? at('verbose_name_plural') : spec.verbose_name ? at('verbose_name') : at('model'),
         };
   const disabled = new Set<string>(viewset.disable ?? []);
-  const operations = (VIEWSET_OPERATIONS[viewset.class ?? 'APIViewSet'] ?? [])
+  const softDeleteField = softDeleteFieldName(viewset.soft_delete);
+  const operations = VIEWSET_OPERATIONS[viewset.class ?? DEFAULT_VIEWSET_CLASS]
     .filter((kind) => !disabled.has(kind) && !disabled.has('all'))
     .map((kind) => ({
       kind,
@@ -114,7 +135,7 @@ export function resourceNames(file: string, spec: ResourceSpec): ResourceNames {
       // A detail action acts on one record (`publish_article`), a list-level one on the collection (`popular_articles`).
       const detail = action.detail !== false;
       const id = `${name.replace(/-/g, '_')}_${detail ? snake : pluralSnake}`;
-      const methods: ActionMethod[] = action.methods ?? ['post'];
+      const methods: readonly ActionMethod[] = action.methods ?? DEFAULT_ACTION_METHODS;
       return {
         name,
         detail,
@@ -130,19 +151,21 @@ export function resourceNames(file: string, spec: ResourceSpec): ResourceNames {
       operationId: { name: `bulk_${kind}_${pluralSnake}`, source: at('viewset', 'bulk', 'operations', i) },
     })),
     endpoints: (viewset.endpoints ?? []).map((e, i) => endpointOperationId(e.handler, at('viewset', 'endpoints', i, 'handler'))),
-    softDelete: viewset.soft_delete
-      ? {
-          restore: { name: `restore_${snake}`, source: at('viewset', 'soft_delete') },
-          hardDelete:
-            typeof viewset.soft_delete === 'object' && viewset.soft_delete.hard_delete_roles
-              ? { name: `hard_delete_${snake}`, source: at('viewset', 'soft_delete', 'hard_delete_roles') }
-              : undefined,
-        }
-      : undefined,
+    softDelete:
+      softDeleteField !== undefined
+        ? {
+            field: softDeleteField,
+            restore: { name: `restore_${snake}`, source: at('viewset', 'soft_delete') },
+            hardDelete:
+              typeof viewset.soft_delete === 'object' && viewset.soft_delete.hard_delete_roles
+                ? { name: `hard_delete_${snake}`, source: at('viewset', 'soft_delete', 'hard_delete_roles') }
+                : undefined,
+          }
+        : undefined,
     indexes: (spec.indexes ?? []).map((written, i) => {
       const index = Array.isArray(written) ? { fields: written } : written;
       // A foreign key is indexed by its column, `<field>_id`.
-      const columns = index.fields.map((name) => (spec.fields[name]?.type === 'foreign_key' ? `${name}_id` : name));
+      const columns = index.fields.map((name) => columnName(name, spec.fields[name]?.type));
       const unique = index.unique === true;
       const entry = at('indexes', i);
       return index.name !== undefined
@@ -155,6 +178,28 @@ export function resourceNames(file: string, spec: ResourceSpec): ResourceNames {
 /** Knex's name for an index it is not given one for: `articles_is_published_created_at_index`. */
 export function indexName(table: string, columns: string[], unique: boolean): string {
   return `${table}_${columns.join('_')}_${unique ? 'unique' : 'index'}`;
+}
+
+/** A field's column: a foreign key's is `<field>_id`, any other field's its own name. */
+export function columnName(field: string, type: string | undefined): string {
+  return type === 'foreign_key' ? `${field}_id` : field;
+}
+
+/**
+ * The field a viewset's `soft_delete` stamps deleted rows with (`deleted_at` unless it names one),
+ * or undefined without a soft delete. It takes any value, so that the semantic checks can ask it of
+ * a spec the meta-schema has rejected parts of.
+ */
+export function softDeleteFieldName(softDelete: unknown): string | undefined {
+  if (softDelete === true) return DEFAULT_SOFT_DELETE_FIELD;
+  if (typeof softDelete !== 'object' || softDelete === null || Array.isArray(softDelete)) return undefined;
+  const field: unknown = (softDelete as { field?: unknown }).field;
+  return typeof field === 'string' ? field : DEFAULT_SOFT_DELETE_FIELD;
+}
+
+/** The HTTP method of a custom endpoint: `api_get` → `get`. */
+export function endpointMethod(method: string): string {
+  return method.replace(/^api_/, '');
 }
 
 /** `blog posts` → `blog-posts`. */

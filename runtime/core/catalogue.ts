@@ -2,7 +2,8 @@
  * The built-in names of the spec language: what a spec may name without a hooks module because the
  * runtime provides it. The generator's meta-schema, model and renderer read these lists, and the
  * runtime declares its implementations against them (`satisfies Record<…>` where they are defined),
- * so a name cannot be added on one side only.
+ * so a name cannot be added on one side only. Beside them, the range of a 32-bit integer column,
+ * which the generated schemas and the runtime's filters and cursors both hold values to.
  */
 
 /** Authenticators a spec's `auth` lists may name (custom ones are hook exports). */
@@ -71,3 +72,10 @@ export const isBuiltinAuthenticator = (name: string): name is BuiltinAuthenticat
   (BUILTIN_AUTHENTICATORS as readonly string[]).includes(name);
 export const isBuiltinPaginator = (name: string): name is BuiltinPaginator => (BUILTIN_PAGINATORS as readonly string[]).includes(name);
 export const isBuiltinException = (name: string): name is BuiltinException => (BUILTIN_EXCEPTIONS as readonly string[]).includes(name);
+export const isLookupOperator = (name: string): name is LookupOperator => (LOOKUP_OPERATORS as readonly string[]).includes(name);
+
+/**
+ * The range of a 32-bit integer column (an `integer` field or key): the bounds of the generated
+ * schemas' integer inputs and path keys, of `queryParam('int', INT32)` and of cursor keys.
+ */
+export const INT32 = { min: -2147483648, max: 2147483647 } as const;

@@ -24,7 +24,7 @@ import { databaseOfClient } from '../db/database';
 import { statementsOf } from '../db/knex-internals';
 import { fromString } from '../validation/query-params';
 import { storableDate, storableInstant } from '../core/calendar';
-import type { LookupOperator } from '../core/catalogue';
+import { INT32, type LookupOperator } from '../core/catalogue';
 import { z } from '../core/zod';
 
 /* ------------------------------------------------------------------------------- plans */
@@ -279,8 +279,6 @@ function requiresAlready(q: Knex.QueryBuilder, column: string, operator: string,
 
 type Bound = { kind: 'value'; value: unknown; op?: Comparison } | { kind: 'all' };
 
-/** The range of a 32-bit integer column: `queryParam('int', INT32)`, cursor keys (list.ts). */
-export const INT32 = { min: -2147483648, max: 2147483647 } as const;
 const INT_BOUNDS = { int: [INT32.min, INT32.max], bigint: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] } as const;
 
 

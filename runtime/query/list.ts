@@ -5,9 +5,9 @@
  */
 import type { Knex } from 'knex';
 import { isCalendarDate, storableDate, storableInstant } from '../core/calendar';
+import { INT32 } from '../core/catalogue';
 import { asBool, asDate, asDateTime } from '../core/convert';
 import { countOf, selectFirst, selectRows, type Db } from '../db/connection';
-import { INT32 } from './filters';
 import type { KeysetReader, ListSource } from './pagination';
 import type { Row } from '../db/rows';
 import { fromString } from '../validation/query-params';

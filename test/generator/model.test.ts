@@ -10,6 +10,7 @@ import { formatDiagnostic } from '../../generator/load/diagnostics';
 import { loadSpecs } from '../../generator/load/load';
 import type { Resource, SchemaField, SchemaModel, ServiceModel } from '../../generator/model/model';
 import { checkSpecs } from '../../generator/pipeline';
+import { softDeleteFieldName } from '../../generator/spec/resource-names';
 
 const SERVICE = 'title: Test API\nversion: 1.0.0\n';
 
@@ -541,6 +542,31 @@ describe('buildModel: auth', () => {
     expect(authOf('  auth: null')).toEqual(publicOps);
     expect(authOf('  auth: NOT_SET')).toEqual(publicOps);
     expect(authOf('  auth: NOT_SET', '  get_auth: [JWTAuth]')).toEqual({ ...publicOps, list: ['JWTAuth'], retrieve: ['JWTAuth'] });
+  });
+});
+
+describe('buildModel: soft delete', () => {
+  const softDeleted = (softDelete: string, field: string) =>
+    res(
+      modelOf(resource('posts', 'model: Post', 'fields:', '  title: {type: string}', `  ${field}: {type: datetime, null: true}`, 'viewset:', `  soft_delete: ${softDelete}`)),
+      'Post',
+    );
+
+  it('marks rows with deleted_at unless soft_delete names a field, and no write schema takes it', () => {
+    for (const [softDelete, field] of [['true', 'deleted_at'], ['{}', 'deleted_at'], ['{field: removed_at}', 'removed_at']]) {
+      const r = softDeleted(softDelete, field);
+      expect(r.softDelete?.field.name).toBe(field);
+      expect(names(r.schemas.in)).toEqual(['title']);
+      expect(names(r.schemas.update)).toEqual(['title']);
+      expect(names(r.schemas.out)).toEqual(['id', 'title', field]);
+    }
+  });
+
+  it('the field is read the same from a spec the meta-schema rejected parts of (as the checks read it)', () => {
+    expect(softDeleteFieldName(true)).toBe('deleted_at');
+    expect(softDeleteFieldName({ field: 'removed_at' })).toBe('removed_at');
+    expect(softDeleteFieldName({ field: Symbol('invalid') })).toBe('deleted_at');
+    for (const none of [undefined, false, null, 'yes', [], Symbol('invalid')]) expect(softDeleteFieldName(none)).toBeUndefined();
   });
 });
 
