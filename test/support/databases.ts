@@ -10,7 +10,17 @@ import knex from 'knex';
 import { connect, type Db } from '../../runtime';
 
 export type Dialect = 'sqlite' | 'postgres';
-export const DIALECTS: Dialect[] = ['sqlite', 'postgres'];
+/**
+ * The databases the suites loop over: both, or those `SVCGEN_TEST_DATABASES` names (`sqlite` for
+ * the fast inner loop, `npm run test:fast`). CI runs both.
+ */
+export const DIALECTS: Dialect[] = (() => {
+  const named = process.env.SVCGEN_TEST_DATABASES?.split(',').map((d) => d.trim()).filter(Boolean);
+  if (!named?.length) return ['sqlite', 'postgres'];
+  const unknown = named.filter((d) => d !== 'sqlite' && d !== 'postgres');
+  if (unknown.length) throw new Error(`SVCGEN_TEST_DATABASES: unknown database ${unknown.join(', ')} (sqlite, postgres)`);
+  return named as Dialect[];
+})();
 
 export interface TestDatabase {
   dialect: Dialect;
