@@ -11,7 +11,7 @@ import Ajv, { type AnySchemaObject, type ErrorObject, type ValidateFunction } fr
 import { isMap, isScalar, isSeq } from 'yaml';
 import { type Diagnostic, sortDiagnostics } from '../load/diagnostics';
 import { diagnosticAt, type LoadedSpecs, type SpecFile, type YamlPath } from '../load/load';
-import { FILTER_MIXINS, LOOKUP_OPERATORS } from '../../runtime/core/catalogue';
+import { FILTER_MIXINS, LOOKUP_OPERATORS } from '@svcgen/runtime/catalogue';
 import { didYouMean } from './suggest';
 import { TYPE_MIXINS, type TypeMixinName } from '../model/build-filters';
 import { RATE_PATTERN, resourceSchema, serviceSchema, sharedSchemas } from './meta-schema';
