@@ -1,6 +1,7 @@
 /**
  * Jest: TypeScript through ts-jest (transpile only; `npm run typecheck` checks types), one suite per
- * file. Generated code imports the runtime as `svcgen/runtime`, which resolves here to its sources.
+ * file. Generated code imports the runtime as `@svcgen/runtime` (linked to runtime/ by the npm workspace),
+ * which resolves here to its sources through the `@svcgen/source` condition of its exports.
  */
 module.exports = {
   preset: 'ts-jest',
@@ -9,6 +10,6 @@ module.exports = {
   testPathIgnorePatterns: ['/node_modules/', '/test/\\.tmp/'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
   setupFiles: ['<rootDir>/test/support/quiet-logs.ts'],
-  moduleNameMapper: { '^svcgen/runtime$': '<rootDir>/runtime/index.ts' },
+  testEnvironmentOptions: { customExportConditions: ['@svcgen/source', 'node', 'node-addons'] },
   testTimeout: 30000,
 };

@@ -8,7 +8,7 @@ import {
   type ServiceContext,
   withArgs,
   z,
-} from 'svcgen/runtime';
+} from '@svcgen/runtime';
 import * as hooks from '../specs/hooks/auth';
 
 /** Request body of register. */

@@ -19,7 +19,7 @@ import {
   startServer,
   usernameProblems,
   workerCount,
-} from 'svcgen/runtime';
+} from '@svcgen/runtime';
 import { createService } from './app';
 import { migrations } from './migrations';
 import { DEFAULT_SETTINGS, DEFAULT_SQLITE_FILE, DEV_KEYS_DIR } from './settings';

@@ -35,7 +35,7 @@ export interface GenerateOptions {
   allowDestructive?: boolean;
   /** One-off values for existing rows of new NOT NULL columns: `table.field` → value as typed. */
   defaults?: Record<string, string>;
-  /** Import specifier of the runtime (default: the package name, `svcgen/runtime`). */
+  /** Import specifier of the runtime (default: the package name, `@svcgen/runtime`). */
   runtimeImport?: string;
   /**
    * Render what a build into an empty `outDir` writes: ignore the migration history and manifest

@@ -11,6 +11,7 @@ import { GENERATOR_VERSION } from '../output/manifest';
 import { MigrationOptionError } from '../migrate/migrations';
 import { generate, validate } from '../pipeline';
 import { writeOutput } from '../output/write';
+import { RUNTIME_PACKAGE } from '../render/output-imports';
 
 const USAGE = `svcgen ${GENERATOR_VERSION}: generate an HTTP/JSON API service from YAML resource specs
 
@@ -79,14 +80,17 @@ and a README, then builds the service into DIR/generated. Then:
   cd DIR && npm install && npm start     serve the example on http://127.0.0.1:8000/api
   cd DIR && npm install && npm test      check the output, type-check, run the smoke test
 
-The project depends on the svcgen package, and its generated code imports the runtime as
-svcgen/runtime. npm start and npm test compile the project's TypeScript into DIR/dist.
+The project depends on the runtime package, @svcgen/runtime, which its generated code imports,
+and on svcgen (a devDependency), both at one exact version. npm start and npm test compile the
+project's TypeScript into DIR/dist.
 
 options:
-  --svcgen VERSION|PATH   the project's dependency on svcgen: a version range (^0.1.0), or the path
-                          of a package tarball or folder (written as file:, relative to DIR).
-                          Default: the tarball this svcgen was installed from, if it was; this
-                          checkout, when run from one; else ^${GENERATOR_VERSION}`,
+  --svcgen VERSION|PATH   the project's dependency on svcgen and its runtime: an exact version
+                          (${GENERATOR_VERSION}), or the path of svcgen's package tarball or folder, with
+                          the runtime's beside it (svcgen-runtime-VERSION.tgz, or the folder's
+                          runtime/; written as file:, relative to DIR). Default: the tarballs this
+                          svcgen was installed from, if it was; this checkout, when run from one;
+                          else ${GENERATOR_VERSION}`,
     options: ['--svcgen'],
     positional: 'DIR',
   },
@@ -231,7 +235,7 @@ async function createProject(dir: string, args: Parsed): Promise<number> {
   const created = await initProject(dir, { svcgen: args.svcgen });
   for (const f of created.files) console.log(`  created    ${dir}/${f}`);
   console.log(
-    `svcgen init: a new project in ${dir} (depends on svcgen through "svcgen": "${created.dependency}")\n\n` +
+    `svcgen init: a new project in ${dir} (depends on "${RUNTIME_PACKAGE}": "${created.dependencies.runtime}" and "svcgen": "${created.dependencies.svcgen}")\n\n` +
       `  cd ${dir} && npm install && npm start    # serves ${created.url}\n` +
       `  cd ${dir} && npm install && npm test     # checks the output, type-checks, runs the smoke test\n\n` +
       'Edit specs/, then "npx svcgen build specs" writes the service and its next migration.',

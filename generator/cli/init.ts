@@ -4,9 +4,10 @@
  * then builds the service into DIR/generated so that `npm install && npm start` serves it and
  * `npm install && npm test` passes.
  *
- * The project depends on the svcgen package (see `dependencyOn`), which gives it the `svcgen`
- * command, the runtime as `svcgen/runtime` and the compiler `svcgen-tsc` that builds the project's
- * TypeScript into dist/.
+ * The project depends on svcgen's two packages, each at one exact version (see `dependenciesOn`):
+ * the runtime `@svcgen/runtime`, which the generated code imports and the service runs, as a
+ * dependency; the `svcgen` command with the compiler `svcgen-tsc` that builds the project's
+ * TypeScript into dist/, as a devDependency, so that a production install holds only the runtime.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -21,13 +22,24 @@ import { writeOutput } from '../output/write';
 
 export const INIT_TEMPLATES = path.join(TEMPLATES_DIR, 'init');
 
+/** The package.json specs of svcgen's packages in a project, both exact (a version or a `file:`). */
+export interface Dependencies {
+  /** The command (a devDependency): `0.1.0`, `file:../svcgen-0.1.0.tgz`, `file:../svcgen`. */
+  svcgen: string;
+  /** The runtime (a dependency): `0.1.0`, `file:../svcgen-runtime-0.1.0.tgz`, `file:../svcgen/runtime`. */
+  runtime: string;
+}
+
+/** A version without a range: what a project pins svcgen and its runtime to. */
+const EXACT_VERSION = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/;
+
 /** A folder that cannot take a new project. */
 export class InitError extends Error {}
 
 export interface InitOptions {
   /**
-   * The project's dependency on svcgen: a version range (`^0.2.0`), or the path of a package tarball
-   * or folder (written as `file:` relative to the project). Default: see `dependencyOn`.
+   * The project's dependency on svcgen: an exact version (`0.2.0`), or the path of svcgen's package
+   * tarball or folder (written as `file:` relative to the project). Default: see `dependenciesOn`.
    */
   svcgen?: string;
   cwd?: string;
@@ -36,8 +48,8 @@ export interface InitOptions {
 export interface InitResult {
   /** Files created, relative to the project, sorted. */
   files: string[];
-  /** The dependency spec of svcgen in package.json (`^0.1.0`, `file:../svcgen-0.1.0.tgz`). */
-  dependency: string;
+  /** How package.json depends on svcgen's two packages. */
+  dependencies: Dependencies;
   /** Where `npm start` serves the example. */
   url: string;
 }
@@ -64,13 +76,14 @@ export async function initProject(dir: string, options: InitOptions = {}): Promi
   if (fs.existsSync(root) && (!fs.statSync(root).isDirectory() || fs.readdirSync(root).length)) {
     throw new InitError(`${dir} already exists and is not an empty folder; give svcgen init a new folder`);
   }
-  const dependency = dependencyOn(root, cwd, options.svcgen);
+  const dependencies = dependenciesOn(root, cwd, options.svcgen);
   const base = path.basename(root);
   const packageName = base.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[._-]+|-+$/g, '') || 'service';
   const view = {
     packageName,
     title: `${pascalCase(packageName).replace(/([a-z0-9])([A-Z])/g, '$1 $2')} API`,
-    dependency,
+    dependencies,
+    runtimePackage: RUNTIME_PACKAGE,
     version: GENERATOR_VERSION,
     /** The PostgreSQL user, password and database of compose.yaml. */
     dbName: packageName.replace(/[^a-z0-9]+/g, '_'),
@@ -91,41 +104,61 @@ export async function initProject(dir: string, options: InitOptions = {}): Promi
   const generated = await generate({ specsDir: 'specs', outDir: 'generated', cwd: root, runtimeImport: RUNTIME_PACKAGE });
   writeOutput(out, generated.files);
   files.push(...[...generated.files.keys()].map((f) => `generated/${f}`));
-  return { files: files.sort(), dependency: view.dependency, url: 'http://127.0.0.1:8000/api' };
+  return { files: files.sort(), dependencies, url: 'http://127.0.0.1:8000/api' };
 }
 
 /**
- * How a new project depends on svcgen. Given (`--svcgen`): a path to a tarball or a folder becomes
- * `file:` relative to the project, anything else is a version range. Otherwise the svcgen running
- * init decides: installed from a tarball (`npm install ./svcgen-0.1.0.tgz`), the project depends
- * on that same tarball; run from a checkout of the svcgen repository, on that checkout (its
- * `npm run build` compiles the runtime the project loads); installed from the registry, on
- * `^VERSION`.
+ * How a new project depends on svcgen's packages. Given (`--svcgen`): a path to svcgen's tarball or
+ * folder becomes `file:` relative to the project, with the runtime beside it (`npm pack -w runtime`
+ * writes `svcgen-runtime-0.1.0.tgz` beside `svcgen-0.1.0.tgz`; a checkout holds it in `runtime/`);
+ * anything else must be an exact version, of both. Otherwise the svcgen running init decides: run
+ * from a checkout of the svcgen repository, on that checkout (its `npm run build` compiles the
+ * runtime the project loads); installed from tarballs (`npm install ./svcgen-0.1.0.tgz
+ * ./svcgen-runtime-0.1.0.tgz`), on those same tarballs; installed from the registry, on this
+ * version of svcgen and the runtime version it pins.
  */
-export function dependencyOn(root: string, cwd: string, given?: string): string {
+export function dependenciesOn(root: string, cwd: string, given?: string): Dependencies {
   const asFile = (target: string) => `file:${path.relative(root, target).split(path.sep).join('/') || '.'}`;
   if (given !== undefined) {
     const target = path.resolve(cwd, given);
     if (/^[./~]/.test(given) || given.endsWith('.tgz') || fs.existsSync(target)) {
       if (!fs.existsSync(target)) throw new InitError(`--svcgen ${given}: no such tarball or folder`);
-      return asFile(target);
+      const runtime = runtimeBeside(target);
+      if (!fs.existsSync(runtime)) throw new InitError(`--svcgen ${given}: no runtime package beside it (${path.relative(cwd, runtime)}); \`npm pack -w runtime\` in svcgen's repository makes it`);
+      return { svcgen: asFile(target), runtime: asFile(runtime) };
     }
-    return given;
+    if (!EXACT_VERSION.test(given)) throw new InitError(`--svcgen ${given}: give an exact version, such as ${GENERATOR_VERSION}; a project pins svcgen and its runtime exactly`);
+    return { svcgen: given, runtime: given };
   }
-  if (fs.existsSync(path.join(PACKAGE_ROOT, 'generator', 'cli', 'cli.ts'))) return asFile(PACKAGE_ROOT);
-  const tarball = installedFromFile();
-  return tarball ? asFile(tarball) : `^${GENERATOR_VERSION}`;
+  if (fs.existsSync(path.join(PACKAGE_ROOT, 'generator', 'cli', 'cli.ts'))) return { svcgen: asFile(PACKAGE_ROOT), runtime: asFile(runtimeBeside(PACKAGE_ROOT)) };
+  const installed = (name: string) => {
+    const tarball = installedFromFile(name);
+    return tarball && asFile(tarball);
+  };
+  return { svcgen: installed('svcgen') ?? GENERATOR_VERSION, runtime: installed(RUNTIME_PACKAGE) ?? pinnedRuntimeVersion() };
 }
 
-/** The tarball this svcgen was installed from, as npm recorded it in the installing project's lockfile. */
-function installedFromFile(): string | undefined {
+/** The runtime package that goes with svcgen's tarball or folder `target`. */
+function runtimeBeside(target: string): string {
+  if (fs.statSync(target).isDirectory()) return path.join(target, 'runtime');
+  return path.join(path.dirname(target), path.basename(target).replace(/^svcgen-/, 'svcgen-runtime-'));
+}
+
+/** The exact runtime version this svcgen depends on (its package.json). */
+function pinnedRuntimeVersion(): string {
+  const pkg = JSON.parse(fs.readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  return pkg.dependencies[RUNTIME_PACKAGE];
+}
+
+/** The tarball package `name` was installed from beside this svcgen, as npm recorded it in the installing project's lockfile. */
+function installedFromFile(name: string): string | undefined {
   const modules = path.dirname(PACKAGE_ROOT);
   if (path.basename(modules) !== 'node_modules') return undefined;
   const project = path.dirname(modules);
   for (const lockfile of [path.join(modules, '.package-lock.json'), path.join(project, 'package-lock.json')]) {
     try {
       const lock = JSON.parse(fs.readFileSync(lockfile, 'utf8')) as { packages?: Record<string, { resolved?: string }> };
-      const resolved = lock.packages?.['node_modules/svcgen']?.resolved;
+      const resolved = lock.packages?.[`node_modules/${name}`]?.resolved;
       if (resolved?.startsWith('file:')) {
         const target = path.resolve(project, resolved.slice('file:'.length));
         if (fs.existsSync(target)) return target;

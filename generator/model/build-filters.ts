@@ -7,7 +7,7 @@
  * file:line:column), so a LookupError here means a caller skipped validation or compiled a lookup of
  * its own.
  */
-import { isLookupOperator, LOOKUP_OPERATORS, type FilterMixinName, type LookupOperator, type TypeFilterMixin } from '../../runtime/core/catalogue';
+import { isLookupOperator, LOOKUP_OPERATORS, type FilterMixinName, type LookupOperator, type TypeFilterMixin } from '@svcgen/runtime/catalogue';
 import type { ParamSpec, ViewsetSpec } from '../spec/meta-schema';
 import type { Field, FieldType, ManyToMany } from './model';
 

@@ -3,7 +3,7 @@
  * there, and everything else (columns, schemas, resolved auth, operations, filters) derived here,
  * once, from the typed spec documents. Templates only print the model.
  */
-import { INT32, isBuiltinPaginator } from '../../runtime/core/catalogue';
+import { INT32, isBuiltinPaginator } from '@svcgen/runtime/catalogue';
 import { buildFilters, compileLookup, modelGraph, paramSpec, type ModelGraph } from './build-filters';
 import type { DescribedResource, DescribedSpecs } from '../spec/check-model';
 import type {

@@ -4,7 +4,7 @@
  */
 
 export interface RenderContext {
-  /** Import specifier of the runtime from a file at the output root (`svcgen/runtime`). */
+  /** Import specifier of the runtime from a file at the output root (`@svcgen/runtime`). */
   runtimeFromRoot: string;
   /** Import specifier of the specs directory from the output root (e.g. `../specs`). */
   specsFromRoot: string;

@@ -5,7 +5,7 @@
  * (`serviceHooks.x` in resource files); built-in authenticators are runtime exports. Each reference
  * records its import.
  */
-import { isBuiltinAuthenticator } from '../../runtime/core/catalogue';
+import { isBuiltinAuthenticator } from '@svcgen/runtime/catalogue';
 import type { AuthSpec } from '../model/model';
 import type { Imports } from './imports';
 

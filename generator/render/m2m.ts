@@ -2,7 +2,7 @@
  * Many-to-many relation endpoints: the routes (`GET` a page of related records, `POST` to add and
  * remove relations) and the relation constants of queries.ts they use.
  */
-import { INT32 } from '../../runtime/core/catalogue';
+import { INT32 } from '@svcgen/runtime/catalogue';
 import type { Relation, Resource, ServiceModel } from '../model/model';
 import { camelCase, docLine, literal, pascalCase, str } from '../model/names';
 import { aOrAn } from './english';

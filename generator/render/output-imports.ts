@@ -1,13 +1,13 @@
 /**
  * How the generated files import the runtime and the hook modules: the runtime by package name,
- * `svcgen/runtime`, everywhere (a project depends on svcgen; this repository's own output resolves
- * the name to itself through package.json `exports`), the hook modules by relative path.
+ * `@svcgen/runtime`, everywhere (a project depends on the runtime package; in this repository the
+ * npm workspace links the name to runtime/), the hook modules by relative path.
  */
 import * as path from 'node:path';
 import type { RenderContext } from './context';
 
 /** How generated code imports the runtime: through the package's `exports`. */
-export const RUNTIME_PACKAGE = 'svcgen/runtime';
+export const RUNTIME_PACKAGE = '@svcgen/runtime';
 
 /** The import specifiers of an output folder (absolute) and a specs folder (absolute). */
 export function outputImports(outDir: string, specsDir: string, runtimeImport = RUNTIME_PACKAGE): RenderContext {

@@ -3,7 +3,7 @@
  * endpoints and custom endpoints, in that order, after the constants they share and the row lookups they use.
  */
 import type { Field, Resource, ServiceModel } from '../model/model';
-import type { KeyKind } from '../../runtime/query/list';
+import type { KeyKind } from '@svcgen/runtime';
 import { camelCase, literal, str } from '../model/names';
 import { header, hookModuleFrom, runtimeFrom, type RenderContext } from './context';
 import { actionRoutes } from './actions';

@@ -2,7 +2,7 @@
  * View of a resource's `schemas.ts`: the Zod schemas of its request and response bodies, its path
  * parameters and its documented error body.
  */
-import { INT32 } from '../../runtime/core/catalogue';
+import { INT32 } from '@svcgen/runtime/catalogue';
 import type { Resource, SchemaModel } from '../model/model';
 import { header, runtimeFrom, type RenderContext } from './context';
 import { Imports } from './imports';

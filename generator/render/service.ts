@@ -2,7 +2,7 @@
  * Views of the service-level files: `settings.ts` (the specs' settings), `auth.ts` (the user a token
  * names), `app.ts` (the Express application with every route) and `main.ts` (the command line).
  */
-import { isBuiltinException } from '../../runtime/core/catalogue';
+import { isBuiltinException } from '@svcgen/runtime/catalogue';
 import type { ServiceModel } from '../model/model';
 import { camelCase, literal, str } from '../model/names';
 import { header, hookModuleFrom, runtimeFrom, type RenderContext } from './context';

@@ -6,7 +6,7 @@
  */
 import type { SoftDelete } from '../model/model';
 import { docLine, literal, str } from '../model/names';
-import { restoreConflictMessage } from '../../runtime/operations/soft-delete';
+import { restoreConflictMessage } from '@svcgen/runtime/soft-delete';
 import { lifecycle, objectPermission, reread } from './operations';
 import { response, type RouteView } from './route';
 import type { ResourceRoutes } from './routes';

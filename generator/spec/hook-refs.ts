@@ -10,7 +10,7 @@ import {
   isBuiltinAuthenticator,
   isBuiltinException,
   isBuiltinPaginator,
-} from '../../runtime/core/catalogue';
+} from '@svcgen/runtime/catalogue';
 import type { ResourceSpec, ServiceSpec } from './meta-schema';
 import type { SourceRef } from '../model/model';
 

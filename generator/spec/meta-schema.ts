@@ -7,7 +7,7 @@
  * clash between files, ...) live in `validate/` and `check-model.ts`.
  */
 import type { FromSchema } from 'json-schema-to-ts';
-import { FILTER_MIXINS } from '../../runtime/core/catalogue';
+import { FILTER_MIXINS } from '@svcgen/runtime/catalogue';
 
 const identifier = { type: 'string', pattern: '^[a-z][a-z0-9_]*$', maxLength: 63 } as const;
 const className = { type: 'string', pattern: '^[A-Z][A-Za-z0-9]*$', maxLength: 63 } as const;

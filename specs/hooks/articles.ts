@@ -1,6 +1,6 @@
 // The blog's article rules: visibility, authorship, ownership and publishing.
 // User-owned: `svcgen build` never touches this file; specs/resources/articles.yaml names these hooks.
-import { ApiException, ForbiddenError, type AuthUser, type HookContext, type Knex, type Row, type View } from 'svcgen/runtime';
+import { ApiException, ForbiddenError, type AuthUser, type HookContext, type Knex, type Row, type View } from '@svcgen/runtime';
 import type { ArticleRecord } from '../../generated/resources/articles/queries';
 
 /**

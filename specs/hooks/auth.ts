@@ -28,7 +28,7 @@ import {
   type HookContext,
   type RequestContext,
   type TokenClaims,
-} from 'svcgen/runtime';
+} from '@svcgen/runtime';
 import type { LoginSchema, RefreshSchema, RegisterSchema, TokenResponse, UserResponse } from '../../generated/endpoints';
 import { credentialProblems } from './credentials';
 

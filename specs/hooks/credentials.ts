@@ -7,7 +7,7 @@
 //   in UTF-8, all that bcrypt reads: a longer password is refused, never cut.
 //
 // Every problem is a 422 entry in the seed's shape, at the field's `loc`.
-import { passwordProblems, usernameProblems, type ValidationEntry } from 'svcgen/runtime';
+import { passwordProblems, usernameProblems, type ValidationEntry } from '@svcgen/runtime';
 
 /** The problems of a new user's credentials, username first; empty when both are acceptable. */
 export function credentialProblems(username: string, password: string): ValidationEntry[] {

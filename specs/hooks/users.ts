@@ -1,6 +1,6 @@
 // The users resource: staff creating a user go through the same credentials policy as registration.
 // User-owned: `svcgen build` never touches this file; specs/resources/users.yaml names these hooks.
-import { RequestValidationError, type HookContext } from 'svcgen/runtime';
+import { RequestValidationError, type HookContext } from '@svcgen/runtime';
 import type { UserIn } from '../../generated/resources/users/schemas';
 import { credentialProblems } from './credentials';
 

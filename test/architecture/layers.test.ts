@@ -20,10 +20,14 @@ const LAYERS: Record<string, readonly string[]> = {
   http: ['core', 'db', 'validation', 'query', 'auth', 'operations'],
 };
 
+/** Folders of the runtime package that hold no sources: its compiled output and installed packages. */
+const NOT_SOURCES = new Set(['dist', 'node_modules']);
+
 function sourcesOf(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const full = path.join(dir, e.name);
-    return e.isDirectory() ? sourcesOf(full) : e.name.endsWith('.ts') ? [full] : [];
+    if (e.isDirectory()) return NOT_SOURCES.has(e.name) ? [] : sourcesOf(full);
+    return e.name.endsWith('.ts') ? [full] : [];
   });
 }
 
@@ -88,5 +92,18 @@ describe('runtime layers', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the two packages', () => {
+  const GENERATOR = path.resolve(__dirname, '../../generator');
+
+  it('the generator reaches the runtime through its package name only (a relative path breaks the published command)', () => {
+    const reaching = sourcesOf(GENERATOR).flatMap((file) =>
+      relativeImports(file)
+        .filter((spec) => !path.relative(RUNTIME, path.resolve(path.dirname(file), spec)).startsWith('..'))
+        .map((spec) => `${path.relative(GENERATOR, file)} imports ${spec}`),
+    );
+    expect(reaching).toEqual([]);
   });
 });

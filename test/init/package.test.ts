@@ -1,11 +1,14 @@
 /**
- * svcgen as users get it: `npm pack` makes the tarball, which is installed into an empty folder
- * outside this repository; `npx svcgen init app` makes a project there that depends on that
- * tarball. In `app/`: `npm install`, `npm test` (output check, compile, smoke test), `npm start`
- * and HTTP requests. Nothing in the project points back into this repository. Then the project
- * evolves the way its README says (a new field, `npm run build` writes migration 0002, a restart
- * migrates the data file and keeps its row), and `svcgen dev` rebuilds and restarts on a spec
- * change, prints a problem in a spec or a hook without exiting, and recovers when it is fixed.
+ * svcgen as users get it: `npm pack` and `npm pack -w runtime` make the tarballs of the command and
+ * of the runtime, which are installed into an empty folder outside this repository; `npx svcgen
+ * init app` makes a project there that depends on both (the runtime as a dependency, svcgen as a
+ * devDependency). In `app/`: `npm install`, `npm test` (output check, compile, smoke test), `npm
+ * start` and HTTP requests. Nothing in the project points back into this repository. Then the
+ * project evolves the way its README says (a new field, `npm run build` writes migration 0002, a
+ * restart migrates the data file and keeps its row), and `svcgen dev` rebuilds and restarts on a
+ * spec change, prints a problem in a spec or a hook without exiting, and recovers when it is fixed.
+ * Last, a production install (`npm install --omit=dev`) holds none of the build tools and the
+ * compiled service starts from it.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -13,7 +16,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-// Two real installs from a slow registry; better-sqlite3 and bcrypt may compile from source.
+// Three real installs from a slow registry; better-sqlite3 and bcrypt may compile from source.
 jest.setTimeout(25 * 60_000);
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -122,7 +125,21 @@ function filesOf(dir: string, base = dir): string[] {
   });
 }
 
-describe('the svcgen package', () => {
+/** The version of a package this repository installed. */
+function installedVersion(name: string): string {
+  return JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8')).version;
+}
+
+/** The installed packages (scoped ones included) that list `name` among their dependencies. */
+function dependentsOf(name: string, modules: string): string[] {
+  const packages = fs.readdirSync(modules).flatMap((e) => (e.startsWith('@') ? fs.readdirSync(path.join(modules, e)).map((s) => `${e}/${s}`) : e.startsWith('.') ? [] : [e]));
+  return packages.filter((p) => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(modules, p, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    return pkg.dependencies?.[name] !== undefined;
+  });
+}
+
+describe('the svcgen packages', () => {
   const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'svcgen-package-')));
   const work = path.join(tmp, 'work');
   const app = path.join(work, 'app');
@@ -133,31 +150,53 @@ describe('the svcgen package', () => {
   });
 
   it('packs, installs outside the repository, and makes a project that installs, tests, starts and migrates', async () => {
-    // npm pack compiles the generator and the runtime (prepack) and packs them with the templates.
+    // npm pack compiles the runtime and the generator (prepack) and packs the generator with the
+    // templates; npm pack -w runtime packs the compiled runtime.
     ok('npm', ['pack', '--pack-destination', tmp], ROOT);
+    ok('npm', ['pack', '-w', 'runtime', '--pack-destination', tmp], ROOT);
     const tarball = path.join(tmp, `svcgen-${VERSION}.tgz`);
-    expect(fs.existsSync(tarball)).toBe(true);
+    const runtimeTarball = path.join(tmp, `svcgen-runtime-${VERSION}.tgz`);
     const listing = run('tar', ['-tzf', tarball], tmp).out.split('\n');
-    for (const f of ['bin/svcgen', 'bin/svcgen-tsc', 'dist/generator/cli/cli.js', 'dist/runtime/index.js', 'dist/runtime/index.d.ts', 'templates/main.ts.hbs', 'templates/init/package.json.hbs', 'package.json', 'README.md']) {
+    for (const f of ['bin/svcgen', 'bin/svcgen-tsc', 'dist/generator/cli/cli.js', 'templates/main.ts.hbs', 'templates/init/package.json.hbs', 'package.json', 'README.md']) {
       expect({ f, packed: listing.includes(`package/${f}`) }).toEqual({ f, packed: true });
     }
-    // Compiled JavaScript only (the templates aside): no TypeScript sources, tests, or the blog.
-    expect(listing.filter((f) => /\.ts$/.test(f) && !f.endsWith('.d.ts') && !f.startsWith('package/templates/'))).toEqual([]);
-    expect(listing.filter((f) => /^package\/(test|generated|specs|generator|runtime)\//.test(f))).toEqual([]);
+    const runtimeListing = run('tar', ['-tzf', runtimeTarball], tmp).out.split('\n');
+    for (const f of ['dist/index.js', 'dist/index.d.ts', 'dist/core/catalogue.js', 'dist/operations/soft-delete.js', 'package.json', 'README.md']) {
+      expect({ f, packed: runtimeListing.includes(`package/${f}`) }).toEqual({ f, packed: true });
+    }
+    // Compiled JavaScript only (the templates aside): no TypeScript sources, tests, the blog, or
+    // the runtime inside the command's package.
+    for (const files of [listing, runtimeListing]) {
+      expect(files.filter((f) => /\.ts$/.test(f) && !f.endsWith('.d.ts') && !f.startsWith('package/templates/'))).toEqual([]);
+    }
+    expect(listing.filter((f) => /^package\/(test|generated|specs|generator|runtime|dist\/runtime)\//.test(f))).toEqual([]);
+    // Both pin what they depend on exactly: the command its runtime, the runtime the packages whose internals it reads.
+    const packed = (file: string) => JSON.parse(run('tar', ['-xzOf', file, 'package/package.json'], tmp).out.trim()) as { dependencies: Record<string, string> };
+    expect(packed(tarball).dependencies['@svcgen/runtime']).toBe(VERSION);
+    const pins = packed(runtimeTarball).dependencies;
+    expect({ knex: pins.knex, express: pins.express, router: pins.router, 'better-sqlite3': pins['better-sqlite3'], pg: pins.pg }).toEqual({
+      knex: installedVersion('knex'),
+      express: installedVersion('express'),
+      router: installedVersion('router'),
+      'better-sqlite3': installedVersion('better-sqlite3'),
+      pg: installedVersion('pg'),
+    });
 
-    // As a user does: an empty folder, the package, its command. The command needs no native module,
-    // so this first install skips their builds; the project's own install below builds them.
+    // As a user does: an empty folder, the two packages, the command. The command needs no native
+    // module, so this first install skips their builds; the project's own install below builds them.
     fs.mkdirSync(work);
-    ok('npm', ['install', tarball, '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], work);
+    ok('npm', ['install', tarball, runtimeTarball, '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], work);
     expect(ok('npx', ['svcgen', '--version'], work).split('\n')[0]).toBe(VERSION);
     ok('npx', ['svcgen', 'init', 'app'], work);
 
     const pkg = JSON.parse(fs.readFileSync(path.join(app, 'package.json'), 'utf8'));
     expect(pkg.name).toBe('app');
-    // The project depends on the tarball svcgen was installed from, not on this repository.
-    expect(pkg.dependencies).toEqual({ svcgen: `file:../../svcgen-${VERSION}.tgz` });
+    // The project depends on the tarballs svcgen was installed from, not on this repository: the
+    // runtime for the service, svcgen for building it.
+    expect(pkg.dependencies).toEqual({ '@svcgen/runtime': `file:../../svcgen-runtime-${VERSION}.tgz` });
+    expect(pkg.devDependencies).toEqual({ svcgen: `file:../../svcgen-${VERSION}.tgz` });
     expect(pkg.scripts.start).toBe('svcgen build specs && svcgen-tsc -b && node dist/generated/main.js');
-    expect(fs.readFileSync(path.join(app, 'generated/app.ts'), 'utf8')).toMatch(/from 'svcgen\/runtime';/);
+    expect(fs.readFileSync(path.join(app, 'generated/app.ts'), 'utf8')).toMatch(/from '@svcgen\/runtime';/);
     // The deployment files: an image installing svcgen from package.json, and compose with PostgreSQL.
     for (const f of ['Dockerfile', 'compose.yaml', '.dockerignore']) expect({ f, exists: fs.existsSync(path.join(app, f)) }).toEqual({ f, exists: true });
     expect(fs.readFileSync(path.join(app, 'Dockerfile'), 'utf8')).toContain('CMD ["node", "dist/generated/main.js"]');
@@ -169,13 +208,15 @@ describe('the svcgen package', () => {
     expect(test).toMatch(/# pass 1\b/);
     expect(test).toMatch(/# fail 0\b/);
 
-    // Nothing in the project resolves into this repository: the installed svcgen is the tarball's
-    // copy, the runtime loads from it, and no file names the repository's path.
+    // Nothing in the project resolves into this repository: the installed packages are the
+    // tarballs' copies, the runtime loads from its own, which the command shares, and no file names
+    // the repository's path.
     const installed = fs.realpathSync(path.join(app, 'node_modules/svcgen'));
     expect(installed).toBe(path.join(app, 'node_modules/svcgen'));
     expect(fs.existsSync(path.join(installed, 'generator'))).toBe(false);
-    const runtime = ok(process.execPath, ['-p', "require.resolve('svcgen/runtime')"], app).split('\n')[0];
-    expect(runtime).toBe(path.join(app, 'node_modules/svcgen/dist/runtime/index.js'));
+    const runtime = ok(process.execPath, ['-p', "require.resolve('@svcgen/runtime')"], app).split('\n')[0];
+    expect(runtime).toBe(path.join(app, 'node_modules/@svcgen/runtime/dist/index.js'));
+    expect(fs.existsSync(path.join(installed, 'node_modules/@svcgen/runtime'))).toBe(false);
     const naming = filesOf(app).filter((f) => fs.readFileSync(path.join(app, f), 'utf8').includes(ROOT));
     expect(naming).toEqual([]);
     expect(fs.existsSync(path.join(app, 'dist/generated/main.js'))).toBe(true);
@@ -256,5 +297,26 @@ describe('the svcgen package', () => {
     const recovered = await waitFor(`http://127.0.0.1:${port}/api/notes/${note.id}/`, dev);
     expect(await recovered.json()).toMatchObject({ id: note.id, pinned: false });
     await dev.stop();
+
+    // A production install: the runtime and what it runs, none of the build tools. yaml stays only
+    // as a dependency of openapi3-ts (under the runtime's zod-to-openapi), not of svcgen.
+    fs.rmSync(path.join(app, 'node_modules'), { recursive: true, force: true });
+    ok('npm', ['install', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund'], app);
+    const productionModules = path.join(app, 'node_modules');
+    for (const name of ['svcgen', 'typescript', 'prettier', 'ts-morph', 'handlebars', 'ajv']) {
+      expect({ name, installed: fs.existsSync(path.join(productionModules, name)) }).toEqual({ name, installed: false });
+    }
+    expect(dependentsOf('yaml', productionModules)).toEqual(['openapi3-ts']);
+    expect(fs.existsSync(path.join(productionModules, '@svcgen/runtime/dist/index.js'))).toBe(true);
+
+    // The compiled service starts from it: migrations up to date, health answered.
+    const production = start(process.execPath, ['dist/generated/main.js'], app, port);
+    running.push(production);
+    const productionHealth = await waitFor(`http://127.0.0.1:${port}/api/health`, production);
+    expect(productionHealth.status).toBe(200);
+    expect(await productionHealth.json()).toEqual({ status: 'ok' });
+    const kept = await fetch(`http://127.0.0.1:${port}/api/notes/${note.id}/`);
+    expect(await kept.json()).toMatchObject({ id: note.id, title: 'Kept across the migration', pinned: false });
+    await production.stop();
   });
 });

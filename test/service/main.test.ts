@@ -22,7 +22,7 @@ describe('generated main', () => {
   let url: string;
 
   beforeAll(() => {
-    const build = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: root, encoding: 'utf8' });
+    const build = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-b', 'tsconfig.build.json'], { cwd: root, encoding: 'utf8' });
     expect(build.stdout + build.stderr).toBe('');
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svcgen-main-'));
     url = `sqlite:${path.join(dir, 'blog.sqlite3')}`;

@@ -10,7 +10,7 @@ import {
   pickFilters,
   queryParam,
   z,
-} from 'svcgen/runtime';
+} from '@svcgen/runtime';
 
 /** The article list's filter query parameters (query_params, relations_filters, filters_match_cases), typed, with their defaults. */
 export const FILTER_QUERY = z.object({

@@ -15,7 +15,7 @@ import {
   type Row,
   type ServiceContext,
   withoutUndefined,
-} from 'svcgen/runtime';
+} from '@svcgen/runtime';
 import type { ArticleDetail, ArticleIn, ArticleOut, ArticleUpdate } from './schemas';
 
 export const TABLE = 'articles';

@@ -11,7 +11,7 @@ import {
   rowLookup,
   type ServiceContext,
   writeReturning,
-} from 'svcgen/runtime';
+} from '@svcgen/runtime';
 import * as q from './queries';
 import { CategoryIn, CategoryOut, CategoryParams, CategoryUpdate } from './schemas';
 

@@ -9,7 +9,7 @@ import {
   now,
   type Row,
   withoutUndefined,
-} from 'svcgen/runtime';
+} from '@svcgen/runtime';
 import type { UserIn, UserOut, UserUpdate } from './schemas';
 
 export const TABLE = 'users';

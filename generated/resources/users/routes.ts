@@ -13,7 +13,7 @@ import {
   type ServiceContext,
   withArgs,
   writeReturning,
-} from 'svcgen/runtime';
+} from '@svcgen/runtime';
 import * as hooks from '../../../specs/hooks/users';
 import * as q from './queries';
 import { UserIn, UserOut, UserParams, UserUpdate } from './schemas';

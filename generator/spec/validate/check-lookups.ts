@@ -4,7 +4,7 @@
  * match-case queries combine lookups with one and/or/not per map.
  */
 import type { YamlPath } from '../../load/load';
-import { isLookupOperator, LOOKUP_OPERATORS } from '../../../runtime/core/catalogue';
+import { isLookupOperator, LOOKUP_OPERATORS } from '@svcgen/runtime/catalogue';
 import { didYouMean } from '../suggest';
 import { asRec, asStr, type Ctx, eachEntry, eachItem, INVALID, isRec, type Rec, report } from './context';
 import { RELATION_TYPES, relationTarget, type Resource } from './resources';

@@ -4,7 +4,7 @@
  * by a listed filter mixin (or left to a query_params_handler).
  */
 import type { YamlPath } from '../../load/load';
-import { FILTER_MIXINS } from '../../../runtime/core/catalogue';
+import { FILTER_MIXINS } from '@svcgen/runtime/catalogue';
 import { TYPE_MIXINS, type TypeMixinName } from '../../model/build-filters';
 import { didYouMean } from '../suggest';
 import { asRec, asStr, type Ctx, eachEntry, eachItem, type Rec, report } from './context';

@@ -5,7 +5,7 @@
 const { once } = require('node:events');
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { connect, generateKeyPair, loadSettings, migrateLatest } = require('svcgen/runtime');
+const { connect, generateKeyPair, loadSettings, migrateLatest } = require('@svcgen/runtime');
 const { createService } = require('../dist/generated/app');
 const { migrations } = require('../dist/generated/migrations');
 const { DEFAULT_SETTINGS } = require('../dist/generated/settings');

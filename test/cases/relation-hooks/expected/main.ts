@@ -16,7 +16,7 @@ import {
   shutdownSignals,
   startServer,
   workerCount,
-} from 'svcgen/runtime';
+} from '@svcgen/runtime';
 import { createService } from './app';
 import { migrations } from './migrations';
 import { DEFAULT_SETTINGS, DEFAULT_SQLITE_FILE, DEV_KEYS_DIR } from './settings';

@@ -1,5 +1,5 @@
 // The custom code of tasks: two actions and two endpoints.
-import { ApiException, type HookContext } from 'svcgen/runtime';
+import { ApiException, type HookContext } from '@svcgen/runtime';
 import type { TaskRecord } from '../../expected/resources/tasks/queries';
 
 /** POST /tasks/{pk}/complete/: a task is completed once. */

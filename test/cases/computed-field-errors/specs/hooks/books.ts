@@ -1,4 +1,4 @@
-import type { ComputeArgs } from 'svcgen/runtime';
+import type { ComputeArgs } from '@svcgen/runtime';
 
 export function bookTitle({ instance }: ComputeArgs<{ title: string }>): string {
   return instance.title;

@@ -1,5 +1,5 @@
 // The hooks of the books' tags relation.
-import { escapeLike, type HookContext, type Knex, type Row } from 'svcgen/runtime';
+import { escapeLike, type HookContext, type Knex, type Row } from '@svcgen/runtime';
 
 /** GET /books/{pk}/tags/: hidden tags never show; `name` matches the start of a name, ignoring case. */
 export function tagFilters({ query, filters }: HookContext<{ query: Knex.QueryBuilder; filters: { name?: string } }>): void {

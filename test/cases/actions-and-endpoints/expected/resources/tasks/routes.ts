@@ -11,7 +11,7 @@ import {
   type ServiceContext,
   withArgs,
   writeReturning,
-} from 'svcgen/runtime';
+} from '@svcgen/runtime';
 import * as hooks from '../../../specs/hooks/tasks';
 import * as q from './queries';
 import {

@@ -8,7 +8,7 @@ import {
   type Row,
   type ServiceContext,
   withoutUndefined,
-} from 'svcgen/runtime';
+} from '@svcgen/runtime';
 import type { BookIn, BookOut, BookUpdate } from './schemas';
 
 export const TABLE = 'books';

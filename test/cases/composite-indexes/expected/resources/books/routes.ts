@@ -12,7 +12,7 @@ import {
   rowLookup,
   type ServiceContext,
   writeReturning,
-} from 'svcgen/runtime';
+} from '@svcgen/runtime';
 import * as q from './queries';
 import { BookIn, BookOut, BookParams, BookUpdate } from './schemas';
 

@@ -9,7 +9,7 @@ import {
   type Row,
   type ServiceContext,
   withoutUndefined,
-} from 'svcgen/runtime';
+} from '@svcgen/runtime';
 import type { EventIn, EventOut, EventUpdate } from './schemas';
 
 export const TABLE = 'events';

@@ -18,7 +18,7 @@ import {
   type ServiceContext,
   writeReturning,
   z,
-} from 'svcgen/runtime';
+} from '@svcgen/runtime';
 import * as filtering from './filters';
 import * as q from './queries';
 import { EventIn, EventOut, EventParams, EventUpdate } from './schemas';

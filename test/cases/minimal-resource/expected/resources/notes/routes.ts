@@ -10,7 +10,7 @@ import {
   rowLookup,
   type ServiceContext,
   writeReturning,
-} from 'svcgen/runtime';
+} from '@svcgen/runtime';
 import * as q from './queries';
 import { NoteIn, NoteOut, NoteParams, NoteUpdate } from './schemas';
 

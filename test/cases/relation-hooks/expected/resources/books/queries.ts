@@ -11,7 +11,7 @@ import {
   type ServiceContext,
   setRelated,
   withoutUndefined,
-} from 'svcgen/runtime';
+} from '@svcgen/runtime';
 import type { BookIn, BookOut, BookUpdate } from './schemas';
 
 export const TABLE = 'books';

@@ -20,7 +20,7 @@ import {
   withArgs,
   writeReturning,
   z,
-} from 'svcgen/runtime';
+} from '@svcgen/runtime';
 import * as hooks from '../../../specs/hooks/books';
 import * as tagsQueries from '../tags/queries';
 import { TagOut } from '../tags/schemas';
