@@ -24,14 +24,32 @@ export function relatedKeyChecks(s: SchemaModel) {
   return s.fields.flatMap((f) => {
     if (f.kind === 'foreign_key' || f.kind === 'nested_one') {
       const rel = f.field!.relation!;
-      return [{ field: f.name, table: rel.targetTable, pk: rel.targetPk.column, many: false, model: modelConst(rel.target) }];
+      return [{ field: f.name, type: tsType(f.field!), table: rel.targetTable, pk: rel.targetPk.column, many: false, model: modelConst(rel.target) }];
     }
     if (f.kind === 'many_to_many' || f.kind === 'nested_many') {
       const m = f.m2m!;
-      return [{ field: f.name, table: m.targetTable, pk: m.targetPk.column, many: true, model: modelConst(m.target) }];
+      return [{ field: f.name, type: `readonly ${tsType(m.targetPk)}[]`, table: m.targetTable, pk: m.targetPk.column, many: true, model: modelConst(m.target) }];
     }
     return [];
   });
+}
+
+/**
+ * `checkRelated`: the checks of the related keys the written bodies name, each key once, in one
+ * function that create and update both call; undefined when no body names one.
+ */
+function relatedCheckView(written: readonly SchemaModel[], imports: Imports) {
+  const checks = [...new Map(written.flatMap(relatedKeyChecks).map((c) => [c.field, c])).values()];
+  if (checks.length === 0) return undefined;
+  imports.runtime('NotFoundError');
+  imports.runtimeType('ServiceContext');
+  if (checks.some((c) => c.many)) imports.runtime('missingKeys');
+  if (checks.some((c) => !c.many)) imports.runtime('exists');
+  return {
+    schemas: written.map((s) => imports.type('./schemas', s.name)).join(' or '),
+    keys: checks.map((c) => `${c.field}?: ${c.type}`).join('; '),
+    checks,
+  };
 }
 
 interface Loader {
@@ -143,7 +161,7 @@ function writeValue(f: SchemaField, imports: Imports): string {
   return v;
 }
 
-/** `createValues` / `updateValues` and, when the body names related keys, their checks. */
+/** `createValues` / `updateValues`: the column values of a body. */
 function writesView(r: Resource, s: SchemaModel, create: boolean, imports: Imports) {
   const values: { column: string; expr: string }[] = [];
   const inSchema = new Set(s.fields.map((f) => f.name));
@@ -153,21 +171,12 @@ function writesView(r: Resource, s: SchemaModel, create: boolean, imports: Impor
     if (create && field.primaryKey && field.type === 'uuid') values.push({ column: field.column, expr: `${imports.value('node:crypto', 'randomUUID')}()` });
     if ((create && field.autoNowAdd) || field.autoNow) values.push({ column: field.column, expr: `${imports.runtime('now')}()` });
   }
-  const checks = relatedKeyChecks(s);
   imports.runtime('withoutUndefined');
-  if (checks.length) {
-    imports.runtime('NotFoundError');
-    imports.runtimeType('ServiceContext');
-  }
-  if (checks.some((c) => c.many)) imports.runtime('missingKeys');
-  if (checks.some((c) => !c.many)) imports.runtime('exists');
   return {
     create,
     schema: imports.type('./schemas', s.name),
     fn: create ? 'createValues' : 'updateValues',
-    checkFn: create ? 'checkCreateRelated' : 'checkUpdateRelated',
     values,
-    checks,
   };
 }
 
@@ -222,7 +231,8 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
   const written = [...(serves(r, 'create') ? [r.schemas.in] : []), ...(serves(r, 'update') ? [r.schemas.update] : [])];
   const writes = written.map((s) => writesView(r, s, s === r.schemas.in, imports));
   const setters = new Set(written.flatMap((s) => s.fields.filter((f) => f.m2m).map((f) => f.m2m!.name)));
-  const relatedModels = new Set(writes.flatMap((w) => w.checks.map((c) => c.model)));
+  const checkRelated = relatedCheckView(written, imports);
+  const relatedModels = new Set(checkRelated?.checks.map((c) => c.model));
   const related = model.resources
     .filter((x) => relatedModels.has(modelConst(x.model)))
     .map((x) => ({ constName: modelConst(x.model), verboseKey: x.verboseKey, classKey: x.classKey }));
@@ -243,6 +253,7 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
     related,
     shapes,
     writes,
+    checkRelated,
     m2m: r.m2m.filter((m) => setters.has(m.name)).map((m) => ({ ...m, pascal: pascalCase(m.name) })),
     relations: relationsQueriesView(r, model),
     softDelete: r.softDelete
