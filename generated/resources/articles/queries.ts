@@ -186,13 +186,6 @@ export async function createValues(data: ArticleIn): Promise<Row> {
   });
 }
 
-/** Related records named in ArticleIn must exist: a 404 with the related model's key otherwise. */
-export async function checkCreateRelated(db: Db, service: ServiceContext, data: ArticleIn): Promise<void> {
-  if (data.category !== undefined && data.category !== null && !(await exists(db, 'categories', 'id', data.category))) {
-    throw new NotFoundError(service.model(CATEGORY_MODEL));
-  }
-}
-
 /** Column values from an update body (ArticleUpdate). */
 export async function updateValues(data: ArticleUpdate): Promise<Row> {
   return withoutUndefined({
@@ -203,8 +196,8 @@ export async function updateValues(data: ArticleUpdate): Promise<Row> {
   });
 }
 
-/** Related records named in ArticleUpdate must exist: a 404 with the related model's key otherwise. */
-export async function checkUpdateRelated(db: Db, service: ServiceContext, data: ArticleUpdate): Promise<void> {
+/** Related records named in ArticleIn or ArticleUpdate must exist: a 404 with the related model's key otherwise. */
+export async function checkRelated(db: Db, service: ServiceContext, data: { category?: number | null }): Promise<void> {
   if (data.category !== undefined && data.category !== null && !(await exists(db, 'categories', 'id', data.category))) {
     throw new NotFoundError(service.model(CATEGORY_MODEL));
   }

@@ -106,7 +106,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
         async handle({ body: data }, ctx) {
           const values = await q.createValues(data);
           await hooks.setAuthor(withArgs(ctx, { values, data }));
-          await q.checkCreateRelated(ctx.db, service, data);
+          await q.checkRelated(ctx.db, service, data);
           const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
           const pk = inserted[q.PK];
           const [created] = await q.shapeArticleOut(ctx.db, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
@@ -186,7 +186,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
           const instance = q.toArticleRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           const proceed = async () => {
             const values = await q.updateValues(data);
-            await q.checkUpdateRelated(ctx.db, service, data);
+            await q.checkRelated(ctx.db, service, data);
             if (Object.keys(values).length > 0) await ctx.db(q.TABLE).where(q.PK, instance.id).update(values);
             const [updated] = await q.shapeArticleOut(ctx.db, [await findRow(ctx, instance.id, q.OUT_COLUMNS)]);
             return updated;

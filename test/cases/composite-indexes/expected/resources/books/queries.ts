@@ -60,13 +60,6 @@ export async function createValues(data: BookIn): Promise<Row> {
   });
 }
 
-/** Related records named in BookIn must exist: a 404 with the related model's key otherwise. */
-export async function checkCreateRelated(db: Db, service: ServiceContext, data: BookIn): Promise<void> {
-  if (data.shelf !== undefined && data.shelf !== null && !(await exists(db, 'shelves', 'id', data.shelf))) {
-    throw new NotFoundError(service.model(SHELF_MODEL));
-  }
-}
-
 /** Column values from an update body (BookUpdate). */
 export async function updateValues(data: BookUpdate): Promise<Row> {
   return withoutUndefined({
@@ -76,8 +69,8 @@ export async function updateValues(data: BookUpdate): Promise<Row> {
   });
 }
 
-/** Related records named in BookUpdate must exist: a 404 with the related model's key otherwise. */
-export async function checkUpdateRelated(db: Db, service: ServiceContext, data: BookUpdate): Promise<void> {
+/** Related records named in BookIn or BookUpdate must exist: a 404 with the related model's key otherwise. */
+export async function checkRelated(db: Db, service: ServiceContext, data: { shelf?: number | null }): Promise<void> {
   if (data.shelf !== undefined && data.shelf !== null && !(await exists(db, 'shelves', 'id', data.shelf))) {
     throw new NotFoundError(service.model(SHELF_MODEL));
   }

@@ -61,13 +61,6 @@ export async function createValues(data: EventIn): Promise<Row> {
   });
 }
 
-/** Related records named in EventIn must exist: a 404 with the related model's key otherwise. */
-export async function checkCreateRelated(db: Db, service: ServiceContext, data: EventIn): Promise<void> {
-  if (data.venue !== undefined && data.venue !== null && !(await exists(db, 'venues', 'id', data.venue))) {
-    throw new NotFoundError(service.model(VENUE_MODEL));
-  }
-}
-
 /** Column values from an update body (EventUpdate). */
 export async function updateValues(data: EventUpdate): Promise<Row> {
   return withoutUndefined({
@@ -77,8 +70,8 @@ export async function updateValues(data: EventUpdate): Promise<Row> {
   });
 }
 
-/** Related records named in EventUpdate must exist: a 404 with the related model's key otherwise. */
-export async function checkUpdateRelated(db: Db, service: ServiceContext, data: EventUpdate): Promise<void> {
+/** Related records named in EventIn or EventUpdate must exist: a 404 with the related model's key otherwise. */
+export async function checkRelated(db: Db, service: ServiceContext, data: { venue?: number }): Promise<void> {
   if (data.venue !== undefined && data.venue !== null && !(await exists(db, 'venues', 'id', data.venue))) {
     throw new NotFoundError(service.model(VENUE_MODEL));
   }

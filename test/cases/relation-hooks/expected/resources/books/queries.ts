@@ -74,13 +74,6 @@ export async function createValues(data: BookIn): Promise<Row> {
   });
 }
 
-/** Related records named in BookIn must exist: a 404 with the related model's key otherwise. */
-export async function checkCreateRelated(db: Db, service: ServiceContext, data: BookIn): Promise<void> {
-  if (data.tags !== undefined && (await missingKeys(db, 'tags', 'id', data.tags)).length > 0) {
-    throw new NotFoundError(service.model(TAG_MODEL));
-  }
-}
-
 /** Column values from an update body (BookUpdate). */
 export async function updateValues(data: BookUpdate): Promise<Row> {
   return withoutUndefined({
@@ -88,8 +81,8 @@ export async function updateValues(data: BookUpdate): Promise<Row> {
   });
 }
 
-/** Related records named in BookUpdate must exist: a 404 with the related model's key otherwise. */
-export async function checkUpdateRelated(db: Db, service: ServiceContext, data: BookUpdate): Promise<void> {
+/** Related records named in BookIn or BookUpdate must exist: a 404 with the related model's key otherwise. */
+export async function checkRelated(db: Db, service: ServiceContext, data: { tags?: readonly number[] }): Promise<void> {
   if (data.tags !== undefined && (await missingKeys(db, 'tags', 'id', data.tags)).length > 0) {
     throw new NotFoundError(service.model(TAG_MODEL));
   }

@@ -60,7 +60,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
         status: 201,
         async handle({ body: data }, ctx) {
           const values = await q.createValues(data);
-          await q.checkCreateRelated(ctx.db, service, data);
+          await q.checkRelated(ctx.db, service, data);
           const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
           const pk = inserted[q.PK];
           await q.setTags(ctx.db, pk, data.tags);
@@ -135,7 +135,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toBookRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           const values = await q.updateValues(data);
-          await q.checkUpdateRelated(ctx.db, service, data);
+          await q.checkRelated(ctx.db, service, data);
           if (Object.keys(values).length > 0) await ctx.db(q.TABLE).where(q.PK, instance.id).update(values);
           await q.setTags(ctx.db, instance.id, data.tags);
           const [updated] = await q.shapeBookOut(ctx.db, [await findRow(ctx, instance.id, q.OUT_COLUMNS)]);
