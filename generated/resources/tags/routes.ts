@@ -24,7 +24,7 @@ export function tagsRoutes(service: ServiceContext): Route[] {
   // Reads (list, retrieve, relation listings) see the rows the caller may read; writes, actions and
   // relation changes look rows up by key alone, and updates, deletes and actions lock the row they
   // change until their transaction ends.
-  const { queryset, findVisible, findRow, lockRow } = rowLookup({
+  const { queryset, findVisible, findRow, lockRow } = rowLookup<q.TagRow>({
     table: q.TABLE,
     pk: q.PK,
     model: service.model(q.MODEL),
