@@ -29,6 +29,7 @@ export * from './http/app';
 export * from './http/error-middleware';
 export * from './operations/exceptions';
 export * from './http/server';
+export * from './http/main';
 export * from './auth/tokens';
 export * from './auth/authenticators';
 export * from './operations/context';

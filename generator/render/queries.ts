@@ -1,10 +1,12 @@
 /**
- * View of a resource's `queries.ts`: its table, the record hooks receive, the functions that shape
- * rows into response schemas (loading related rows with one query per relation), the column values
- * of create and update bodies with the checks of their related keys, and its relation constants.
+ * View of a resource's `queries.ts`: its table and the type of its rows, the record hooks receive,
+ * the functions that shape rows into response schemas (loading related rows with one query per
+ * relation), the column values of create and update bodies with the checks of their related keys,
+ * and its relation constants. Every row is read and written under its table's row type, so a
+ * misspelt column fails to compile.
  */
-import type { Field, OperationKind, Resource, SchemaField, SchemaModel, ServiceModel } from '../model/model';
-import { camelCase, pascalCase, str } from '../model/names';
+import type { Field, FieldType, OperationKind, Resource, SchemaField, SchemaModel, ServiceModel } from '../model/model';
+import { camelCase, literal, pascalCase, str } from '../model/names';
 import { header, hookModuleFrom, runtimeFrom, type RenderContext } from './context';
 import { andList, aOrAn } from './english';
 import { Imports } from './imports';
@@ -24,14 +26,73 @@ export function relatedKeyChecks(s: SchemaModel) {
   return s.fields.flatMap((f) => {
     if (f.kind === 'foreign_key' || f.kind === 'nested_one') {
       const rel = f.field!.relation!;
-      return [{ field: f.name, table: rel.targetTable, pk: rel.targetPk.column, many: false, model: modelConst(rel.target) }];
+      return [{ field: f.name, type: tsType(f.field!), table: rel.targetTable, pk: rel.targetPk.column, many: false, model: modelConst(rel.target) }];
     }
     if (f.kind === 'many_to_many' || f.kind === 'nested_many') {
       const m = f.m2m!;
-      return [{ field: f.name, table: m.targetTable, pk: m.targetPk.column, many: true, model: modelConst(m.target) }];
+      return [{ field: f.name, type: `readonly ${tsType(m.targetPk)}[]`, table: m.targetTable, pk: m.targetPk.column, many: true, model: modelConst(m.target) }];
     }
     return [];
   });
+}
+
+/**
+ * `checkRelated`: the checks of the related keys the written bodies name, each key once, in one
+ * function that create and update both call; undefined when no body names one.
+ */
+function relatedCheckView(written: readonly SchemaModel[], imports: Imports) {
+  const checks = [...new Map(written.flatMap(relatedKeyChecks).map((c) => [c.field, c])).values()];
+  if (checks.length === 0) return undefined;
+  imports.runtime('NotFoundError');
+  imports.runtimeType('ServiceContext');
+  if (checks.some((c) => c.many)) imports.runtime('missingKeys');
+  if (checks.some((c) => !c.many)) imports.runtime('exists');
+  return {
+    schemas: written.map((s) => imports.type('./schemas', s.name)).join(' or '),
+    keys: checks.map((c) => `${c.field}?: ${c.type}`).join('; '),
+    checks,
+  };
+}
+
+/** The name of a resource's row type: `ArticleRow`. */
+export const rowTypeName = (r: Resource) => `${r.model}Row`;
+
+/** A resource's row type as `self`'s queries.ts names it: its own, or imported from the resource's queries.ts. */
+function rowTypeOf(r: Resource, self: Resource, imports: Imports): string {
+  return r === self ? rowTypeName(r) : imports.type(`../${r.moduleName}/queries`, rowTypeName(r));
+}
+
+/**
+ * The TypeScript type of a column's values as the database reads and writes them: booleans may be
+ * 0 and 1 (SQLite), dates and times strings or Dates, decimals strings or numbers, JSON text or
+ * parsed values; a foreign key holds its target key's type, a field with choices one of them.
+ */
+function columnType(f: Field): string {
+  const base = f.choices
+    ? f.choices.map((c) => literal(c)).join(' | ')
+    : f.relation
+      ? columnType(f.relation.targetPk).replace(' | null', '')
+      : (COLUMN_TYPES[f.type] ?? 'string');
+  return f.nullable && base !== 'unknown' ? `${base} | null` : base;
+}
+
+const COLUMN_TYPES: Partial<Record<FieldType, string>> = {
+  integer: 'number',
+  big_integer: 'number',
+  float: 'number',
+  boolean: 'boolean | number',
+  date: 'string | Date',
+  datetime: 'string | Date',
+  decimal: 'string | number',
+  json: 'unknown',
+};
+
+/** What the shapes of one queries.ts share: the resource it belongs to, the model, its imports and hooks. */
+interface QueriesFile {
+  self: Resource;
+  model: ServiceModel;
+  imports: Imports;
+  hooks: (name: string) => string;
 }
 
 interface Loader {
@@ -48,6 +109,8 @@ interface Loader {
   fields: { name: string; expr: string }[];
   /** A list of keys shapes each related row to its key alone. */
   keyOnly?: string;
+  /** The spec type the loader satisfies: `ForeignSpec<unknown, UserRow>`. */
+  spec: string;
   call: string;
 }
 
@@ -55,7 +118,8 @@ interface Loader {
  * `shape<Schema>(db, rows)`: the columns it reads and the related rows it loads. A schema with
  * computed fields reads every column of the record its hooks receive, and awaits them row by row.
  */
-function shapeView(r: Resource, s: SchemaModel, columnsConst: string, imports: Imports, hooks: (name: string) => string) {
+function shapeView(r: Resource, s: SchemaModel, columnsConst: string, { self, model, imports, hooks }: QueriesFile) {
+  const rowOf = (target: string) => rowTypeOf(model.resources.find((x) => x.model === target)!, self, imports);
   const loaders: Loader[] = [];
   const computed = s.fields.some((f) => f.compute);
   const columns = new Set<string>(computed ? r.fields.map((f) => f.column) : [r.pk.column]);
@@ -83,6 +147,7 @@ function shapeView(r: Resource, s: SchemaModel, columnsConst: string, imports: I
         columns: list([...nestedCols]),
         fields: f.nested!.fields.map((n) => ({ name: n.name, expr: readValue(n, n.field!.column, imports) })),
         keyOnly: undefined,
+        spec: `${imports.runtimeType('ForeignSpec')}<unknown, ${rowOf(rel.target)}>`,
         call: `${imports.runtime('loadForeign')}(db, ${constName}, rows.map((row) => row.${fk.column}))`,
       });
       return {
@@ -109,12 +174,14 @@ function shapeView(r: Resource, s: SchemaModel, columnsConst: string, imports: I
       columns: list([...nestedCols]),
       fields: nested.map((n) => ({ name: n.name, expr: readValue(n, n.field!.column, imports) })),
       keyOnly: f.kind === 'many_to_many' ? `row.${m.targetPk.column}` : undefined,
+      spec: `${imports.runtimeType('ManyToManySpec')}<unknown, ${rowOf(m.target)}>`,
       call: `${imports.runtime('loadManyToMany')}(db, ${constName}, rows.map((row) => row.${r.pk.column}))`,
     });
     return { name: f.name, expr: `${varName}.get(row.${r.pk.column}) ?? []` };
   });
   return {
     schema: imports.type('./schemas', s.name),
+    row: rowTypeOf(r, self, imports),
     computed,
     usesDb: computed || loaders.length > 0,
     columnsConst,
@@ -143,7 +210,7 @@ function writeValue(f: SchemaField, imports: Imports): string {
   return v;
 }
 
-/** `createValues` / `updateValues` and, when the body names related keys, their checks. */
+/** `createValues` / `updateValues`: the column values of a body. */
 function writesView(r: Resource, s: SchemaModel, create: boolean, imports: Imports) {
   const values: { column: string; expr: string }[] = [];
   const inSchema = new Set(s.fields.map((f) => f.name));
@@ -153,21 +220,13 @@ function writesView(r: Resource, s: SchemaModel, create: boolean, imports: Impor
     if (create && field.primaryKey && field.type === 'uuid') values.push({ column: field.column, expr: `${imports.value('node:crypto', 'randomUUID')}()` });
     if ((create && field.autoNowAdd) || field.autoNow) values.push({ column: field.column, expr: `${imports.runtime('now')}()` });
   }
-  const checks = relatedKeyChecks(s);
   imports.runtime('withoutUndefined');
-  if (checks.length) {
-    imports.runtime('NotFoundError');
-    imports.runtimeType('ServiceContext');
-  }
-  if (checks.some((c) => c.many)) imports.runtime('missingKeys');
-  if (checks.some((c) => !c.many)) imports.runtime('exists');
   return {
     create,
     schema: imports.type('./schemas', s.name),
+    row: rowTypeName(r),
     fn: create ? 'createValues' : 'updateValues',
-    checkFn: create ? 'checkCreateRelated' : 'checkUpdateRelated',
     values,
-    checks,
   };
 }
 
@@ -209,20 +268,22 @@ export const serves = (r: Resource, kind: OperationKind) => r.operations.some((o
 
 export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext) {
   const imports = new Imports(runtimeFrom(ctx, 2));
-  for (const name of ['Db', 'ModelInfo', 'Row']) imports.runtimeType(name);
+  for (const name of ['Db', 'ModelInfo']) imports.runtimeType(name);
   const record = r.fields.map((f) => ({ name: f.name, type: tsType(f), expr: f.relation ? `row.${f.column}` : readColumn(f, imports) }));
   const hooks = (name: string) => `${imports.namespace(hookModuleFrom(ctx, r.hooks!, 2), 'hooks')}.${name}`;
-  const shapes = rowSchemas(r).map(({ schema, columns }) => shapeView(r, schema, columns, imports, hooks));
+  const file: QueriesFile = { self: r, model, imports, hooks };
+  const shapes = rowSchemas(r).map(({ schema, columns }) => shapeView(r, schema, columns, file));
   for (const rel of r.relations) {
     if (rel.itemSchemaIsTargetOut) continue;
     const target = model.resources.find((x) => x.model === rel.target)!;
-    shapes.push(shapeView(target, rel.itemSchema, `${rel.relatedName.toUpperCase()}_ITEM_COLUMNS`, imports, hooks));
+    shapes.push(shapeView(target, rel.itemSchema, `${rel.relatedName.toUpperCase()}_ITEM_COLUMNS`, file));
   }
   // Only the operations the resource serves write, each with the body of its schema.
   const written = [...(serves(r, 'create') ? [r.schemas.in] : []), ...(serves(r, 'update') ? [r.schemas.update] : [])];
   const writes = written.map((s) => writesView(r, s, s === r.schemas.in, imports));
   const setters = new Set(written.flatMap((s) => s.fields.filter((f) => f.m2m).map((f) => f.m2m!.name)));
-  const relatedModels = new Set(writes.flatMap((w) => w.checks.map((c) => c.model)));
+  const checkRelated = relatedCheckView(written, imports);
+  const relatedModels = new Set(checkRelated?.checks.map((c) => c.model));
   const related = model.resources
     .filter((x) => relatedModels.has(modelConst(x.model)))
     .map((x) => ({ constName: modelConst(x.model), verboseKey: x.verboseKey, classKey: x.classKey }));
@@ -238,11 +299,14 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
     verboseName: r.verboseName,
     aVerboseName: aOrAn(r.verboseName),
     model: r.model,
+    row: rowTypeName(r),
+    columns: r.fields.map((f) => ({ column: f.column, type: columnType(f) })),
     record,
     recordColumns: list(r.fields.map((f) => f.column)),
     related,
     shapes,
     writes,
+    checkRelated,
     m2m: r.m2m.filter((m) => setters.has(m.name)).map((m) => ({ ...m, pascal: pascalCase(m.name) })),
     relations: relationsQueriesView(r, model),
     softDelete: r.softDelete

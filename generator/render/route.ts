@@ -1,7 +1,8 @@
 /**
- * The view of one route as `templates/partials/route.hbs` prints it: the method, path and
- * authentication, the operation (its input schemas, transaction, status and `handle`, whose body the
- * partial named by `partial` prints) bound to Express by `expressHandler`, and its OpenAPI entry.
+ * The view of one route as `templates/partials/route.hbs` prints it: the method, path,
+ * authentication, roles and rate limits, the operation (its input schemas, transaction, status and
+ * `handle`, whose body the partial named by `partial` prints), and what its OpenAPI entry adds to
+ * them; the runtime's `operationRoute` builds the route and derives the rest of the entry.
  * A `RouteFile` holds what the routes of one file share: imports, hooks and constants.
  */
 import type { AuthSpec, Pagination, RateLimit, SchemaModel } from '../model/model';
@@ -15,19 +16,18 @@ export interface ConstantView {
   value: string;
 }
 
+/** What documentation adds to the operation (code); the runtime's `operationRoute` derives the rest. */
 export interface DocView {
   summary: string;
   description: string | undefined;
   tags: string;
-  params: string | undefined;
   /** Error statuses the hook answers → the body it sends, as literal text. */
   errors: string | undefined;
-  query: string | undefined;
+  /** The documented path parameters or body when they are not the validated ones. */
+  params: string | undefined;
   body: string | undefined;
   responses: string;
   errorSchema: string;
-  secured: boolean;
-  throttled: boolean;
 }
 
 export interface RouteView {
@@ -35,10 +35,10 @@ export interface RouteView {
   /** Code: the path as a string or template literal. */
   path: string;
   auth: string;
-  /** Code: the `requireRoles` middleware after authentication (`permission_roles`), when set. */
+  /** Code: the roles checked after authentication (`permission_roles`), when set. */
   roles: string | undefined;
-  /** Code: the `rateLimit` middlewares after the roles, one per rate limit. */
-  throttles: string[];
+  /** Code: the rate limits counted after the roles, when there are any. */
+  throttles: string | undefined;
   operationId: string;
   decorators: string | undefined;
   params: string | undefined;
@@ -89,13 +89,6 @@ export interface RouteSpec {
 /** The description of a success status in the OpenAPI document. */
 function statusText(status: number): string {
   return status === 201 ? 'Created' : status === 204 ? 'No Content' : 'OK';
-}
-
-/** The description of an operation with `permission_roles`: the roles it requires, after its own description (code). */
-function rolesNote(roles: readonly string[] | undefined, description: string | undefined): string | undefined {
-  if (!roles) return description;
-  const note = `'Requires ${roles.length === 1 ? 'the role' : 'one of the roles'} ${roles.join(', ')}.'`;
-  return description ? `${description} + '\\n\\n' + ${note}` : note;
 }
 
 /** A documented response: `{ status, description, schema }`. */
@@ -159,13 +152,14 @@ export class RouteFile {
   }
 
   route(spec: RouteSpec): RouteView {
-    this.imports.runtime('expressHandler');
+    this.imports.runtime('operationRoute');
+    const throttles = spec.throttles ?? [];
     return {
       method: spec.method,
       path: spec.path,
       auth: authExpr(spec.auth, this.hooks),
-      roles: spec.roles ? `${this.imports.runtime('requireRoles')}([${spec.roles.map((r) => `'${r}'`).join(', ')}])` : undefined,
-      throttles: (spec.throttles ?? []).map((t) => `${this.imports.runtime('rateLimit')}(service, ${literal(t)})`),
+      roles: spec.roles ? `[${spec.roles.map((r) => `'${r}'`).join(', ')}]` : undefined,
+      throttles: throttles.length ? `[${throttles.map((t) => literal(t)).join(', ')}]` : undefined,
       operationId: spec.operationId,
       decorators: decoratorsExpr(spec.decorators, this.hooks),
       params: spec.params,
@@ -179,16 +173,13 @@ export class RouteFile {
       handle: spec.handle,
       doc: {
         summary: spec.summary,
-        description: rolesNote(spec.roles, spec.description),
+        description: spec.description,
         tags: spec.tags,
-        params: spec.docParams ?? spec.params,
         errors: spec.errors,
-        query: spec.query,
-        body: spec.docBody ?? spec.body,
+        params: spec.docParams,
+        body: spec.docBody,
         responses: spec.responses,
         errorSchema: spec.errorSchema,
-        secured: spec.auth !== null,
-        throttled: (spec.throttles ?? []).length > 0,
       },
     };
   }

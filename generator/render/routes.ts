@@ -12,6 +12,7 @@ import { endpointRoute } from './endpoints';
 import { Imports } from './imports';
 import { relationRoutes } from './m2m';
 import { operationRoute } from './operations';
+import { rowTypeName } from './queries';
 import { softDeleteRoutes } from './soft-delete';
 import { RouteFile } from './route';
 
@@ -120,6 +121,7 @@ export class ResourceRoutes extends RouteFile {
     return {
       rowLookup: this.imports.runtime('rowLookup'),
       q: this.q(),
+      row: rowTypeName(this.r),
       names: LOOKUPS.filter((name) => this.lookups.has(name)).join(', '),
       narrow,
       softDelete: this.r.softDelete !== null,

@@ -89,46 +89,27 @@ export function appView(model: ServiceModel, ctx: RenderContext) {
 /** The fields `createuser` writes: a user model without them gets no createuser command. */
 const CREATEUSER_FIELDS = ['username', 'email', 'password', 'is_active', 'is_staff', 'is_superuser'];
 
+/** `main.ts`: the service's own parts, handed to the runtime's command line (`runMain`). */
 export function mainView(model: ServiceModel, ctx: RenderContext) {
   const imports = new Imports(runtimeFrom(ctx, 0));
-  for (const name of [
-    'ConfigurationError',
-    'connect',
-    'corsSettings',
-    'createLogger',
-    'errorLine',
-    'isClusterWorker',
-    'listenAddress',
-    'loadKeys',
-    'loadSettings',
-    'migrateLatest',
-    'runPrimary',
-    'shutdownSignals',
-    'startServer',
-    'workerCount',
-  ]) {
-    imports.runtime(name);
-  }
-  imports.runtimeType('Db');
+  imports.runtime('runMain');
   imports.value('./app', 'createService');
   imports.value('./migrations', 'migrations');
   for (const name of ['DEFAULT_SETTINGS', 'DEFAULT_SQLITE_FILE', 'DEV_KEYS_DIR']) imports.value('./settings', name);
   const user = model.resources.find((r) => r.model === model.auth.userModel);
-  const createUser =
+  const users =
     user && CREATEUSER_FIELDS.every((n) => user.fields.some((f) => f.name === n))
       ? {
           table: user.table,
           pk: user.pk.column,
-          hashPassword: imports.runtime('hashPassword'),
-          usernameProblems: imports.runtime('usernameProblems'),
-          autoNow: user.fields.filter((f) => f.autoNowAdd || f.autoNow).map((f) => ({ column: f.column, now: imports.runtime('now') })),
+          nowColumns: user.fields.filter((f) => f.autoNowAdd || f.autoNow).map((f) => f.column),
         }
       : undefined;
   return {
     header: header(`${ctx.specsName}/service.yaml`),
-    title: model.title,
-    basePath: model.basePath,
-    createUser,
+    title: str(model.title),
+    basePath: str(model.basePath),
+    users: users && literal(users),
     imports: imports.print(),
   };
 }

@@ -3,28 +3,36 @@
  */
 import { selectFixed, type Db } from './connection';
 
+/**
+ * A row as the database returns it. Generated code names its own row types (an interface per table,
+ * column by column) and passes them as the `R` of the functions here, so that a misspelt column
+ * fails to compile; a row read under an `R` is what the query selected.
+ */
 export type Row = Record<string, any>;
 
-export interface ForeignSpec<T> {
+/** The names of the columns of rows of type `R`. */
+export type ColumnOf<R extends Row> = keyof R & string;
+
+export interface ForeignSpec<T, R extends Row = Row> {
   table: string;
-  pk: string;
-  columns: readonly string[];
-  shape: (row: Row) => T;
+  pk: ColumnOf<R>;
+  columns: readonly ColumnOf<R>[];
+  shape: (row: R) => T;
 }
 
 /** The related rows named by `keys` (nulls skipped, duplicates queried once), by primary key. */
-export async function loadForeign<T>(db: Db, spec: ForeignSpec<T>, keys: readonly unknown[]): Promise<Map<unknown, T>> {
+export async function loadForeign<T, R extends Row = Row>(db: Db, spec: ForeignSpec<T, R>, keys: readonly unknown[]): Promise<Map<unknown, T>> {
   const wanted = [...new Set(keys.filter((k) => k !== null && k !== undefined))];
   const out = new Map<unknown, T>();
   if (wanted.length === 0) return out;
   for (const chunk of chunks(wanted)) {
     const rows = await selectFixed(db, spec, String(chunk.length), () => db(spec.table).select(spec.columns).whereIn(spec.pk, chunk), chunk);
-    for (const row of rows) out.set(row[spec.pk], spec.shape(row));
+    for (const row of rows as R[]) out.set(row[spec.pk], spec.shape(row));
   }
   return out;
 }
 
-export interface ManyToManySpec<T> extends ForeignSpec<T> {
+export interface ManyToManySpec<T, R extends Row = Row> extends ForeignSpec<T, R> {
   joinTable: string;
   /** Join-table column that points at the owner. */
   ownColumn: string;
@@ -35,7 +43,7 @@ export interface ManyToManySpec<T> extends ForeignSpec<T> {
 const OWNER = '__owner';
 
 /** For each owner key, its related records, ordered by the related primary key. */
-export async function loadManyToMany<T>(db: Db, spec: ManyToManySpec<T>, owners: readonly unknown[]): Promise<Map<unknown, T[]>> {
+export async function loadManyToMany<T, R extends Row = Row>(db: Db, spec: ManyToManySpec<T, R>, owners: readonly unknown[]): Promise<Map<unknown, T[]>> {
   const wanted = [...new Set(owners)];
   const out = new Map<unknown, T[]>();
   if (wanted.length === 0) return out;
@@ -48,7 +56,7 @@ export async function loadManyToMany<T>(db: Db, spec: ManyToManySpec<T>, owners:
         .orderBy([{ column: `${spec.joinTable}.${spec.ownColumn}` }, { column: `${spec.table}.${spec.pk}` }]);
     for (const row of await selectFixed(db, spec, String(chunk.length), query, chunk)) {
       const list = out.get(row[OWNER]) ?? [];
-      list.push(spec.shape(row));
+      list.push(spec.shape(row as R));
       out.set(row[OWNER], list);
     }
   }
@@ -97,8 +105,8 @@ export function related<T>(map: ReadonlyMap<unknown, T>, key: unknown): T {
 }
 
 /** The row without keys whose value is undefined, so the database applies its defaults to them. */
-export function withoutUndefined(row: Row): Row {
+export function withoutUndefined<R extends Row = Row>(row: { [C in keyof R]?: R[C] | undefined }): Partial<R> {
   const out: Row = {};
   for (const [key, value] of Object.entries(row)) if (value !== undefined) out[key] = value;
-  return out;
+  return out as Partial<R>;
 }

@@ -2,11 +2,16 @@
  * Routes as data: each generated or custom endpoint is a `Route`, registered on one Express router
  * in a fixed order (static segments before parameters), documented in OpenAPI, and known to the
  * fallback that answers 404 or 405. `expressHandler` binds an operation (operations.ts) to Express:
- * the only place that turns a request into an operation's input and its reply into a response.
+ * the only place that turns a request into an operation's input and its reply into a response;
+ * `operationRoute` builds a whole route from an operation, deriving its handlers and what its
+ * documentation repeats of it.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { match } from 'path-to-regexp';
+import type { Authenticator } from '../auth/authenticators';
 import { requestContext, type ServiceContext } from '../operations/context';
+import { requireRoles } from '../operations/permissions';
+import { rateLimit, type RateLimit } from '../operations/rate-limit';
 import { sendJson } from './send';
 import { parseInput, runParsed, type Operation, type OperationInput, type PartSchema, type QueryValues } from '../operations/operation';
 import type { z } from '../core/zod';
@@ -178,4 +183,77 @@ export function expressHandler<P extends PartSchema = undefined, Q extends PartS
 
 function rawRequest(req: Request) {
   return { params: req.params as Record<string, string>, query: req.query as QueryValues, body: req.body as unknown };
+}
+
+/**
+ * What documentation adds to an operation; the rest of its `RouteDoc` (the operation id, the
+ * schemas, whether a token is required, whether a rate limit applies) is derived from the route.
+ */
+export interface OperationDoc {
+  summary?: string;
+  description?: string;
+  tags: string[];
+  responses: RouteResponse[];
+  errors?: RouteDoc['errors'];
+  errorSchema?: z.ZodType;
+  /** The documented path parameters when the operation does not validate them (it reads them as strings). */
+  params?: z.ZodObject;
+  /** The documented body when it is not the one the operation validates (a bulk body checked item by item). */
+  body?: z.ZodType;
+}
+
+/** A route serving an operation: its place, who may call it, and what its documentation adds. */
+export interface OperationRoute<P extends ObjectSchema, Q extends ObjectSchema, B extends PartSchema> {
+  method: Method;
+  /** Express path relative to the API's base path. */
+  path: string;
+  /** The authenticators tried in order; null: public (a token sent is still read). */
+  auth: readonly Authenticator[] | null;
+  /** Roles the caller must hold one of (`permission_roles`), checked after authentication. */
+  roles?: readonly string[];
+  /** Rate limits counting each request, after the roles. */
+  throttles?: readonly RateLimit[];
+  operation: ExpressOperation<P, Q, B>;
+  doc: OperationDoc;
+}
+
+/** The schema of path parameters or a query string: an object, or none. */
+type ObjectSchema = z.ZodObject | undefined;
+
+/** `Requires the role staff.` or `Requires one of the roles staff, editor.`, after the operation's own description. */
+function describeRoles(description: string | undefined, roles: readonly string[]): string {
+  const note = `Requires ${roles.length === 1 ? 'the role' : 'one of the roles'} ${roles.join(', ')}.`;
+  return description ? `${description}\n\n${note}` : note;
+}
+
+/**
+ * The route of an operation: authentication, the roles and rate limits, then the operation bound to
+ * Express; documented under the operation's id with its own schemas, secured when it has
+ * authenticators and throttled when it has rate limits.
+ */
+export function operationRoute<P extends ObjectSchema = undefined, Q extends ObjectSchema = undefined, B extends PartSchema = undefined>(
+  service: ServiceContext,
+  route: OperationRoute<P, Q, B>,
+): Route {
+  const { operation, doc, roles, throttles = [] } = route;
+  return {
+    method: route.method,
+    path: route.path,
+    handlers: [
+      service.auth(route.auth),
+      ...(roles ? [requireRoles(roles)] : []),
+      ...throttles.map((limit) => rateLimit(service, limit)),
+      expressHandler(service, operation),
+    ],
+    doc: {
+      ...doc,
+      operationId: operation.operationId,
+      description: roles ? describeRoles(doc.description, roles) : doc.description,
+      params: doc.params ?? operation.params,
+      query: operation.query,
+      body: doc.body ?? operation.body,
+      secured: route.auth !== null,
+      throttled: throttles.length > 0,
+    },
+  };
 }

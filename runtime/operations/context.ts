@@ -7,7 +7,7 @@ import { requireAuth, type AuthContext, type Authenticator, type AuthUser } from
 import { dialectOf, selectFirst, selectFixed, type Db } from '../db/connection';
 import { NotFoundError, type ModelRef } from '../core/errors';
 import type { Knex } from 'knex';
-import type { Row } from '../db/rows';
+import type { ColumnOf, Row } from '../db/rows';
 import type { Settings } from '../core/settings';
 import type { LoginThrottle } from '../auth/throttle';
 import type { ExceptionHandlers } from './exceptions';
@@ -97,10 +97,11 @@ export function withArgs<Args extends object>(ctx: RequestContext, args: Args): 
  * `lockAny` sees the live rows only (the column is NULL): a deleted row is a 404 as a missing one.
  * The condition is the query's first; a `narrow` hook adds its own with `where` (an `orWhere` at the
  * top would stand beside it, so it groups its alternatives: `query.where((q) => q.where(…).orWhere(…))`).
+ * The lookups answer rows of the resource's row type `R` (the columns asked for).
  */
-export function rowLookup(options: {
+export function rowLookup<R extends Row = Row>(options: {
   table: string;
-  pk: string;
+  pk: ColumnOf<R>;
   model: ModelRef;
   narrow?: (ctx: RequestContext, query: Knex.QueryBuilder) => unknown;
   softDelete?: string;
@@ -118,29 +119,29 @@ export function rowLookup(options: {
     return { query };
   }
   /** The row with this key among `rows`, locked on PostgreSQL until the transaction ends, or a 404. */
-  async function lock(ctx: RequestContext, key: unknown, columns: readonly string[], rows: 'live' | 'deleted' | 'any'): Promise<Row> {
+  async function lock(ctx: RequestContext, key: unknown, columns: readonly string[], rows: 'live' | 'deleted' | 'any'): Promise<R> {
     const query = ctx.db(table).select(columns).where(pk, key as any);
     if (softDelete && rows === 'live') query.whereNull(softDelete);
     if (softDelete && rows === 'deleted') query.whereNotNull(softDelete);
     dialectOf(ctx.db).lockForUpdate(query);
-    const row = await query.first();
+    const row: R | undefined = await query.first();
     if (!row) throw new NotFoundError(model);
     return row;
   }
   return {
     queryset,
     /** The row with this primary key among those the caller may read, or a 404. */
-    async findVisible(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<Row> {
+    async findVisible(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<R> {
       const { query } = await queryset(ctx);
       const row = await selectFirst(ctx.db, query.select(columns).where(`${table}.${pk}`, key as any));
       if (!row) throw new NotFoundError(model);
-      return row;
+      return row as R;
     },
     /** The row with this primary key, or a 404. */
-    async findRow(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<Row> {
+    async findRow(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<R> {
       const [row] = await selectFixed(ctx.db, byKey, columns.join(','), () => live(ctx.db(table).select(columns).where(pk, key as any)).limit(1, { skipBinding: true }), [key]);
       if (!row) throw new NotFoundError(model);
-      return row;
+      return row as R;
     },
     /**
      * `findRow` for a write that reads the row and then changes it (an update, a delete, an
@@ -148,15 +149,15 @@ export function rowLookup(options: {
      * transaction ends, so a concurrent writer of the same row waits and then reads what this one
      * wrote. SQLite needs no lock: the service has one connection, so transactions run one at a time.
      */
-    lockRow(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<Row> {
+    lockRow(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<R> {
       return lock(ctx, key, columns, 'live');
     },
     /** `lockRow` among the soft-deleted rows (a restore): a live or missing row is a 404. */
-    lockDeleted(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<Row> {
+    lockDeleted(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<R> {
       return lock(ctx, key, columns, 'deleted');
     },
     /** `lockRow` among every row, live or soft-deleted (a hard delete). */
-    lockAny(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<Row> {
+    lockAny(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<R> {
       return lock(ctx, key, columns, 'any');
     },
   };

@@ -37,10 +37,10 @@ export function selectFields<T extends object>(item: T, fields: readonly string[
 }
 
 /** A shaping function (rows → items) whose items keep only the selected fields. */
-export function selectShape<T extends object>(
-  shape: (db: Db, rows: Row[]) => Promise<T[]>,
+export function selectShape<T extends object, R extends Row = Row>(
+  shape: (db: Db, rows: R[]) => Promise<T[]>,
   fields: readonly string[] | undefined,
-): (db: Db, rows: Row[]) => Promise<Partial<T>[]> {
+): (db: Db, rows: R[]) => Promise<Partial<T>[]> {
   if (!fields) return shape;
   return async (db, rows) => (await shape(db, rows)).map((item) => selectFields(item, fields));
 }

@@ -116,16 +116,17 @@ function columnKeyset<T>(
  * fetch; the primary key is appended as the last term, in the last term's direction, so that pages
  * never overlap or skip a row.
  * Unless a term orders by a related row, the source can also be read by position (`keyset`), with
- * `kinds` (column → value kind) checking the positions cursors carry.
+ * `kinds` (column → value kind) checking the positions cursors carry. `shape` receives the rows
+ * `columns` select, as rows of its own type `R`.
  */
-export function querySource<T>(
+export function querySource<T, R extends Row = Row>(
   db: Db,
   query: Knex.QueryBuilder,
   options: {
     columns: readonly string[];
     pk: string;
     ordering: readonly OrderTerm[];
-    shape: (db: Db, rows: Row[]) => Promise<T[]>;
+    shape: (db: Db, rows: R[]) => Promise<T[]>;
     kinds?: Readonly<Record<string, KeyKind>>;
   },
 ): ListSource<T> {
@@ -136,10 +137,11 @@ export function querySource<T>(
     ? options.ordering
     : [...options.ordering, { column: options.pk, order: last?.order ?? ('asc' as const) }];
   const related = ordering.some((t) => t.hops);
+  const shape = options.shape as (db: Db, rows: Row[]) => Promise<T[]>;
   return {
     // Built when a paginator asks for it (CursorPagination), not for every list.
     get keyset() {
-      return related ? undefined : columnKeyset(db, query, options.columns, ordering, options.kinds, options.shape);
+      return related ? undefined : columnKeyset(db, query, options.columns, ordering, options.kinds, shape);
     },
     async count() {
       return countOf(await selectFirst(db, query.clone().clearSelect().clearOrder().count({ count: '*' })));
@@ -150,7 +152,7 @@ export function querySource<T>(
       else q.orderBy(ordering.map((t) => ({ column: t.column, order: t.order })));
       if (limit !== undefined) q.limit(limit);
       if (offset > 0) q.offset(offset);
-      return options.shape(db, await selectRows(db, q));
+      return shape(db, await selectRows(db, q));
     },
   };
 }

@@ -2,6 +2,8 @@
  * Every case folder of test/cases (see test/support/cases.ts): a diagnostic case prints exactly its
  * expected.txt, line for line; an output case renders exactly its expected/ tree, byte for byte (no
  * file changed, missing or extra), and every output case type-checks under `strict` in one program.
+ * A case's misspelt columns (misspelt-column.json) each fail to compile with exactly the messages
+ * pinned beside them: generated code reads and writes rows under their row types.
  * `npm run update:cases` rewrites the expectations from the current generator.
  */
 import * as fs from 'node:fs';
@@ -10,10 +12,13 @@ import { unifiedDiff } from '../../generator/output/drift';
 import {
   diagnosticsOf,
   expectedDiagnostics,
+  hasMisspellings,
   isDiagnosticCase,
   isOutputCase,
   listCases,
+  misspeltDiagnostics,
   outputCaseSources,
+  readMisspellings,
   readTree,
   renderCase,
   ROOT,
@@ -53,6 +58,7 @@ describe('test/cases', () => {
       ]),
     );
     expect(outputCases.map((c) => c.name)).toEqual(expect.arrayContaining(['minimal-resource', 'relation-hooks', 'actions-and-endpoints', 'composite-indexes', 'list-query-options']));
+    expect(outputCases.filter(hasMisspellings).map((c) => c.name)).toEqual(['misspelt-column']);
   });
 });
 
@@ -74,6 +80,13 @@ describe.each(outputCases.map((c) => [c.name, c] as const))('output case %s', (_
       missing: [...rendered.keys()].filter((name) => !committed.has(name)),
       extra: [...committed.keys()].filter((name) => !rendered.has(name)),
     }).toEqual({ changed: [], missing: [], extra: [] });
+  });
+});
+
+describe.each(outputCases.filter(hasMisspellings).map((c) => [c.name, c] as const))('misspelt columns of case %s', (_, c) => {
+  it.each(readMisspellings(c).map((m) => [m.replace.trim(), m] as const))('%s fails to compile with the pinned messages', (_, m) => {
+    expect(m.diagnostics.length).toBeGreaterThan(0);
+    expect(misspeltDiagnostics(c, m)).toEqual(m.diagnostics);
   });
 });
 

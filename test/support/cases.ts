@@ -8,6 +8,10 @@
  *   is that `expected/` folder itself, so the generated imports of the runtime and of the hooks
  *   resolve in place and the tree type-checks where it is.
  *
+ * An output case may also hold `misspelt-column.json`: columns misspelt in its expected files, one
+ * at a time, each with the messages the compiler must answer (the proof that generated code reads
+ * and writes rows under their row types).
+ *
  * Used by test/generator/cases.test.ts and by `npm run update:cases` (update-cases.ts).
  */
 import * as fs from 'node:fs';
@@ -26,6 +30,19 @@ export interface Case {
   expectedTxt: string;
   /** The expected output tree, for an output case. */
   expectedDir: string;
+  /** The misspelt columns of an output case and the compiler's messages about them, when it has some. */
+  misspellings: string;
+}
+
+/** One column misspelt in one file of a case's expected tree, and what the compiler says about it. */
+export interface Misspelling {
+  /** The file, relative to `expected/`. */
+  file: string;
+  /** Code of the file (its first occurrence) and the same code with the column misspelt. */
+  find: string;
+  replace: string;
+  /** The compiler's messages on the tree with that one change, as `typeCheck` prints them. */
+  diagnostics: string[];
 }
 
 /** Every folder of test/cases that holds a `specs/` folder, sorted by name. */
@@ -37,12 +54,35 @@ export function listCases(): Case[] {
     .sort()
     .map((name) => {
       const dir = path.join(CASES_DIR, name);
-      return { name, specs: path.join(dir, 'specs'), expectedTxt: path.join(dir, 'expected.txt'), expectedDir: path.join(dir, 'expected') };
+      return {
+        name,
+        specs: path.join(dir, 'specs'),
+        expectedTxt: path.join(dir, 'expected.txt'),
+        expectedDir: path.join(dir, 'expected'),
+        misspellings: path.join(dir, 'misspelt-column.json'),
+      };
     });
 }
 
 export const isDiagnosticCase = (c: Case) => fs.existsSync(c.expectedTxt);
 export const isOutputCase = (c: Case) => fs.existsSync(c.expectedDir);
+export const hasMisspellings = (c: Case) => fs.existsSync(c.misspellings);
+
+/** The misspellings of a case's misspelt-column.json. */
+export function readMisspellings(c: Case): Misspelling[] {
+  return JSON.parse(fs.readFileSync(c.misspellings, 'utf8')) as Misspelling[];
+}
+
+/**
+ * What the compiler says about the case's expected tree (hooks included) with `m`'s column
+ * misspelt: the file is changed in memory only. Throws when the file no longer holds `m.find`.
+ */
+export function misspeltDiagnostics(c: Case, m: Misspelling): string[] {
+  const file = path.join(c.expectedDir, m.file);
+  const text = fs.readFileSync(file, 'utf8');
+  if (!text.includes(m.find)) throw new Error(`${c.name}: ${m.file} no longer holds ${JSON.stringify(m.find)}`);
+  return typeCheck(outputCaseSources([c]), { file, text: text.replace(m.find, m.replace) });
+}
 
 /** What `svcgen validate` prints for the case's specs, run in the specs folder. */
 export function diagnosticsOf(c: Case): string[] {
@@ -81,17 +121,23 @@ export function outputCaseSources(cases: Case[]): string[] {
 
 /**
  * Type-checks `files` in one program with the repository's compiler options (`strict`,
- * `noUnusedLocals`, ...), the imports they make (the runtime, the hooks) included. Returns the
- * compiler's messages, paths relative to the repository; none when everything checks.
+ * `noUnusedLocals`, ...), the imports they make (the runtime, the hooks) included; `changed`, when
+ * given, is one file read with other text than it holds. Returns the compiler's messages, paths
+ * relative to the repository; none when everything checks.
  */
-export function typeCheck(files: string[]): string[] {
+export function typeCheck(files: string[], changed?: { file: string; text: string }): string[] {
   const config = ts.getParsedCommandLineOfConfigFile(path.join(ROOT, 'tsconfig.json'), { noEmit: true }, {
     ...ts.sys,
     onUnRecoverableConfigFileDiagnostic: (d) => {
       throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
     },
   })!;
-  const program = ts.createProgram({ rootNames: files, options: config.options });
+  const compilerHost = ts.createCompilerHost(config.options);
+  if (changed) {
+    const readFile = compilerHost.readFile;
+    compilerHost.readFile = (name) => (path.resolve(name) === changed.file ? changed.text : readFile(name));
+  }
+  const program = ts.createProgram({ rootNames: files, options: config.options, host: compilerHost });
   const host: ts.FormatDiagnosticsHost = { getCanonicalFileName: (f) => f, getCurrentDirectory: () => ROOT, getNewLine: () => '\n' };
   return ts.getPreEmitDiagnostics(program).map((d) => ts.formatDiagnostic(d, host).trimEnd());
 }

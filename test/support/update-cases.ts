@@ -2,13 +2,26 @@
  * `npm run update:cases`: rewrites the expectations of every case in test/cases from the current
  * generator. An output case's `expected/` is rendered again from scratch; a diagnostic case's
  * `expected.txt` gets the diagnostics its specs have now. A new case (a folder with only `specs/`)
- * becomes an output case when its specs are valid, else a diagnostic case. Review the diff.
+ * becomes an output case when its specs are valid, else a diagnostic case. The compiler's messages
+ * of a case's misspelt columns (`misspelt-column.json`) are written again from its new tree. Review
+ * the diff.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { formatDiagnostic, SpecError } from '../../generator/load/diagnostics';
 import { writeOutput } from '../../generator/output/write';
-import { diagnosticsOf, isDiagnosticCase, isOutputCase, listCases, renderCase, ROOT, type Case } from './cases';
+import {
+  diagnosticsOf,
+  hasMisspellings,
+  isDiagnosticCase,
+  isOutputCase,
+  listCases,
+  misspeltDiagnostics,
+  readMisspellings,
+  renderCase,
+  ROOT,
+  type Case,
+} from './cases';
 
 const shown = (p: string) => path.relative(ROOT, p).split(path.sep).join('/');
 
@@ -25,6 +38,19 @@ async function updateOutput(c: Case): Promise<boolean> {
   fs.rmSync(c.expectedDir, { recursive: true, force: true });
   writeOutput(c.expectedDir, files);
   console.log(`  output       ${shown(c.expectedDir)}/ (${files.size} files)`);
+  return true;
+}
+
+/** The compiler's messages of each misspelt column; a misspelling that compiles is left for a person to look at. */
+function updateMisspellings(c: Case): boolean {
+  const misspellings = readMisspellings(c).map((m) => ({ ...m, diagnostics: misspeltDiagnostics(c, m) }));
+  const compiling = misspellings.filter((m) => m.diagnostics.length === 0);
+  if (compiling.length) {
+    for (const m of compiling) console.error(`${c.name}: ${m.file} compiles with ${JSON.stringify(m.replace)}; ${shown(c.misspellings)} is left as it is`);
+    return false;
+  }
+  fs.writeFileSync(c.misspellings, `${JSON.stringify(misspellings, null, 2)}\n`);
+  console.log(`  misspelt     ${shown(c.misspellings)} (${misspellings.length} columns)`);
   return true;
 }
 
@@ -48,7 +74,7 @@ async function main(): Promise<number> {
     } else if (isDiagnosticCase(c)) {
       if (!updateDiagnostics(c, diagnosticsOf(c))) failed++;
     } else if (isOutputCase(c)) {
-      if (!(await updateOutput(c))) failed++;
+      if (!(await updateOutput(c)) || (hasMisspellings(c) && !updateMisspellings(c))) failed++;
     } else {
       const lines = diagnosticsOf(c);
       if (!(lines.length ? updateDiagnostics(c, lines) : await updateOutput(c))) failed++;

@@ -5,22 +5,40 @@ import {
   asDateTime,
   type Db,
   exists,
+  type ForeignSpec,
   loadForeign,
   loadManyToMany,
+  type ManyToManySpec,
   type ModelInfo,
   NotFoundError,
   now,
   related,
   type RelationSpec,
-  type Row,
   type ServiceContext,
   withoutUndefined,
 } from '@svcgen/runtime';
+import type { CategoryRow } from '../categories/queries';
+import type { TagRow } from '../tags/queries';
+import type { UserRow } from '../users/queries';
 import type { ArticleDetail, ArticleIn, ArticleOut, ArticleUpdate } from './schemas';
 
 export const TABLE = 'articles';
+
+/** A row of articles: each column's value as the database reads and writes it. */
+export interface ArticleRow {
+  id: number;
+  title: string;
+  content: string;
+  summary: string;
+  category_id: number | null;
+  author_id: number;
+  is_published: boolean | number;
+  created_at: string | Date;
+  views: number;
+}
+
 /** Primary-key column. */
-export const PK = 'id';
+export const PK = 'id' satisfies keyof ArticleRow;
 /** How error bodies name this model. */
 export const MODEL: ModelInfo = { verboseKey: 'article', classKey: 'article' };
 
@@ -38,7 +56,7 @@ export interface ArticleRecord {
 }
 
 /** Columns read for ArticleRecord. */
-export const RECORD_COLUMNS = [
+export const RECORD_COLUMNS: (keyof ArticleRow)[] = [
   'id',
   'title',
   'content',
@@ -50,7 +68,7 @@ export const RECORD_COLUMNS = [
   'views',
 ];
 
-export function toArticleRecord(row: Row): ArticleRecord {
+export function toArticleRecord(row: ArticleRow): ArticleRecord {
   return {
     id: row.id,
     title: row.title,
@@ -66,7 +84,7 @@ export function toArticleRecord(row: Row): ArticleRecord {
 const CATEGORY_MODEL: ModelInfo = { verboseKey: 'category', classKey: 'category' };
 
 /** Columns read for ArticleOut. */
-export const OUT_COLUMNS = [
+export const OUT_COLUMNS: (keyof ArticleRow)[] = [
   'id',
   'title',
   'summary',
@@ -78,7 +96,7 @@ export const OUT_COLUMNS = [
 ];
 
 /** Rows as ArticleOut. */
-export async function shapeArticleOut(_db: Db, rows: Row[]): Promise<ArticleOut[]> {
+export async function shapeArticleOut(_db: Db, rows: ArticleRow[]): Promise<ArticleOut[]> {
   return rows.map((row) => ({
     id: row.id,
     title: row.title,
@@ -92,7 +110,7 @@ export async function shapeArticleOut(_db: Db, rows: Row[]): Promise<ArticleOut[
 }
 
 /** Columns read for ArticleDetail. */
-export const DETAIL_COLUMNS = [
+export const DETAIL_COLUMNS: (keyof ArticleRow)[] = [
   'id',
   'title',
   'summary',
@@ -109,24 +127,24 @@ const ARTICLE_DETAIL_AUTHOR = {
   table: 'users',
   pk: 'id',
   columns: ['id', 'username', 'first_name', 'last_name'],
-  shape: (row: Row) => ({
+  shape: (row) => ({
     id: row.id,
     username: row.username,
     first_name: row.first_name,
     last_name: row.last_name,
   }),
-};
+} satisfies ForeignSpec<unknown, UserRow>;
 
 /** category: the related Category with id and name. */
 const ARTICLE_DETAIL_CATEGORY = {
   table: 'categories',
   pk: 'id',
   columns: ['id', 'name'],
-  shape: (row: Row) => ({
+  shape: (row) => ({
     id: row.id,
     name: row.name,
   }),
-};
+} satisfies ForeignSpec<unknown, CategoryRow>;
 
 /** tags: the related Tag records with id and name, through articles_tags. */
 const ARTICLE_DETAIL_TAGS = {
@@ -136,14 +154,14 @@ const ARTICLE_DETAIL_TAGS = {
   table: 'tags',
   pk: 'id',
   columns: ['id', 'name'],
-  shape: (row: Row) => ({
+  shape: (row) => ({
     id: row.id,
     name: row.name,
   }),
-};
+} satisfies ManyToManySpec<unknown, TagRow>;
 
 /** Rows as ArticleDetail, loading author, category and tags with one query each. */
-export async function shapeArticleDetail(db: Db, rows: Row[]): Promise<ArticleDetail[]> {
+export async function shapeArticleDetail(db: Db, rows: ArticleRow[]): Promise<ArticleDetail[]> {
   const [author, category, tags] = await Promise.all([
     loadForeign(
       db,
@@ -176,8 +194,8 @@ export async function shapeArticleDetail(db: Db, rows: Row[]): Promise<ArticleDe
 }
 
 /** Column values from a create body (ArticleIn); defaults not sent are left to the database. */
-export async function createValues(data: ArticleIn): Promise<Row> {
-  return withoutUndefined({
+export async function createValues(data: ArticleIn): Promise<Partial<ArticleRow>> {
+  return withoutUndefined<ArticleRow>({
     title: data.title,
     content: data.content,
     summary: data.summary,
@@ -186,16 +204,9 @@ export async function createValues(data: ArticleIn): Promise<Row> {
   });
 }
 
-/** Related records named in ArticleIn must exist: a 404 with the related model's key otherwise. */
-export async function checkCreateRelated(db: Db, service: ServiceContext, data: ArticleIn): Promise<void> {
-  if (data.category !== undefined && data.category !== null && !(await exists(db, 'categories', 'id', data.category))) {
-    throw new NotFoundError(service.model(CATEGORY_MODEL));
-  }
-}
-
 /** Column values from an update body (ArticleUpdate). */
-export async function updateValues(data: ArticleUpdate): Promise<Row> {
-  return withoutUndefined({
+export async function updateValues(data: ArticleUpdate): Promise<Partial<ArticleRow>> {
+  return withoutUndefined<ArticleRow>({
     title: data.title,
     content: data.content,
     summary: data.summary,
@@ -203,8 +214,8 @@ export async function updateValues(data: ArticleUpdate): Promise<Row> {
   });
 }
 
-/** Related records named in ArticleUpdate must exist: a 404 with the related model's key otherwise. */
-export async function checkUpdateRelated(db: Db, service: ServiceContext, data: ArticleUpdate): Promise<void> {
+/** Related records named in ArticleIn or ArticleUpdate must exist: a 404 with the related model's key otherwise. */
+export async function checkRelated(db: Db, service: ServiceContext, data: { category?: number | null }): Promise<void> {
   if (data.category !== undefined && data.category !== null && !(await exists(db, 'categories', 'id', data.category))) {
     throw new NotFoundError(service.model(CATEGORY_MODEL));
   }

@@ -5,7 +5,6 @@ import {
   applyRelationFilters,
   applySearch,
   CursorPagination,
-  expressHandler,
   fieldsParam,
   GenericMessageSchema,
   intInput,
@@ -15,6 +14,7 @@ import {
   m2mBodySchema,
   M2MSchemaOut,
   manageRelation,
+  operationRoute,
   orderingParam,
   type OrderTerm,
   PageNumberPagination,
@@ -86,7 +86,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
   // Reads (list, retrieve, relation listings) see the rows the caller may read, as the
   // queryset_request hook narrows them; writes, actions and relation changes look rows up by key alone,
   // and updates, deletes and actions lock the row they change until their transaction ends.
-  const { queryset, findVisible, findRow, lockRow } = rowLookup({
+  const { queryset, findVisible, findRow, lockRow } = rowLookup<q.ArticleRow>({
     table: q.TABLE,
     pk: q.PK,
     model: service.model(q.MODEL),
@@ -94,293 +94,244 @@ export function articlesRoutes(service: ServiceContext): Route[] {
   });
 
   return [
-    {
+    operationRoute(service, {
       method: 'post',
       path: `/articles${slash}`,
-      handlers: [
-        service.auth([JWTAuth]),
-        expressHandler(service, {
-          operationId: 'create_article',
-          body: ArticleIn,
-          transaction: true,
-          status: 201,
-          async handle({ body: data }, ctx) {
-            const values = await q.createValues(data);
-            await hooks.setAuthor(withArgs(ctx, { values, data }));
-            await q.checkCreateRelated(ctx.db, service, data);
-            const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
-            const pk = inserted[q.PK];
-            const [created] = await q.shapeArticleOut(ctx.db, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
-            return created;
-          },
-        }),
-      ],
-      doc: {
+      auth: [JWTAuth],
+      operation: {
         operationId: 'create_article',
+        body: ArticleIn,
+        transaction: true,
+        status: 201,
+        async handle({ body: data }, ctx) {
+          const values = await q.createValues(data);
+          await hooks.setAuthor(withArgs(ctx, { values, data }));
+          await q.checkRelated(ctx.db, service, data);
+          const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
+          const pk = inserted[q.PK];
+          const [created] = await q.shapeArticleOut(ctx.db, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
+          return created;
+        },
+      },
+      doc: {
         summary: 'Create a new object.',
         tags: ['Articles'],
-        body: ArticleIn,
         responses: [{ status: 201, description: 'Created', schema: ArticleOut }],
         errorSchema: GenericMessageSchema,
-        secured: true,
       },
-    },
-    {
+    }),
+    operationRoute(service, {
       method: 'get',
       path: `/articles${slash}`,
-      handlers: [
-        service.auth(null),
-        expressHandler(service, {
-          operationId: 'list_articles',
-          query: ListQuery,
-          status: 200,
-          async handle({ query: params }, ctx) {
-            const { query } = await queryset(ctx);
-            filtering.applyFilters(query, filtering.filtersOf(params));
-            applySearch(query, searchFields, params.search);
-            const source = querySource(ctx.db, query, {
-              columns: q.OUT_COLUMNS,
-              pk: q.PK,
-              ordering: params.ordering ?? defaultOrdering,
-              shape: selectShape(q.shapeArticleOut, params.fields),
-            });
-            return paginate(paginator, source, params, ctx.req);
-          },
-        }),
-      ],
-      doc: {
+      auth: null,
+      operation: {
         operationId: 'list_articles',
+        query: ListQuery,
+        status: 200,
+        async handle({ query: params }, ctx) {
+          const { query } = await queryset(ctx);
+          filtering.applyFilters(query, filtering.filtersOf(params));
+          applySearch(query, searchFields, params.search);
+          const source = querySource(ctx.db, query, {
+            columns: q.OUT_COLUMNS,
+            pk: q.PK,
+            ordering: params.ordering ?? defaultOrdering,
+            shape: selectShape(q.shapeArticleOut, params.fields),
+          });
+          return paginate(paginator, source, params, ctx.req);
+        },
+      },
+      doc: {
         summary: 'List all objects.',
         tags: ['Articles'],
-        query: ListQuery,
         responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(ArticleOut) }],
         errorSchema: GenericMessageSchema,
-        secured: false,
       },
-    },
-    {
+    }),
+    operationRoute(service, {
       method: 'get',
       path: `/articles/:pk${slash}`,
-      handlers: [
-        service.auth(null),
-        expressHandler(service, {
-          operationId: 'retrieve_article',
-          params: ArticleParams,
-          query: RetrieveQuery,
-          status: 200,
-          async handle({ params: { pk }, query: { fields } }, ctx) {
-            const [item] = await selectShape(q.shapeArticleDetail, fields)(ctx.db, [
-              await findVisible(ctx, pk, q.DETAIL_COLUMNS),
-            ]);
-            return item;
-          },
-        }),
-      ],
-      doc: {
+      auth: null,
+      operation: {
         operationId: 'retrieve_article',
-        summary: 'Retrieve a specific object by its primary key.',
-        tags: ['Articles'],
         params: ArticleParams,
         query: RetrieveQuery,
+        status: 200,
+        async handle({ params: { pk }, query: { fields } }, ctx) {
+          const [item] = await selectShape(q.shapeArticleDetail, fields)(ctx.db, [
+            await findVisible(ctx, pk, q.DETAIL_COLUMNS),
+          ]);
+          return item;
+        },
+      },
+      doc: {
+        summary: 'Retrieve a specific object by its primary key.',
+        tags: ['Articles'],
         responses: [{ status: 200, description: 'OK', schema: ArticleDetail }],
         errorSchema: GenericMessageSchema,
-        secured: false,
       },
-    },
-    {
+    }),
+    operationRoute(service, {
       method: 'patch',
       path: '/articles/:pk/',
-      handlers: [
-        service.auth([JWTAuth]),
-        expressHandler(service, {
-          operationId: 'update_article',
-          params: ArticleParams,
-          body: ArticleUpdate,
-          optionalBody: true,
-          transaction: true,
-          status: 200,
-          async handle({ params: { pk }, body: data }, ctx) {
-            const instance = q.toArticleRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
-            const proceed = async () => {
-              const values = await q.updateValues(data);
-              await q.checkUpdateRelated(ctx.db, service, data);
-              if (Object.keys(values).length > 0) await ctx.db(q.TABLE).where(q.PK, instance.id).update(values);
-              const [updated] = await q.shapeArticleOut(ctx.db, [await findRow(ctx, instance.id, q.OUT_COLUMNS)]);
-              return updated;
-            };
-            return hooks.updateOwnArticle(withArgs(ctx, { pk, data, instance, proceed }));
-          },
-        }),
-      ],
-      doc: {
+      auth: [JWTAuth],
+      operation: {
         operationId: 'update_article',
-        summary: 'Update an object by its primary key.',
-        tags: ['Articles'],
         params: ArticleParams,
         body: ArticleUpdate,
+        optionalBody: true,
+        transaction: true,
+        status: 200,
+        async handle({ params: { pk }, body: data }, ctx) {
+          const instance = q.toArticleRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
+          const proceed = async () => {
+            const values = await q.updateValues(data);
+            await q.checkRelated(ctx.db, service, data);
+            if (Object.keys(values).length > 0) await ctx.db(q.TABLE).where(q.PK, instance.id).update(values);
+            const [updated] = await q.shapeArticleOut(ctx.db, [await findRow(ctx, instance.id, q.OUT_COLUMNS)]);
+            return updated;
+          };
+          return hooks.updateOwnArticle(withArgs(ctx, { pk, data, instance, proceed }));
+        },
+      },
+      doc: {
+        summary: 'Update an object by its primary key.',
+        tags: ['Articles'],
         responses: [{ status: 200, description: 'OK', schema: ArticleOut }],
         errorSchema: GenericMessageSchema,
-        secured: true,
       },
-    },
-    {
+    }),
+    operationRoute(service, {
       method: 'delete',
       path: '/articles/:pk/',
-      handlers: [
-        service.auth([JWTAuth]),
-        expressHandler(service, {
-          operationId: 'delete_article',
-          params: ArticleParams,
-          transaction: true,
-          status: 204,
-          async handle({ params: { pk } }, ctx) {
-            const instance = q.toArticleRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
-            const proceed = async () => {
-              await ctx.db(q.TABLE).where(q.PK, instance.id).delete();
-            };
-            return hooks.deleteOwnArticle(withArgs(ctx, { pk, instance, proceed }));
-          },
-        }),
-      ],
-      doc: {
+      auth: [JWTAuth],
+      operation: {
         operationId: 'delete_article',
+        params: ArticleParams,
+        transaction: true,
+        status: 204,
+        async handle({ params: { pk } }, ctx) {
+          const instance = q.toArticleRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
+          const proceed = async () => {
+            await ctx.db(q.TABLE).where(q.PK, instance.id).delete();
+          };
+          return hooks.deleteOwnArticle(withArgs(ctx, { pk, instance, proceed }));
+        },
+      },
+      doc: {
         summary: 'Delete an object by its primary key.',
         tags: ['Articles'],
-        params: ArticleParams,
         responses: [
           { status: 200, description: 'OK (the override answers with a body)' },
           { status: 204, description: 'No Content' },
         ],
         errorSchema: GenericMessageSchema,
-        secured: true,
       },
-    },
-    {
+    }),
+    operationRoute(service, {
       method: 'post',
       path: '/articles/:pk/publish/',
-      handlers: [
-        service.auth([JWTAuth]),
-        expressHandler(service, {
-          operationId: 'publish_article',
-          params: ArticleParams,
-          transaction: true,
-          status: 200,
-          async handle({ params: { pk } }, ctx) {
-            const instance = q.toArticleRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
-            return hooks.publish(withArgs(ctx, { instance }));
-          },
-        }),
-      ],
-      doc: {
+      auth: [JWTAuth],
+      operation: {
         operationId: 'publish_article',
+        params: ArticleParams,
+        transaction: true,
+        status: 200,
+        async handle({ params: { pk } }, ctx) {
+          const instance = q.toArticleRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
+          return hooks.publish(withArgs(ctx, { instance }));
+        },
+      },
+      doc: {
         summary: 'Publish a draft (staff only).',
         tags: ['Articles'],
-        params: ArticleParams,
         errors: {
           '403': { error: 'forbidden', details: 'Only staff can publish' },
           '409': { is_published: 'Article is already published' },
         },
         responses: [{ status: 200, description: 'OK', schema: PublishResponse }],
         errorSchema: GenericMessageSchema,
-        secured: true,
       },
-    },
-    {
+    }),
+    operationRoute(service, {
       method: 'get',
       path: '/articles/feed/',
-      handlers: [
-        service.auth(null),
-        expressHandler(service, {
-          operationId: 'feed_articles',
-          query: FeedArticlesQuery,
-          status: 200,
-          async handle({ query: params }, ctx) {
-            const { query } = await queryset(ctx);
-            const narrowed = await actionQuery(query, hooks.articleFeed(withArgs(ctx, { query })));
-            const source = querySource(ctx.db, narrowed.query, {
-              columns: q.OUT_COLUMNS,
-              pk: q.PK,
-              ordering: defaultOrdering,
-              shape: q.shapeArticleOut,
-              kinds: keyKinds,
-            });
-            return paginate(feedArticlesPaginator, source, params, ctx.req);
-          },
-        }),
-      ],
-      doc: {
+      auth: null,
+      operation: {
         operationId: 'feed_articles',
+        query: FeedArticlesQuery,
+        status: 200,
+        async handle({ query: params }, ctx) {
+          const { query } = await queryset(ctx);
+          const narrowed = await actionQuery(query, hooks.articleFeed(withArgs(ctx, { query })));
+          const source = querySource(ctx.db, narrowed.query, {
+            columns: q.OUT_COLUMNS,
+            pk: q.PK,
+            ordering: defaultOrdering,
+            shape: q.shapeArticleOut,
+            kinds: keyKinds,
+          });
+          return paginate(feedArticlesPaginator, source, params, ctx.req);
+        },
+      },
+      doc: {
         summary: 'Articles newest first, paged by cursor: stable while articles are published.',
         tags: ['Articles'],
-        query: FeedArticlesQuery,
         responses: [{ status: 200, description: 'OK', schema: feedArticlesPaginator.responseSchema(ArticleOut) }],
         errorSchema: GenericMessageSchema,
-        secured: false,
       },
-    },
-    {
+    }),
+    operationRoute(service, {
       method: 'get',
       path: '/articles/:pk/tags/',
-      handlers: [
-        service.auth(null),
-        expressHandler(service, {
-          operationId: 'get_article_tags',
-          params: ArticleParams,
-          query: TagsQuery,
-          status: 200,
-          async handle({ params: { pk }, query: params }, ctx) {
-            const owner = await findVisible(ctx, pk, [q.PK]);
-            const query = relatedRows(ctx.db, q.TAGS_RELATION, owner[q.PK]);
-            applyRelationFilters(query, q.TAGS_RELATION.table, params, { name: { column: 'name', match: 'contains' } });
-            const source = querySource(ctx.db, query, {
-              columns: tagsQueries.OUT_COLUMNS,
-              pk: q.TAGS_RELATION.pk,
-              ordering: [],
-              shape: tagsQueries.shapeTagOut,
-            });
-            return paginate(paginator, source, params, ctx.req);
-          },
-        }),
-      ],
-      doc: {
+      auth: null,
+      operation: {
         operationId: 'get_article_tags',
-        summary: 'List the tags of an article.',
-        tags: ['Articles'],
         params: ArticleParams,
         query: TagsQuery,
+        status: 200,
+        async handle({ params: { pk }, query: params }, ctx) {
+          const owner = await findVisible(ctx, pk, [q.PK]);
+          const query = relatedRows(ctx.db, q.TAGS_RELATION, owner[q.PK]);
+          applyRelationFilters(query, q.TAGS_RELATION.table, params, { name: { column: 'name', match: 'contains' } });
+          const source = querySource(ctx.db, query, {
+            columns: tagsQueries.OUT_COLUMNS,
+            pk: q.TAGS_RELATION.pk,
+            ordering: [],
+            shape: tagsQueries.shapeTagOut,
+          });
+          return paginate(paginator, source, params, ctx.req);
+        },
+      },
+      doc: {
+        summary: 'List the tags of an article.',
+        tags: ['Articles'],
         responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(TagOut) }],
         errorSchema: GenericMessageSchema,
-        secured: false,
       },
-    },
-    {
+    }),
+    operationRoute(service, {
       method: 'post',
       path: '/articles/:pk/tags/',
-      handlers: [
-        service.auth([JWTAuth]),
-        expressHandler(service, {
-          operationId: 'manage_article_tags',
-          decorators: [hooks.onlyAuthorOrStaff],
-          params: ArticleParams,
-          body: TagsBody,
-          transaction: true,
-          status: 200,
-          async handle({ params: { pk }, body }, ctx) {
-            const owner = await findRow(ctx, pk, [q.PK]);
-            return manageRelation(ctx.db, q.TAGS_RELATION, owner[q.PK], body);
-          },
-        }),
-      ],
-      doc: {
+      auth: [JWTAuth],
+      operation: {
         operationId: 'manage_article_tags',
-        summary: 'Add or remove tags of an article.',
-        tags: ['Articles'],
+        decorators: [hooks.onlyAuthorOrStaff],
         params: ArticleParams,
         body: TagsBody,
+        transaction: true,
+        status: 200,
+        async handle({ params: { pk }, body }, ctx) {
+          const owner = await findRow(ctx, pk, [q.PK]);
+          return manageRelation(ctx.db, q.TAGS_RELATION, owner[q.PK], body);
+        },
+      },
+      doc: {
+        summary: 'Add or remove tags of an article.',
+        tags: ['Articles'],
         responses: [{ status: 200, description: 'OK', schema: M2MSchemaOut }],
         errorSchema: GenericMessageSchema,
-        secured: true,
       },
-    },
+    }),
   ];
 }

@@ -2,8 +2,8 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import {
   AdminAuth,
-  expressHandler,
   GenericMessageSchema,
+  operationRoute,
   PageNumberPagination,
   paginate,
   querySource,
@@ -24,155 +24,129 @@ export function categoriesRoutes(service: ServiceContext): Route[] {
   // Reads (list, retrieve, relation listings) see the rows the caller may read; writes, actions and
   // relation changes look rows up by key alone, and updates, deletes and actions lock the row they
   // change until their transaction ends.
-  const { queryset, findVisible, findRow, lockRow } = rowLookup({
+  const { queryset, findVisible, findRow, lockRow } = rowLookup<q.CategoryRow>({
     table: q.TABLE,
     pk: q.PK,
     model: service.model(q.MODEL),
   });
 
   return [
-    {
+    operationRoute(service, {
       method: 'post',
       path: `/categories${slash}`,
-      handlers: [
-        service.auth([AdminAuth]),
-        expressHandler(service, {
-          operationId: 'create_category',
-          body: CategoryIn,
-          transaction: true,
-          status: 201,
-          async handle({ body: data }, ctx) {
-            const values = await q.createValues(data);
-            const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
-            const pk = inserted[q.PK];
-            const [created] = await q.shapeCategoryOut(ctx.db, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
-            return created;
-          },
-        }),
-      ],
-      doc: {
+      auth: [AdminAuth],
+      operation: {
         operationId: 'create_category',
+        body: CategoryIn,
+        transaction: true,
+        status: 201,
+        async handle({ body: data }, ctx) {
+          const values = await q.createValues(data);
+          const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
+          const pk = inserted[q.PK];
+          const [created] = await q.shapeCategoryOut(ctx.db, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
+          return created;
+        },
+      },
+      doc: {
         summary: 'Create a new object.',
         tags: ['Categories'],
-        body: CategoryIn,
         responses: [{ status: 201, description: 'Created', schema: CategoryOut }],
         errorSchema: GenericMessageSchema,
-        secured: true,
       },
-    },
-    {
+    }),
+    operationRoute(service, {
       method: 'get',
       path: `/categories${slash}`,
-      handlers: [
-        service.auth(null),
-        expressHandler(service, {
-          operationId: 'list_categories',
-          query: ListQuery,
-          status: 200,
-          async handle({ query: params }, ctx) {
-            const { query } = await queryset(ctx);
-            const source = querySource(ctx.db, query, {
-              columns: q.OUT_COLUMNS,
-              pk: q.PK,
-              ordering: [],
-              shape: q.shapeCategoryOut,
-            });
-            return paginate(paginator, source, params, ctx.req);
-          },
-        }),
-      ],
-      doc: {
+      auth: null,
+      operation: {
         operationId: 'list_categories',
+        query: ListQuery,
+        status: 200,
+        async handle({ query: params }, ctx) {
+          const { query } = await queryset(ctx);
+          const source = querySource(ctx.db, query, {
+            columns: q.OUT_COLUMNS,
+            pk: q.PK,
+            ordering: [],
+            shape: q.shapeCategoryOut,
+          });
+          return paginate(paginator, source, params, ctx.req);
+        },
+      },
+      doc: {
         summary: 'List all objects.',
         tags: ['Categories'],
-        query: ListQuery,
         responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(CategoryOut) }],
         errorSchema: GenericMessageSchema,
-        secured: false,
       },
-    },
-    {
+    }),
+    operationRoute(service, {
       method: 'get',
       path: `/categories/:pk${slash}`,
-      handlers: [
-        service.auth(null),
-        expressHandler(service, {
-          operationId: 'retrieve_category',
-          params: CategoryParams,
-          status: 200,
-          async handle({ params: { pk } }, ctx) {
-            const [item] = await q.shapeCategoryOut(ctx.db, [await findVisible(ctx, pk, q.OUT_COLUMNS)]);
-            return item;
-          },
-        }),
-      ],
-      doc: {
+      auth: null,
+      operation: {
         operationId: 'retrieve_category',
+        params: CategoryParams,
+        status: 200,
+        async handle({ params: { pk } }, ctx) {
+          const [item] = await q.shapeCategoryOut(ctx.db, [await findVisible(ctx, pk, q.OUT_COLUMNS)]);
+          return item;
+        },
+      },
+      doc: {
         summary: 'Retrieve a specific object by its primary key.',
         tags: ['Categories'],
-        params: CategoryParams,
         responses: [{ status: 200, description: 'OK', schema: CategoryOut }],
         errorSchema: GenericMessageSchema,
-        secured: false,
       },
-    },
-    {
+    }),
+    operationRoute(service, {
       method: 'patch',
       path: '/categories/:pk/',
-      handlers: [
-        service.auth([AdminAuth]),
-        expressHandler(service, {
-          operationId: 'update_category',
-          params: CategoryParams,
-          body: CategoryUpdate,
-          optionalBody: true,
-          transaction: true,
-          status: 200,
-          async handle({ params: { pk }, body: data }, ctx) {
-            const instance = q.toCategoryRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
-            const values = await q.updateValues(data);
-            if (Object.keys(values).length > 0) await ctx.db(q.TABLE).where(q.PK, instance.id).update(values);
-            const [updated] = await q.shapeCategoryOut(ctx.db, [await findRow(ctx, instance.id, q.OUT_COLUMNS)]);
-            return updated;
-          },
-        }),
-      ],
-      doc: {
+      auth: [AdminAuth],
+      operation: {
         operationId: 'update_category',
-        summary: 'Update an object by its primary key.',
-        tags: ['Categories'],
         params: CategoryParams,
         body: CategoryUpdate,
+        optionalBody: true,
+        transaction: true,
+        status: 200,
+        async handle({ params: { pk }, body: data }, ctx) {
+          const instance = q.toCategoryRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
+          const values = await q.updateValues(data);
+          if (Object.keys(values).length > 0) await ctx.db(q.TABLE).where(q.PK, instance.id).update(values);
+          const [updated] = await q.shapeCategoryOut(ctx.db, [await findRow(ctx, instance.id, q.OUT_COLUMNS)]);
+          return updated;
+        },
+      },
+      doc: {
+        summary: 'Update an object by its primary key.',
+        tags: ['Categories'],
         responses: [{ status: 200, description: 'OK', schema: CategoryOut }],
         errorSchema: GenericMessageSchema,
-        secured: true,
       },
-    },
-    {
+    }),
+    operationRoute(service, {
       method: 'delete',
       path: '/categories/:pk/',
-      handlers: [
-        service.auth([AdminAuth]),
-        expressHandler(service, {
-          operationId: 'delete_category',
-          params: CategoryParams,
-          transaction: true,
-          status: 204,
-          async handle({ params: { pk } }, ctx) {
-            const instance = q.toCategoryRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
-            await ctx.db(q.TABLE).where(q.PK, instance.id).delete();
-          },
-        }),
-      ],
-      doc: {
+      auth: [AdminAuth],
+      operation: {
         operationId: 'delete_category',
+        params: CategoryParams,
+        transaction: true,
+        status: 204,
+        async handle({ params: { pk } }, ctx) {
+          const instance = q.toCategoryRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
+          await ctx.db(q.TABLE).where(q.PK, instance.id).delete();
+        },
+      },
+      doc: {
         summary: 'Delete an object by its primary key.',
         tags: ['Categories'],
-        params: CategoryParams,
         responses: [{ status: 204, description: 'No Content' }],
         errorSchema: GenericMessageSchema,
-        secured: true,
       },
-    },
+    }),
   ];
 }

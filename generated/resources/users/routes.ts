@@ -2,9 +2,9 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import {
   AdminAuth,
-  expressHandler,
   GenericMessageSchema,
   JWTAuth,
+  operationRoute,
   PageNumberPagination,
   paginate,
   querySource,
@@ -27,158 +27,132 @@ export function usersRoutes(service: ServiceContext): Route[] {
   // Reads (list, retrieve, relation listings) see the rows the caller may read; writes, actions and
   // relation changes look rows up by key alone, and updates, deletes and actions lock the row they
   // change until their transaction ends.
-  const { queryset, findVisible, findRow, lockRow } = rowLookup({
+  const { queryset, findVisible, findRow, lockRow } = rowLookup<q.UserRow>({
     table: q.TABLE,
     pk: q.PK,
     model: service.model(q.MODEL),
   });
 
   return [
-    {
+    operationRoute(service, {
       method: 'post',
       path: `/users${slash}`,
-      handlers: [
-        service.auth([AdminAuth]),
-        expressHandler(service, {
-          operationId: 'create_user',
-          body: UserIn,
-          transaction: true,
-          status: 201,
-          async handle({ body: data }, ctx) {
-            const proceed = async () => {
-              const values = await q.createValues(data);
-              const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
-              const pk = inserted[q.PK];
-              const [created] = await q.shapeUserOut(ctx.db, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
-              return created;
-            };
-            return hooks.createUser(withArgs(ctx, { data, proceed }));
-          },
-        }),
-      ],
-      doc: {
+      auth: [AdminAuth],
+      operation: {
         operationId: 'create_user',
+        body: UserIn,
+        transaction: true,
+        status: 201,
+        async handle({ body: data }, ctx) {
+          const proceed = async () => {
+            const values = await q.createValues(data);
+            const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
+            const pk = inserted[q.PK];
+            const [created] = await q.shapeUserOut(ctx.db, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
+            return created;
+          };
+          return hooks.createUser(withArgs(ctx, { data, proceed }));
+        },
+      },
+      doc: {
         summary: 'Create a new object.',
         tags: ['Users'],
-        body: UserIn,
         responses: [{ status: 201, description: 'Created', schema: UserOut }],
         errorSchema: GenericMessageSchema,
-        secured: true,
       },
-    },
-    {
+    }),
+    operationRoute(service, {
       method: 'get',
       path: `/users${slash}`,
-      handlers: [
-        service.auth([JWTAuth]),
-        expressHandler(service, {
-          operationId: 'list_users',
-          query: ListQuery,
-          status: 200,
-          async handle({ query: params }, ctx) {
-            const { query } = await queryset(ctx);
-            const source = querySource(ctx.db, query, {
-              columns: q.OUT_COLUMNS,
-              pk: q.PK,
-              ordering: [],
-              shape: q.shapeUserOut,
-            });
-            return paginate(paginator, source, params, ctx.req);
-          },
-        }),
-      ],
-      doc: {
+      auth: [JWTAuth],
+      operation: {
         operationId: 'list_users',
+        query: ListQuery,
+        status: 200,
+        async handle({ query: params }, ctx) {
+          const { query } = await queryset(ctx);
+          const source = querySource(ctx.db, query, {
+            columns: q.OUT_COLUMNS,
+            pk: q.PK,
+            ordering: [],
+            shape: q.shapeUserOut,
+          });
+          return paginate(paginator, source, params, ctx.req);
+        },
+      },
+      doc: {
         summary: 'List all objects.',
         tags: ['Users'],
-        query: ListQuery,
         responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(UserOut) }],
         errorSchema: GenericMessageSchema,
-        secured: true,
       },
-    },
-    {
+    }),
+    operationRoute(service, {
       method: 'get',
       path: `/users/:pk${slash}`,
-      handlers: [
-        service.auth([JWTAuth]),
-        expressHandler(service, {
-          operationId: 'retrieve_user',
-          params: UserParams,
-          status: 200,
-          async handle({ params: { pk } }, ctx) {
-            const [item] = await q.shapeUserOut(ctx.db, [await findVisible(ctx, pk, q.OUT_COLUMNS)]);
-            return item;
-          },
-        }),
-      ],
-      doc: {
+      auth: [JWTAuth],
+      operation: {
         operationId: 'retrieve_user',
+        params: UserParams,
+        status: 200,
+        async handle({ params: { pk } }, ctx) {
+          const [item] = await q.shapeUserOut(ctx.db, [await findVisible(ctx, pk, q.OUT_COLUMNS)]);
+          return item;
+        },
+      },
+      doc: {
         summary: 'Retrieve a specific object by its primary key.',
         tags: ['Users'],
-        params: UserParams,
         responses: [{ status: 200, description: 'OK', schema: UserOut }],
         errorSchema: GenericMessageSchema,
-        secured: true,
       },
-    },
-    {
+    }),
+    operationRoute(service, {
       method: 'patch',
       path: '/users/:pk/',
-      handlers: [
-        service.auth([AdminAuth]),
-        expressHandler(service, {
-          operationId: 'update_user',
-          params: UserParams,
-          body: UserUpdate,
-          optionalBody: true,
-          transaction: true,
-          status: 200,
-          async handle({ params: { pk }, body: data }, ctx) {
-            const instance = q.toUserRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
-            const values = await q.updateValues(data);
-            if (Object.keys(values).length > 0) await ctx.db(q.TABLE).where(q.PK, instance.id).update(values);
-            const [updated] = await q.shapeUserOut(ctx.db, [await findRow(ctx, instance.id, q.OUT_COLUMNS)]);
-            return updated;
-          },
-        }),
-      ],
-      doc: {
+      auth: [AdminAuth],
+      operation: {
         operationId: 'update_user',
-        summary: 'Update an object by its primary key.',
-        tags: ['Users'],
         params: UserParams,
         body: UserUpdate,
+        optionalBody: true,
+        transaction: true,
+        status: 200,
+        async handle({ params: { pk }, body: data }, ctx) {
+          const instance = q.toUserRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
+          const values = await q.updateValues(data);
+          if (Object.keys(values).length > 0) await ctx.db(q.TABLE).where(q.PK, instance.id).update(values);
+          const [updated] = await q.shapeUserOut(ctx.db, [await findRow(ctx, instance.id, q.OUT_COLUMNS)]);
+          return updated;
+        },
+      },
+      doc: {
+        summary: 'Update an object by its primary key.',
+        tags: ['Users'],
         responses: [{ status: 200, description: 'OK', schema: UserOut }],
         errorSchema: GenericMessageSchema,
-        secured: true,
       },
-    },
-    {
+    }),
+    operationRoute(service, {
       method: 'delete',
       path: '/users/:pk/',
-      handlers: [
-        service.auth([AdminAuth]),
-        expressHandler(service, {
-          operationId: 'delete_user',
-          params: UserParams,
-          transaction: true,
-          status: 204,
-          async handle({ params: { pk } }, ctx) {
-            const instance = q.toUserRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
-            await ctx.db(q.TABLE).where(q.PK, instance.id).delete();
-          },
-        }),
-      ],
-      doc: {
+      auth: [AdminAuth],
+      operation: {
         operationId: 'delete_user',
+        params: UserParams,
+        transaction: true,
+        status: 204,
+        async handle({ params: { pk } }, ctx) {
+          const instance = q.toUserRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
+          await ctx.db(q.TABLE).where(q.PK, instance.id).delete();
+        },
+      },
+      doc: {
         summary: 'Delete an object by its primary key.',
         tags: ['Users'],
-        params: UserParams,
         responses: [{ status: 204, description: 'No Content' }],
         errorSchema: GenericMessageSchema,
-        secured: true,
       },
-    },
+    }),
   ];
 }

@@ -6,15 +6,23 @@ import {
   exists,
   type ModelInfo,
   NotFoundError,
-  type Row,
   type ServiceContext,
   withoutUndefined,
 } from '@svcgen/runtime';
 import type { EventIn, EventOut, EventUpdate } from './schemas';
 
 export const TABLE = 'events';
+
+/** A row of events: each column's value as the database reads and writes it. */
+export interface EventRow {
+  id: number;
+  name: string;
+  starts_on: string | Date;
+  venue_id: number;
+}
+
 /** Primary-key column. */
-export const PK = 'id';
+export const PK = 'id' satisfies keyof EventRow;
 /** How error bodies name this model. */
 export const MODEL: ModelInfo = { verboseKey: 'event', classKey: 'event' };
 
@@ -27,9 +35,9 @@ export interface EventRecord {
 }
 
 /** Columns read for EventRecord. */
-export const RECORD_COLUMNS = ['id', 'name', 'starts_on', 'venue_id'];
+export const RECORD_COLUMNS: (keyof EventRow)[] = ['id', 'name', 'starts_on', 'venue_id'];
 
-export function toEventRecord(row: Row): EventRecord {
+export function toEventRecord(row: EventRow): EventRecord {
   return {
     id: row.id,
     name: row.name,
@@ -40,10 +48,10 @@ export function toEventRecord(row: Row): EventRecord {
 const VENUE_MODEL: ModelInfo = { verboseKey: 'venue', classKey: 'venue' };
 
 /** Columns read for EventOut. */
-export const OUT_COLUMNS = ['id', 'name', 'starts_on', 'venue_id'];
+export const OUT_COLUMNS: (keyof EventRow)[] = ['id', 'name', 'starts_on', 'venue_id'];
 
 /** Rows as EventOut. */
-export async function shapeEventOut(_db: Db, rows: Row[]): Promise<EventOut[]> {
+export async function shapeEventOut(_db: Db, rows: EventRow[]): Promise<EventOut[]> {
   return rows.map((row) => ({
     id: row.id,
     name: row.name,
@@ -53,32 +61,25 @@ export async function shapeEventOut(_db: Db, rows: Row[]): Promise<EventOut[]> {
 }
 
 /** Column values from a create body (EventIn); defaults not sent are left to the database. */
-export async function createValues(data: EventIn): Promise<Row> {
-  return withoutUndefined({
+export async function createValues(data: EventIn): Promise<Partial<EventRow>> {
+  return withoutUndefined<EventRow>({
     name: data.name,
     starts_on: data.starts_on,
     venue_id: data.venue,
   });
-}
-
-/** Related records named in EventIn must exist: a 404 with the related model's key otherwise. */
-export async function checkCreateRelated(db: Db, service: ServiceContext, data: EventIn): Promise<void> {
-  if (data.venue !== undefined && data.venue !== null && !(await exists(db, 'venues', 'id', data.venue))) {
-    throw new NotFoundError(service.model(VENUE_MODEL));
-  }
 }
 
 /** Column values from an update body (EventUpdate). */
-export async function updateValues(data: EventUpdate): Promise<Row> {
-  return withoutUndefined({
+export async function updateValues(data: EventUpdate): Promise<Partial<EventRow>> {
+  return withoutUndefined<EventRow>({
     name: data.name,
     starts_on: data.starts_on,
     venue_id: data.venue,
   });
 }
 
-/** Related records named in EventUpdate must exist: a 404 with the related model's key otherwise. */
-export async function checkUpdateRelated(db: Db, service: ServiceContext, data: EventUpdate): Promise<void> {
+/** Related records named in EventIn or EventUpdate must exist: a 404 with the related model's key otherwise. */
+export async function checkRelated(db: Db, service: ServiceContext, data: { venue?: number }): Promise<void> {
   if (data.venue !== undefined && data.venue !== null && !(await exists(db, 'venues', 'id', data.venue))) {
     throw new NotFoundError(service.model(VENUE_MODEL));
   }

@@ -2,10 +2,10 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import {
   applySearch,
-  expressHandler,
   fieldsParam,
   GenericMessageSchema,
   type Lookup,
+  operationRoute,
   orderingParam,
   type OrderTerm,
   PageNumberPagination,
@@ -55,163 +55,136 @@ export function eventsRoutes(service: ServiceContext): Route[] {
   // Reads (list, retrieve, relation listings) see the rows the caller may read; writes, actions and
   // relation changes look rows up by key alone, and updates, deletes and actions lock the row they
   // change until their transaction ends.
-  const { queryset, findVisible, findRow, lockRow } = rowLookup({
+  const { queryset, findVisible, findRow, lockRow } = rowLookup<q.EventRow>({
     table: q.TABLE,
     pk: q.PK,
     model: service.model(q.MODEL),
   });
 
   return [
-    {
+    operationRoute(service, {
       method: 'post',
       path: `/events${slash}`,
-      handlers: [
-        service.auth(null),
-        expressHandler(service, {
-          operationId: 'create_event',
-          body: EventIn,
-          transaction: true,
-          status: 201,
-          async handle({ body: data }, ctx) {
-            const values = await q.createValues(data);
-            await q.checkCreateRelated(ctx.db, service, data);
-            const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
-            const pk = inserted[q.PK];
-            const [created] = await q.shapeEventOut(ctx.db, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
-            return created;
-          },
-        }),
-      ],
-      doc: {
+      auth: null,
+      operation: {
         operationId: 'create_event',
+        body: EventIn,
+        transaction: true,
+        status: 201,
+        async handle({ body: data }, ctx) {
+          const values = await q.createValues(data);
+          await q.checkRelated(ctx.db, service, data);
+          const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
+          const pk = inserted[q.PK];
+          const [created] = await q.shapeEventOut(ctx.db, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
+          return created;
+        },
+      },
+      doc: {
         summary: 'Create a new object.',
         tags: ['Events'],
-        body: EventIn,
         responses: [{ status: 201, description: 'Created', schema: EventOut }],
         errorSchema: GenericMessageSchema,
-        secured: false,
       },
-    },
-    {
+    }),
+    operationRoute(service, {
       method: 'get',
       path: `/events${slash}`,
-      handlers: [
-        service.auth(null),
-        expressHandler(service, {
-          operationId: 'list_events',
-          query: ListQuery,
-          status: 200,
-          async handle({ query: params }, ctx) {
-            const { query } = await queryset(ctx);
-            filtering.applyFilters(query, filtering.filtersOf(params));
-            applySearch(query, searchFields, params.search);
-            const source = querySource(ctx.db, query, {
-              columns: q.OUT_COLUMNS,
-              pk: q.PK,
-              ordering: params.ordering ?? defaultOrdering,
-              shape: selectShape(q.shapeEventOut, params.fields),
-            });
-            return paginate(paginator, source, params, ctx.req);
-          },
-        }),
-      ],
-      doc: {
+      auth: null,
+      operation: {
         operationId: 'list_events',
+        query: ListQuery,
+        status: 200,
+        async handle({ query: params }, ctx) {
+          const { query } = await queryset(ctx);
+          filtering.applyFilters(query, filtering.filtersOf(params));
+          applySearch(query, searchFields, params.search);
+          const source = querySource(ctx.db, query, {
+            columns: q.OUT_COLUMNS,
+            pk: q.PK,
+            ordering: params.ordering ?? defaultOrdering,
+            shape: selectShape(q.shapeEventOut, params.fields),
+          });
+          return paginate(paginator, source, params, ctx.req);
+        },
+      },
+      doc: {
         summary: 'List all objects.',
         tags: ['Events'],
-        query: ListQuery,
         responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(EventOut) }],
         errorSchema: GenericMessageSchema,
-        secured: false,
       },
-    },
-    {
+    }),
+    operationRoute(service, {
       method: 'get',
       path: `/events/:pk${slash}`,
-      handlers: [
-        service.auth(null),
-        expressHandler(service, {
-          operationId: 'retrieve_event',
-          params: EventParams,
-          query: RetrieveQuery,
-          status: 200,
-          async handle({ params: { pk }, query: { fields } }, ctx) {
-            const [item] = await selectShape(q.shapeEventOut, fields)(ctx.db, [
-              await findVisible(ctx, pk, q.OUT_COLUMNS),
-            ]);
-            return item;
-          },
-        }),
-      ],
-      doc: {
+      auth: null,
+      operation: {
         operationId: 'retrieve_event',
-        summary: 'Retrieve a specific object by its primary key.',
-        tags: ['Events'],
         params: EventParams,
         query: RetrieveQuery,
+        status: 200,
+        async handle({ params: { pk }, query: { fields } }, ctx) {
+          const [item] = await selectShape(q.shapeEventOut, fields)(ctx.db, [
+            await findVisible(ctx, pk, q.OUT_COLUMNS),
+          ]);
+          return item;
+        },
+      },
+      doc: {
+        summary: 'Retrieve a specific object by its primary key.',
+        tags: ['Events'],
         responses: [{ status: 200, description: 'OK', schema: EventOut }],
         errorSchema: GenericMessageSchema,
-        secured: false,
       },
-    },
-    {
+    }),
+    operationRoute(service, {
       method: 'patch',
       path: '/events/:pk/',
-      handlers: [
-        service.auth(null),
-        expressHandler(service, {
-          operationId: 'update_event',
-          params: EventParams,
-          body: EventUpdate,
-          optionalBody: true,
-          transaction: true,
-          status: 200,
-          async handle({ params: { pk }, body: data }, ctx) {
-            const instance = q.toEventRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
-            const values = await q.updateValues(data);
-            await q.checkUpdateRelated(ctx.db, service, data);
-            if (Object.keys(values).length > 0) await ctx.db(q.TABLE).where(q.PK, instance.id).update(values);
-            const [updated] = await q.shapeEventOut(ctx.db, [await findRow(ctx, instance.id, q.OUT_COLUMNS)]);
-            return updated;
-          },
-        }),
-      ],
-      doc: {
+      auth: null,
+      operation: {
         operationId: 'update_event',
-        summary: 'Update an object by its primary key.',
-        tags: ['Events'],
         params: EventParams,
         body: EventUpdate,
+        optionalBody: true,
+        transaction: true,
+        status: 200,
+        async handle({ params: { pk }, body: data }, ctx) {
+          const instance = q.toEventRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
+          const values = await q.updateValues(data);
+          await q.checkRelated(ctx.db, service, data);
+          if (Object.keys(values).length > 0) await ctx.db(q.TABLE).where(q.PK, instance.id).update(values);
+          const [updated] = await q.shapeEventOut(ctx.db, [await findRow(ctx, instance.id, q.OUT_COLUMNS)]);
+          return updated;
+        },
+      },
+      doc: {
+        summary: 'Update an object by its primary key.',
+        tags: ['Events'],
         responses: [{ status: 200, description: 'OK', schema: EventOut }],
         errorSchema: GenericMessageSchema,
-        secured: false,
       },
-    },
-    {
+    }),
+    operationRoute(service, {
       method: 'delete',
       path: '/events/:pk/',
-      handlers: [
-        service.auth(null),
-        expressHandler(service, {
-          operationId: 'delete_event',
-          params: EventParams,
-          transaction: true,
-          status: 204,
-          async handle({ params: { pk } }, ctx) {
-            const instance = q.toEventRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
-            await ctx.db(q.TABLE).where(q.PK, instance.id).delete();
-          },
-        }),
-      ],
-      doc: {
+      auth: null,
+      operation: {
         operationId: 'delete_event',
+        params: EventParams,
+        transaction: true,
+        status: 204,
+        async handle({ params: { pk } }, ctx) {
+          const instance = q.toEventRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
+          await ctx.db(q.TABLE).where(q.PK, instance.id).delete();
+        },
+      },
+      doc: {
         summary: 'Delete an object by its primary key.',
         tags: ['Events'],
-        params: EventParams,
         responses: [{ status: 204, description: 'No Content' }],
         errorSchema: GenericMessageSchema,
-        secured: false,
       },
-    },
+    }),
   ];
 }

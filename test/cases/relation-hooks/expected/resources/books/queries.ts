@@ -3,20 +3,28 @@
 import {
   type Db,
   loadManyToMany,
+  type ManyToManySpec,
   missingKeys,
   type ModelInfo,
   NotFoundError,
   type RelationSpec,
-  type Row,
   type ServiceContext,
   setRelated,
   withoutUndefined,
 } from '@svcgen/runtime';
+import type { TagRow } from '../tags/queries';
 import type { BookIn, BookOut, BookUpdate } from './schemas';
 
 export const TABLE = 'books';
+
+/** A row of books: each column's value as the database reads and writes it. */
+export interface BookRow {
+  id: number;
+  title: string;
+}
+
 /** Primary-key column. */
-export const PK = 'id';
+export const PK = 'id' satisfies keyof BookRow;
 /** How error bodies name this model. */
 export const MODEL: ModelInfo = { verboseKey: 'book', classKey: 'book' };
 
@@ -27,9 +35,9 @@ export interface BookRecord {
 }
 
 /** Columns read for BookRecord. */
-export const RECORD_COLUMNS = ['id', 'title'];
+export const RECORD_COLUMNS: (keyof BookRow)[] = ['id', 'title'];
 
-export function toBookRecord(row: Row): BookRecord {
+export function toBookRecord(row: BookRow): BookRecord {
   return {
     id: row.id,
     title: row.title,
@@ -38,7 +46,7 @@ export function toBookRecord(row: Row): BookRecord {
 const TAG_MODEL: ModelInfo = { verboseKey: 'tag', classKey: 'tag' };
 
 /** Columns read for BookOut. */
-export const OUT_COLUMNS = ['id', 'title'];
+export const OUT_COLUMNS: (keyof BookRow)[] = ['id', 'title'];
 
 /** tags: the related Tag keys, through books_tags. */
 const BOOK_OUT_TAGS = {
@@ -48,11 +56,11 @@ const BOOK_OUT_TAGS = {
   table: 'tags',
   pk: 'id',
   columns: ['id'],
-  shape: (row: Row) => row.id,
-};
+  shape: (row) => row.id,
+} satisfies ManyToManySpec<unknown, TagRow>;
 
 /** Rows as BookOut, loading tags with one query each. */
-export async function shapeBookOut(db: Db, rows: Row[]): Promise<BookOut[]> {
+export async function shapeBookOut(db: Db, rows: BookRow[]): Promise<BookOut[]> {
   const [tags] = await Promise.all([
     loadManyToMany(
       db,
@@ -68,28 +76,21 @@ export async function shapeBookOut(db: Db, rows: Row[]): Promise<BookOut[]> {
 }
 
 /** Column values from a create body (BookIn); defaults not sent are left to the database. */
-export async function createValues(data: BookIn): Promise<Row> {
-  return withoutUndefined({
+export async function createValues(data: BookIn): Promise<Partial<BookRow>> {
+  return withoutUndefined<BookRow>({
     title: data.title,
   });
-}
-
-/** Related records named in BookIn must exist: a 404 with the related model's key otherwise. */
-export async function checkCreateRelated(db: Db, service: ServiceContext, data: BookIn): Promise<void> {
-  if (data.tags !== undefined && (await missingKeys(db, 'tags', 'id', data.tags)).length > 0) {
-    throw new NotFoundError(service.model(TAG_MODEL));
-  }
 }
 
 /** Column values from an update body (BookUpdate). */
-export async function updateValues(data: BookUpdate): Promise<Row> {
-  return withoutUndefined({
+export async function updateValues(data: BookUpdate): Promise<Partial<BookRow>> {
+  return withoutUndefined<BookRow>({
     title: data.title,
   });
 }
 
-/** Related records named in BookUpdate must exist: a 404 with the related model's key otherwise. */
-export async function checkUpdateRelated(db: Db, service: ServiceContext, data: BookUpdate): Promise<void> {
+/** Related records named in BookIn or BookUpdate must exist: a 404 with the related model's key otherwise. */
+export async function checkRelated(db: Db, service: ServiceContext, data: { tags?: readonly number[] }): Promise<void> {
   if (data.tags !== undefined && (await missingKeys(db, 'tags', 'id', data.tags)).length > 0) {
     throw new NotFoundError(service.model(TAG_MODEL));
   }

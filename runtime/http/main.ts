@@ -1,0 +1,216 @@
+/**
+ * The command line of a generated service (`node main.js [serve|migrate|createuser]`): argument
+ * parsing, the usage text, serving (alone or as the primary of a cluster), migrating, and
+ * `createuser`. A service's `main.ts` calls `runMain` with its own parts only: how to build the
+ * service, its migrations, its default settings and files, its name and base path, and the table
+ * `createuser` writes to when the service has a user model.
+ */
+import type { Express } from 'express';
+import { hashPassword } from '../auth/password';
+import { loadKeys, type KeyPair } from '../auth/tokens';
+import { usernameProblems } from '../auth/username';
+import { now } from '../core/convert';
+import { ConfigurationError, loadSettings, type Settings } from '../core/settings';
+import { connect, type Db } from '../db/connection';
+import { migrateLatest, type Migration } from '../db/migrations';
+import { isClusterWorker, runPrimary, shutdownSignals, workerCount } from './cluster';
+import { corsSettings, type CorsSettings } from './cors';
+import { createLogger, type Logger } from './logging';
+import { errorLine, listenAddress, startServer } from './server';
+
+/** The user table `createuser` writes: the user model's fields `username`, `email`, `password` and the three flags. */
+export interface UserTable {
+  table: string;
+  /** The primary-key column: the id printed for the new user. */
+  pk: string;
+  /** Columns set to the current time (the model's auto_now and auto_now_add fields). */
+  nowColumns: readonly string[];
+}
+
+/** A service's own parts, as its `main.ts` names them. */
+export interface ServiceMain {
+  /** The service's title, in the line announcing where it serves. */
+  title: string;
+  /** Mount point of the API, e.g. `/api` (empty at the root). */
+  basePath: string;
+  createService(options: { db: Db; keys: KeyPair; settings: Settings; logger: Logger; cors: CorsSettings }): { app: Express };
+  migrations: readonly Migration[];
+  defaultSettings: Settings;
+  /** The SQLite file used when DATABASE_URL is unset. */
+  defaultSqliteFile: string;
+  /** Where a development key pair is kept when no key files are configured. */
+  devKeysDir: string;
+  /** The table `createuser` writes; without one the service has no `createuser` command. */
+  users?: UserTable;
+}
+
+/** The usage text: the service's commands and the environment it reads. */
+function usage(service: ServiceMain): string {
+  const createUser = service.users
+    ? `
+  createuser  --username NAME --email E --password P [--staff] [--superuser] [--inactive]
+              create a user (password hashed); prints the new id`
+    : '';
+  return `usage: node main.js [serve|migrate${service.users ? '|createuser' : ''}]
+
+  serve       apply pending migrations, then serve on HOST:PORT (default 127.0.0.1:8000)
+  migrate     apply pending migrations and exit${createUser}
+
+Environment: DATABASE_URL (unset: SQLite file ${service.defaultSqliteFile}; sqlite:PATH; postgres://...),
+HOST, PORT, NODE_ENV, SVC_JWT_PRIVATE_KEY_FILE, SVC_JWT_PUBLIC_KEY_FILE, SVC_WORKERS, SVC_LOG_LEVEL,
+SVC_METRICS, SVC_CORS_* and the SVC_* settings.`;
+}
+
+/**
+ * Runs the command `argv` names and exits with its code: 0 on success, 1 when it fails, 2 on a
+ * command line it does not understand; a configuration error is one line on stderr and exit 1.
+ */
+export function runMain(service: ServiceMain, argv: string[] = process.argv.slice(2)): void {
+  main(service, argv).then(
+    (code) => {
+      if (code >= 0) process.exit(code);
+    },
+    (err: unknown) => {
+      console.error(err instanceof ConfigurationError ? `configuration error: ${err.message}` : err);
+      process.exit(1);
+    },
+  );
+}
+
+async function main(service: ServiceMain, argv: string[]): Promise<number> {
+  const command = argv[0] ?? 'serve';
+  const commands = service.users ? ['serve', 'migrate', 'createuser'] : ['serve', 'migrate'];
+  if (command === '--help' || command === '-h') {
+    console.log(usage(service));
+    return 0;
+  }
+  if (!commands.includes(command)) {
+    console.error(`unknown command "${command}"\n\n${usage(service)}`);
+    return 2;
+  }
+  if (command === 'serve') return serve(service);
+  // createuser prints only the new id on stdout; progress goes to stderr there.
+  const db = await openDatabase(service, command === 'migrate' ? console.log : console.error);
+  try {
+    if (command === 'createuser') return await createUser(service, service.users!, db, argv.slice(1));
+    return 0;
+  } finally {
+    await db.destroy();
+  }
+}
+
+/** Connects to DATABASE_URL (or the default SQLite file). */
+function connectDatabase(service: ServiceMain): Db {
+  return connect(process.env.DATABASE_URL, service.defaultSqliteFile);
+}
+
+/** Connects and applies pending migrations. */
+async function openDatabase(service: ServiceMain, log: (message: string) => void): Promise<Db> {
+  const db = connectDatabase(service);
+  const applied = await migrateLatest(db, service.migrations);
+  log(applied.length ? `applied migrations: ${applied.join(', ')}` : 'database is up to date');
+  return db;
+}
+
+/**
+ * Serves until SIGINT or SIGTERM, then lets the requests in flight finish (SVC_SHUTDOWN_TIMEOUT),
+ * closes the database and exits 0. The settings and the keys are checked first: in production,
+ * missing keys stop the start before the database is touched. A start that fails prints one line
+ * and exits 1. With SVC_WORKERS > 1 this process migrates, then runs the workers, which serve.
+ */
+async function serve(service: ServiceMain): Promise<number> {
+  const settings = loadSettings(service.defaultSettings);
+  const logger = createLogger();
+  const cors = corsSettings();
+  const workers = workerCount();
+  const keys = loadKeys({
+    privateKeyFile: process.env.SVC_JWT_PRIVATE_KEY_FILE,
+    publicKeyFile: process.env.SVC_JWT_PUBLIC_KEY_FILE,
+    devKeysDir: service.devKeysDir,
+    production: process.env.NODE_ENV === 'production',
+  });
+  const { host, port } = listenAddress(process.env);
+  let db: Db;
+  try {
+    // The primary (or the single process) has applied the migrations before any worker starts.
+    db = isClusterWorker() ? connectDatabase(service) : await openDatabase(service, console.log);
+  } catch (err) {
+    console.error(`cannot open the database: ${errorLine(err)}`);
+    return 1;
+  }
+  if (workers > 1 && !isClusterWorker()) {
+    await db.destroy();
+    console.log(`${service.title}: starting ${workers} workers on http://${host}:${port}${service.basePath}`);
+    return runPrimary({ workers, log: console.log });
+  }
+  const { app } = service.createService({ db, keys, settings, logger, cors });
+  try {
+    const server = await startServer(app, {
+      host,
+      port,
+      shutdownTimeoutMs: settings.SVC_SHUTDOWN_TIMEOUT * 1000,
+      onClose: () => db.destroy(),
+      signals: shutdownSignals(),
+    });
+    const origin = `http://${host}:${server.port}${service.basePath}`;
+    console.log(`${service.title} listening on ${origin} (docs: ${origin}/docs)`);
+    await server.closed;
+    return 0;
+  } catch (err) {
+    console.error(errorLine(err));
+    return 1;
+  }
+}
+
+const CREATEUSER_FLAGS = new Set(['--staff', '--superuser', '--inactive']);
+const CREATEUSER_OPTIONS = ['--username', '--email', '--password'];
+
+/**
+ * `createuser`: a user with a hashed password; non-zero with a message when the username breaks the
+ * rule registration applies (letters, digits and @ . + - _) or when the name or email is taken.
+ */
+async function createUser(service: ServiceMain, users: UserTable, db: Db, args: string[]): Promise<number> {
+  const values: Record<string, string> = {};
+  const on = new Set<string>();
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (CREATEUSER_FLAGS.has(arg)) on.add(arg);
+    else if (CREATEUSER_OPTIONS.includes(arg) && args[i + 1] !== undefined) values[arg.slice(2)] = args[++i];
+    else {
+      console.error(`createuser: unexpected argument "${arg}"\n\n${usage(service)}`);
+      return 2;
+    }
+  }
+  for (const name of ['username', 'email', 'password']) {
+    if (!values[name]) {
+      console.error(`createuser: --${name} is required\n\n${usage(service)}`);
+      return 2;
+    }
+  }
+  const [problem] = usernameProblems(values.username);
+  if (problem) {
+    console.error(`createuser: username "${values.username}" is not allowed: ${problem.msg}`);
+    return 1;
+  }
+  if (await db(users.table).where('username', values.username).first(users.pk)) {
+    console.error(`createuser: username "${values.username}" is already taken`);
+    return 1;
+  }
+  if (await db(users.table).where('email', values.email).first(users.pk)) {
+    console.error(`createuser: email "${values.email}" is already registered`);
+    return 1;
+  }
+  const [row] = await db(users.table)
+    .insert({
+      username: values.username,
+      email: values.email,
+      password: await hashPassword(values.password),
+      is_active: !on.has('--inactive'),
+      is_staff: on.has('--staff'),
+      is_superuser: on.has('--superuser'),
+      ...Object.fromEntries(users.nowColumns.map((column) => [column, now()])),
+    })
+    .returning(users.pk);
+  console.log(String(row[users.pk]));
+  return 0;
+}
