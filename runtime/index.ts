@@ -1,50 +1,125 @@
 /**
- * The svcgen runtime: what every generated service links against.
+ * The contract of @svcgen/runtime: every name generated code and hooks may use, and nothing else.
+ * Generated code imports only these names (the generator emits no other), and the hooks a user
+ * writes are typed against them; everything else in the runtime's folders is internal and may
+ * change in any release. A name joins this list when generated code or a documented hook needs it.
+ * Layers, from the request down: http → operations → auth → query → validation → db → core.
  */
-export { z } from './core/zod';
-export * from './core/errors';
-export * from './core/settings';
-export * from './db/connection';
-export * from './core/convert';
-export * from './core/calendar';
-export * from './validation/fields';
-export * from './validation/validate';
-export * from './validation/query-params';
-export * from './query/pagination';
-export * from './query/list';
-export * from './query/related-ordering';
-export * from './query/search';
-export * from './query/fields-selection';
-export * from './query/filters';
-export * from './db/rows';
-export * from './operations/operation';
-export * from './operations/bulk';
-export * from './http/routes';
-export * from './http/send';
-export * from './http/openapi';
-export * from './http/body';
-export * from './db/outage';
-export * from './db/driver-errors';
-export * from './http/app';
-export * from './http/error-middleware';
-export * from './operations/exceptions';
-export * from './http/server';
-export * from './http/main';
-export * from './auth/tokens';
-export * from './auth/authenticators';
-export * from './operations/context';
-export * from './auth/password';
-export * from './auth/username';
-export * from './auth/throttle';
-export * from './db/migrations';
+
+// The libraries generated code and hooks see through the runtime.
 export type { Knex } from 'knex';
-export * from './operations/m2m';
-export * from './operations/computed';
-export * from './operations/permissions';
-export * from './operations/rate-limit';
-export * from './operations/soft-delete';
-export * from './core/catalogue';
-export * from './http/logging';
-export * from './http/cors';
-export * from './http/metrics';
-export * from './http/cluster';
+export { z } from './core/zod';
+
+// http: the service's command line, application, server and routes.
+export { runMain, type ServiceMain, type UserTable } from './http/main';
+export { createApi } from './http/app';
+export { startServer, type RunningServer, type ServeOptions } from './http/server';
+export {
+  expressHandler,
+  operationRoute,
+  type Decorator,
+  type Method,
+  type OperationDoc,
+  type OperationRoute,
+  type Route,
+  type RouteDoc,
+  type View,
+} from './http/routes';
+export { GenericMessageSchema } from './http/openapi';
+export { createLogger, type Logger } from './http/logging';
+export type { CorsSettings } from './http/cors';
+export type { Metrics } from './http/metrics';
+
+// operations: what a route does, and what its hooks receive.
+export {
+  createServiceContext,
+  rowLookup,
+  withArgs,
+  type HookContext,
+  type ModelInfo,
+  type RequestContext,
+  type ServiceContext,
+} from './operations/context';
+export { JsonResponse, type Operation } from './operations/operation';
+export type { ExceptionClass, ExceptionHandler, HandledResponse } from './operations/exceptions';
+export { bulkDeleteBody, bulkDeleteDoc, bulkListBody, bulkListDoc, bulkResultsDoc, runBulk } from './operations/bulk';
+export {
+  applyRelationFilters,
+  foundRow,
+  m2mBodySchema,
+  M2MSchemaOut,
+  manageRelation,
+  relatedRows,
+  type RelationSpec,
+} from './operations/m2m';
+export { markDeleted, restoreRow, type SoftDeleteSpec } from './operations/soft-delete';
+export { checkObjectPermission } from './operations/permissions';
+export { rateLimit } from './operations/rate-limit';
+export type { ComputeArgs } from './operations/computed';
+
+// auth: authenticators, tokens, passwords, usernames, the login throttle.
+export { AdminAuth, bearerToken, JWTAuth, SuperuserAuth, unauthorized, type Authenticator, type AuthUser } from './auth/authenticators';
+export { consumeRefreshToken, TokenError, TokenService, type KeyPair, type TokenClaims } from './auth/tokens';
+export { hashPassword, passwordFitsBcrypt, passwordProblems, passwordTooLongEntry, verifyPassword } from './auth/password';
+export { usernameProblems } from './auth/username';
+export { LoginThrottle, loginThrottle, setLoginThrottle } from './auth/throttle';
+
+// query: lists, pagination, filters, search, ordering, field selection.
+export {
+  CursorPagination,
+  LimitOffsetPagination,
+  listAll,
+  listSource,
+  PageNumberPagination,
+  PageNumberResultsPagination,
+  paginate,
+  type Cursor,
+  type ListSource,
+} from './query/pagination';
+export { actionQuery, orderingParam, querySource, type KeyKind, type OrderTerm } from './query/list';
+export { applyMixins, escapeLike, lookupMixin, matchCaseMixin, pickFilters, queryParam, settleHook, type Lookup } from './query/filters';
+export { applySearch, searchParam } from './query/search';
+export { fieldsParam, selectShape } from './query/fields-selection';
+
+// validation: the request parts' types.
+export { dateInput, dateTimeInput, decimalInput, intInput, jsonInput, urlInput, uuidInput } from './validation/fields';
+export { fromString, intFromString } from './validation/query-params';
+
+// db: connections, rows, migrations.
+export { connect, selectByKey, writeReturning, type Db } from './db/connection';
+export {
+  exists,
+  loadForeign,
+  loadManyToMany,
+  missingKeys,
+  related,
+  setRelated,
+  withoutUndefined,
+  type ColumnOf,
+  type ForeignSpec,
+  type ManyToManySpec,
+  type Row,
+} from './db/rows';
+export { migrateLatest, migrateRollback, renameForeignKey, type Migration } from './db/migrations';
+export { isConstraintViolation } from './db/driver-errors';
+
+// core: errors, settings, conversions, the 32-bit integer range.
+export {
+  ApiException,
+  AuthError,
+  BaseException,
+  ForbiddenError,
+  HttpError,
+  IntegrityError,
+  MultipleObjectsError,
+  NotFoundError,
+  RequestValidationError,
+  SerializeError,
+  ServiceUnavailableError,
+  TooManyRequestsError,
+  ValidationError,
+  type ValidationEntry,
+} from './core/errors';
+export { ConfigurationError, loadSettings, type Settings } from './core/settings';
+export { asBool, asDate, asDateTime, asDecimal, asJson, now, toDb } from './core/convert';
+export { INT32 } from './core/catalogue';

@@ -10,7 +10,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import request from 'supertest';
-import { corsSettings } from '../../runtime';
+import { corsSettings } from '../../runtime/http/cors';
 import { DIALECTS } from '../support/databases';
 import { startBlog, type RunningService } from '../support/services';
 

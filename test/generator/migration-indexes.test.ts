@@ -40,6 +40,7 @@ describe('migration steps of composite indexes', () => {
   it('adds an index, and its down drops it', () => {
     expect(plan(undefined, [SHELF])).toEqual({
       name: '0002_books_shelf_position',
+      runtime: [],
       changes: ['add index books_shelf_position_index on books (shelf, position)'],
       up: ["  await knex.schema.alterTable('books', (t) => {", "    t.index(['shelf', 'position'], 'books_shelf_position_index');", '  });'],
       down: ["  await knex.schema.alterTable('books', (t) => {", "    t.dropIndex(['shelf', 'position'], 'books_shelf_position_index');", '  });'],
@@ -110,6 +111,7 @@ describe('migration steps of partial unique indexes (soft delete)', () => {
   it('creates a partial unique index with a predicate, and drops it as an index (PostgreSQL has no partial constraint)', () => {
     expect(plan(undefined, [LIVE])).toEqual({
       name: '0002_books_shelf_position',
+      runtime: [],
       changes: ['add unique index books_shelf_position_unique on books (shelf, position) where pages is null'],
       up: [
         "  await knex.schema.alterTable('books', (t) => {",

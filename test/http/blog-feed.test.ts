@@ -7,7 +7,8 @@
  * OpenAPI entry. Whole bodies, exact statuses.
  */
 import request from 'supertest';
-import { encodeCursor, type Cursor } from '../../runtime';
+import { type Cursor } from '../../runtime';
+import { encodeCursor } from '../../runtime/query/pagination';
 import { makeArticle, makeUser, type BlogUser } from '../support/blog-fixtures';
 import { DIALECTS } from '../support/databases';
 import { takeErrors } from '../support/fixtures';

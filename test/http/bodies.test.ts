@@ -6,7 +6,8 @@
  */
 import * as zlib from 'node:zlib';
 import request from 'supertest';
-import { BODY_ENCODINGS, MAX_URL_LENGTH } from '../../runtime';
+import { BODY_ENCODINGS } from '../../runtime/http/body';
+import { MAX_URL_LENGTH } from '../../runtime/http/server';
 import { DIALECTS } from '../support/databases';
 import { createUser, insertArticle, insertWidget, takeErrors, type TestUser } from '../support/fixtures';
 import { startBlog, startShowcase, type RunningService } from '../support/services';

@@ -2,7 +2,8 @@
  * CORS headers and preflights as a browser sees them (the browser itself: test/browser/cors.test.ts).
  */
 import request from 'supertest';
-import { ConfigurationError, corsSettings } from '../../runtime';
+import { ConfigurationError } from '../../runtime';
+import { corsSettings } from '../../runtime/http/cors';
 import { DIALECTS } from '../support/databases';
 import { startBlog, type RunningService } from '../support/services';
 

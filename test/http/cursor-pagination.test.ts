@@ -7,7 +7,8 @@
  * the OpenAPI document. Whole bodies, exact statuses.
  */
 import request from 'supertest';
-import { encodeCursor, type Cursor } from '../../runtime';
+import { type Cursor } from '../../runtime';
+import { encodeCursor } from '../../runtime/query/pagination';
 import { DIALECTS } from '../support/databases';
 import { insertRows, takeErrors } from '../support/fixtures';
 import { startShowcase, type RunningService } from '../support/services';

@@ -4,7 +4,8 @@
  * older views() hook, path parameters of custom endpoints, and route registration order.
  */
 import request from 'supertest';
-import { orderRoutes, shadows, type Route } from '../../runtime';
+import { type Route } from '../../runtime';
+import { orderRoutes, shadows } from '../../runtime/http/routes';
 import { DIALECTS } from '../support/databases';
 import { startShowcase, type RunningService } from '../support/services';
 

@@ -5,7 +5,7 @@
  * the OpenAPI document.
  */
 import request from 'supertest';
-import { RETRY_AFTER_SECONDS } from '../../runtime';
+import { RETRY_AFTER_SECONDS } from '../../runtime/core/errors';
 import { DIALECTS } from '../support/databases';
 import { takeErrors } from '../support/fixtures';
 import { startBlog, startShowcase, type RunningService } from '../support/services';

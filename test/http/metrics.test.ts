@@ -3,7 +3,8 @@
  * latency histograms by route pattern, method and status, and the database pool's gauges.
  */
 import request from 'supertest';
-import { ConfigurationError, metricsEnabled } from '../../runtime';
+import { ConfigurationError } from '../../runtime';
+import { metricsEnabled } from '../../runtime/http/metrics';
 import { DIALECTS } from '../support/databases';
 import { startBlog, type RunningService } from '../support/services';
 

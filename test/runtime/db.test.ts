@@ -5,7 +5,9 @@
  * once keep answering for new bindings and after a schema change; SQLite's settings.
  */
 import { createRequire } from 'node:module';
-import { ConfigurationError, connect, loadSqliteSettings, requestsArrived, selectFirst, selectRows, type Db } from '../../runtime';
+import { ConfigurationError, connect, type Db } from '../../runtime';
+import { loadSqliteSettings } from '../../runtime/core/settings';
+import { requestsArrived, selectFirst, selectRows } from '../../runtime/db/connection';
 import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
 
 describe.each(DIALECTS)('reads (%s)', (dialect) => {

@@ -5,7 +5,9 @@
  * tell PostgreSQL by the Knex client's name) still run.
  */
 import type { Knex } from 'knex';
-import { connect, dialectOf, isConnectionFailure, isConstraintViolation, migrateLatest, renameForeignKey } from '../../runtime';
+import { connect, isConstraintViolation, migrateLatest, renameForeignKey } from '../../runtime';
+import { dialectOf } from '../../runtime/db/connection';
+import { isConnectionFailure } from '../../runtime/db/driver-errors';
 import { DIALECTS as ADAPTERS, dialectForUrl } from '../../runtime/db/dialects';
 import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
 

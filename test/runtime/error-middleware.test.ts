@@ -4,7 +4,8 @@
  */
 import express from 'express';
 import request from 'supertest';
-import { AuthError, errorMiddleware, HttpError, TooManyRequestsError, unauthorized, type Settings } from '../../runtime';
+import { AuthError, HttpError, TooManyRequestsError, unauthorized, type Settings } from '../../runtime';
+import { errorMiddleware } from '../../runtime/http/error-middleware';
 
 const settings = { SVC_DEBUG: false } as Settings;
 

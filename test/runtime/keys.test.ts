@@ -5,7 +5,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ConfigurationError, generateKeyPair, loadKeys } from '../../runtime';
+import { ConfigurationError } from '../../runtime';
+import { generateKeyPair, loadKeys } from '../../runtime/auth/tokens';
 
 function tempDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'svcgen-keys-'));

@@ -4,14 +4,8 @@
  * checks count characters for the minimum and UTF-8 bytes for the maximum.
  */
 import bcrypt from 'bcrypt';
-import {
-  hashPassword,
-  MAX_PASSWORD_BYTES,
-  passwordFitsBcrypt,
-  passwordProblems,
-  RequestValidationError,
-  verifyPassword,
-} from '../../runtime';
+import { hashPassword, passwordFitsBcrypt, passwordProblems, RequestValidationError, verifyPassword } from '../../runtime';
+import { MAX_PASSWORD_BYTES } from '../../runtime/auth/password';
 
 const LOC = ['body', 'data', 'password'];
 const TOO_LONG = { type: 'string_too_long', loc: LOC, msg: 'String should have at most 72 bytes in UTF-8' };

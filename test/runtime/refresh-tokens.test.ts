@@ -4,17 +4,9 @@
  * and a token without `jti` is known by its signature, whatever its base64url spelling.
  */
 import jwt from 'jsonwebtoken';
-import {
-  consumeRefreshToken,
-  loadSettings,
-  migrateLatest,
-  migrateRollback,
-  purgeUsedRefreshTokens,
-  refreshTokenId,
-  TokenService,
-  USED_REFRESH_TOKENS_TABLE,
-  type Db,
-} from '../../runtime';
+import { consumeRefreshToken, loadSettings, migrateLatest, migrateRollback, TokenService, type Db } from '../../runtime';
+import { purgeUsedRefreshTokens, refreshTokenId } from '../../runtime/auth/tokens';
+import { USED_REFRESH_TOKENS_TABLE } from '../../runtime/db/migrations';
 import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
 import { testKeys } from '../support/keys';
 

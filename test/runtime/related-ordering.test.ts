@@ -3,7 +3,8 @@
  * to itself (each hop reads its own alias), descending and ascending, rows without a related row
  * (a NULL key) kept, and the exact SQL of the subquery.
  */
-import { orderByTerms, relatedValue, type Db } from '../../runtime';
+import { type Db } from '../../runtime';
+import { orderByTerms, relatedValue } from '../../runtime/query/related-ordering';
 import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
 
 const BOSS_NAME = { column: 'people.name', hops: [{ from: 'people.boss_id', table: 'people', key: 'people.id' }] };

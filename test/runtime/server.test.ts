@@ -7,7 +7,8 @@
 import * as http from 'node:http';
 import * as net from 'node:net';
 import express from 'express';
-import { ConfigurationError, errorLine, listenAddress, ServiceRequest, ServiceResponse, startServer, type RunningServer } from '../../runtime';
+import { ConfigurationError, startServer, type RunningServer } from '../../runtime';
+import { errorLine, listenAddress, ServiceRequest, ServiceResponse } from '../../runtime/http/server';
 import { startBlog, type RunningService } from '../support/services';
 
 interface Answer {

@@ -8,15 +8,8 @@ import * as crypto from 'node:crypto';
 import * as net from 'node:net';
 import type { Request } from 'express';
 import Redis from 'ioredis';
-import {
-  clientAddress,
-  LoginThrottle,
-  MemoryThrottleStore,
-  RedisThrottleStore,
-  TOO_MANY_LOGIN_FAILURES,
-  TooManyRequestsError,
-  type ThrottleStore,
-} from '../../runtime';
+import { LoginThrottle, TooManyRequestsError } from '../../runtime';
+import { clientAddress, MemoryThrottleStore, RedisThrottleStore, TOO_MANY_LOGIN_FAILURES, type ThrottleStore } from '../../runtime/auth/throttle';
 
 const REDIS_URL = process.env.SVC_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 

@@ -2,7 +2,8 @@
  * The NUL-character rule of `parseRequest` and `validate` on schema shapes the HTTP suites do not
  * reach: nested objects and arrays, records, unions, loose and strict objects, defaults, deep JSON.
  */
-import { fieldsParam, fromString, intFromString, parseRequest, RequestValidationError, validate, ValidationError, z } from '../../runtime';
+import { fieldsParam, fromString, intFromString, RequestValidationError, ValidationError, z } from '../../runtime';
+import { parseRequest, validate } from '../../runtime/validation/validate';
 
 const NUL_ENTRY = { type: 'null_characters_not_allowed', msg: 'String should not contain null characters' };
 

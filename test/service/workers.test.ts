@@ -8,7 +8,8 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ConfigurationError, workerCount } from '../../runtime';
+import { ConfigurationError } from '../../runtime';
+import { workerCount } from '../../runtime/http/cluster';
 import { testKeys } from '../support/keys';
 
 const root = path.resolve(__dirname, '../..');

@@ -2,7 +2,8 @@
  * One RSA key pair per test process (generating one takes a moment), and a second "other" pair
  * for tokens signed with a key the service does not trust.
  */
-import { generateKeyPair, type KeyPair } from '../../runtime';
+import { type KeyPair } from '../../runtime';
+import { generateKeyPair } from '../../runtime/auth/tokens';
 
 let keys: KeyPair | undefined;
 let other: KeyPair | undefined;

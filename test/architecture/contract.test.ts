@@ -1,0 +1,60 @@
+/**
+ * The runtime's contract (`runtime/index.ts`): an explicit list of names, and every name the
+ * generator can emit into generated code is on it (the built-in names specs may use are checked in
+ * test/runtime/catalogue.test.ts). Anything else in the runtime is internal.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as runtime from '../../runtime';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+function sourcesOf(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const full = path.join(dir, e.name);
+    return e.isDirectory() ? sourcesOf(full) : e.name.endsWith('.ts') ? [full] : [];
+  });
+}
+
+/** The runtime names the generator's sources emit by name: `imports.runtime('x')`, `runtimeType('x')`, and its named constants. */
+function emittedNames(): { values: Set<string>; types: Set<string> } {
+  const values = new Set<string>();
+  const types = new Set<string>();
+  for (const file of sourcesOf(path.join(ROOT, 'generator'))) {
+    const text = fs.readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/\bruntime(Type)?\(\s*'([A-Za-z_$][\w$]*)'\s*\)/g)) (m[1] ? types : values).add(m[2]);
+  }
+  // A migration's rename of a foreign key calls this function by a constant of its own.
+  values.add('renameForeignKey');
+  return { values, types };
+}
+
+/** The names `index.ts` exports, values and types, read from its text. */
+function contractNames(): Set<string> {
+  const text = fs.readFileSync(path.join(ROOT, 'runtime/index.ts'), 'utf8');
+  const names = new Set<string>();
+  for (const m of text.matchAll(/export\s+(?:type\s+)?\{([^}]*)\}/g)) {
+    for (const part of m[1].split(',')) {
+      const name = part.trim().replace(/^type\s+/, '').split(/\s+as\s+/).pop()!.trim();
+      if (name) names.add(name);
+    }
+  }
+  return names;
+}
+
+describe('the runtime contract', () => {
+  it('lists its names: no `export *`', () => {
+    expect(fs.readFileSync(path.join(ROOT, 'runtime/index.ts'), 'utf8')).not.toMatch(/export\s+\*/);
+  });
+
+  it('holds every value the generator emits', () => {
+    expect(emittedNames().values.size).toBeGreaterThan(40);
+    const missing = [...emittedNames().values].filter((name) => !(name in runtime));
+    expect(missing).toEqual([]);
+  });
+
+  it('holds every type the generator emits', () => {
+    const contract = contractNames();
+    expect([...emittedNames().types].filter((name) => !contract.has(name))).toEqual([]);
+  });
+});
