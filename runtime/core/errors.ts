@@ -1,6 +1,6 @@
 /**
  * The error catalogue: the exceptions user code may raise and the bodies they render to.
- * One Express error middleware (`errorMiddleware` in app.ts) turns each into a response.
+ * One Express error middleware (`errorMiddleware`, http/error-middleware.ts) turns each into a response.
  */
 import type { BuiltinException } from './catalogue';
 

@@ -2,7 +2,7 @@
  * Running the generated migrations with Knex. Migrations are modules in the generated code,
  * listed in order; each runs in its own transaction.
  *
- * The runtime has a few tables of its own (today: the refresh tokens already used, see tokens.ts),
+ * The runtime has a few tables of its own (today: the refresh tokens already used, see auth/tokens.ts),
  * created by its own migrations, recorded apart in `svc_runtime_migrations` so that the generated
  * migrations, their names and their rollbacks stay exactly what the specs call for.
  *

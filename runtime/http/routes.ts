@@ -1,7 +1,7 @@
 /**
  * Routes as data: each generated or custom endpoint is a `Route`, registered on one Express router
  * in a fixed order (static segments before parameters), documented in OpenAPI, and known to the
- * fallback that answers 404 or 405. `expressHandler` binds an operation (operations.ts) to Express:
+ * fallback that answers 404 or 405. `expressHandler` binds an operation (operations/operation.ts) to Express:
  * the only place that turns a request into an operation's input and its reply into a response;
  * `operationRoute` builds a whole route from an operation, deriving its handlers and what its
  * documentation repeats of it.

@@ -37,7 +37,7 @@ export function urlInput(options: { blank: boolean; maxLength: number }) {
   return options.blank ? z.union([z.literal(''), url]) : url;
 }
 
-/** Shown for a non-integer where an integer is expected; validation.ts reports it as `int_type`. */
+/** Shown for a non-integer where an integer is expected; validate.ts reports it as `int_type`. */
 export const INT_TYPE_MESSAGE = 'Input should be a valid integer';
 
 /**

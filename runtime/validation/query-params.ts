@@ -21,7 +21,7 @@ function parsing<T>(type: string, msg: string, parse: (s: string) => T | undefin
     .openapi({ type: openapiType as 'string' }) as unknown as z.ZodType<T, string>;
 }
 
-/** A parsed value checked against the range both databases store (see calendar.ts). */
+/** A parsed value checked against the range both databases store (see core/calendar.ts). */
 function outOfRange(schema: z.ZodType<string, string>, storable: (value: string) => boolean, entry: { type: string; msg: string }) {
   return schema.refine(storable, { message: entry.msg, params: { type: entry.type } }) as z.ZodType<string, string>;
 }

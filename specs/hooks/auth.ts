@@ -6,8 +6,8 @@
 //   already registered"}); a registration that loses a race to another one at the insert gets the
 //   same 400 as if it had come second.
 // - login refuses a password bcrypt would cut (422, whether or not the user exists), is throttled
-//   per username and per client address (429, runtime/throttle.ts), and answers the seed's 401s.
-// - refresh accepts each refresh token once (runtime/tokens.ts, consumeRefreshToken).
+//   per username and per client address (429, runtime/auth/throttle.ts), and answers the seed's 401s.
+// - refresh accepts each refresh token once (runtime/auth/tokens.ts, consumeRefreshToken).
 // - every 401 carries `WWW-Authenticate: Bearer`, with `error="invalid_token"` and a description
 //   when a token was refused.
 import {
