@@ -59,7 +59,7 @@ export type { ComputeArgs } from './operations/computed';
 
 // auth: authenticators, tokens, passwords, usernames, the login throttle.
 export { AdminAuth, bearerToken, JWTAuth, SuperuserAuth, unauthorized, type Authenticator, type AuthUser } from './auth/authenticators';
-export { consumeRefreshToken, TokenError, TokenService, type KeyPair, type TokenClaims } from './auth/tokens';
+export { consumeRefreshToken, generateKeyPair, TokenError, TokenService, type KeyPair, type TokenClaims } from './auth/tokens';
 export { hashPassword, passwordFitsBcrypt, passwordProblems, passwordTooLongEntry, verifyPassword } from './auth/password';
 export { usernameProblems } from './auth/username';
 export { LoginThrottle, loginThrottle, setLoginThrottle } from './auth/throttle';

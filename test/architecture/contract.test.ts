@@ -9,10 +9,10 @@ import * as runtime from '../../runtime';
 
 const ROOT = path.resolve(__dirname, '../..');
 
-function sourcesOf(dir: string): string[] {
+function sourcesOf(dir: string, pattern = /\.ts$/): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const full = path.join(dir, e.name);
-    return e.isDirectory() ? sourcesOf(full) : e.name.endsWith('.ts') ? [full] : [];
+    return e.isDirectory() ? sourcesOf(full, pattern) : pattern.test(e.name) ? [full] : [];
   });
 }
 
@@ -27,6 +27,32 @@ function emittedNames(): { values: Set<string>; types: Set<string> } {
   // A migration's rename of a foreign key calls this function by a constant of its own.
   values.add('renameForeignKey');
   return { values, types };
+}
+
+/**
+ * The names that code written against the runtime imports from it, file by file: the templates of
+ * `svcgen init`, the blog's hooks, the fixtures' and cases' hooks, and the docs' examples.
+ */
+function importedNames(): Map<string, string> {
+  const files = [
+    ...sourcesOf(path.join(ROOT, 'templates'), /\.(hbs|js|ts)$/),
+    ...sourcesOf(path.join(ROOT, 'specs')),
+    ...sourcesOf(path.join(ROOT, 'test/fixtures')).filter((f) => f.includes(`${path.sep}hooks${path.sep}`)),
+    ...sourcesOf(path.join(ROOT, 'test/cases')).filter((f) => f.includes(`${path.sep}hooks${path.sep}`)),
+    path.join(ROOT, 'README.md'),
+    path.join(ROOT, 'docs/spec-language.md'),
+  ];
+  const names = new Map<string, string>();
+  const pattern = /(?:import\s+(?:type\s+)?\{([^}]*)\}\s+from|(?:const|let|var)\s+\{([^}]*)\}\s*=\s*require\()\s*['"]@svcgen\/runtime['"]/g;
+  for (const file of files) {
+    for (const m of fs.readFileSync(file, 'utf8').matchAll(pattern)) {
+      for (const part of (m[1] ?? m[2]).split(',')) {
+        const name = part.trim().replace(/^type\s+/, '').split(/\s+as\s+|\s*:\s*/)[0].trim();
+        if (name && !names.has(name)) names.set(name, path.relative(ROOT, file));
+      }
+    }
+  }
+  return names;
 }
 
 /** The names `index.ts` exports, values and types, read from its text. */
@@ -56,5 +82,12 @@ describe('the runtime contract', () => {
   it('holds every type the generator emits', () => {
     const contract = contractNames();
     expect([...emittedNames().types].filter((name) => !contract.has(name))).toEqual([]);
+  });
+
+  it('holds every name the init templates, the hooks and the docs import', () => {
+    const contract = contractNames();
+    const imported = importedNames();
+    expect(imported.size).toBeGreaterThan(20);
+    expect([...imported].filter(([name]) => !contract.has(name)).map(([name, file]) => `${name} (${file})`)).toEqual([]);
   });
 });
