@@ -473,7 +473,16 @@ const PARAM_SCHEMAS: { [T in ParamType]: () => z.ZodType<ParamValues[T], string>
     custom('decimal_parsing', 'Input should be a valid decimal', (s) => (DECIMAL.test(s.trim()) ? s.trim() : undefined), 'string'),
   email: () => z.email(),
   url: () => z.url(),
-  list: () => z.string().transform((s) => s.split(',')).openapi({ type: 'string' }),
+  list: () =>
+    z
+      .string()
+      .transform((s, ctx) => {
+        const items = s.split(',');
+        if (items.length <= MAX_LIST_ITEMS) return items;
+        ctx.issues.push(tooManyItems(s));
+        return z.NEVER;
+      })
+      .openapi({ type: 'string' }),
   dict: () =>
     custom<Record<string, unknown>>(
       'dict_type',
@@ -490,7 +499,19 @@ const PARAM_SCHEMAS: { [T in ParamType]: () => z.ZodType<ParamValues[T], string>
     ),
 };
 
-const SHAPE_WORDS = { in: 'comma-separated list', range: 'two comma-separated values (low,high)' } as const;
+/**
+ * The most values a comma-separated query parameter may hold (an `__in` filter, a `list`). Each
+ * value is one bound parameter (SQLite binds at most 32766 in a statement, PostgreSQL 65535): past
+ * this cap the parameter is a 422 on every database, before any query.
+ */
+export const MAX_LIST_ITEMS = 1000;
+
+/** The 422 issue of a comma-separated value with more than MAX_LIST_ITEMS items. */
+function tooManyItems(input: string) {
+  return { code: 'custom', message: `List should have at most ${MAX_LIST_ITEMS} items`, params: { type: 'too_long' }, input } as const;
+}
+
+const SHAPE_WORDS = { in: `comma-separated list (at most ${MAX_LIST_ITEMS} values)`, range: 'two comma-separated values (low,high)' } as const;
 
 /** How a filter query parameter's text is read: its shape, and for an integer the range its column holds. */
 export interface QueryParamOptions<S extends 'in' | 'range' | undefined = 'in' | 'range' | undefined> {
@@ -501,7 +522,7 @@ export interface QueryParamOptions<S extends 'in' | 'range' | undefined = 'in' |
 
 /**
  * The Zod schema of one filter query parameter of `type`. With `shape`, the text holds several
- * values separated by commas: any number for `in`, exactly two for `range`; each must parse as
+ * values separated by commas: at most MAX_LIST_ITEMS for `in`, exactly two for `range`; each must parse as
  * `type`, and an integer must lie within `min` and `max` when given (the column's range, the same
  * 422 a path or body value gets). Errors are 422 entries with `loc: ['query', <name>]`.
  */
@@ -524,6 +545,10 @@ export function queryParam<T extends ParamType>(type: T, shapeOrOptions?: 'in' |
     .string()
     .transform((s, ctx) => {
       const parts = s.split(',').map((p) => p.trim());
+      if (shape === 'in' && parts.length > MAX_LIST_ITEMS) {
+        ctx.issues.push(tooManyItems(s));
+        return z.NEVER;
+      }
       if (shape === 'range' && parts.length !== 2) {
         const few = parts.length < 2;
         ctx.issues.push({

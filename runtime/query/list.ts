@@ -181,7 +181,16 @@ export async function actionQuery(query: Knex.QueryBuilder, result: unknown): Pr
 }
 
 /**
- * The `ordering` query parameter: one field or several separated by commas, `-` for descending.
+ * The most terms an `ordering` may have. Each is a term of ORDER BY (SQLite allows 2000), and
+ * reading by position (CursorPagination) compares every term with the ones before it, so the
+ * conditions grow with the square of the terms: past this cap the ordering is a 422 on every
+ * database, before any query.
+ */
+export const MAX_ORDERING_TERMS = 16;
+
+/**
+ * The `ordering` query parameter: one field or several separated by commas (at most
+ * MAX_ORDERING_TERMS), `-` for descending.
  * Only names in `allowed` (field name → column, or a related row's column) pass; anything else is a
  * 422 with loc `query.ordering`.
  */
@@ -190,8 +199,13 @@ export function orderingParam(allowed: Readonly<Record<string, string | RelatedC
   const message = `Input should be a comma-separated list of ${names.map((n) => `'${n}'`).join(', ')}, each optionally prefixed with '-'`;
   return fromString.str()
     .transform((value, ctx): OrderTerm[] => {
+      const parts = value.split(',');
+      if (parts.length > MAX_ORDERING_TERMS) {
+        ctx.issues.push({ code: 'custom', message: `List should have at most ${MAX_ORDERING_TERMS} items`, params: { type: 'too_long' }, input: value });
+        return z.NEVER;
+      }
       const terms: OrderTerm[] = [];
-      for (const part of value.split(',')) {
+      for (const part of parts) {
         const name = part.trim().replace(/^-/, '');
         if (!Object.prototype.hasOwnProperty.call(allowed, name)) {
           ctx.issues.push({ code: 'custom', message, params: { type: 'enum' }, input: value });
@@ -204,5 +218,5 @@ export function orderingParam(allowed: Readonly<Record<string, string | RelatedC
       return terms;
     })
     .optional()
-    .openapi({ type: 'string', description: `Order by ${names.join(', ')}; prefix with - for descending; separate several with commas.` });
+    .openapi({ type: 'string', description: `Order by ${names.join(', ')}; prefix with - for descending; separate several with commas (at most ${MAX_ORDERING_TERMS}).` });
 }

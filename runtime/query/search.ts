@@ -9,13 +9,26 @@ import type { Knex } from 'knex';
 import { applyCondition, type Lookup } from './filters';
 import { fromString } from '../validation/query-params';
 
-/** The `search` query parameter, documented with the fields it searches. */
+/**
+ * The most words a search may have. Each word is one more condition AND-ed to the others, and
+ * SQLite refuses an expression deeper than 1000 where PostgreSQL answers: past this cap the text
+ * is a 422 on every database, before any query.
+ */
+export const MAX_SEARCH_TERMS = 32;
+
+/** The `search` query parameter, documented with the fields it searches; more than MAX_SEARCH_TERMS words is a 422. */
 export function searchParam(fields: readonly string[]) {
   return fromString
     .str()
+    .superRefine((text, ctx) => {
+      const count = searchTerms(text).length;
+      if (count > MAX_SEARCH_TERMS) {
+        ctx.addIssue({ code: 'custom', message: `Search should have at most ${MAX_SEARCH_TERMS} words`, params: { type: 'too_long' }, input: text });
+      }
+    })
     .optional()
     .openapi({
-      description: `Search ${fields.join(', ')}: every word must be contained, ignoring case, in one of these fields.`,
+      description: `Search ${fields.join(', ')}: every word must be contained, ignoring case, in one of these fields (at most ${MAX_SEARCH_TERMS} words).`,
     });
 }
 

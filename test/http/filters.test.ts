@@ -257,8 +257,8 @@ describe.each(DIALECTS)('list filters: querying fixture (%s)', (dialect) => {
           name: 'ordering',
           in: 'query',
           required: false,
-          description: 'Order by name; prefix with - for descending; separate several with commas.',
-          schema: { type: 'string', description: 'Order by name; prefix with - for descending; separate several with commas.' },
+          description: 'Order by name; prefix with - for descending; separate several with commas (at most 16).',
+          schema: { type: 'string', description: 'Order by name; prefix with - for descending; separate several with commas (at most 16).' },
         },
       ]);
       const byName = Object.fromEntries(params('/books/').map((p) => [p.name, p]));

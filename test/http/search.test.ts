@@ -73,7 +73,7 @@ describe.each(DIALECTS)('search through relations: the querying fixture\'s books
   it('is documented in the OpenAPI document, with its fields', async () => {
     const doc = (await request(svc.app).get('/openapi.json')).body;
     const param = doc.paths['/books/'].get.parameters.find((p: { name: string }) => p.name === 'search');
-    const description = 'Search title, subtitle, author__name, genres__name: every word must be contained, ignoring case, in one of these fields.';
+    const description = 'Search title, subtitle, author__name, genres__name: every word must be contained, ignoring case, in one of these fields (at most 32 words).';
     expect(param).toEqual({ name: 'search', in: 'query', required: false, description, schema: { type: 'string', description } });
   });
 });
