@@ -3,8 +3,9 @@
  * requests whose path parameters, query parameters and body fields hold hostile values (wrong
  * types, numbers past every integer width, NaN strings, empty and very long strings, NUL, lone
  * surrogates, unicode, SQL-ish text, LIKE wildcards, arrays and objects where scalars go, dates
- * outside any calendar a database stores, malformed and non-UTF-8 bodies), with and without a
- * bearer token. The same seed sends the same requests in the same order.
+ * outside any calendar a database stores, malformed and non-UTF-8 bodies, long multi-term values:
+ * searches of many words, long comma-separated lists and orderings), with and without a bearer
+ * token. The same seed sends the same requests in the same order.
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -29,6 +30,7 @@ interface Parameter {
   name: string;
   in: 'path' | 'query' | 'header' | 'cookie';
   required?: boolean;
+  description?: string;
   schema?: Schema;
 }
 
@@ -123,6 +125,33 @@ export const SWEEP_STRINGS: readonly string[] = [
   'a,b,,c',
   '-',
 ];
+
+/** `count` copies of the values, cycled, joined by `sep`. */
+function repeated(values: readonly string[], count: number, sep: string): string {
+  return Array.from({ length: count }, (_, i) => values[i % values.length]).join(sep);
+}
+
+/**
+ * Long multi-term values for one query parameter, at and past the caps on what becomes the size of
+ * a query (32 words of a search, 1000 values of a list, 16 ordering terms) and far past them within
+ * the 8 KB request target: many words, long comma-separated lists of numbers and words, and for an
+ * ordering (its description lists its fields) long lists of its own fields, some descending.
+ */
+export function multiTermValues(p: { description?: string; schema?: Schema }): string[] {
+  const values = [
+    ...[32, 33, 996, 1500].map((n) => repeated(['a'], n, ' ')),
+    repeated(['%', '_', 'x'], 996, ' '),
+    ...[1000, 1001].map((n) => repeated(Array.from({ length: n }, (_, i) => String(i + 1)), n, ',')),
+    repeated(['a'], 2000, ','),
+  ];
+  const description = p.description ?? p.schema?.description;
+  const fields = typeof description === 'string' ? /^Order by ([^;]+);/.exec(description)?.[1].split(', ') : undefined;
+  if (fields?.length) {
+    const terms = fields.flatMap((f) => [f, `-${f}`]);
+    values.push(...[16, 17, 1000].map((n) => repeated(terms, n, ',')));
+  }
+  return values;
+}
 
 /** JSON values no body field should turn into a 500. */
 export const HOSTILE_JSON: readonly unknown[] = [
@@ -339,7 +368,8 @@ class Fuzzer {
       if (!this.chance(0.45)) continue;
       const repeat = this.chance(0.1) ? 2 : 1;
       for (let i = 0; i < repeat; i++) {
-        const value = this.chance(0.3) ? this.plausible(p.schema, relationBase(p.name)) : this.pick(HOSTILE_STRINGS);
+        const roll = this.random();
+        const value = roll < 0.05 ? this.pick(multiTermValues(p)) : roll < 0.335 ? this.plausible(p.schema, relationBase(p.name)) : this.pick(HOSTILE_STRINGS);
         parts.push(`${encode(p.name)}=${encode(String(value))}`);
       }
     }
@@ -380,8 +410,8 @@ class Fuzzer {
   }
 
   /**
-   * Every query parameter of every GET, alone, with each of SWEEP_STRINGS: the random pass may miss
-   * one parameter's edge (`?created_at=0000-01-01`); this pass does not.
+   * Every query parameter of every GET, alone, with each of SWEEP_STRINGS and its multi-term values:
+   * the random pass may miss one parameter's edge (`?created_at=0000-01-01`); this pass does not.
    */
   private async sweep(origin: string, report: FuzzReport): Promise<void> {
     const auth = this.options.sweepAuth ?? { name: 'none', header: undefined };
@@ -391,7 +421,7 @@ class Fuzzer {
       const base = path.replace(/^\/api/, '').split('/').filter(Boolean)[0] ?? '';
       const target = path.replace(/\{[^}]+\}/g, () => String(this.options.keys[base]?.[0] ?? 1));
       for (const p of (op.parameters ?? []).filter((q) => q.in === 'query')) {
-        for (const value of SWEEP_STRINGS) {
+        for (const value of [...SWEEP_STRINGS, ...multiTermValues(p)]) {
           await this.send(origin, 'get', `${this.options.prefix ?? ''}${target}?${encode(p.name)}=${encode(value)}`, auth, undefined, report);
         }
       }
