@@ -7,7 +7,7 @@ import { loadSqliteSettings, type SqliteSettings } from '../core/settings';
 import { databaseOf, withDatabaseState, type Database } from './database';
 import { dialectForUrl, type Dialect } from './dialects';
 import type { DirectReads } from './dialects/dialect';
-import { CONNECTION_WARNING, QUERY_UID } from './knex-internals';
+import { CONNECTION_WARNING, KNEX_ERROR_PREFIX, QUERY_UID } from './knex-internals';
 import { compiledQuery } from './sql-shapes';
 
 export type Db = Knex;
@@ -17,6 +17,9 @@ export { STATEMENT_CACHE_SIZE } from './dialects/sqlite-client';
 /**
  * Knex's own log: its warnings go to the console, except the connection errors it warns about on
  * every failed acquire, with a stack trace. The API logs a database outage once (see outage.ts).
+ * Neither these warnings nor the messages of the errors Knex passes on hold a value bound to a
+ * statement: Knex puts the statement's SQL text before a driver's message with its placeholders
+ * unfilled (KNEX_ERROR_PREFIX).
  */
 const KNEX_LOG = {
   warn(message: unknown) {
@@ -40,7 +43,7 @@ export interface DatabaseConfig {
 export function databaseConfig(url: string | undefined, defaultSqliteFile: string, sqlite: SqliteSettings = loadSqliteSettings()): DatabaseConfig {
   const dialect = dialectForUrl(url);
   const opened = dialect.open(url, { defaultSqliteFile, sqlite });
-  return { dialect, description: opened.description, knex: withDatabaseState({ ...opened.knex, log: KNEX_LOG }, dialect, opened.reads) };
+  return { dialect, description: opened.description, knex: withDatabaseState({ ...opened.knex, ...KNEX_ERROR_PREFIX, log: KNEX_LOG }, dialect, opened.reads) };
 }
 
 /** A Knex instance on DATABASE_URL (`url`); SQLite's tuning comes from the environment (settings.ts). */

@@ -97,9 +97,30 @@ export function configOf(client: Knex.Client): Record<symbol, unknown> {
  */
 export const QUERY_UID = '__knexQueryUid';
 
+/**
+ * Assumption "connection uid": the object of a query event also carries the id of the connection
+ * the query ran on as `__knexUid` (a string), the same for every statement of a transaction and
+ * its savepoints.
+ */
+export const CONNECTION_UID = '__knexUid';
+
 /** The id of a query in a Knex event (see "query uid"). */
 export function queryUidOf(query: unknown): unknown {
   return (query as Record<string, unknown> | undefined)?.[QUERY_UID];
+}
+
+/**
+ * Assumption "error prefix": with `compileSqlOnError: false` in its configuration, Knex prefixes
+ * the message of an error its driver threw with the statement's SQL text as it sent it, its
+ * placeholders unfilled (`insert into "users" ("email") values ($1) - <driver's message>`); without
+ * it, with the values bound written into the text. The same SQL text is the `sql` of the query its
+ * `query-error` listeners receive.
+ */
+export const KNEX_ERROR_PREFIX = { compileSqlOnError: false } as const;
+
+/** The driver's own message of an error Knex prefixed with `sql` (see "error prefix"); the message itself otherwise. */
+export function driverMessageOf(message: string, sql: string | undefined): string {
+  return sql !== undefined && message.startsWith(`${sql} - `) ? message.slice(sql.length + 3) : message;
 }
 
 /**

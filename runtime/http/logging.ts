@@ -7,7 +7,8 @@
  * - When the response is finished (or the connection closed first), one line at level `info`:
  *   `{time, reqId, method, route, status, durationMs, userId?, msg: "request"}`. `route` is the
  *   route's pattern (`/api/articles/:pk/`), never the URL: no ids, query strings or tokens end up in
- *   the logs; a request no route matched has no `route`. Headers and bodies are never logged.
+ *   the logs; a request no route matched has no `route`. Headers and bodies are never logged, nor
+ *   the values a failed statement bound (error lines hold its SQL text with placeholders).
  * - `createLogger` reads `SVC_LOG_LEVEL` (`fatal`, `error`, `warn`, `info`, `debug`, `trace`,
  *   `silent`; default `info`) and writes JSON lines to stdout, or readable colored lines through
  *   pino-pretty when `NODE_ENV` is `development` (and pino-pretty is installed).
@@ -16,6 +17,7 @@ import { randomUUID } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { ConfigurationError } from '../core/settings';
+import { errorLogFields } from '../db/outage';
 
 export type { Logger } from 'pino';
 
@@ -188,7 +190,10 @@ export function requestLogging({ logger, routeOf, onFinish }: RequestLogOptions)
   };
 }
 
-/** Logs an error about a request, with the request's id. */
+/**
+ * Logs an error about a request, with the request's id: its type, code, message, statement and
+ * stack as `errorLogFields` gives them, never the values bound to a statement or a row of the database.
+ */
 export function logRequestError(logger: Logger, req: Request | undefined, err: unknown, message: string): void {
-  logger.error({ reqId: req?.id, err }, message);
+  logger.error({ reqId: req?.id, err: errorLogFields(err) }, message);
 }

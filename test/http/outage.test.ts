@@ -218,6 +218,8 @@ describe('isConnectionFailure', () => {
     ['ECONNRESET', Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })],
     ['ETIMEDOUT', Object.assign(new Error('connect ETIMEDOUT'), { code: 'ETIMEDOUT' })],
     ['Connection terminated', new Error('Connection terminated unexpectedly')],
+    ['a terminated connection under a statement', new Error('select 1 - Connection terminated unexpectedly')],
+    ['the rollback on a terminated connection', new Error('ROLLBACK - Client has encountered a connection error and is not queryable')],
     ['a pool acquire timeout', Object.assign(new Error('Knex: Timeout acquiring a connection.'), { name: 'KnexTimeoutError' })],
     ['57P01 admin_shutdown', Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' })],
     ['57P02 crash_shutdown', Object.assign(new Error('terminating connection because of crash of another server process'), { code: '57P02' })],

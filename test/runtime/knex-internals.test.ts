@@ -10,7 +10,9 @@ import {
   BOUND_WHERE_TYPES,
   builderInternals,
   configOf,
+  CONNECTION_UID,
   CONNECTION_WARNING,
+  driverMessageOf,
   isRaw,
   queryUidOf,
   sqliteBindings,
@@ -117,6 +119,41 @@ describe.each(DIALECTS)('Knex internals the runtime reads (%s)', (dialect) => {
       db.removeListener('query', onQuery).removeListener('query-response', onResponse);
     }
     assume('query uid', seen.length === 2 && typeof seen[0] === 'string' && seen[0] === seen[1], JSON.stringify(seen));
+  });
+
+  it('error prefix: with compileSqlOnError false, a failed statement\'s SQL text, placeholders unfilled, comes before the driver\'s message', async () => {
+    // `db` is made by connect(), which sets KNEX_ERROR_PREFIX.
+    let event: { sql?: string } | undefined;
+    const onError = (_e: unknown, q: { sql?: string }) => (event = q);
+    db.on('query-error', onError);
+    let message = '';
+    try {
+      await db('items').insert({ name: 'secret-value', missing: 'other-secret' });
+    } catch (err) {
+      message = (err as Error).message;
+    } finally {
+      db.removeListener('query-error', onError);
+    }
+    assume('error prefix', event?.sql !== undefined && message.startsWith(`${event.sql} - `), message);
+    assume('error prefix', !message.includes('secret'), message);
+    assume('error prefix', driverMessageOf(message, event?.sql) === message.slice((event?.sql ?? '').length + 3));
+  });
+
+  it('connection uid: the statements of a transaction, its savepoints and its ROLLBACK carry one __knexUid', async () => {
+    const seen: { sql: string; uid: unknown }[] = [];
+    const onQuery = (q: { sql: string }) => seen.push({ sql: q.sql, uid: (q as Record<string, unknown>)[CONNECTION_UID] });
+    db.on('query', onQuery);
+    try {
+      await db.transaction(async (trx) => {
+        await trx.transaction(async (inner) => inner('items').select('id'));
+        await trx('items').select('id');
+        throw new Error('roll back');
+      }).catch(() => undefined);
+    } finally {
+      db.removeListener('query', onQuery);
+    }
+    const uids = new Set(seen.map((q) => q.uid));
+    assume('connection uid', uids.size === 1 && typeof seen[0]?.uid === 'string' && /^BEGIN/i.test(seen[0].sql) && /^ROLLBACK/i.test(seen[seen.length - 1].sql), JSON.stringify(seen));
   });
 });
 

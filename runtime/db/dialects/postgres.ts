@@ -20,8 +20,12 @@ pgTypes.setTypeParser(3802, (v) => v);
  */
 const UNREACHABLE_CODES = /^(08[0-9A-Z]{3}|53300|57P0[1235])$/;
 
-/** What node-postgres says, without a code, when a connection ends under it or never opens. */
-const UNREACHABLE_MESSAGES = /^(Connection terminated|timeout expired|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)/;
+/**
+ * What node-postgres says, without a code, when a connection ends under it or never opens; at the
+ * start of the message, or after the statement Knex puts before it (`ROLLBACK - Client has
+ * encountered…`: the rollback of a transaction whose connection was terminated under it).
+ */
+const UNREACHABLE_MESSAGES = /(?:^| - )(Connection terminated|timeout expired|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)/;
 
 /** The advisory lock key of migrating, the same for every service (they wait in turn). */
 const MIGRATION_LOCK_KEY = 'svc_migrations';
