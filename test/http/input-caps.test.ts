@@ -6,7 +6,7 @@
  * one past it, a 422 in the seed's shape, the same on SQLite and PostgreSQL, before any query.
  */
 import request from 'supertest';
-import { MAX_LIST_ITEMS } from '../../runtime/query/filters';
+import { MAX_LIST_ITEMS, queryParam } from '../../runtime/query/filters';
 import { MAX_ORDERING_TERMS } from '../../runtime/query/list';
 import { MAX_SEARCH_TERMS } from '../../runtime/query/search';
 import { makeArticle, makeUser } from '../support/blog-fixtures';
@@ -19,6 +19,15 @@ const words = (n: number, word = 'a') => Array.from({ length: n }, () => word).j
 
 it('the caps are those the documentation names', () => {
   expect({ MAX_SEARCH_TERMS, MAX_LIST_ITEMS, MAX_ORDERING_TERMS }).toEqual({ MAX_SEARCH_TERMS: 32, MAX_LIST_ITEMS: 1000, MAX_ORDERING_TERMS: 16 });
+});
+
+it(`a \`list\` query parameter holds at most ${MAX_LIST_ITEMS} values`, () => {
+  const list = queryParam('list');
+  expect(list.safeParse(Array.from({ length: MAX_LIST_ITEMS }, (_, i) => `v${i}`).join(',')).data).toHaveLength(MAX_LIST_ITEMS);
+  const past = list.safeParse(','.repeat(MAX_LIST_ITEMS));
+  expect(past.error?.issues.map((i) => ({ message: i.message, type: (i as { params?: { type?: string } }).params?.type }))).toEqual([
+    { message: 'List should have at most 1000 items', type: 'too_long' },
+  ]);
 });
 
 describe.each(DIALECTS)('input caps: the blog (%s)', (dialect) => {
