@@ -34,7 +34,10 @@ export function loadKeys(options: KeyOptions): KeyPair {
     if (!privateKeyFile || !publicKeyFile) {
       throw new ConfigurationError('set both SVC_JWT_PRIVATE_KEY_FILE and SVC_JWT_PUBLIC_KEY_FILE, or neither');
     }
-    return { privateKey: fs.readFileSync(privateKeyFile, 'utf8'), publicKey: fs.readFileSync(publicKeyFile, 'utf8') };
+    return checkKeyPair(
+      { privateKey: readKeyFile('SVC_JWT_PRIVATE_KEY_FILE', privateKeyFile), publicKey: readKeyFile('SVC_JWT_PUBLIC_KEY_FILE', publicKeyFile) },
+      [`SVC_JWT_PRIVATE_KEY_FILE (${privateKeyFile})`, `SVC_JWT_PUBLIC_KEY_FILE (${publicKeyFile})`],
+    );
   }
   if (options.production) {
     throw new ConfigurationError(
@@ -44,7 +47,10 @@ export function loadKeys(options: KeyOptions): KeyPair {
   const privatePath = path.join(options.devKeysDir, 'jwt-private.pem');
   const publicPath = path.join(options.devKeysDir, 'jwt-public.pem');
   if (fs.existsSync(privatePath) && fs.existsSync(publicPath)) {
-    return { privateKey: fs.readFileSync(privatePath, 'utf8'), publicKey: fs.readFileSync(publicPath, 'utf8') };
+    return checkKeyPair({ privateKey: readKeyFile('the development key', privatePath), publicKey: readKeyFile('the development key', publicPath) }, [
+      privatePath,
+      publicPath,
+    ]);
   }
   const pair = generateKeyPair();
   fs.mkdirSync(options.devKeysDir, { recursive: true });
@@ -54,6 +60,64 @@ export function loadKeys(options: KeyOptions): KeyPair {
     `generated a development RSA key pair in ${options.devKeysDir}; set SVC_JWT_PRIVATE_KEY_FILE and SVC_JWT_PUBLIC_KEY_FILE in production`,
   );
   return pair;
+}
+
+/** A key file's text; a file that cannot be read is a configuration error naming the setting and the path. */
+function readKeyFile(setting: string, file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    // Node's "ENOENT: no such file or directory, open '<file>'", without the path said already.
+    throw new ConfigurationError(`${setting}: cannot read ${file}: ${oneLine(err).replace(/, \w+ '.*'$/, '')}`);
+  }
+}
+
+function oneLine(err: unknown): string {
+  // Duck-typed: errors of Node's own modules may come from another realm (a test's VM context).
+  const message = typeof (err as { message?: unknown } | null)?.message === 'string' ? (err as { message: string }).message : String(err);
+  return message.split('\n')[0].trim() || 'unknown error';
+}
+
+/**
+ * The keys checked as a pair, as the service will use them: each parses (PEM or DER-in-PEM), each
+ * is an RSA key, the private one really is private, and a probe signed RS256 with the private key
+ * verifies with the public one. Keys of two different pairs would start a service whose every
+ * token is refused, a public key in place of the private one a service whose every login fails:
+ * either is a configuration error at start, naming the files (`names`), in one line.
+ */
+export function checkKeyPair(keys: KeyPair, names: readonly [string, string] = ['the private key', 'the public key']): KeyPair {
+  const [privateName, publicName] = names;
+  let privateKey: crypto.KeyObject;
+  let publicKey: crypto.KeyObject;
+  try {
+    privateKey = crypto.createPrivateKey(keys.privateKey);
+  } catch (err) {
+    const hint = isPublicKey(keys.privateKey) ? ' (it holds a public key)' : '';
+    throw new ConfigurationError(`${privateName} is not a PEM private key${hint}: ${oneLine(err)}`);
+  }
+  try {
+    publicKey = crypto.createPublicKey(keys.publicKey);
+  } catch (err) {
+    throw new ConfigurationError(`${publicName} is not a PEM public key: ${oneLine(err)}`);
+  }
+  for (const [name, key] of [[privateName, privateKey], [publicName, publicKey]] as const) {
+    if (key.asymmetricKeyType !== 'rsa') throw new ConfigurationError(`${name} is a ${key.asymmetricKeyType ?? 'non-RSA'} key; RS256 needs an RSA key`);
+  }
+  const probe = Buffer.from(`svc key probe ${crypto.randomUUID()}`);
+  const signature = crypto.sign('sha256', probe, privateKey);
+  if (!crypto.verify('sha256', probe, publicKey, signature)) {
+    throw new ConfigurationError(`${privateName} and ${publicName} are not a pair: a probe signed with the private key does not verify with the public key`);
+  }
+  return keys;
+}
+
+function isPublicKey(text: string): boolean {
+  try {
+    crypto.createPublicKey(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export function generateKeyPair(): KeyPair {
