@@ -59,6 +59,13 @@ describe('generated main', () => {
     }
     const unicode = run(['createuser', '--username', 'zoë.o+1@x', '--email', 'zoe@example.com', '--password', 'pw'], { DATABASE_URL: url });
     expect([unicode.status, unicode.stdout]).toEqual([0, '3\n']);
+    // Usernames in their NFKC form, as registration stores them: a fullwidth "ｒｏｏｔ" is "root".
+    const lookalike = run(['createuser', '--username', 'ｒｏｏｔ', '--email', 'wide@example.com', '--password', 'pw'], { DATABASE_URL: url });
+    expect([lookalike.status, lookalike.stdout, lookalike.stderr.trim().split('\n').pop()]).toEqual([1, '', 'createuser: username "root" is already taken']);
+    const wide = run(['createuser', '--username', 'ｗｉｄｅ①', '--email', 'wide@example.com', '--password', 'pw'], { DATABASE_URL: url });
+    expect([wide.status, wide.stdout]).toEqual([0, '4\n']);
+    const lengthened = run(['createuser', '--username', '㎒'.repeat(51), '--email', 'mhz@example.com', '--password', 'pw'], { DATABASE_URL: url });
+    expect([lengthened.status, lengthened.stderr.trim().split('\n').pop()]).toEqual([1, `createuser: username "${'MHz'.repeat(51)}" is not allowed: String should have at most 150 characters`]);
     const missing = run(['createuser', '--username', 'x'], { DATABASE_URL: url });
     expect(missing.status).toBe(2);
     expect(missing.stderr).toContain('--email is required');
@@ -70,6 +77,7 @@ describe('generated main', () => {
       { username: 'root', password: true, is_active: 1, is_staff: 1, is_superuser: 1 },
       { username: 'ghost', password: true, is_active: 0, is_staff: 0, is_superuser: 0 },
       { username: 'zoë.o+1@x', password: true, is_active: 1, is_staff: 0, is_superuser: 0 },
+      { username: 'wide1', password: true, is_active: 1, is_staff: 0, is_superuser: 0 },
     ]);
   });
 
