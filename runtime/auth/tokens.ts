@@ -193,14 +193,21 @@ export class TokenService {
     });
   }
 
-  /** Signature (RS256 only), issuer, audience, expiry and a non-empty `sub`. */
+  /**
+   * Signature (RS256 only), issuer, audience, a numeric `exp` that has not passed (a token without
+   * one would never expire: refused, as Django's simplejwt does), an `iat`, when present, no more
+   * than `SVC_JWT_LEEWAY` seconds in the future, and a non-empty `sub`. The leeway is for `iat`
+   * only: expiry is exact, by this server's clock.
+   */
   verify(token: string): TokenClaims {
     let payload: string | jwt.JwtPayload;
+    const now = Math.floor(Date.now() / 1000);
     try {
       payload = jwt.verify(token, this.publicKey, {
         algorithms: ['RS256'],
         issuer: this.settings.SVC_JWT_ISSUER,
         audience: this.settings.SVC_JWT_AUDIENCE,
+        clockTimestamp: now,
       });
     } catch (err) {
       if (err instanceof jwt.TokenExpiredError) throw new TokenError('expired', 'token expired');
@@ -208,6 +215,14 @@ export class TokenService {
     }
     if (typeof payload !== 'object' || typeof payload.sub !== 'string' || payload.sub === '') {
       throw new TokenError('invalid', 'token has no subject');
+    }
+    // jsonwebtoken checks `exp` only when the token has one.
+    if (typeof payload.exp !== 'number' || !Number.isFinite(payload.exp)) throw new TokenError('invalid', 'token has no expiry');
+    if (payload.iat !== undefined && (typeof payload.iat !== 'number' || !Number.isFinite(payload.iat))) {
+      throw new TokenError('invalid', 'token has an invalid iat');
+    }
+    if (typeof payload.iat === 'number' && payload.iat > now + this.settings.SVC_JWT_LEEWAY) {
+      throw new TokenError('invalid', 'token issued in the future');
     }
     return payload as TokenClaims;
   }
@@ -247,7 +262,8 @@ export function purgeUsedRefreshTokens(db: Db, nowSeconds = Math.floor(Date.now(
  * insert arbitrated by the primary key (`ON CONFLICT DO NOTHING`): of concurrent uses of one token,
  * exactly one inserts the row; the others wait for its transaction and then insert nothing (or, if
  * it rolls back, one of them gets it). The transaction stays usable either way. At most once a
- * minute per process the ids of expired tokens are deleted first.
+ * minute per process the ids of expired tokens are deleted first. Claims without a numeric `exp`
+ * (which `verify` refuses) throw a TokenError.
  */
 export async function consumeRefreshToken(db: Db, token: string, claims: TokenClaims): Promise<boolean> {
   const now = Date.now();
@@ -255,8 +271,10 @@ export async function consumeRefreshToken(db: Db, token: string, claims: TokenCl
     nextPurgeAt = now + USED_REFRESH_TOKENS_PURGE_INTERVAL_MS;
     await purgeUsedRefreshTokens(db, Math.floor(now / 1000));
   }
-  // A token without `exp` never expires: its id is kept for good.
-  const expiresAt = typeof claims.exp === 'number' && Number.isSafeInteger(claims.exp) ? claims.exp : Number.MAX_SAFE_INTEGER;
+  // `verify` refuses a token without a numeric `exp` (one would never expire); its id is kept until then.
+  const exp = claims.exp;
+  if (typeof exp !== 'number' || !Number.isFinite(exp)) throw new TokenError('invalid', 'token has no expiry');
+  const expiresAt = Math.min(Math.ceil(exp), Number.MAX_SAFE_INTEGER);
   const inserted = await db(USED_REFRESH_TOKENS_TABLE)
     .insert({ jti: refreshTokenId(token, claims), expires_at: expiresAt })
     .onConflict('jti')

@@ -17,6 +17,7 @@ import {
   nowSeconds,
   REFRESH_LIFETIME,
   signRs256,
+  signRs256Raw,
   STAFF_REQUIRED,
   UNAUTHORIZED,
   unique,
@@ -298,6 +299,8 @@ describe.each(DIALECTS)('blog credentials (%s)', (dialect) => {
         [signRs256(accessClaims(user.id, { aud: 'another-api' })), ACCESS_INVALID],
         [inactive.token, ACCESS_INVALID],
         [svc.context.tokens.issueRefresh(user.id), ACCESS_INVALID],
+        [signRs256Raw(accessClaims(user.id, { exp: undefined })), ACCESS_INVALID],
+        [signRs256Raw(accessClaims(user.id, { iat: nowSeconds() + 3600 })), ACCESS_INVALID],
       ];
       // A protected endpoint, and a public one that reads the token it is sent.
       for (const endpoint of ['/api/auth/me/', '/api/categories/']) {
@@ -337,6 +340,8 @@ describe.each(DIALECTS)('blog credentials (%s)', (dialect) => {
         [expired, { detail: 'Refresh token expired' }, REFRESH_EXPIRED],
         ['garbage', INVALID_REFRESH, REFRESH_INVALID],
         [user.token, { detail: 'Invalid token type' }, NOT_REFRESH],
+        [signRs256Raw({ sub: String(user.id), iss: ISSUER, aud: AUDIENCE, iat: nowSeconds(), type: 'refresh' }), INVALID_REFRESH, REFRESH_INVALID],
+        [signRs256Raw({ sub: String(user.id), iss: ISSUER, aud: AUDIENCE, iat: nowSeconds() + 3600, exp: nowSeconds() + REFRESH_LIFETIME, type: 'refresh' }), INVALID_REFRESH, REFRESH_INVALID],
       ];
       for (const [token, body, challenge] of cases) {
         const res = await api().post('/api/auth/refresh/').send({ refresh_token: token });
