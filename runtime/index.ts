@@ -61,7 +61,7 @@ export type { ComputeArgs } from './operations/computed';
 export { AdminAuth, bearerToken, JWTAuth, SuperuserAuth, unauthorized, type Authenticator, type AuthUser } from './auth/authenticators';
 export { consumeRefreshToken, generateKeyPair, TokenError, TokenService, type KeyPair, type TokenClaims } from './auth/tokens';
 export { hashPassword, passwordFitsBcrypt, passwordProblems, passwordTooLongEntry, verifyPassword } from './auth/password';
-export { usernameProblems } from './auth/username';
+export { normalizeUsername, usernameProblems } from './auth/username';
 export { LoginThrottle, loginThrottle, setLoginThrottle } from './auth/throttle';
 
 // query: lists, pagination, filters, search, ordering, field selection.

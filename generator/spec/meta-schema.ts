@@ -518,6 +518,7 @@ export const SETTINGS = {
   SVC_DEBUG: { type: 'boolean', default: false },
   SVC_JWT_ISSUER: { type: 'string', minLength: 1, default: 'svc' },
   SVC_JWT_AUDIENCE: { type: 'string', minLength: 1, default: 'svc-api' },
+  SVC_JWT_LEEWAY: { type: 'integer', minimum: 0, default: 30 },
   SVC_ACCESS_TOKEN_LIFETIME: { type: 'integer', minimum: 1, default: 900 },
   SVC_REFRESH_TOKEN_LIFETIME: { type: 'integer', minimum: 1, default: 604800 },
   SVC_SHUTDOWN_TIMEOUT: { type: 'integer', minimum: 1, default: 10 },

@@ -34,7 +34,10 @@ export function loadKeys(options: KeyOptions): KeyPair {
     if (!privateKeyFile || !publicKeyFile) {
       throw new ConfigurationError('set both SVC_JWT_PRIVATE_KEY_FILE and SVC_JWT_PUBLIC_KEY_FILE, or neither');
     }
-    return { privateKey: fs.readFileSync(privateKeyFile, 'utf8'), publicKey: fs.readFileSync(publicKeyFile, 'utf8') };
+    return checkKeyPair(
+      { privateKey: readKeyFile('SVC_JWT_PRIVATE_KEY_FILE', privateKeyFile), publicKey: readKeyFile('SVC_JWT_PUBLIC_KEY_FILE', publicKeyFile) },
+      [`SVC_JWT_PRIVATE_KEY_FILE (${privateKeyFile})`, `SVC_JWT_PUBLIC_KEY_FILE (${publicKeyFile})`],
+    );
   }
   if (options.production) {
     throw new ConfigurationError(
@@ -44,7 +47,10 @@ export function loadKeys(options: KeyOptions): KeyPair {
   const privatePath = path.join(options.devKeysDir, 'jwt-private.pem');
   const publicPath = path.join(options.devKeysDir, 'jwt-public.pem');
   if (fs.existsSync(privatePath) && fs.existsSync(publicPath)) {
-    return { privateKey: fs.readFileSync(privatePath, 'utf8'), publicKey: fs.readFileSync(publicPath, 'utf8') };
+    return checkKeyPair({ privateKey: readKeyFile('the development key', privatePath), publicKey: readKeyFile('the development key', publicPath) }, [
+      privatePath,
+      publicPath,
+    ]);
   }
   const pair = generateKeyPair();
   fs.mkdirSync(options.devKeysDir, { recursive: true });
@@ -54,6 +60,64 @@ export function loadKeys(options: KeyOptions): KeyPair {
     `generated a development RSA key pair in ${options.devKeysDir}; set SVC_JWT_PRIVATE_KEY_FILE and SVC_JWT_PUBLIC_KEY_FILE in production`,
   );
   return pair;
+}
+
+/** A key file's text; a file that cannot be read is a configuration error naming the setting and the path. */
+function readKeyFile(setting: string, file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    // Node's "ENOENT: no such file or directory, open '<file>'", without the path said already.
+    throw new ConfigurationError(`${setting}: cannot read ${file}: ${oneLine(err).replace(/, \w+ '.*'$/, '')}`);
+  }
+}
+
+function oneLine(err: unknown): string {
+  // Duck-typed: errors of Node's own modules may come from another realm (a test's VM context).
+  const message = typeof (err as { message?: unknown } | null)?.message === 'string' ? (err as { message: string }).message : String(err);
+  return message.split('\n')[0].trim() || 'unknown error';
+}
+
+/**
+ * The keys checked as a pair, as the service will use them: each parses (PEM or DER-in-PEM), each
+ * is an RSA key, the private one really is private, and a probe signed RS256 with the private key
+ * verifies with the public one. Keys of two different pairs would start a service whose every
+ * token is refused, a public key in place of the private one a service whose every login fails:
+ * either is a configuration error at start, naming the files (`names`), in one line.
+ */
+export function checkKeyPair(keys: KeyPair, names: readonly [string, string] = ['the private key', 'the public key']): KeyPair {
+  const [privateName, publicName] = names;
+  let privateKey: crypto.KeyObject;
+  let publicKey: crypto.KeyObject;
+  try {
+    privateKey = crypto.createPrivateKey(keys.privateKey);
+  } catch (err) {
+    const hint = isPublicKey(keys.privateKey) ? ' (it holds a public key)' : '';
+    throw new ConfigurationError(`${privateName} is not a PEM private key${hint}: ${oneLine(err)}`);
+  }
+  try {
+    publicKey = crypto.createPublicKey(keys.publicKey);
+  } catch (err) {
+    throw new ConfigurationError(`${publicName} is not a PEM public key: ${oneLine(err)}`);
+  }
+  for (const [name, key] of [[privateName, privateKey], [publicName, publicKey]] as const) {
+    if (key.asymmetricKeyType !== 'rsa') throw new ConfigurationError(`${name} is a ${key.asymmetricKeyType ?? 'non-RSA'} key; RS256 needs an RSA key`);
+  }
+  const probe = Buffer.from(`svc key probe ${crypto.randomUUID()}`);
+  const signature = crypto.sign('sha256', probe, privateKey);
+  if (!crypto.verify('sha256', probe, publicKey, signature)) {
+    throw new ConfigurationError(`${privateName} and ${publicName} are not a pair: a probe signed with the private key does not verify with the public key`);
+  }
+  return keys;
+}
+
+function isPublicKey(text: string): boolean {
+  try {
+    crypto.createPublicKey(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export function generateKeyPair(): KeyPair {
@@ -129,14 +193,21 @@ export class TokenService {
     });
   }
 
-  /** Signature (RS256 only), issuer, audience, expiry and a non-empty `sub`. */
+  /**
+   * Signature (RS256 only), issuer, audience, a numeric `exp` that has not passed (a token without
+   * one would never expire: refused, as Django's simplejwt does), an `iat`, when present, no more
+   * than `SVC_JWT_LEEWAY` seconds in the future, and a non-empty `sub`. The leeway is for `iat`
+   * only: expiry is exact, by this server's clock.
+   */
   verify(token: string): TokenClaims {
     let payload: string | jwt.JwtPayload;
+    const now = Math.floor(Date.now() / 1000);
     try {
       payload = jwt.verify(token, this.publicKey, {
         algorithms: ['RS256'],
         issuer: this.settings.SVC_JWT_ISSUER,
         audience: this.settings.SVC_JWT_AUDIENCE,
+        clockTimestamp: now,
       });
     } catch (err) {
       if (err instanceof jwt.TokenExpiredError) throw new TokenError('expired', 'token expired');
@@ -144,6 +215,14 @@ export class TokenService {
     }
     if (typeof payload !== 'object' || typeof payload.sub !== 'string' || payload.sub === '') {
       throw new TokenError('invalid', 'token has no subject');
+    }
+    // jsonwebtoken checks `exp` only when the token has one.
+    if (typeof payload.exp !== 'number' || !Number.isFinite(payload.exp)) throw new TokenError('invalid', 'token has no expiry');
+    if (payload.iat !== undefined && (typeof payload.iat !== 'number' || !Number.isFinite(payload.iat))) {
+      throw new TokenError('invalid', 'token has an invalid iat');
+    }
+    if (typeof payload.iat === 'number' && payload.iat > now + this.settings.SVC_JWT_LEEWAY) {
+      throw new TokenError('invalid', 'token issued in the future');
     }
     return payload as TokenClaims;
   }
@@ -183,7 +262,8 @@ export function purgeUsedRefreshTokens(db: Db, nowSeconds = Math.floor(Date.now(
  * insert arbitrated by the primary key (`ON CONFLICT DO NOTHING`): of concurrent uses of one token,
  * exactly one inserts the row; the others wait for its transaction and then insert nothing (or, if
  * it rolls back, one of them gets it). The transaction stays usable either way. At most once a
- * minute per process the ids of expired tokens are deleted first.
+ * minute per process the ids of expired tokens are deleted first. Claims without a numeric `exp`
+ * (which `verify` refuses) throw a TokenError.
  */
 export async function consumeRefreshToken(db: Db, token: string, claims: TokenClaims): Promise<boolean> {
   const now = Date.now();
@@ -191,8 +271,10 @@ export async function consumeRefreshToken(db: Db, token: string, claims: TokenCl
     nextPurgeAt = now + USED_REFRESH_TOKENS_PURGE_INTERVAL_MS;
     await purgeUsedRefreshTokens(db, Math.floor(now / 1000));
   }
-  // A token without `exp` never expires: its id is kept for good.
-  const expiresAt = typeof claims.exp === 'number' && Number.isSafeInteger(claims.exp) ? claims.exp : Number.MAX_SAFE_INTEGER;
+  // `verify` refuses a token without a numeric `exp` (one would never expire); its id is kept until then.
+  const exp = claims.exp;
+  if (typeof exp !== 'number' || !Number.isFinite(exp)) throw new TokenError('invalid', 'token has no expiry');
+  const expiresAt = Math.min(Math.ceil(exp), Number.MAX_SAFE_INTEGER);
   const inserted = await db(USED_REFRESH_TOKENS_TABLE)
     .insert({ jti: refreshTokenId(token, claims), expires_at: expiresAt })
     .onConflict('jti')

@@ -11,6 +11,8 @@ export interface Settings {
   SVC_DEBUG: boolean;
   SVC_JWT_ISSUER: string;
   SVC_JWT_AUDIENCE: string;
+  /** Seconds a token's `iat` may lie in the future (the issuer's clock ahead of this one); 0 allows none. */
+  SVC_JWT_LEEWAY: number;
   SVC_ACCESS_TOKEN_LIFETIME: number;
   SVC_REFRESH_TOKEN_LIFETIME: number;
   /** Seconds the server waits for requests in flight after SIGTERM or SIGINT before closing their connections. */
@@ -27,6 +29,9 @@ export class ConfigurationError extends Error {
   override name = 'ConfigurationError';
 }
 
+/** The integer settings that may be 0; every other one is at least 1. */
+const MAY_BE_ZERO: ReadonlySet<string> = new Set(['SVC_JWT_LEEWAY']);
+
 function parseValue(name: string, raw: string, like: unknown): unknown {
   const text = raw.trim();
   if (typeof like === 'boolean') {
@@ -35,8 +40,9 @@ function parseValue(name: string, raw: string, like: unknown): unknown {
     throw new ConfigurationError(`${name} must be true or false, got "${raw}"`);
   }
   if (typeof like === 'number') {
-    if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text)) || Number(text) < 1) {
-      throw new ConfigurationError(`${name} must be a positive integer, got "${raw}"`);
+    const least = MAY_BE_ZERO.has(name) ? 0 : 1;
+    if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text)) || Number(text) < least) {
+      throw new ConfigurationError(`${name} must be a ${least ? 'positive' : 'non-negative'} integer, got "${raw}"`);
     }
     return Number(text);
   }

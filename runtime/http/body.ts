@@ -5,12 +5,14 @@
  * - a body whose media type is not JSON on POST, PUT or PATCH: 415 `{"detail": "Unsupported Media Type"}`
  * - a `Content-Encoding` other than identity, gzip, deflate or br (or zstd where Node has it), or a
  *   charset JSON cannot be in: 415, the same body (with `Accept-Encoding` naming the codings read)
- * - a body that is not valid JSON, or that fails to decompress: 400 `{"detail": "Cannot parse request body"}`
+ * - a body that is not valid JSON, whose UTF-8 is not valid (a byte that starts no character, an
+ *   overlong form, an encoded surrogate), or that fails to decompress: 400 `{"detail": "Cannot parse request body"}`
  * - a body over the size limit: 413 `{"detail": "Payload Too Large"}`
  *
  * A request without a body (no `Content-Length`, or `Content-Length: 0`, and no `Transfer-Encoding`)
  * is passed on untouched, whatever its `Content-Type`.
  */
+import { isUtf8 } from 'node:buffer';
 import { STATUS_CODES } from 'node:http';
 import * as zlib from 'node:zlib';
 import express, { type Request, type RequestHandler } from 'express';
@@ -75,11 +77,20 @@ function readError(err: unknown): unknown {
 }
 
 /**
+ * Refuses a UTF-8 body whose bytes are not valid UTF-8, which the parser would otherwise decode
+ * with U+FFFD in place of each bad sequence and pass on as text. Bodies in another `utf-*` charset
+ * are decoded as before.
+ */
+function strictUtf8(_req: unknown, _res: unknown, buffer: Buffer, encoding: string | null): void {
+  if ((encoding === null || /^utf-?8$/i.test(encoding)) && !isUtf8(buffer)) throw new RequestBodyError(400, CANNOT_PARSE);
+}
+
+/**
  * The body parser of the API: JSON bodies up to `limit`. Any other media type on POST, PUT or PATCH
  * is a 415; on other methods a body that is not JSON is ignored, as before.
  */
 export function jsonBody(options: { limit: string }): RequestHandler {
-  const parse = express.json({ limit: options.limit, type: JSON_MEDIA_TYPES });
+  const parse = express.json({ limit: options.limit, type: JSON_MEDIA_TYPES, verify: strictUtf8 });
   return (req, res, next) => {
     if (!hasContent(req)) {
       next();

@@ -8,7 +8,7 @@
 import type { Express } from 'express';
 import { hashPassword } from '../auth/password';
 import { loadKeys, type KeyPair } from '../auth/tokens';
-import { usernameProblems } from '../auth/username';
+import { normalizeUsername, usernameProblems } from '../auth/username';
 import { now } from '../core/convert';
 import { ConfigurationError, loadSettings, type Settings } from '../core/settings';
 import { connect, type Db } from '../db/connection';
@@ -187,6 +187,8 @@ async function createUser(service: ServiceMain, users: UserTable, db: Db, args: 
       return 2;
     }
   }
+  // Stored in its NFKC form, as registration stores it: a look-alike of a taken name is taken.
+  values.username = normalizeUsername(values.username);
   const [problem] = usernameProblems(values.username);
   if (problem) {
     console.error(`createuser: username "${values.username}" is not allowed: ${problem.msg}`);

@@ -1,11 +1,12 @@
 // The blog's authentication endpoints: register, login, refresh and me.
 // User-owned: `svcgen build` never touches this file; specs/service.yaml names these handlers.
 //
-// - register applies the credentials policy (hooks/credentials.ts: 422 in the seed's shape), then
+// - register normalises the username with NFKC (as Django does: a fullwidth `ａｌｉｃｅ` is `alice`),
+//   applies the credentials policy (hooks/credentials.ts: 422 in the seed's shape), then
 //   the seed's friendly checks (400 {"username": "Username already taken"} / {"email": "Email
 //   already registered"}); a registration that loses a race to another one at the insert gets the
 //   same 400 as if it had come second.
-// - login refuses a password bcrypt would cut (422, whether or not the user exists), is throttled
+// - login looks the NFKC form of the username up (and throttles it); it refuses a password bcrypt would cut (422, whether or not the user exists), is throttled
 //   per username and per client address (429, runtime/auth/throttle.ts), and answers the seed's 401s.
 // - refresh accepts each refresh token once (runtime/auth/tokens.ts, consumeRefreshToken).
 // - every 401 carries `WWW-Authenticate: Bearer`, with `error="invalid_token"` and a description
@@ -15,6 +16,7 @@ import {
   hashPassword,
   isConstraintViolation,
   loginThrottle,
+  normalizeUsername,
   now,
   passwordFitsBcrypt,
   passwordTooLongEntry,
@@ -61,7 +63,8 @@ async function checkAvailable(db: Db, body: RegisterSchema): Promise<void> {
 }
 
 export async function register(ctx: HookContext<{ body: RegisterSchema }>): Promise<TokenResponse> {
-  const { body } = ctx;
+  // Checked, compared and stored in its NFKC form.
+  const body = { ...ctx.body, username: normalizeUsername(ctx.body.username) };
   const problems = credentialProblems(body.username, body.password);
   if (problems.length > 0) throw new RequestValidationError(problems);
   await checkAvailable(ctx.db, body);
@@ -93,7 +96,9 @@ export async function register(ctx: HookContext<{ body: RegisterSchema }>): Prom
 }
 
 export async function login(ctx: HookContext<{ body: LoginSchema }>): Promise<TokenResponse> {
-  const { body, req } = ctx;
+  const { req } = ctx;
+  // The form usernames are stored in: `ａｌｉｃｅ` logs in as `alice`, and shares its throttle.
+  const body = { ...ctx.body, username: normalizeUsername(ctx.body.username) };
   // No stored password is longer (registration refuses it), and bcrypt would compare a prefix:
   // refused before any lookup, so the answer says nothing about the user.
   if (!passwordFitsBcrypt(body.password)) throw new RequestValidationError([passwordTooLongEntry()]);

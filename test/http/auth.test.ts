@@ -27,6 +27,7 @@ import {
   otherKeyToken,
   REFRESH_LIFETIME,
   signRs256,
+  signRs256Raw,
   STAFF_REQUIRED,
   UNAUTHORIZED,
   unique,
@@ -280,6 +281,8 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
       ['alg none', (id) => unsignedToken(accessClaims(id, { type: 'refresh' }))],
       ['HS256 with the public key as secret', (id) => hs256WithPublicKey(accessClaims(id, { type: 'refresh' }))],
       ['no sub', (id) => signRs256(accessClaims(id, { type: 'refresh', sub: undefined }))],
+      ['no exp', (id) => signRs256Raw(accessClaims(id, { type: 'refresh', exp: undefined }))],
+      ['an iat 60 s in the future', (id) => signRs256Raw(accessClaims(id, { type: 'refresh', iat: nowSeconds() + 60, exp: nowSeconds() + REFRESH_LIFETIME }))],
     ];
 
     it.each(invalidRefreshTokens)('answers 401 {"detail": "Invalid refresh token"} for a token with %s', async (_kind, make) => {
@@ -432,6 +435,11 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
         return `${h}.${Buffer.from(JSON.stringify(accessClaims(u.id, { is_staff: true }))).toString('base64url')}.${s}`;
       }],
       ['a refresh token used as access token', (u) => svc.context.tokens.issueRefresh(u.id)],
+      ['no exp (it would never expire)', (u) => signRs256Raw(accessClaims(u.id, { exp: undefined }))],
+      ['an exp of null', (u) => signRs256Raw(accessClaims(u.id, { exp: null }))],
+      ['an iat 60 s in the future (leeway 30 s)', (u) => signRs256Raw(accessClaims(u.id, { iat: nowSeconds() + 60 }))],
+      ['an iat a year in the future', (u) => signRs256Raw(accessClaims(u.id, { iat: nowSeconds() + 31_536_000, exp: nowSeconds() + 31_536_900 }))],
+      ['an iat that is not a number', (u) => signRs256Raw(accessClaims(u.id, { iat: 'yesterday' }))],
       ['the token of an inactive user', async (u) => {
         await db()('users').where('id', u.id).update({ is_active: false });
         return u.token;
@@ -461,6 +469,34 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
         const res = await req;
         expect(res.status).toBe(401);
         expect(res.body).toEqual(UNAUTHORIZED);
+      }
+    });
+
+    it('a token issued up to SVC_JWT_LEEWAY (30) seconds in the future is accepted, as an access and as a refresh token', async () => {
+      const user = await makeUser(svc, { is_staff: true });
+      const ahead = signRs256Raw(accessClaims(user.id, { iat: nowSeconds() + 20 }));
+      for (const endpoint of endpoints) {
+        const res = await api().get(endpoint).set('Authorization', `Bearer ${ahead}`);
+        expect(res.status).toBe(200);
+      }
+      const refresh = signRs256Raw(accessClaims(user.id, { type: 'refresh', iat: nowSeconds() + 20, exp: nowSeconds() + REFRESH_LIFETIME }));
+      const res = await api().post('/api/auth/refresh/').send({ refresh_token: refresh });
+      expect([res.status, res.body]).toEqual([200, TOKEN_RESPONSE]);
+    });
+
+    it('SVC_JWT_LEEWAY=0 allows no iat in the future; a larger one allows more', async () => {
+      for (const [leeway, ahead, status] of [[0, 5, 401], [0, 0, 200], [120, 100, 200], [120, 150, 401]] as const) {
+        const own = await startBlog(dialect, { SVC_JWT_LEEWAY: leeway });
+        try {
+          const user = await makeUser(own);
+          const token = signRs256Raw(accessClaims(user.id, { iat: nowSeconds() + ahead }));
+          const res = await request(own.app).get('/api/auth/me/').set('Authorization', `Bearer ${token}`);
+          expect({ leeway, ahead, status: res.status }).toEqual({ leeway, ahead, status });
+          if (status === 401) expect(res.body).toEqual(UNAUTHORIZED);
+          expect(own.errors).toEqual([]);
+        } finally {
+          await own.close();
+        }
       }
     });
 

@@ -128,6 +128,42 @@ describe.each(DIALECTS)('request bodies on the showcase (%s)', (dialect) => {
     expect(res.body).toEqual(CANNOT_PARSE);
   });
 
+  describe('invalid UTF-8 in a JSON body → 400 {"detail": "Cannot parse request body"}, storing nothing', () => {
+    // A widget name of the given bytes between `{"name": "` and `"}`.
+    const named = (bytes: number[]) => Buffer.concat([Buffer.from('{"name": "bad8-'), Buffer.from(bytes), Buffer.from('"}')]);
+    it.each([
+      ['a lone continuation byte', [0x80]],
+      ['a byte that never occurs (0xFF)', [0xff]],
+      ['a Latin-1 "é"', [0xe9]],
+      ['a sequence cut short', [0xe2, 0x82]],
+      ['an overlong "/" (C0 AF)', [0xc0, 0xaf]],
+      ['an overlong NUL (C0 80, Java\'s modified UTF-8)', [0xc0, 0x80]],
+      ['an overlong three-byte "/" (E0 80 AF)', [0xe0, 0x80, 0xaf]],
+      ['a lone high surrogate D800 encoded (CESU-8)', [0xed, 0xa0, 0x80]],
+      ['a lone low surrogate DC00 encoded', [0xed, 0xb0, 0x80]],
+      ['a surrogate pair encoded as two characters (CESU-8 "😀")', [0xed, 0xa0, 0xbd, 0xed, 0xb8, 0x80]],
+      ['a code point above U+10FFFF (F4 90 80 80)', [0xf4, 0x90, 0x80, 0x80]],
+    ])('%s', async (_what, bytes) => {
+      for (const type of ['application/json', 'application/json; charset=utf-8']) {
+        const res = await raw(named(bytes), { 'Content-Type': type });
+        expect([res.status, res.body]).toEqual([400, CANNOT_PARSE]);
+      }
+      expect(await svc.database.db('widgets').where('name', 'like', 'bad8-%').first()).toBeUndefined();
+    });
+
+    it('in a gzip body too', async () => {
+      const res = await raw(zlib.gzipSync(named([0xed, 0xa0, 0x80])), { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' });
+      expect([res.status, res.body]).toEqual([400, CANNOT_PARSE]);
+    });
+
+    it('valid multi-byte text (2, 3 and 4 bytes, an escaped surrogate pair) is stored as sent', async () => {
+      const res = await raw(Buffer.from('{"name": "ok-é€名😀\\ud83d\\ude00"}'), { 'Content-Type': 'application/json' });
+      expect(res.status).toBe(201);
+      expect(res.body.name).toBe('ok-é€名😀😀');
+      expect((await svc.database.db('widgets').where({ id: res.body.id }).first('name')).name).toBe('ok-é€名😀😀');
+    });
+  });
+
   it('a body of another media type on GET or DELETE is ignored, as before', async () => {
     const id = await insertWidget(svc.database.db, { name: 'deleted-with-text' });
     const list = await request(svc.app).get('/v/widgets/').set('Content-Type', 'text/plain').send('ignored');

@@ -17,6 +17,7 @@ import {
   nowSeconds,
   REFRESH_LIFETIME,
   signRs256,
+  signRs256Raw,
   STAFF_REQUIRED,
   UNAUTHORIZED,
   unique,
@@ -147,6 +148,85 @@ describe.each(DIALECTS)('blog credentials (%s)', (dialect) => {
     });
   });
 
+  describe('usernames are normalised with NFKC (as Django does) before the rule, the uniqueness check and storing', () => {
+    /** The fullwidth form of every ASCII character of `text` (`alice` → `ａｌｉｃｅ`); NFKC maps it back. */
+    const fullwidth = (text: string) => text.replace(/[!-~]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0));
+    const stored = async (id: number) => (await db()('users').where({ id }).first('username')).username;
+
+    it('a fullwidth look-alike of a registered name is "Username already taken", creating nothing', async () => {
+      const body = registerBody();
+      expect((await api().post('/api/auth/register/').send(body)).status).toBe(201);
+      const count = await userCount();
+      const lookalike = fullwidth(body.username);
+      expect(lookalike).not.toBe(body.username);
+      const res = await api().post('/api/auth/register/').send(registerBody({ username: lookalike }));
+      expect([res.status, res.body]).toEqual([400, USERNAME_TAKEN]);
+      // A ligature and a compatibility digit: "ﬁ" is "fi", "①" is "1".
+      const base = unique('fi');
+      expect((await api().post('/api/auth/register/').send(registerBody({ username: `${base}1` }))).status).toBe(201);
+      const ligature = await api().post('/api/auth/register/').send(registerBody({ username: `ﬁ${base.slice(2)}①` }));
+      expect([ligature.status, ligature.body]).toEqual([400, USERNAME_TAKEN]);
+      expect(await userCount()).toBe(count + 1);
+    });
+
+    it('what is stored, and claimed in the token, is the normalised name; both spellings log in as that user', async () => {
+      const name = unique('wide');
+      const res = await api().post('/api/auth/register/').send(registerBody({ username: fullwidth(name) }));
+      expect([res.status, res.body]).toEqual([201, TOKEN_RESPONSE]);
+      const claims = JSON.parse(Buffer.from(res.body.access_token.split('.')[1], 'base64url').toString());
+      expect(claims.username).toBe(name);
+      const row = await db()('users').where({ username: name }).first('id');
+      expect(row).toBeDefined();
+      expect(await stored(Number(row.id))).toBe(name);
+      for (const spelling of [name, fullwidth(name)]) {
+        const ok = await login(spelling, 'long enough');
+        expect([ok.status, ok.body]).toEqual([200, TOKEN_RESPONSE]);
+        expect(JSON.parse(Buffer.from(ok.body.access_token.split('.')[1], 'base64url').toString()).sub).toBe(String(row.id));
+      }
+    });
+
+    it('login normalises too: ａｌｉｃｅ logs in as alice, and a wrong password counts against the same name', async () => {
+      const user = await makeUser(svc);
+      const ok = await login(fullwidth(user.username), user.password);
+      expect([ok.status, ok.body]).toEqual([200, TOKEN_RESPONSE]);
+      for (let i = 0; i < 5; i++) {
+        const spelling = i % 2 ? user.username : fullwidth(user.username);
+        expect([(await login(spelling, 'wrong')).status]).toEqual([401]);
+      }
+      const throttled = await login(user.username, user.password);
+      expect([throttled.status, throttled.body]).toEqual([429, TOO_MANY]);
+    });
+
+    it('the rule applies to the normalised name: NFKC may lengthen it past 150 characters, or turn it into a space', async () => {
+      const count = await userCount();
+      // "㎒" is "MHz": 51 characters sent, 153 after NFKC.
+      const long = await api().post('/api/auth/register/').send(registerBody({ username: '㎒'.repeat(51) }));
+      expect([long.status, long.body]).toEqual([422, invalid({ type: 'string_too_long', loc: USERNAME, msg: 'String should have at most 150 characters' })]);
+      // An ideographic space is a space after NFKC.
+      const spaced = await api().post('/api/auth/register/').send(registerBody({ username: `ada\u3000${unique('')}` }));
+      expect([spaced.status, spaced.body]).toEqual([422, invalid(USERNAME_CHARACTERS)]);
+      expect(await userCount()).toBe(count);
+      const fifty = await api().post('/api/auth/register/').send(registerBody({ username: `${'㎒'.repeat(45)}${unique('')}`.slice(0, 50) }));
+      expect(fifty.status).toBe(201);
+    });
+
+    it('staff creating a user through POST /users/: stored normalised; a look-alike of a taken name is refused as the name itself', async () => {
+      const staff = await makeUser(svc, { is_staff: true });
+      const post = (overrides: Record<string, unknown>) => api().post('/api/users/').set('Authorization', staff.bearer).send(registerBody(overrides));
+      const name = unique('staffmade');
+      const created = await post({ username: fullwidth(name) });
+      expect(created.status).toBe(201);
+      expect(created.body.username).toBe(name);
+      expect(await stored(created.body.id)).toBe(name);
+      const count = await userCount();
+      const same = await post({ username: name });
+      const lookalike = await post({ username: fullwidth(name) });
+      expect([same.status, same.body]).toEqual([409, { error: 'conflict', details: 'The request violates a database constraint.' }]);
+      expect([lookalike.status, lookalike.body]).toEqual([same.status, same.body]);
+      expect(await userCount()).toBe(count);
+    });
+  });
+
   describe('single-use refresh tokens', () => {
     async function tokens(username: string, password: string): Promise<{ access_token: string; refresh_token: string }> {
       const res = await login(username, password);
@@ -219,6 +299,8 @@ describe.each(DIALECTS)('blog credentials (%s)', (dialect) => {
         [signRs256(accessClaims(user.id, { aud: 'another-api' })), ACCESS_INVALID],
         [inactive.token, ACCESS_INVALID],
         [svc.context.tokens.issueRefresh(user.id), ACCESS_INVALID],
+        [signRs256Raw(accessClaims(user.id, { exp: undefined })), ACCESS_INVALID],
+        [signRs256Raw(accessClaims(user.id, { iat: nowSeconds() + 3600 })), ACCESS_INVALID],
       ];
       // A protected endpoint, and a public one that reads the token it is sent.
       for (const endpoint of ['/api/auth/me/', '/api/categories/']) {
@@ -258,6 +340,8 @@ describe.each(DIALECTS)('blog credentials (%s)', (dialect) => {
         [expired, { detail: 'Refresh token expired' }, REFRESH_EXPIRED],
         ['garbage', INVALID_REFRESH, REFRESH_INVALID],
         [user.token, { detail: 'Invalid token type' }, NOT_REFRESH],
+        [signRs256Raw({ sub: String(user.id), iss: ISSUER, aud: AUDIENCE, iat: nowSeconds(), type: 'refresh' }), INVALID_REFRESH, REFRESH_INVALID],
+        [signRs256Raw({ sub: String(user.id), iss: ISSUER, aud: AUDIENCE, iat: nowSeconds() + 3600, exp: nowSeconds() + REFRESH_LIFETIME, type: 'refresh' }), INVALID_REFRESH, REFRESH_INVALID],
       ];
       for (const [token, body, challenge] of cases) {
         const res = await api().post('/api/auth/refresh/').send({ refresh_token: token });

@@ -1,12 +1,15 @@
 /**
  * Key handling: files from the environment; a development pair generated once and reused;
- * refusal without keys in production.
+ * refusal without keys in production; the keys checked as a pair (a probe signed and verified),
+ * every refusal one line.
  */
+import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ConfigurationError } from '../../runtime';
-import { generateKeyPair, loadKeys } from '../../runtime/auth/tokens';
+import { checkKeyPair, generateKeyPair, loadKeys } from '../../runtime/auth/tokens';
+import { otherKeys, testKeys } from '../support/keys';
 
 function tempDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'svcgen-keys-'));
@@ -45,5 +48,77 @@ describe('loadKeys', () => {
     expect(keys).toEqual(pair);
     expect(fs.existsSync(path.join(dir, 'unused'))).toBe(false);
     expect(() => loadKeys({ privateKeyFile: path.join(dir, 'private.pem'), devKeysDir: dir, production: false })).toThrow(/both/);
+  });
+
+  describe('the keys are checked as a pair, each problem a one-line configuration error', () => {
+    const dir = tempDir();
+    const write = (name: string, text: string | Buffer) => {
+      const file = path.join(dir, name);
+      fs.writeFileSync(file, text);
+      return file;
+    };
+    const load = (privateKeyFile: string, publicKeyFile: string) => () =>
+      loadKeys({ privateKeyFile, publicKeyFile, devKeysDir: path.join(dir, 'unused'), production: true });
+    const refusal = (attempt: () => unknown): string => {
+      try {
+        attempt();
+      } catch (err) {
+        expect(err).toBeInstanceOf(ConfigurationError);
+        const message = (err as Error).message;
+        expect(message).not.toContain('\n');
+        return message;
+      }
+      throw new Error('not refused');
+    };
+    const ecPrivate = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+
+    it('a matching pair is accepted', () => {
+      const privateFile = write('ok-private.pem', testKeys().privateKey);
+      const publicFile = write('ok-public.pem', testKeys().publicKey);
+      expect(load(privateFile, publicFile)()).toEqual(testKeys());
+    });
+
+    it.each([
+      ['the public key given as the private key', () => [write('pub-as-priv.pem', testKeys().publicKey), write('p1.pem', testKeys().publicKey)],
+        /^SVC_JWT_PRIVATE_KEY_FILE \(.*pub-as-priv\.pem\) is not a PEM private key \(it holds a public key\): /],
+      ['keys of two different pairs', () => [write('mine.pem', testKeys().privateKey), write('theirs.pem', otherKeys().publicKey)],
+        /^SVC_JWT_PRIVATE_KEY_FILE \(.*mine\.pem\) and SVC_JWT_PUBLIC_KEY_FILE \(.*theirs\.pem\) are not a pair: a probe signed with the private key does not verify with the public key$/],
+      ['a public key file that is not PEM', () => [write('p2.pem', testKeys().privateKey), write('garbage.pem', 'not a key at all\n')],
+        /^SVC_JWT_PUBLIC_KEY_FILE \(.*garbage\.pem\) is not a PEM public key: /],
+      ['a private key file that is not PEM', () => [write('binary.der', crypto.randomBytes(64)), write('p3.pem', testKeys().publicKey)],
+        /^SVC_JWT_PRIVATE_KEY_FILE \(.*binary\.der\) is not a PEM private key: /],
+      ['an empty public key file', () => [write('p4.pem', testKeys().privateKey), write('empty.pem', '')],
+        /^SVC_JWT_PUBLIC_KEY_FILE \(.*empty\.pem\) is not a PEM public key: /],
+      ['an EC key where RS256 needs RSA', () => [write('ec.pem', ecPrivate), write('p5.pem', testKeys().publicKey)],
+        /^SVC_JWT_PRIVATE_KEY_FILE \(.*ec\.pem\) is a ec key; RS256 needs an RSA key$/],
+      ['a private key file that does not exist', () => [path.join(dir, 'missing.pem'), write('p6.pem', testKeys().publicKey)],
+        /^SVC_JWT_PRIVATE_KEY_FILE: cannot read .*missing\.pem: ENOENT: no such file or directory$/],
+      ['a public key file that is a directory', () => [write('p7.pem', testKeys().privateKey), dir],
+        /^SVC_JWT_PUBLIC_KEY_FILE: cannot read .*: EISDIR: illegal operation on a directory, read$/],
+    ] as const)('%s', (_what, files, message) => {
+      const [privateFile, publicFile] = files();
+      expect(refusal(load(privateFile, publicFile))).toMatch(message);
+    });
+
+    // Root reads any file: there, the missing file and the directory above stand for it.
+    (process.getuid?.() === 0 ? it.skip : it)('a file the process may not read', () => {
+      const secret = write('unreadable.pem', testKeys().privateKey);
+      fs.chmodSync(secret, 0o000);
+      expect(refusal(load(secret, write('p8.pem', testKeys().publicKey)))).toMatch(
+        /^SVC_JWT_PRIVATE_KEY_FILE: cannot read .*unreadable\.pem: EACCES: permission denied$/,
+      );
+    });
+
+    it('a development pair that was replaced by keys of another pair is refused too', () => {
+      const devDir = path.join(tempDir(), 'keys');
+      loadKeys({ devKeysDir: devDir, production: false, warn: () => {} });
+      fs.writeFileSync(path.join(devDir, 'jwt-public.pem'), otherKeys().publicKey);
+      expect(refusal(() => loadKeys({ devKeysDir: devDir, production: false }))).toMatch(/jwt-private\.pem and .*jwt-public\.pem are not a pair/);
+    });
+
+    it('checkKeyPair on key texts', () => {
+      expect(checkKeyPair(testKeys())).toBe(testKeys());
+      expect(refusal(() => checkKeyPair({ privateKey: testKeys().privateKey, publicKey: otherKeys().publicKey }))).toMatch(/are not a pair/);
+    });
   });
 });

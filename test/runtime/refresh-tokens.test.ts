@@ -1,10 +1,11 @@
 /**
  * Used refresh tokens in the database, on SQLite and PostgreSQL: the runtime's migration creates
  * the table, a token is consumed once (even by concurrent transactions), expired ids are purged,
- * and a token without `jti` is known by its signature, whatever its base64url spelling.
+ * a token without `jti` is known by its signature, whatever its base64url spelling, and tokens
+ * without `exp` or issued in the future are refused.
  */
 import jwt from 'jsonwebtoken';
-import { consumeRefreshToken, loadSettings, migrateLatest, migrateRollback, TokenService, type Db } from '../../runtime';
+import { consumeRefreshToken, loadSettings, migrateLatest, migrateRollback, TokenError, TokenService, type Db, type TokenClaims } from '../../runtime';
 import { purgeUsedRefreshTokens, refreshTokenId } from '../../runtime/auth/tokens';
 import { USED_REFRESH_TOKENS_TABLE } from '../../runtime/db/migrations';
 import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
@@ -97,6 +98,29 @@ describe.each(DIALECTS)('used refresh tokens (%s)', (dialect) => {
     expect(refreshTokenId(respelled, claims)).toBe(refreshTokenId(token, claims));
     expect(await consumeRefreshToken(db, token, claims)).toBe(true);
     expect(await consumeRefreshToken(db, respelled, tokens.verify(respelled))).toBe(false);
+  });
+
+  it('a token without exp is refused by verify, and claims without exp are never kept (they would be kept for good)', async () => {
+    const iat = Math.floor(Date.now() / 1000);
+    const token = jwt.sign({ sub: '11', iss: 'svc-blog', aud: 'svc-blog-api', iat, type: 'refresh', jti: 'no-exp' }, testKeys().privateKey, { algorithm: 'RS256' });
+    expect(() => tokens.verify(token)).toThrow(TokenError);
+    expect(() => tokens.verify(token)).toThrow('token has no expiry');
+    const claims = jwt.decode(token) as TokenClaims;
+    await expect(consumeRefreshToken(db, token, claims)).rejects.toThrow('token has no expiry');
+    expect(await db(USED_REFRESH_TOKENS_TABLE).where({ jti: 'no-exp' }).first()).toBeUndefined();
+  });
+
+  it('an iat in the future: refused beyond SVC_JWT_LEEWAY (default 30 s), accepted within it', () => {
+    const now = Math.floor(Date.now() / 1000);
+    const sign = (iat: number) =>
+      jwt.sign({ sub: '12', iss: 'svc-blog', aud: 'svc-blog-api', iat, exp: now + 600 }, testKeys().privateKey, { algorithm: 'RS256' });
+    expect(tokens.verify(sign(now + 25)).sub).toBe('12');
+    expect(() => tokens.verify(sign(now + 45))).toThrow('token issued in the future');
+    const strict = new TokenService(testKeys(), loadSettings(DEFAULT_SETTINGS, { SVC_JWT_LEEWAY: '0' }));
+    expect(() => strict.verify(sign(now + 5))).toThrow('token issued in the future');
+    expect(strict.verify(sign(now - 5)).sub).toBe('12');
+    expect(() => loadSettings(DEFAULT_SETTINGS, { SVC_JWT_LEEWAY: '-1' })).toThrow('SVC_JWT_LEEWAY must be a non-negative integer, got "-1"');
+    expect(() => loadSettings(DEFAULT_SETTINGS, { SVC_ACCESS_TOKEN_LIFETIME: '0' })).toThrow('SVC_ACCESS_TOKEN_LIFETIME must be a positive integer, got "0"');
   });
 
   it('rolling back the service migrations keeps the runtime table', async () => {

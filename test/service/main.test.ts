@@ -1,8 +1,10 @@
 /**
  * The compiled blog entry point, as `npm start`, `npm run migrate` and `npm run createuser` run it:
- * migrate, createuser (its flags, the hashed password, taken names), and production without keys.
+ * migrate, createuser (its flags, the hashed password, taken names), production without keys, and
+ * key files that are not a usable pair.
  */
 import { spawnSync } from 'node:child_process';
+import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -13,8 +15,8 @@ const main = path.join(root, 'dist/generated/main.js');
 
 jest.setTimeout(180_000);
 
-function run(args: string[], env: Record<string, string>) {
-  return spawnSync(process.execPath, [main, ...args], { cwd: root, env: { ...process.env, ...env }, encoding: 'utf8' });
+function run(args: string[], env: Record<string, string>, timeout?: number) {
+  return spawnSync(process.execPath, [main, ...args], { cwd: root, env: { ...process.env, ...env }, encoding: 'utf8', timeout });
 }
 
 describe('generated main', () => {
@@ -57,6 +59,13 @@ describe('generated main', () => {
     }
     const unicode = run(['createuser', '--username', 'zoë.o+1@x', '--email', 'zoe@example.com', '--password', 'pw'], { DATABASE_URL: url });
     expect([unicode.status, unicode.stdout]).toEqual([0, '3\n']);
+    // Usernames in their NFKC form, as registration stores them: a fullwidth "ｒｏｏｔ" is "root".
+    const lookalike = run(['createuser', '--username', 'ｒｏｏｔ', '--email', 'wide@example.com', '--password', 'pw'], { DATABASE_URL: url });
+    expect([lookalike.status, lookalike.stdout, lookalike.stderr.trim().split('\n').pop()]).toEqual([1, '', 'createuser: username "root" is already taken']);
+    const wide = run(['createuser', '--username', 'ｗｉｄｅ①', '--email', 'wide@example.com', '--password', 'pw'], { DATABASE_URL: url });
+    expect([wide.status, wide.stdout]).toEqual([0, '4\n']);
+    const lengthened = run(['createuser', '--username', '㎒'.repeat(51), '--email', 'mhz@example.com', '--password', 'pw'], { DATABASE_URL: url });
+    expect([lengthened.status, lengthened.stderr.trim().split('\n').pop()]).toEqual([1, `createuser: username "${'MHz'.repeat(51)}" is not allowed: String should have at most 150 characters`]);
     const missing = run(['createuser', '--username', 'x'], { DATABASE_URL: url });
     expect(missing.status).toBe(2);
     expect(missing.stderr).toContain('--email is required');
@@ -68,6 +77,7 @@ describe('generated main', () => {
       { username: 'root', password: true, is_active: 1, is_staff: 1, is_superuser: 1 },
       { username: 'ghost', password: true, is_active: 0, is_staff: 0, is_superuser: 0 },
       { username: 'zoë.o+1@x', password: true, is_active: 1, is_staff: 0, is_superuser: 0 },
+      { username: 'wide1', password: true, is_active: 1, is_staff: 0, is_superuser: 0 },
     ]);
   });
 
@@ -77,6 +87,54 @@ describe('generated main', () => {
     expect(res.status).toBe(1);
     expect(res.stderr).toContain('configuration error: NODE_ENV is production but no JWT keys are configured');
     expect(fs.existsSync(path.join(dir, 'untouched'))).toBe(false);
+  });
+
+  describe('refuses to serve with broken key files: one line "configuration error: …", exit 1, the database untouched', () => {
+    const pairs = () => {
+      const keysDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svcgen-main-keys-'));
+      const write = (name: string, text: string) => {
+        fs.writeFileSync(path.join(keysDir, name), text);
+        return path.join(keysDir, name);
+      };
+      const a = crypto.generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+      const b = crypto.generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+      return {
+        privateA: write('a-private.pem', a.privateKey),
+        publicA: write('a-public.pem', a.publicKey),
+        publicB: write('b-public.pem', b.publicKey),
+        notPem: write('not-pem.pem', 'this is not a key\n'),
+        missing: path.join(keysDir, 'missing.pem'),
+        keysDir,
+      };
+    };
+    let keys: ReturnType<typeof pairs>;
+    beforeAll(() => {
+      keys = pairs();
+    });
+
+    it.each([
+      ['the public key given as the private key', () => [keys.publicA, keys.publicA], /^configuration error: SVC_JWT_PRIVATE_KEY_FILE \(.*a-public\.pem\) is not a PEM private key \(it holds a public key\): .+$/],
+      ['keys of two different pairs', () => [keys.privateA, keys.publicB], /^configuration error: SVC_JWT_PRIVATE_KEY_FILE \(.*a-private\.pem\) and SVC_JWT_PUBLIC_KEY_FILE \(.*b-public\.pem\) are not a pair: a probe signed with the private key does not verify with the public key$/],
+      ['a public key file that is not PEM', () => [keys.privateA, keys.notPem], /^configuration error: SVC_JWT_PUBLIC_KEY_FILE \(.*not-pem\.pem\) is not a PEM public key: .+$/],
+      ['a private key file that cannot be read', () => [keys.missing, keys.publicA], /^configuration error: SVC_JWT_PRIVATE_KEY_FILE: cannot read .*missing\.pem: ENOENT: no such file or directory$/],
+      ['a public key file that is a directory', () => [keys.privateA, keys.keysDir], /^configuration error: SVC_JWT_PUBLIC_KEY_FILE: cannot read .*: EISDIR: illegal operation on a directory, read$/],
+    ] as const)('%s', (_what, files, line) => {
+      const [privateFile, publicFile] = files();
+      const untouched = path.join(dir, `untouched-${crypto.randomUUID()}`);
+      const res = run([], {
+        DATABASE_URL: `sqlite:${path.join(untouched, 'blog.sqlite3')}`,
+        NODE_ENV: 'production',
+        SVC_JWT_PRIVATE_KEY_FILE: privateFile,
+        SVC_JWT_PUBLIC_KEY_FILE: publicFile,
+        PORT: '0',
+      }, 20_000); // a service that starts anyway is stopped here, and fails the test
+      expect(res.status).toBe(1);
+      expect(res.stdout).toBe('');
+      const lines = res.stderr.split('\n').filter((l) => l !== '');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(line);
+      expect(fs.existsSync(untouched)).toBe(false);
+    });
   });
 
   it('rejects an unknown command', () => {

@@ -159,6 +159,15 @@ export function signRs256(claims: Record<string, unknown>, privateKey: string = 
 
 const b64url = (data: string | Buffer) => Buffer.from(data).toString('base64url');
 
+/**
+ * Signs `claims` byte for byte, RS256, with the service's private key: unlike `signRs256` (whose
+ * `noTimestamp` drops an `iat`), every claim is kept, whatever its type (`iat: "yesterday"`, `exp: null`).
+ */
+export function signRs256Raw(claims: Record<string, unknown>, privateKey: string = testKeys().privateKey): string {
+  const input = `${b64url(JSON.stringify({ alg: 'RS256', typ: 'JWT' }))}.${b64url(JSON.stringify(claims))}`;
+  return `${input}.${crypto.sign('sha256', Buffer.from(input), privateKey).toString('base64url')}`;
+}
+
 /** An unsigned token: header `{"alg": "none"}`, empty signature. */
 export function unsignedToken(claims: Record<string, unknown>): string {
   return `${b64url(JSON.stringify({ alg: 'none', typ: 'JWT' }))}.${b64url(JSON.stringify(claims))}.`;
