@@ -28,6 +28,7 @@ export {
 export { GenericMessageSchema } from './http/openapi';
 export { createLogger, type Logger } from './http/logging';
 export type { CorsSettings } from './http/cors';
+export type { HttpSecuritySettings } from './http/security-headers';
 export type { Metrics } from './http/metrics';
 
 // operations: what a route does, and what its hooks receive.

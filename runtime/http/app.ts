@@ -17,9 +17,12 @@ import type { ExceptionHandlers } from '../operations/exceptions';
 import { errorMiddleware } from './error-middleware';
 import { healthRoutes } from './health';
 import { fallback, orderRoutes, type Method, type Route } from './routes';
-import type { Settings } from '../core/settings';
+import { ConfigurationError, type Settings } from '../core/settings';
 import { sendJson, sendJsonText } from './send';
 import { MAX_URL_LENGTH } from './server';
+import { docsPagePolicy, httpSecuritySettings, securityHeaders, type HttpSecuritySettings } from './security-headers';
+import { AdminAuth } from '../auth/authenticators';
+import type { ServiceContext } from '../operations/context';
 
 export interface ApiOptions extends ApiInfo {
   settings: Settings;
@@ -40,6 +43,26 @@ export interface ApiOptions extends ApiInfo {
   cors?: CorsSettings;
   /** Served at `/metrics`; `false` serves none. Defaults to metrics of `db` when `SVC_METRICS` is true. */
   metrics?: Metrics | false;
+  /** Defaults to `SVC_SECURITY_HEADERS` and `SVC_DOCS` (`httpSecuritySettings()`): headers on, docs public. */
+  security?: HttpSecuritySettings;
+  /** The service context: authenticates the staff who may read the docs with `SVC_DOCS=staff`. */
+  context?: ServiceContext;
+}
+
+/**
+ * Whether a request holds more than one `Authorization` header. Node keeps the first in
+ * `req.headers` and drops the others; the raw headers still hold them all.
+ */
+function duplicateAuthorization(rawHeaders: readonly string[]): boolean {
+  let seen = false;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i];
+    if (name.length === 13 && name.toLowerCase() === 'authorization') {
+      if (seen) return true;
+      seen = true;
+    }
+  }
+  return false;
 }
 
 /** The methods whose routes read a body (body.ts refuses a non-JSON one on POST, PUT and PATCH only). */
@@ -53,6 +76,8 @@ export function createApi(options: ApiOptions): Express {
   const outage = new OutageMonitor(db, options.logError ?? ((message, req) => logger.error({ reqId: req?.id }, message)));
   const metrics = options.metrics ?? (metricsEnabled() ? createMetrics({ db }) : false);
   const corsHandler = cors(options.cors ?? corsSettings());
+  const security = options.security ?? httpSecuritySettings();
+  if (security.docs === 'staff' && !options.context) throw new ConfigurationError('SVC_DOCS=staff needs a service with authentication');
   const routes = orderRoutes([...healthRoutes(db, outage), ...options.routes]);
   const app = express();
   app.disable('x-powered-by');
@@ -76,10 +101,15 @@ export function createApi(options: ApiOptions): Express {
   );
   // Where the database serves reads beside its pool (SQLite), the requests received together share read snapshots.
   const reads = databaseOf(db).reads;
+  if (security.headers) app.use(securityHeaders());
   app.use((req, res, next) => {
     reads?.requestsArrived();
     if (req.url.length > MAX_URL_LENGTH) sendJson(res, 414, { detail: 'URI Too Long' });
-    else next();
+    else if (req.headers.authorization !== undefined && duplicateAuthorization(req.rawHeaders)) {
+      // RFC 6750 §3.1: a request that is malformed, here with two credentials, is an invalid_request.
+      res.setHeader('WWW-Authenticate', 'Bearer error="invalid_request"');
+      sendJson(res, 400, { detail: 'Bad Request' });
+    } else next();
   });
   if (corsHandler) app.use(corsHandler);
   if (metrics) route('/metrics').get(metricsHandler(metrics));
@@ -90,18 +120,27 @@ export function createApi(options: ApiOptions): Express {
   // The health routes first: probes come often, and no other route can take their paths.
   for (const r of routes) if (r.doc?.standalone) register(r);
 
-  let openapi: string | undefined;
-  const openapiUrl = `${basePath}/openapi.json`;
-  route(openapiUrl).get((_req, res) => {
-    openapi ??= JSON.stringify(buildOpenApi(options, routes));
-    sendJsonText(res, 200, openapi);
-  });
-  route(`${basePath}/docs`).get((req, res, next) => (req.originalUrl.split('?')[0].endsWith('/') ? next() : res.redirect(301, `${basePath}/docs/`)));
-  app.use(`${basePath}/docs/`, swaggerUi.serveFiles(undefined, { swaggerUrl: openapiUrl }), swaggerUi.setup(undefined, {
-    customSiteTitle: options.title,
-    swaggerUrl: openapiUrl,
-    swaggerOptions: { persistAuthorization: true },
-  }));
+  if (security.docs !== 'off') {
+    let openapi: string | undefined;
+    const openapiUrl = `${basePath}/openapi.json`;
+    const staffOnly = security.docs === 'staff' ? [options.context!.auth([AdminAuth])] : [];
+    route(openapiUrl).get(...staffOnly, (_req, res) => {
+      openapi ??= JSON.stringify(buildOpenApi(options, routes));
+      sendJsonText(res, 200, openapi);
+    });
+    // Swagger UI fetches its document without a token: with `staff` the page is not served.
+    if (security.docs === 'public') {
+      const ui = { customSiteTitle: options.title, swaggerUrl: openapiUrl, swaggerOptions: { persistAuthorization: true } };
+      const policy = docsPagePolicy(swaggerUi.generateHTML(undefined, ui));
+      route(`${basePath}/docs`).get((req, res, next) => (req.originalUrl.split('?')[0].endsWith('/') ? next() : res.redirect(301, `${basePath}/docs/`)));
+      app.use(
+        `${basePath}/docs/`,
+        ...(security.headers ? [((_req, res, next) => (res.setHeader('Content-Security-Policy', policy), next())) as express.RequestHandler] : []),
+        swaggerUi.serveFiles(undefined, { swaggerUrl: openapiUrl }),
+        swaggerUi.setup(undefined, ui),
+      );
+    }
+  }
 
   for (const r of routes) if (!r.doc?.standalone) register(r);
   const api = express.Router({ strict: true, caseSensitive: true });

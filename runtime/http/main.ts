@@ -16,7 +16,8 @@ import { migrateLatest, type Migration } from '../db/migrations';
 import { isClusterWorker, runPrimary, shutdownSignals, workerCount } from './cluster';
 import { corsSettings, type CorsSettings } from './cors';
 import { createLogger, type Logger } from './logging';
-import { errorLine, listenAddress, startServer } from './server';
+import { errorLine, listenAddress, serverLimits, startServer } from './server';
+import { httpSecuritySettings, type HttpSecuritySettings } from './security-headers';
 
 /** The user table `createuser` writes: the user model's fields `username`, `email`, `password` and the three flags. */
 export interface UserTable {
@@ -33,7 +34,7 @@ export interface ServiceMain {
   title: string;
   /** Mount point of the API, e.g. `/api` (empty at the root). */
   basePath: string;
-  createService(options: { db: Db; keys: KeyPair; settings: Settings; logger: Logger; cors: CorsSettings }): { app: Express };
+  createService(options: { db: Db; keys: KeyPair; settings: Settings; logger: Logger; cors: CorsSettings; security: HttpSecuritySettings }): { app: Express };
   migrations: readonly Migration[];
   defaultSettings: Settings;
   /** The SQLite file used when DATABASE_URL is unset. */
@@ -58,7 +59,8 @@ function usage(service: ServiceMain): string {
 
 Environment: DATABASE_URL (unset: SQLite file ${service.defaultSqliteFile}; sqlite:PATH; postgres://...),
 HOST, PORT, NODE_ENV, SVC_JWT_PRIVATE_KEY_FILE, SVC_JWT_PUBLIC_KEY_FILE, SVC_WORKERS, SVC_LOG_LEVEL,
-SVC_METRICS, SVC_CORS_* and the SVC_* settings.`;
+SVC_METRICS, SVC_CORS_*, SVC_SECURITY_HEADERS, SVC_DOCS, SVC_HEADERS_TIMEOUT, SVC_REQUEST_TIMEOUT,
+SVC_KEEP_ALIVE_TIMEOUT, SVC_MAX_CONNECTIONS and the SVC_* settings.`;
 }
 
 /**
@@ -122,6 +124,8 @@ async function serve(service: ServiceMain): Promise<number> {
   const settings = loadSettings(service.defaultSettings);
   const logger = createLogger();
   const cors = corsSettings();
+  const security = httpSecuritySettings();
+  const limits = serverLimits();
   const workers = workerCount();
   const keys = loadKeys({
     privateKeyFile: process.env.SVC_JWT_PRIVATE_KEY_FILE,
@@ -143,12 +147,13 @@ async function serve(service: ServiceMain): Promise<number> {
     console.log(`${service.title}: starting ${workers} workers on http://${host}:${port}${service.basePath}`);
     return runPrimary({ workers, log: console.log });
   }
-  const { app } = service.createService({ db, keys, settings, logger, cors });
+  const { app } = service.createService({ db, keys, settings, logger, cors, security });
   try {
     const server = await startServer(app, {
       host,
       port,
       shutdownTimeoutMs: settings.SVC_SHUTDOWN_TIMEOUT * 1000,
+      limits,
       onClose: () => db.destroy(),
       signals: shutdownSignals(),
     });

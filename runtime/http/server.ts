@@ -5,7 +5,8 @@
  * - A request whose head the HTTP parser refuses is answered in JSON: headers over Node's limit
  *   (16 KB by default) 431 `{"detail": "Request Header Fields Too Large"}`, or 414
  *   `{"detail": "URI Too Long"}` when it is the request line that is over `MAX_URL_LENGTH`; a
- *   malformed request 400 `{"detail": "Bad Request"}`; a head that takes too long 408.
+ *   malformed request 400 `{"detail": "Bad Request"}`; a head or a body that takes too long 408
+ *   `{"detail": "Request Timeout"}` (see ServerLimits for the timeouts and the connection cap).
  * - On SIGTERM or SIGINT the server stops accepting connections, closes idle keep-alive connections
  *   at once, lets the requests in flight finish (answered with `Connection: close`), waits at most
  *   `shutdownTimeoutMs` for them, then runs `onClose` (closing the database pool) and settles
@@ -100,6 +101,57 @@ export interface ServeOptions {
   signals?: readonly NodeJS.Signals[];
   /** Progress of a shutdown; defaults to console.log. */
   log?: (message: string) => void;
+  /** Timeouts and the connection cap; defaults to `DEFAULT_SERVER_LIMITS` (`serverLimits()` reads them from the environment). */
+  limits?: ServerLimits;
+}
+
+/**
+ * How long the server waits for a client, and how many clients it serves at once:
+ * - `headersTimeoutMs` (`SVC_HEADERS_TIMEOUT`, seconds): a request whose head is not all in by then
+ *   is answered 408 `{"detail": "Request Timeout"}` and its connection closed;
+ * - `requestTimeoutMs` (`SVC_REQUEST_TIMEOUT`): the same for a request whose body is not all in by
+ *   then (counted from its start, so at least the headers timeout);
+ * - `keepAliveTimeoutMs` (`SVC_KEEP_ALIVE_TIMEOUT`): a keep-alive connection idle that long between
+ *   requests is closed, without an answer (HTTP lets a server close an idle connection);
+ * - `maxConnections` (`SVC_MAX_CONNECTIONS`): connections open at once; one more is closed as soon as
+ *   it is accepted, before it sends anything (the client sees the connection reset or closed), so
+ *   that what the server holds stays bounded however many clients come.
+ * Node checks the two timeouts at an interval (30 s by default); here it is a quarter of the shorter
+ * one, at most 1 s, so a slow client is cut within a second of its timeout.
+ */
+export interface ServerLimits {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
+}
+
+export const DEFAULT_SERVER_LIMITS: ServerLimits = Object.freeze({
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 1000,
+});
+
+/** `SVC_HEADERS_TIMEOUT`, `SVC_REQUEST_TIMEOUT`, `SVC_KEEP_ALIVE_TIMEOUT` (seconds) and `SVC_MAX_CONNECTIONS`, checked. */
+export function serverLimits(env: NodeJS.ProcessEnv = process.env): ServerLimits {
+  const positive = (name: string, fallback: number): number => {
+    const raw = env[name];
+    if (raw === undefined) return fallback;
+    const text = raw.trim();
+    if (!/^\d{1,7}$/.test(text) || Number(text) < 1) throw new ConfigurationError(`${name} must be a positive integer, got "${raw}"`);
+    return Number(text);
+  };
+  const limits = {
+    headersTimeoutMs: positive('SVC_HEADERS_TIMEOUT', DEFAULT_SERVER_LIMITS.headersTimeoutMs / 1000) * 1000,
+    requestTimeoutMs: positive('SVC_REQUEST_TIMEOUT', DEFAULT_SERVER_LIMITS.requestTimeoutMs / 1000) * 1000,
+    keepAliveTimeoutMs: positive('SVC_KEEP_ALIVE_TIMEOUT', DEFAULT_SERVER_LIMITS.keepAliveTimeoutMs / 1000) * 1000,
+    maxConnections: positive('SVC_MAX_CONNECTIONS', DEFAULT_SERVER_LIMITS.maxConnections),
+  };
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
+    throw new ConfigurationError(`SVC_HEADERS_TIMEOUT (${limits.headersTimeoutMs / 1000}) must not be over SVC_REQUEST_TIMEOUT (${limits.requestTimeoutMs / 1000})`);
+  }
+  return limits;
 }
 
 export interface RunningServer {
@@ -201,7 +253,15 @@ export async function startServer(app: http.RequestListener, options: ServeOptio
   const responses = new Set<http.ServerResponse>();
   let closing = false;
 
-  const server = http.createServer({ IncomingMessage: ServiceRequest, ServerResponse: ServiceResponse }, (req, res) => {
+  const limits = options.limits ?? DEFAULT_SERVER_LIMITS;
+  const server = http.createServer({
+    IncomingMessage: ServiceRequest,
+    ServerResponse: ServiceResponse,
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4))),
+  }, (req, res) => {
     responses.add(res);
     res.on('close', () => {
       responses.delete(res);
@@ -211,6 +271,7 @@ export async function startServer(app: http.RequestListener, options: ServeOptio
     if (closing) res.setHeader('Connection', 'close');
     app(req, res);
   });
+  server.maxConnections = limits.maxConnections;
   uniqueHeadersKey ??= uniqueHeadersKeyOf(server);
   answerClientErrors(server);
 

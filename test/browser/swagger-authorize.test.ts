@@ -1,6 +1,7 @@
 /**
  * Swagger UI in a real headless Chromium: entering `Bearer <ACCESS_TOKEN>` in Authorize makes
- * "Try it out" on a protected endpoint succeed, and without it the same call is a 401.
+ * "Try it out" on a protected endpoint succeed, and without it the same call is a 401; all of it
+ * under the page's Content-Security-Policy, which the browser reports no violation of.
  */
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
@@ -52,7 +53,17 @@ describe('Swagger UI Authorize flow', () => {
 
   it('calls a protected endpoint after Authorize with "Bearer <ACCESS_TOKEN>"', async () => {
     const page = await browser.newPage();
-    await page.goto(`${base}/api/docs/`);
+    const violations: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
+    });
+    await page.exposeFunction('reportViolation', (text: string) => violations.push(text));
+    await page.addInitScript("document.addEventListener('securitypolicyviolation', (e) => window.reportViolation(e.violatedDirective + ' ' + e.blockedURI))");
+    const response = await page.goto(`${base}/api/docs/`);
+    const csp = response?.headers()['content-security-policy'] ?? '';
+    expect(csp).toMatch(/^default-src 'none'; script-src 'self'; style-src 'self' 'sha256-/);
+    expect(csp).not.toMatch(/unsafe-eval|unsafe-inline/);
+    expect(csp).toContain("frame-ancestors 'none'");
     await page.locator('#operations-auth-me').waitFor();
 
     expect(await tryMe(page)).toBe('401');
@@ -66,6 +77,7 @@ describe('Swagger UI Authorize flow', () => {
     const body = page.locator('#operations-auth-me .live-responses-table .response .response-col_description .microlight').first();
     await page.locator('#operations-auth-me .live-responses-table .response .response-col_status', { hasText: /^\s*200\s*$/ }).waitFor();
     expect(JSON.parse(await body.innerText())).toEqual({ id: 1, username: 'swagger', email: 'swagger@example.com', first_name: '', last_name: '' });
+    expect(violations).toEqual([]);
     await page.close();
   });
 });

@@ -144,6 +144,10 @@ describe('start-up failures: one line on stderr, exit 1', () => {
   it.each([
     ['SVC_SHUTDOWN_TIMEOUT', 'soon', 'configuration error: SVC_SHUTDOWN_TIMEOUT must be a positive integer, got "soon"'],
     ['PORT', 'http', 'configuration error: PORT must be an integer from 0 to 65535, got "http"'],
+    ['SVC_DOCS', 'hidden', 'configuration error: SVC_DOCS must be one of public, off, staff, got "hidden"'],
+    ['SVC_SECURITY_HEADERS', 'some', 'configuration error: SVC_SECURITY_HEADERS must be true or false, got "some"'],
+    ['SVC_REQUEST_TIMEOUT', '5', 'configuration error: SVC_HEADERS_TIMEOUT (10) must not be over SVC_REQUEST_TIMEOUT (5)'],
+    ['SVC_MAX_CONNECTIONS', 'many', 'configuration error: SVC_MAX_CONNECTIONS must be a positive integer, got "many"'],
     ['DATABASE_URL', 'mysql://db', 'cannot open the database: DATABASE_URL must start with sqlite: or postgres://, got "mysql://db"'],
   ])('a bad %s', async (name, value, line) => {
     const service = start({ DATABASE_URL: sqliteUrl('settings'), [name]: value });

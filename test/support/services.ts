@@ -2,7 +2,7 @@
  * Starting the generated services against a test database: migrate, then build the Express app.
  */
 import type { Express } from 'express';
-import { loadSettings, migrateLatest, type CorsSettings, type Logger, type Metrics, type Migration, type ServiceContext, type Settings } from '../../runtime';
+import { loadSettings, migrateLatest, type CorsSettings, type HttpSecuritySettings, type Logger, type Metrics, type Migration, type ServiceContext, type Settings } from '../../runtime';
 import { createDatabase, type Dialect, type TestDatabase } from './databases';
 import { testKeys } from './keys';
 
@@ -20,6 +20,7 @@ export interface ServiceExtras {
   logger?: Logger;
   cors?: CorsSettings;
   metrics?: Metrics | false;
+  security?: HttpSecuritySettings;
 }
 
 export interface RunningService {

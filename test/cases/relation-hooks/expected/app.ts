@@ -5,6 +5,7 @@ import {
   createApi,
   createServiceContext,
   type Db,
+  type HttpSecuritySettings,
   type KeyPair,
   loadSettings,
   type Logger,
@@ -34,6 +35,8 @@ export interface ServiceOptions {
   cors?: CorsSettings;
   /** Served at `/metrics`; `false` serves none. Defaults to the database's and the requests' when `SVC_METRICS` is true. */
   metrics?: Metrics | false;
+  /** Defaults to `SVC_SECURITY_HEADERS` and `SVC_DOCS`: security headers on, the docs public. */
+  security?: HttpSecuritySettings;
 }
 
 export interface Service {
@@ -59,10 +62,12 @@ export function createService(options: ServiceOptions): Service {
     db: options.db,
     routes,
     exceptionHandlers: context.exceptionHandlers,
+    context,
     logger: options.logger,
     logError: options.logError,
     cors: options.cors,
     metrics: options.metrics,
+    security: options.security,
   });
   return { app, context };
 }
