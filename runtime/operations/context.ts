@@ -11,6 +11,7 @@ import type { ColumnOf, Row } from '../db/rows';
 import type { Settings } from '../core/settings';
 import type { LoginThrottle } from '../auth/throttle';
 import type { ExceptionHandlers } from './exceptions';
+import { TransactionGate } from './transactions';
 
 /** Both 404 keys of a model; the setting SVC_NOT_FOUND_ERROR_USE_VERBOSE_NAMES picks one. */
 export interface ModelInfo {
@@ -34,6 +35,8 @@ export interface ServiceContext extends AuthContext {
   exceptionHandlers: ExceptionHandlers;
   /** The login throttle, made from the settings on first use (`loginThrottle(service)`). */
   loginThrottle?: LoginThrottle;
+  /** The transactions of the service's operations, which a shutdown waits for (transactions.ts). */
+  transactions: TransactionGate;
 }
 
 declare global {
@@ -46,12 +49,13 @@ declare global {
 }
 
 export function createServiceContext(
-  options: Omit<ServiceContext, 'auth' | 'model' | 'exceptionHandlers'> & { exceptionHandlers?: ExceptionHandlers },
+  options: Omit<ServiceContext, 'auth' | 'model' | 'exceptionHandlers' | 'transactions'> & { exceptionHandlers?: ExceptionHandlers },
 ): ServiceContext {
   const service: ServiceContext = {
     ...options,
     exceptionHandlers: options.exceptionHandlers ?? [],
     loginThrottle: undefined,
+    transactions: new TransactionGate(),
     auth: (authenticators) => {
       const authenticate = requireAuth(authenticators, () => service);
       return (req, res, next) => {
