@@ -270,15 +270,22 @@ export async function startServer(app: http.RequestListener, options: ServeOptio
       const held = responses.size - cut.length;
       const waiting = held > 0 ? `; waiting up to ${timeoutMs} ms for ${held} with a transaction` : '';
       log(`shutting down: closing the connections of ${inFlight(cut.length)} after ${timeoutMs} ms${waiting}`);
+      if (held === 0) {
+        server.closeAllConnections();
+        return;
+      }
       for (const res of cut) res.socket?.destroy();
       server.closeIdleConnections();
-      if (held === 0) return;
       forceTimer = setTimeout(() => {
-        // What has not reached its COMMIT rolls back and is closed; a COMMIT under way is answered.
+        // What has not reached its COMMIT rolls back and is closed; a COMMIT under way is answered,
+        // and then every connection left (none with a request) is closed.
         transactions.abort();
-        const uncommitted = [...responses].filter((res) => transactions.holding(res.req) !== 'committing');
+        const committing = [...responses].filter((res) => transactions.holding(res.req) === 'committing');
+        const uncommitted = [...responses].filter((res) => !committing.includes(res));
         log(`shutting down: rolling back and closing ${inFlight(uncommitted.length)} after ${timeoutMs} ms more`);
         for (const res of uncommitted) res.socket?.destroy();
+        const answered = committing.map((res) => (res.closed ? undefined : new Promise((resolve) => res.once('close', resolve))));
+        void Promise.all(answered).then(() => server.closeAllConnections());
       }, timeoutMs);
     }, timeoutMs);
     stopped
