@@ -236,7 +236,7 @@ function post(port: number, urlPath: string, body: unknown): Promise<{ status: n
   });
 }
 
-describe.each(DIALECTS)('SIGTERM under 50 concurrent registrations (%s)', (dialect) => {
+describe.each(DIALECTS)('SIGTERM under 100 concurrent registrations (%s)', (dialect) => {
   let database: TestDatabase | undefined;
   afterAll(() => database?.drop());
 
@@ -249,7 +249,7 @@ describe.each(DIALECTS)('SIGTERM under 50 concurrent registrations (%s)', (diale
     // One second of drain, then one more for the transactions in flight.
     const service = start({ DATABASE_URL: url, SVC_SHUTDOWN_TIMEOUT: '1' });
     const port = await listening(service);
-    const names = Array.from({ length: 50 }, (_, i) => `drain${i}`);
+    const names = Array.from({ length: 100 }, (_, i) => `drain${i}`);
     let answered = 0;
     let firstAnswer!: () => void;
     const first = new Promise<void>((resolve) => (firstAnswer = resolve));
