@@ -34,7 +34,7 @@ export function actionRoutes(a: Action, rs: ResourceRoutes): RouteView[] {
   );
 }
 
-/** A detail action: the record with the path's key, looked up unfiltered (missing is a 404). */
+/** A detail action: the record with the path's key among those writes see (hidden or missing is a 404). */
 function detailParts(a: Action, rs: ResourceRoutes) {
   const q = rs.q();
   return {

@@ -132,7 +132,7 @@ function manageRoute(rel: Relation, rs: ResourceRoutes): RouteView {
     input: '{ params: { pk }, body }, ctx',
     partial: 'operations/relation-manage',
     handle: {
-      owner: `await ${rs.lookup('findRow')}(ctx, pk, [${q}.PK])`,
+      owner: `await ${rs.lookup('lockRow')}(ctx, pk, [${q}.PK])`,
       resolve,
       manage: `${imports.runtime('manageRelation')}(ctx.db, ${q}.${relationConst(rel)}, owner[${q}.PK], body${resolve ? ', resolve' : ''})`,
     },

@@ -205,7 +205,7 @@ export function objectPermission(rs: ResourceRoutes, kind: string, instance = 'i
   return `${rs.imports.runtime('checkObjectPermission')}(${rs.hookCall(hook, `{ ${value}, operation: '${kind}' }`)})`;
 }
 
-/** The record an update or delete changes, looked up by key alone and locked until the write commits. */
+/** The record an update or delete changes, among those writes see, locked until the write commits. */
 function instance(rs: ResourceRoutes): string {
   const q = rs.q();
   return `${q}.to${rs.r.model}Record(await ${rs.lookup('lockRow')}(ctx, pk, ${q}.RECORD_COLUMNS))`;

@@ -118,12 +118,15 @@ export class ResourceRoutes extends RouteFile {
     if (this.lookups.size === 0) return undefined;
     const reads = this.lookups.has('queryset') || this.lookups.has('findVisible');
     const narrow = reads && this.r.querysetRequest ? `(ctx, query) => ${this.hookCall(this.r.querysetRequest, '{ query }')}` : undefined;
+    const writes = this.lookups.has('lockRow') || this.lookups.has('lockDeleted') || this.lookups.has('lockAny');
+    const narrowWrites = writes && this.r.querysetWrite ? `(ctx, query) => ${this.hookCall(this.r.querysetWrite, '{ query }')}` : undefined;
     return {
       rowLookup: this.imports.runtime('rowLookup'),
       q: this.q(),
       row: rowTypeName(this.r),
       names: LOOKUPS.filter((name) => this.lookups.has(name)).join(', '),
       narrow,
+      narrowWrites,
       softDelete: this.r.softDelete !== null,
     };
   }

@@ -123,6 +123,7 @@ export function resourceHookRefs(file: string, spec: ResourceSpec, shared: Reado
   }
   c.handler(v.query_params_handler, ['viewset', 'query_params_handler']);
   c.handler(v.queryset_request, ['viewset', 'queryset_request']);
+  c.handler(v.queryset_write, ['viewset', 'queryset_write']);
   c.handler(v.has_object_permission, ['viewset', 'has_object_permission']);
   c.paginator(v.pagination_class, ['viewset', 'pagination_class']);
   for (const key of AUTH_KEYS) c.auth(v[key], ['viewset', key]);

@@ -378,6 +378,7 @@ export const viewsetSchema = {
     query_params: paramMap,
     query_params_handler: exportName,
     queryset_request: exportName,
+    queryset_write: exportName,
     disable: { type: 'array', items: { enum: [...OPERATIONS, 'all'] }, uniqueItems: true },
     api_route_path: { type: 'string', pattern: '^/?[a-z0-9_-]*(/[a-z0-9_-]+)*/?$' },
     list_docs: { type: 'string' },

@@ -16,7 +16,7 @@ import { migrateLatest, type Migration } from '../db/migrations';
 import { isClusterWorker, runPrimary, shutdownSignals, workerCount } from './cluster';
 import { corsSettings, type CorsSettings } from './cors';
 import { createLogger, type Logger } from './logging';
-import { errorLine, listenAddress, serverLimits, startServer } from './server';
+import { errorLine, listenAddress, serverLimits, startServer, type ShutdownTransactions } from './server';
 import { httpSecuritySettings, type HttpSecuritySettings } from './security-headers';
 
 /** The user table `createuser` writes: the user model's fields `username`, `email`, `password` and the three flags. */
@@ -34,7 +34,10 @@ export interface ServiceMain {
   title: string;
   /** Mount point of the API, e.g. `/api` (empty at the root). */
   basePath: string;
-  createService(options: { db: Db; keys: KeyPair; settings: Settings; logger: Logger; cors: CorsSettings; security: HttpSecuritySettings }): { app: Express };
+  createService(options: { db: Db; keys: KeyPair; settings: Settings; logger: Logger; cors: CorsSettings; security: HttpSecuritySettings }): {
+    app: Express;
+    context?: { transactions: ShutdownTransactions };
+  };
   migrations: readonly Migration[];
   defaultSettings: Settings;
   /** The SQLite file used when DATABASE_URL is unset. */
@@ -115,7 +118,8 @@ async function openDatabase(service: ServiceMain, log: (message: string) => void
 }
 
 /**
- * Serves until SIGINT or SIGTERM, then lets the requests in flight finish (SVC_SHUTDOWN_TIMEOUT),
+ * Serves until SIGINT or SIGTERM, then lets the requests in flight finish (SVC_SHUTDOWN_TIMEOUT, and
+ * as long again for those holding a transaction, which are never cut once committed),
  * closes the database and exits 0. The settings and the keys are checked first: in production,
  * missing keys stop the start before the database is touched. A start that fails prints one line
  * and exits 1. With SVC_WORKERS > 1 this process migrates, then runs the workers, which serve.
@@ -147,13 +151,14 @@ async function serve(service: ServiceMain): Promise<number> {
     console.log(`${service.title}: starting ${workers} workers on http://${host}:${port}${service.basePath}`);
     return runPrimary({ workers, log: console.log });
   }
-  const { app } = service.createService({ db, keys, settings, logger, cors, security });
+  const { app, context } = service.createService({ db, keys, settings, logger, cors, security });
   try {
     const server = await startServer(app, {
       host,
       port,
       shutdownTimeoutMs: settings.SVC_SHUTDOWN_TIMEOUT * 1000,
       limits,
+      transactions: context?.transactions,
       onClose: () => db.destroy(),
       signals: shutdownSignals(),
     });

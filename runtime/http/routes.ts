@@ -170,7 +170,7 @@ export function expressHandler<P extends PartSchema = undefined, Q extends PartS
   const view: View = async (req, res) => {
     // The input validated before the decorators ran; parsed here only for a view called without it.
     const input = (req.validated as OperationInput<P, Q, B> | undefined) ?? parseInput(operation, rawRequest(req));
-    const { status, body } = await runParsed(operation, input, service.db, (db) => requestContext(req, db, service));
+    const { status, body } = await runParsed(operation, input, service.db, (db) => requestContext(req, db, service), { transactions: service.transactions, req });
     if (status === 204) res.status(204).end();
     else sendJson(res, status, body);
   };

@@ -10,7 +10,11 @@
  * - On SIGTERM or SIGINT the server stops accepting connections, closes idle keep-alive connections
  *   at once, lets the requests in flight finish (answered with `Connection: close`), waits at most
  *   `shutdownTimeoutMs` for them, then runs `onClose` (closing the database pool) and settles
- *   `closed`. A second signal closes every connection at once.
+ *   `closed`. With `transactions` (the service's TransactionGate), what the timeout closes is only
+ *   the requests holding no transaction: new transactions are refused (503), those in flight get
+ *   `shutdownTimeoutMs` more to commit and be answered, and then the ones that have not reached
+ *   their COMMIT roll back and are closed; a request whose COMMIT is under way is answered, never
+ *   cut. A second signal closes every connection at once (transactions not yet committing roll back).
  * - Failing to listen (a port in use, an address not on this machine) rejects with one line.
  * - Requests and responses are ServiceRequest and ServiceResponse objects (see below).
  */
@@ -90,11 +94,26 @@ export class ServiceResponse<Request extends http.IncomingMessage = http.Incomin
 /** How long in-flight requests may take after a shutdown signal, unless told otherwise. */
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 
+/** What a shutdown asks of the service's transactions (the runtime's TransactionGate). */
+export interface ShutdownTransactions {
+  /** Whether the request holds a transaction (`open`), has passed the point of committing (`committing`), or neither. */
+  holding(req: object): 'open' | 'committing' | undefined;
+  /** Transactions that begin from now on are refused (503). */
+  refuse(): void;
+  /** Transactions whose work ends from now on roll back (503) instead of committing. */
+  abort(): void;
+}
+
 export interface ServeOptions {
   host: string;
   port: number;
-  /** How long to wait for requests in flight after a shutdown signal before closing their connections. */
+  /**
+   * How long to wait for requests in flight after a shutdown signal before closing their
+   * connections; with `transactions`, as long again for the requests holding a transaction.
+   */
   shutdownTimeoutMs?: number;
+  /** The service's transactions: a shutdown never cuts a request whose transaction committed. */
+  transactions?: ShutdownTransactions;
   /** Runs once every connection is closed, before `closed` settles: closes the database pool. */
   onClose?: () => unknown;
   /** The signals that start a graceful shutdown; `[]` for none (call `shutdown()`). */
@@ -299,8 +318,36 @@ export async function startServer(app: http.RequestListener, options: ServeOptio
     const inFlight = (n: number) => `${n} request${n === 1 ? '' : 's'} in flight`;
     if (responses.size > 0) log(`shutting down: waiting up to ${timeoutMs} ms for ${inFlight(responses.size)}`);
     forceTimer = setTimeout(() => {
-      log(`shutting down: closing the connections of ${inFlight(responses.size)} after ${timeoutMs} ms`);
-      server.closeAllConnections();
+      const transactions = options.transactions;
+      if (!transactions) {
+        log(`shutting down: closing the connections of ${inFlight(responses.size)} after ${timeoutMs} ms`);
+        server.closeAllConnections();
+        return;
+      }
+      // Requests with no transaction have written nothing (none can begin now): closed. Those with
+      // one get as long again to commit and be answered.
+      transactions.refuse();
+      const cut = [...responses].filter((res) => !transactions.holding(res.req));
+      const held = responses.size - cut.length;
+      const waiting = held > 0 ? `; waiting up to ${timeoutMs} ms for ${held} with a transaction` : '';
+      log(`shutting down: closing the connections of ${inFlight(cut.length)} after ${timeoutMs} ms${waiting}`);
+      if (held === 0) {
+        server.closeAllConnections();
+        return;
+      }
+      for (const res of cut) res.socket?.destroy();
+      server.closeIdleConnections();
+      forceTimer = setTimeout(() => {
+        // What has not reached its COMMIT rolls back and is closed; a COMMIT under way is answered,
+        // and then every connection left (none with a request) is closed.
+        transactions.abort();
+        const committing = [...responses].filter((res) => transactions.holding(res.req) === 'committing');
+        const uncommitted = [...responses].filter((res) => !committing.includes(res));
+        log(`shutting down: rolling back and closing ${inFlight(uncommitted.length)} after ${timeoutMs} ms more`);
+        for (const res of uncommitted) res.socket?.destroy();
+        const answered = committing.map((res) => (res.closed ? undefined : new Promise((resolve) => res.once('close', resolve))));
+        void Promise.all(answered).then(() => server.closeAllConnections());
+      }, timeoutMs);
     }, timeoutMs);
     stopped
       .then(async () => {
@@ -316,6 +363,8 @@ export async function startServer(app: http.RequestListener, options: ServeOptio
     if (shuttingDown) {
       log(`${signal} again: closing every connection now`);
       clearTimeout(forceTimer);
+      options.transactions?.refuse();
+      options.transactions?.abort();
       server.closeAllConnections();
       return;
     }

@@ -10,6 +10,7 @@ import { RequestValidationError, type ValidationEntry } from '../core/errors';
 import { JsonResponse, reply, type Reply } from './operation';
 import { checkBodyValue, LOC } from '../validation/validate';
 import { z } from '../core/zod';
+import type { Knex } from 'knex';
 
 /** The body of a bulk create or update: a list of at most `maxItems` items, each validated on its own. */
 export function bulkListBody(maxItems: number) {
@@ -97,7 +98,7 @@ export async function runBulk<S extends z.ZodType>(
     if (entries.length > 0) throw new RequestValidationError(entries);
     const valid = checked.map((c) => (c as { data: z.output<S> }).data);
     try {
-      const bodies = await ctx.db.transaction(async (trx) => {
+      const bodies = await inTransaction(ctx, async (trx) => {
         const itemCtx = { ...ctx, db: trx };
         const out: unknown[] = [];
         for (const item of valid) out.push((await applyItem(apply, item, itemCtx, options.status)).body);
@@ -118,13 +119,19 @@ export async function runBulk<S extends z.ZodType>(
       continue;
     }
     try {
-      const done = await ctx.db.transaction((trx) => applyItem(apply, checked.data, { ...ctx, db: trx }, options.status));
+      const done = await inTransaction(ctx, (trx) => applyItem(apply, checked.data, { ...ctx, db: trx }, options.status));
       results.push(done.body === undefined ? { status: done.status } : { status: done.status, data: done.body });
     } catch (err) {
       results.push(await failure(ctx, err));
     }
   }
   return results;
+}
+
+/** A transaction of the request, begun through the service's gate (transactions.ts) when it has one. */
+function inTransaction<T>(ctx: RequestContext, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  const gate = ctx.service?.transactions;
+  return gate ? gate.run(ctx.db, ctx.req, work) : ctx.db.transaction(work);
 }
 
 /** The result of an item that failed: its error's status and body, as the single-item operation answers it. */

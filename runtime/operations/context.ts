@@ -11,6 +11,7 @@ import type { ColumnOf, Row } from '../db/rows';
 import type { Settings } from '../core/settings';
 import type { LoginThrottle } from '../auth/throttle';
 import type { ExceptionHandlers } from './exceptions';
+import { TransactionGate } from './transactions';
 
 /** Both 404 keys of a model; the setting SVC_NOT_FOUND_ERROR_USE_VERBOSE_NAMES picks one. */
 export interface ModelInfo {
@@ -34,6 +35,8 @@ export interface ServiceContext extends AuthContext {
   exceptionHandlers: ExceptionHandlers;
   /** The login throttle, made from the settings on first use (`loginThrottle(service)`). */
   loginThrottle?: LoginThrottle;
+  /** The transactions of the service's operations, which a shutdown waits for (transactions.ts). */
+  transactions: TransactionGate;
 }
 
 declare global {
@@ -46,12 +49,13 @@ declare global {
 }
 
 export function createServiceContext(
-  options: Omit<ServiceContext, 'auth' | 'model' | 'exceptionHandlers'> & { exceptionHandlers?: ExceptionHandlers },
+  options: Omit<ServiceContext, 'auth' | 'model' | 'exceptionHandlers' | 'transactions'> & { exceptionHandlers?: ExceptionHandlers },
 ): ServiceContext {
   const service: ServiceContext = {
     ...options,
     exceptionHandlers: options.exceptionHandlers ?? [],
     loginThrottle: undefined,
+    transactions: new TransactionGate(),
     auth: (authenticators) => {
       const authenticate = requireAuth(authenticators, () => service);
       return (req, res, next) => {
@@ -98,15 +102,21 @@ export function withArgs<Args extends object>(ctx: RequestContext, args: Args): 
  * The condition is the query's first; a `narrow` hook adds its own with `where` (an `orWhere` at the
  * top would stand beside it, so it groups its alternatives: `query.where((q) => q.where(…).orWhere(…))`).
  * The lookups answer rows of the resource's row type `R` (the columns asked for).
+ *
+ * Writes (`lockRow`, `lockDeleted`, `lockAny`: updates, deletes, actions, relation changes,
+ * restores) see the rows `narrowWrites` leaves (the spec's queryset_write hook, by default the
+ * queryset_request one), so a row the caller may not read is the same 404 as a missing one; without
+ * it they look the row up by key alone. `findRow` (the re-read of a written row) always does.
  */
 export function rowLookup<R extends Row = Row>(options: {
   table: string;
   pk: ColumnOf<R>;
   model: ModelRef;
   narrow?: (ctx: RequestContext, query: Knex.QueryBuilder) => unknown;
+  narrowWrites?: (ctx: RequestContext, query: Knex.QueryBuilder) => unknown;
   softDelete?: string;
 }) {
-  const { table, pk, model, narrow, softDelete } = options;
+  const { table, pk, model, narrow, narrowWrites, softDelete } = options;
   // findRow's statements, one per list of columns, built once (selectFixed).
   const byKey = {};
   /** Only the live rows, when the resource soft-deletes. */
@@ -118,11 +128,16 @@ export function rowLookup<R extends Row = Row>(options: {
     if (result instanceof Promise) await result;
     return { query };
   }
-  /** The row with this key among `rows`, locked on PostgreSQL until the transaction ends, or a 404. */
+  /**
+   * The row with this key among `rows` the caller may write (`narrowWrites`), locked on PostgreSQL
+   * until the transaction ends, or a 404: a row the narrowing hides is missing, as for reads.
+   */
   async function lock(ctx: RequestContext, key: unknown, columns: readonly string[], rows: 'live' | 'deleted' | 'any'): Promise<R> {
-    const query = ctx.db(table).select(columns).where(pk, key as any);
-    if (softDelete && rows === 'live') query.whereNull(softDelete);
-    if (softDelete && rows === 'deleted') query.whereNotNull(softDelete);
+    const query = ctx.db(table).select(columns).where(`${table}.${pk}`, key as any);
+    if (softDelete && rows === 'live') query.whereNull(`${table}.${softDelete}`);
+    if (softDelete && rows === 'deleted') query.whereNotNull(`${table}.${softDelete}`);
+    const narrowed = narrowWrites?.(ctx, query);
+    if (narrowed instanceof Promise) await narrowed;
     dialectOf(ctx.db).lockForUpdate(query);
     const row: R | undefined = await query.first();
     if (!row) throw new NotFoundError(model);
@@ -137,7 +152,7 @@ export function rowLookup<R extends Row = Row>(options: {
       if (!row) throw new NotFoundError(model);
       return row as R;
     },
-    /** The row with this primary key, or a 404. */
+    /** The row with this primary key, or a 404 (by key alone: the re-read of a row just written). */
     async findRow(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<R> {
       const [row] = await selectFixed(ctx.db, byKey, columns.join(','), () => live(ctx.db(table).select(columns).where(pk, key as any)).limit(1, { skipBinding: true }), [key]);
       if (!row) throw new NotFoundError(model);

@@ -9,6 +9,7 @@ import type { RequestContext } from './context';
 import type { Db } from '../db/connection';
 import { parseRequest } from '../validation/validate';
 import type { z } from '../core/zod';
+import type { TransactionGate } from './transactions';
 
 /** The query string as received, before validation: strings, lists of strings, nested records. */
 export interface QueryValues {
@@ -92,18 +93,23 @@ export function parseInput<P extends PartSchema, Q extends PartSchema, B extends
 }
 
 /**
- * Runs `handle` on input `parseInput` validated (in a transaction when the operation asks for one)
- * with the context `contextFor` builds around the database it runs on, and returns the reply.
+ * Runs `handle` on input `parseInput` validated (in a transaction when the operation asks for one,
+ * begun through the service's `gate` for the request `req` when given: see transactions.ts) with
+ * the context `contextFor` builds around the database it runs on, and returns the reply.
  */
 export async function runParsed<P extends PartSchema, Q extends PartSchema, B extends PartSchema>(
   operation: Operation<P, Q, B>,
   input: OperationInput<P, Q, B>,
   db: Db,
   contextFor: (db: Db) => RequestContext,
+  gate?: { transactions: TransactionGate; req: object },
 ): Promise<Reply> {
-  const result = operation.transaction
-    ? await db.transaction(async (trx) => operation.handle(input, contextFor(trx)))
-    : await operation.handle(input, contextFor(db));
+  const work = async (trx: Db) => operation.handle(input, contextFor(trx));
+  const result = !operation.transaction
+    ? await operation.handle(input, contextFor(db))
+    : gate
+      ? await gate.transactions.run(db, gate.req, work)
+      : await db.transaction(work);
   return reply(operation.status, result);
 }
 

@@ -5,8 +5,7 @@ import type { ArticleRecord } from '../../generated/resources/articles/queries';
 
 /**
  * What list and retrieve show: without a token only published articles; with one, published
- * articles plus the caller's own drafts. (Writes and actions look articles up unfiltered, so
- * staff can edit and publish other authors' drafts.)
+ * articles plus the caller's own drafts.
  */
 export function visibleArticles({ user, query }: HookContext<{ query: Knex.QueryBuilder }>): void {
   if (!user) {
@@ -14,6 +13,16 @@ export function visibleArticles({ user, query }: HookContext<{ query: Knex.Query
     return;
   }
   query.where((q) => q.where('articles.is_published', true).orWhere('articles.author_id', user.id));
+}
+
+/**
+ * What writes, actions and tag changes find (queryset_write): what the caller may read, and for
+ * staff every draft, so staff can edit, delete and publish other authors' drafts. Another author's
+ * draft is a 404 to anyone else, as on retrieve: a write cannot tell it from a missing article.
+ */
+export function writableArticles(ctx: HookContext<{ query: Knex.QueryBuilder }>): void {
+  if (ctx.user?.is_staff) return;
+  visibleArticles(ctx);
 }
 
 /** The author of a new article is the caller. */
@@ -67,8 +76,9 @@ export function onlyAuthorOrStaff(view: View): View {
   return async (req, res) => {
     const user = req.auth as AuthUser;
     const { pk } = req.validated?.params as { pk: number };
-    const article = await req.service.db('articles').select('author_id').where('id', pk).first();
-    if (article && !user.is_staff && String(article.author_id) !== String(user.id)) {
+    const article = await req.service.db('articles').select('author_id', 'is_published').where('id', pk).first();
+    // Another author's draft is none of the caller's business: the route answers 404 for it, as for a missing article.
+    if (article && article.is_published && !user.is_staff && String(article.author_id) !== String(user.id)) {
       throw new ForbiddenError('forbidden', 'Only the author or staff can change the tags of an article');
     }
     return view(req, res);

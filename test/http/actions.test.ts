@@ -75,6 +75,17 @@ describe.each(DIALECTS)('list-level actions (%s)', (dialect) => {
     expect(missing.body).toEqual({ ticket: 'not found' });
   });
 
+  it('writes see the rows reads see (no queryset_write: the queryset_request hook): an archived ticket is a 404 to a detail action, PATCH and DELETE, unchanged', async () => {
+    const [id] = await seed([{ title: 'gone', archived: true }]);
+    const answers = await Promise.all([
+      request(svc.app).post(`/v/tickets/${id}/close/`),
+      request(svc.app).patch(`/v/tickets/${id}/`).set('X-Roles', 'editor').send({ status: 'closed' }),
+      request(svc.app).delete(`/v/tickets/${id}/`).set('X-Roles', 'staff'),
+    ]);
+    expect(answers.map((r) => ({ status: r.status, body: r.body }))).toEqual(Array(3).fill({ status: 404, body: { ticket: 'not found' } }));
+    expect(await svc.context.db('tickets').select('title', 'status')).toEqual([{ title: 'gone', status: 'open' }]);
+  });
+
   it('pages a paginated list-level action as the list pages its items (PageNumberPagination, page_size 2)', async () => {
     const ids = await seed([{ title: 'one' }, { title: 'two', status: 'closed' }, { title: 'three' }, { title: 'four' }, { title: 'gone', archived: true }]);
     // The list's read schema, its computed field included; ordered by key, as the list is.

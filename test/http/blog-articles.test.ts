@@ -314,7 +314,7 @@ describe.each(DIALECTS)('blog articles (%s)', (dialect) => {
       expect(await articleRow(id)).toBeUndefined();
     });
 
-    it('PATCH and DELETE by staff on someone else\'s draft are allowed (visibility rules cover list and retrieve)', async () => {
+    it('PATCH and DELETE by staff on someone else\'s draft are allowed (queryset_write shows staff every draft)', async () => {
       const id = await makeArticle(db(), { author_id: author.id, title: 'Draft', is_published: false });
       const patch = await api().patch(`/api/articles/${id}/`).set('Authorization', staff.bearer).send({ summary: 'reviewed' });
       expect({ status: patch.status, body: patch.body }).toEqual({ status: 200, body: await articleOut(id) });
@@ -322,6 +322,30 @@ describe.each(DIALECTS)('blog articles (%s)', (dialect) => {
       const del = await api().delete(`/api/articles/${id}/`).set('Authorization', staff.bearer);
       expect({ status: del.status, body: del.body }).toEqual({ status: 200, body: ARTICLE_DELETED });
       expect(await articleRow(id)).toBeUndefined();
+    });
+
+    it('another author\'s draft, which the caller cannot read: PATCH, DELETE, publish and a tags POST are the 404 of a missing article, nothing changes', async () => {
+      const id = await makeArticle(db(), { author_id: author.id, title: 'Hidden draft', is_published: false });
+      const tag = await makeTag(db(), unique('hidden'));
+      const before = await articleOut(id);
+      const writes = (key: number) => [
+        api().patch(`/api/articles/${key}/`).set('Authorization', other.bearer).send({ title: 'Hijacked' }),
+        api().delete(`/api/articles/${key}/`).set('Authorization', other.bearer),
+        api().post(`/api/articles/${key}/publish/`).set('Authorization', other.bearer),
+        api().post(`/api/articles/${key}/tags/`).set('Authorization', other.bearer).send({ add: [tag] }),
+      ];
+      const hidden = await Promise.all(writes(id));
+      const missing = await Promise.all(writes(2147480000));
+      expect(hidden.map((r) => ({ status: r.status, body: r.body }))).toEqual(missing.map((r) => ({ status: r.status, body: r.body })));
+      expect(hidden.map((r) => ({ status: r.status, body: r.body }))).toEqual(Array(4).fill({ status: 404, body: ARTICLE_NOT_FOUND }));
+      expect(await articleOut(id)).toEqual(before);
+      expect(await db()('articles_tags').where('article_id', id)).toEqual([]);
+      // The same article once published is visible to the caller: the ownership rule answers.
+      await db()('articles').where('id', id).update({ is_published: true });
+      const patch = await api().patch(`/api/articles/${id}/`).set('Authorization', other.bearer).send({ title: 'Hijacked' });
+      expect({ status: patch.status, body: patch.body }).toEqual({ status: 403, body: EDIT_OWN });
+      const del = await api().delete(`/api/articles/${id}/`).set('Authorization', other.bearer);
+      expect({ status: del.status, body: del.body }).toEqual({ status: 403, body: DELETE_OWN });
     });
 
     it('a missing article: PATCH and DELETE are 404 {"article": "not found"}', async () => {
@@ -373,7 +397,7 @@ describe.each(DIALECTS)('blog articles (%s)', (dialect) => {
     });
 
     it('draft of another author + staff → 200 {"published": true}; the flag is saved', async () => {
-      // The state table's only condition is "caller is staff"; visibility rules cover list and retrieve.
+      // The state table's only condition is "caller is staff"; queryset_write shows staff every draft.
       const id = await makeArticle(db(), { author_id: author.id, is_published: false });
       const res = await publish(id, staff);
       expect({ status: res.status, body: res.body }).toEqual({ status: 200, body: { published: true } });

@@ -9,7 +9,8 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { createDatabase, type TestDatabase } from '../support/databases';
+import knex from 'knex';
+import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
 import { testKeys } from '../support/keys';
 
 const root = path.resolve(__dirname, '../..');
@@ -218,5 +219,79 @@ describe('SIGTERM', () => {
       expect(service.stderr()).toBe('');
       agent.destroy();
     });
+  });
+});
+
+function post(port: number, urlPath: string, body: unknown): Promise<{ status: number; body: string }> {
+  const data = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: '127.0.0.1', port, path: urlPath, method: 'POST', agent: false, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data) } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+describe.each(DIALECTS)('SIGTERM under 100 concurrent registrations (%s)', (dialect) => {
+  let database: TestDatabase | undefined;
+  afterAll(() => database?.drop());
+
+  it('every request is answered or wrote nothing: the users in the database are exactly those answered 201', async () => {
+    let url = sqliteUrl(`drain-${process.pid}`);
+    if (dialect === 'postgres') {
+      database = await createDatabase('postgres');
+      url = database.url;
+    }
+    // One second of drain, then one more for the transactions in flight.
+    const service = start({ DATABASE_URL: url, SVC_SHUTDOWN_TIMEOUT: '1' });
+    const port = await listening(service);
+    const names = Array.from({ length: 100 }, (_, i) => `drain${i}`);
+    let answered = 0;
+    let firstAnswer!: () => void;
+    const first = new Promise<void>((resolve) => (firstAnswer = resolve));
+    const requests = names.map((username) =>
+      post(port, '/api/auth/register/', { username, email: `${username}@example.com`, password: 'long enough' }).finally(() => {
+        answered += 1;
+        firstAnswer();
+      }),
+    );
+    // bcrypt makes each registration slow: once the first is answered, the others are in flight.
+    await first;
+    service.child.kill('SIGTERM');
+    const outcomes = await Promise.allSettled(requests);
+    expect(await service.exited).toEqual({ code: 0, signal: null });
+    expect(service.stderr()).toBe('');
+
+    const statuses = outcomes.map((o) => (o.status === 'fulfilled' ? o.value.status : 'cut'));
+    const created = names.filter((_, i) => statuses[i] === 201);
+    // Every answer is a 201, or the 503 of a transaction refused once the drain was over.
+    for (const [i, outcome] of outcomes.entries()) {
+      if (outcome.status === 'fulfilled' && outcome.value.status !== 201) {
+        expect({ status: outcome.value.status, body: JSON.parse(outcome.value.body) }).toEqual({ status: 503, body: { detail: 'Service Unavailable' } });
+      }
+      expect(statuses[i] === 201 || statuses[i] === 503 || statuses[i] === 'cut').toBe(true);
+    }
+    // The drain was over before every registration was: some were cut or refused.
+    expect(created.length).toBeGreaterThan(0);
+    expect(created.length).toBeLessThan(names.length);
+    expect(service.stdout()).toMatch(/shutting down: closing the connections of \d+ requests? in flight after 1000 ms/);
+
+    const db = dialect === 'postgres' ? database!.db : knex({ client: 'better-sqlite3', connection: { filename: url.slice('sqlite:'.length) }, useNullAsDefault: true });
+    try {
+      const rows: string[] = await db('users').whereIn('username', names).pluck('username');
+      // Answered 201 = in the database; no row whose request was cut or refused.
+      expect(rows.sort()).toEqual(created.sort());
+    } finally {
+      if (dialect === 'sqlite') await db.destroy();
+    }
+    expect(answered).toBe(names.length);
   });
 });

@@ -84,13 +84,15 @@ export function articlesRoutes(service: ServiceContext): Route[] {
   const TagsBody = m2mBodySchema(intInput(-2147483648, 2147483647), { add: true, remove: true }, 'ArticleTagsBody');
 
   // Reads (list, retrieve, relation listings) see the rows the caller may read, as the
-  // queryset_request hook narrows them; writes, actions and relation changes look rows up by key alone,
+  // queryset_request hook narrows them; writes, actions and relation changes see the rows the
+  // queryset_write hook (by default queryset_request) leaves, so a hidden row is a 404 as a missing one,
   // and updates, deletes and actions lock the row they change until their transaction ends.
   const { queryset, findVisible, findRow, lockRow } = rowLookup<q.ArticleRow>({
     table: q.TABLE,
     pk: q.PK,
     model: service.model(q.MODEL),
     narrow: (ctx, query) => hooks.visibleArticles(withArgs(ctx, { query })),
+    narrowWrites: (ctx, query) => hooks.writableArticles(withArgs(ctx, { query })),
   });
 
   return [
@@ -322,7 +324,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
         transaction: true,
         status: 200,
         async handle({ params: { pk }, body }, ctx) {
-          const owner = await findRow(ctx, pk, [q.PK]);
+          const owner = await lockRow(ctx, pk, [q.PK]);
           return manageRelation(ctx.db, q.TAGS_RELATION, owner[q.PK], body);
         },
       },

@@ -4,6 +4,7 @@
  * transactions served beside Knex's pool, on a connection that never sees uncommitted rows, in read
  * snapshots shared by the requests received together. Its state is one `SqliteReads` per database.
  */
+import * as fs from 'node:fs';
 import type { Knex } from 'knex';
 import { databaseOfClient } from '../database';
 import {
@@ -73,6 +74,10 @@ export class SqliteReads implements DirectReads {
   /** The pool's connection once it is set up (SQLite's pool has one). */
   private writer: SqliteConnection | undefined;
   private reader: SqliteConnection | undefined;
+  /** The database file's device and inode when the service first opened it (none in memory). */
+  private identity: { dev: number; ino: number } | undefined;
+  /** Set when `checkFile` found another file, or none, at the path: reads fail too until it is back. */
+  private lost = false;
 
   constructor(
     /** The database file (`:memory:` or empty: a database of the connection's own). */
@@ -103,6 +108,32 @@ export class SqliteReads implements DirectReads {
       throw err;
     }
     this.writer = conn;
+    if (!this.identity && this.file !== '' && this.file !== ':memory:') {
+      const { dev, ino } = fs.statSync(this.file);
+      this.identity = { dev, ino };
+    }
+  }
+
+  /**
+   * Fails, as an unreachable database (`SQLITE_CANTOPEN`: a 503 and a logged outage), when the
+   * file at the database's path is no longer the one the service opened: deleted (the connections
+   * would go on writing to the unlinked file, lost at the next start) or replaced by another file
+   * (a restored copy, a new database). One `stat` (a few microseconds); run before whatever Knex runs
+   * outside a transaction (a transaction's BEGIN, a write on its own, readiness's `select 1`), never
+   * for the reads served beside it, which fail too once it has failed (their rows would vanish at
+   * the next start), each checking again. The same file back at the path (renamed back) serves
+   * again; any other needs a restart, which opens it.
+   */
+  checkFile(): void {
+    const identity = this.identity;
+    if (!identity) return;
+    const now = fs.statSync(this.file, { throwIfNoEntry: false });
+    this.lost = !(now && now.ino === identity.ino && now.dev === identity.dev);
+    if (!this.lost) return;
+    const what = now ? 'was replaced by another file' : 'was deleted';
+    throw Object.assign(new Error(`the database file ${this.file} ${what} since the service opened it; restart the service once the file is back`), {
+      code: 'SQLITE_CANTOPEN',
+    });
   }
 
   writerClosed(conn: SqliteConnection): void {
@@ -136,14 +167,16 @@ export class SqliteReads implements DirectReads {
     if (writer?.open && !writer.inTransaction) return writer;
     if (this.reader) return this.reader;
     if (this.file === ':memory:' || this.file === '') return undefined;
-    const Driver = require('better-sqlite3') as new (filename: string) => SqliteConnection;
-    this.reader = new Driver(this.file);
+    const Driver = require('better-sqlite3') as new (filename: string, options: { fileMustExist: boolean }) => SqliteConnection;
+    // Never creates the file: one deleted meanwhile is an outage, not a new empty database.
+    this.reader = new Driver(this.file, { fileMustExist: true });
     this.setup.all(this.reader);
     this.reader.pragma('query_only = ON');
     return this.reader;
   }
 
   all(connection: unknown, sql: string, bindings: readonly unknown[]): Row[] {
+    if (this.lost) this.checkFile();
     const conn = connection as SqliteConnection;
     if (!this.snapshots.has(conn) && !conn.inTransaction) this.beginSnapshot(conn);
     return this.statement(conn, sql).all(sqliteBindings(bindings)) as Row[];
@@ -212,6 +245,8 @@ export class CachedStatementsSqliteClient extends BetterSqlite3Client {
   }
 
   override async acquireRawConnection(): Promise<SqliteConnection> {
+    // A new connection after the file went would create an empty database at its path.
+    this.reads.checkFile();
     const conn = await super.acquireRawConnection();
     this.reads.writerOpened(conn);
     return conn;
@@ -231,6 +266,8 @@ export class CachedStatementsSqliteClient extends BetterSqlite3Client {
     const reads = this.reads;
     // Whatever Knex runs (a write, a BEGIN, a read in a transaction) sees the latest committed rows.
     if (reads.inSnapshot) reads.endSnapshots();
+    // A transaction or a write of its own goes to the file the service opened, or to none.
+    if (connection && !connection.inTransaction) reads.checkFile();
     // A query asking for its own integer mode changes the statement's state: prepared for it alone.
     if (obj.options?.safeIntegers !== undefined || !obj.sql || !connection) return super._query(connection, obj);
     const statement = reads.statement(connection, obj.sql);

@@ -210,7 +210,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
         transaction: true,
         status: 200,
         async handle({ params: { pk }, body }, ctx) {
-          const owner = await findRow(ctx, pk, [q.PK]);
+          const owner = await lockRow(ctx, pk, [q.PK]);
           const resolve = async (key: unknown) =>
             foundRow(await hooks.findTag(withArgs(ctx, { pk: key, instance: owner })));
           return manageRelation(ctx.db, q.TAGS_RELATION, owner[q.PK], body, resolve);
