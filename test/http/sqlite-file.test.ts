@@ -41,7 +41,7 @@ describe('a SQLite database file deleted or replaced while serving', () => {
     expect(unavailable(await request(svc.app).get('/api/categories/'))).toEqual(UNAVAILABLE_503);
     const logged = takeErrors(svc);
     expect(logged).toEqual([
-      `database outage: SQLITE_CANTOPEN: select 1 - the database file ${file} was deleted since the service opened it; restart the service once the file is back; answering 503 Service Unavailable until the database answers again`,
+      `database outage: SQLITE_CANTOPEN: the database file ${file} was deleted since the service opened it; restart the service once the file is back, in select 1; answering 503 Service Unavailable until the database answers again`,
     ]);
     // No new empty database was made at the path.
     expect(fs.existsSync(file)).toBe(false);
@@ -56,7 +56,7 @@ describe('a SQLite database file deleted or replaced while serving', () => {
     expect(unavailable(await create('Elsewhere'))).toEqual(UNAVAILABLE_503);
     const logged = takeErrors(svc);
     expect(logged).toHaveLength(1);
-    expect(logged[0]).toMatch(/^database outage: SQLITE_CANTOPEN: select 1 - the database file .+ was replaced by another file since the service opened it; restart the service/);
+    expect(logged[0]).toMatch(/^database outage: SQLITE_CANTOPEN: the database file .+ was replaced by another file since the service opened it; restart the service once the file is back, in select 1;/);
     // The file now at the path has what was copied, and not the refused row.
     const Database = require('better-sqlite3');
     const copy = new Database(file, { readonly: true });
