@@ -164,7 +164,8 @@ export class SchemaWriter {
         };
       }
       case 'number': {
-        const integer = (schema as z.ZodNumber).format === 'safeint';
+        // z.int() is a `safeint`; z.int32(), z.uint32() are integers too.
+        const integer = /int/.test((schema as z.ZodNumber).format ?? '');
         const out = typed(integer ? 'integer' : 'number', nullable);
         for (const check of def.checks ?? []) {
           const c = check._zod.def as { check: string; value?: unknown; inclusive?: boolean };
@@ -180,11 +181,12 @@ export class SchemaWriter {
       case 'date':
         return { ...typed('string', nullable), format: 'date-time' };
       case 'literal': {
-        const first = def.values[0];
-        const type = typeof first;
-        if (type === 'bigint') return { ...typed('string', nullable), pattern: '^\\d+$' };
-        if (first === null || first === undefined) return typed('null', false);
-        return { ...typed(type, nullable), enum: [first] };
+        // Every value, with the JSON types among them (`z.literal(null)` is the null type).
+        const values = def.values.filter((v) => v !== undefined).map((v) => (typeof v === 'bigint' ? Number(v) : v));
+        const types = [...new Set(values.map((v) => (v === null ? 'null' : typeof v)))];
+        if (types.length === 1 && types[0] === 'null') return { type: 'null' };
+        if (types.length > 1) return { type: nullable && !types.includes('null') ? [...types, 'null'] : types, enum: values };
+        return { ...typed(types[0], nullable), enum: values };
       }
       case 'enum': {
         const values = Object.values(def.entries);
