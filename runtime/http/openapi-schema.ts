@@ -9,7 +9,8 @@
  * as what it accepts (its input; its output when the input is a preprocessing transform). The
  * wrappers add what they mean: `null` among the types when the whole accepts `null`, the first
  * default found, and their metadata over the metadata of what they wrap. A `type` in the metadata
- * replaces what the walk would say (for transforms, whose input the walk cannot describe).
+ * replaces what the walk would say, `null` and the default included (for transforms, whose input
+ * the walk cannot describe); the metadata then says all.
  */
 import { z } from '../core/zod';
 
