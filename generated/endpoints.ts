@@ -20,7 +20,7 @@ export const RegisterSchema = z
     first_name: z.string().max(150).default(''),
     last_name: z.string().max(150).default(''),
   })
-  .openapi('RegisterSchema');
+  .meta({ id: 'RegisterSchema' });
 export type RegisterSchema = z.infer<typeof RegisterSchema>;
 
 /** Response of register. */
@@ -31,7 +31,7 @@ export const TokenResponse = z
     token_type: z.string(),
     expires_in: z.int(),
   })
-  .openapi('TokenResponse');
+  .meta({ id: 'TokenResponse' });
 export type TokenResponse = z.infer<typeof TokenResponse>;
 
 /** Request body of login. */
@@ -40,7 +40,7 @@ export const LoginSchema = z
     username: z.string(),
     password: z.string().max(72),
   })
-  .openapi('LoginSchema');
+  .meta({ id: 'LoginSchema' });
 export type LoginSchema = z.infer<typeof LoginSchema>;
 
 /** Request body of refresh. */
@@ -48,7 +48,7 @@ export const RefreshSchema = z
   .object({
     refresh_token: z.string(),
   })
-  .openapi('RefreshSchema');
+  .meta({ id: 'RefreshSchema' });
 export type RefreshSchema = z.infer<typeof RefreshSchema>;
 
 /** Response of me. */
@@ -60,7 +60,7 @@ export const UserResponse = z
     first_name: z.string(),
     last_name: z.string(),
   })
-  .openapi('UserResponse');
+  .meta({ id: 'UserResponse' });
 export type UserResponse = z.infer<typeof UserResponse>;
 
 /** The service's custom endpoints, handled by its hooks module. */

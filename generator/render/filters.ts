@@ -42,7 +42,7 @@ export function filterParamZod(p: Pick<FilterParam, 'type' | 'shape' | 'bounds' 
   if (description) meta.push(`description: ${str(docLine(description))}`);
   // Documented as the query string carries it (a list as its comma-separated text).
   if (!absent) meta.push(`default: ${literal(Array.isArray(p.default) ? p.default.join(',') : p.default)}`);
-  return meta.length ? `${expr}.openapi({ ${meta.join(', ')} })` : expr;
+  return meta.length ? `${expr}.meta({ ${meta.join(', ')} })` : expr;
 }
 
 const SHAPE_WORDS = { in: 'Several values, separated by commas.', range: 'Two values, low and high, separated by a comma.' } as const;

@@ -55,14 +55,14 @@ function outputValue(kind: ValueKind, sf: SchemaField, imports: Imports): string
     case 'float':
       return `${z}.number()`;
     case 'decimal':
-      return `${z}.string().openapi({ format: 'decimal' })`;
+      return `${z}.string().meta({ format: 'decimal' })`;
     case 'str':
       return sf.choices ? inputValue(kind, sf, imports) : `${z}.string()`;
     case 'email':
       return `${z}.email()`;
     case 'url':
       // A blank URL is "", which is not a `uri`: the document says either.
-      return sf.field?.blank === true ? `${z}.union([${z}.literal(''), ${z}.string().openapi({ format: 'uri' })])` : `${z}.string().openapi({ format: 'uri' })`;
+      return sf.field?.blank === true ? `${z}.union([${z}.literal(''), ${z}.string().meta({ format: 'uri' })])` : `${z}.string().meta({ format: 'uri' })`;
     case 'uuid':
       return `${z}.uuid()`;
     case 'bool':

@@ -1,12 +1,8 @@
 /**
- * Zod with the `.openapi()` extension applied once, for every schema in the service.
+ * Zod, as every schema in the service imports it. What the OpenAPI document says of a schema beyond
+ * its type is Zod's own metadata: `.meta({ id })` makes it a component, `.describe()` and
+ * `.meta({ description, format, type, ... })` add to its schema object (http/openapi-schema.ts).
  */
-// The `.openapi()` method's type is a module augmentation in the extension's declarations: the
-// reference is kept in the compiled zod.d.ts, so that code compiled against the package sees it.
-/// <reference types="@asteasolutions/zod-to-openapi" preserve="true" />
 import { z } from 'zod';
-import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
-
-extendZodWithOpenApi(z);
 
 export { z };

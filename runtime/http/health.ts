@@ -9,8 +9,8 @@ import type { Route, RouteDoc } from './routes';
 import { sendJson } from './send';
 import { z } from '../core/zod';
 
-const HealthSchema = z.object({ status: z.literal('ok') }).openapi('HealthSchema');
-const UnavailableSchema = z.object({ detail: z.literal('Service Unavailable') }).openapi('ServiceUnavailableSchema');
+const HealthSchema = z.object({ status: z.literal('ok') }).meta({ id: 'HealthSchema' });
+const UnavailableSchema = z.object({ detail: z.literal('Service Unavailable') }).meta({ id: 'ServiceUnavailableSchema' });
 
 /**
  * `GET /health` (liveness) answers while the process serves requests, without touching the database;

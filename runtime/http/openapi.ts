@@ -1,9 +1,12 @@
 /**
- * The OpenAPI document, built once from the same Zod schemas that validate requests.
+ * The OpenAPI document, built once from the same Zod schemas that validate requests (written as
+ * Schema Objects by openapi-schema.ts): paths in the order the routes are registered, each
+ * operation's responses, parameters and body, and the components in the order they are first met.
+ * The document is pinned byte for byte by test/http/openapi-golden.test.ts.
  */
 import { STATUS_CODES } from 'node:http';
-import { OpenApiGeneratorV31, OpenAPIRegistry, type ResponseConfig } from '@asteasolutions/zod-to-openapi';
-import { openApiPath, type Route } from './routes';
+import { accepts, metadataOf, SchemaWriter, type SchemaObject } from './openapi-schema';
+import { openApiPath, type Route, type RouteDoc } from './routes';
 import { z } from '../core/zod';
 
 export interface ApiInfo {
@@ -21,7 +24,7 @@ export interface ApiInfo {
 }
 
 /** The seed's GenericMessageSchema: an object with string values. */
-export const GenericMessageSchema = z.record(z.string(), z.string()).openapi('GenericMessageSchema');
+export const GenericMessageSchema = z.record(z.string(), z.string()).meta({ id: 'GenericMessageSchema' });
 
 const ValidationErrorSchema = z
   .object({
@@ -29,7 +32,7 @@ const ValidationErrorSchema = z
       z.object({ type: z.string(), loc: z.array(z.union([z.string(), z.number()])), msg: z.string() }),
     ),
   })
-  .openapi('ValidationErrorSchema', { example: { detail: [{ type: 'missing', loc: ['body', 'title'], msg: 'Field required' }] } });
+  .meta({ id: 'ValidationErrorSchema', example: { detail: [{ type: 'missing', loc: ['body', 'title'], msg: 'Field required' }] } });
 
 /**
  * The errors the runtime answers by itself, with the body it sends. `errorSchema` marks the ones a
@@ -73,76 +76,117 @@ function errorStatuses(route: Route, doc: NonNullable<Route['doc']>): number[] {
 
 export const BEARER_SCHEME = 'BearerAuth';
 
+/** A response as the route states it: a description, and its JSON body's schema and example. */
+interface DocumentedResponse {
+  description: string;
+  headers?: Record<string, unknown>;
+  schema?: z.core.$ZodType;
+  example?: unknown;
+}
+
+/** Every response of an operation by status: its own, the errors its hook answers, the runtime's. */
+function responsesOf(route: Route, doc: RouteDoc): Record<string, DocumentedResponse> {
+  const responses: Record<string, DocumentedResponse> = {};
+  for (const r of doc.responses) responses[String(r.status)] = { description: r.description, schema: r.schema };
+  for (const [status, example] of Object.entries(doc.errors ?? {})) {
+    responses[status] = { description: STATUS_CODES[Number(status)] ?? 'Error', schema: GenericMessageSchema, example };
+  }
+  for (const status of errorStatuses(route, doc)) {
+    const error = ERRORS[status];
+    const own = error.errorSchema && doc.errorSchema;
+    // A viewset's own error_schema has its own shape: the runtime's example would not fit it.
+    const example = own && doc.errorSchema !== GenericMessageSchema ? undefined : error.example;
+    responses[String(status)] ??= { description: error.description, schema: own ? doc.errorSchema! : GenericMessageSchema, example };
+  }
+  if (doc.throttled) {
+    responses['429'] ??= {
+      description: 'Too Many Requests',
+      headers: { 'Retry-After': { description: 'Seconds until a request is counted again.', schema: { type: 'integer' } } },
+      schema: GenericMessageSchema,
+    };
+  }
+  if (doc.params || doc.query || doc.body) responses['422'] ??= { description: 'Validation Error', schema: ValidationErrorSchema };
+  return responses;
+}
+
+/** A JSON body: its example, if any, and its schema. */
+function jsonContent(schemas: SchemaWriter, schema: z.core.$ZodType, example?: unknown) {
+  return { 'application/json': { ...(example === undefined ? {} : { example }), schema: schemas.write(schema) } };
+}
+
+/** One Parameter Object per key of a path or query schema, in the schema's order. */
+function parametersOf(schemas: SchemaWriter, schema: z.ZodObject | undefined, location: 'path' | 'query'): SchemaObject[] {
+  if (!schema) return [];
+  return Object.entries(schema.shape as Record<string, z.core.$ZodType>).map(([name, field]) => {
+    const { description } = metadataOf(field);
+    return {
+      schema: schemas.write(field),
+      // Required unless it may be absent (or null, which a query string cannot say).
+      required: !accepts(field, undefined) && !accepts(field, null),
+      ...(description ? { description } : {}),
+      name,
+      in: location,
+    };
+  });
+}
+
+function operationOf(schemas: SchemaWriter, route: Route, doc: RouteDoc): SchemaObject {
+  // Responses first, then parameters and body: components are listed in the order they are met.
+  const responses: Record<string, SchemaObject> = {};
+  for (const [status, r] of Object.entries(responsesOf(route, doc))) {
+    responses[status] = {
+      description: r.description,
+      ...(r.headers ? { headers: r.headers } : {}),
+      ...(r.schema ? { content: jsonContent(schemas, r.schema, r.example) } : {}),
+    };
+  }
+  const parameters = [...parametersOf(schemas, doc.params, 'path'), ...parametersOf(schemas, doc.query, 'query')];
+  const requestBody = doc.body ? { required: true, content: jsonContent(schemas, doc.body) } : undefined;
+  const operation: SchemaObject = {
+    operationId: doc.operationId,
+    summary: doc.summary,
+    description: doc.description,
+    tags: doc.tags,
+    // A public operation reads a token when one is sent (`{}`: none needed; the scheme: optional).
+    security: doc.standalone ? [] : doc.secured ? [{ [BEARER_SCHEME]: [] }] : [{}, { [BEARER_SCHEME]: [] }],
+    parameters: parameters.length ? parameters : undefined,
+    requestBody,
+    responses,
+  };
+  return Object.fromEntries(Object.entries(operation).filter(([, v]) => v !== undefined));
+}
+
 export function buildOpenApi(info: ApiInfo, routes: readonly Route[]): unknown {
-  const registry = new OpenAPIRegistry();
+  const schemas = new SchemaWriter();
+  const paths: Record<string, Record<string, SchemaObject>> = {};
+  for (const route of routes) {
+    if (!route.doc) continue;
+    const path = info.basePath + openApiPath(route.path);
+    paths[path] = { ...paths[path], [route.method]: operationOf(schemas, route, route.doc) };
+  }
   // The Authorization header as an API key, so that Swagger UI's Authorize box takes the whole
   // value `Bearer <ACCESS_TOKEN>` (an `http bearer` scheme would prefix a second "Bearer").
   const issuers = (info.tokenPaths ?? []).map((p) => info.basePath + p);
-  registry.registerComponent('securitySchemes', BEARER_SCHEME, {
+  const bearer = {
     type: 'apiKey',
     in: 'header',
     name: 'Authorization',
     description: `HTTP bearer token: enter \`Bearer <ACCESS_TOKEN>\` (an RS256 JWT${issuers.length ? ` from ${issuers.join(' or ')}` : ''}).`,
-  });
-  for (const route of routes) {
-    const doc = route.doc;
-    if (!doc) continue;
-    const responses: Record<string, ResponseConfig> = {};
-    for (const r of doc.responses) {
-      responses[String(r.status)] = r.schema
-        ? { description: r.description, content: { 'application/json': { schema: r.schema } } }
-        : { description: r.description };
-    }
-    for (const [status, example] of Object.entries(doc.errors ?? {})) {
-      const description = STATUS_CODES[Number(status)] ?? 'Error';
-      responses[status] = { description, content: { 'application/json': { schema: GenericMessageSchema, example } } };
-    }
-    for (const status of errorStatuses(route, doc)) {
-      const error = ERRORS[status];
-      const own = error.errorSchema && doc.errorSchema;
-      const schema = own ? doc.errorSchema! : GenericMessageSchema;
-      // A viewset's own error_schema has its own shape: the runtime's example would not fit it.
-      const example = own && doc.errorSchema !== GenericMessageSchema ? {} : { example: error.example };
-      responses[String(status)] ??= { description: error.description, content: { 'application/json': { schema, ...example } } };
-    }
-    if (doc.throttled) {
-      responses['429'] ??= {
-        description: 'Too Many Requests',
-        headers: { 'Retry-After': { description: 'Seconds until a request is counted again.', schema: { type: 'integer' } } },
-        content: { 'application/json': { schema: GenericMessageSchema } },
-      };
-    }
-    if (doc.params || doc.query || doc.body) {
-      responses['422'] ??= { description: 'Validation Error', content: { 'application/json': { schema: ValidationErrorSchema } } };
-    }
-    registry.registerPath({
-      method: route.method,
-      path: info.basePath + openApiPath(route.path),
-      operationId: doc.operationId,
-      summary: doc.summary,
-      description: doc.description,
-      tags: doc.tags,
-      // A public operation reads a token when one is sent (`{}`: none needed; the scheme: optional).
-      security: doc.standalone ? [] : doc.secured ? [{ [BEARER_SCHEME]: [] }] : [{}, { [BEARER_SCHEME]: [] }],
-      request: {
-        params: doc.params,
-        query: doc.query,
-        body: doc.body ? { required: true, content: { 'application/json': { schema: doc.body } } } : undefined,
-      },
-      responses,
-    });
-  }
-  const generator = new OpenApiGeneratorV31(registry.definitions);
-  return generator.generateDocument({
+  };
+  return {
     openapi: '3.1.0',
     info: {
       title: info.title,
       version: info.version,
-      description: info.description,
+      ...(info.description === undefined ? {} : { description: info.description }),
       ...(info.license ? { license: info.license } : {}),
       ...(info.contact ? { contact: info.contact } : {}),
     },
     // Paths carry the base path, so the server is the service's origin.
     servers: [{ url: '/', description: info.basePath ? `This service; every path starts with its base path ${info.basePath}` : 'This service' }],
-  });
+    // No parameter components and no webhooks: both stay, empty, as the document has always had them.
+    components: { securitySchemes: { [BEARER_SCHEME]: bearer }, schemas: schemas.components, parameters: {} },
+    paths,
+    webhooks: {},
+  };
 }

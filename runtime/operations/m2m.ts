@@ -24,7 +24,7 @@ export const M2MSchemaOut = z
     results: z.object({ count: z.int(), details: z.array(z.string()) }),
     errors: z.object({ count: z.int(), details: z.array(z.string()) }),
   })
-  .openapi('M2MSchemaOut');
+  .meta({ id: 'M2MSchemaOut' });
 export type M2MSchemaOut = z.infer<typeof M2MSchemaOut>;
 
 /** The POST body: only the keys of enabled operations are accepted; any other key is a 422. */
@@ -35,7 +35,7 @@ export function m2mBodySchema<K extends z.ZodType>(key: K, enabled: { add: boole
       ...(enabled.add ? { add: list } : {}),
       ...(enabled.remove ? { remove: list } : {}),
     })
-    .openapi(name) as z.ZodType<{ add?: z.output<K>[]; remove?: z.output<K>[] }>;
+    .meta({ id: name }) as z.ZodType<{ add?: z.output<K>[]; remove?: z.output<K>[] }>;
 }
 
 /** The related rows of `owner`, as a query on the related table (no joins: a row appears once). */

@@ -25,7 +25,7 @@ export function fieldsParam(allowed: readonly string[]) {
       return allowed.filter((name) => names.includes(name));
     })
     .optional()
-    .openapi({ type: 'string', description: `Only these fields of each item, separated by commas: ${allowed.join(', ')}.` });
+    .meta({ type: 'string', description: `Only these fields of each item, separated by commas: ${allowed.join(', ')}.` });
 }
 
 /** `item` with only the `fields` (all of it when no selection was asked for). */

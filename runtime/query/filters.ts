@@ -458,7 +458,7 @@ function custom<T>(type: string, message: string, parse: (s: string) => T | unde
       }
       return value;
     })
-    .openapi({ type: openapiType as 'string' }) as unknown as z.ZodType<T, string>;
+    .meta({ type: openapiType }) as unknown as z.ZodType<T, string>;
 }
 
 const PARAM_SCHEMAS: { [T in ParamType]: () => z.ZodType<ParamValues[T], string> } = {
@@ -482,7 +482,7 @@ const PARAM_SCHEMAS: { [T in ParamType]: () => z.ZodType<ParamValues[T], string>
         ctx.issues.push(tooManyItems(s));
         return z.NEVER;
       })
-      .openapi({ type: 'string' }),
+      .meta({ type: 'string' }),
   dict: () =>
     custom<Record<string, unknown>>(
       'dict_type',
@@ -538,7 +538,7 @@ export function queryParam<T extends ParamType>(type: T, shapeOrOptions?: 'in' |
     let bounded = z.int();
     if (min !== undefined) bounded = bounded.min(min);
     if (max !== undefined) bounded = bounded.max(max);
-    item = (item as z.ZodType<number, string>).pipe(bounded).openapi({ type: 'integer', minimum: min, maximum: max });
+    item = (item as z.ZodType<number, string>).pipe(bounded).meta({ type: 'integer', minimum: min, maximum: max });
   }
   if (!shape) return item;
   return z
@@ -570,7 +570,7 @@ export function queryParam<T extends ParamType>(type: T, shapeOrOptions?: 'in' |
       }
       return values;
     })
-    .openapi({ type: 'string', description: SHAPE_WORDS[shape] });
+    .meta({ type: 'string', description: SHAPE_WORDS[shape] });
 }
 
 /** The filter values among a list's validated query parameters (those `schema` declares, when present). */

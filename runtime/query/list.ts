@@ -218,5 +218,5 @@ export function orderingParam(allowed: Readonly<Record<string, string | RelatedC
       return terms;
     })
     .optional()
-    .openapi({ type: 'string', description: `Order by ${names.join(', ')}; prefix with - for descending; separate several with commas (at most ${MAX_ORDERING_TERMS}).` });
+    .meta({ type: 'string', description: `Order by ${names.join(', ')}; prefix with - for descending; separate several with commas (at most ${MAX_ORDERING_TERMS}).` });
 }

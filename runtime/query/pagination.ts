@@ -53,7 +53,7 @@ export abstract class Paginator<P extends Record<string, unknown> = Record<strin
   abstract apaginateQueryset(source: ListSource, params: P, req: Request): Promise<unknown>;
 }
 
-const positive = (name: string) => fromString.int().pipe(z.number().int().min(1)).optional().openapi({ description: name });
+const positive = (name: string) => fromString.int().pipe(z.number().int().min(1)).optional().meta({ description: name });
 
 /** `{items, count}` with `page` (≥ 1) and `page_size` (default SVC_PAGINATION_PER_PAGE, capped at SVC_MAX_PER_PAGE_SIZE). */
 export class PageNumberPagination extends Paginator<{ page?: number; page_size?: number }> {
@@ -181,7 +181,7 @@ const cursorParam = () =>
       return z.NEVER;
     })
     .optional()
-    .openapi({ type: 'string', description: 'Opaque position in the list: take it from the next or previous link of a page' });
+    .meta({ type: 'string', description: 'Opaque position in the list: take it from the next or previous link of a page' });
 
 /** A 422 on the cursor that decodes but does not fit this list. */
 const cursorError = (msg: string) => new RequestValidationError([{ type: 'value_error', loc: ['query', 'cursor'], msg }]);
@@ -216,8 +216,8 @@ export class CursorPagination extends Paginator<{ cursor?: Cursor; page_size?: n
 
   responseSchema(item: z.ZodType): z.ZodType {
     return z.object({
-      next: z.string().nullable().openapi({ description: 'URL of the next page; null on the last' }),
-      previous: z.string().nullable().openapi({ description: 'URL of the previous page; null on the first' }),
+      next: z.string().nullable().meta({ description: 'URL of the next page; null on the last' }),
+      previous: z.string().nullable().meta({ description: 'URL of the previous page; null on the first' }),
       results: z.array(item),
     });
   }

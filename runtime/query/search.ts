@@ -27,7 +27,7 @@ export function searchParam(fields: readonly string[]) {
       }
     })
     .optional()
-    .openapi({
+    .meta({
       description: `Search ${fields.join(', ')}: every word must be contained, ignoring case, in one of these fields (at most ${MAX_SEARCH_TERMS} words).`,
     });
 }

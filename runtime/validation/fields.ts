@@ -28,7 +28,7 @@ export function decimalInput(maxDigits: number, places: number) {
       }
       return text;
     })
-    .openapi({ type: 'string', format: 'decimal' });
+    .meta({ type: 'string', format: 'decimal' });
 }
 
 /** An http(s) URL; with `blank`, the empty string too. */
@@ -57,7 +57,7 @@ export function intInput(min: number, max: number) {
 export function jsonInput() {
   return z
     .custom<z.core.util.JSONType>((value) => value !== undefined, { message: 'Field required', params: { type: 'missing' } })
-    .openapi({ type: ['object', 'array', 'string', 'number', 'boolean', 'null'] as never, description: 'Any JSON value' });
+    .meta({ type: ['object', 'array', 'string', 'number', 'boolean', 'null'], description: 'Any JSON value' });
 }
 
 /** A UUID, stored and compared in canonical lowercase (PostgreSQL lowercases; SQLite compares text as sent). */
@@ -65,7 +65,7 @@ export function uuidInput() {
   return z
     .uuid()
     .transform((value) => value.toLowerCase())
-    .openapi({ type: 'string', format: 'uuid' });
+    .meta({ type: 'string', format: 'uuid' });
 }
 
 /** An ISO 8601 date (`YYYY-MM-DD`) in the years both databases store, 0001 to 9999. */

@@ -18,7 +18,7 @@ function parsing<T>(type: string, msg: string, parse: (s: string) => T | undefin
       }
       return value;
     })
-    .openapi({ type: openapiType as 'string' }) as unknown as z.ZodType<T, string>;
+    .meta({ type: openapiType }) as unknown as z.ZodType<T, string>;
 }
 
 /** A parsed value checked against the range both databases store (see core/calendar.ts). */

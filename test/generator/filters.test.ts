@@ -403,13 +403,13 @@ describe('validate(): lookups in specs', () => {
 describe('filterParamZod', () => {
   it.each([
     [{ type: 'int', default: null }, "queryParam('int').optional()"],
-    [{ type: 'bool', default: true }, "queryParam('bool').default(true).openapi({ default: true })"],
-    [{ type: 'str', default: null, description: "Name's start." }, "queryParam('str').optional().openapi({ description: 'Name\\'s start.' })"],
+    [{ type: 'bool', default: true }, "queryParam('bool').default(true).meta({ default: true })"],
+    [{ type: 'str', default: null, description: "Name's start." }, "queryParam('str').optional().meta({ description: 'Name\\'s start.' })"],
     [
       { type: 'int', shape: 'in', default: [1, 2] },
-      "queryParam('int', 'in').default([1, 2]).openapi({ description: 'Several values, separated by commas.', default: '1,2' })",
+      "queryParam('int', 'in').default([1, 2]).meta({ description: 'Several values, separated by commas.', default: '1,2' })",
     ],
-    [{ type: 'date', shape: 'range', default: null }, "queryParam('date', 'range').optional().openapi({ description: 'Two values, low and high, separated by a comma.' })"],
+    [{ type: 'date', shape: 'range', default: null }, "queryParam('date', 'range').optional().meta({ description: 'Two values, low and high, separated by a comma.' })"],
   ] as const)('%j', (param, code) => {
     expect(filterParamZod(param as Parameters<typeof filterParamZod>[0])).toBe(code);
   });

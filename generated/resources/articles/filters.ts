@@ -14,16 +14,14 @@ import {
 
 /** The article list's filter query parameters (query_params, relations_filters, filters_match_cases), typed, with their defaults. */
 export const FILTER_QUERY = z.object({
-  title: queryParam('str').optional().openapi({ description: 'Lookup title__icontains.' }),
-  is_published: queryParam('bool').optional().openapi({ description: 'Lookup is_published.' }),
-  views: queryParam('int', INT32).optional().openapi({ description: 'Lookup views.' }),
-  created_at: queryParam('date').optional().openapi({ description: 'Lookup created_at__gte.' }),
-  category: queryParam('int', INT32).optional().openapi({ description: 'Lookup category__id.' }),
-  author: queryParam('str').optional().openapi({ description: 'Lookup author__username.' }),
-  tag: queryParam('str').optional().openapi({ description: 'Lookup tags__name.' }),
-  popular: queryParam('bool')
-    .optional()
-    .openapi({ description: 'true: views__gte=100; false: exclude views__gte=100.' }),
+  title: queryParam('str').optional().meta({ description: 'Lookup title__icontains.' }),
+  is_published: queryParam('bool').optional().meta({ description: 'Lookup is_published.' }),
+  views: queryParam('int', INT32).optional().meta({ description: 'Lookup views.' }),
+  created_at: queryParam('date').optional().meta({ description: 'Lookup created_at__gte.' }),
+  category: queryParam('int', INT32).optional().meta({ description: 'Lookup category__id.' }),
+  author: queryParam('str').optional().meta({ description: 'Lookup author__username.' }),
+  tag: queryParam('str').optional().meta({ description: 'Lookup tags__name.' }),
+  popular: queryParam('bool').optional().meta({ description: 'true: views__gte=100; false: exclude views__gte=100.' }),
 });
 
 /** The validated filter values: what the mixins and the query_params_handler receive. */

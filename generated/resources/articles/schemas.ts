@@ -10,7 +10,7 @@ export const ArticleIn = z
     summary: z.string().max(500).optional(),
     category: intInput(-2147483648, 2147483647).nullable().optional(),
   })
-  .openapi('ArticleIn');
+  .meta({ id: 'ArticleIn' });
 export type ArticleIn = z.infer<typeof ArticleIn>;
 
 /** List items and the responses of create and update, from the serializer. */
@@ -25,7 +25,7 @@ export const ArticleOut = z
     created_at: z.iso.datetime(),
     views: z.int(),
   })
-  .openapi('ArticleOut');
+  .meta({ id: 'ArticleOut' });
 export type ArticleOut = z.infer<typeof ArticleOut>;
 
 /** Retrieve response, from the serializer. */
@@ -42,7 +42,7 @@ export const ArticleDetail = z
     created_at: z.iso.datetime(),
     views: z.int(),
   })
-  .openapi('ArticleDetail');
+  .meta({ id: 'ArticleDetail' });
 export type ArticleDetail = z.infer<typeof ArticleDetail>;
 
 /** Update request body, from the serializer. Every field is optional unless the spec requires it. */
@@ -53,7 +53,7 @@ export const ArticleUpdate = z
     summary: z.string().max(500).optional(),
     category: intInput(-2147483648, 2147483647).nullable().optional(),
   })
-  .openapi('ArticleUpdate');
+  .meta({ id: 'ArticleUpdate' });
 export type ArticleUpdate = z.infer<typeof ArticleUpdate>;
 
 /** Response of a custom action or endpoint. */
@@ -61,7 +61,7 @@ export const PublishResponse = z
   .object({
     published: z.boolean(),
   })
-  .openapi('PublishResponse');
+  .meta({ id: 'PublishResponse' });
 export type PublishResponse = z.infer<typeof PublishResponse>;
 
 /** Path parameters of the item routes: the primary key, typed from the resource. */

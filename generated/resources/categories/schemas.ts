@@ -8,7 +8,7 @@ export const CategoryIn = z
     name: z.string().max(100),
     description: z.string().optional(),
   })
-  .openapi('CategoryIn');
+  .meta({ id: 'CategoryIn' });
 export type CategoryIn = z.infer<typeof CategoryIn>;
 
 /** List items and the responses of create and update, from the serializer. */
@@ -18,7 +18,7 @@ export const CategoryOut = z
     name: z.string(),
     description: z.string(),
   })
-  .openapi('CategoryOut');
+  .meta({ id: 'CategoryOut' });
 export type CategoryOut = z.infer<typeof CategoryOut>;
 
 /** Update request body, from the serializer. Every field is optional unless the spec requires it. */
@@ -27,7 +27,7 @@ export const CategoryUpdate = z
     name: z.string().max(100).optional(),
     description: z.string().optional(),
   })
-  .openapi('CategoryUpdate');
+  .meta({ id: 'CategoryUpdate' });
 export type CategoryUpdate = z.infer<typeof CategoryUpdate>;
 
 /** Path parameters of the item routes: the primary key, typed from the resource. */

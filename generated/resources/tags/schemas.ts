@@ -7,7 +7,7 @@ export const TagIn = z
   .object({
     name: z.string().max(50),
   })
-  .openapi('TagIn');
+  .meta({ id: 'TagIn' });
 export type TagIn = z.infer<typeof TagIn>;
 
 /** List items and the responses of create and update, from the serializer. */
@@ -16,7 +16,7 @@ export const TagOut = z
     id: z.int(),
     name: z.string(),
   })
-  .openapi('TagOut');
+  .meta({ id: 'TagOut' });
 export type TagOut = z.infer<typeof TagOut>;
 
 /** Update request body, from the serializer. Every field is optional unless the spec requires it. */
@@ -24,7 +24,7 @@ export const TagUpdate = z
   .object({
     name: z.string().max(50).optional(),
   })
-  .openapi('TagUpdate');
+  .meta({ id: 'TagUpdate' });
 export type TagUpdate = z.infer<typeof TagUpdate>;
 
 /** Path parameters of the item routes: the primary key, typed from the resource. */

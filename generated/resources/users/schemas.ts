@@ -13,7 +13,7 @@ export const UserIn = z
     bio: z.string().optional(),
     avatar: urlInput({ blank: true, maxLength: 200 }).optional(),
   })
-  .openapi('UserIn');
+  .meta({ id: 'UserIn' });
 export type UserIn = z.infer<typeof UserIn>;
 
 /** List items and the responses of create and update, from the serializer. */
@@ -25,9 +25,9 @@ export const UserOut = z
     first_name: z.string(),
     last_name: z.string(),
     bio: z.string(),
-    avatar: z.union([z.literal(''), z.string().openapi({ format: 'uri' })]),
+    avatar: z.union([z.literal(''), z.string().meta({ format: 'uri' })]),
   })
-  .openapi('UserOut');
+  .meta({ id: 'UserOut' });
 export type UserOut = z.infer<typeof UserOut>;
 
 /** Update request body, from the serializer. Every field is optional unless the spec requires it. */
@@ -39,7 +39,7 @@ export const UserUpdate = z
     avatar: urlInput({ blank: true, maxLength: 200 }).optional(),
     is_active: z.boolean().optional(),
   })
-  .openapi('UserUpdate');
+  .meta({ id: 'UserUpdate' });
 export type UserUpdate = z.infer<typeof UserUpdate>;
 
 /** Path parameters of the item routes: the primary key, typed from the resource. */

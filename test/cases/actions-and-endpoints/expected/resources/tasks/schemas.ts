@@ -9,7 +9,7 @@ export const TaskIn = z
     done: z.boolean().optional(),
     priority: intInput(-2147483648, 2147483647).optional(),
   })
-  .openapi('TaskIn');
+  .meta({ id: 'TaskIn' });
 export type TaskIn = z.infer<typeof TaskIn>;
 
 /** List items and the responses of create and update, generated from the fields. */
@@ -20,7 +20,7 @@ export const TaskOut = z
     done: z.boolean(),
     priority: z.int(),
   })
-  .openapi('TaskOut');
+  .meta({ id: 'TaskOut' });
 export type TaskOut = z.infer<typeof TaskOut>;
 
 /** Update request body, generated from the fields. Every field is optional unless the spec requires it. */
@@ -30,7 +30,7 @@ export const TaskUpdate = z
     done: z.boolean().optional(),
     priority: intInput(-2147483648, 2147483647).optional(),
   })
-  .openapi('TaskUpdate');
+  .meta({ id: 'TaskUpdate' });
 export type TaskUpdate = z.infer<typeof TaskUpdate>;
 
 /** Response of a custom action or endpoint. */
@@ -38,7 +38,7 @@ export const CompleteTaskResponse = z
   .object({
     done: z.boolean(),
   })
-  .openapi('CompleteTaskResponse');
+  .meta({ id: 'CompleteTaskResponse' });
 export type CompleteTaskResponse = z.infer<typeof CompleteTaskResponse>;
 
 /** Response of a custom action or endpoint. */
@@ -46,7 +46,7 @@ export const PriorityAnswer = z
   .object({
     priority: z.int(),
   })
-  .openapi('PriorityAnswer');
+  .meta({ id: 'PriorityAnswer' });
 export type PriorityAnswer = z.infer<typeof PriorityAnswer>;
 
 /** Response of a custom action or endpoint. */
@@ -55,7 +55,7 @@ export const TaskStats = z
     done: z.int(),
     open: z.int(),
   })
-  .openapi('TaskStats');
+  .meta({ id: 'TaskStats' });
 export type TaskStats = z.infer<typeof TaskStats>;
 
 /** Request body of a custom endpoint. */
@@ -63,7 +63,7 @@ export const BulkTasks = z
   .object({
     titles: z.array(z.unknown()),
   })
-  .openapi('BulkTasks');
+  .meta({ id: 'BulkTasks' });
 export type BulkTasks = z.infer<typeof BulkTasks>;
 
 /** Response of a custom action or endpoint. */
@@ -71,7 +71,7 @@ export const CreateTasksResponse = z
   .object({
     created: z.int(),
   })
-  .openapi('CreateTasksResponse');
+  .meta({ id: 'CreateTasksResponse' });
 export type CreateTasksResponse = z.infer<typeof CreateTasksResponse>;
 
 /** Path parameters of the item routes: the primary key, typed from the resource. */

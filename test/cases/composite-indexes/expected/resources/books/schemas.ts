@@ -9,7 +9,7 @@ export const BookIn = z
     shelf: intInput(-2147483648, 2147483647).nullable().optional(),
     position: intInput(-2147483648, 2147483647).optional(),
   })
-  .openapi('BookIn');
+  .meta({ id: 'BookIn' });
 export type BookIn = z.infer<typeof BookIn>;
 
 /** List items and the responses of create and update, generated from the fields. */
@@ -20,7 +20,7 @@ export const BookOut = z
     shelf: z.int().nullable(),
     position: z.int(),
   })
-  .openapi('BookOut');
+  .meta({ id: 'BookOut' });
 export type BookOut = z.infer<typeof BookOut>;
 
 /** Update request body, generated from the fields. Every field is optional unless the spec requires it. */
@@ -30,7 +30,7 @@ export const BookUpdate = z
     shelf: intInput(-2147483648, 2147483647).nullable().optional(),
     position: intInput(-2147483648, 2147483647).optional(),
   })
-  .openapi('BookUpdate');
+  .meta({ id: 'BookUpdate' });
 export type BookUpdate = z.infer<typeof BookUpdate>;
 
 /** Path parameters of the item routes: the primary key, typed from the resource. */

@@ -8,7 +8,7 @@ export const ShelfIn = z
     room: z.string().max(50),
     number: intInput(-2147483648, 2147483647),
   })
-  .openapi('ShelfIn');
+  .meta({ id: 'ShelfIn' });
 export type ShelfIn = z.infer<typeof ShelfIn>;
 
 /** List items and the responses of create and update, generated from the fields. */
@@ -18,7 +18,7 @@ export const ShelfOut = z
     room: z.string(),
     number: z.int(),
   })
-  .openapi('ShelfOut');
+  .meta({ id: 'ShelfOut' });
 export type ShelfOut = z.infer<typeof ShelfOut>;
 
 /** Update request body, generated from the fields. Every field is optional unless the spec requires it. */
@@ -27,7 +27,7 @@ export const ShelfUpdate = z
     room: z.string().max(50).optional(),
     number: intInput(-2147483648, 2147483647).optional(),
   })
-  .openapi('ShelfUpdate');
+  .meta({ id: 'ShelfUpdate' });
 export type ShelfUpdate = z.infer<typeof ShelfUpdate>;
 
 /** Path parameters of the item routes: the primary key, typed from the resource. */

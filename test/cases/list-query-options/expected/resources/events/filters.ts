@@ -4,7 +4,7 @@ import { applyMixins, type HookContext, type Knex, lookupMixin, pickFilters, que
 
 /** The event list's filter query parameters (query_params), typed, with their defaults. */
 export const FILTER_QUERY = z.object({
-  starts_on: queryParam('date').optional().openapi({ description: 'Lookup starts_on__gte.' }),
+  starts_on: queryParam('date').optional().meta({ description: 'Lookup starts_on__gte.' }),
 });
 
 /** The validated filter values: what the mixins and the query_params_handler receive. */

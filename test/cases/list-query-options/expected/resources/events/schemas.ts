@@ -9,7 +9,7 @@ export const EventIn = z
     starts_on: dateInput(),
     venue: intInput(-2147483648, 2147483647),
   })
-  .openapi('EventIn');
+  .meta({ id: 'EventIn' });
 export type EventIn = z.infer<typeof EventIn>;
 
 /** List items and the responses of create and update, from the serializer. */
@@ -20,7 +20,7 @@ export const EventOut = z
     starts_on: z.iso.date(),
     venue: z.int(),
   })
-  .openapi('EventOut');
+  .meta({ id: 'EventOut' });
 export type EventOut = z.infer<typeof EventOut>;
 
 /** Update request body, generated from the fields. Every field is optional unless the spec requires it. */
@@ -30,7 +30,7 @@ export const EventUpdate = z
     starts_on: dateInput().optional(),
     venue: intInput(-2147483648, 2147483647).optional(),
   })
-  .openapi('EventUpdate');
+  .meta({ id: 'EventUpdate' });
 export type EventUpdate = z.infer<typeof EventUpdate>;
 
 /** Path parameters of the item routes: the primary key, typed from the resource. */

@@ -7,7 +7,7 @@ export const VenueIn = z
   .object({
     city: z.string().max(80),
   })
-  .openapi('VenueIn');
+  .meta({ id: 'VenueIn' });
 export type VenueIn = z.infer<typeof VenueIn>;
 
 /** List items and the responses of create and update, generated from the fields. */
@@ -16,7 +16,7 @@ export const VenueOut = z
     id: z.int(),
     city: z.string(),
   })
-  .openapi('VenueOut');
+  .meta({ id: 'VenueOut' });
 export type VenueOut = z.infer<typeof VenueOut>;
 
 /** Update request body, generated from the fields. Every field is optional unless the spec requires it. */
@@ -24,7 +24,7 @@ export const VenueUpdate = z
   .object({
     city: z.string().max(80).optional(),
   })
-  .openapi('VenueUpdate');
+  .meta({ id: 'VenueUpdate' });
 export type VenueUpdate = z.infer<typeof VenueUpdate>;
 
 /** Path parameters of the item routes: the primary key, typed from the resource. */

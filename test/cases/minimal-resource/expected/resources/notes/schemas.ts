@@ -8,7 +8,7 @@ export const NoteIn = z
     text: z.string().max(200),
     done: z.boolean().optional(),
   })
-  .openapi('NoteIn');
+  .meta({ id: 'NoteIn' });
 export type NoteIn = z.infer<typeof NoteIn>;
 
 /** List items and the responses of create and update, generated from the fields. */
@@ -18,7 +18,7 @@ export const NoteOut = z
     text: z.string(),
     done: z.boolean(),
   })
-  .openapi('NoteOut');
+  .meta({ id: 'NoteOut' });
 export type NoteOut = z.infer<typeof NoteOut>;
 
 /** Update request body, generated from the fields. Every field is optional unless the spec requires it. */
@@ -27,7 +27,7 @@ export const NoteUpdate = z
     text: z.string().max(200).optional(),
     done: z.boolean().optional(),
   })
-  .openapi('NoteUpdate');
+  .meta({ id: 'NoteUpdate' });
 export type NoteUpdate = z.infer<typeof NoteUpdate>;
 
 /** Path parameters of the item routes: the primary key, typed from the resource. */

@@ -9,7 +9,7 @@ export const BookIn = z
     writer: intInput(-2147483648, 2147483647),
     published_on: dateInput().nullable().optional(),
   })
-  .openapi('BookIn');
+  .meta({ id: 'BookIn' });
 export type BookIn = z.infer<typeof BookIn>;
 
 /** List items and the responses of create and update, from the serializer. */
@@ -20,7 +20,7 @@ export const BookOut = z
     writer: z.int(),
     published_on: z.iso.date().nullable(),
   })
-  .openapi('BookOut');
+  .meta({ id: 'BookOut' });
 export type BookOut = z.infer<typeof BookOut>;
 
 /** Retrieve response, from the serializer. */
@@ -31,7 +31,7 @@ export const BookDetail = z
     writer: z.object({ id: z.int(), full_name: z.string() }),
     published_on: z.iso.date().nullable(),
   })
-  .openapi('BookDetail');
+  .meta({ id: 'BookDetail' });
 export type BookDetail = z.infer<typeof BookDetail>;
 
 /** Update request body, from the serializer. Every field is optional unless the spec requires it. */
@@ -41,7 +41,7 @@ export const BookUpdate = z
     writer: intInput(-2147483648, 2147483647).optional(),
     published_on: dateInput().nullable().optional(),
   })
-  .openapi('BookUpdate');
+  .meta({ id: 'BookUpdate' });
 export type BookUpdate = z.infer<typeof BookUpdate>;
 
 /** Path parameters of the item routes: the primary key, typed from the resource. */

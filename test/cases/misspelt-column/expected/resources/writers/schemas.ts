@@ -7,7 +7,7 @@ export const WriterIn = z
   .object({
     full_name: z.string().max(100),
   })
-  .openapi('WriterIn');
+  .meta({ id: 'WriterIn' });
 export type WriterIn = z.infer<typeof WriterIn>;
 
 /** List items and the responses of create and update, from the serializer. */
@@ -16,7 +16,7 @@ export const WriterOut = z
     id: z.int(),
     full_name: z.string(),
   })
-  .openapi('WriterOut');
+  .meta({ id: 'WriterOut' });
 export type WriterOut = z.infer<typeof WriterOut>;
 
 /** Update request body, generated from the fields. Every field is optional unless the spec requires it. */
@@ -24,7 +24,7 @@ export const WriterUpdate = z
   .object({
     full_name: z.string().max(100).optional(),
   })
-  .openapi('WriterUpdate');
+  .meta({ id: 'WriterUpdate' });
 export type WriterUpdate = z.infer<typeof WriterUpdate>;
 
 /** Path parameters of the item routes: the primary key, typed from the resource. */

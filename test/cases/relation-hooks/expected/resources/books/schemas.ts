@@ -8,7 +8,7 @@ export const BookIn = z
     title: z.string().max(200),
     tags: z.array(intInput(-2147483648, 2147483647)).optional(),
   })
-  .openapi('BookIn');
+  .meta({ id: 'BookIn' });
 export type BookIn = z.infer<typeof BookIn>;
 
 /** List items and the responses of create and update, generated from the fields. */
@@ -18,7 +18,7 @@ export const BookOut = z
     title: z.string(),
     tags: z.array(z.int()),
   })
-  .openapi('BookOut');
+  .meta({ id: 'BookOut' });
 export type BookOut = z.infer<typeof BookOut>;
 
 /** Update request body, generated from the fields. Every field is optional unless the spec requires it. */
@@ -27,7 +27,7 @@ export const BookUpdate = z
     title: z.string().max(200).optional(),
     tags: z.array(intInput(-2147483648, 2147483647)).optional(),
   })
-  .openapi('BookUpdate');
+  .meta({ id: 'BookUpdate' });
 export type BookUpdate = z.infer<typeof BookUpdate>;
 
 /** Path parameters of the item routes: the primary key, typed from the resource. */

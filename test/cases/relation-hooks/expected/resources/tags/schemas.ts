@@ -8,7 +8,7 @@ export const TagIn = z
     name: z.string().max(50),
     hidden: z.boolean().optional(),
   })
-  .openapi('TagIn');
+  .meta({ id: 'TagIn' });
 export type TagIn = z.infer<typeof TagIn>;
 
 /** List items and the responses of create and update, from the serializer. */
@@ -17,7 +17,7 @@ export const TagOut = z
     id: z.int(),
     name: z.string(),
   })
-  .openapi('TagOut');
+  .meta({ id: 'TagOut' });
 export type TagOut = z.infer<typeof TagOut>;
 
 /** Update request body, generated from the fields. Every field is optional unless the spec requires it. */
@@ -26,7 +26,7 @@ export const TagUpdate = z
     name: z.string().max(50).optional(),
     hidden: z.boolean().optional(),
   })
-  .openapi('TagUpdate');
+  .meta({ id: 'TagUpdate' });
 export type TagUpdate = z.infer<typeof TagUpdate>;
 
 /** Path parameters of the item routes: the primary key, typed from the resource. */
