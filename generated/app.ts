@@ -54,6 +54,30 @@ export function createService(options: ServiceOptions): Service {
     settings,
     tokens: new TokenService(options.keys, settings, EXTRA_CLAIMS),
     loadUser,
+    conflicts: {
+      unique: [
+        {
+          table: 'categories',
+          columns: ['name'],
+          name: 'categories_name_unique',
+          details: 'A category with this name already exists.',
+        },
+        { table: 'tags', columns: ['name'], name: 'tags_name_unique', details: 'A tag with this name already exists.' },
+        {
+          table: 'users',
+          columns: ['username'],
+          name: 'users_username_unique',
+          details: 'A user with this username already exists.',
+        },
+        {
+          table: 'users',
+          columns: ['email'],
+          name: 'users_email_unique',
+          details: 'A user with this email already exists.',
+        },
+      ],
+      protect: [],
+    },
   });
   const routes: Route[] = [
     ...endpointRoutes(context),

@@ -52,6 +52,17 @@ export function createService(options: ServiceOptions): Service {
     settings,
     tokens: new TokenService(options.keys, settings, EXTRA_CLAIMS),
     loadUser,
+    conflicts: {
+      unique: [
+        {
+          table: 'shelves',
+          columns: ['room', 'number'],
+          name: 'one_shelf_number_per_room',
+          details: 'A shelf with this room and number already exists.',
+        },
+      ],
+      protect: [],
+    },
   });
   const routes: Route[] = [...endpointRoutes(context), ...booksRoutes(context), ...shelvesRoutes(context)];
   const app = createApi({

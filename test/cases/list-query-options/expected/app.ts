@@ -52,6 +52,18 @@ export function createService(options: ServiceOptions): Service {
     settings,
     tokens: new TokenService(options.keys, settings, EXTRA_CLAIMS),
     loadUser,
+    conflicts: {
+      unique: [],
+      protect: [
+        {
+          table: 'events',
+          column: 'venue_id',
+          name: 'events_venue_id_foreign',
+          target: 'venues',
+          details: 'Cannot delete this venue: it is still the venue of some events.',
+        },
+      ],
+    },
   });
   const routes: Route[] = [...endpointRoutes(context), ...eventsRoutes(context), ...venuesRoutes(context)];
   const app = createApi({

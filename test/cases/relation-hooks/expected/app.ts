@@ -52,6 +52,12 @@ export function createService(options: ServiceOptions): Service {
     settings,
     tokens: new TokenService(options.keys, settings, EXTRA_CLAIMS),
     loadUser,
+    conflicts: {
+      unique: [
+        { table: 'tags', columns: ['name'], name: 'tags_name_unique', details: 'A tag with this name already exists.' },
+      ],
+      protect: [],
+    },
   });
   const routes: Route[] = [...endpointRoutes(context), ...booksRoutes(context), ...tagsRoutes(context)];
   const app = createApi({
