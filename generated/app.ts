@@ -46,7 +46,7 @@ export interface Service {
   context: ServiceContext;
 }
 
-/** The Blog API service: every route, the OpenAPI document at /api/openapi.json and Swagger UI at /api/docs. */
+/** The Blog API service: every route, the OpenAPI document at /api/openapi.json and Swagger UI at /api/docs/. */
 export function createService(options: ServiceOptions): Service {
   const settings = options.settings ?? loadSettings(DEFAULT_SETTINGS);
   const context = createServiceContext({

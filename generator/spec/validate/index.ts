@@ -21,6 +21,8 @@ import { indexResource, type Resource } from './resources';
 export interface Validation {
   /** Every problem found, sorted by position. */
   diagnostics: Diagnostic[];
+  /** The files whose shape the meta-schema refused somewhere: their problems may cause others' (a missing `model:`). */
+  shapeFailed: Set<string>;
   /** The files the meta-schema accepted as a whole, with their data: the ones the model can describe. */
   documents: Map<SpecFile, unknown>;
 }
@@ -40,9 +42,10 @@ export function validateSpecs(loaded: LoadedSpecs): Validation {
     ctx.resources.push(res);
     if (res.model && !ctx.byModel.has(res.model)) ctx.byModel.set(res.model, res);
   }
+  const shapeFailed = new Set(ctx.out.map((d) => d.file));
   for (const res of ctx.resources) if (!res.opaque) checkResource(ctx, res);
   if (ctx.service) checkService(ctx, ctx.service.spec, ctx.service.data);
-  return { diagnostics: dedupe(sortDiagnostics(ctx.out)), documents: ctx.documents };
+  return { diagnostics: dedupe(sortDiagnostics(ctx.out)), shapeFailed, documents: ctx.documents };
 }
 
 /** The semantic checks of one resource file that could be read. */
