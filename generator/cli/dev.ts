@@ -1,10 +1,12 @@
 /**
  * `svcgen dev SPECS`: the edit–run loop. Builds the service, compiles the project's TypeScript
  * (its tsconfig.json) and runs `main.js` as a child process; then watches the specs folder (the
- * specs and the hook modules inside it) and, a moment after the last change, does it all again and
- * restarts the service. Problems are printed as `file:line:column: message` lines, the specs' and
- * the compiler's alike; the command keeps running (and the last good service keeps serving) until
- * they are fixed.
+ * specs and the hook modules inside it, however they are saved: watch.ts) and, a moment after the
+ * last change, builds again; when that changed the output or a hook module changed, it compiles
+ * and restarts the service (a change of the specs that renders the same output, such as a comment,
+ * leaves the service running). Problems are printed as `file:line:column: message` lines, the
+ * specs' and the compiler's alike; the command keeps running (and the last good service keeps
+ * serving) until they are fixed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -13,6 +15,7 @@ import ts from 'typescript';
 import { formatDiagnostic, SpecError } from '../load/diagnostics';
 import { generate } from '../pipeline';
 import { writeOutput } from '../output/write';
+import { watchTree } from './watch';
 
 export interface DevOptions {
   specsDir: string;
@@ -51,6 +54,10 @@ export function startDev(options: DevOptions): DevSession {
   let pending = false;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
+  /** Files changed since the last build began; undefined for the first build, which always compiles. */
+  let changed: Set<string> | undefined;
+  /** Whether the compiled service lags the sources: a compile failed, or nothing compiled yet. */
+  let stale = true;
 
   async function stopService(): Promise<void> {
     const running = child;
@@ -73,23 +80,35 @@ export function startDev(options: DevOptions): DevSession {
 
   async function rebuild(): Promise<void> {
     const started = Date.now();
+    const since = changed;
+    changed = new Set();
     try {
       const { files } = await generate({ specsDir: options.specsDir, outDir: options.outDir, cwd });
       const written = writeOutput(outDir, files);
       for (const f of written.written) log(`  wrote      ${options.outDir}/${f}`);
       for (const f of written.removed) log(`  removed    ${options.outDir}/${f}`);
+      // Only spec files changed and they render what is there already: nothing to compile or restart.
+      const specsOnly = since !== undefined && [...since].every((f) => /\.ya?ml$/.test(f));
+      if (!stale && specsOnly && !written.written.length && !written.removed.length) {
+        log(`svcgen dev: the specs changed, the output did not (built in ${Date.now() - started} ms); the service keeps running`);
+        return;
+      }
     } catch (err) {
+      // What changed is still to compile once the specs are fixed.
+      for (const f of since ?? []) changed.add(f);
       if (!(err instanceof SpecError)) throw err;
       for (const d of err.diagnostics) log(formatDiagnostic(d));
       log(`svcgen dev: ${problems(err.diagnostics.length)} in the specs; waiting for changes`);
       return;
     }
+    stale = true;
     const compileProblems = compiler.compile();
     if (compileProblems.length) {
       for (const line of compileProblems) log(line);
       log(`svcgen dev: ${problems(compileProblems.length)} in the TypeScript; waiting for changes`);
       return;
     }
+    stale = false;
     await stopService();
     if (stopped) return;
     startService();
@@ -111,12 +130,17 @@ export function startDev(options: DevOptions): DevSession {
     });
   }
 
-  const outInsideSpecs = !path.relative(specsDir, outDir).startsWith('..');
-  const watcher = fs.watch(specsDir, { recursive: true }, (_event, file) => {
-    if (file && outInsideSpecs && !path.relative(outDir, path.join(specsDir, file)).startsWith('..')) return;
-    clearTimeout(timer);
-    timer = setTimeout(schedule, options.debounceMs ?? 150);
-  });
+  const insideOut = (p: string) => !path.relative(outDir, p).startsWith('..');
+  const watcher = watchTree(
+    specsDir,
+    (file) => {
+      if (insideOut(file)) return;
+      changed?.add(file);
+      clearTimeout(timer);
+      timer = setTimeout(schedule, options.debounceMs ?? 150);
+    },
+    insideOut,
+  );
 
   schedule();
   const ready = building;
