@@ -11,7 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import ts from 'typescript';
+import type * as TS from 'typescript';
 import { formatDiagnostic, SpecError } from '../load/diagnostics';
 import { generate } from '../pipeline';
 import { writeOutput } from '../output/write';
@@ -160,23 +160,26 @@ function problems(n: number): string {
   return `${n} problem${n === 1 ? '' : 's'}`;
 }
 
+/** The TypeScript compiler, loaded when dev starts (not by the other commands). */
+const ts = (): typeof TS => require('typescript') as typeof TS;
+
 /** The project's TypeScript, compiled again on every rebuild (reusing what did not change). */
 class Compiler {
-  private readonly config: ts.ParsedCommandLine;
-  private program: ts.Program | undefined;
+  private readonly config: TS.ParsedCommandLine;
+  private program: TS.Program | undefined;
 
   constructor(
     tsconfig: string,
     private readonly cwd: string,
   ) {
     if (!fs.existsSync(tsconfig)) throw new DevError(`${path.relative(cwd, tsconfig)}: no such tsconfig; svcgen dev compiles the project with it`);
-    const host: ts.ParseConfigFileHost = {
-      ...ts.sys,
+    const host: TS.ParseConfigFileHost = {
+      ...ts().sys,
       onUnRecoverableConfigFileDiagnostic: (d) => {
-        throw new DevError(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+        throw new DevError(ts().flattenDiagnosticMessageText(d.messageText, '\n'));
       },
     };
-    const parsed = ts.getParsedCommandLineOfConfigFile(tsconfig, { noEmit: false }, host);
+    const parsed = ts().getParsedCommandLineOfConfigFile(tsconfig, { noEmit: false }, host);
     if (!parsed) throw new DevError(`${tsconfig}: cannot read it`);
     if (!parsed.options.outDir) throw new DevError(`${path.relative(cwd, tsconfig)}: svcgen dev needs an outDir for the compiled service`);
     this.config = parsed;
@@ -192,17 +195,17 @@ class Compiler {
   /** Type-checks and, when there is no error, writes the JavaScript; the errors as `file:line:column: message`. */
   compile(): string[] {
     // The files of the project are listed again: a build may add or remove some.
-    const files = ts.getParsedCommandLineOfConfigFile(this.config.options.configFilePath as string, { noEmit: false }, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} });
+    const files = ts().getParsedCommandLineOfConfigFile(this.config.options.configFilePath as string, { noEmit: false }, { ...ts().sys, onUnRecoverableConfigFileDiagnostic: () => {} });
     const rootNames = files?.fileNames ?? this.config.fileNames;
-    this.program = ts.createProgram({ rootNames, options: this.config.options, oldProgram: this.program });
-    const errors = ts.getPreEmitDiagnostics(this.program).filter((d) => d.category === ts.DiagnosticCategory.Error);
+    this.program = ts().createProgram({ rootNames, options: this.config.options, oldProgram: this.program });
+    const errors = ts().getPreEmitDiagnostics(this.program).filter((d) => d.category === ts().DiagnosticCategory.Error);
     if (errors.length) return errors.map((d) => this.format(d));
     this.program.emit();
     return [];
   }
 
-  private format(d: ts.Diagnostic): string {
-    const message = ts.flattenDiagnosticMessageText(d.messageText, ' ');
+  private format(d: TS.Diagnostic): string {
+    const message = ts().flattenDiagnosticMessageText(d.messageText, ' ');
     if (!d.file || d.start === undefined) return `${message} (TS${d.code})`;
     const { line, character } = d.file.getLineAndCharacterOfPosition(d.start);
     const file = path.relative(this.cwd, d.file.fileName).split(path.sep).join('/');
