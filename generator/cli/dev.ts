@@ -87,9 +87,10 @@ export function startDev(options: DevOptions): DevSession {
       const written = writeOutput(outDir, files);
       for (const f of written.written) log(`  wrote      ${options.outDir}/${f}`);
       for (const f of written.removed) log(`  removed    ${options.outDir}/${f}`);
-      // Only spec files changed and they render what is there already: nothing to compile or restart.
-      const specsOnly = since !== undefined && [...since].every((f) => /\.ya?ml$/.test(f));
-      if (!stale && specsOnly && !written.written.length && !written.removed.length) {
+      // No code changed (specs, an editor's or sed's temporary files) and the specs render what is
+      // there already: nothing to compile or restart.
+      const noCode = since !== undefined && ![...since].some((f) => CODE_FILE.test(f));
+      if (!stale && noCode && !written.written.length && !written.removed.length) {
         log(`svcgen dev: the specs changed, the output did not (built in ${Date.now() - started} ms); the service keeps running`);
         return;
       }
@@ -156,6 +157,9 @@ export function startDev(options: DevOptions): DevSession {
   };
 }
 
+/** A file the compile reads: a hook module or what it imports. */
+const CODE_FILE = /\.([cm]?[jt]sx?|json)$/;
+
 function problems(n: number): string {
   return `${n} problem${n === 1 ? '' : 's'}`;
 }
@@ -197,7 +201,9 @@ class Compiler {
     // The files of the project are listed again: a build may add or remove some.
     const files = ts().getParsedCommandLineOfConfigFile(this.config.options.configFilePath as string, { noEmit: false }, { ...ts().sys, onUnRecoverableConfigFileDiagnostic: () => {} });
     const rootNames = files?.fileNames ?? this.config.fileNames;
-    this.program = ts().createProgram({ rootNames, options: this.config.options, oldProgram: this.program });
+    // With the project references, an import of a referenced project's sources reads its declarations, as `tsc -b` does.
+    const projectReferences = files?.projectReferences ?? this.config.projectReferences;
+    this.program = ts().createProgram({ rootNames, options: this.config.options, projectReferences, oldProgram: this.program });
     const errors = ts().getPreEmitDiagnostics(this.program).filter((d) => d.category === ts().DiagnosticCategory.Error);
     if (errors.length) return errors.map((d) => this.format(d));
     this.program.emit();
