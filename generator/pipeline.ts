@@ -74,9 +74,9 @@ export function checkSpecs(loaded: LoadedSpecs): { diagnostics: Diagnostic[]; de
   if (files.some(hasSyntaxError)) return { diagnostics: sortDiagnostics(loaded.diagnostics), described };
   const diagnostics = [...loaded.diagnostics, ...validation.diagnostics, ...checkModel(described)];
   if (!diagnostics.length) diagnostics.push(...checkHookExports(described));
-  // By file and position, the files whose shape is wrong first: a missing `model:` is printed
+  // By file and position, the files whose model is unknown first: a missing `model:` is printed
   // before the relations to that model that fail in a file that sorts earlier.
-  const causes = new Set([...loaded.diagnostics.map((d) => d.file), ...validation.shapeFailed]);
+  const causes = validation.causes;
   return { diagnostics: sortDiagnostics(diagnostics, causes), described };
 }
 
