@@ -46,7 +46,7 @@ export interface Service {
   context: ServiceContext;
 }
 
-/** The Blog API service: every route, the OpenAPI document at /api/openapi.json and Swagger UI at /api/docs. */
+/** The Blog API service: every route, the OpenAPI document at /api/openapi.json and Swagger UI at /api/docs/. */
 export function createService(options: ServiceOptions): Service {
   const settings = options.settings ?? loadSettings(DEFAULT_SETTINGS);
   const context = createServiceContext({
@@ -54,6 +54,30 @@ export function createService(options: ServiceOptions): Service {
     settings,
     tokens: new TokenService(options.keys, settings, EXTRA_CLAIMS),
     loadUser,
+    conflicts: {
+      unique: [
+        {
+          table: 'categories',
+          columns: ['name'],
+          name: 'categories_name_unique',
+          details: 'A category with this name already exists.',
+        },
+        { table: 'tags', columns: ['name'], name: 'tags_name_unique', details: 'A tag with this name already exists.' },
+        {
+          table: 'users',
+          columns: ['username'],
+          name: 'users_username_unique',
+          details: 'A user with this username already exists.',
+        },
+        {
+          table: 'users',
+          columns: ['email'],
+          name: 'users_email_unique',
+          details: 'A user with this email already exists.',
+        },
+      ],
+      protect: [],
+    },
   });
   const routes: Route[] = [
     ...endpointRoutes(context),

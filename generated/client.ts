@@ -91,8 +91,12 @@ export interface ListArticlesQuery extends PageNumberQuery {
   tag?: string;
   /** true: views__gte=100; false: exclude views__gte=100. */
   popular?: boolean;
+  /** Words separated by spaces, each in one of title, summary (ignoring case). */
+  search?: string;
   /** One field, or several in order of precedence (sent separated by commas). */
   ordering?: ArticleOrdering | ArticleOrdering[];
+  /** The fields each ArticleOut keeps, in the schema's order (sent separated by commas); all when absent. */
+  fields?: ('id' | 'title' | 'summary' | 'author' | 'category' | 'is_published' | 'created_at' | 'views')[];
 }
 
 /** An article as retrieve answers it. */
@@ -107,6 +111,14 @@ export interface ArticleDetail {
   is_published: boolean;
   created_at: string;
   views: number;
+}
+
+/** Query parameters of retrieveArticle. */
+export interface RetrieveArticleQuery {
+  /** The fields each ArticleDetail keeps, in the schema's order (sent separated by commas); all when absent. */
+  fields?: (
+    'id' | 'title' | 'summary' | 'content' | 'author' | 'category' | 'tags' | 'is_published' | 'created_at' | 'views'
+  )[];
 }
 
 /** The request body that updates an article: every field is optional unless the spec requires it. */
@@ -416,8 +428,8 @@ export function createClient(options: ClientOptions) {
       return send<Page<ArticleOut>>({ method: 'GET', path: `/articles${slash}`, query }, request);
     },
     /** Retrieve a specific object by its primary key. `GET /articles/{id}/` */
-    retrieveArticle(id: number, request?: RequestOptions): Promise<ArticleDetail> {
-      return send<ArticleDetail>({ method: 'GET', path: `/articles/${segment(id)}${slash}` }, request);
+    retrieveArticle(id: number, query: RetrieveArticleQuery = {}, request?: RequestOptions): Promise<ArticleDetail> {
+      return send<ArticleDetail>({ method: 'GET', path: `/articles/${segment(id)}${slash}`, query }, request);
     },
     /** Update an object by its primary key. `PATCH /articles/{id}/` */
     updateArticle(id: number, body: ArticleUpdate, request?: RequestOptions): Promise<ArticleOut> {

@@ -74,7 +74,10 @@ export function checkSpecs(loaded: LoadedSpecs): { diagnostics: Diagnostic[]; de
   if (files.some(hasSyntaxError)) return { diagnostics: sortDiagnostics(loaded.diagnostics), described };
   const diagnostics = [...loaded.diagnostics, ...validation.diagnostics, ...checkModel(described)];
   if (!diagnostics.length) diagnostics.push(...checkHookExports(described));
-  return { diagnostics: sortDiagnostics(diagnostics), described };
+  // By file and position, the files whose model is unknown first: a missing `model:` is printed
+  // before the relations to that model that fail in a file that sorts earlier.
+  const causes = validation.causes;
+  return { diagnostics: sortDiagnostics(diagnostics, causes), described };
 }
 
 /** The specs rendered into the bytes of every output file; throws a SpecError listing every problem. */

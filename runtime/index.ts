@@ -54,6 +54,7 @@ export {
   type RelationSpec,
 } from './operations/m2m';
 export { markDeleted, restoreRow, type SoftDeleteSpec } from './operations/soft-delete';
+export { deleteRow, type Conflicts, type ProtectConflict, type UniqueConflict } from './operations/conflicts';
 export { checkObjectPermission } from './operations/permissions';
 export { rateLimit } from './operations/rate-limit';
 export type { ComputeArgs } from './operations/computed';

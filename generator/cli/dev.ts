@@ -1,18 +1,21 @@
 /**
  * `svcgen dev SPECS`: the edit–run loop. Builds the service, compiles the project's TypeScript
  * (its tsconfig.json) and runs `main.js` as a child process; then watches the specs folder (the
- * specs and the hook modules inside it) and, a moment after the last change, does it all again and
- * restarts the service. Problems are printed as `file:line:column: message` lines, the specs' and
- * the compiler's alike; the command keeps running (and the last good service keeps serving) until
- * they are fixed.
+ * specs and the hook modules inside it, however they are saved: watch.ts) and, a moment after the
+ * last change, builds again; when that changed the output or a hook module changed, it compiles
+ * and restarts the service (a change of the specs that renders the same output, such as a comment,
+ * leaves the service running). Problems are printed as `file:line:column: message` lines, the
+ * specs' and the compiler's alike; the command keeps running (and the last good service keeps
+ * serving) until they are fixed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import ts from 'typescript';
+import type * as TS from 'typescript';
 import { formatDiagnostic, SpecError } from '../load/diagnostics';
 import { generate } from '../pipeline';
 import { writeOutput } from '../output/write';
+import { watchTree } from './watch';
 
 export interface DevOptions {
   specsDir: string;
@@ -51,6 +54,10 @@ export function startDev(options: DevOptions): DevSession {
   let pending = false;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
+  /** Files changed since the last build began; undefined for the first build, which always compiles. */
+  let changed: Set<string> | undefined;
+  /** Whether the compiled service lags the sources: a compile failed, or nothing compiled yet. */
+  let stale = true;
 
   async function stopService(): Promise<void> {
     const running = child;
@@ -73,23 +80,36 @@ export function startDev(options: DevOptions): DevSession {
 
   async function rebuild(): Promise<void> {
     const started = Date.now();
+    const since = changed;
+    changed = new Set();
     try {
       const { files } = await generate({ specsDir: options.specsDir, outDir: options.outDir, cwd });
       const written = writeOutput(outDir, files);
       for (const f of written.written) log(`  wrote      ${options.outDir}/${f}`);
       for (const f of written.removed) log(`  removed    ${options.outDir}/${f}`);
+      // No code changed (specs, an editor's or sed's temporary files) and the specs render what is
+      // there already: nothing to compile or restart.
+      const noCode = since !== undefined && ![...since].some((f) => CODE_FILE.test(f));
+      if (!stale && noCode && !written.written.length && !written.removed.length) {
+        log(`svcgen dev: the specs changed, the output did not (built in ${Date.now() - started} ms); the service keeps running`);
+        return;
+      }
     } catch (err) {
+      // What changed is still to compile once the specs are fixed.
+      for (const f of since ?? []) changed.add(f);
       if (!(err instanceof SpecError)) throw err;
       for (const d of err.diagnostics) log(formatDiagnostic(d));
       log(`svcgen dev: ${problems(err.diagnostics.length)} in the specs; waiting for changes`);
       return;
     }
+    stale = true;
     const compileProblems = compiler.compile();
     if (compileProblems.length) {
       for (const line of compileProblems) log(line);
       log(`svcgen dev: ${problems(compileProblems.length)} in the TypeScript; waiting for changes`);
       return;
     }
+    stale = false;
     await stopService();
     if (stopped) return;
     startService();
@@ -111,12 +131,17 @@ export function startDev(options: DevOptions): DevSession {
     });
   }
 
-  const outInsideSpecs = !path.relative(specsDir, outDir).startsWith('..');
-  const watcher = fs.watch(specsDir, { recursive: true }, (_event, file) => {
-    if (file && outInsideSpecs && !path.relative(outDir, path.join(specsDir, file)).startsWith('..')) return;
-    clearTimeout(timer);
-    timer = setTimeout(schedule, options.debounceMs ?? 150);
-  });
+  const insideOut = (p: string) => !path.relative(outDir, p).startsWith('..');
+  const watcher = watchTree(
+    specsDir,
+    (file) => {
+      if (insideOut(file)) return;
+      changed?.add(file);
+      clearTimeout(timer);
+      timer = setTimeout(schedule, options.debounceMs ?? 150);
+    },
+    insideOut,
+  );
 
   schedule();
   const ready = building;
@@ -132,27 +157,33 @@ export function startDev(options: DevOptions): DevSession {
   };
 }
 
+/** A file the compile reads: a hook module or what it imports. */
+const CODE_FILE = /\.([cm]?[jt]sx?|json)$/;
+
 function problems(n: number): string {
   return `${n} problem${n === 1 ? '' : 's'}`;
 }
 
+/** The TypeScript compiler, loaded when dev starts (not by the other commands). */
+const ts = (): typeof TS => require('typescript') as typeof TS;
+
 /** The project's TypeScript, compiled again on every rebuild (reusing what did not change). */
 class Compiler {
-  private readonly config: ts.ParsedCommandLine;
-  private program: ts.Program | undefined;
+  private readonly config: TS.ParsedCommandLine;
+  private program: TS.Program | undefined;
 
   constructor(
     tsconfig: string,
     private readonly cwd: string,
   ) {
     if (!fs.existsSync(tsconfig)) throw new DevError(`${path.relative(cwd, tsconfig)}: no such tsconfig; svcgen dev compiles the project with it`);
-    const host: ts.ParseConfigFileHost = {
-      ...ts.sys,
+    const host: TS.ParseConfigFileHost = {
+      ...ts().sys,
       onUnRecoverableConfigFileDiagnostic: (d) => {
-        throw new DevError(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+        throw new DevError(ts().flattenDiagnosticMessageText(d.messageText, '\n'));
       },
     };
-    const parsed = ts.getParsedCommandLineOfConfigFile(tsconfig, { noEmit: false }, host);
+    const parsed = ts().getParsedCommandLineOfConfigFile(tsconfig, { noEmit: false }, host);
     if (!parsed) throw new DevError(`${tsconfig}: cannot read it`);
     if (!parsed.options.outDir) throw new DevError(`${path.relative(cwd, tsconfig)}: svcgen dev needs an outDir for the compiled service`);
     this.config = parsed;
@@ -168,17 +199,19 @@ class Compiler {
   /** Type-checks and, when there is no error, writes the JavaScript; the errors as `file:line:column: message`. */
   compile(): string[] {
     // The files of the project are listed again: a build may add or remove some.
-    const files = ts.getParsedCommandLineOfConfigFile(this.config.options.configFilePath as string, { noEmit: false }, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} });
+    const files = ts().getParsedCommandLineOfConfigFile(this.config.options.configFilePath as string, { noEmit: false }, { ...ts().sys, onUnRecoverableConfigFileDiagnostic: () => {} });
     const rootNames = files?.fileNames ?? this.config.fileNames;
-    this.program = ts.createProgram({ rootNames, options: this.config.options, oldProgram: this.program });
-    const errors = ts.getPreEmitDiagnostics(this.program).filter((d) => d.category === ts.DiagnosticCategory.Error);
+    // With the project references, an import of a referenced project's sources reads its declarations, as `tsc -b` does.
+    const projectReferences = files?.projectReferences ?? this.config.projectReferences;
+    this.program = ts().createProgram({ rootNames, options: this.config.options, projectReferences, oldProgram: this.program });
+    const errors = ts().getPreEmitDiagnostics(this.program).filter((d) => d.category === ts().DiagnosticCategory.Error);
     if (errors.length) return errors.map((d) => this.format(d));
     this.program.emit();
     return [];
   }
 
-  private format(d: ts.Diagnostic): string {
-    const message = ts.flattenDiagnosticMessageText(d.messageText, ' ');
+  private format(d: TS.Diagnostic): string {
+    const message = ts().flattenDiagnosticMessageText(d.messageText, ' ');
     if (!d.file || d.start === undefined) return `${message} (TS${d.code})`;
     const { line, character } = d.file.getLineAndCharacterOfPosition(d.start);
     const file = path.relative(this.cwd, d.file.fileName).split(path.sep).join('/');

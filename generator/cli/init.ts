@@ -22,11 +22,11 @@ import { writeOutput } from '../output/write';
 
 export const INIT_TEMPLATES = path.join(TEMPLATES_DIR, 'init');
 
-/** The package.json specs of svcgen's packages in a project, both exact (a version or a `file:`). */
+/** The package.json specs of svcgen's packages in a project, both exact (a version or an absolute `file:`). */
 export interface Dependencies {
-  /** The command (a devDependency): `0.1.0`, `file:../svcgen-0.1.0.tgz`, `file:../svcgen`. */
+  /** The command (a devDependency): `0.1.0`, `file:/home/me/svcgen-0.1.0.tgz`, `file:/home/me/svcgen`. */
   svcgen: string;
-  /** The runtime (a dependency): `0.1.0`, `file:../svcgen-runtime-0.1.0.tgz`, `file:../svcgen/runtime`. */
+  /** The runtime (a dependency): `0.1.0`, `file:/home/me/svcgen-runtime-0.1.0.tgz`, `file:/home/me/svcgen/runtime`. */
   runtime: string;
 }
 
@@ -39,7 +39,7 @@ export class InitError extends Error {}
 export interface InitOptions {
   /**
    * The project's dependency on svcgen: an exact version (`0.2.0`), or the path of svcgen's package
-   * tarball or folder (written as `file:` relative to the project). Default: see `dependenciesOn`.
+   * tarball or folder (written as an absolute `file:`). Default: see `dependenciesOn`.
    */
   svcgen?: string;
   cwd?: string;
@@ -109,7 +109,7 @@ export async function initProject(dir: string, options: InitOptions = {}): Promi
 
 /**
  * How a new project depends on svcgen's packages. Given (`--svcgen`): a path to svcgen's tarball or
- * folder becomes `file:` relative to the project, with the runtime beside it (`npm pack -w runtime`
+ * folder becomes an absolute `file:`, with the runtime beside it (`npm pack -w runtime`
  * writes `svcgen-runtime-0.1.0.tgz` beside `svcgen-0.1.0.tgz`; a checkout holds it in `runtime/`);
  * anything else must be an exact version, of both. Otherwise the svcgen running init decides: run
  * from a checkout of the svcgen repository, on that checkout (its `npm run build` compiles the
@@ -118,7 +118,9 @@ export async function initProject(dir: string, options: InitOptions = {}): Promi
  * version of svcgen and the runtime version it pins.
  */
 export function dependenciesOn(root: string, cwd: string, given?: string): Dependencies {
-  const asFile = (target: string) => `file:${path.relative(root, target).split(path.sep).join('/') || '.'}`;
+  // Absolute: a path relative to the project would break as soon as the project or the tarball moves
+  // relative to the other (a copy of the project, a build elsewhere).
+  const asFile = (target: string) => `file:${path.resolve(target).split(path.sep).join('/')}`;
   if (given !== undefined) {
     const target = path.resolve(cwd, given);
     if (/^[./~]/.test(given) || given.endsWith('.tgz') || fs.existsSync(target)) {

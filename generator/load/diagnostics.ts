@@ -20,10 +20,14 @@ export function formatDiagnostic(d: Diagnostic): string {
   return `${d.file}:${d.line}:${d.column}: ${d.message}`;
 }
 
-/** Sorted by file, line and column, so that output is stable whatever order checks ran in. */
-export function sortDiagnostics(list: Diagnostic[]): Diagnostic[] {
+/**
+ * Sorted by file, line and column, so that output is stable whatever order checks ran in; the files
+ * in `first` (those whose problems may cause the others') before the rest.
+ */
+export function sortDiagnostics(list: Diagnostic[], first: ReadonlySet<string> = new Set()): Diagnostic[] {
   return [...list].sort(
     (a, b) =>
+      Number(!first.has(a.file)) - Number(!first.has(b.file)) ||
       (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) ||
       a.line - b.line ||
       a.column - b.column ||
@@ -34,7 +38,7 @@ export function sortDiagnostics(list: Diagnostic[]): Diagnostic[] {
 /** Thrown by a stage that cannot go on; carries every diagnostic found so far. */
 export class SpecError extends Error {
   constructor(readonly diagnostics: Diagnostic[]) {
-    super(sortDiagnostics(diagnostics).map(formatDiagnostic).join('\n'));
+    super(diagnostics.map(formatDiagnostic).join('\n'));
     this.name = 'SpecError';
   }
 }

@@ -183,7 +183,7 @@ function alterStatement(c: DbColumn): string {
 }
 
 /** Knex's names for single-column indexes and constraints (`${table}_${column}_${kind}`). */
-function constraintName(table: string, columns: string[], kind: 'index' | 'unique' | 'foreign'): string {
+export function constraintName(table: string, columns: string[], kind: 'index' | 'unique' | 'foreign'): string {
   return `${table.replace(/\.|-/g, '_')}_${columns.join('_')}_${kind}`.toLowerCase();
 }
 

@@ -4,13 +4,17 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { previousFiles } from './manifest';
+import { previousFiles, strayFiles } from './manifest';
 import { SNAPSHOT_FILE } from '../migrate/migrations';
 
 export interface Drift {
   changed: { file: string; diff: string }[];
   missing: string[];
   extra: string[];
+  /** Files no build wrote that start with svcgen's header (copied or left over), which build removes; counted in `extra` too. */
+  stray: string[];
+  /** Files of someone else's in the output folder (no build wrote them, not svcgen's): named, left alone, not a drift. */
+  others: string[];
   /**
    * Migrations the specs call for that were never generated (the specs changed the schema after the
    * committed snapshot); set only when there are some, and not counted in `missing`.
@@ -22,7 +26,8 @@ const MIGRATION_FILE = /^migrations\/\d{4}_[a-z0-9_]+\.ts$/;
 
 /** What `build` would change in `outDir`; empty when the committed output is current. */
 export function drift(outDir: string, files: Map<string, string>): Drift {
-  const out: Drift = { changed: [], missing: [], extra: [] };
+  const stray = strayFiles(outDir, files);
+  const out: Drift = { changed: [], missing: [], extra: [], stray: stray.generated, others: stray.others };
   const hasSnapshot = fs.existsSync(path.join(outDir, SNAPSHOT_FILE));
   for (const [name, text] of files) {
     const p = path.join(outDir, name);
@@ -34,6 +39,7 @@ export function drift(outDir: string, files: Map<string, string>): Drift {
     }
   }
   for (const stale of previousFiles(outDir)) if (!files.has(stale) && fs.existsSync(path.join(outDir, stale))) out.extra.push(stale);
+  out.extra.push(...out.stray);
   return out;
 }
 

@@ -1,11 +1,12 @@
 /**
  * Stage 6: write. `svcgen build` writes the bytes `generate` returned, touching only files whose
  * content changed, and removes the files an earlier build wrote (its manifest lists them) that no
- * longer belong. Files the manifest does not list are never touched.
+ * longer belong, and files no build recorded that start with svcgen's header (`strayFiles`: a copy of
+ * a generated file, or one left by a build whose manifest is gone). Other files are never touched.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { previousFiles } from './manifest';
+import { previousFiles, strayFiles } from './manifest';
 
 export interface BuildResult {
   written: string[];
@@ -18,7 +19,8 @@ export function writeOutput(outDir: string, files: Map<string, string>): BuildRe
   const result: BuildResult = { written: [], unchanged: [], removed: [] };
   // Absolute and normalized, so that `./out`, `out/` and `out` all stop at the same folder.
   const root = path.resolve(outDir);
-  for (const stale of previousFiles(outDir)) {
+  // Hand-added files first: read before this build's writes, which are known files.
+  for (const stale of [...previousFiles(outDir), ...strayFiles(outDir, files).generated]) {
     if (files.has(stale)) continue;
     const p = path.join(root, stale);
     if (fs.existsSync(p)) {

@@ -183,7 +183,9 @@ function operationMethod(o: Operation, r: Resource, b: ClientBuilder) {
       return b.method({ ...common, pathParams: [], query: listQuery(o, r, b), returns: b.pageOf(r.pagination, out()) });
     case 'retrieve': {
       const returns = r.hasDetail ? b.schema(r.schemas.detail, `${capital(aOrAn(r.verboseName))} as retrieve answers it.`) : out();
-      return b.method({ ...common, pathParams: [pk], returns });
+      const members = r.fieldSelection ? [fieldsMember(r.schemas.detail)] : [];
+      const query = b.query(`${pascalCase(o.operationId)}Query`, `Query parameters of ${camelCase(o.operationId)}.`, [], members);
+      return b.method({ ...common, pathParams: [pk], query, returns });
     }
     case 'update':
       return b.method({ ...common, pathParams: [pk], body: b.schema(r.schemas.update, `The request body that updates ${aOrAn(r.verboseName)}: every field is optional unless the spec requires it.`), returns: out() });
@@ -228,13 +230,26 @@ function orderingMember(r: Resource, b: ClientBuilder): InterfaceMember {
   return { doc: 'One field, or several in order of precedence (sent separated by commas).', line: `ordering?: ${orderingType} | ${orderingType}[];` };
 }
 
-/** The query type of a list: the filters, the ordering and the page parameters. */
+/** `fields?:` of field selection (`?fields=`): names of the fields of `schema` each item keeps. */
+function fieldsMember(schema: SchemaModel): InterfaceMember {
+  const names = schema.fields.map((f) => str(f.name)).join(' | ');
+  return { doc: `The fields each ${schema.name} keeps, in the schema's order (sent separated by commas); all when absent.`, line: `fields?: (${names})[];` };
+}
+
+/** The query type of a list: the filters, the search, the ordering, the field selection and the page parameters. */
 function listQuery(o: Operation, r: Resource, b: ClientBuilder): string | undefined {
   const members: InterfaceMember[] = (r.filters?.params ?? []).map((p) => ({
     doc: p.description ? docLine(p.description) : undefined,
     line: `${propertyKey(p.name)}?: ${tsQueryParam(p.type, p.shape)};`,
   }));
+  if (r.search) {
+    members.push({
+      doc: `Words separated by spaces, each in one of ${r.search.fields.map((f) => f.name).join(', ')} (ignoring case).`,
+      line: 'search?: string;',
+    });
+  }
   if (r.ordering.fields.length) members.push(orderingMember(r, b));
+  if (r.fieldSelection) members.push(fieldsMember(r.schemas.out));
   const name = `${pascalCase(o.operationId)}Query`;
   return b.query(name, `Query parameters of ${camelCase(o.operationId)}.`, b.pageQueries(r.pagination), members);
 }

@@ -254,7 +254,7 @@ export function deleteHandle(o: Operation, rs: ResourceRoutes): object {
     // With soft delete, the row is stamped deleted and stays.
     remove: rs.r.softDelete
       ? `${rs.imports.runtime('markDeleted')}(ctx.db, ${q}.SOFT_DELETE, ${key})`
-      : `ctx.db(${q}.TABLE).where(${q}.PK, ${key}).delete()`,
+      : `${rs.imports.runtime('deleteRow')}(ctx, ${q}.TABLE, ${q}.PK, ${key})`,
     afterDelete: lifecycle(rs, 'after_delete', '{ instance }'),
   };
 }

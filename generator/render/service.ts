@@ -8,6 +8,7 @@ import { camelCase, literal, str } from '../model/names';
 import { header, hookModuleFrom, runtimeFrom, type RenderContext } from './context';
 import { Imports } from './imports';
 import { readColumn } from './values';
+import { conflictsLiteral } from './conflicts';
 
 const list = (names: readonly string[]) => names.map((n) => str(n)).join(', ');
 
@@ -80,6 +81,7 @@ export function appView(model: ServiceModel, ctx: RenderContext) {
     tokenPathsLiteral: model.tokenPaths.length ? literal(model.tokenPaths) : undefined,
     basePath: model.basePath,
     exceptionHandlers: handlers.join(', '),
+    conflicts: conflictsLiteral(model),
     views: model.views ? `${hooks()}.${model.views}` : undefined,
     resources,
     imports: imports.print(),

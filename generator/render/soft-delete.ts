@@ -73,7 +73,7 @@ function hardDeleteRoute(sd: SoftDelete, rs: ResourceRoutes): RouteView {
       instance: `${q}.to${r.model}Record(await ${rs.lookup('lockAny')}(ctx, pk, ${q}.RECORD_COLUMNS))`,
       objectPermission: objectPermission(rs, 'hard_delete'),
       beforeDelete: lifecycle(rs, 'before_delete', '{ instance }'),
-      remove: `ctx.db(${q}.TABLE).where(${q}.PK, ${key}).delete()`,
+      remove: `${rs.imports.runtime('deleteRow')}(ctx, ${q}.TABLE, ${q}.PK, ${key})`,
       afterDelete: lifecycle(rs, 'after_delete', '{ instance }'),
     },
     summary: str(docLine('Delete an object for good by its primary key, soft-deleted or not.')),

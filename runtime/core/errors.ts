@@ -119,11 +119,21 @@ export class ValidationError extends ApiException {
   }
 }
 
-/** A database constraint that failed (409). Raised by the runtime for driver errors; handlers may be registered for it. */
+/** The details of a 409 whose constraint the service cannot name. */
+export const CONFLICT_DETAILS = 'The request violates a database constraint.';
+
+/**
+ * A database constraint that failed (409): `{"error": "conflict", "details": "..."}`, the details
+ * naming the fields or the relation when the service knows the constraint (operations/conflicts.ts).
+ * Raised by the runtime for driver errors; handlers may be registered for it.
+ */
 export class IntegrityError extends ApiException {
   static override status_code = 409;
-  constructor(override readonly cause: unknown) {
-    super('conflict', 409, 'The request violates a database constraint.');
+  constructor(
+    override readonly cause: unknown,
+    details: string = CONFLICT_DETAILS,
+  ) {
+    super('conflict', 409, details);
   }
 }
 

@@ -5,7 +5,7 @@
  * are the same for every database.
  */
 import { DIALECTS } from './dialects';
-import type { DriverError } from './dialects/dialect';
+import type { ConstraintViolation, DriverError } from './dialects/dialect';
 
 /** Node's socket errors: the server refused, dropped or never answered the connection. */
 const SOCKET_CODES = new Set([
@@ -41,4 +41,14 @@ export function isConnectionFailure(err: unknown, depth = 0): boolean {
   if (DIALECTS.some((d) => d.isConnectionFailure(err as DriverError))) return true;
   if (Array.isArray(errors) && errors.some((e) => isConnectionFailure(e, depth + 1))) return true;
   return isConnectionFailure(cause, depth + 1);
+}
+
+/** What the adapter of the database that threw `err` says of the constraint it broke; undefined when it is no constraint violation. */
+export function constraintViolationOf(err: unknown): ConstraintViolation | undefined {
+  if (!err || typeof err !== 'object') return undefined;
+  for (const d of DIALECTS) {
+    const violation = d.constraintOf(err as DriverError);
+    if (violation) return violation;
+  }
+  return undefined;
 }

@@ -149,6 +149,6 @@ export function createApi(options: ApiOptions): Express {
   api.use(fallback(routes));
   app.use(basePath || '/', api);
   app.use(fallback([]));
-  app.use(errorMiddleware(settings, options.exceptionHandlers ?? [], logError, outage));
+  app.use(errorMiddleware(settings, options.exceptionHandlers ?? [], logError, outage, options.context?.conflicts));
   return app;
 }

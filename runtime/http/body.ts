@@ -90,7 +90,9 @@ function strictUtf8(_req: unknown, _res: unknown, buffer: Buffer, encoding: stri
  * is a 415; on other methods a body that is not JSON is ignored, as before.
  */
 export function jsonBody(options: { limit: string }): RequestHandler {
-  const parse = express.json({ limit: options.limit, type: JSON_MEDIA_TYPES, verify: strictUtf8 });
+  // Not `strict`: any JSON value parses (`null`, `"text"`, `42`), and a body of the wrong type is
+  // the 422 of its schema, not a body that cannot be parsed.
+  const parse = express.json({ limit: options.limit, type: JSON_MEDIA_TYPES, verify: strictUtf8, strict: false });
   return (req, res, next) => {
     if (!hasContent(req)) {
       next();

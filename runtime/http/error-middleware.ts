@@ -8,6 +8,7 @@ import { ApiException, ServiceUnavailableError, TooManyRequestsError } from '../
 import type { Settings } from '../core/settings';
 import type { OutageMonitor } from '../db/outage';
 import { findHandler, normalizeError, type ExceptionHandlers } from '../operations/exceptions';
+import type { Conflicts } from '../operations/conflicts';
 import { bodyParserError } from './body';
 import { sendJson } from './send';
 
@@ -22,6 +23,7 @@ export function errorMiddleware(
   handlers: ExceptionHandlers,
   logError: (error: unknown, req?: Request) => void,
   outage?: OutageMonitor,
+  conflicts?: Conflicts,
 ): ErrorRequestHandler {
   return async (rawErr, req, res, next) => {
     if (res.headersSent) return next(rawErr);
@@ -35,7 +37,7 @@ export function errorMiddleware(
       sendJson(res, 400, { detail: 'Bad Request' });
       return;
     }
-    const err = normalizeError(rawErr);
+    const err = normalizeError(rawErr, conflicts);
     if (err instanceof ServiceUnavailableError && err.cause !== undefined) outage?.failed(err.cause, req);
     // The one place a 503 or 429 gets its Retry-After, whoever answers it (an exception handler too).
     if (err instanceof ServiceUnavailableError || err instanceof TooManyRequestsError) res.set('Retry-After', String(err.retryAfter));

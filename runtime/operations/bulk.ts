@@ -136,7 +136,7 @@ function inTransaction<T>(ctx: RequestContext, work: (trx: Knex.Transaction) => 
 
 /** The result of an item that failed: its error's status and body, as the single-item operation answers it. */
 async function failure(ctx: RequestContext, err: unknown): Promise<BulkItemResult> {
-  const answer = err instanceof FailedItem ? err.reply : await handledError(ctx.service.exceptionHandlers, ctx.req, err);
+  const answer = err instanceof FailedItem ? err.reply : await handledError(ctx.service.exceptionHandlers, ctx.req, err, ctx.service.conflicts);
   if (!answer) throw err;
   const { status, body } = answer;
   // `status` first, and the item's own even where an error body has a key of that name.

@@ -11,6 +11,7 @@ import type { ColumnOf, Row } from '../db/rows';
 import type { Settings } from '../core/settings';
 import type { LoginThrottle } from '../auth/throttle';
 import type { ExceptionHandlers } from './exceptions';
+import type { Conflicts } from './conflicts';
 import { TransactionGate } from './transactions';
 
 /** Both 404 keys of a model; the setting SVC_NOT_FOUND_ERROR_USE_VERBOSE_NAMES picks one. */
@@ -37,6 +38,8 @@ export interface ServiceContext extends AuthContext {
   loginThrottle?: LoginThrottle;
   /** The transactions of the service's operations, which a shutdown waits for (transactions.ts). */
   transactions: TransactionGate;
+  /** The constraints of the service's tables its 409s name (conflicts.ts); without them, every 409 has the generic details. */
+  conflicts?: Conflicts;
 }
 
 declare global {

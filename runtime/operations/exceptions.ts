@@ -6,9 +6,10 @@
  */
 import type { Request } from 'express';
 import { ZodError } from 'zod';
-import { ApiException, IntegrityError, ServiceUnavailableError, ValidationError } from '../core/errors';
+import { ApiException, ServiceUnavailableError, ValidationError } from '../core/errors';
 import { isConnectionFailure, isConstraintViolation } from '../db/driver-errors';
 import { toEntries } from '../validation/validate';
+import { integrityError, type Conflicts } from './conflicts';
 
 /** What an exception handler answers instead of the default body. */
 export interface HandledResponse {
@@ -25,12 +26,13 @@ export type ExceptionClass = abstract new (...args: any[]) => unknown;
 export type ExceptionHandlers = ReadonlyArray<readonly [ExceptionClass, ExceptionHandler]>;
 
 /**
- * Driver constraint errors become IntegrityError, connection failures ServiceUnavailableError; a
- * ZodError thrown by custom code becomes the 400 validation body.
+ * Driver constraint errors become IntegrityError (naming what conflicts when `conflicts`, the
+ * service's, knows the constraint), connection failures ServiceUnavailableError; a ZodError thrown
+ * by custom code becomes the 400 validation body.
  */
-export function normalizeError(err: unknown): unknown {
+export function normalizeError(err: unknown, conflicts?: Conflicts): unknown {
   if (err instanceof ApiException) return err;
-  if (isConstraintViolation(err)) return new IntegrityError(err);
+  if (isConstraintViolation(err)) return integrityError(err, conflicts);
   if (isConnectionFailure(err)) return new ServiceUnavailableError(err);
   if (err instanceof ZodError) return new ValidationError(toEntries(err.issues, []));
   return err;
@@ -52,8 +54,13 @@ export function findHandler(err: unknown, handlers: ExceptionHandlers): Exceptio
  * response, else an ApiException's status and body (a driver's constraint error is the 409).
  * Undefined for the errors that fail the whole request: an unavailable database and unhandled errors.
  */
-export async function handledError(handlers: ExceptionHandlers, req: Request, error: unknown): Promise<HandledResponse | undefined> {
-  const err = normalizeError(error);
+export async function handledError(
+  handlers: ExceptionHandlers,
+  req: Request,
+  error: unknown,
+  conflicts?: Conflicts,
+): Promise<HandledResponse | undefined> {
+  const err = normalizeError(error, conflicts);
   if (err instanceof ServiceUnavailableError) return undefined;
   const handler = findHandler(err, handlers);
   if (handler) return handler(req, err);

@@ -88,7 +88,7 @@ export function parseInput<P extends PartSchema, Q extends PartSchema, B extends
   return {
     params: params ? parseRequest(params, request.params, 'path') : request.params,
     query: query ? parseRequest(query, request.query, 'query') : request.query,
-    body: body ? parseRequest(body, operation.optionalBody ? (request.body ?? {}) : request.body, 'body') : request.body,
+    body: body ? parseRequest(body, operation.optionalBody && request.body === undefined ? {} : request.body, 'body') : request.body,
   } as OperationInput<P, Q, B>;
 }
 

@@ -273,7 +273,7 @@ describe('writeOutput', () => {
 });
 
 describe('drift', () => {
-  const none = { changed: [], missing: [], extra: [] };
+  const none = { changed: [], missing: [], extra: [], stray: [], others: [] };
 
   it('is empty right after a build', async () => {
     const ws = workspace();

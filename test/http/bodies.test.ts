@@ -31,6 +31,19 @@ describe.each(DIALECTS)('request bodies on the showcase (%s)', (dialect) => {
   };
   const json = '{"name": "encoded"}';
 
+  describe('JSON that parses but is not an object → 422 of the body\'s type, not 400', () => {
+    it.each([['null'], ['"text"'], ['42'], ['true'], ['[]']])('%s on a create', async (text) => {
+      const res = await raw(text, { 'Content-Type': 'application/json' });
+      expect([res.status, res.body]).toEqual([422, { detail: [{ type: 'model_attributes_type', loc: ['body', 'data'], msg: 'Input should be a valid dictionary or object to extract fields from' }] }]);
+    });
+
+    it('null on a PATCH is not an empty update', async () => {
+      const id = await insertWidget(svc.database.db, { name: 'patched-null' });
+      const res = await request(svc.app).patch(`/v/widgets/${id}/`).set('Content-Type', 'application/json').send('null');
+      expect([res.status, res.body]).toEqual([422, { detail: [{ type: 'model_attributes_type', loc: ['body', 'data'], msg: 'Input should be a valid dictionary or object to extract fields from' }] }]);
+    });
+  });
+
   describe('Content-Encoding that does not match the bytes → 400 {"detail": "Cannot parse request body"}', () => {
     it.each([['gzip'], ['br'], ['deflate'], ['GZIP']])('%s on a body that is not compressed', async (encoding) => {
       const res = await raw(json, { 'Content-Type': 'application/json', 'Content-Encoding': encoding });

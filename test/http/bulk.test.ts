@@ -9,7 +9,9 @@ import { startShowcase, type RunningService } from '../support/services';
 
 const STAFF = { 'X-Roles': 'staff' };
 const EDITOR = { 'X-Roles': 'editor' };
-const CONFLICT = { error: 'conflict', details: 'The request violates a database constraint.' };
+/** The 409s of a duplicate crate code and a duplicate widget name. */
+const CRATE_CONFLICT = { error: 'conflict', details: 'A crate with this code already exists.' };
+const WIDGET_CONFLICT = { error: 'conflict', details: 'A widget with this name already exists.' };
 
 /** A widget as create and update answer it, with the values the test sets. */
 function widget(fields: Record<string, unknown>) {
@@ -82,13 +84,13 @@ describe.each(DIALECTS)('bulk routes (%s)', (dialect) => {
       // The same unique value twice in one batch, then once against a row already in the table.
       const twice = await request(svc.app).post('/v/crates/bulk/').send([{ code: 'dup' }, { code: 'dup' }]);
       expect(twice.status).toBe(409);
-      expect(twice.body).toEqual(CONFLICT);
+      expect(twice.body).toEqual(CRATE_CONFLICT);
       expect(await crates()).toEqual([]);
 
       expect((await request(svc.app).post('/v/crates/').send({ code: 'taken' })).status).toBe(201);
       const table = await request(svc.app).post('/v/crates/bulk/').send([{ code: 'new' }, { code: 'taken' }]);
       expect(table.status).toBe(409);
-      expect(table.body).toEqual(CONFLICT);
+      expect(table.body).toEqual(CRATE_CONFLICT);
       expect(await crates()).toEqual([{ code: 'taken', quantity: 0 }]);
     });
 
@@ -112,7 +114,7 @@ describe.each(DIALECTS)('bulk routes (%s)', (dialect) => {
       // Renaming one crate to another's code inside one batch is the unique conflict.
       const clash = await request(svc.app).patch('/v/crates/bulk/').set(EDITOR).send([{ id: 1, code: 'u2' }]);
       expect(clash.status).toBe(409);
-      expect(clash.body).toEqual(CONFLICT);
+      expect(clash.body).toEqual(CRATE_CONFLICT);
 
       const missingKey = await request(svc.app).patch('/v/crates/bulk/').set(EDITOR).send([{ quantity: 1 }, { id: 'one' }]);
       expect(missingKey.status).toBe(422);
@@ -230,7 +232,7 @@ describe.each(DIALECTS)('bulk routes (%s)', (dialect) => {
         { status: 201, data: widget({ id: 1, name: 'w1', count: 2 }) },
         { status: 422, detail: [{ type: 'string_type', loc: ['body', 'data', 1, 'name'], msg: 'Input should be a valid string' }] },
         // The same unique value as an earlier item of the batch.
-        { status: 409, ...CONFLICT },
+        { status: 409, ...WIDGET_CONFLICT },
         // The after_create hook refuses: the item's row is rolled back, the others stay.
         { status: 403, error: 'forbidden', details: 'Widgets named forbid* are not allowed' },
         // The service's exception handler renders the item's error, as for a single create.
@@ -249,7 +251,7 @@ describe.each(DIALECTS)('bulk routes (%s)', (dialect) => {
         { status: 404, maker: 'not found' },
         // The refused item wrote nothing, on either database: the first row is this one.
         { status: 201, data: widget({ id: 1, name: 'm2', maker: 'acme' }) },
-        { status: 409, ...CONFLICT },
+        { status: 409, ...WIDGET_CONFLICT },
       ]);
     });
 
@@ -264,7 +266,7 @@ describe.each(DIALECTS)('bulk routes (%s)', (dialect) => {
         { status: 404, widget: 'not found' },
         // require_update_fields: an item with nothing but its key changes nothing.
         { status: 400, error: 'No fields provided for update.' },
-        { status: 409, ...CONFLICT },
+        { status: 409, ...WIDGET_CONFLICT },
         { status: 200, data: widget({ id: 2, name: 'b2' }) },
       ]);
       expect(await names()).toEqual(['a', 'b2']);

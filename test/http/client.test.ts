@@ -140,6 +140,9 @@ describe.each(DIALECTS)('generated client (%s)', (dialect) => {
       created_at: hello.created_at,
       views: 0,
     });
+    // Search and field selection, on the list and on retrieve.
+    expect(await api.listArticles({ ...mine, search: 'first svcgen', fields: ['id', 'title'] })).toEqual({ items: [{ id: hello.id, title: 'Hello, svcgen' }], count: 1 });
+    expect(await api.retrieveArticle(hello.id, { fields: ['title', 'views'] })).toEqual({ title: 'Hello, svcgen', views: 0 });
     expect(await api.updateArticle(hello.id, { summary: 'Changed' })).toEqual({ ...hello, summary: 'Changed' });
     expect(await api.deleteArticle(second.id)).toEqual({ message: 'Article deleted' });
     expect(await apiError(api.retrieveArticle(second.id))).toEqual({ status: 404, body: { article: 'not found' } });

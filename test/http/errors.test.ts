@@ -10,7 +10,8 @@ import { createUser, insertWidget, takeErrors, type TestUser } from '../support/
 import { otherKeys } from '../support/keys';
 import { startBlog, startShowcase, type RunningService } from '../support/services';
 
-const CONFLICT = { error: 'conflict', details: 'The request violates a database constraint.' };
+/** A 409 that names what conflicts. */
+const conflict = (details: string) => ({ error: 'conflict', details });
 const UNAUTHORIZED = { detail: 'Unauthorized' };
 const INTERNAL = { detail: 'Internal Server Error' };
 const INT_PARSING = 'Input should be a valid integer, unable to parse string as an integer';
@@ -194,7 +195,7 @@ describe.each(DIALECTS)('errors on the showcase (%s)', (dialect) => {
       expect((await post({ name: 'unique-one' })).status).toBe(201);
       const res = await post({ name: 'unique-one' });
       expect(res.status).toBe(409);
-      expect(res.body).toEqual(CONFLICT);
+      expect(res.body).toEqual(conflict('A widget with this name already exists.'));
     });
 
     it('a duplicate unique value on update', async () => {
@@ -202,7 +203,7 @@ describe.each(DIALECTS)('errors on the showcase (%s)', (dialect) => {
       const id = await insertWidget(svc.database.db, { name: 'renamed-later' });
       const res = await request(svc.app).patch(`/v/widgets/${id}/`).send({ name: 'taken' });
       expect(res.status).toBe(409);
-      expect(res.body).toEqual(CONFLICT);
+      expect(res.body).toEqual(conflict('A widget with this name already exists.'));
       expect((await svc.database.db('widgets').where({ id }).first()).name).toBe('renamed-later');
     });
 
@@ -210,7 +211,7 @@ describe.each(DIALECTS)('errors on the showcase (%s)', (dialect) => {
       expect((await request(svc.app).post('/v/companies/').send({ code: 'dup', title: 'First' })).status).toBe(201);
       const res = await request(svc.app).post('/v/companies/').send({ code: 'dup', title: 'Second' });
       expect(res.status).toBe(409);
-      expect(res.body).toEqual(CONFLICT);
+      expect(res.body).toEqual(conflict('A maker with this code already exists.'));
     });
 
     it('deleting a maker a widget references (on_delete protect)', async () => {
@@ -218,8 +219,24 @@ describe.each(DIALECTS)('errors on the showcase (%s)', (dialect) => {
       expect((await post({ name: 'protector', maker: 'protected' })).status).toBe(201);
       const res = await request(svc.app).delete('/v/companies/protected/');
       expect(res.status).toBe(409);
-      expect(res.body).toEqual(CONFLICT);
+      expect(res.body).toEqual(conflict('Cannot delete this maker: it is still the maker of some widgets.'));
       expect((await request(svc.app).get('/v/companies/protected/')).status).toBe(200);
+    });
+
+    it('deleting a maker a crate references names the crates, not the widgets (SQLite does not say which key)', async () => {
+      expect((await request(svc.app).post('/v/companies/').send({ code: 'crated', title: 'C' })).status).toBe(201);
+      await svc.database.db('crates').insert({ code: 'C-409', quantity: 1, maker_id: 'crated' });
+      const res = await request(svc.app).delete('/v/companies/crated/');
+      expect([res.status, res.body]).toEqual([409, conflict('Cannot delete this maker: it is still the maker of some crates.')]);
+      expect((await request(svc.app).get('/v/companies/crated/')).status).toBe(200);
+      await svc.database.db('crates').where({ code: 'C-409' }).delete();
+      expect((await request(svc.app).delete('/v/companies/crated/')).status).toBe(204);
+    });
+
+    it('a duplicate of a value two fields hold is named by the field whose constraint failed', async () => {
+      expect((await post({ name: 'first-of-two' })).status).toBe(201);
+      const res = await post({ name: 'first-of-two', maker: null });
+      expect([res.status, res.body]).toEqual([409, conflict('A widget with this name already exists.')]);
     });
   });
 
@@ -403,7 +420,7 @@ describe.each(DIALECTS)('authentication errors on the blog (%s)', (dialect) => {
     expect(first.status).toBe(201);
     const second = await request(svc.app).post('/api/categories/').set('Authorization', staff.bearer).send({ name: 'Twice' });
     expect(second.status).toBe(409);
-    expect(second.body).toEqual(CONFLICT);
+    expect(second.body).toEqual(conflict('A category with this name already exists.'));
   });
 
   it('422 for a category name longer than its maximum', async () => {

@@ -11,7 +11,9 @@ import { makeArticle, makeCategory, makeUser, unique } from '../support/blog-fix
 import { takeErrors } from '../support/fixtures';
 import { startBlog, type RunningService } from '../support/services';
 
-const CONFLICT = { error: 'conflict', details: 'The request violates a database constraint.' };
+/** The 409s of a duplicate tag name and a duplicate category name. */
+const TAG_CONFLICT = { error: 'conflict', details: 'A tag with this name already exists.' };
+const CATEGORY_CONFLICT = { error: 'conflict', details: 'A category with this name already exists.' };
 const ALREADY_PUBLISHED = { is_published: 'Article is already published' };
 
 /** Statuses and bodies of concurrent responses, counted: `{"200 {...}": 1, "409 {...}": 19}`. */
@@ -78,10 +80,10 @@ describe.each(DIALECTS)('concurrent writes (%s)', (dialect) => {
     const created = responses.filter((r) => r.status === 201);
     expect(created).toHaveLength(1);
     expect(created[0].body).toEqual({ id: expect.any(Number), name });
-    expect(tally(responses.filter((r) => r.status !== 201))).toEqual({ [`409 ${JSON.stringify(CONFLICT)}`]: 9 });
+    expect(tally(responses.filter((r) => r.status !== 201))).toEqual({ [`409 ${JSON.stringify(TAG_CONFLICT)}`]: 9 });
 
     const single = await request(svc.app).post('/api/tags/').set('Authorization', staff.bearer).send({ name });
-    expect([single.status, single.body]).toEqual([409, CONFLICT]);
+    expect([single.status, single.body]).toEqual([409, TAG_CONFLICT]);
     expect(await svc.database.db('tags').where({ name }).count({ n: '*' })).toEqual([{ n: 1 }]);
   });
 
@@ -93,7 +95,7 @@ describe.each(DIALECTS)('concurrent writes (%s)', (dialect) => {
       ids.map((id) => request(svc.app).patch(`/api/categories/${id}/`).set('Authorization', staff.bearer).send({ name })),
     );
     expect(responses.map((r) => r.status).sort()).toEqual([200, 409]);
-    expect(responses.find((r) => r.status === 409)!.body).toEqual(CONFLICT);
+    expect(responses.find((r) => r.status === 409)!.body).toEqual(CATEGORY_CONFLICT);
   });
 
   it('concurrent registrations of one username: one 201, the others the 400 of a taken username', async () => {

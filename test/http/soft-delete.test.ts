@@ -114,7 +114,7 @@ describe.each(DIALECTS)('soft delete (%s)', (dialect) => {
   it('lets a new coupon take the code of a deleted one, and refuses a live duplicate', async () => {
     const first = await create('SPRING');
     const duplicate = await request(svc.app).post('/v/coupons/').send({ code: 'SPRING' });
-    expect([duplicate.status, duplicate.body]).toEqual([409, { error: 'conflict', details: 'The request violates a database constraint.' }]);
+    expect([duplicate.status, duplicate.body]).toEqual([409, { error: 'conflict', details: 'A coupon with this code already exists.' }]);
     expect((await remove(first)).status).toBe(204);
     const second = await create('SPRING', 30);
     expect(second).not.toBe(first);

@@ -193,8 +193,9 @@ describe('the svcgen packages', () => {
     expect(pkg.name).toBe('app');
     // The project depends on the tarballs svcgen was installed from, not on this repository: the
     // runtime for the service, svcgen for building it.
-    expect(pkg.dependencies).toEqual({ '@svcgen/runtime': `file:../../svcgen-runtime-${VERSION}.tgz` });
-    expect(pkg.devDependencies).toEqual({ svcgen: `file:../../svcgen-${VERSION}.tgz` });
+    expect(pkg.dependencies).toEqual({ '@svcgen/runtime': `file:${path.resolve(app, '../..', `svcgen-runtime-${VERSION}.tgz`)}` });
+    expect(pkg.devDependencies).toEqual({ svcgen: `file:${path.resolve(app, '../..', `svcgen-${VERSION}.tgz`)}` });
+    expect(pkg.allowScripts).toEqual({ 'better-sqlite3': true, bcrypt: true, '@scarf/scarf': false });
     expect(pkg.scripts.start).toBe('svcgen build specs && svcgen-tsc -b && node dist/generated/main.js');
     expect(fs.readFileSync(path.join(app, 'generated/app.ts'), 'utf8')).toMatch(/from '@svcgen\/runtime';/);
     // The deployment files: an image installing svcgen from package.json, and compose with PostgreSQL.
@@ -202,10 +203,12 @@ describe('the svcgen packages', () => {
     expect(fs.readFileSync(path.join(app, 'Dockerfile'), 'utf8')).toContain('CMD ["node", "dist/generated/main.js"]');
     expect(fs.readFileSync(path.join(app, 'compose.yaml'), 'utf8')).toContain('DATABASE_URL: postgres://app:app@db:5432/app');
 
-    ok('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], app);
+    const install = ok('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], app);
+    // Every dependency with install scripts is reviewed in package.json's allowScripts.
+    expect(install).not.toContain('allow-scripts');
     const test = ok('npm', ['test'], app);
     expect(test).toContain('svcgen check: generated is up to date with specs');
-    expect(test).toMatch(/# pass 1\b/);
+    expect(test).toMatch(/# pass 2\b/);
     expect(test).toMatch(/# fail 0\b/);
 
     // Nothing in the project resolves into this repository: the installed packages are the

@@ -97,6 +97,44 @@ describe.each(DIALECTS)('the %s adapter on its database', (dialect) => {
     expect(isConnectionFailure(err)).toBe(false);
   });
 
+  it('says which constraint a violation broke, the same on both databases but for what SQLite does not tell', async () => {
+    await db.schema.createTable('pairs', (t) => {
+      t.increments('id');
+      t.integer('a').notNullable();
+      t.integer('b').notNullable();
+      t.integer('item_id').references('id').inTable('items').onDelete('RESTRICT');
+      t.unique(['a', 'b'], { indexName: 'pairs_a_b_unique' });
+    });
+    const failure = (query: Promise<unknown>) => query.then(() => undefined, (e: unknown) => dialectOf(db).constraintOf(e as Error));
+    const unique = await failure(db('items').insert({ name: 'other' }));
+    expect(unique).toEqual(
+      dialect === 'postgres'
+        ? { kind: 'unique', constraint: 'items_name_unique', table: 'items', columns: ['name'] }
+        : { kind: 'unique', table: 'items', columns: ['name'] },
+    );
+    await db('pairs').insert({ a: 1, b: 2, item_id: 1 });
+    const pair = await failure(db('pairs').insert({ a: 1, b: 2 }));
+    expect(pair).toEqual(
+      dialect === 'postgres'
+        ? { kind: 'unique', constraint: 'pairs_a_b_unique', table: 'pairs', columns: ['a', 'b'] }
+        : { kind: 'unique', table: 'pairs', columns: ['a', 'b'] },
+    );
+    const held = await failure(db('items').where('id', 1).delete());
+    expect(held).toEqual(
+      dialect === 'postgres'
+        ? { kind: 'foreign_key', constraint: 'pairs_item_id_foreign', table: 'pairs', stillReferenced: true }
+        : { kind: 'foreign_key', stillReferenced: true },
+    );
+    const missing = await failure(db('pairs').insert({ a: 3, b: 4, item_id: 999 }));
+    expect(missing).toEqual(
+      dialect === 'postgres' ? { kind: 'foreign_key', constraint: 'pairs_item_id_foreign', table: 'pairs', stillReferenced: false } : { kind: 'foreign_key' },
+    );
+    const notNull = await failure(db('pairs').insert({ a: null, b: 5 }));
+    expect(notNull?.kind).toBe('other');
+    expect(await failure(db.raw('select * from no_such_table'))).toBeUndefined();
+    await db.schema.dropTable('pairs');
+  });
+
   it.each([
     ['=', 'élan', ['ÉLAN']],
     ['LIKE', '%elv%', ['Kelvin']],

@@ -5,6 +5,7 @@ import {
   applyRelationFilters,
   applySearch,
   CursorPagination,
+  deleteRow,
   fieldsParam,
   GenericMessageSchema,
   intInput,
@@ -215,7 +216,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
         async handle({ params: { pk } }, ctx) {
           const instance = q.toArticleRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           const proceed = async () => {
-            await ctx.db(q.TABLE).where(q.PK, instance.id).delete();
+            await deleteRow(ctx, q.TABLE, q.PK, instance.id);
           };
           return hooks.deleteOwnArticle(withArgs(ctx, { pk, instance, proceed }));
         },

@@ -2,6 +2,7 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import {
   AdminAuth,
+  deleteRow,
   GenericMessageSchema,
   operationRoute,
   PageNumberPagination,
@@ -138,7 +139,7 @@ export function categoriesRoutes(service: ServiceContext): Route[] {
         status: 204,
         async handle({ params: { pk } }, ctx) {
           const instance = q.toCategoryRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
-          await ctx.db(q.TABLE).where(q.PK, instance.id).delete();
+          await deleteRow(ctx, q.TABLE, q.PK, instance.id);
         },
       },
       doc: {

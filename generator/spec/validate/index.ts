@@ -21,6 +21,11 @@ import { indexResource, type Resource } from './resources';
 export interface Validation {
   /** Every problem found, sorted by position. */
   diagnostics: Diagnostic[];
+  /**
+   * The resource files whose model other files cannot know (no `model:`, or a file that could not be
+   * read): their problems cause others' (a relation to that model), so they are printed first.
+   */
+  causes: Set<string>;
   /** The files the meta-schema accepted as a whole, with their data: the ones the model can describe. */
   documents: Map<SpecFile, unknown>;
 }
@@ -40,9 +45,10 @@ export function validateSpecs(loaded: LoadedSpecs): Validation {
     ctx.resources.push(res);
     if (res.model && !ctx.byModel.has(res.model)) ctx.byModel.set(res.model, res);
   }
+  const causes = new Set(ctx.resources.filter((r) => r.opaque || r.model === undefined).map((r) => r.spec.file));
   for (const res of ctx.resources) if (!res.opaque) checkResource(ctx, res);
   if (ctx.service) checkService(ctx, ctx.service.spec, ctx.service.data);
-  return { diagnostics: dedupe(sortDiagnostics(ctx.out)), documents: ctx.documents };
+  return { diagnostics: dedupe(sortDiagnostics(ctx.out)), causes, documents: ctx.documents };
 }
 
 /** The semantic checks of one resource file that could be read. */

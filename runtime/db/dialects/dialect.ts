@@ -17,6 +17,28 @@ export interface DriverError {
   code?: unknown;
   errno?: unknown;
   message?: unknown;
+  /** PostgreSQL: the constraint violated, its table, and the detail naming the key. */
+  constraint?: unknown;
+  table?: unknown;
+  detail?: unknown;
+}
+
+/**
+ * Which constraint a violation broke, as far as the driver says: the runtime names it in the 409
+ * (operations/conflicts.ts) through what the generated code knows of each table. Every part the
+ * driver does not give is absent (SQLite's foreign key errors give nothing but the kind).
+ */
+export interface ConstraintViolation {
+  /** `unique` (a unique constraint or index, the primary key too), `foreign_key`, or any other (`not_null`, `check`…). */
+  kind: 'unique' | 'foreign_key' | 'other';
+  /** The constraint's or index's name. */
+  constraint?: string;
+  /** The table of the constraint: for a foreign key, the table that refers. */
+  table?: string;
+  /** The columns of a unique constraint. */
+  columns?: string[];
+  /** For a foreign key: true when a row still referred to is being deleted or its key changed, false when a row refers to a missing one. */
+  stillReferenced?: boolean;
 }
 
 /** What opening a database needs beside its URL. */
@@ -61,6 +83,8 @@ export interface Dialect {
 
   /** Whether this driver's error (one error, not its causes) is a constraint violation: a 409. */
   isConstraintViolation(err: DriverError): boolean;
+  /** What this driver's constraint violation says of the constraint it broke; undefined for any other error. */
+  constraintOf(err: DriverError): ConstraintViolation | undefined;
   /** Whether this driver's error (one error, not its causes) means the database cannot be reached: a 503. */
   isConnectionFailure(err: DriverError): boolean;
 

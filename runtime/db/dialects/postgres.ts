@@ -4,7 +4,7 @@
  * `FOR UPDATE`; migrations locked by an advisory lock.
  */
 import { types as pgTypes } from 'pg';
-import type { Dialect } from './dialect';
+import type { ConstraintViolation, Dialect, DriverError } from './dialect';
 
 // Type parsers, set once: int8 and counts as numbers (inputs are limited to safe integers), DATE as
 // its text (no time-zone shift), JSON as text like SQLite's so one converter serves both.
@@ -48,6 +48,7 @@ export const postgres: Dialect = {
 
   // Class 23: integrity constraint violation.
   isConstraintViolation: ({ code }) => typeof code === 'string' && /^23\d{3}$/.test(code),
+  constraintOf,
   isConnectionFailure: ({ code, message }) =>
     (typeof code === 'string' && UNREACHABLE_CODES.test(code)) || (typeof message === 'string' && UNREACHABLE_MESSAGES.test(message)),
 
@@ -74,3 +75,27 @@ export const postgres: Dialect = {
     await knex.raw('alter table ?? rename constraint ?? to ??', [table, from, to]);
   },
 };
+
+/**
+ * What PostgreSQL says of a constraint it refused: its name and table (node-postgres's `constraint`
+ * and `table`), and in the detail the key's columns (`Key (article_id, user_id)=(1, 2) already
+ * exists.`) or, for a foreign key, whether the row is still referenced (`Key (id)=(1) is still
+ * referenced from table "articles".`) or refers to a missing one (`… is not present in table …`).
+ */
+function constraintOf({ code, constraint, table, detail }: DriverError): ConstraintViolation | undefined {
+  if (typeof code !== 'string' || !/^23\d{3}$/.test(code)) return undefined;
+  const named = {
+    ...(typeof constraint === 'string' ? { constraint } : {}),
+    ...(typeof table === 'string' ? { table } : {}),
+  };
+  const text = typeof detail === 'string' ? detail : '';
+  if (code === '23505') {
+    const key = /^Key \((.+?)\)=\(/.exec(text);
+    const columns = key?.[1].split(', ').map((c) => c.replace(/^"(.*)"$/, '$1'));
+    return { kind: 'unique', ...named, ...(columns && columns.every((c) => /^[\w$]+$/.test(c)) ? { columns } : {}) };
+  }
+  if (code === '23503') {
+    return { kind: 'foreign_key', ...named, ...(/ is still referenced from table /.test(text) ? { stillReferenced: true } : / is not present in table /.test(text) ? { stillReferenced: false } : {}) };
+  }
+  return { kind: 'other', ...named };
+}

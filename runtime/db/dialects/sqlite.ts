@@ -9,7 +9,7 @@ import type { Knex } from 'knex';
 import type { SqliteSettings } from '../../core/settings';
 import { databaseOf } from '../database';
 import { CachedStatementsSqliteClient, SqliteReads, type SqliteSetup } from './sqlite-client';
-import type { Dialect, DriverError } from './dialect';
+import type { ConstraintViolation, Dialect, DriverError } from './dialect';
 
 const URL_PREFIX = 'sqlite:';
 
@@ -108,6 +108,7 @@ export const sqlite: Dialect = {
   },
 
   isConstraintViolation: ({ code }) => typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT'),
+  constraintOf,
   isConnectionFailure: ({ code }) => typeof code === 'string' && UNREACHABLE_CODES.test(code),
 
   /**
@@ -167,3 +168,27 @@ export const sqlite: Dialect = {
   // SQLite's foreign keys are unnamed: they follow their column by themselves.
   async renameForeignKey() {},
 };
+
+/**
+ * What SQLite says of a constraint it refused: a unique constraint or index by its table and columns
+ * (`UNIQUE constraint failed: votes.article_id, votes.user_id`, after the statement Knex puts
+ * before the message), an index on expressions by its name (`index 'name'`); a foreign key by its
+ * kind alone (`FOREIGN KEY constraint failed`), and whether a row still referred to was being
+ * deleted (a RESTRICT's failure, with the code of a trigger's).
+ */
+function constraintOf({ code, message }: DriverError): ConstraintViolation | undefined {
+  if (typeof code !== 'string' || !code.startsWith('SQLITE_CONSTRAINT')) return undefined;
+  // A RESTRICT refusing a delete or a key change is reported as a trigger's failure, with the foreign key's message.
+  if (code === 'SQLITE_CONSTRAINT_TRIGGER' && typeof message === 'string' && /FOREIGN KEY constraint failed$/.test(message)) {
+    return { kind: 'foreign_key', stillReferenced: true };
+  }
+  if (code === 'SQLITE_CONSTRAINT_FOREIGNKEY') return { kind: 'foreign_key' };
+  if (code !== 'SQLITE_CONSTRAINT_UNIQUE' && code !== 'SQLITE_CONSTRAINT_PRIMARYKEY') return { kind: 'other' };
+  const failed = typeof message === 'string' ? /(?:^|: |- )UNIQUE constraint failed: (.+)$/.exec(message) : null;
+  if (!failed) return { kind: 'unique' };
+  const index = /^index '(.+)'$/.exec(failed[1]);
+  if (index) return { kind: 'unique', constraint: index[1] };
+  const columns = failed[1].split(', ').map((c) => /^(.+)\.([^.]+)$/.exec(c));
+  if (columns.some((c) => !c) || new Set(columns.map((c) => c![1])).size !== 1) return { kind: 'unique' };
+  return { kind: 'unique', table: columns[0]![1], columns: columns.map((c) => c![2]) };
+}

@@ -44,7 +44,7 @@ export interface Service {
   context: ServiceContext;
 }
 
-/** The Shelves API service: every route, the OpenAPI document at /openapi.json and Swagger UI at /docs. */
+/** The Shelves API service: every route, the OpenAPI document at /openapi.json and Swagger UI at /docs/. */
 export function createService(options: ServiceOptions): Service {
   const settings = options.settings ?? loadSettings(DEFAULT_SETTINGS);
   const context = createServiceContext({
@@ -52,6 +52,17 @@ export function createService(options: ServiceOptions): Service {
     settings,
     tokens: new TokenService(options.keys, settings, EXTRA_CLAIMS),
     loadUser,
+    conflicts: {
+      unique: [
+        {
+          table: 'shelves',
+          columns: ['room', 'number'],
+          name: 'one_shelf_number_per_room',
+          details: 'A shelf with this room and number already exists.',
+        },
+      ],
+      protect: [],
+    },
   });
   const routes: Route[] = [...endpointRoutes(context), ...booksRoutes(context), ...shelvesRoutes(context)];
   const app = createApi({

@@ -44,7 +44,7 @@ export interface Service {
   context: ServiceContext;
 }
 
-/** The Events API service: every route, the OpenAPI document at /openapi.json and Swagger UI at /docs. */
+/** The Events API service: every route, the OpenAPI document at /openapi.json and Swagger UI at /docs/. */
 export function createService(options: ServiceOptions): Service {
   const settings = options.settings ?? loadSettings(DEFAULT_SETTINGS);
   const context = createServiceContext({
@@ -52,6 +52,18 @@ export function createService(options: ServiceOptions): Service {
     settings,
     tokens: new TokenService(options.keys, settings, EXTRA_CLAIMS),
     loadUser,
+    conflicts: {
+      unique: [],
+      protect: [
+        {
+          table: 'events',
+          column: 'venue_id',
+          name: 'events_venue_id_foreign',
+          target: 'venues',
+          details: 'Cannot delete this venue: it is still the venue of some events.',
+        },
+      ],
+    },
   });
   const routes: Route[] = [...endpointRoutes(context), ...eventsRoutes(context), ...venuesRoutes(context)];
   const app = createApi({

@@ -34,8 +34,18 @@ export type EventOrdering = 'starts_on' | '-starts_on' | 'venue__city' | '-venue
 export interface ListEventsQuery extends PageNumberQuery {
   /** Lookup starts_on__gte. */
   starts_on?: string;
+  /** Words separated by spaces, each in one of name, venue__city (ignoring case). */
+  search?: string;
   /** One field, or several in order of precedence (sent separated by commas). */
   ordering?: EventOrdering | EventOrdering[];
+  /** The fields each EventOut keeps, in the schema's order (sent separated by commas); all when absent. */
+  fields?: ('id' | 'name' | 'starts_on' | 'venue')[];
+}
+
+/** Query parameters of retrieveEvent. */
+export interface RetrieveEventQuery {
+  /** The fields each EventOut keeps, in the schema's order (sent separated by commas); all when absent. */
+  fields?: ('id' | 'name' | 'starts_on' | 'venue')[];
 }
 
 /** The request body that updates an event: every field is optional unless the spec requires it. */
@@ -241,8 +251,8 @@ export function createClient(options: ClientOptions) {
       return send<Page<EventOut>>({ method: 'GET', path: `/events${slash}`, query }, request);
     },
     /** Retrieve a specific object by its primary key. `GET /events/{id}/` */
-    retrieveEvent(id: number, request?: RequestOptions): Promise<EventOut> {
-      return send<EventOut>({ method: 'GET', path: `/events/${segment(id)}${slash}` }, request);
+    retrieveEvent(id: number, query: RetrieveEventQuery = {}, request?: RequestOptions): Promise<EventOut> {
+      return send<EventOut>({ method: 'GET', path: `/events/${segment(id)}${slash}`, query }, request);
     },
     /** Update an object by its primary key. `PATCH /events/{id}/` */
     updateEvent(id: number, body: EventUpdate, request?: RequestOptions): Promise<EventOut> {

@@ -44,7 +44,7 @@ export interface Service {
   context: ServiceContext;
 }
 
-/** The Library API service: every route, the OpenAPI document at /openapi.json and Swagger UI at /docs. */
+/** The Library API service: every route, the OpenAPI document at /openapi.json and Swagger UI at /docs/. */
 export function createService(options: ServiceOptions): Service {
   const settings = options.settings ?? loadSettings(DEFAULT_SETTINGS);
   const context = createServiceContext({

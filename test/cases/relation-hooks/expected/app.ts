@@ -44,7 +44,7 @@ export interface Service {
   context: ServiceContext;
 }
 
-/** The Shelf API service: every route, the OpenAPI document at /openapi.json and Swagger UI at /docs. */
+/** The Shelf API service: every route, the OpenAPI document at /openapi.json and Swagger UI at /docs/. */
 export function createService(options: ServiceOptions): Service {
   const settings = options.settings ?? loadSettings(DEFAULT_SETTINGS);
   const context = createServiceContext({
@@ -52,6 +52,12 @@ export function createService(options: ServiceOptions): Service {
     settings,
     tokens: new TokenService(options.keys, settings, EXTRA_CLAIMS),
     loadUser,
+    conflicts: {
+      unique: [
+        { table: 'tags', columns: ['name'], name: 'tags_name_unique', details: 'A tag with this name already exists.' },
+      ],
+      protect: [],
+    },
   });
   const routes: Route[] = [...endpointRoutes(context), ...booksRoutes(context), ...tagsRoutes(context)];
   const app = createApi({

@@ -2,6 +2,7 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import {
   applySearch,
+  deleteRow,
   fieldsParam,
   GenericMessageSchema,
   type Lookup,
@@ -176,7 +177,7 @@ export function eventsRoutes(service: ServiceContext): Route[] {
         status: 204,
         async handle({ params: { pk } }, ctx) {
           const instance = q.toEventRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
-          await ctx.db(q.TABLE).where(q.PK, instance.id).delete();
+          await deleteRow(ctx, q.TABLE, q.PK, instance.id);
         },
       },
       doc: {
