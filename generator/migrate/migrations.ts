@@ -9,8 +9,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   columnStatement,
+  createSearchIndexStatement,
+  createTableRuntime,
   createTableStatements,
+  CREATE_SEARCH_INDEX,
   dropIndexStatement,
+  dropSearchIndexStatement,
+  DROP_SEARCH_INDEX,
   dropTableStatement,
   indexStatement,
   type DbColumn,
@@ -233,7 +238,7 @@ interface Step {
 const RENAME_FOREIGN_KEY = 'renameForeignKey';
 
 function createTableStep(t: DbTable): Step {
-  return { change: `create table ${t.name}`, slug: t.name, up: createTableStatements(t), down: [dropTableStatement(t)] };
+  return { change: `create table ${t.name}`, slug: t.name, up: createTableStatements(t), down: [dropTableStatement(t)], runtime: createTableRuntime(t) };
 }
 
 function dropTableStep(t: DbTable): Step {
@@ -243,6 +248,7 @@ function dropTableStep(t: DbTable): Step {
     up: [`  // Destructive (written with --allow-destructive): the rows of ${t.name} are deleted.`, `  await knex.schema.dropTable(${q(t.name)});`],
     // The table comes back empty: its rows are gone.
     down: createTableStatements(t),
+    runtime: createTableRuntime(t),
   };
 }
 
@@ -369,23 +375,37 @@ function uniquesStep(table: string, a: string[][], b: string[][]): Step | undefi
 }
 
 const describeIndex = (table: string, i: DbIndex) =>
-  `${i.unique ? 'unique index' : 'index'} ${i.name} on ${table} (${i.columns.join(', ')})${i.whereNull ? ` where ${i.whereNull} is null` : ''}`;
+  `${i.search ? 'search index' : i.unique ? 'unique index' : 'index'} ${i.name} on ${table} (${i.columns.join(', ')})${i.whereNull ? ` where ${i.whereNull} is null` : ''}`;
+
+/** The lines creating index `i` of `table`, and the runtime functions they call. */
+function createIndexLines(table: string, i: DbIndex): { lines: string[]; runtime: string[] } {
+  return i.search ? { lines: [`  ${createSearchIndexStatement(table, i)}`], runtime: [CREATE_SEARCH_INDEX] } : { lines: alterTable(table, [indexStatement(i)]), runtime: [] };
+}
+
+/** The lines dropping index `i` of `table`, and the runtime functions they call. */
+function dropIndexLines(table: string, i: DbIndex): { lines: string[]; runtime: string[] } {
+  return i.search ? { lines: [`  ${dropSearchIndexStatement(table, i)}`], runtime: [DROP_SEARCH_INDEX] } : { lines: alterTable(table, [dropIndexStatement(i)]), runtime: [] };
+}
 
 function addIndexStep(table: string, i: DbIndex): Step {
+  const [on, off] = [createIndexLines(table, i), dropIndexLines(table, i)];
   return {
     change: `add ${describeIndex(table, i)}`,
-    slug: `${table}_${i.columns.join('_')}`,
-    up: alterTable(table, [indexStatement(i)]),
-    down: alterTable(table, [dropIndexStatement(i)]),
+    slug: `${table}_${i.columns.join('_')}${i.search ? '_search' : ''}`,
+    up: on.lines,
+    down: off.lines,
+    runtime: [...on.runtime, ...off.runtime],
   };
 }
 
 function dropIndexStep(table: string, i: DbIndex): Step {
+  const [on, off] = [createIndexLines(table, i), dropIndexLines(table, i)];
   return {
     change: `drop ${describeIndex(table, i)}`,
     slug: `remove_${i.name}`,
-    up: alterTable(table, [dropIndexStatement(i)]),
-    down: alterTable(table, [indexStatement(i)]),
+    up: off.lines,
+    down: on.lines,
+    runtime: [...off.runtime, ...on.runtime],
   };
 }
 
@@ -394,7 +414,8 @@ function dropIndexStep(table: string, i: DbIndex): Step {
  * index whose columns, uniqueness or predicate change is dropped and created again.
  */
 function indexSteps(table: string, was: DbIndex[], now: DbIndex[]): { drops: Step[]; adds: Step[] } {
-  const same = (a: DbIndex, b: DbIndex) => a.name === b.name && a.unique === b.unique && sameValue(a.columns, b.columns) && a.whereNull === b.whereNull;
+  const same = (a: DbIndex, b: DbIndex) =>
+    a.name === b.name && a.unique === b.unique && sameValue(a.columns, b.columns) && a.whereNull === b.whereNull && !a.search === !b.search;
   return {
     drops: was.filter((a) => !now.some((b) => same(a, b))).map((a) => dropIndexStep(table, a)),
     adds: now.filter((b) => !was.some((a) => same(a, b))).map((b) => addIndexStep(table, b)),

@@ -112,10 +112,13 @@ describe.each(DIALECTS)('editing the specs of a service with data (%s)', (dialec
     expect(second.migration).toBeDefined();
     const name2 = second.migration!.name;
     expect(name2).toMatch(/^0002_[a-z0-9_]+$/);
+    // The searched column's index is named after it: dropped before the rename, made again after.
     expect(second.migration!.changes).toEqual([
       'create table comments',
+      'drop search index articles_summary_search_index on articles (summary)',
       'rename column articles.summary to abstract',
       'add column articles.rating',
+      'add search index articles_abstract_search_index on articles (abstract)',
     ]);
     expect(second.changes.resourcesAdded).toEqual(['comments']);
     expect(second.changes.endpointsAdded).toContain('POST /api/comments/');

@@ -84,4 +84,11 @@ export interface Dialect {
   ): Promise<T>;
   /** Renames the foreign key constraint `from` of `table` to `to`, where the database names them. */
   renameForeignKey(knex: Knex, table: string, from: string, to: string): Promise<void>;
+  /**
+   * Creates index `name` on `table` serving `whereLower(…, 'LIKE', …)` on `column` (a text column);
+   * absent where the database has no such index (the match then reads every row).
+   */
+  createSearchIndex?(knex: Knex, table: string, column: string, name: string): Promise<void>;
+  /** Drops the index `createSearchIndex` made (absent with it). */
+  dropSearchIndex?(knex: Knex, table: string, name: string): Promise<void>;
 }
