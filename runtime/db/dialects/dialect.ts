@@ -34,6 +34,24 @@ export interface OpenedDatabase {
   description: string;
   /** Reads outside transactions served beside Knex's pool, when the database has such a path. */
   reads?: DirectReads;
+  /** Reads outside transactions run on Knex's pool past its runner, when the database has such a path. */
+  pooled?: PooledReads;
+}
+
+/** A SQL text as `PooledReads` runs it: the text its driver receives. */
+export interface PooledStatement {
+  readonly text: string;
+}
+
+/**
+ * Reads outside transactions that a database runs itself on connections of Knex's pool (PostgreSQL:
+ * statements prepared once per connection, see postgres-reads.ts).
+ */
+export interface PooledReads {
+  /** How `sql` (Knex's SQL text, `?` placeholders) runs with `bindings`, or undefined when Knex must run it. */
+  statement(client: Knex.Client, sql: string, bindings: readonly unknown[]): PooledStatement | undefined;
+  /** The rows of `statement` with `bindings`, on a connection of `client`'s pool. */
+  rows(client: Knex.Client, statement: PooledStatement, bindings: readonly unknown[]): Promise<Row[]>;
 }
 
 /**

@@ -4,7 +4,9 @@
  * `FOR UPDATE`; migrations locked by an advisory lock.
  */
 import { types as pgTypes } from 'pg';
+import { loadPostgresSettings } from '../../core/settings';
 import type { Dialect } from './dialect';
+import { PostgresReads } from './postgres-reads';
 
 // Type parsers, set once: int8 and counts as numbers (inputs are limited to safe integers), DATE as
 // its text (no time-zone shift), JSON as text like SQLite's so one converter serves both.
@@ -43,6 +45,7 @@ export const postgres: Dialect = {
       description: url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@'),
       // `client: 'pg'` by name: migrations written before the adapters tell PostgreSQL by it.
       knex: { client: 'pg', connection: url, pool: { min: 0, max: 10 } },
+      pooled: new PostgresReads(loadPostgresSettings()),
     };
   },
 
