@@ -258,6 +258,7 @@ export function createTableStatements(t: DbTable): string[] {
 /** The runtime functions a migration calls to create and drop a search index (`DbIndex.search`). */
 export const CREATE_SEARCH_INDEX = 'createSearchIndex';
 export const DROP_SEARCH_INDEX = 'dropSearchIndex';
+export const RENAME_SEARCH_INDEX = 'renameSearchIndex';
 
 /** The statement (outside `alterTable`) creating search index `i` of `table`. */
 export function createSearchIndexStatement(table: string, i: DbIndex): string {

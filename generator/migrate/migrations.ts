@@ -17,6 +17,7 @@ import {
   dropSearchIndexStatement,
   DROP_SEARCH_INDEX,
   dropTableStatement,
+  RENAME_SEARCH_INDEX,
   indexStatement,
   type DbColumn,
   type DbIndex,
@@ -229,6 +230,8 @@ interface Step {
   down: string[] | { irreversible: string };
   /** The runtime's functions its lines call. */
   runtime?: string[];
+  /** A column rename: its old and new name. */
+  renamed?: { from: string; to: string };
 }
 
 /**
@@ -304,6 +307,7 @@ function renameStep(table: string, from: DbColumn, to: DbColumn): Step {
     up: renameLines(table, from, to.name),
     down: renameLines(table, renamed, from.name),
     runtime: from.references ? [RENAME_FOREIGN_KEY] : [],
+    renamed: { from: from.name, to: to.name },
   };
 }
 
@@ -605,9 +609,48 @@ function changedTableSteps(planner: Planner, was: DbTable, t: DbTable): Step[] {
   }
   const removes = droppedColumnSteps(planner, was, t, matched);
   const uniques = uniquesStep(t.name, was.uniques ?? [], t.uniques);
+  // A searched column that is renamed keeps its search index, renamed after it (not built again).
+  const searchRenames = searchIndexRenames(t, was.indexes ?? [], t.indexes ?? [], renames);
+  const renamedAway = new Set(searchRenames.map((r) => r.from.name));
+  const renamedTo = new Set(searchRenames.map((r) => r.to.name));
   // Old indexes go before their columns change or go; new ones come once every column is there.
-  const indexes = indexSteps(t.name, was.indexes ?? [], t.indexes ?? []);
-  return [...indexes.drops, ...renames, ...alters, ...adds, ...removes, ...(uniques ? [uniques] : []), ...indexes.adds];
+  const indexes = indexSteps(
+    t.name,
+    (was.indexes ?? []).filter((i) => !renamedAway.has(i.name)),
+    (t.indexes ?? []).filter((i) => !renamedTo.has(i.name)),
+  );
+  return [
+    ...indexes.drops,
+    ...renames,
+    ...searchRenames.map((r) => r.step),
+    ...alters,
+    ...adds,
+    ...removes,
+    ...(uniques ? [uniques] : []),
+    ...indexes.adds,
+  ];
+}
+
+/**
+ * The search indexes of `was` whose column `renames` renames and that `now` has on the new name:
+ * each is renamed (`renameSearchIndex`), where dropping it and creating it again would read every row.
+ */
+function searchIndexRenames(t: DbTable, was: DbIndex[], now: DbIndex[], renames: Step[]): { from: DbIndex; to: DbIndex; step: Step }[] {
+  const out: { from: DbIndex; to: DbIndex; step: Step }[] = [];
+  for (const step of renames) {
+    const columns = step.renamed;
+    if (!columns) continue;
+    const from = was.find((i) => i.search && i.columns[0] === columns.from);
+    const to = now.find((i) => i.search && i.columns[0] === columns.to);
+    if (!from || !to || from.name === to.name) continue;
+    const line = (a: DbIndex, b: DbIndex) => [`  await ${RENAME_SEARCH_INDEX}(knex, ${q(t.name)}, ${q(a.name)}, ${q(b.name)});`];
+    out.push({
+      from,
+      to,
+      step: { change: `rename search index ${from.name} to ${to.name}`, slug: `rename_${from.name}`, up: line(from, to), down: line(to, from), runtime: [RENAME_SEARCH_INDEX] },
+    });
+  }
+  return out;
 }
 
 /**

@@ -81,6 +81,11 @@ export function dropSearchIndex(knex: Knex, table: string, name: string): Promis
   return dialectOf(knex).dropSearchIndex?.(knex, table, name) ?? Promise.resolve();
 }
 
+/** Renames the search index `from` of `table` to `to` (its column was renamed), where `createSearchIndex` made one. */
+export function renameSearchIndex(knex: Knex, table: string, from: string, to: string): Promise<void> {
+  return dialectOf(knex).renameSearchIndex?.(knex, table, from, to) ?? Promise.resolve();
+}
+
 /**
  * Applies every pending migration (all in one transaction), then the runtime's own pending
  * migrations, holding the migration lock; returns the names of the service's migrations applied.

@@ -28,6 +28,7 @@ function emittedNames(): { values: Set<string>; types: Set<string> } {
   values.add('renameForeignKey');
   values.add('createSearchIndex');
   values.add('dropSearchIndex');
+  values.add('renameSearchIndex');
   return { values, types };
 }
 

@@ -109,4 +109,6 @@ export interface Dialect {
   createSearchIndex?(knex: Knex, table: string, column: string, name: string): Promise<void>;
   /** Drops the index `createSearchIndex` made (absent with it). */
   dropSearchIndex?(knex: Knex, table: string, name: string): Promise<void>;
+  /** Renames the index `createSearchIndex` made, after its column (absent with it). */
+  renameSearchIndex?(knex: Knex, table: string, from: string, to: string): Promise<void>;
 }

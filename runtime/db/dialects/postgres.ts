@@ -92,4 +92,8 @@ export const postgres: Dialect = {
   async dropSearchIndex(knex, _table, name) {
     await knex.raw('drop index if exists ??', [name]);
   },
+
+  async renameSearchIndex(knex, _table, from, to) {
+    await knex.raw('alter index ?? rename to ??', [from, to]);
+  },
 };
