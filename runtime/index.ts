@@ -102,7 +102,15 @@ export {
   type ManyToManySpec,
   type Row,
 } from './db/rows';
-export { migrateLatest, migrateRollback, renameForeignKey, type Migration } from './db/migrations';
+export {
+  createSearchIndex,
+  dropSearchIndex,
+  migrateLatest,
+  migrateRollback,
+  renameForeignKey,
+  renameSearchIndex,
+  type Migration,
+} from './db/migrations';
 export { isConstraintViolation } from './db/driver-errors';
 
 // core: errors, settings, conversions, the 32-bit integer range.

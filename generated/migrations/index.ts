@@ -4,10 +4,12 @@ import type { Migration } from '@svcgen/runtime';
 import * as m0 from './0001_initial';
 import * as m1 from './0002_articles_is_published_created_at_and_more';
 import * as m2 from './0003_alter_articles_author_id';
+import * as m3 from './0004_articles_title_search_and_more';
 
 /** Every migration, in the order they apply. */
 export const migrations: Migration[] = [
   { name: '0001_initial', up: m0.up, down: m0.down },
   { name: '0002_articles_is_published_created_at_and_more', up: m1.up, down: m1.down },
   { name: '0003_alter_articles_author_id', up: m2.up, down: m2.down },
+  { name: '0004_articles_title_search_and_more', up: m3.up, down: m3.down },
 ];

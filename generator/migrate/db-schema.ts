@@ -2,6 +2,7 @@
  * The database schema the model implies, as plain data. It is written beside the migrations as a
  * snapshot, and migrations are rendered from it (the first one creates every table).
  */
+import type { ConditionPlan, LookupPlan } from '../model/build-filters';
 import type { Field, Resource, ServiceModel } from '../model/model';
 import { indexName } from '../spec/resource-names';
 import { literal } from '../model/names';
@@ -28,6 +29,12 @@ export interface DbIndex {
   unique: boolean;
   /** A partial index over the rows where this column is NULL: the live rows of a soft-deleted resource. */
   whereNull?: string;
+  /**
+   * An index serving case-insensitive substring matches on its one column (`lower(column) LIKE
+   * lower(pattern)`: search fields and `icontains` lookups), created by the database's adapter
+   * (PostgreSQL: a trigram GIN index on `lower(column)`; SQLite: none, see runtime/db/migrations.ts).
+   */
+  search?: true;
 }
 
 export interface DbTable {
@@ -124,6 +131,7 @@ export function dbSchemaOf(model: ServiceModel): DbSchema {
       ...indexesOf(r),
     });
   }
+  addSearchIndexes(model, tables);
   for (const r of model.resources) {
     for (const m of r.m2m) {
       tables.push({
@@ -164,6 +172,47 @@ function indexesOf(r: Resource): { indexes?: DbIndex[] } {
   return all.length ? { indexes: all } : {};
 }
 
+/** The suffix of a search index's name: `articles_title_search_index`. */
+export const SEARCH_INDEX_SUFFIX = 'search_index';
+
+/**
+ * Adds to `tables` one search index per text column that a search field or an `icontains` lookup
+ * (a filter's, or one in a match case) matches case-insensitively, in the table the lookup reaches
+ * (through relations, `author__username` matches users.username), after the table's other indexes,
+ * in the order of its columns.
+ */
+function addSearchIndexes(model: ServiceModel, tables: DbTable[]): void {
+  const wanted = new Map<string, Set<string>>();
+  const add = (lookup: LookupPlan) => {
+    if (lookup.op !== 'icontains' || lookup.kind !== 'text') return;
+    const dot = lookup.column.lastIndexOf('.');
+    const table = lookup.column.slice(0, dot);
+    let columns = wanted.get(table);
+    if (!columns) wanted.set(table, (columns = new Set()));
+    columns.add(lookup.column.slice(dot + 1));
+  };
+  const inCondition = (c: ConditionPlan): void => {
+    if ('lookup' in c) add(c.lookup);
+    else if ('not' in c) inCondition(c.not);
+    else for (const part of 'and' in c ? c.and : c.or) inCondition(part);
+  };
+  for (const r of model.resources) {
+    for (const field of r.search?.fields ?? []) add(field.lookup);
+    for (const mixin of r.filters?.mixins ?? []) {
+      if (mixin.kind === 'lookups') for (const { lookup } of mixin.lookups) add(lookup);
+      else for (const c of mixin.cases) for (const side of [c.true, c.false]) inCondition(side.condition);
+    }
+  }
+  for (const t of tables) {
+    const columns = wanted.get(t.name);
+    if (!columns) continue;
+    const search: DbIndex[] = t.columns
+      .filter((c) => columns.has(c.name))
+      .map((c) => ({ name: `${t.name}_${c.name}_${SEARCH_INDEX_SUFFIX}`, columns: [c.name], unique: false, search: true }));
+    if (search.length) t.indexes = [...(t.indexes ?? []), ...search];
+  }
+}
+
 /** Tables that others reference come first; otherwise the given order stays. */
 function orderByDependencies(tables: DbTable[]): DbTable[] {
   const out: DbTable[] = [];
@@ -200,9 +249,30 @@ export function createTableStatements(t: DbTable): string[] {
   for (const c of t.columns) lines.push(`    ${columnStatement(c)}`);
   for (const c of t.columns) if (c.index) lines.push(`    t.index([${literal(c.name)}]);`);
   for (const u of t.uniques) lines.push(`    t.unique(${literal(u)});`);
-  for (const i of t.indexes ?? []) lines.push(`    ${indexStatement(i)}`);
+  for (const i of t.indexes ?? []) if (!i.search) lines.push(`    ${indexStatement(i)}`);
   lines.push('  });');
+  for (const i of t.indexes ?? []) if (i.search) lines.push(`  ${createSearchIndexStatement(t.name, i)}`);
   return lines;
+}
+
+/** The runtime functions a migration calls to create and drop a search index (`DbIndex.search`). */
+export const CREATE_SEARCH_INDEX = 'createSearchIndex';
+export const DROP_SEARCH_INDEX = 'dropSearchIndex';
+export const RENAME_SEARCH_INDEX = 'renameSearchIndex';
+
+/** The statement (outside `alterTable`) creating search index `i` of `table`. */
+export function createSearchIndexStatement(table: string, i: DbIndex): string {
+  return `await ${CREATE_SEARCH_INDEX}(knex, ${literal(table)}, ${literal(i.columns[0])}, ${literal(i.name)});`;
+}
+
+/** The statement (outside `alterTable`) dropping search index `i` of `table`. */
+export function dropSearchIndexStatement(table: string, i: DbIndex): string {
+  return `await ${DROP_SEARCH_INDEX}(knex, ${literal(table)}, ${literal(i.name)});`;
+}
+
+/** The runtime functions `createTableStatements(t)` calls. */
+export function createTableRuntime(t: DbTable): string[] {
+  return t.indexes?.some((i) => i.search) ? [CREATE_SEARCH_INDEX] : [];
 }
 
 /**

@@ -9,9 +9,15 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   columnStatement,
+  createSearchIndexStatement,
+  createTableRuntime,
   createTableStatements,
+  CREATE_SEARCH_INDEX,
   dropIndexStatement,
+  dropSearchIndexStatement,
+  DROP_SEARCH_INDEX,
   dropTableStatement,
+  RENAME_SEARCH_INDEX,
   indexStatement,
   type DbColumn,
   type DbIndex,
@@ -224,6 +230,8 @@ interface Step {
   down: string[] | { irreversible: string };
   /** The runtime's functions its lines call. */
   runtime?: string[];
+  /** A column rename: its old and new name. */
+  renamed?: { from: string; to: string };
 }
 
 /**
@@ -233,7 +241,7 @@ interface Step {
 const RENAME_FOREIGN_KEY = 'renameForeignKey';
 
 function createTableStep(t: DbTable): Step {
-  return { change: `create table ${t.name}`, slug: t.name, up: createTableStatements(t), down: [dropTableStatement(t)] };
+  return { change: `create table ${t.name}`, slug: t.name, up: createTableStatements(t), down: [dropTableStatement(t)], runtime: createTableRuntime(t) };
 }
 
 function dropTableStep(t: DbTable): Step {
@@ -243,6 +251,7 @@ function dropTableStep(t: DbTable): Step {
     up: [`  // Destructive (written with --allow-destructive): the rows of ${t.name} are deleted.`, `  await knex.schema.dropTable(${q(t.name)});`],
     // The table comes back empty: its rows are gone.
     down: createTableStatements(t),
+    runtime: createTableRuntime(t),
   };
 }
 
@@ -298,6 +307,7 @@ function renameStep(table: string, from: DbColumn, to: DbColumn): Step {
     up: renameLines(table, from, to.name),
     down: renameLines(table, renamed, from.name),
     runtime: from.references ? [RENAME_FOREIGN_KEY] : [],
+    renamed: { from: from.name, to: to.name },
   };
 }
 
@@ -369,23 +379,37 @@ function uniquesStep(table: string, a: string[][], b: string[][]): Step | undefi
 }
 
 const describeIndex = (table: string, i: DbIndex) =>
-  `${i.unique ? 'unique index' : 'index'} ${i.name} on ${table} (${i.columns.join(', ')})${i.whereNull ? ` where ${i.whereNull} is null` : ''}`;
+  `${i.search ? 'search index' : i.unique ? 'unique index' : 'index'} ${i.name} on ${table} (${i.columns.join(', ')})${i.whereNull ? ` where ${i.whereNull} is null` : ''}`;
+
+/** The lines creating index `i` of `table`, and the runtime functions they call. */
+function createIndexLines(table: string, i: DbIndex): { lines: string[]; runtime: string[] } {
+  return i.search ? { lines: [`  ${createSearchIndexStatement(table, i)}`], runtime: [CREATE_SEARCH_INDEX] } : { lines: alterTable(table, [indexStatement(i)]), runtime: [] };
+}
+
+/** The lines dropping index `i` of `table`, and the runtime functions they call. */
+function dropIndexLines(table: string, i: DbIndex): { lines: string[]; runtime: string[] } {
+  return i.search ? { lines: [`  ${dropSearchIndexStatement(table, i)}`], runtime: [DROP_SEARCH_INDEX] } : { lines: alterTable(table, [dropIndexStatement(i)]), runtime: [] };
+}
 
 function addIndexStep(table: string, i: DbIndex): Step {
+  const [on, off] = [createIndexLines(table, i), dropIndexLines(table, i)];
   return {
     change: `add ${describeIndex(table, i)}`,
-    slug: `${table}_${i.columns.join('_')}`,
-    up: alterTable(table, [indexStatement(i)]),
-    down: alterTable(table, [dropIndexStatement(i)]),
+    slug: `${table}_${i.columns.join('_')}${i.search ? '_search' : ''}`,
+    up: on.lines,
+    down: off.lines,
+    runtime: [...on.runtime, ...off.runtime],
   };
 }
 
 function dropIndexStep(table: string, i: DbIndex): Step {
+  const [on, off] = [createIndexLines(table, i), dropIndexLines(table, i)];
   return {
     change: `drop ${describeIndex(table, i)}`,
     slug: `remove_${i.name}`,
-    up: alterTable(table, [dropIndexStatement(i)]),
-    down: alterTable(table, [indexStatement(i)]),
+    up: off.lines,
+    down: on.lines,
+    runtime: [...off.runtime, ...on.runtime],
   };
 }
 
@@ -394,7 +418,8 @@ function dropIndexStep(table: string, i: DbIndex): Step {
  * index whose columns, uniqueness or predicate change is dropped and created again.
  */
 function indexSteps(table: string, was: DbIndex[], now: DbIndex[]): { drops: Step[]; adds: Step[] } {
-  const same = (a: DbIndex, b: DbIndex) => a.name === b.name && a.unique === b.unique && sameValue(a.columns, b.columns) && a.whereNull === b.whereNull;
+  const same = (a: DbIndex, b: DbIndex) =>
+    a.name === b.name && a.unique === b.unique && sameValue(a.columns, b.columns) && a.whereNull === b.whereNull && !a.search === !b.search;
   return {
     drops: was.filter((a) => !now.some((b) => same(a, b))).map((a) => dropIndexStep(table, a)),
     adds: now.filter((b) => !was.some((a) => same(a, b))).map((b) => addIndexStep(table, b)),
@@ -584,9 +609,48 @@ function changedTableSteps(planner: Planner, was: DbTable, t: DbTable): Step[] {
   }
   const removes = droppedColumnSteps(planner, was, t, matched);
   const uniques = uniquesStep(t.name, was.uniques ?? [], t.uniques);
+  // A searched column that is renamed keeps its search index, renamed after it (not built again).
+  const searchRenames = searchIndexRenames(t, was.indexes ?? [], t.indexes ?? [], renames);
+  const renamedAway = new Set(searchRenames.map((r) => r.from.name));
+  const renamedTo = new Set(searchRenames.map((r) => r.to.name));
   // Old indexes go before their columns change or go; new ones come once every column is there.
-  const indexes = indexSteps(t.name, was.indexes ?? [], t.indexes ?? []);
-  return [...indexes.drops, ...renames, ...alters, ...adds, ...removes, ...(uniques ? [uniques] : []), ...indexes.adds];
+  const indexes = indexSteps(
+    t.name,
+    (was.indexes ?? []).filter((i) => !renamedAway.has(i.name)),
+    (t.indexes ?? []).filter((i) => !renamedTo.has(i.name)),
+  );
+  return [
+    ...indexes.drops,
+    ...renames,
+    ...searchRenames.map((r) => r.step),
+    ...alters,
+    ...adds,
+    ...removes,
+    ...(uniques ? [uniques] : []),
+    ...indexes.adds,
+  ];
+}
+
+/**
+ * The search indexes of `was` whose column `renames` renames and that `now` has on the new name:
+ * each is renamed (`renameSearchIndex`), where dropping it and creating it again would read every row.
+ */
+function searchIndexRenames(t: DbTable, was: DbIndex[], now: DbIndex[], renames: Step[]): { from: DbIndex; to: DbIndex; step: Step }[] {
+  const out: { from: DbIndex; to: DbIndex; step: Step }[] = [];
+  for (const step of renames) {
+    const columns = step.renamed;
+    if (!columns) continue;
+    const from = was.find((i) => i.search && i.columns[0] === columns.from);
+    const to = now.find((i) => i.search && i.columns[0] === columns.to);
+    if (!from || !to || from.name === to.name) continue;
+    const line = (a: DbIndex, b: DbIndex) => [`  await ${RENAME_SEARCH_INDEX}(knex, ${q(t.name)}, ${q(a.name)}, ${q(b.name)});`];
+    out.push({
+      from,
+      to,
+      step: { change: `rename search index ${from.name} to ${to.name}`, slug: `rename_${from.name}`, up: line(from, to), down: line(to, from), runtime: [RENAME_SEARCH_INDEX] },
+    });
+  }
+  return out;
 }
 
 /**

@@ -90,6 +90,24 @@ function mebibytes(name: string, raw: string | undefined, fallback: number): num
   return Number(text);
 }
 
+/**
+ * How reads outside transactions name their statements on PostgreSQL (`SVC_PG_PREPARED_STATEMENTS`):
+ * `named` (the default) prepares each SQL text once per connection under a name derived from the
+ * text, and falls back to `unnamed` for good on the first sign of a transaction pooler that does not
+ * keep them (see dialects/postgres-reads.ts); `unnamed` parses and plans every statement.
+ */
+export interface PostgresSettings {
+  preparedStatements: 'named' | 'unnamed';
+}
+
+/** The PostgreSQL settings of `env`, the defaults where a variable is unset. */
+export function loadPostgresSettings(env: NodeJS.ProcessEnv = process.env): PostgresSettings {
+  const raw = env.SVC_PG_PREPARED_STATEMENTS;
+  const value = raw === undefined ? 'named' : raw.trim().toLowerCase();
+  if (value !== 'named' && value !== 'unnamed') throw new ConfigurationError(`SVC_PG_PREPARED_STATEMENTS must be named or unnamed, got "${raw}"`);
+  return { preparedStatements: value };
+}
+
 /** The SQLite settings of `env`, the defaults where a variable is unset. */
 export function loadSqliteSettings(env: NodeJS.ProcessEnv = process.env): SqliteSettings {
   const synchronous = env.SVC_SQLITE_SYNCHRONOUS?.trim().toUpperCase() ?? DEFAULT_SQLITE_SETTINGS.synchronous;

@@ -6,7 +6,7 @@ import knex, { type Knex } from 'knex';
 import { loadSqliteSettings, type SqliteSettings } from '../core/settings';
 import { databaseOf, withDatabaseState, type Database } from './database';
 import { dialectForUrl, type Dialect } from './dialects';
-import type { DirectReads } from './dialects/dialect';
+import type { DirectReads, PooledReads, PooledStatement } from './dialects/dialect';
 import { CONNECTION_WARNING, KNEX_ERROR_PREFIX, QUERY_UID } from './knex-internals';
 import { compiledQuery } from './sql-shapes';
 
@@ -43,7 +43,7 @@ export interface DatabaseConfig {
 export function databaseConfig(url: string | undefined, defaultSqliteFile: string, sqlite: SqliteSettings = loadSqliteSettings()): DatabaseConfig {
   const dialect = dialectForUrl(url);
   const opened = dialect.open(url, { defaultSqliteFile, sqlite });
-  return { dialect, description: opened.description, knex: withDatabaseState({ ...opened.knex, ...KNEX_ERROR_PREFIX, log: KNEX_LOG }, dialect, opened.reads) };
+  return { dialect, description: opened.description, knex: withDatabaseState({ ...opened.knex, ...KNEX_ERROR_PREFIX, log: KNEX_LOG }, dialect, opened.reads, opened.pooled) };
 }
 
 /** A Knex instance on DATABASE_URL (`url`); SQLite's tuning comes from the environment (settings.ts). */
@@ -134,10 +134,29 @@ type Row = Record<string, any>;
 
 /** Runs a SELECT's SQL text: beside the pool when the database serves reads there, else by Knex. */
 async function runSelect(db: Db, database: Database, sql: string, bindings: readonly unknown[]): Promise<Row[]> {
-  const reads = db.isTransaction ? undefined : database.reads;
-  const connection = reads?.connection();
-  if (connection) return readRows(db, reads as DirectReads, connection, sql, bindings);
+  if (!db.isTransaction) {
+    const reads = database.reads;
+    const connection = reads?.connection();
+    if (connection) return readRows(db, reads as DirectReads, connection, sql, bindings);
+    const pooled = database.pooled;
+    const statement = pooled?.statement(db.client, sql, bindings);
+    if (statement) return pooledRows(db, pooled as PooledReads, statement, bindings);
+  }
   return rawRows(await db.raw(sql, bindings as Knex.RawBinding[]));
+}
+
+/** Runs a read on the database's own path through Knex's pool, reported to listeners as Knex reports its own. */
+async function pooledRows(db: Db, pooled: PooledReads, statement: PooledStatement, bindings: readonly unknown[]): Promise<Row[]> {
+  const query = { sql: statement.text, bindings, method: 'select', [QUERY_UID]: `read-${++readQueries}` };
+  db.emit('query', query);
+  try {
+    const rows = await pooled.rows(db.client, statement, bindings);
+    db.emit('query-response', rows, query);
+    return rows;
+  } catch (err) {
+    db.emit('query-error', err, query);
+    throw err;
+  }
 }
 
 function readRows(db: Db, reads: DirectReads, connection: unknown, sql: string, bindings: readonly unknown[]): Row[] {

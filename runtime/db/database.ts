@@ -6,7 +6,7 @@
  * and two databases in one process never share it; nothing of it sits in a module-level map.
  */
 import type { Knex } from 'knex';
-import type { Dialect, DirectReads } from './dialects/dialect';
+import type { Dialect, DirectReads, PooledReads } from './dialects/dialect';
 import { configOf } from './knex-internals';
 import { newShapeTable, type ShapeTable } from './sql-shapes';
 
@@ -18,6 +18,8 @@ export interface Database {
   readonly fixedSql: WeakMap<object, Map<string, string>>;
   /** Reads outside transactions served beside Knex's pool (SQLite). */
   readonly reads: DirectReads | undefined;
+  /** Reads outside transactions run on Knex's pool past its runner (PostgreSQL). */
+  readonly pooled: PooledReads | undefined;
 }
 
 /**
@@ -28,8 +30,8 @@ export interface Database {
 const DATABASE = Symbol.for('svcgen.database');
 
 /** `config` with a new database's state for `dialect` (each Knex instance made from it gets this state). */
-export function withDatabaseState(config: Knex.Config, dialect: Dialect, reads: DirectReads | undefined): Knex.Config {
-  const database: Database = { dialect, shapes: newShapeTable(), fixedSql: new WeakMap(), reads };
+export function withDatabaseState(config: Knex.Config, dialect: Dialect, reads: DirectReads | undefined, pooled?: PooledReads): Knex.Config {
+  const database: Database = { dialect, shapes: newShapeTable(), fixedSql: new WeakMap(), reads, pooled };
   return { ...config, [DATABASE]: database } as Knex.Config;
 }
 

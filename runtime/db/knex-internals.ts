@@ -129,6 +129,36 @@ export function driverMessageOf(message: string, sql: string | undefined): strin
  */
 export const CONNECTION_WARNING = /^(Acquire connection error|Connection Error): /;
 
+/* -------------------------------------------------------------------- connections of the pool */
+
+/** What the runtime reads of a Knex client to run a statement on a connection of its pool, as its runner does. */
+interface PoolClientInternals {
+  acquireConnection(): Promise<unknown>;
+  releaseConnection(connection: unknown): Promise<unknown>;
+  raw(sql: string, bindings: readonly unknown[]): { toSQL(): { toNative(): { sql: string; bindings: readonly unknown[] } } };
+}
+
+/**
+ * A connection of `client`'s pool, as Knex's runner acquires one (the pool's timeout and validation
+ * apply); give it back with `releaseConnection`.
+ */
+export function acquireConnection(client: Knex.Client): Promise<unknown> {
+  return (client as unknown as PoolClientInternals).acquireConnection();
+}
+
+/** Gives a connection of `acquireConnection` back to `client`'s pool. */
+export function releaseConnection(client: Knex.Client, connection: unknown): Promise<unknown> {
+  return (client as unknown as PoolClientInternals).releaseConnection(connection);
+}
+
+/**
+ * The SQL text and bindings `client`'s driver receives when Knex runs `db.raw(sql, bindings)`
+ * (PostgreSQL: `$1`, `$2`… for the placeholders).
+ */
+export function nativeQuery(client: Knex.Client, sql: string, bindings: readonly unknown[]): { sql: string; bindings: readonly unknown[] } {
+  return (client as unknown as PoolClientInternals).raw(sql, bindings).toSQL().toNative();
+}
+
 /* ------------------------------------------------------------------------- SQLite classes */
 
 /** What the SQLite client and the statement cache use of a better-sqlite3 connection. */

@@ -67,6 +67,26 @@ export function renameForeignKey(knex: Knex, table: string, from: string, to: st
 }
 
 /**
+ * Creates `name`, an index serving case-insensitive substring matches (`lower(column) LIKE
+ * lower(pattern)`: search fields and `icontains` lookups) on `column` of `table`, where the database
+ * has such an index (PostgreSQL: a trigram GIN index; SQLite has none and scans, which its adapter
+ * keeps cheap). Generated migrations call it for every column that a search or an `icontains` filter reads.
+ */
+export function createSearchIndex(knex: Knex, table: string, column: string, name: string): Promise<void> {
+  return dialectOf(knex).createSearchIndex?.(knex, table, column, name) ?? Promise.resolve();
+}
+
+/** Drops the search index `name` of `table` that `createSearchIndex` made, where it made one. */
+export function dropSearchIndex(knex: Knex, table: string, name: string): Promise<void> {
+  return dialectOf(knex).dropSearchIndex?.(knex, table, name) ?? Promise.resolve();
+}
+
+/** Renames the search index `from` of `table` to `to` (its column was renamed), where `createSearchIndex` made one. */
+export function renameSearchIndex(knex: Knex, table: string, from: string, to: string): Promise<void> {
+  return dialectOf(knex).renameSearchIndex?.(knex, table, from, to) ?? Promise.resolve();
+}
+
+/**
  * Applies every pending migration (all in one transaction), then the runtime's own pending
  * migrations, holding the migration lock; returns the names of the service's migrations applied.
  */

@@ -24,8 +24,11 @@ function emittedNames(): { values: Set<string>; types: Set<string> } {
     const text = fs.readFileSync(file, 'utf8');
     for (const m of text.matchAll(/\bruntime(Type)?\(\s*'([A-Za-z_$][\w$]*)'\s*\)/g)) (m[1] ? types : values).add(m[2]);
   }
-  // A migration's rename of a foreign key calls this function by a constant of its own.
+  // A migration's rename of a foreign key, and its search indexes, call these functions by constants of their own.
   values.add('renameForeignKey');
+  values.add('createSearchIndex');
+  values.add('dropSearchIndex');
+  values.add('renameSearchIndex');
   return { values, types };
 }
 

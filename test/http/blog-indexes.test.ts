@@ -89,4 +89,35 @@ describe.each(DIALECTS)('the blog list uses its composite indexes (%s)', (dialec
     expect(text).toContain('articles_is_published_created_at_index');
     expect(text).toContain('articles_author_id_created_at_index');
   });
+
+  // A search field or an `icontains` filter matches `lower(column) LIKE lower(pattern)`: on PostgreSQL
+  // the migrations give each such column a trigram index of lower(column) that serves it (SQLite has
+  // none: it reads every row, natively for ASCII text).
+  it.each([
+    ['?title=', '/api/articles/?title=QuanTum', ['articles_title_search_index']],
+    ['?search=', '/api/articles/?search=QuanTum', ['articles_title_search_index', 'articles_summary_search_index']],
+  ])('%s is served by the search indexes of its columns on PostgreSQL', async (_name, target, indexes) => {
+    const author = await makeUser(svc);
+    await makeArticle(svc.database.db, { author_id: author.id, is_published: true, title: 'Quantum leaps' });
+    // Enough published rows (of a kilobyte, as articles are), and their statistics, that reading
+    // every published row costs more than reading the index.
+    const rows = Array.from({ length: 2000 }, (_, i) => ({
+      title: `Filler ${i}`,
+      content: 'Content '.repeat(128),
+      summary: '',
+      is_published: true,
+      views: 0,
+      created_at: '2026-01-01T00:00:00.000Z',
+      author_id: author.id,
+    }));
+    await svc.database.db.batchInsert('articles', rows, 500);
+    if (dialect !== 'sqlite') await svc.database.db.raw('analyze articles');
+    const { count, page } = await listQueries({}, target);
+    for (const sent of [count, page]) {
+      expect(sent.sql).toMatch(/lower\(["`]articles["`]\.["`](title|summary)["`]\) LIKE/);
+      if (dialect === 'sqlite') continue;
+      const text = await plan(sent);
+      for (const index of indexes) expect(text).toContain(index);
+    }
+  });
 });

@@ -112,9 +112,11 @@ describe.each(DIALECTS)('editing the specs of a service with data (%s)', (dialec
     expect(second.migration).toBeDefined();
     const name2 = second.migration!.name;
     expect(name2).toMatch(/^0002_[a-z0-9_]+$/);
+    // The searched column's index is named after it: renamed with it.
     expect(second.migration!.changes).toEqual([
       'create table comments',
       'rename column articles.summary to abstract',
+      'rename search index articles_summary_search_index to articles_abstract_search_index',
       'add column articles.rating',
     ]);
     expect(second.changes.resourcesAdded).toEqual(['comments']);
@@ -139,6 +141,10 @@ describe.each(DIALECTS)('editing the specs of a service with data (%s)', (dialec
       before.articles.map(({ summary, ...rest }) => ({ ...rest, abstract: summary, rating: 3 })),
     );
     expect(await columns(db, 'articles')).not.toContain('summary');
+    if (dialect === 'postgres') {
+      const indexes = await db.raw("select indexname from pg_indexes where tablename = 'articles' and indexname like '%search_index' order by 1");
+      expect(indexes.rows.map((r: { indexname: string }) => r.indexname)).toEqual(['articles_abstract_search_index', 'articles_title_search_index']);
+    }
 
     const app2 = v2.api.app;
     const detail = await request(app2).get(`/api/articles/${hello.body.id}/`).set('Authorization', auth);

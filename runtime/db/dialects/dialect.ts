@@ -56,6 +56,24 @@ export interface OpenedDatabase {
   description: string;
   /** Reads outside transactions served beside Knex's pool, when the database has such a path. */
   reads?: DirectReads;
+  /** Reads outside transactions run on Knex's pool past its runner, when the database has such a path. */
+  pooled?: PooledReads;
+}
+
+/** A SQL text as `PooledReads` runs it: the text its driver receives. */
+export interface PooledStatement {
+  readonly text: string;
+}
+
+/**
+ * Reads outside transactions that a database runs itself on connections of Knex's pool (PostgreSQL:
+ * statements prepared once per connection, see postgres-reads.ts).
+ */
+export interface PooledReads {
+  /** How `sql` (Knex's SQL text, `?` placeholders) runs with `bindings`, or undefined when Knex must run it. */
+  statement(client: Knex.Client, sql: string, bindings: readonly unknown[]): PooledStatement | undefined;
+  /** The rows of `statement` with `bindings`, on a connection of `client`'s pool. */
+  rows(client: Knex.Client, statement: PooledStatement, bindings: readonly unknown[]): Promise<Row[]>;
 }
 
 /**
@@ -108,4 +126,13 @@ export interface Dialect {
   ): Promise<T>;
   /** Renames the foreign key constraint `from` of `table` to `to`, where the database names them. */
   renameForeignKey(knex: Knex, table: string, from: string, to: string): Promise<void>;
+  /**
+   * Creates index `name` on `table` serving `whereLower(…, 'LIKE', …)` on `column` (a text column);
+   * absent where the database has no such index (the match then reads every row).
+   */
+  createSearchIndex?(knex: Knex, table: string, column: string, name: string): Promise<void>;
+  /** Drops the index `createSearchIndex` made (absent with it). */
+  dropSearchIndex?(knex: Knex, table: string, name: string): Promise<void>;
+  /** Renames the index `createSearchIndex` made, after its column (absent with it). */
+  renameSearchIndex?(knex: Knex, table: string, from: string, to: string): Promise<void>;
 }

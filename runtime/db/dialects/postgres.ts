@@ -4,7 +4,9 @@
  * `FOR UPDATE`; migrations locked by an advisory lock.
  */
 import { types as pgTypes } from 'pg';
+import { loadPostgresSettings } from '../../core/settings';
 import type { ConstraintViolation, Dialect, DriverError } from './dialect';
+import { PostgresReads } from './postgres-reads';
 
 // Type parsers, set once: int8 and counts as numbers (inputs are limited to safe integers), DATE as
 // its text (no time-zone shift), JSON as text like SQLite's so one converter serves both.
@@ -43,6 +45,7 @@ export const postgres: Dialect = {
       description: url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@'),
       // `client: 'pg'` by name: migrations written before the adapters tell PostgreSQL by it.
       knex: { client: 'pg', connection: url, pool: { min: 0, max: 10 } },
+      pooled: new PostgresReads(loadPostgresSettings()),
     };
   },
 
@@ -73,6 +76,26 @@ export const postgres: Dialect = {
 
   async renameForeignKey(knex, table, from, to) {
     await knex.raw('alter table ?? rename constraint ?? to ??', [table, from, to]);
+  },
+
+  /**
+   * A GIN index of the trigrams of `lower(column)` (the pg_trgm extension, trusted since
+   * PostgreSQL 13: a database owner may create it): it serves `lower(column) LIKE lower(?)`, the
+   * shape `whereLower` writes, and `lower(column) = lower(?)`, whatever the pattern's position in
+   * the text, so a substring search reads the rows holding its trigrams instead of every row.
+   * Results are the same as without it (the index only chooses the rows the condition then checks).
+   */
+  async createSearchIndex(knex, table, column, name) {
+    await knex.raw('create extension if not exists pg_trgm');
+    await knex.raw('create index ?? on ?? using gin (lower(??) gin_trgm_ops)', [name, table, column]);
+  },
+
+  async dropSearchIndex(knex, _table, name) {
+    await knex.raw('drop index if exists ??', [name]);
+  },
+
+  async renameSearchIndex(knex, _table, from, to) {
+    await knex.raw('alter index ?? rename to ??', [from, to]);
   },
 };
 
