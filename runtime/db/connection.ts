@@ -96,13 +96,9 @@ export async function selectFirst(db: Db, query: Knex.QueryBuilder): Promise<Row
  * text, on the connection of `db` (the operation's transaction).
  */
 export async function writeReturning(db: Db, query: Knex.QueryBuilder): Promise<Row[]> {
-  const { sql, bindings } = compiledQuery(query, databaseOf(db));
-  return rawRows(await db.raw(sql, bindings as Knex.RawBinding[]));
-}
-
-/** The rows of a raw SELECT: an array on SQLite, the result's `rows` on PostgreSQL. */
-function rawRows(result: Row[] | { rows: Row[] }): Row[] {
-  return Array.isArray(result) ? result : result.rows;
+  const database = databaseOf(db);
+  const { sql, bindings } = compiledQuery(query, database);
+  return database.dialect.rowsOf(await db.raw(sql, bindings as Knex.RawBinding[]), query);
 }
 
 /**
@@ -137,7 +133,7 @@ async function runSelect(db: Db, database: Database, sql: string, bindings: read
   const reads = db.isTransaction ? undefined : database.reads;
   const connection = reads?.connection();
   if (connection) return readRows(db, reads as DirectReads, connection, sql, bindings);
-  return rawRows(await db.raw(sql, bindings as Knex.RawBinding[]));
+  return database.dialect.rowsOf(await db.raw(sql, bindings as Knex.RawBinding[]));
 }
 
 function readRows(db: Db, reads: DirectReads, connection: unknown, sql: string, bindings: readonly unknown[]): Row[] {

@@ -1,6 +1,7 @@
 /**
- * Real databases for tests: a fresh SQLite file, or a fresh PostgreSQL database on the local
- * server (PGHOST/PGPORT/PGUSER, default 127.0.0.1:5432 as postgres). No mocks.
+ * Real databases for tests: a fresh SQLite file, a fresh PostgreSQL database on the local server
+ * (PGHOST/PGPORT/PGUSER, default 127.0.0.1:5432 as postgres), or a fresh MySQL/MariaDB database on
+ * the local server (MYSQL_HOST/MYSQL_PORT/MYSQL_USER, default 127.0.0.1:3306 as root). No mocks.
  */
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
@@ -9,16 +10,19 @@ import * as path from 'node:path';
 import knex from 'knex';
 import { connect, type Db } from '../../runtime';
 
-export type Dialect = 'sqlite' | 'postgres';
+export type Dialect = 'sqlite' | 'postgres' | 'mysql';
+
+const KNOWN: readonly Dialect[] = ['sqlite', 'postgres', 'mysql'];
+
 /**
- * The databases the suites loop over: both, or those `SVCGEN_TEST_DATABASES` names (`sqlite` for
- * the fast inner loop, `npm run test:fast`). CI runs both.
+ * The databases the suites loop over: SQLite and PostgreSQL, or those `SVCGEN_TEST_DATABASES`
+ * names (`sqlite` for the fast inner loop, `npm run test:fast`; `mysql` for MySQL/MariaDB).
  */
 export const DIALECTS: Dialect[] = (() => {
   const named = process.env.SVCGEN_TEST_DATABASES?.split(',').map((d) => d.trim()).filter(Boolean);
   if (!named?.length) return ['sqlite', 'postgres'];
-  const unknown = named.filter((d) => d !== 'sqlite' && d !== 'postgres');
-  if (unknown.length) throw new Error(`SVCGEN_TEST_DATABASES: unknown database ${unknown.join(', ')} (sqlite, postgres)`);
+  const unknown = named.filter((d) => !KNOWN.includes(d as Dialect));
+  if (unknown.length) throw new Error(`SVCGEN_TEST_DATABASES: unknown database ${unknown.join(', ')} (${KNOWN.join(', ')})`);
   return named as Dialect[];
 })();
 
@@ -39,6 +43,21 @@ export function pgUrl(database: string): string {
   return `postgres://${PG.user}@${PG.host}:${PG.port}/${database}`;
 }
 
+const MYSQL = {
+  host: process.env.MYSQL_HOST ?? '127.0.0.1',
+  port: Number(process.env.MYSQL_PORT ?? 3306),
+  user: process.env.MYSQL_USER ?? 'root',
+};
+
+export function mysqlUrl(database: string): string {
+  return `mysql://${MYSQL.user}@${MYSQL.host}:${MYSQL.port}/${database}`;
+}
+
+/** A connection to the MySQL server without a database, for creating and dropping them. */
+function mysqlAdmin() {
+  return knex({ client: 'mysql2', connection: { host: MYSQL.host, port: MYSQL.port, user: MYSQL.user }, pool: { min: 0, max: 1 } });
+}
+
 export async function createDatabase(dialect: Dialect): Promise<TestDatabase> {
   const name = `svcgen_test_${process.pid}_${crypto.randomBytes(4).toString('hex')}`;
   if (dialect === 'sqlite') {
@@ -52,6 +71,25 @@ export async function createDatabase(dialect: Dialect): Promise<TestDatabase> {
       async drop() {
         await db.destroy();
         fs.rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  if (dialect === 'mysql') {
+    // The server's default collation on purpose: the service must answer the same whatever it is.
+    const admin = mysqlAdmin();
+    await admin.raw(`create database ${name}`);
+    await admin.destroy();
+    const url = mysqlUrl(name);
+    const db = connect(url, '');
+    return {
+      dialect,
+      url,
+      db,
+      async drop() {
+        await db.destroy();
+        const a = mysqlAdmin();
+        await a.raw(`drop database if exists ${name}`);
+        await a.destroy();
       },
     };
   }

@@ -1,6 +1,6 @@
 /**
  * What the runtime asks of a database: one interface, and one adapter per database implementing it
- * (sqlite.ts, postgres.ts). Every difference between the databases the runtime serves is an answer
+ * (sqlite.ts, postgres.ts, mysql.ts). Every difference between the databases the runtime serves is an answer
  * of its adapter — how a URL opens it, what its driver's errors mean, how it folds case, how it
  * locks a row, how migrations hold a lock and rename a constraint — so the rest of the runtime
  * asks the adapter of a database (`dialectOf` in connection.ts) and never compares names, and
@@ -17,6 +17,10 @@ export interface DriverError {
   code?: unknown;
   errno?: unknown;
   message?: unknown;
+  /** The SQLSTATE, where the driver keeps it apart from its own `code` (mysql2). */
+  sqlState?: unknown;
+  /** Whether the driver says its connection is unusable after this error (mysql2). */
+  fatal?: unknown;
 }
 
 /** What opening a database needs beside its URL. */
@@ -69,6 +73,18 @@ export interface Dialect {
    * PostgreSQL's `lower()` on every database; `text` is the column's SQL with `??` for `column`.
    */
   whereLower(query: Knex.QueryBuilder, text: string, column: string, comparison: '=' | 'LIKE', value: string): void;
+  /**
+   * Adds the case-sensitive `column LIKE pattern` (escaped with `\\`) to `query`, as PostgreSQL
+   * compares, whatever the column's collation; `text` is the column's SQL with `??` for `column`.
+   */
+  whereLike(query: Knex.QueryBuilder, text: string, column: string, pattern: string): void;
+  /** The SQL of `text` (a value's SQL) cast to text, for a text match on a column of another type. */
+  asText(text: string): string;
+  /**
+   * The rows of a raw statement's result (`db.raw`): for a write, `write` is the query it was
+   * compiled from, whose `returning` rows a database without RETURNING answers from the result.
+   */
+  rowsOf(result: unknown, write?: Knex.QueryBuilder): Row[];
   /** Makes `query` lock the rows it reads until the transaction ends, where the database needs it. */
   lockForUpdate(query: Knex.QueryBuilder): void;
   /** Whether its Knex client writes an integer LIMIT into the SQL text instead of binding it. */

@@ -1,0 +1,180 @@
+/**
+ * MySQL's and MariaDB's Knex client (mysql2), made to give the answers SQLite and PostgreSQL give:
+ * - every connection in strict mode (an invalid value is an error, never truncated or coerced),
+ *   in UTC, in utf8mb4;
+ * - every table it creates compares text byte by byte, without trailing-space padding, as PostgreSQL
+ *   (C collation) and SQLite do: `utf8mb4_nopad_bin` on MariaDB, `utf8mb4_0900_bin` on MySQL;
+ * - auto-increment keys are signed, as PostgreSQL's `serial`, so foreign keys (signed integers)
+ *   can reference them (InnoDB refuses a foreign key whose type differs in sign);
+ * - a datetime is kept as its ISO 8601 text in UTC, as on SQLite: the service writes and compares
+ *   datetimes as `2024-05-01T12:00:00.000Z`, which MySQL's DATETIME refuses in strict mode (and
+ *   would store without its zone); the text sorts as the instant does (years 1 to 9999);
+ * - TEXT is LONGTEXT, so a text field holds what it holds on PostgreSQL, not 64 KiB, and its default
+ *   is written as an expression (`default ('')`), the form MySQL takes on a text column;
+ * - an insert with `returning` returns the rows it inserted (MySQL has no RETURNING): none when an
+ *   `INSERT IGNORE` inserted nothing, else the key given or the auto-increment id;
+ * - a unique index over the live rows of a soft-deleted table (a partial index elsewhere, which
+ *   MySQL lacks) is a unique index over its columns and an invisible generated column that is 1
+ *   where the predicate holds and NULL elsewhere: NULLs never clash, so deleted rows hold no value.
+ *   Dropping the index drops that column.
+ */
+import * as crypto from 'node:crypto';
+import type { Knex } from 'knex';
+import {
+  Mysql2Client,
+  MysqlColumnCompiler,
+  MysqlQueryCompiler,
+  MysqlTableCompiler,
+  type MysqlClientQuery,
+  type MysqlRunner,
+} from '../knex-internals';
+
+/**
+ * The session every connection starts: strict (errors, never truncation or coercion), no zero
+ * dates, no engine silently substituted, UTC.
+ */
+const SQL_MODE = 'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ZERO_IN_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION';
+
+/** A connection as mysql2 makes it, with what this client uses. */
+interface MysqlConnection {
+  query(sql: string, callback: (err: unknown, rows: unknown) => void): void;
+}
+
+function query(conn: MysqlConnection, sql: string): Promise<any> {
+  return new Promise((resolve, reject) => conn.query(sql, (err, rows) => (err ? reject(err) : resolve(rows))));
+}
+
+/** The name of the invisible generated column behind a unique index over live rows. */
+export function liveColumnOf(indexName: string): string {
+  return `svc_live_${crypto.createHash('sha256').update(indexName).digest('hex').slice(0, 16)}`;
+}
+
+/** The rows an insert with `returning` inserted, from mysql2's result header. */
+function returnedRows(header: { affectedRows?: number; insertId?: number } | undefined, returning: NonNullable<MysqlClientQuery['returning']>) {
+  const inserted = header?.affectedRows ?? 0;
+  if (inserted === 0) return [];
+  const { column, values } = returning;
+  if (values.length === 1 && values[0][column] !== undefined) return [{ [column]: values[0][column] }];
+  // Several rows: their auto-increment ids follow the first (a multi-row insert takes them at once).
+  return Array.from({ length: inserted }, (_, i) => ({ [column]: values[i]?.[column] ?? (header?.insertId ?? 0) + i }));
+}
+
+class ReturningQueryCompiler extends MysqlQueryCompiler {
+  // RETURNING is answered from the result header (`returnedRows`), not warned about.
+  override _returningCheck(): void {}
+
+  override insert(): any {
+    const compiled = super.insert();
+    const sql = typeof compiled === 'string' ? compiled : compiled.sql;
+    const { returning, insert } = this.single;
+    if (!sql || returning === undefined) return compiled;
+    const column = Array.isArray(returning) ? returning[0] : returning;
+    if (typeof column !== 'string') return compiled;
+    const values = (Array.isArray(insert) ? insert : [insert]) as Record<string, unknown>[];
+    return { ...(typeof compiled === 'string' ? { sql } : compiled), returning: { column, values } };
+  }
+}
+
+class PortableColumnCompiler extends MysqlColumnCompiler {
+  increments(options: unknown = { primaryKey: true }): string {
+    return `int not null${this.tableCompiler._canBeAddPrimaryKey(options) ? ' auto_increment primary key' : ''}`;
+  }
+
+  bigincrements(options: unknown = { primaryKey: true }): string {
+    return `bigint not null${this.tableCompiler._canBeAddPrimaryKey(options) ? ' auto_increment primary key' : ''}`;
+  }
+
+  timestamp(): string {
+    return 'varchar(24) character set ascii collate ascii_bin';
+  }
+
+  text(): string {
+    return 'longtext';
+  }
+
+  /** A default on a text column (which Knex leaves out on MySQL) as an expression, which MySQL 8 and MariaDB take. */
+  defaultTo(value: unknown, ...rest: unknown[]): string | undefined {
+    const own = (MysqlColumnCompiler.prototype as any).defaultTo.call(this, value, ...rest) as string | undefined;
+    if (own !== '' || value === null || value === undefined) return own;
+    const plain = (Object.getPrototypeOf(MysqlColumnCompiler.prototype) as any).defaultTo.call(this, value, ...rest) as string;
+    return plain.replace(/^default (.*)$/, 'default ($1)');
+  }
+}
+
+class LiveUniqueTableCompiler extends MysqlTableCompiler {
+  override createQuery(columns: unknown, ifNot: boolean, like: boolean): void {
+    this.single.charset ??= 'utf8mb4';
+    this.single.collate ??= (this.client as MysqlClient).binaryCollation;
+    super.createQuery(columns, ifNot, like);
+  }
+
+  override unique(columns: string[], options?: unknown): void {
+    const { indexName, predicate } = (typeof options === 'object' && options !== null ? options : {}) as { indexName?: string; predicate?: Knex.QueryBuilder };
+    if (!predicate || !indexName) return super.unique(columns, options);
+    const client = this.client as MysqlClient;
+    const where = (client.queryCompiler(predicate, undefined) as { where(): string }).where().replace(/^where /i, '');
+    const live = this.formatter.wrap(liveColumnOf(indexName));
+    this.pushQuery(`alter table ${this.tableName()} add column ${live} tinyint as (case when ${where} then 1 end) stored invisible`);
+    this.pushQuery(`alter table ${this.tableName()} add unique ${this.formatter.wrap(indexName)}(${this.formatter.columnize([...columns, liveColumnOf(indexName)])})`);
+  }
+
+  override dropIndex(columns: string[], indexName?: string): void {
+    super.dropIndex(columns, indexName);
+    if (!indexName) return;
+    const table = this.tableNameRaw;
+    const wrappedTable = this.tableName();
+    const live = liveColumnOf(indexName);
+    const wrap = (name: string) => this.formatter.wrap(name);
+    this.pushQuery({
+      sql: 'select count(*) as n from information_schema.columns where table_schema = database() and table_name = ? and column_name = ?',
+      bindings: [table, live],
+      async output(this: MysqlRunner, response: unknown) {
+        const [rows] = response as [{ n: number }[]];
+        if (Number(rows[0]?.n) > 0) await this.query({ sql: `alter table ${wrappedTable} drop column ${wrap(live)}` });
+      },
+    });
+  }
+}
+
+export class MysqlClient extends Mysql2Client {
+  /** The utf8mb4 collation that compares bytes without padding on this server (set at the first connection). */
+  binaryCollation = 'utf8mb4_bin';
+  private serverChecked = false;
+
+  override queryCompiler(builder: unknown, formatter: unknown): unknown {
+    return new ReturningQueryCompiler(this, builder, formatter);
+  }
+
+  override tableCompiler(tableBuilder: unknown): unknown {
+    return new LiveUniqueTableCompiler(this, tableBuilder);
+  }
+
+  override columnCompiler(tableBuilder: unknown, columnBuilder: unknown): unknown {
+    return new PortableColumnCompiler(this, tableBuilder, columnBuilder);
+  }
+
+  async acquireRawConnection(): Promise<MysqlConnection> {
+    const conn = await (Mysql2Client.prototype as any).acquireRawConnection.call(this);
+    if (!this.serverChecked) {
+      const [{ version }] = await query(conn, 'select version() as version');
+      this.binaryCollation = /mariadb/i.test(String(version)) ? 'utf8mb4_nopad_bin' : 'utf8mb4_0900_bin';
+      this.serverChecked = true;
+    }
+    await query(conn, `set names utf8mb4 collate ${this.binaryCollation}, sql_mode = '${SQL_MODE}', time_zone = '+00:00'`);
+    return conn;
+  }
+
+  override processResponse(obj: MysqlClientQuery, runner: unknown): unknown {
+    if (obj?.method === 'insert' && obj.returning && !obj.output) return returnedRows(obj.response?.[0] as any, obj.returning);
+    return super.processResponse(obj, runner);
+  }
+}
+
+/** The rows a raw insert returned: `returnedRows` for the insert builder it was compiled from. */
+export function insertedRows(result: unknown, insert: { values: unknown; returning: unknown }): Record<string, unknown>[] {
+  const column = Array.isArray(insert.returning) ? insert.returning[0] : insert.returning;
+  const [header] = result as [{ affectedRows?: number; insertId?: number }];
+  if (typeof column !== 'string') return [];
+  const values = (Array.isArray(insert.values) ? insert.values : [insert.values]) as Record<string, unknown>[];
+  return returnedRows(header, { column, values });
+}
