@@ -232,7 +232,7 @@ export const Mysql2Client = requireKnex('knex/lib/dialects/mysql2') as new (conf
  * `returning`), compiles an insert with `insert()` and warns from `_returningCheck()` that MySQL
  * has no RETURNING. The table compiler keeps its `_single` as `single` (`charset`, `collate`, read
  * when it writes CREATE TABLE in `createQuery`), writes SQL with `pushQuery(sql | {sql, output})`
- * (an `output(response)` runs with the runner as `this`, which runs more SQL with
+ * (an `output(rows)` runs with the runner as `this` and the statement's rows, which runs more SQL with
  * `query({sql, bindings})`), names the table with `tableName()` and quotes with `formatter`; its
  * `unique(columns, {indexName, predicate})` and `dropIndex(columns, name)` write an index's SQL. The
  * column compiler writes a column's type from the method named by its type (`increments`,

@@ -58,6 +58,28 @@ function mysqlAdmin() {
   return knex({ client: 'mysql2', connection: { host: MYSQL.host, port: MYSQL.port, user: MYSQL.user }, pool: { min: 0, max: 1 } });
 }
 
+/**
+ * The indexes of a MySQL table, but its primary key and those InnoDB made for a foreign key by
+ * itself (named after the constraint): name, uniqueness, columns in order.
+ */
+export async function mysqlIndexes(db: Db, table: string): Promise<{ name: string; unique: boolean; columns: string[] }[]> {
+  const [rows] = (await db.raw(
+    `select s.index_name as name, s.non_unique as non_unique, s.column_name as col from information_schema.statistics s
+      where s.table_schema = database() and s.table_name = ? and s.index_name <> 'PRIMARY'
+        and s.index_name not in (select constraint_name from information_schema.table_constraints c
+                                  where c.table_schema = s.table_schema and c.table_name = s.table_name and c.constraint_type = 'FOREIGN KEY')
+      order by s.index_name, s.seq_in_index`,
+    [table],
+  )) as [{ name: string; non_unique: number | string; col: string }[]];
+  const out = new Map<string, { name: string; unique: boolean; columns: string[] }>();
+  for (const r of rows) {
+    const i = out.get(r.name) ?? { name: r.name, unique: Number(r.non_unique) === 0, columns: [] };
+    i.columns.push(r.col);
+    out.set(r.name, i);
+  }
+  return [...out.values()];
+}
+
 export async function createDatabase(dialect: Dialect): Promise<TestDatabase> {
   const name = `svcgen_test_${process.pid}_${crypto.randomBytes(4).toString('hex')}`;
   if (dialect === 'sqlite') {

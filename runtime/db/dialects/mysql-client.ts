@@ -16,7 +16,10 @@
  * - a unique index over the live rows of a soft-deleted table (a partial index elsewhere, which
  *   MySQL lacks) is a unique index over its columns and an invisible generated column that is 1
  *   where the predicate holds and NULL elsewhere: NULLs never clash, so deleted rows hold no value.
- *   Dropping the index drops that column.
+ *   Dropping the index drops that column;
+ * - on MariaDB, schema statements may run again (IF EXISTS / IF NOT EXISTS; see `rerunnable`);
+ * - dropping an index a foreign key needs (InnoDB looks its rows up with one, and refuses) first
+ *   gives the foreign key an index of its own.
  */
 import * as crypto from 'node:crypto';
 import type { Knex } from 'knex';
@@ -101,7 +104,37 @@ class PortableColumnCompiler extends MysqlColumnCompiler {
   }
 }
 
+/**
+ * A schema statement of Knex's written so that running it again after it ran changes nothing
+ * (MariaDB's IF EXISTS / IF NOT EXISTS): MySQL commits every schema statement by itself, so a
+ * migration that fails halfway keeps the statements before the failure, and running it again,
+ * once what made it fail is fixed, must complete it rather than fail on what it already did.
+ */
+function rerunnable(sql: string): string {
+  return sql
+    .replace(/^(alter table \S+ drop (?:index|foreign key) )(?!if exists )/, '$1if exists ')
+    .replace(/^(alter table \S+ add unique )(?!if not exists )/, '$1if not exists ')
+    .replace(/^(alter table \S+ add(?: \w+)? index )(?!if not exists )/, '$1if not exists ')
+    .replace(/^(alter table \S+ add constraint \S+ foreign key )(?!if not exists )/, '$1if not exists ');
+}
+
 class LiveUniqueTableCompiler extends MysqlTableCompiler {
+  constructor(...args: unknown[]) {
+    super(...args);
+    if ((this.client as MysqlClient).mariadb) {
+      (this as any).addColumnsPrefix = 'add column if not exists ';
+      (this as any).dropColumnPrefix = 'drop column if exists ';
+    }
+  }
+
+  override pushQuery(query: Parameters<InstanceType<typeof MysqlTableCompiler>['pushQuery']>[0]): void {
+    if ((this.client as MysqlClient).mariadb) {
+      if (typeof query === 'string') query = rerunnable(query);
+      else query = { ...query, sql: rerunnable(query.sql) };
+    }
+    super.pushQuery(query);
+  }
+
   override createQuery(columns: unknown, ifNot: boolean, like: boolean): void {
     this.single.charset ??= 'utf8mb4';
     this.single.collate ??= (this.client as MysqlClient).binaryCollation;
@@ -114,32 +147,105 @@ class LiveUniqueTableCompiler extends MysqlTableCompiler {
     const client = this.client as MysqlClient;
     const where = (client.queryCompiler(predicate, undefined) as { where(): string }).where().replace(/^where /i, '');
     const live = this.formatter.wrap(liveColumnOf(indexName));
-    this.pushQuery(`alter table ${this.tableName()} add column ${live} tinyint as (case when ${where} then 1 end) stored invisible`);
+    this.pushQuery(`alter table ${this.tableName()} ${(this as any).addColumnsPrefix}${live} tinyint as (case when ${where} then 1 end) stored invisible`);
     this.pushQuery(`alter table ${this.tableName()} add unique ${this.formatter.wrap(indexName)}(${this.formatter.columnize([...columns, liveColumnOf(indexName)])})`);
   }
 
   override dropIndex(columns: string[], indexName?: string): void {
+    const name = indexName ?? this.defaultIndexName('index', columns);
+    this.keepForeignKeyIndexes(name);
     super.dropIndex(columns, indexName);
-    if (!indexName) return;
-    const table = this.tableNameRaw;
     const wrappedTable = this.tableName();
-    const live = liveColumnOf(indexName);
-    const wrap = (name: string) => this.formatter.wrap(name);
+    const live = liveColumnOf(name);
+    const wrap = (n: string) => this.formatter.wrap(n);
     this.pushQuery({
       sql: 'select count(*) as n from information_schema.columns where table_schema = database() and table_name = ? and column_name = ?',
-      bindings: [table, live],
+      bindings: [this.tableNameRaw, live],
       async output(this: MysqlRunner, response: unknown) {
-        const [rows] = response as [{ n: number }[]];
+        const rows = response as { n: number }[];
         if (Number(rows[0]?.n) > 0) await this.query({ sql: `alter table ${wrappedTable} drop column ${wrap(live)}` });
+      },
+    });
+  }
+
+  dropUnique(columns: string[], indexName?: string): void {
+    this.keepForeignKeyIndexes(indexName ?? this.defaultIndexName('unique', columns));
+    (MysqlTableCompiler.prototype as any).dropUnique.call(this, columns, indexName);
+  }
+
+  /** Knex's name of an unnamed index (`_indexCommand`, unquoted). */
+  private defaultIndexName(type: string, columns: string[] | string): string {
+    const list = Array.isArray(columns) ? columns : [columns];
+    return `${this.tableNameRaw.replace(/\.|-/g, '_')}_${list.join('_')}_${type}`.toLowerCase();
+  }
+
+  /**
+   * Before `indexName` is dropped: InnoDB refuses to drop the index a foreign key looks its rows up
+   * with, where PostgreSQL and SQLite need none. So each foreign key of the table whose columns
+   * lead this index, and lead no other, gets an index of its own first, named after the constraint
+   * (as InnoDB names the one it makes for a foreign key created without an index).
+   */
+  private keepForeignKeyIndexes(indexName: string): void {
+    const table = this.tableNameRaw;
+    const wrappedTable = this.tableName();
+    const wrap = (n: string) => this.formatter.wrap(n);
+    const columnize = (c: string[]) => this.formatter.columnize(c);
+    this.pushQuery({
+      sql: `select 'fk' as kind, constraint_name as name, column_name as col, ordinal_position as pos
+              from information_schema.key_column_usage
+             where table_schema = database() and table_name = ? and referenced_table_name is not null
+            union all
+            select 'index', index_name, column_name, seq_in_index
+              from information_schema.statistics
+             where table_schema = database() and table_name = ?
+             order by kind, name, pos`,
+      bindings: [table, table],
+      async output(this: MysqlRunner, response: unknown) {
+        const rows = response as { kind: string; name: string; col: string }[];
+        const group = (kind: string) => {
+          const out = new Map<string, string[]>();
+          for (const r of rows) if (r.kind === kind) out.set(r.name, [...(out.get(r.name) ?? []), r.col]);
+          return out;
+        };
+        const indexes = group('index');
+        const dropped = indexes.get(indexName);
+        if (!dropped) return;
+        const leads = (index: string[], fk: string[]) => fk.every((c, i) => index[i] === c);
+        for (const [fk, cols] of group('fk')) {
+          if (!leads(dropped, cols)) continue;
+          if ([...indexes].some(([name, index]) => name !== indexName && leads(index, cols))) continue;
+          await this.query({ sql: `alter table ${wrappedTable} add index ${wrap(fk)}(${columnize(cols)})` });
+          indexes.set(fk, cols);
+        }
       },
     });
   }
 }
 
+/** What the first connection learnt of the server, kept in the client's configuration, which its transactions' clients share. */
+const SERVER = Symbol('svcgen.mysql.server');
+
+interface ServerFacts {
+  checked: boolean;
+  mariadb: boolean;
+  binaryCollation: string;
+}
+
 export class MysqlClient extends Mysql2Client {
-  /** The utf8mb4 collation that compares bytes without padding on this server (set at the first connection). */
-  binaryCollation = 'utf8mb4_bin';
-  private serverChecked = false;
+  private get server(): ServerFacts {
+    const config = this.config as Record<symbol, ServerFacts | undefined>;
+    return (config[SERVER] ??= { checked: false, mariadb: false, binaryCollation: 'utf8mb4_bin' });
+  }
+
+  /** The utf8mb4 collation that compares bytes without padding on this server. */
+  get binaryCollation(): string {
+    return this.server.binaryCollation;
+  }
+
+  /** Whether the server is MariaDB. */
+  get mariadb(): boolean {
+    return this.server.mariadb;
+  }
 
   override queryCompiler(builder: unknown, formatter: unknown): unknown {
     return new ReturningQueryCompiler(this, builder, formatter);
@@ -155,10 +261,12 @@ export class MysqlClient extends Mysql2Client {
 
   async acquireRawConnection(): Promise<MysqlConnection> {
     const conn = await (Mysql2Client.prototype as any).acquireRawConnection.call(this);
-    if (!this.serverChecked) {
+    const server = this.server;
+    if (!server.checked) {
       const [{ version }] = await query(conn, 'select version() as version');
-      this.binaryCollation = /mariadb/i.test(String(version)) ? 'utf8mb4_nopad_bin' : 'utf8mb4_0900_bin';
-      this.serverChecked = true;
+      server.mariadb = /mariadb/i.test(String(version));
+      server.binaryCollation = server.mariadb ? 'utf8mb4_nopad_bin' : 'utf8mb4_0900_bin';
+      server.checked = true;
     }
     await query(conn, `set names utf8mb4 collate ${this.binaryCollation}, sql_mode = '${SQL_MODE}', time_zone = '+00:00'`);
     return conn;

@@ -122,7 +122,10 @@ export const mysql: Dialect = {
 
   runMigrations: (_db, config, run) => run(config),
 
-  /** MySQL cannot rename a constraint: the foreign key is dropped and added again, as it was, under its new name. */
+  /**
+   * MySQL cannot rename a constraint: the foreign key is dropped and added again, as it was, under
+   * its new name, and the index named after it is renamed with it.
+   */
   async renameForeignKey(knex, table, from, to) {
     const [rows] = (await knex.raw(
       `select k.column_name as col, k.referenced_table_name as ref_table, k.referenced_column_name as ref_col, r.delete_rule as on_delete, r.update_rule as on_update
@@ -139,6 +142,12 @@ export const mysql: Dialect = {
     const refs = rows.map((r) => r.ref_col);
     const list = (names: string[]) => names.map(() => '??').join(', ');
     await knex.raw(`alter table ?? drop foreign key ??`, [table, from]);
+    // The index InnoDB made for the key (or the adapter, see mysql-client.ts) follows its name.
+    const [[{ n }]] = (await knex.raw(
+      'select count(*) as n from information_schema.statistics where table_schema = database() and table_name = ? and index_name = ?',
+      [table, from],
+    )) as [{ n: number }[]];
+    if (Number(n) > 0) await knex.raw('alter table ?? rename index ?? to ??', [table, from, to]);
     await knex.raw(`alter table ?? add constraint ?? foreign key (${list(cols)}) references ?? (${list(refs)}) on delete ${on_delete} on update ${on_update}`, [
       table,
       to,
