@@ -67,6 +67,11 @@ export interface Dialect {
   isConstraintViolation(err: DriverError): boolean;
   /** Whether this driver's error (one error, not its causes) means the database cannot be reached: a 503. */
   isConnectionFailure(err: DriverError): boolean;
+  /**
+   * The driver's message of `err` without the values the database quoted in it (for log lines),
+   * where this driver's messages quote them beyond what the log writer already leaves out.
+   */
+  messageWithoutValues?(err: DriverError, message: string): string;
 
   /**
    * Adds `lower(column) = lower(value)` or `lower(column) LIKE lower(pattern)` to `query`, with

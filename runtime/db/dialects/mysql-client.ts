@@ -1,7 +1,8 @@
 /**
  * MySQL's and MariaDB's Knex client (mysql2), made to give the answers SQLite and PostgreSQL give:
  * - every connection in strict mode (an invalid value is an error, never truncated or coerced),
- *   in UTC, in utf8mb4;
+ *   in UTC, in utf8mb4, at READ COMMITTED as on PostgreSQL;
+ * - `ESCAPE '\'` in SQL text read as PostgreSQL reads it (`_query`);
  * - every table it creates compares text byte by byte, without trailing-space padding, as PostgreSQL
  *   (C collation) and SQLite do: `utf8mb4_nopad_bin` on MariaDB, `utf8mb4_0900_bin` on MySQL;
  * - auto-increment keys are signed, as PostgreSQL's `serial`, so foreign keys (signed integers)
@@ -269,7 +270,23 @@ export class MysqlClient extends Mysql2Client {
       server.checked = true;
     }
     await query(conn, `set names utf8mb4 collate ${this.binaryCollation}, sql_mode = '${SQL_MODE}', time_zone = '+00:00'`);
+    // PostgreSQL's isolation: each statement sees what committed before it (InnoDB's default,
+    // REPEATABLE READ, would keep a transaction's first snapshot: a check made again after a
+    // concurrent insert's duplicate key would not see that insert).
+    await query(conn, 'set session transaction isolation level read committed');
     return conn;
+  }
+
+  /**
+   * Runs a statement, with `ESCAPE '\'` (PostgreSQL's and SQLite's text for a backslash as the LIKE
+   * escape, which a hook may write) as MySQL reads it, `ESCAPE '\\'`: MySQL's string literals
+   * escape with backslashes, so the first would never end. Only SQL text is rewritten, before
+   * mysql2 writes the values in: a value bound to a placeholder is never touched.
+   */
+  _query(connection: unknown, obj: { sql?: string }): Promise<unknown> {
+    const base = (Mysql2Client.prototype as any)._query as (connection: unknown, obj: unknown) => Promise<unknown>;
+    if (typeof obj?.sql !== 'string' || !/ESCAPE '\\'/i.test(obj.sql)) return base.call(this, connection, obj);
+    return base.call(this, connection, { ...obj, sql: obj.sql.replace(/ESCAPE '\\'(?!')/gi, "ESCAPE '\\\\'") });
   }
 
   override processResponse(obj: MysqlClientQuery, runner: unknown): unknown {

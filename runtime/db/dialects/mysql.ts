@@ -77,6 +77,17 @@ export const mysql: Dialect = {
     (typeof message === 'string' && UNREACHABLE_MESSAGES.test(message)),
 
   /**
+   * MySQL quotes the value in its messages with single quotes: a duplicate key's (`Duplicate entry
+   * '…' for key 'name'`) and a data exception's (SQLSTATE class 22: `Incorrect integer value: '…'
+   * for column …`). Those are replaced by `'?'`.
+   */
+  messageWithoutValues({ code, sqlState }, message) {
+    if (code === 'ER_DUP_ENTRY') return message.replace(/(Duplicate entry )'(?:[^'\\]|\\.|'')*'/, "$1'?'");
+    if (typeof sqlState === 'string' && sqlState.startsWith('22')) return message.replace(/'(?:[^'\\]|\\.|'')*'/g, "'?'");
+    return message;
+  },
+
+  /**
    * Both sides lowercased by the server's Unicode lower(), then compared as bytes (`binary`): the
    * column's collation (case- or accent-insensitive, padded) has no say, so the matches are
    * PostgreSQL's. A LIKE pattern has no `_` wildcard here (escaped), so a byte is never matched by
