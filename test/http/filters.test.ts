@@ -39,7 +39,7 @@ describe.each(DIALECTS)('list filters: querying fixture (%s)', (dialect) => {
     ({
       postgres: `lower(${column}) LIKE lower(?) ESCAPE '\\'`,
       sqlite: `lower(${column}) LIKE ? ESCAPE '\\'`,
-      mysql: `cast(lower(${column}) as binary) LIKE cast(lower(?) as binary) ESCAPE '\\\\'`,
+      mysql: `cast(lower(convert(${column} using utf8mb4) collate utf8mb4_uca1400_as_cs) as binary) LIKE ? ESCAPE '\\\\'`,
     })[dialect];
   let svc: RunningService;
   const ids = { books: {} as Record<Book, number>, authors: {} as Record<string, number>, genres: {} as Record<string, number>, probes: [] as number[] };

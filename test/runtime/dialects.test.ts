@@ -100,7 +100,7 @@ describe.each(DIALECTS)('the %s adapter on its database', (dialect) => {
       t.increments('id');
       t.string('name').notNullable().unique();
     });
-    await db('items').insert([{ name: 'ÉLAN' }, { name: 'Kelvin' }, { name: 'other' }]);
+    await db('items').insert([{ name: 'ÉLAN' }, { name: 'Kelvin' }, { name: 'other' }, { name: 'STRAẞE' }]);
   });
   afterAll(() => database.drop());
 
@@ -120,6 +120,8 @@ describe.each(DIALECTS)('the %s adapter on its database', (dialect) => {
     ['LIKE', '%elv%', ['Kelvin']],
     ['LIKE', '%ÉL%', ['ÉLAN']],
     ['=', 'OTHER', ['other']],
+    ['=', 'straße', ['STRAẞE']],
+    ['LIKE', '%\u212a%', ['Kelvin']],
   ] as const)('folds case as PostgreSQL’s lower(): %s %j', async (comparison, value, expected) => {
     const query = db('items').select('name');
     dialectOf(db).whereLower(query, '??', 'name', comparison, value);

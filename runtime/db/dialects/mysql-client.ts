@@ -230,12 +230,22 @@ interface ServerFacts {
   checked: boolean;
   mariadb: boolean;
   binaryCollation: string;
+  foldingCollation: string;
 }
 
 export class MysqlClient extends Mysql2Client {
   private get server(): ServerFacts {
     const config = this.config as Record<symbol, ServerFacts | undefined>;
-    return (config[SERVER] ??= { checked: false, mariadb: false, binaryCollation: 'utf8mb4_bin' });
+    return (config[SERVER] ??= { checked: false, mariadb: false, binaryCollation: 'utf8mb4_bin', foldingCollation: 'utf8mb4_unicode_520_ci' });
+  }
+
+  /**
+   * The utf8mb4 collation whose `lower()` folds as PostgreSQL's does, by a recent Unicode (ẞ is ß,
+   * İ is i, the Kelvin sign is k): `utf8mb4_uca1400_as_cs` on MariaDB, `utf8mb4_0900_as_cs` on MySQL.
+   * The binary collations fold by an old table (ẞ stays ẞ).
+   */
+  get foldingCollation(): string {
+    return this.server.foldingCollation;
   }
 
   /** The utf8mb4 collation that compares bytes without padding on this server. */
@@ -267,6 +277,7 @@ export class MysqlClient extends Mysql2Client {
       const [{ version }] = await query(conn, 'select version() as version');
       server.mariadb = /mariadb/i.test(String(version));
       server.binaryCollation = server.mariadb ? 'utf8mb4_nopad_bin' : 'utf8mb4_0900_bin';
+      server.foldingCollation = server.mariadb ? 'utf8mb4_uca1400_as_cs' : 'utf8mb4_0900_as_cs';
       server.checked = true;
     }
     await query(conn, `set names utf8mb4 collate ${this.binaryCollation}, sql_mode = '${SQL_MODE}', time_zone = '+00:00'`);

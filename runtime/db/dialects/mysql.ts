@@ -9,6 +9,7 @@ import type { Knex } from 'knex';
 import { insertOf } from '../knex-internals';
 import type { Dialect } from './dialect';
 import { insertedRows, MysqlClient } from './mysql-client';
+import { unicodeLower } from './sqlite';
 
 /**
  * mysql2's codes of a server that cannot be reached or dropped the connection: connection lost
@@ -88,14 +89,16 @@ export const mysql: Dialect = {
   },
 
   /**
-   * Both sides lowercased by the server's Unicode lower(), then compared as bytes (`binary`): the
-   * column's collation (case- or accent-insensitive, padded) has no say, so the matches are
-   * PostgreSQL's. A LIKE pattern has no `_` wildcard here (escaped), so a byte is never matched by
+   * The column lowercased by the server's lower() under a collation that folds by a recent Unicode
+   * (`foldingCollation`, mysql-client.ts), the value as PostgreSQL lowercases it (`unicodeLower`),
+   * compared as bytes (`binary`): the column's collation (case- or accent-insensitive, padded) has
+   * no say, so the matches are PostgreSQL's. A LIKE pattern has no `_` wildcard here (escaped), so a byte is never matched by
    * position alone; `%` matches whole characters of UTF-8 text on either side.
    */
   whereLower(query, text, column, comparison, value) {
     const escape = comparison === 'LIKE' ? ` ESCAPE '\\\\'` : '';
-    query.whereRaw(`cast(lower(${text}) as binary) ${comparison} cast(lower(?) as binary)${escape}`, [column, value]);
+    const folding = (query.client as unknown as MysqlClient).foldingCollation;
+    query.whereRaw(`cast(lower(convert(${text} using utf8mb4) collate ${folding}) as binary) ${comparison} ?${escape}`, [column, unicodeLower(value)]);
   },
 
   whereLike(query, text, column, pattern) {
