@@ -1,6 +1,6 @@
 /**
  * Database connections: SQLite (better-sqlite3) by default, PostgreSQL from a `postgres://` URL,
- * each through its dialect adapter (dialects/); and the reads and writes the runtime runs on them.
+ * MySQL/MariaDB from a `mysql://` or `mariadb://` URL, each through its dialect adapter (dialects/); and the reads and writes the runtime runs on them.
  */
 import knex, { type Knex } from 'knex';
 import { loadSqliteSettings, type SqliteSettings } from '../core/settings';
@@ -38,7 +38,7 @@ export interface DatabaseConfig {
 
 /**
  * `DATABASE_URL` unset → the SQLite file `defaultSqliteFile`; `sqlite:PATH` → that SQLite file;
- * `postgres://…` or `postgresql://…` → PostgreSQL.
+ * `postgres://…` or `postgresql://…` → PostgreSQL; `mysql://…` or `mariadb://…` → MySQL/MariaDB.
  */
 export function databaseConfig(url: string | undefined, defaultSqliteFile: string, sqlite: SqliteSettings = loadSqliteSettings()): DatabaseConfig {
   const dialect = dialectForUrl(url);
