@@ -206,6 +206,8 @@ export interface MysqlClientQuery {
   response?: [unknown, unknown];
   /** Set by the runtime's MySQL query compiler on an insert with `returning` (see mysql-client.ts). */
   returning?: { column: string; values: readonly Record<string, unknown>[] };
+  /** Set by the runtime's MySQL query compiler on an insert it wrote RETURNING into (MariaDB). */
+  returningRows?: boolean;
 }
 
 /**

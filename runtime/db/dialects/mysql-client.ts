@@ -12,8 +12,9 @@
  *   would store without its zone); the text sorts as the instant does (years 1 to 9999);
  * - TEXT is LONGTEXT, so a text field holds what it holds on PostgreSQL, not 64 KiB, and its default
  *   is written as an expression (`default ('')`), the form MySQL takes on a text column;
- * - an insert with `returning` returns the rows it inserted (MySQL has no RETURNING): none when an
- *   `INSERT IGNORE` inserted nothing, else the key given or the auto-increment id;
+ * - an insert with `returning` returns the rows it inserted: on MariaDB by `INSERT … RETURNING`;
+ *   MySQL has no RETURNING, so there from the result header: none when an `INSERT IGNORE` inserted
+ *   nothing, else the key given or the auto-increment id (a column that is neither cannot be returned);
  * - a unique index over the live rows of a soft-deleted table (a partial index elsewhere, which
  *   MySQL lacks) is a unique index over its columns and an invisible generated column that is 1
  *   where the predicate holds and NULL elsewhere: NULLs never clash, so deleted rows hold no value.
@@ -64,7 +65,7 @@ function returnedRows(header: { affectedRows?: number; insertId?: number } | und
 }
 
 class ReturningQueryCompiler extends MysqlQueryCompiler {
-  // RETURNING is answered from the result header (`returnedRows`), not warned about.
+  // RETURNING is written (MariaDB) or answered from the result header (`returnedRows`), not warned about.
   override _returningCheck(): void {}
 
   override insert(): any {
@@ -72,10 +73,16 @@ class ReturningQueryCompiler extends MysqlQueryCompiler {
     const sql = typeof compiled === 'string' ? compiled : compiled.sql;
     const { returning, insert } = this.single;
     if (!sql || returning === undefined) return compiled;
+    const base = typeof compiled === 'string' ? { sql } : compiled;
+    // MariaDB has INSERT … RETURNING (none of a row INSERT IGNORE skipped).
+    if ((this.client as MysqlClient).mariadb) {
+      const columns = (this as unknown as { formatter: { columnize(c: unknown): string } }).formatter.columnize(returning);
+      return { ...base, sql: `${sql} returning ${columns}`, returningRows: true };
+    }
     const column = Array.isArray(returning) ? returning[0] : returning;
     if (typeof column !== 'string') return compiled;
     const values = (Array.isArray(insert) ? insert : [insert]) as Record<string, unknown>[];
-    return { ...(typeof compiled === 'string' ? { sql } : compiled), returning: { column, values } };
+    return { ...base, returning: { column, values } };
   }
 }
 
@@ -301,6 +308,7 @@ export class MysqlClient extends Mysql2Client {
   }
 
   override processResponse(obj: MysqlClientQuery, runner: unknown): unknown {
+    if (obj?.method === 'insert' && obj.returningRows && !obj.output) return obj.response?.[0];
     if (obj?.method === 'insert' && obj.returning && !obj.output) return returnedRows(obj.response?.[0] as any, obj.returning);
     return super.processResponse(obj, runner);
   }
