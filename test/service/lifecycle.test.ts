@@ -246,8 +246,8 @@ describe.each(DIALECTS)('SIGTERM under 100 concurrent registrations (%s)', (dial
 
   it('every request is answered or wrote nothing: the users in the database are exactly those answered 201', async () => {
     let url = sqliteUrl(`drain-${process.pid}`);
-    if (dialect === 'postgres') {
-      database = await createDatabase('postgres');
+    if (dialect !== 'sqlite') {
+      database = await createDatabase(dialect);
       url = database.url;
     }
     // One second of drain, then one more for the transactions in flight.
@@ -284,7 +284,7 @@ describe.each(DIALECTS)('SIGTERM under 100 concurrent registrations (%s)', (dial
     expect(created.length).toBeLessThan(names.length);
     expect(service.stdout()).toMatch(/shutting down: closing the connections of \d+ requests? in flight after 1000 ms/);
 
-    const db = dialect === 'postgres' ? database!.db : knex({ client: 'better-sqlite3', connection: { filename: url.slice('sqlite:'.length) }, useNullAsDefault: true });
+    const db = dialect !== 'sqlite' ? database!.db : knex({ client: 'better-sqlite3', connection: { filename: url.slice('sqlite:'.length) }, useNullAsDefault: true });
     try {
       const rows: string[] = await db('users').whereIn('username', names).pluck('username');
       // Answered 201 = in the database; no row whose request was cut or refused.
