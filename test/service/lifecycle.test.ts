@@ -149,7 +149,7 @@ describe('start-up failures: one line on stderr, exit 1', () => {
     ['SVC_SECURITY_HEADERS', 'some', 'configuration error: SVC_SECURITY_HEADERS must be true or false, got "some"'],
     ['SVC_REQUEST_TIMEOUT', '5', 'configuration error: SVC_HEADERS_TIMEOUT (10) must not be over SVC_REQUEST_TIMEOUT (5)'],
     ['SVC_MAX_CONNECTIONS', 'many', 'configuration error: SVC_MAX_CONNECTIONS must be a positive integer, got "many"'],
-    ['DATABASE_URL', 'mysql://db', 'cannot open the database: DATABASE_URL must start with sqlite: or postgres://, got "mysql://db"'],
+    ['DATABASE_URL', 'oracle://db', 'cannot open the database: DATABASE_URL must start with sqlite:, postgres:// or mysql://, got "oracle://db"'],
   ])('a bad %s', async (name, value, line) => {
     const service = start({ DATABASE_URL: sqliteUrl('settings'), [name]: value });
     expect(await service.exited).toEqual({ code: 1, signal: null });
