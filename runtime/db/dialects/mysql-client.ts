@@ -9,7 +9,9 @@
  *   can reference them (InnoDB refuses a foreign key whose type differs in sign);
  * - a datetime is kept as its ISO 8601 text in UTC, as on SQLite: the service writes and compares
  *   datetimes as `2024-05-01T12:00:00.000Z`, which MySQL's DATETIME refuses in strict mode (and
- *   would store without its zone); the text sorts as the instant does (years 1 to 9999);
+ *   would store without its zone); the text sorts as the instant does (years 1 to 9999). It is a
+ *   VARCHAR, not a CHAR: MariaDB refuses a stored generated column over a CHAR column (its value
+ *   would depend on PAD_CHAR_TO_FULL_LENGTH), and `deleted_at` is one (see the unique indexes below);
  * - TEXT is LONGTEXT, so a text field holds what it holds on PostgreSQL, not 64 KiB, and its default
  *   is written as an expression (`default ('')`), the form MySQL takes on a text column;
  * - an insert with `returning` returns the rows it inserted: on MariaDB by `INSERT … RETURNING`;
