@@ -15,12 +15,12 @@ export type Dialect = 'sqlite' | 'postgres' | 'mysql';
 const KNOWN: readonly Dialect[] = ['sqlite', 'postgres', 'mysql'];
 
 /**
- * The databases the suites loop over: SQLite and PostgreSQL, or those `SVCGEN_TEST_DATABASES`
- * names (`sqlite` for the fast inner loop, `npm run test:fast`; `mysql` for MySQL/MariaDB).
+ * The databases the suites loop over: all three, or those `SVCGEN_TEST_DATABASES` names (`sqlite`
+ * for the fast inner loop, `npm run test:fast`). CI runs all three.
  */
 export const DIALECTS: Dialect[] = (() => {
   const named = process.env.SVCGEN_TEST_DATABASES?.split(',').map((d) => d.trim()).filter(Boolean);
-  if (!named?.length) return ['sqlite', 'postgres'];
+  if (!named?.length) return [...KNOWN];
   const unknown = named.filter((d) => !KNOWN.includes(d as Dialect));
   if (unknown.length) throw new Error(`SVCGEN_TEST_DATABASES: unknown database ${unknown.join(', ')} (${KNOWN.join(', ')})`);
   return named as Dialect[];
