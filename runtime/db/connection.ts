@@ -1,6 +1,6 @@
 /**
  * Database connections: SQLite (better-sqlite3) by default, PostgreSQL from a `postgres://` URL,
- * each through its dialect adapter (dialects/); and the reads and writes the runtime runs on them.
+ * MySQL/MariaDB from a `mysql://` or `mariadb://` URL, each through its dialect adapter (dialects/); and the reads and writes the runtime runs on them.
  */
 import knex, { type Knex } from 'knex';
 import { loadSqliteSettings, type SqliteSettings } from '../core/settings';
@@ -38,7 +38,7 @@ export interface DatabaseConfig {
 
 /**
  * `DATABASE_URL` unset → the SQLite file `defaultSqliteFile`; `sqlite:PATH` → that SQLite file;
- * `postgres://…` or `postgresql://…` → PostgreSQL.
+ * `postgres://…` or `postgresql://…` → PostgreSQL; `mysql://…` or `mariadb://…` → MySQL/MariaDB.
  */
 export function databaseConfig(url: string | undefined, defaultSqliteFile: string, sqlite: SqliteSettings = loadSqliteSettings()): DatabaseConfig {
   const dialect = dialectForUrl(url);
@@ -96,13 +96,9 @@ export async function selectFirst(db: Db, query: Knex.QueryBuilder): Promise<Row
  * text, on the connection of `db` (the operation's transaction).
  */
 export async function writeReturning(db: Db, query: Knex.QueryBuilder): Promise<Row[]> {
-  const { sql, bindings } = compiledQuery(query, databaseOf(db));
-  return rawRows(await db.raw(sql, bindings as Knex.RawBinding[]));
-}
-
-/** The rows of a raw SELECT: an array on SQLite, the result's `rows` on PostgreSQL. */
-function rawRows(result: Row[] | { rows: Row[] }): Row[] {
-  return Array.isArray(result) ? result : result.rows;
+  const database = databaseOf(db);
+  const { sql, bindings } = compiledQuery(query, database);
+  return database.dialect.rowsOf(await db.raw(sql, bindings as Knex.RawBinding[]), query);
 }
 
 /**
@@ -142,7 +138,7 @@ async function runSelect(db: Db, database: Database, sql: string, bindings: read
     const statement = pooled?.statement(db.client, sql, bindings);
     if (statement) return pooledRows(db, pooled as PooledReads, statement, bindings);
   }
-  return rawRows(await db.raw(sql, bindings as Knex.RawBinding[]));
+  return database.dialect.rowsOf(await db.raw(sql, bindings as Knex.RawBinding[]));
 }
 
 /** Runs a read on the database's own path through Knex's pool, reported to listeners as Knex reports its own. */

@@ -225,3 +225,81 @@ export const SqliteQueryCompiler = requireKnex('knex/lib/dialects/sqlite3/query/
 export function sqliteBindings(bindings: readonly unknown[]): unknown[] {
   return BetterSqlite3Client.prototype._formatBindings(bindings);
 }
+
+/* -------------------------------------------------------------------------- MySQL classes */
+
+/** What Knex's MySQL client hands `processResponse`: the compiled query, the driver's `[rows, fields]`. */
+export interface MysqlClientQuery {
+  sql: string;
+  method?: string;
+  output?: unknown;
+  response?: [unknown, unknown];
+  /** Set by the runtime's MySQL query compiler on an insert with `returning` (see mysql-client.ts). */
+  returning?: { column: string; values: readonly Record<string, unknown>[] };
+  /** Set by the runtime's MySQL query compiler on an insert it wrote RETURNING into (MariaDB). */
+  returningRows?: boolean;
+}
+
+/**
+ * Assumption "mysql2 client": `knex/lib/dialects/mysql2` exports Knex's client class for mysql2 (the
+ * one `client: 'mysql2'` makes). It makes each query's compiler with `queryCompiler(builder,
+ * formatter)`, each schema statement's with `tableCompiler(tableBuilder)` and
+ * `columnCompiler(tableBuilder, columnBuilder)`, and reads a statement's result with
+ * `processResponse(obj, runner)`, where `obj.response` is mysql2's `[rows, fields]`; an insert's
+ * rows are the driver's result header (`insertId`, `affectedRows`).
+ */
+export const Mysql2Client = requireKnex('knex/lib/dialects/mysql2') as new (config: Knex.Config) => {
+  readonly config: Knex.Config;
+  queryCompiler(builder: unknown, formatter: unknown): unknown;
+  tableCompiler(tableBuilder: unknown): unknown;
+  columnCompiler(tableBuilder: unknown, columnBuilder: unknown): unknown;
+  processResponse(obj: MysqlClientQuery, runner: unknown): unknown;
+};
+
+/**
+ * Assumption "MySQL compilers": `knex/lib/dialects/mysql/{query/mysql-querycompiler,
+ * schema/mysql-tablecompiler, schema/mysql-columncompiler}` export Knex's MySQL compilers, made with
+ * `(client, builder, formatter)`, `(client, tableBuilder)` and `(client, tableBuilder,
+ * columnBuilder)`. The query compiler keeps the builder's `_single` as `single` (`insert`,
+ * `returning`), compiles an insert with `insert()` and warns from `_returningCheck()` that MySQL
+ * has no RETURNING. The table compiler keeps its `_single` as `single` (`charset`, `collate`, read
+ * when it writes CREATE TABLE in `createQuery`), writes SQL with `pushQuery(sql | {sql, output})`
+ * (an `output(rows)` runs with the runner as `this` and the statement's rows, which runs more SQL with
+ * `query({sql, bindings})`), names the table with `tableName()` and quotes with `formatter`; its
+ * `unique(columns, {indexName, predicate})` and `dropIndex(columns, name)` write an index's SQL. The
+ * column compiler writes a column's type from the method named by its type (`increments`,
+ * `bigincrements`, `timestamp`, `text`).
+ */
+export const MysqlQueryCompiler = requireKnex('knex/lib/dialects/mysql/query/mysql-querycompiler') as new (...args: unknown[]) => {
+  single: Record<string, unknown>;
+  client: unknown;
+  insert(): string | { sql: string };
+  _returningCheck(): void;
+};
+export const MysqlTableCompiler = requireKnex('knex/lib/dialects/mysql/schema/mysql-tablecompiler') as new (...args: unknown[]) => {
+  single: Record<string, unknown>;
+  client: unknown;
+  formatter: { wrap(name: string): string; columnize(columns: unknown): string };
+  tableNameRaw: string;
+  tableName(): string;
+  pushQuery(query: string | { sql: string; bindings?: unknown[]; output?: (this: MysqlRunner, response: unknown) => unknown }): void;
+  createQuery(columns: unknown, ifNot: boolean, like: boolean): void;
+  unique(columns: string[], options?: unknown): void;
+  dropIndex(columns: string[], indexName?: string): void;
+  index(columns: string[], indexName?: unknown, options?: unknown): void;
+  _indexCommand(type: string, table: string, columns: string[]): string;
+};
+export const MysqlColumnCompiler = requireKnex('knex/lib/dialects/mysql/schema/mysql-columncompiler') as new (...args: unknown[]) => {
+  tableCompiler: { _canBeAddPrimaryKey(options: unknown): boolean };
+};
+
+/** The runner a schema statement's `output` runs with (see "MySQL compilers"). */
+export interface MysqlRunner {
+  query(query: { sql: string; bindings?: unknown[]; output?: (response: unknown) => unknown }): Promise<unknown>;
+}
+
+/** The values and `returning` column of an insert builder (see "builder fields"), or undefined. */
+export function insertOf(query: Knex.QueryBuilder): { values: unknown; returning: unknown } | undefined {
+  const { _method, _single } = builderInternals(query);
+  return _method === 'insert' ? { values: _single.insert, returning: _single.returning } : undefined;
+}

@@ -11,6 +11,8 @@
  */
 import type { Request } from 'express';
 import type { Db } from './connection';
+import { DIALECTS } from './dialects';
+import type { DriverError } from './dialects/dialect';
 import { CONNECTION_UID, driverMessageOf, queryUidOf } from './knex-internals';
 
 /**
@@ -81,6 +83,7 @@ export function loggableError(err: unknown, depth = 0): LoggableError {
   const statement = statements.get(err);
   let text = driverMessageOf(typeof message === 'string' ? message : '', statement?.sql);
   if (typeof code === 'string' && VALUE_IN_MESSAGE.test(code)) text = text.replace(/"(?:[^"]|"")*"/g, '"?"');
+  for (const dialect of DIALECTS) if (dialect.messageWithoutValues) text = dialect.messageWithoutValues(err as DriverError, text);
   const type = typeof name === 'string' && name ? name : (err.constructor?.name ?? 'Error');
   const out: LoggableError = { type, message: text };
   if (typeof code === 'string' || typeof code === 'number') out.code = String(code);

@@ -60,7 +60,7 @@ function usage(service: ServiceMain): string {
   serve       apply pending migrations, then serve on HOST:PORT (default 127.0.0.1:8000)
   migrate     apply pending migrations and exit${createUser}
 
-Environment: DATABASE_URL (unset: SQLite file ${service.defaultSqliteFile}; sqlite:PATH; postgres://...),
+Environment: DATABASE_URL (unset: SQLite file ${service.defaultSqliteFile}; sqlite:PATH; postgres://...; mysql://...),
 HOST, PORT, NODE_ENV, SVC_JWT_PRIVATE_KEY_FILE, SVC_JWT_PUBLIC_KEY_FILE, SVC_WORKERS, SVC_LOG_LEVEL,
 SVC_METRICS, SVC_CORS_*, SVC_SECURITY_HEADERS, SVC_DOCS, SVC_HEADERS_TIMEOUT, SVC_REQUEST_TIMEOUT,
 SVC_KEEP_ALIVE_TIMEOUT, SVC_MAX_CONNECTIONS and the SVC_* settings.`;

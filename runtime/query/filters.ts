@@ -182,7 +182,8 @@ function operator(q: Knex.QueryBuilder, lookup: Lookup, op: LookupOperator, valu
   }
   // Under a NOT, a comparison with a NULL column must be false, not NULL.
   if (guard && lookup.nullable) q.whereNotNull(column);
-  const text = kind === 'text' ? '??' : 'CAST(?? AS TEXT)';
+  const dialect = databaseOfClient(q.client).dialect;
+  const text = kind === 'text' ? '??' : dialect.asText('??');
   switch (op) {
     case 'iexact':
       lowerMatch(q, text, column, '=', textOf(value));
@@ -190,7 +191,7 @@ function operator(q: Knex.QueryBuilder, lookup: Lookup, op: LookupOperator, valu
     case 'contains':
     case 'startswith':
     case 'endswith':
-      q.whereRaw(`${text} LIKE ? ESCAPE '\\'`, [column, pattern(op, value)]);
+      dialect.whereLike(q, text, column, pattern(op, value));
       return;
     case 'icontains':
     case 'istartswith':

@@ -31,8 +31,16 @@ function whereOf(sql: string): string {
 }
 
 describe.each(DIALECTS)('list filters: querying fixture (%s)', (dialect) => {
-  /** An icontains condition with an ASCII value: PostgreSQL's lower() of both sides; SQLite's own lower(), natively. */
-  const ilike = (column: string) => (dialect === 'postgres' ? `lower(${column}) LIKE lower(?) ESCAPE '\\'` : `lower(${column}) LIKE ? ESCAPE '\\'`);
+  /**
+   * An icontains condition with an ASCII value: PostgreSQL's lower() of both sides; SQLite's own
+   * lower(), natively; MySQL's lower() of both sides compared as bytes, whatever the collation.
+   */
+  const ilike = (column: string) =>
+    ({
+      postgres: `lower(${column}) LIKE lower(?) ESCAPE '\\'`,
+      sqlite: `lower(${column}) LIKE ? ESCAPE '\\'`,
+      mysql: `cast(lower(convert(${column} using utf8mb4) collate utf8mb4_uca1400_as_cs) as binary) LIKE ? ESCAPE '\\\\'`,
+    })[dialect];
   let svc: RunningService;
   const ids = { books: {} as Record<Book, number>, authors: {} as Record<string, number>, genres: {} as Record<string, number>, probes: [] as number[] };
 

@@ -4,7 +4,8 @@
  * unfilled) and the driver's code and message, never with the email, the password or its bcrypt
  * hash, the username, the title or the content they carried. On SQLite another connection holds
  * the write lock beyond the busy timeout; on PostgreSQL another transaction locks the table and
- * the service's waiting connection is terminated (57P01). A failing statement: a column renamed
+ * the service's waiting connection is terminated (57P01); on MySQL another session holds the
+ * table's read lock and the service's waiting connection is killed. A failing statement: a column renamed
  * away under the service, and on PostgreSQL a column whose type refuses the value (a data
  * exception, whose message quotes the value).
  */
@@ -42,7 +43,7 @@ function capture(): { logger: Logger; lines: Line[]; raw: string[] } {
 const register = () => ({ username: SECRETS.username, email: SECRETS.email, password: SECRETS.password });
 const article = () => ({ title: SECRETS.title, content: SECRETS.content });
 /** `insert into "users"` as the dialect quotes it. */
-const insertInto = (dialect: Dialect, table: string) => (dialect === 'sqlite' ? `insert into \`${table}\`` : `insert into "${table}"`);
+const insertInto = (dialect: Dialect, table: string) => (dialect === 'postgres' ? `insert into "${table}"` : `insert into \`${table}\``);
 
 describe.each(DIALECTS)('logs hold no bound values (%s)', (dialect) => {
   let svc: RunningService;
@@ -57,7 +58,9 @@ describe.each(DIALECTS)('logs hold no bound values (%s)', (dialect) => {
     locker =
       dialect === 'sqlite'
         ? knex({ client: 'better-sqlite3', connection: { filename: svc.database.url.slice('sqlite:'.length) }, useNullAsDefault: true, pool: { min: 1, max: 1 } })
-        : knex({ client: 'pg', connection: svc.database.url, pool: { min: 0, max: 3 } });
+        : dialect === 'mysql'
+          ? knex({ client: 'mysql2', connection: svc.database.url, pool: { min: 0, max: 3 } })
+          : knex({ client: 'pg', connection: svc.database.url, pool: { min: 0, max: 3 } });
   });
   afterAll(async () => {
     await locker.destroy();
@@ -84,6 +87,26 @@ describe.each(DIALECTS)('logs hold no bound values (%s)', (dialect) => {
       if (dialect === 'sqlite') {
         await trx.raw('insert into categories (name, description) values (?, ?)', ['Held', '']);
         return await send();
+      }
+      if (dialect === 'mysql') {
+        // Reads go on (the registration's checks), writes wait: the service's waiting connection is killed.
+        await trx.raw(`lock tables ${table} read`);
+        try {
+          const pending = send().then((res) => res);
+          for (let i = 0; i < 250; i++) {
+            const [waiting] = await locker.raw("select id from information_schema.processlist where state like 'Waiting for table%' and info like ?", [
+              `${insertInto(dialect, table)}%`,
+            ]);
+            if (waiting.length) {
+              for (const { id } of waiting) await locker.raw(`kill ${Number(id)}`);
+              break;
+            }
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+          return await pending;
+        } finally {
+          await trx.raw('unlock tables');
+        }
       }
       await trx.raw(`lock table ${table} in exclusive mode`);
       const pending = send().then((res) => res);
@@ -112,11 +135,15 @@ describe.each(DIALECTS)('logs hold no bound values (%s)', (dialect) => {
     // PostgreSQL: the insert failed on its terminated connection, then so did the transaction's
     // ROLLBACK, whose error Knex rejects the transaction with; the line names both statements.
     expect(line.msg).toMatch(
-      dialect === 'sqlite'
-        ? /^database outage: SQLITE_BUSY: database is locked, in insert into `users` \(/
-        : /^database outage: (Connection terminated unexpectedly|Client has encountered a connection error and is not queryable|57P01: terminating connection due to administrator command), in (ROLLBACK after )?insert into "users" \(/,
+      {
+        sqlite: /^database outage: SQLITE_BUSY: database is locked, in insert into `users` \(/,
+        postgres:
+          /^database outage: (Connection terminated unexpectedly|Client has encountered a connection error and is not queryable|57P01: terminating connection due to administrator command), in (ROLLBACK after )?insert into "users" \(/,
+        mysql:
+          /^database outage: (ER_CONNECTION_KILLED: Connection was killed|PROTOCOL_CONNECTION_LOST: Connection lost: The server closed the connection\.|Can't add new command when connection is in closed state), in (ROLLBACK after )?insert into `users` \(/,
+      }[dialect],
     );
-    expect(line.msg).toMatch(dialect === 'sqlite' ? /values \(\?, \?/ : /values \(\$1, \$2/);
+    expect(line.msg).toMatch(dialect === 'postgres' ? /values \(\$1, \$2/ : /values \(\?, \?/);
   }, 30_000);
 
   it('an outage met by a new article logs its insert without the title or the content', async () => {
@@ -145,9 +172,11 @@ describe.each(DIALECTS)('logs hold no bound values (%s)', (dialect) => {
       level: 50,
       reqId: 'reg-1',
       msg: 'unhandled error',
-      ...(dialect === 'sqlite'
-        ? { type: 'SqliteError', code: 'SQLITE_ERROR', message: 'table users has no column named password' }
-        : { type: 'error', code: '42703', message: 'column "password" of relation "users" does not exist' }),
+      ...{
+        sqlite: { type: 'SqliteError', code: 'SQLITE_ERROR', message: 'table users has no column named password' },
+        postgres: { type: 'error', code: '42703', message: 'column "password" of relation "users" does not exist' },
+        mysql: { type: 'Error', code: 'ER_BAD_FIELD_ERROR', message: "Unknown column 'password' in 'INSERT INTO'" },
+      }[dialect],
     });
     expect(line.err.statement).toMatch(new RegExp(`^${insertInto(dialect, 'users').replace(/[`"]/g, '.')} \\(`));
     expect(line.err.stack.split('\n')[0]).toBe(`${line.err.type}: ${line.err.message}`);
@@ -162,6 +191,25 @@ describe.each(DIALECTS)('logs hold no bound values (%s)', (dialect) => {
     expect(line.msg).toBe('unhandled error');
     expect(line.err.statement).toMatch(new RegExp(`^${insertInto(dialect, 'articles').replace(/[`"]/g, '.')} \\(`));
   });
+
+  if (dialect === 'mysql') {
+    it("a duplicate key's message quotes the value: the quote is left out", async () => {
+      const db = svc.database.db;
+      const user = (email: string) => ({ ...register(), email, date_joined: new Date().toISOString() });
+      await db.raw('alter table users drop index users_username_unique');
+      try {
+        await db('users').insert([user('one@example.com'), user('two@example.com')]);
+        const err = await db.raw('alter table users add unique users_username_unique (username)').catch((e: unknown) => e);
+        expect({ code: loggableError(err).code, message: loggableError(err).message }).toEqual({
+          code: 'ER_DUP_ENTRY',
+          message: "Duplicate entry '?' for key 'users_username_unique'",
+        });
+      } finally {
+        await db('users').where('username', SECRETS.username).delete();
+        await db.raw('alter table users add unique users_username_unique (username)');
+      }
+    });
+  }
 
   if (dialect === 'postgres') {
     it('a data exception quotes the value at fault: the quote is left out', async () => {

@@ -2,7 +2,8 @@
  * Database outages: while the database cannot be reached, every request that needs it is a 503
  * `{"detail": "Service Unavailable"}` with `Retry-After`, the outage is logged once when it starts
  * and once when it ends, and the service answers again as soon as the database does, without a
- * restart. On PostgreSQL a TCP proxy between the service and the server is cut and restored; on
+ * restart. On PostgreSQL (and MySQL, when the suites run on it) a TCP proxy between the service and
+ * the server is cut and restored; on
  * SQLite another connection holds the write lock beyond the busy timeout.
  */
 import * as net from 'node:net';
@@ -12,7 +13,7 @@ import type { Express } from 'express';
 import { connect, loadSettings, migrateLatest, type Db } from '../../runtime';
 import { RETRY_AFTER_SECONDS } from '../../runtime/core/errors';
 import { isConnectionFailure } from '../../runtime/db/driver-errors';
-import { createDatabase, type TestDatabase } from '../support/databases';
+import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
 import { createUser, takeErrors } from '../support/fixtures';
 import { testKeys } from '../support/keys';
 import { startBlog, type RunningService } from '../support/services';
@@ -63,7 +64,10 @@ class TcpProxy {
   }
 }
 
-describe('a PostgreSQL outage behind a TCP proxy', () => {
+/** The database servers the proxy test runs on: PostgreSQL always, MySQL when the suites run on it. */
+const SERVERS: ('postgres' | 'mysql')[] = ['postgres', ...(DIALECTS.includes('mysql') ? (['mysql'] as const) : [])];
+
+describe.each(SERVERS)('a %s outage behind a TCP proxy', (server) => {
   let database: TestDatabase;
   let proxy: TcpProxy;
   let db: Db;
@@ -71,11 +75,11 @@ describe('a PostgreSQL outage behind a TCP proxy', () => {
   const log: unknown[] = [];
 
   beforeAll(async () => {
-    database = await createDatabase('postgres');
+    database = await createDatabase(server);
     await migrateLatest(database.db, migrations);
     await database.db('categories').insert({ name: 'Reachable', description: '' });
     const url = new URL(database.url);
-    proxy = new TcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
+    proxy = new TcpProxy({ host: url.hostname, port: Number(url.port || (server === 'mysql' ? 3306 : 5432)) });
     await proxy.start();
     url.port = String(proxy.port);
     db = connect(url.toString(), '');
@@ -172,7 +176,7 @@ describe('a PostgreSQL outage behind a TCP proxy', () => {
       await database.db.schema.renameTable('tags_away', 'tags');
     }
     expect(lines()).toHaveLength(3);
-    expect(lines()[2]).toMatch(/relation "tags" does not exist/);
+    expect(lines()[2]).toMatch(server === 'mysql' ? /Table '\w+\.tags' doesn't exist/ : /relation "tags" does not exist/);
   });
 });
 

@@ -1,11 +1,11 @@
 /**
- * Composite indexes through migrations on a database with data, on SQLite and PostgreSQL: declared
+ * Composite indexes through migrations on a database with data, on SQLite, PostgreSQL and MySQL: declared
  * (one unique; the one that starts with the foreign key replaces the key's own index), then changed
  * by a renamed foreign key and a unique index made plain, each migration
  * reverted and applied again. The indexes are read back from the database's catalogue.
  */
 import { migrateLatest, migrateRollback, type Db } from '../../runtime';
-import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
+import { createDatabase, DIALECTS, mysqlIndexes, type TestDatabase } from '../support/databases';
 import { build, failure, libraryWorkspace, loadService, rows, type LibraryWorkspace } from './helpers';
 
 jest.setTimeout(300_000);
@@ -44,6 +44,8 @@ async function indexesOf(db: Db, dialect: string, table: string): Promise<Record
   if (dialect === 'sqlite') {
     const list = (await db.raw('select name, "unique" from pragma_index_list(?)', [table])) as { name: string; unique: number }[];
     for (const i of list) if (!i.name.startsWith('sqlite_autoindex_')) out[i.name] = i.unique === 1;
+  } else if (dialect === 'mysql') {
+    for (const i of await mysqlIndexes(db, table)) out[i.name] = i.unique;
   } else {
     const result = await db.raw("select indexname, indexdef from pg_indexes where tablename = ? and indexname not like '%_pkey'", [table]);
     for (const i of result.rows as { indexname: string; indexdef: string }[]) out[i.indexname] = /^CREATE UNIQUE/.test(i.indexdef);
@@ -92,7 +94,7 @@ describe.each(DIALECTS)('composite index migrations (%s)', (dialect) => {
       books_title_per_author: true,
     });
     expect(await rows(db, 'books')).toEqual(books);
-    expect(await failure(db('books').insert({ title: 'One', author_id: 1 }))).toMatch(/UNIQUE|duplicate key/i);
+    expect(await failure(db('books').insert({ title: 'One', author_id: 1 }))).toMatch(/UNIQUE|duplicate key|Duplicate entry/i);
 
     // Down: the indexes are gone and the pair may repeat; up again refuses the repeated pair.
     expect(await migrateRollback(db, migrations2)).toEqual([v2.migration!.name]);

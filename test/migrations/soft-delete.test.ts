@@ -1,5 +1,5 @@
 /**
- * Soft delete through migrations on a database with data, on SQLite and PostgreSQL: a resource
+ * Soft delete through migrations on a database with data, on SQLite, PostgreSQL and MySQL: a resource
  * with a unique field and a unique composite index gains `soft_delete` and its `deleted_at` field.
  * Its unique constraint becomes a partial unique index over the live rows (as does the composite
  * one, which then no longer serves the foreign key's lookups: the key gets its own index), so a
@@ -7,7 +7,7 @@
  * migration brings the plain constraints back. The indexes are read back from the database's catalogue.
  */
 import { migrateLatest, migrateRollback, type Db } from '../../runtime';
-import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
+import { createDatabase, DIALECTS, mysqlIndexes, type TestDatabase } from '../support/databases';
 import { build, failure, libraryWorkspace, loadService, rows, type LibraryWorkspace } from './helpers';
 
 jest.setTimeout(300_000);
@@ -38,6 +38,8 @@ async function indexesOf(db: Db, dialect: string, table: string): Promise<Record
   if (dialect === 'sqlite') {
     const list = (await db.raw('select name, "unique", partial from pragma_index_list(?)', [table])) as { name: string; unique: number; partial: number }[];
     for (const i of list) if (!i.name.startsWith('sqlite_autoindex_')) out[i.name] = kind(i.unique === 1, i.partial === 1);
+  } else if (dialect === 'mysql') {
+    for (const i of await mysqlIndexes(db, table)) out[i.name] = kind(i.unique, i.columns.some((c) => c.startsWith('svc_live_')));
   } else {
     const result = await db.raw("select indexname, indexdef from pg_indexes where tablename = ? and indexname not like '%_pkey'", [table]);
     for (const i of result.rows as { indexname: string; indexdef: string }[]) out[i.indexname] = kind(/^CREATE UNIQUE/.test(i.indexdef), / WHERE /.test(i.indexdef));
@@ -94,14 +96,14 @@ describe.each(DIALECTS)('soft delete migrations (%s)', (dialect) => {
     expect(await rows(db, 'books')).toEqual(books.map((b) => ({ ...b, deleted_at: null })));
 
     // Live rows stay unique; a deleted row's values may be used again.
-    expect(await failure(db('books').insert({ isbn: '1', title: 'Other', shelf_id: 1 }))).toMatch(/UNIQUE|duplicate key/i);
-    expect(await failure(db('books').insert({ isbn: '3', title: 'One', shelf_id: 1 }))).toMatch(/UNIQUE|duplicate key/i);
+    expect(await failure(db('books').insert({ isbn: '1', title: 'Other', shelf_id: 1 }))).toMatch(/UNIQUE|duplicate key|Duplicate entry/i);
+    expect(await failure(db('books').insert({ isbn: '3', title: 'One', shelf_id: 1 }))).toMatch(/UNIQUE|duplicate key|Duplicate entry/i);
     await db('books').where('id', 1).update({ deleted_at: new Date().toISOString() });
     await db('books').insert({ isbn: '1', title: 'One', shelf_id: 1 });
     expect((await db('books').where('isbn', '1')).length).toBe(2);
 
     // Down refuses while a value repeats; without the repeat, the plain constraints come back.
-    expect(await failure(migrateRollback(db, migrations2))).toMatch(/UNIQUE|duplicate key|could not create unique index/i);
+    expect(await failure(migrateRollback(db, migrations2))).toMatch(/UNIQUE|duplicate key|could not create unique index|Duplicate entry/i);
     await db('books').where('id', '>', 2).delete();
     expect(await migrateRollback(db, migrations2)).toEqual([v2.migration!.name]);
     expect(await indexesOf(db, dialect, 'books')).toEqual({

@@ -12,6 +12,8 @@ import { DIALECTS as ADAPTERS, dialectForUrl } from '../../runtime/db/dialects';
 import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
 
 const error = (code: string, message = 'x') => Object.assign(new Error(message), { code });
+/** An error as mysql2 makes them: its own code, the server's errno and SQLSTATE. */
+const mysqlError = (code: string, errno: number, sqlState: string, fatal = false) => Object.assign(new Error('x'), { code, errno, sqlState, fatal });
 
 describe('the adapter of a DATABASE_URL', () => {
   it.each([
@@ -21,12 +23,14 @@ describe('the adapter of a DATABASE_URL', () => {
     ['sqlite::memory:', 'sqlite'],
     ['postgres://u@h/db', 'postgres'],
     ['postgresql://u@h/db', 'postgres'],
+    ['mysql://u@h/db', 'mysql'],
+    ['mariadb://u@h/db', 'mysql'],
   ])('%j is %s', (url, name) => {
     expect(dialectForUrl(url).name).toBe(name);
   });
 
   it('is none for another scheme, and the message lists what each adapter accepts', () => {
-    expect(() => dialectForUrl('mysql://db')).toThrow('DATABASE_URL must start with sqlite: or postgres://, got "mysql://db"');
+    expect(() => dialectForUrl('oracle://db')).toThrow('DATABASE_URL must start with sqlite:, postgres:// or mysql://, got "oracle://db"');
   });
 
   it('is what the database made by connect() answers, on it and on its transactions', async () => {
@@ -40,6 +44,9 @@ describe('the adapter of a DATABASE_URL', () => {
     const pg = connect('postgres://postgres@127.0.0.1:1/none', '');
     expect(dialectOf(pg).name).toBe('postgres');
     await pg.destroy();
+    const my = connect('mysql://root@127.0.0.1:1/none', '');
+    expect(dialectOf(my).name).toBe('mysql');
+    await my.destroy();
   });
 });
 
@@ -53,6 +60,11 @@ describe('driver errors each adapter reads', () => {
     ['postgres', error('23503'), true],
     ['postgres', error('SQLITE_CONSTRAINT'), false],
     ['postgres', error('42601'), false],
+    ['mysql', mysqlError('ER_DUP_ENTRY', 1062, '23000'), true],
+    ['mysql', mysqlError('ER_NO_REFERENCED_ROW_2', 1452, '23000'), true],
+    ['mysql', mysqlError('ER_PARSE_ERROR', 1064, '42000'), false],
+    ['mysql', error('23505'), false],
+    ['postgres', mysqlError('ER_DUP_ENTRY', 1062, '23000'), false],
   ])('%s: constraint violation %j → %s', (name, err, expected) => {
     expect(byName[name].isConstraintViolation(err)).toBe(expected);
   });
@@ -67,6 +79,12 @@ describe('driver errors each adapter reads', () => {
     ['postgres', new Error('Connection terminated unexpectedly'), true],
     ['postgres', error('SQLITE_BUSY'), false],
     ['postgres', error('23505'), false],
+    ['mysql', mysqlError('PROTOCOL_CONNECTION_LOST', 0, '', true), true],
+    ['mysql', mysqlError('ER_CON_COUNT_ERROR', 1040, '08004'), true],
+    ['mysql', mysqlError('ER_SERVER_SHUTDOWN', 1053, '08S01'), true],
+    ['mysql', new Error("Can't add new command when connection is in closed state"), true],
+    ['mysql', mysqlError('ER_DUP_ENTRY', 1062, '23000'), false],
+    ['mysql', mysqlError('ER_LOCK_DEADLOCK', 1213, '40001'), false],
   ])('%s: connection failure %j → %s', (name, err, expected) => {
     expect(byName[name].isConnectionFailure(err)).toBe(expected);
   });
@@ -82,7 +100,7 @@ describe.each(DIALECTS)('the %s adapter on its database', (dialect) => {
       t.increments('id');
       t.string('name').notNullable().unique();
     });
-    await db('items').insert([{ name: 'ÉLAN' }, { name: 'Kelvin' }, { name: 'other' }]);
+    await db('items').insert([{ name: 'ÉLAN' }, { name: 'Kelvin' }, { name: 'other' }, { name: 'STRAẞE' }]);
   });
   afterAll(() => database.drop());
 
@@ -140,6 +158,8 @@ describe.each(DIALECTS)('the %s adapter on its database', (dialect) => {
     ['LIKE', '%elv%', ['Kelvin']],
     ['LIKE', '%ÉL%', ['ÉLAN']],
     ['=', 'OTHER', ['other']],
+    ['=', 'straße', ['STRAẞE']],
+    ['LIKE', '%\u212a%', ['Kelvin']],
   ] as const)('folds case as PostgreSQL’s lower(): %s %j', async (comparison, value, expected) => {
     const query = db('items').select('name');
     dialectOf(db).whereLower(query, '??', 'name', comparison, value);
@@ -149,7 +169,7 @@ describe.each(DIALECTS)('the %s adapter on its database', (dialect) => {
   it('locks rows for update where the database needs it', () => {
     const query = db('items').select('id').where('id', 1);
     dialectOf(db).lockForUpdate(query);
-    expect(/for update/i.test(query.toSQL().sql)).toBe(dialect === 'postgres');
+    expect(/for update/i.test(query.toSQL().sql)).toBe(dialect !== 'sqlite');
   });
 
   it('writes a LIMIT as text where it says so', () => {
@@ -157,10 +177,18 @@ describe.each(DIALECTS)('the %s adapter on its database', (dialect) => {
   });
 
   it('runs migrations that rename a foreign key constraint, and those written before the adapters', async () => {
-    const named = async (table: string) =>
-      dialect === 'postgres'
-        ? (await db.raw("select conname from pg_constraint where conrelid = ?::regclass and contype = 'f'", [table])).rows.map((r: { conname: string }) => r.conname)
-        : [];
+    const named = async (table: string): Promise<string[]> => {
+      if (dialect === 'postgres')
+        return (await db.raw("select conname from pg_constraint where conrelid = ?::regclass and contype = 'f'", [table])).rows.map((r: { conname: string }) => r.conname);
+      if (dialect === 'mysql') {
+        const [rows] = await db.raw(
+          "select constraint_name as name from information_schema.table_constraints where table_schema = database() and table_name = ? and constraint_type = 'FOREIGN KEY'",
+          [table],
+        );
+        return rows.map((r: { name: string }) => r.name);
+      }
+      return [];
+    };
     const migrations = [
       {
         name: '0001_links',
@@ -192,7 +220,7 @@ describe.each(DIALECTS)('the %s adapter on its database', (dialect) => {
       },
     ];
     expect(await migrateLatest(db, migrations)).toEqual(['0001_links', '0002_rename', '0003_by_client_name']);
-    expect(await named('links')).toEqual(dialect === 'postgres' ? ['links_thing_foreign'] : []);
+    expect(await named('links')).toEqual({ postgres: ['links_thing_foreign'], mysql: ['links_thing_id_foreign'], sqlite: [] }[dialect]);
     await db('links').insert({ thing_id: 1 });
     const err = await db('links').insert({ thing_id: 999 }).catch((e: unknown) => e);
     expect(isConstraintViolation(err)).toBe(true);

@@ -14,6 +14,10 @@ import {
   CONNECTION_WARNING,
   driverMessageOf,
   isRaw,
+  Mysql2Client,
+  MysqlColumnCompiler,
+  MysqlQueryCompiler,
+  MysqlTableCompiler,
   queryUidOf,
   sqliteBindings,
   SqliteQueryCompiler,
@@ -154,6 +158,31 @@ describe.each(DIALECTS)('Knex internals the runtime reads (%s)', (dialect) => {
     }
     const uids = new Set(seen.map((q) => q.uid));
     assume('connection uid', uids.size === 1 && typeof seen[0]?.uid === 'string' && /^BEGIN/i.test(seen[0].sql) && /^ROLLBACK/i.test(seen[seen.length - 1].sql), JSON.stringify(seen));
+  });
+});
+
+describe('Knex internals the runtime reads (MySQL classes)', () => {
+  it('mysql2 client: the class of `client: "mysql2"`, with the compilers it makes and processResponse', () => {
+    const prototype = Mysql2Client.prototype as unknown as Record<string, unknown>;
+    for (const method of ['queryCompiler', 'tableCompiler', 'columnCompiler', 'processResponse', 'acquireRawConnection', '_query']) {
+      assume('mysql2 client', typeof prototype[method] === 'function', `no ${method}()`);
+    }
+    const client = new Mysql2Client({ client: 'mysql2', connection: {} });
+    const inserted = client.processResponse({ sql: '', method: 'insert', response: [{ insertId: 7, affectedRows: 1 }, undefined] }, undefined);
+    assume('mysql2 client', JSON.stringify(inserted) === '[7]', JSON.stringify(inserted));
+  });
+
+  it('MySQL compilers: the methods the runtime overrides or calls', () => {
+    const methods: [string, object, string[]][] = [
+      ['query', MysqlQueryCompiler.prototype, ['insert', '_returningCheck']],
+      ['table', MysqlTableCompiler.prototype, ['createQuery', 'unique', 'dropIndex', 'dropUnique', 'pushQuery', 'tableName', '_indexCommand']],
+      ['column', MysqlColumnCompiler.prototype, ['increments', 'bigincrements', 'timestamp', 'text', 'defaultTo']],
+    ];
+    for (const [kind, prototype, names] of methods) {
+      for (const name of names) assume('MySQL compilers', typeof (prototype as Record<string, unknown>)[name] === 'function', `${kind} compiler has no ${name}()`);
+    }
+    const table = MysqlTableCompiler.prototype as unknown as Record<string, unknown>;
+    assume('MySQL compilers', table.addColumnsPrefix === 'add ' && table.dropColumnPrefix === 'drop ', 'column prefixes');
   });
 });
 

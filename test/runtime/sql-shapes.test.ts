@@ -4,10 +4,11 @@
  * are not compiled again, and a query whose shape cannot be read is compiled every time.
  */
 import type { Knex } from 'knex';
+import { dialectOf } from '../../runtime/db/connection';
 import { databaseOfClient } from '../../runtime/db/database';
 import { compiledQuery as compiledOn, SQL_SHAPES_KEPT } from '../../runtime/db/sql-shapes';
 import { connect } from '../../runtime';
-import { pgUrl } from '../support/databases';
+import { mysqlUrl, pgUrl } from '../support/databases';
 
 /** The SQL text and bindings of `query`, from the shapes of the database it was built on. */
 const compiledQuery = (query: Knex.QueryBuilder) => compiledOn(query, databaseOfClient(query.client));
@@ -48,6 +49,7 @@ const values = (n: number) => ({ id: 1000 + n, text: `QuanTum ${n}`, ids: Array.
 describe.each([
   ['sqlite', () => connect('sqlite::memory:', ':memory:')],
   ['postgres', () => connect(pgUrl('postgres'), '')],
+  ['mysql', () => connect(mysqlUrl('mysql'), '')],
 ])('compiledQuery (%s)', (_dialect, open) => {
   let db: Knex;
   beforeAll(() => {
@@ -78,8 +80,8 @@ describe.each([
     }
   });
 
-  it('writes a LIMIT as text on SQLite (each LIMIT a shape of its own) and binds it on PostgreSQL; OFFSET is bound on both', () => {
-    const sqlite = db.client.dialect !== 'postgresql';
+  it('writes a LIMIT as text on SQLite (each LIMIT a shape of its own) and binds it on PostgreSQL and MySQL; OFFSET is bound on all three', () => {
+    const sqlite = dialectOf(db).limitAsText;
     const page = (limit: number, offset: number) => db('articles').select('id').where('views', '>', offset).limit(limit).offset(offset);
     for (const [limit, offset] of [[5, 10], [20, 40], [5, 15], [20, 60]]) {
       const query = page(limit, offset);

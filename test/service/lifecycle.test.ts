@@ -149,7 +149,7 @@ describe('start-up failures: one line on stderr, exit 1', () => {
     ['SVC_SECURITY_HEADERS', 'some', 'configuration error: SVC_SECURITY_HEADERS must be true or false, got "some"'],
     ['SVC_REQUEST_TIMEOUT', '5', 'configuration error: SVC_HEADERS_TIMEOUT (10) must not be over SVC_REQUEST_TIMEOUT (5)'],
     ['SVC_MAX_CONNECTIONS', 'many', 'configuration error: SVC_MAX_CONNECTIONS must be a positive integer, got "many"'],
-    ['DATABASE_URL', 'mysql://db', 'cannot open the database: DATABASE_URL must start with sqlite: or postgres://, got "mysql://db"'],
+    ['DATABASE_URL', 'oracle://db', 'cannot open the database: DATABASE_URL must start with sqlite:, postgres:// or mysql://, got "oracle://db"'],
   ])('a bad %s', async (name, value, line) => {
     const service = start({ DATABASE_URL: sqliteUrl('settings'), [name]: value });
     expect(await service.exited).toEqual({ code: 1, signal: null });
@@ -246,8 +246,8 @@ describe.each(DIALECTS)('SIGTERM under 100 concurrent registrations (%s)', (dial
 
   it('every request is answered or wrote nothing: the users in the database are exactly those answered 201', async () => {
     let url = sqliteUrl(`drain-${process.pid}`);
-    if (dialect === 'postgres') {
-      database = await createDatabase('postgres');
+    if (dialect !== 'sqlite') {
+      database = await createDatabase(dialect);
       url = database.url;
     }
     // One second of drain, then one more for the transactions in flight.
@@ -284,7 +284,7 @@ describe.each(DIALECTS)('SIGTERM under 100 concurrent registrations (%s)', (dial
     expect(created.length).toBeLessThan(names.length);
     expect(service.stdout()).toMatch(/shutting down: closing the connections of \d+ requests? in flight after 1000 ms/);
 
-    const db = dialect === 'postgres' ? database!.db : knex({ client: 'better-sqlite3', connection: { filename: url.slice('sqlite:'.length) }, useNullAsDefault: true });
+    const db = dialect !== 'sqlite' ? database!.db : knex({ client: 'better-sqlite3', connection: { filename: url.slice('sqlite:'.length) }, useNullAsDefault: true });
     try {
       const rows: string[] = await db('users').whereIn('username', names).pluck('username');
       // Answered 201 = in the database; no row whose request was cut or refused.

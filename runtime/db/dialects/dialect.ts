@@ -1,6 +1,6 @@
 /**
  * What the runtime asks of a database: one interface, and one adapter per database implementing it
- * (sqlite.ts, postgres.ts). Every difference between the databases the runtime serves is an answer
+ * (sqlite.ts, postgres.ts, mysql.ts). Every difference between the databases the runtime serves is an answer
  * of its adapter — how a URL opens it, what its driver's errors mean, how it folds case, how it
  * locks a row, how migrations hold a lock and rename a constraint — so the rest of the runtime
  * asks the adapter of a database (`dialectOf` in connection.ts) and never compares names, and
@@ -21,6 +21,10 @@ export interface DriverError {
   constraint?: unknown;
   table?: unknown;
   detail?: unknown;
+  /** The SQLSTATE, where the driver keeps it apart from its own `code` (mysql2). */
+  sqlState?: unknown;
+  /** Whether the driver says its connection is unusable after this error (mysql2). */
+  fatal?: unknown;
 }
 
 /**
@@ -105,12 +109,29 @@ export interface Dialect {
   constraintOf(err: DriverError): ConstraintViolation | undefined;
   /** Whether this driver's error (one error, not its causes) means the database cannot be reached: a 503. */
   isConnectionFailure(err: DriverError): boolean;
+  /**
+   * The driver's message of `err` without the values the database quoted in it (for log lines),
+   * where this driver's messages quote them beyond what the log writer already leaves out.
+   */
+  messageWithoutValues?(err: DriverError, message: string): string;
 
   /**
    * Adds `lower(column) = lower(value)` or `lower(column) LIKE lower(pattern)` to `query`, with
    * PostgreSQL's `lower()` on every database; `text` is the column's SQL with `??` for `column`.
    */
   whereLower(query: Knex.QueryBuilder, text: string, column: string, comparison: '=' | 'LIKE', value: string): void;
+  /**
+   * Adds the case-sensitive `column LIKE pattern` (escaped with `\\`) to `query`, as PostgreSQL
+   * compares, whatever the column's collation; `text` is the column's SQL with `??` for `column`.
+   */
+  whereLike(query: Knex.QueryBuilder, text: string, column: string, pattern: string): void;
+  /** The SQL of `text` (a value's SQL) cast to text, for a text match on a column of another type. */
+  asText(text: string): string;
+  /**
+   * The rows of a raw statement's result (`db.raw`): for a write, `write` is the query it was
+   * compiled from, whose `returning` rows a database without RETURNING answers from the result.
+   */
+  rowsOf(result: unknown, write?: Knex.QueryBuilder): Row[];
   /** Makes `query` lock the rows it reads until the transaction ends, where the database needs it. */
   lockForUpdate(query: Knex.QueryBuilder): void;
   /** Whether its Knex client writes an integer LIMIT into the SQL text instead of binding it. */

@@ -2,13 +2,14 @@
  * The databases the runtime serves, one adapter each, and the adapter a DATABASE_URL names.
  */
 import type { Dialect } from './dialect';
+import { mysql } from './mysql';
 import { postgres } from './postgres';
 import { sqlite } from './sqlite';
 
 export type { Dialect } from './dialect';
 
 /** Every adapter, the default (an unset DATABASE_URL) first. */
-export const DIALECTS: readonly Dialect[] = [sqlite, postgres];
+export const DIALECTS: readonly Dialect[] = [sqlite, postgres, mysql];
 
 /** The adapter of the database `url` names; an unset URL is the default database, a SQLite file. */
 export function dialectForUrl(url: string | undefined): Dialect {

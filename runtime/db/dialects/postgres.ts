@@ -60,6 +60,14 @@ export const postgres: Dialect = {
     query.whereRaw(`lower(${text}) ${comparison} lower(?)${escape}`, [column, value]);
   },
 
+  whereLike(query, text, column, pattern) {
+    query.whereRaw(`${text} LIKE ? ESCAPE '\\'`, [column, pattern]);
+  },
+
+  asText: (text) => `CAST(${text} AS TEXT)`,
+
+  rowsOf: (result) => (result as { rows: Record<string, any>[] }).rows,
+
   lockForUpdate(query) {
     query.forUpdate();
   },

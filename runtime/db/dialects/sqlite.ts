@@ -126,6 +126,14 @@ export const sqlite: Dialect = {
     else query.whereRaw(`unicode_lower(${text}) ${comparison} ?${escape}`, [column, unicodeLower(value)]);
   },
 
+  whereLike(query, text, column, pattern) {
+    query.whereRaw(`${text} LIKE ? ESCAPE '\\'`, [column, pattern]);
+  },
+
+  asText: (text) => `CAST(${text} AS TEXT)`,
+
+  rowsOf: (result) => result as Record<string, any>[],
+
   // No lock needed: the service has one connection that writes, so transactions run one at a time.
   lockForUpdate() {},
 

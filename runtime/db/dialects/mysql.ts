@@ -1,0 +1,202 @@
+/**
+ * MySQL's and MariaDB's adapter (mysql2, through the client of mysql-client.ts): a `mysql://` or
+ * `mariadb://` URL; strict sessions in UTC; errors told apart by SQLSTATE and the driver's codes;
+ * case-insensitive matching on the bytes of PostgreSQL-style lowercased text whatever the column's
+ * collation; rows locked with `FOR UPDATE`; migrations locked with `GET_LOCK`; a foreign key renamed
+ * by dropping it and adding it again under its new name.
+ */
+import type { Knex } from 'knex';
+import { insertOf } from '../knex-internals';
+import type { ConstraintViolation, Dialect, DriverError } from './dialect';
+import { insertedRows, MysqlClient } from './mysql-client';
+import { unicodeLower } from './sqlite';
+
+/**
+ * mysql2's codes of a server that cannot be reached or dropped the connection: connection lost
+ * or refused by the server (too many connections, shutting down, killed), or a handshake that
+ * never finished.
+ */
+const UNREACHABLE_CODES = new Set([
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'PROTOCOL_ENQUEUE_AFTER_FATAL_ERROR',
+  'PROTOCOL_ENQUEUE_AFTER_QUIT',
+  'ER_CON_COUNT_ERROR',
+  'ER_TOO_MANY_USER_CONNECTIONS',
+  'ER_SERVER_SHUTDOWN',
+  'ER_CONNECTION_KILLED',
+  'ER_NORMAL_SHUTDOWN',
+  'ER_HOST_IS_BLOCKED',
+  'ER_HOST_NOT_PRIVILEGED',
+  'ER_CLIENT_INTERACTION_TIMEOUT',
+]);
+
+/** Server errors by number: 1040 too many connections, 1053 shutdown in progress, 1927 connection killed, 2002/2003/2006/2013 client errors of a lost server. */
+const UNREACHABLE_ERRNOS = new Set([1040, 1053, 1077, 1152, 1927, 2002, 2003, 2006, 2013, 4031]);
+
+/** What mysql2 says, without a code, of a query sent on a connection that already closed. */
+const UNREACHABLE_MESSAGES = /(?:^| - )(Can't add new command when connection is in closed state|Connection lost: The server closed the connection)/;
+
+/** The named lock of migrating, the same for every service on a server (they wait in turn). */
+const MIGRATION_LOCK = 'svc_migrations';
+/** Seconds an instance waits for another's migration before giving up. */
+const MIGRATION_LOCK_WAIT_S = 120;
+
+export const mysql: Dialect = {
+  name: 'mysql',
+  urlPrefix: 'mysql://',
+  limitAsText: false,
+
+  accepts: (url) => /^(mysql|mariadb):\/\//.test(url),
+
+  open(url) {
+    if (url === undefined) throw new Error('MySQL needs a DATABASE_URL');
+    return {
+      description: url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@'),
+      knex: {
+        client: MysqlClient as unknown as typeof Knex.Client,
+        connection: {
+          uri: url.replace(/^mariadb:/, 'mysql:'),
+          charset: 'UTF8MB4_BIN',
+          // DATE as its text (no time-zone shift), as on PostgreSQL; datetimes are text already (mysql-client.ts).
+          dateStrings: true,
+          timezone: 'Z',
+          // JSON as text, as on the other databases (MySQL's JSON type would be parsed by mysql2).
+          jsonStrings: true,
+        } as Knex.MySql2ConnectionConfig,
+        pool: { min: 0, max: 10 },
+      },
+    };
+  },
+
+  // SQLSTATE class 23: integrity constraint violation (duplicate key, foreign key, NOT NULL, CHECK).
+  isConstraintViolation: ({ sqlState }) => typeof sqlState === 'string' && sqlState.startsWith('23'),
+  constraintOf,
+  isConnectionFailure: ({ code, errno, message, fatal }) =>
+    (typeof code === 'string' && UNREACHABLE_CODES.has(code)) ||
+    (typeof errno === 'number' && UNREACHABLE_ERRNOS.has(errno)) ||
+    (fatal === true && typeof code === 'string' && !code.startsWith('ER_')) ||
+    (typeof message === 'string' && UNREACHABLE_MESSAGES.test(message)),
+
+  /**
+   * MySQL quotes the value in its messages with single quotes: a duplicate key's (`Duplicate entry
+   * '…' for key 'name'`) and a data exception's (SQLSTATE class 22: `Incorrect integer value: '…'
+   * for column …`). Those are replaced by `'?'`.
+   */
+  messageWithoutValues({ code, sqlState }, message) {
+    if (code === 'ER_DUP_ENTRY') return message.replace(/(Duplicate entry )'(?:[^'\\]|\\.|'')*'/, "$1'?'");
+    if (typeof sqlState === 'string' && sqlState.startsWith('22')) return message.replace(/'(?:[^'\\]|\\.|'')*'/g, "'?'");
+    return message;
+  },
+
+  /**
+   * The column lowercased by the server's lower() under a collation that folds by a recent Unicode
+   * (`foldingCollation`, mysql-client.ts), the value as PostgreSQL lowercases it (`unicodeLower`),
+   * compared as bytes (`binary`): the column's collation (case- or accent-insensitive, padded) has
+   * no say, so the matches are PostgreSQL's. A LIKE pattern has no `_` wildcard here (escaped), so a byte is never matched by
+   * position alone; `%` matches whole characters of UTF-8 text on either side.
+   */
+  whereLower(query, text, column, comparison, value) {
+    const escape = comparison === 'LIKE' ? ` ESCAPE '\\\\'` : '';
+    const folding = (query.client as unknown as MysqlClient).foldingCollation;
+    query.whereRaw(`cast(lower(convert(${text} using utf8mb4) collate ${folding}) as binary) ${comparison} ?${escape}`, [column, unicodeLower(value)]);
+  },
+
+  whereLike(query, text, column, pattern) {
+    query.whereRaw(`cast(${text} as binary) LIKE cast(? as binary) ESCAPE '\\\\'`, [column, pattern]);
+  },
+
+  asText: (text) => `CAST(${text} AS CHAR)`,
+
+  rowsOf(result, write) {
+    const [rows] = result as [unknown];
+    if (Array.isArray(rows)) return rows;
+    const insert = write && insertOf(write);
+    return insert ? insertedRows(result, insert) : [];
+  },
+
+  lockForUpdate(query) {
+    query.forUpdate();
+  },
+
+  /**
+   * A named lock (`GET_LOCK`), held by a transaction's connection for the whole run and released
+   * with it, or when its connection or process dies.
+   */
+  withMigrationLock(db, run) {
+    return db.transaction(async (trx) => {
+      const [[{ locked }]] = (await trx.raw('select get_lock(?, ?) as locked', [MIGRATION_LOCK, MIGRATION_LOCK_WAIT_S])) as [{ locked: number | null }[]];
+      if (locked !== 1) throw new Error(`migrations: another process has been migrating for ${MIGRATION_LOCK_WAIT_S} s`);
+      try {
+        return await run();
+      } finally {
+        await trx.raw('select release_lock(?)', [MIGRATION_LOCK]);
+      }
+    });
+  },
+
+  runMigrations: (_db, config, run) => run(config),
+
+  /**
+   * MySQL cannot rename a constraint: the foreign key is dropped and added again, as it was, under
+   * its new name, and the index named after it is renamed with it.
+   */
+  async renameForeignKey(knex, table, from, to) {
+    const [rows] = (await knex.raw(
+      `select k.column_name as col, k.referenced_table_name as ref_table, k.referenced_column_name as ref_col, r.delete_rule as on_delete, r.update_rule as on_update
+         from information_schema.key_column_usage k
+         join information_schema.referential_constraints r
+           on r.constraint_schema = k.constraint_schema and r.constraint_name = k.constraint_name and r.table_name = k.table_name
+        where k.table_schema = database() and k.table_name = ? and k.constraint_name = ?
+        order by k.ordinal_position`,
+      [table, from],
+    )) as [{ col: string; ref_table: string; ref_col: string; on_delete: string; on_update: string }[]];
+    if (!rows.length) return;
+    const [{ ref_table, on_delete, on_update }] = rows;
+    const cols = rows.map((r) => r.col);
+    const refs = rows.map((r) => r.ref_col);
+    const list = (names: string[]) => names.map(() => '??').join(', ');
+    await knex.raw(`alter table ?? drop foreign key ??`, [table, from]);
+    // The index InnoDB made for the key (or the adapter, see mysql-client.ts) follows its name.
+    const [[{ n }]] = (await knex.raw(
+      'select count(*) as n from information_schema.statistics where table_schema = database() and table_name = ? and index_name = ?',
+      [table, from],
+    )) as [{ n: number }[]];
+    if (Number(n) > 0) await knex.raw('alter table ?? rename index ?? to ??', [table, from, to]);
+    await knex.raw(`alter table ?? add constraint ?? foreign key (${list(cols)}) references ?? (${list(refs)}) on delete ${on_delete} on update ${on_update}`, [
+      table,
+      to,
+      ...cols,
+      ref_table,
+      ...refs,
+    ]);
+  },
+};
+
+/**
+ * What MySQL says of a constraint it refused. mysql2 gives no constraint fields, so the kind comes
+ * from the error number and the names from the message's fixed parts: a duplicate key's index
+ * (`… for key 'categories_name_unique'`; MySQL 8 writes `'table.index'`, MariaDB the index alone;
+ * the primary key is `PRIMARY`, which names no constraint the service lists), and a foreign key's
+ * table and constraint (`… a foreign key constraint fails (`db`.`articles`, CONSTRAINT
+ * `articles_author_id_foreign` FOREIGN KEY …`), whether it refused a delete of a row still referred
+ * to (1451) or a row referring to a missing one (1452).
+ */
+function constraintOf({ sqlState, errno, message }: DriverError): ConstraintViolation | undefined {
+  if (typeof sqlState !== 'string' || !sqlState.startsWith('23')) return undefined;
+  const text = typeof message === 'string' ? message : '';
+  if (errno === 1062 || errno === 1586) {
+    const key = / for key '([^']+)'$/.exec(text)?.[1];
+    const index = key?.includes('.') ? key.slice(key.lastIndexOf('.') + 1) : key;
+    return index && index !== 'PRIMARY' ? { kind: 'unique', constraint: index } : { kind: 'unique' };
+  }
+  if (errno === 1451 || errno === 1452 || errno === 1216 || errno === 1217) {
+    const fk = /a foreign key constraint fails \(`(?:[^`]|``)*`\.`((?:[^`]|``)+)`, CONSTRAINT `((?:[^`]|``)+)`/.exec(text);
+    return {
+      kind: 'foreign_key',
+      stillReferenced: errno === 1451 || errno === 1217,
+      ...(fk ? { table: fk[1].replace(/``/g, '`'), constraint: fk[2].replace(/``/g, '`') } : {}),
+    };
+  }
+  return { kind: 'other' };
+}
