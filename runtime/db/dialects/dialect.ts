@@ -25,6 +25,8 @@ export interface DriverError {
   sqlState?: unknown;
   /** Whether the driver says its connection is unusable after this error (mysql2). */
   fatal?: unknown;
+  /** The statement that failed (mysql2). */
+  sql?: unknown;
 }
 
 /**

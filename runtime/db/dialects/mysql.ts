@@ -177,18 +177,22 @@ export const mysql: Dialect = {
  * What MySQL says of a constraint it refused. mysql2 gives no constraint fields, so the kind comes
  * from the error number and the names from the message's fixed parts: a duplicate key's index
  * (`… for key 'categories_name_unique'`; MySQL 8 writes `'table.index'`, MariaDB the index alone;
- * the primary key is `PRIMARY`, which names no constraint the service lists), and a foreign key's
+ * the primary key is `PRIMARY`, named `<table>_pkey` as on PostgreSQL after the table of the statement
+ * that failed, mysql2's `sql`), and a foreign key's
  * table and constraint (`… a foreign key constraint fails (`db`.`articles`, CONSTRAINT
  * `articles_author_id_foreign` FOREIGN KEY …`), whether it refused a delete of a row still referred
  * to (1451) or a row referring to a missing one (1452).
  */
-function constraintOf({ sqlState, errno, message }: DriverError): ConstraintViolation | undefined {
+function constraintOf({ sqlState, errno, message, sql }: DriverError): ConstraintViolation | undefined {
   if (typeof sqlState !== 'string' || !sqlState.startsWith('23')) return undefined;
   const text = typeof message === 'string' ? message : '';
   if (errno === 1062 || errno === 1586) {
     const key = / for key '([^']+)'$/.exec(text)?.[1];
     const index = key?.includes('.') ? key.slice(key.lastIndexOf('.') + 1) : key;
-    return index && index !== 'PRIMARY' ? { kind: 'unique', constraint: index } : { kind: 'unique' };
+    if (index !== 'PRIMARY') return index ? { kind: 'unique', constraint: index } : { kind: 'unique' };
+    // The primary key: named as PostgreSQL names it, after the table the statement wrote.
+    const table = typeof sql === 'string' ? /^\s*(?:insert(?:\s+ignore)?\s+into|update)\s+`((?:[^`]|``)+)`/i.exec(sql)?.[1] : undefined;
+    return table ? { kind: 'unique', table: table.replace(/``/g, '`'), constraint: `${table.replace(/``/g, '`')}_pkey` } : { kind: 'unique' };
   }
   if (errno === 1451 || errno === 1452 || errno === 1216 || errno === 1217) {
     const fk = /a foreign key constraint fails \(`(?:[^`]|``)*`\.`((?:[^`]|``)+)`, CONSTRAINT `((?:[^`]|``)+)`/.exec(text);
