@@ -6,6 +6,7 @@
  * and two databases in one process never share it; nothing of it sits in a module-level map.
  */
 import type { Knex } from 'knex';
+import type { DatabaseSettings } from '../core/settings';
 import type { Dialect, DirectReads } from './dialects/dialect';
 import { configOf } from './knex-internals';
 import { newShapeTable, type ShapeTable } from './sql-shapes';
@@ -18,6 +19,8 @@ export interface Database {
   readonly fixedSql: WeakMap<object, Map<string, string>>;
   /** Reads outside transactions served beside Knex's pool (SQLite). */
   readonly reads: DirectReads | undefined;
+  /** Its timeouts and pool size. */
+  readonly settings: DatabaseSettings;
 }
 
 /**
@@ -28,8 +31,8 @@ export interface Database {
 const DATABASE = Symbol.for('svcgen.database');
 
 /** `config` with a new database's state for `dialect` (each Knex instance made from it gets this state). */
-export function withDatabaseState(config: Knex.Config, dialect: Dialect, reads: DirectReads | undefined): Knex.Config {
-  const database: Database = { dialect, shapes: newShapeTable(), fixedSql: new WeakMap(), reads };
+export function withDatabaseState(config: Knex.Config, dialect: Dialect, reads: DirectReads | undefined, settings: DatabaseSettings): Knex.Config {
+  const database: Database = { dialect, shapes: newShapeTable(), fixedSql: new WeakMap(), reads, settings };
   return { ...config, [DATABASE]: database } as Knex.Config;
 }
 

@@ -7,7 +7,7 @@
  * adding a database is one new adapter and its test run.
  */
 import type { Knex } from 'knex';
-import type { SqliteSettings } from '../../core/settings';
+import type { DatabaseSettings, SqliteSettings } from '../../core/settings';
 
 type Db = Knex;
 type Row = Record<string, any>;
@@ -19,12 +19,42 @@ export interface DriverError {
   message?: unknown;
 }
 
+/**
+ * The mark of an error that means the database cannot be reached, whatever its code or message: an
+ * error the pool met opening a connection, or one a query met on a connection that broke under it
+ * (node-postgres says "Connection terminated…" without a code). A registered symbol, so that every
+ * copy of the runtime a process loads reads the marks another made.
+ */
+const CONNECTION_FAILURE = Symbol.for('svcgen.connectionFailure');
+
+/** Marks `err` as a connection failure (see CONNECTION_FAILURE); returns it. */
+export function markConnectionFailure<T>(err: T): T {
+  if (err && typeof err === 'object' && !Object.isFrozen(err)) Object.defineProperty(err, CONNECTION_FAILURE, { value: true, configurable: true });
+  return err;
+}
+
+/** Whether `err` was marked as a connection failure. */
+export function isMarkedConnectionFailure(err: unknown): boolean {
+  return !!err && typeof err === 'object' && (err as Record<symbol, unknown>)[CONNECTION_FAILURE] === true;
+}
+
+/**
+ * A database that did not answer a statement in time, its connection closed: Node's `ETIMEDOUT`
+ * (the server never answered), so that it is a connection failure for every database.
+ */
+export class DatabaseTimeoutError extends Error {
+  override name = 'DatabaseTimeoutError';
+  readonly code = 'ETIMEDOUT';
+}
+
 /** What opening a database needs beside its URL. */
 export interface OpenOptions {
   /** The SQLite file of a service whose DATABASE_URL is unset. */
   defaultSqliteFile: string;
   /** SQLite's tuning (settings.ts). */
   sqlite: SqliteSettings;
+  /** Timeouts and pool size (settings.ts). */
+  database: DatabaseSettings;
 }
 
 /** A database an adapter opened: Knex's configuration of it, and what the runtime keeps for it. */
