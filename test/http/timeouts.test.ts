@@ -16,7 +16,7 @@ import { RETRY_AFTER_SECONDS } from '../../runtime/core/errors';
 import { ConfigurationError, DEFAULT_DATABASE_SETTINGS, loadDatabaseSettings, loadSqliteSettings, type DatabaseSettings } from '../../runtime/core/settings';
 import { DatabaseTimeoutError } from '../../runtime/db/dialects/dialect';
 import { isConnectionFailure } from '../../runtime/db/driver-errors';
-import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
+import { createDatabase, DIALECTS, pgUrl, type TestDatabase } from '../support/databases';
 import { testKeys } from '../support/keys';
 
 const { createService } = require('../../generated/app');
@@ -138,7 +138,8 @@ postgres('a PostgreSQL server that goes silent', () => {
     database = await createDatabase('postgres');
     await migrateLatest(database.db, migrations);
     await database.db('categories').insert({ name: 'Reachable', description: '' });
-    const url = new URL(database.url);
+    // The server itself, also when the suites run through a pooler: the proxy is the path under test.
+    const url = new URL(pgUrl(new URL(database.url).pathname.slice(1)));
     proxy = new SilentProxy({ host: url.hostname, port: Number(url.port || 5432) });
     await proxy.start();
     url.port = String(proxy.port);

@@ -39,6 +39,16 @@ export function pgUrl(database: string): string {
   return `postgres://${PG.user}@${PG.host}:${PG.port}/${database}`;
 }
 
+/**
+ * Where the services of the suites reach a test database: the server itself, or the port that
+ * `SVCGEN_TEST_PG_SERVE_PORT` names on PGHOST (`npm run test:scale` runs the HTTP suites through
+ * PgBouncer in transaction mode there). Databases are created and dropped on the server itself.
+ */
+function pgServeUrl(database: string): string {
+  const port = process.env.SVCGEN_TEST_PG_SERVE_PORT;
+  return port ? `postgres://${PG.user}@${PG.host}:${port}/${database}` : pgUrl(database);
+}
+
 export async function createDatabase(dialect: Dialect): Promise<TestDatabase> {
   const name = `svcgen_test_${process.pid}_${crypto.randomBytes(4).toString('hex')}`;
   if (dialect === 'sqlite') {
@@ -58,7 +68,7 @@ export async function createDatabase(dialect: Dialect): Promise<TestDatabase> {
   const admin = knex({ client: 'pg', connection: pgUrl('postgres'), pool: { min: 0, max: 1 } });
   await admin.raw(`create database ${name}`);
   await admin.destroy();
-  const url = pgUrl(name);
+  const url = pgServeUrl(name);
   const db = connect(url, '');
   return {
     dialect,

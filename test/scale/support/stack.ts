@@ -269,3 +269,73 @@ export function statusCounts(answers: readonly Answer[]): Record<number, number>
   for (const a of answers) out[a.status] = (out[a.status] ?? 0) + 1;
   return out;
 }
+
+/**
+ * PgBouncer in transaction mode on a port of its own, in front of `target` (every database, by the
+ * wildcard entry), trusting local clients. Started as the `postgres` user (PgBouncer refuses root).
+ * `statement_timeout` is among `ignore_startup_parameters`: the driver sends it with each
+ * connection's start-up, which PgBouncer 1.18 would otherwise refuse.
+ */
+export class PgBouncer {
+  private constructor(
+    readonly port: number,
+    private readonly dir: string,
+  ) {}
+
+  static async start(target: { host: string; port: number }, options: { poolSize?: number } = {}): Promise<PgBouncer> {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svcgen-pgbouncer-'));
+    fs.chmodSync(dir, 0o777);
+    const bouncer = new PgBouncer(await freePort(), dir);
+    fs.writeFileSync(path.join(dir, 'userlist.txt'), '"postgres" ""\n');
+    fs.writeFileSync(
+      path.join(dir, 'pgbouncer.ini'),
+      [
+        '[databases]',
+        `* = host=${target.host} port=${target.port}`,
+        '[pgbouncer]',
+        'listen_addr = 127.0.0.1',
+        `listen_port = ${bouncer.port}`,
+        'unix_socket_dir =',
+        'auth_type = trust',
+        `auth_file = ${path.join(dir, 'userlist.txt')}`,
+        'pool_mode = transaction',
+        'max_client_conn = 2000',
+        `default_pool_size = ${options.poolSize ?? 20}`,
+        'max_db_connections = 0',
+        'ignore_startup_parameters = statement_timeout',
+        'server_reset_query =',
+        `pidfile = ${path.join(dir, 'pgbouncer.pid')}`,
+        `logfile = ${path.join(dir, 'pgbouncer.log')}`,
+        'admin_users = postgres',
+        '',
+      ].join('\n'),
+    );
+    for (const f of fs.readdirSync(dir)) fs.chmodSync(path.join(dir, f), 0o666);
+    run('pgbouncer', ['-d', '-u', 'postgres', path.join(dir, 'pgbouncer.ini')]);
+    await waitUntil('PgBouncer to listen', () => fs.existsSync(path.join(dir, 'pgbouncer.pid')));
+    await waitUntil('PgBouncer to accept', async () => {
+      const db = knex({ client: 'pg', connection: `postgres://postgres@127.0.0.1:${bouncer.port}/postgres`, pool: { min: 0, max: 1 } });
+      try {
+        await db.raw('select 1');
+        return true;
+      } finally {
+        await db.destroy();
+      }
+    });
+    return bouncer;
+  }
+
+  url(database: string): string {
+    return `postgres://postgres@127.0.0.1:${this.port}/${database}`;
+  }
+
+  stop(): void {
+    try {
+      const pid = Number(fs.readFileSync(path.join(this.dir, 'pgbouncer.pid'), 'utf8').trim());
+      process.kill(pid, 'SIGINT');
+    } catch {
+      // not running
+    }
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}
