@@ -147,8 +147,16 @@ export async function selectByKey(db: Db, table: string, pk: string, columns: re
 
 type Row = Record<string, any>;
 
-/** Runs a SELECT's SQL text: beside the pool when the database serves reads there, else by Knex. */
+/**
+ * Runs a SELECT's SQL text: outside a transaction on a read replica when the database has some and
+ * the request may read there (replicas.ts), beside the pool when the database serves reads there,
+ * else by Knex.
+ */
 async function runSelect(db: Db, database: Database, sql: string, bindings: readonly unknown[]): Promise<Row[]> {
+  if (database.replicas && !db.isTransaction) {
+    const rows = await database.replicas.select(sql, bindings);
+    if (rows) return rows;
+  }
   const reads = db.isTransaction ? undefined : database.reads;
   const connection = reads?.connection();
   if (connection) return readRows(db, reads as DirectReads, connection, sql, bindings);

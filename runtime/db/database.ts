@@ -8,6 +8,7 @@
 import type { Knex } from 'knex';
 import type { DatabaseSettings } from '../core/settings';
 import type { Dialect, DirectReads } from './dialects/dialect';
+import type { Replicas } from './replicas';
 import { configOf } from './knex-internals';
 import { newShapeTable, type ShapeTable } from './sql-shapes';
 
@@ -21,6 +22,8 @@ export interface Database {
   readonly reads: DirectReads | undefined;
   /** Its timeouts and pool size. */
   readonly settings: DatabaseSettings;
+  /** Its read replicas (replicas.ts), when DATABASE_REPLICA_URLS names some. */
+  replicas?: Replicas;
 }
 
 /**

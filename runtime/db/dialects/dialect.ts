@@ -114,4 +114,23 @@ export interface Dialect {
   ): Promise<T>;
   /** Renames the foreign key constraint `from` of `table` to `to`, where the database names them. */
   renameForeignKey(knex: Knex, table: string, from: string, to: string): Promise<void>;
+
+  /** Where the database has read replicas (DATABASE_REPLICA_URLS): how commit positions are read and compared. */
+  readonly positions?: CommitPositions;
+}
+
+/**
+ * Positions in a database's history of commits, for read replicas: a write's position after its
+ * commit on the primary, how far a replica has replayed, and their order. A position is text
+ * (PostgreSQL: a WAL LSN, `0/3000148`).
+ */
+export interface CommitPositions {
+  /** A SELECT of one row whose one column is the primary's current position: every commit so far is at or before it. */
+  readonly currentSql: string;
+  /** A SELECT of one row whose one column is how far the replica it runs on has replayed (null on a primary). */
+  readonly replayedSql: string;
+  /** Whether `text` is a position (checked before it is compared: it comes from a request header). */
+  valid(text: string): boolean;
+  /** Whether `replayed` is at or past `wanted`. */
+  reached(replayed: string, wanted: string): boolean;
 }

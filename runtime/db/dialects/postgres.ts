@@ -27,6 +27,14 @@ const UNREACHABLE_CODES = /^(08[0-9A-Z]{3}|53300|57014|57P0[1235])$/;
 /** Seconds more than the statement timeout a connection may stay silent before it is given up. */
 const READ_GRACE_MS = 1000;
 
+/** A WAL LSN as PostgreSQL writes it: two hexadecimal numbers of at most 32 bits. */
+const LSN = /^([0-9A-F]{1,8})\/([0-9A-F]{1,8})$/i;
+
+function lsnValue(text: string): bigint {
+  const [, high, low] = LSN.exec(text) ?? ['', '0', '0'];
+  return (BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`);
+}
+
 /** The advisory lock key of migrating, the same for every service (they wait in turn). */
 const MIGRATION_LOCK_KEY = 'svc_migrations';
 
@@ -100,5 +108,14 @@ export const postgres: Dialect = {
 
   async renameForeignKey(knex, table, from, to) {
     await knex.raw('alter table ?? rename constraint ?? to ??', [table, from, to]);
+  },
+
+  // Positions are WAL LSNs: the primary's insert position (with asynchronous commit the write
+  // position may still be before a commit record just made), a standby's last replayed one.
+  positions: {
+    currentSql: 'select pg_current_wal_insert_lsn()::text as position',
+    replayedSql: 'select pg_last_wal_replay_lsn()::text as position',
+    valid: (text) => LSN.test(text),
+    reached: (replayed, wanted) => lsnValue(replayed) >= lsnValue(wanted),
   },
 };

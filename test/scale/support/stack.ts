@@ -82,8 +82,13 @@ export class Cluster {
   static async create(label: string, settings: Record<string, string> = {}): Promise<Cluster> {
     const cluster = new Cluster(`svcgen_${label}_${process.pid}_${crypto.randomBytes(3).toString('hex')}`, await freePort());
     run('pg_createcluster', ['--start-conf=manual', '-p', String(cluster.port), PG_VERSION, cluster.name, '--', '--auth=trust', '--no-sync']);
-    cluster.configure(settings);
-    cluster.start();
+    try {
+      cluster.configure(settings);
+      cluster.start();
+    } catch (err) {
+      cluster.drop();
+      throw err;
+    }
     return cluster;
   }
 
@@ -94,10 +99,18 @@ export class Cluster {
   static async replicaOf(primary: Cluster, settings: Record<string, string> = {}): Promise<Cluster> {
     const cluster = new Cluster(`svcgen_replica_${process.pid}_${crypto.randomBytes(3).toString('hex')}`, await freePort());
     run('pg_createcluster', ['--start-conf=manual', '-p', String(cluster.port), PG_VERSION, cluster.name, '--', '--auth=trust', '--no-sync']);
-    fs.rmSync(cluster.dataDir, { recursive: true, force: true });
-    run(`${PG_BIN}/pg_basebackup`, ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', cluster.dataDir, '-R', '-X', 'stream', '--no-sync'], { user: 'postgres' });
-    cluster.configure(settings);
-    cluster.start();
+    try {
+      // Emptied, not removed: the folder is the postgres user's, in a folder it may not write.
+      for (const entry of fs.readdirSync(cluster.dataDir)) fs.rmSync(path.join(cluster.dataDir, entry), { recursive: true, force: true });
+      run(`${PG_BIN}/pg_basebackup`, ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', cluster.dataDir, '-R', '-X', 'stream', '--no-sync'], {
+        user: 'postgres',
+      });
+      cluster.configure(settings);
+      cluster.start();
+    } catch (err) {
+      cluster.drop();
+      throw err;
+    }
     return cluster;
   }
 
@@ -110,6 +123,10 @@ export class Cluster {
 
   start(): void {
     run('pg_ctlcluster', ['--skip-systemctl-redirect', PG_VERSION, this.name, 'start']);
+  }
+
+  stop(): void {
+    run('pg_ctlcluster', ['--skip-systemctl-redirect', PG_VERSION, this.name, 'stop', '-m', 'fast']);
   }
 
   /** The postmaster and every process it started. */
@@ -159,7 +176,11 @@ export class Cluster {
     try {
       run('pg_dropcluster', ['--stop', PG_VERSION, this.name]);
     } catch {
-      run('pg_ctlcluster', ['--skip-systemctl-redirect', PG_VERSION, this.name, 'stop', '-m', 'immediate']);
+      try {
+        run('pg_ctlcluster', ['--skip-systemctl-redirect', PG_VERSION, this.name, 'stop', '-m', 'immediate']);
+      } catch {
+        // not running
+      }
       run('pg_dropcluster', [PG_VERSION, this.name]);
     }
   }
