@@ -198,18 +198,18 @@ export function tempDir(label: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `svcgen-${label}-`));
 }
 
-/** An access token for user `id`, signed with the test keys as the blog signs them. */
-export function accessToken(id: number): string {
-  return new TokenService(testKeys(), loadSettings(DEFAULT_SETTINGS, {})).issueAccess(id);
+/** An access token for user `id`, signed with the test keys as the blog signs them (for the blog's audience, or `audience`). */
+export function accessToken(id: number, audience?: string): string {
+  return new TokenService(testKeys(), loadSettings(DEFAULT_SETTINGS, audience ? { SVC_JWT_AUDIENCE: audience } : {})).issueAccess(id);
 }
 
 /** A staff user inserted directly; its `Authorization` header. */
-export async function staffUser(db: Knex, username = `staff${process.pid}`): Promise<{ id: number; bearer: string }> {
+export async function staffUser(db: Knex, username = `staff${process.pid}`, audience?: string): Promise<{ id: number; bearer: string }> {
   const [row] = await db('users')
     .insert({ username, email: `${username}@example.com`, password: 'not-a-real-hash', first_name: '', last_name: '', is_staff: true, is_active: true, date_joined: new Date().toISOString() })
     .returning('id');
   const id = Number(row.id);
-  return { id, bearer: `Bearer ${accessToken(id)}` };
+  return { id, bearer: `Bearer ${accessToken(id, audience)}` };
 }
 
 /** One instance of the blog, a process serving on its own port. */
@@ -219,14 +219,16 @@ export class Instance {
   private child: ChildProcess | undefined;
   private exited: Promise<number | null> | undefined;
 
+  /** `main`: the service's entry point from the repository's root (the blog's by default). */
   constructor(
     private readonly env: Record<string, string>,
     private readonly fixedPort?: number,
+    private readonly main = 'generated/main.ts',
   ) {}
 
   async start(): Promise<void> {
     this.output = '';
-    const child = spawn(process.execPath, ['-r', path.join(root, 'register.js'), path.join(root, 'generated/main.ts')], {
+    const child = spawn(process.execPath, ['-r', path.join(root, 'register.js'), path.join(root, this.main)], {
       env: { ...process.env, HOST: '127.0.0.1', PORT: String(this.fixedPort ?? 0), SVC_LOG_LEVEL: 'warn', ...this.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -236,14 +238,17 @@ export class Instance {
     this.exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
     await waitUntil(`the blog to listen (${this.output})`, () => {
       if (child.exitCode !== null) throw new Error(`the blog exited: ${this.output}`);
-      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)\/api/.exec(this.output);
+      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)(\/\w+)/.exec(this.output);
+      if (m) this.basePath = m[2];
       if (m) this.port = Number(m[1]);
       return !!m;
     }, 120_000);
   }
 
+  basePath = '/api';
+
   get base(): string {
-    return `http://127.0.0.1:${this.port}/api`;
+    return `http://127.0.0.1:${this.port}${this.basePath}`;
   }
 
   /** SIGTERM, and its exit code once it has drained. */
@@ -280,7 +285,8 @@ export async function call(url: string, init: RequestInit = {}): Promise<Answer>
     }
     return { status: res.status, body, headers: res.headers, ms: Date.now() - start };
   } catch (err) {
-    return { status: 0, body: String(err), headers: new Headers(), ms: Date.now() - start };
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    return { status: 0, body: `${String(err)}${cause ? ` (${cause.code ?? ''} ${cause.message ?? ''})` : ''}`, headers: new Headers(), ms: Date.now() - start };
   }
 }
 
@@ -357,6 +363,80 @@ export class PgBouncer {
     } catch {
       // not running
     }
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * HAProxy in front of instances, one frontend per backend, health-checking each server on its
+ * readiness route; run in the foreground as the test's child. Each request gets a connection of
+ * its own to a server (`http-server-close`): a server that stops refuses new connections, which
+ * HAProxy retries on another one (`redispatch`), as it does a request whose connection the server
+ * closed unanswered while stopping.
+ */
+export class HaProxy {
+  private child: ChildProcess | undefined;
+  output = '';
+  private constructor(
+    private readonly dir: string,
+    readonly statsPort: number,
+  ) {}
+
+  static async start(backends: { name: string; port: number; health: string; servers: number[] }[]): Promise<HaProxy> {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svcgen-haproxy-'));
+    const proxy = new HaProxy(dir, await freePort());
+    const lines = [
+      'global',
+      '  maxconn 4096',
+      '  log stdout format raw local0 info',
+      'defaults',
+      '  mode http',
+      '  log global',
+      '  option httplog',
+      '  option dontlog-normal',
+      '  timeout connect 1s',
+      '  timeout client 60s',
+      '  timeout server 60s',
+      '  retries 3',
+      '  option redispatch 1',
+      // A connection the instance closed unanswered carried a request it did not start (a stopping
+      // instance answers every request it started, or writes nothing of it): safe to send again.
+      '  retry-on conn-failure empty-response',
+      '  option http-server-close',
+      'listen stats',
+      `  bind 127.0.0.1:${proxy.statsPort}`,
+      '  stats enable',
+      '  stats uri /stats',
+    ];
+    for (const b of backends) {
+      lines.push(`frontend ${b.name}_in`, `  bind 127.0.0.1:${b.port}`, `  default_backend ${b.name}`);
+      lines.push(`backend ${b.name}`, '  balance roundrobin', `  option httpchk GET ${b.health}`, '  http-check expect status 200', '  default-server inter 300ms fall 2 rise 2');
+      b.servers.forEach((port, i) => lines.push(`  server ${b.name}${i + 1} 127.0.0.1:${port} check`));
+    }
+    fs.writeFileSync(path.join(dir, 'haproxy.cfg'), `${lines.join('\n')}\n`);
+    const child = spawn('haproxy', ['-db', '-f', path.join(dir, 'haproxy.cfg')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    proxy.child = child;
+    child.stdout!.setEncoding('utf8').on('data', (c: string) => (proxy.output += c));
+    child.stderr!.setEncoding('utf8').on('data', (c: string) => (proxy.output += c));
+    await waitUntil(`HAProxy to start (${proxy.output})`, async () => (await call(`http://127.0.0.1:${proxy.statsPort}/stats;csv`)).status === 200);
+    return proxy;
+  }
+
+  /** The status HAProxy gives each server of `backend` (`UP`, `DOWN`…), by server name. */
+  async servers(backend: string): Promise<Record<string, string>> {
+    const csv = (await call(`http://127.0.0.1:${this.statsPort}/stats;csv`)).body as string;
+    const [header, ...rows] = csv.replace(/^# /, '').trim().split('\n');
+    const columns = header.split(',');
+    const out: Record<string, string> = {};
+    for (const row of rows.map((r) => r.split(','))) {
+      const get = (name: string) => row[columns.indexOf(name)];
+      if (get('pxname') === backend && !['FRONTEND', 'BACKEND'].includes(get('svname'))) out[get('svname')] = get('status');
+    }
+    return out;
+  }
+
+  stop(): void {
+    if (this.child && this.child.exitCode === null) this.child.kill('SIGTERM');
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
 }
