@@ -105,6 +105,16 @@ it('the typed client reads its own write every time', async () => {
   expect(replicaCategoryReads() - before).toBe(0);
 });
 
+it('a user who registers is found by the next request (its token\'s user read with the position)', async () => {
+  let token: string | undefined;
+  const api = createClient({ baseUrl: instance.base, token: () => token });
+  for (let i = 0; i < 5; i++) {
+    const username = `reader${process.pid}x${i}`;
+    token = (await api.register({ username, email: `${username}@example.com`, password: 'correct horse' })).access_token;
+    expect((await api.me()).username).toBe(username);
+  }
+});
+
 it('without the position, a read right after the write may be stale: the lagging replica answers it', async () => {
   let stale = 0;
   for (let i = 0; i < 5; i++) {
