@@ -108,9 +108,10 @@ export function loadSqliteSettings(env: NodeJS.ProcessEnv = process.env): Sqlite
  * when the database opens (like DATABASE_URL, they belong to a deployment), each in seconds
  * (decimals allowed):
  *
- * - `SVC_DB_CONNECT_TIMEOUT` (`5`): opening a connection (TCP, TLS, start-up, authentication).
- * - `SVC_DB_ACQUIRE_TIMEOUT` (`5`): waiting for a connection of the pool, opening one included; on
- *   SQLite, waiting for the file's write lock (its busy timeout).
+ * - `SVC_DB_CONNECT_TIMEOUT` (`5`): opening a connection (TCP, TLS, start-up, authentication), and
+ *   the bound of readiness (`/health/ready`).
+ * - `SVC_DB_ACQUIRE_TIMEOUT` (`5`): PostgreSQL: waiting for a connection of the pool, opening one
+ *   included. SQLite: waiting for the file's write lock (its busy timeout).
  * - `SVC_DB_STATEMENT_TIMEOUT` (`10`): one statement. PostgreSQL cancels it at that time
  *   (`statement_timeout`, sent with each connection's start-up); a server that does not answer at
  *   all within it and one second more is given up, and its connection closed. `0` turns both off.
