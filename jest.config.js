@@ -7,7 +7,7 @@ module.exports = {
   preset: 'ts-jest',
   testEnvironment: 'node',
   testMatch: ['**/test/**/*.test.ts'],
-  testPathIgnorePatterns: ['/node_modules/', '/test/\\.tmp/'],
+  testPathIgnorePatterns: ['/node_modules/', '/test/\\.tmp/', '/test/scale/'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
   setupFiles: ['<rootDir>/test/support/quiet-logs.ts'],
   testEnvironmentOptions: { customExportConditions: ['@svcgen/source', 'node', 'node-addons'] },

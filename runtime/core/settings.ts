@@ -120,3 +120,52 @@ export function loadSqliteSettings(env: NodeJS.ProcessEnv = process.env): Sqlite
     mmapSizeMib: mebibytes('SVC_SQLITE_MMAP_SIZE', env.SVC_SQLITE_MMAP_SIZE, DEFAULT_SQLITE_SETTINGS.mmapSizeMib),
   };
 }
+
+/**
+ * How long the service waits for its database before it answers 503, read from the environment
+ * when the database opens (like DATABASE_URL, they belong to a deployment), each in seconds
+ * (decimals allowed):
+ *
+ * - `SVC_DB_CONNECT_TIMEOUT` (`5`): opening a connection (TCP, TLS, start-up, authentication), and
+ *   the bound of readiness (`/health/ready`).
+ * - `SVC_DB_ACQUIRE_TIMEOUT` (`5`): PostgreSQL: waiting for a connection of the pool, opening one
+ *   included. SQLite: waiting for the file's write lock (its busy timeout).
+ * - `SVC_DB_STATEMENT_TIMEOUT` (`10`): one statement. PostgreSQL cancels it at that time
+ *   (`statement_timeout`, sent with each connection's start-up); a server that does not answer at
+ *   all within it and one second more is given up, and its connection closed. `0` turns both off.
+ * - `SVC_DB_POOL_MAX` (`10`): connections per process (per worker), PostgreSQL only.
+ */
+export interface DatabaseSettings {
+  connectTimeoutMs: number;
+  acquireTimeoutMs: number;
+  /** 0: no statement timeout. */
+  statementTimeoutMs: number;
+  poolMax: number;
+}
+
+export const DEFAULT_DATABASE_SETTINGS: DatabaseSettings = Object.freeze({ connectTimeoutMs: 5000, acquireTimeoutMs: 5000, statementTimeoutMs: 10_000, poolMax: 10 });
+
+function seconds(name: string, raw: string | undefined, fallbackMs: number, mayBeZero: boolean): number {
+  if (raw === undefined) return fallbackMs;
+  const text = raw.trim();
+  const ms = Math.round(Number(text) * 1000);
+  if (!/^\d+(\.\d+)?$/.test(text) || !Number.isSafeInteger(ms) || ms > 2_147_483_647 || (ms < 1 && !(mayBeZero && ms === 0))) {
+    throw new ConfigurationError(`${name} must be a ${mayBeZero ? 'non-negative' : 'positive'} number of seconds, got "${raw}"`);
+  }
+  return ms;
+}
+
+/** The database timeouts and pool size of `env`, the defaults where a variable is unset. */
+export function loadDatabaseSettings(env: NodeJS.ProcessEnv = process.env): DatabaseSettings {
+  const d = DEFAULT_DATABASE_SETTINGS;
+  const poolMax = env.SVC_DB_POOL_MAX?.trim();
+  if (poolMax !== undefined && (!/^\d+$/.test(poolMax) || Number(poolMax) < 1 || Number(poolMax) > 10_000)) {
+    throw new ConfigurationError(`SVC_DB_POOL_MAX must be a positive integer, got "${env.SVC_DB_POOL_MAX}"`);
+  }
+  return {
+    connectTimeoutMs: seconds('SVC_DB_CONNECT_TIMEOUT', env.SVC_DB_CONNECT_TIMEOUT, d.connectTimeoutMs, false),
+    acquireTimeoutMs: seconds('SVC_DB_ACQUIRE_TIMEOUT', env.SVC_DB_ACQUIRE_TIMEOUT, d.acquireTimeoutMs, false),
+    statementTimeoutMs: seconds('SVC_DB_STATEMENT_TIMEOUT', env.SVC_DB_STATEMENT_TIMEOUT, d.statementTimeoutMs, true),
+    poolMax: poolMax === undefined ? d.poolMax : Number(poolMax),
+  };
+}

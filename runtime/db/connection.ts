@@ -3,11 +3,11 @@
  * MySQL/MariaDB from a `mysql://` or `mariadb://` URL, each through its dialect adapter (dialects/); and the reads and writes the runtime runs on them.
  */
 import knex, { type Knex } from 'knex';
-import { loadSqliteSettings, type SqliteSettings } from '../core/settings';
+import { loadDatabaseSettings, loadSqliteSettings, type DatabaseSettings, type SqliteSettings } from '../core/settings';
 import { databaseOf, withDatabaseState, type Database } from './database';
 import { dialectForUrl, type Dialect } from './dialects';
-import type { DirectReads, PooledReads, PooledStatement } from './dialects/dialect';
-import { CONNECTION_WARNING, KNEX_ERROR_PREFIX, QUERY_UID } from './knex-internals';
+import { markConnectionFailure, type DirectReads, type PooledReads, type PooledStatement } from './dialects/dialect';
+import { CONNECTION_WARNING, KNEX_ERROR_PREFIX, onAcquireFailure, QUERY_UID } from './knex-internals';
 import { compiledQuery } from './sql-shapes';
 
 export type Db = Knex;
@@ -40,15 +40,30 @@ export interface DatabaseConfig {
  * `DATABASE_URL` unset → the SQLite file `defaultSqliteFile`; `sqlite:PATH` → that SQLite file;
  * `postgres://…` or `postgresql://…` → PostgreSQL; `mysql://…` or `mariadb://…` → MySQL/MariaDB.
  */
-export function databaseConfig(url: string | undefined, defaultSqliteFile: string, sqlite: SqliteSettings = loadSqliteSettings()): DatabaseConfig {
+export function databaseConfig(
+  url: string | undefined,
+  defaultSqliteFile: string,
+  sqlite: SqliteSettings = loadSqliteSettings(),
+  database: DatabaseSettings = loadDatabaseSettings(),
+): DatabaseConfig {
   const dialect = dialectForUrl(url);
-  const opened = dialect.open(url, { defaultSqliteFile, sqlite });
-  return { dialect, description: opened.description, knex: withDatabaseState({ ...opened.knex, ...KNEX_ERROR_PREFIX, log: KNEX_LOG }, dialect, opened.reads, opened.pooled) };
+  const opened = dialect.open(url, { defaultSqliteFile, sqlite, database });
+  return {
+    dialect,
+    description: opened.description,
+    knex: withDatabaseState({ ...opened.knex, ...KNEX_ERROR_PREFIX, log: KNEX_LOG }, dialect, opened.reads, database, opened.pooled),
+  };
 }
 
-/** A Knex instance on DATABASE_URL (`url`); SQLite's tuning comes from the environment (settings.ts). */
-export function connect(url: string | undefined, defaultSqliteFile: string, sqlite?: SqliteSettings): Db {
-  return knex(databaseConfig(url, defaultSqliteFile, sqlite).knex);
+/**
+ * A Knex instance on DATABASE_URL (`url`); SQLite's tuning, the timeouts and the pool's size come
+ * from the environment (settings.ts) unless given. A connection the pool cannot open (refused,
+ * timed out, closed during start-up) is a connection failure, whatever the driver's error says.
+ */
+export function connect(url: string | undefined, defaultSqliteFile: string, sqlite?: SqliteSettings, database?: DatabaseSettings): Db {
+  const db = knex(databaseConfig(url, defaultSqliteFile, sqlite, database).knex);
+  onAcquireFailure(db.client, markConnectionFailure);
+  return db;
 }
 
 /** The adapter of `db`'s database (a property read: asked on every query that differs by database). */
@@ -128,8 +143,16 @@ export async function selectByKey(db: Db, table: string, pk: string, columns: re
 
 type Row = Record<string, any>;
 
-/** Runs a SELECT's SQL text: beside the pool when the database serves reads there, else by Knex. */
+/**
+ * Runs a SELECT's SQL text: outside a transaction on a read replica when the database has some and
+ * the request may read there (replicas.ts), beside the pool when the database serves reads there,
+ * else by Knex.
+ */
 async function runSelect(db: Db, database: Database, sql: string, bindings: readonly unknown[]): Promise<Row[]> {
+  if (database.replicas && !db.isTransaction) {
+    const rows = await database.replicas.select(sql, bindings);
+    if (rows) return rows;
+  }
   if (!db.isTransaction) {
     const reads = database.reads;
     const connection = reads?.connection();

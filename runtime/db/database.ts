@@ -6,7 +6,9 @@
  * and two databases in one process never share it; nothing of it sits in a module-level map.
  */
 import type { Knex } from 'knex';
+import type { DatabaseSettings } from '../core/settings';
 import type { Dialect, DirectReads, PooledReads } from './dialects/dialect';
+import type { Replicas } from './replicas';
 import { configOf } from './knex-internals';
 import { newShapeTable, type ShapeTable } from './sql-shapes';
 
@@ -20,6 +22,10 @@ export interface Database {
   readonly reads: DirectReads | undefined;
   /** Reads outside transactions run on Knex's pool past its runner (PostgreSQL). */
   readonly pooled: PooledReads | undefined;
+  /** Its timeouts and pool size. */
+  readonly settings: DatabaseSettings;
+  /** Its read replicas (replicas.ts), when DATABASE_REPLICA_URLS names some. */
+  replicas?: Replicas;
 }
 
 /**
@@ -30,8 +36,8 @@ export interface Database {
 const DATABASE = Symbol.for('svcgen.database');
 
 /** `config` with a new database's state for `dialect` (each Knex instance made from it gets this state). */
-export function withDatabaseState(config: Knex.Config, dialect: Dialect, reads: DirectReads | undefined, pooled?: PooledReads): Knex.Config {
-  const database: Database = { dialect, shapes: newShapeTable(), fixedSql: new WeakMap(), reads, pooled };
+export function withDatabaseState(config: Knex.Config, dialect: Dialect, reads: DirectReads | undefined, settings: DatabaseSettings, pooled?: PooledReads): Knex.Config {
+  const database: Database = { dialect, shapes: newShapeTable(), fixedSql: new WeakMap(), reads, settings, pooled };
   return { ...config, [DATABASE]: database } as Knex.Config;
 }
 

@@ -5,7 +5,7 @@
  * are the same for every database.
  */
 import { DIALECTS } from './dialects';
-import type { ConstraintViolation, DriverError } from './dialects/dialect';
+import { isMarkedConnectionFailure, type ConstraintViolation, type DriverError } from './dialects/dialect';
 
 /** Node's socket errors: the server refused, dropped or never answered the connection. */
 const SOCKET_CODES = new Set([
@@ -30,14 +30,16 @@ export function isConstraintViolation(err: unknown): boolean {
 
 /**
  * Whether `err` means the database cannot be reached, as opposed to a query that failed: socket
- * errors, the pool's acquire timeout, and what each adapter knows of its driver (codes, and
- * node-postgres's connection messages). Looks through `cause` and the errors of an AggregateError.
+ * errors, Knex's timeouts (KnexTimeoutError: no connection within the acquire timeout), errors
+ * marked by the pool or the connection they broke (`markConnectionFailure`), and what each adapter
+ * knows of its driver's codes. Decided by codes, classes and marks, never by message text (Knex
+ * puts the statement before a driver's message). Looks through `cause` and the errors of an AggregateError.
  */
 export function isConnectionFailure(err: unknown, depth = 0): boolean {
   if (!err || typeof err !== 'object' || depth > 4) return false;
   const { code, name, cause, errors } = err as { code?: unknown; name?: unknown; cause?: unknown; errors?: unknown };
   if (typeof code === 'string' && SOCKET_CODES.has(code)) return true;
-  if (name === 'KnexTimeoutError') return true;
+  if (name === 'KnexTimeoutError' || isMarkedConnectionFailure(err)) return true;
   if (DIALECTS.some((d) => d.isConnectionFailure(err as DriverError))) return true;
   if (Array.isArray(errors) && errors.some((e) => isConnectionFailure(e, depth + 1))) return true;
   return isConnectionFailure(cause, depth + 1);

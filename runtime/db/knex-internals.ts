@@ -303,3 +303,90 @@ export function insertOf(query: Knex.QueryBuilder): { values: unknown; returning
   const { _method, _single } = builderInternals(query);
   return _method === 'insert' ? { values: _single.insert, returning: _single.returning } : undefined;
 }
+
+/* ---------------------------------------------------------- acquisitions and pg's clients */
+
+/**
+ * Assumption "acquisition": every connection Knex hands out, to a query or to a transaction, comes
+ * from its client's `acquireConnection()`, which rejects with the error of opening a connection (or
+ * a KnexTimeoutError) when none can be had, and with "Unable to acquire a connection" once the
+ * client's `pool` is gone (destroyed). `failed` sees each error of a pool that exists before it goes
+ * on; the method is replaced on this one client, so other databases in the process are untouched.
+ */
+export function onAcquireFailure(client: Knex.Client, failed: (err: unknown) => void): void {
+  const internals = client as unknown as { acquireConnection(): Promise<unknown>; pool?: unknown };
+  const acquire = internals.acquireConnection;
+  internals.acquireConnection = async function acquireConnection(this: { pool?: unknown }) {
+    if (!this.pool) return acquire.call(this);
+    try {
+      return await acquire.call(this);
+    } catch (err) {
+      failed(err);
+      throw err;
+    }
+  };
+}
+
+/** What `guardPgClient` uses of a node-postgres Client. */
+interface PgClientInternals {
+  query(...args: unknown[]): unknown;
+  on(event: 'error' | 'end', listener: () => void): unknown;
+  connection?: { stream?: { destroy(err?: Error): void } };
+}
+
+/**
+ * Assumption "pg client": node-postgres's Client (what Knex's pool holds on PostgreSQL) runs each
+ * of Knex's statements through `query(config, callback)`; when its connection breaks it emits
+ * `error` (and `end` when the socket closes) before it calls the callbacks of the queries pending
+ * on it (on a later tick), and the callbacks of queries sent to it later get an error too; its
+ * socket is `connection.stream`, and destroying that with an error fails the query under way with
+ * that error and breaks the client (Knex then drops it from its pool: `__knex__disposed`).
+ *
+ * `broken` sees every error a query of `client` gets once the connection has broken; with a
+ * `readTimeoutMs`, a statement without an answer for that long destroys the socket with `timeout()`.
+ * Both forms of `query` are guarded: with a callback (Knex's) and returning a promise (the
+ * runtime's prepared reads).
+ */
+export function guardPgClient(client: unknown, options: { readTimeoutMs: number; timeout: () => Error; broken: (err: unknown) => void }): void {
+  const pg = client as PgClientInternals;
+  let isBroken = false;
+  pg.on('error', () => void (isBroken = true));
+  pg.on('end', () => void (isBroken = true));
+  const query = pg.query;
+  const arm = () => {
+    if (options.readTimeoutMs <= 0) return undefined;
+    const timer = setTimeout(() => pg.connection?.stream?.destroy(options.timeout()), options.readTimeoutMs);
+    timer.unref();
+    return timer;
+  };
+  pg.query = function guardedQuery(...args: unknown[]) {
+    const callback = args[args.length - 1];
+    if (typeof callback !== 'function') {
+      // The promise form (the runtime's own prepared reads, postgres-reads.ts): the same guard.
+      const timer = arm();
+      const pending = query.apply(pg, args) as Promise<unknown> | undefined;
+      if (typeof pending?.then !== 'function') {
+        if (timer) clearTimeout(timer);
+        return pending;
+      }
+      return pending.then(
+        (result) => {
+          if (timer) clearTimeout(timer);
+          return result;
+        },
+        (err: unknown) => {
+          if (timer) clearTimeout(timer);
+          if (isBroken) options.broken(err);
+          throw err;
+        },
+      );
+    }
+    const timer = arm();
+    args[args.length - 1] = (err: unknown, result: unknown) => {
+      if (timer) clearTimeout(timer);
+      if (err && isBroken) options.broken(err);
+      (callback as (err: unknown, result: unknown) => void)(err, result);
+    };
+    return query.apply(pg, args);
+  };
+}

@@ -16,7 +16,8 @@ import { OutageMonitor } from '../db/outage';
 import type { ExceptionHandlers } from '../operations/exceptions';
 import { errorMiddleware } from './error-middleware';
 import { healthRoutes } from './health';
-import { fallback, orderRoutes, type Method, type Route } from './routes';
+import { COMMIT_POSITION_HEADER, fallback, orderRoutes, type Method, type Route } from './routes';
+import { replicasOf } from '../db/replicas';
 import { ConfigurationError, type Settings } from '../core/settings';
 import { sendJson, sendJsonText } from './send';
 import { MAX_URL_LENGTH } from './server';
@@ -111,6 +112,17 @@ export function createApi(options: ApiOptions): Express {
       sendJson(res, 400, { detail: 'Bad Request' });
     } else next();
   });
+  // With read replicas, what the reads of each request may use of them (db/replicas.ts): GET and HEAD
+  // read from a replica, one that has replayed the commit position the request presents, if any.
+  const replicas = replicasOf(db);
+  if (replicas) {
+    const header = COMMIT_POSITION_HEADER.toLowerCase();
+    app.use((req, _res, next) => {
+      const presented = req.headers[header];
+      const position = typeof presented === 'string' && replicas.validPosition(presented.trim()) ? presented.trim() : undefined;
+      replicas.within({ replica: req.method === 'GET' || req.method === 'HEAD', position }, next);
+    });
+  }
   if (corsHandler) app.use(corsHandler);
   if (metrics) route('/metrics').get(metricsHandler(metrics));
 

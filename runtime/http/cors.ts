@@ -30,7 +30,7 @@ export const DEFAULT_CORS: CorsSettings = Object.freeze({
   origins: [],
   methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
   headers: ['Authorization', 'Content-Type', 'X-Request-Id'],
-  exposeHeaders: ['Retry-After', 'WWW-Authenticate', 'X-Request-Id'],
+  exposeHeaders: ['Retry-After', 'WWW-Authenticate', 'X-Commit-Position', 'X-Request-Id'],
   credentials: false,
   maxAge: 600,
 });

@@ -3,6 +3,8 @@
  */
 import type { Db } from '../db/connection';
 import { RETRY_AFTER_SECONDS } from '../core/errors';
+import { databaseOf } from '../db/database';
+import { DatabaseTimeoutError } from '../db/dialects/dialect';
 import { isConnectionFailure } from '../db/driver-errors';
 import type { OutageMonitor } from '../db/outage';
 import type { Route, RouteDoc } from './routes';
@@ -15,7 +17,9 @@ const UnavailableSchema = z.object({ detail: z.literal('Service Unavailable') })
 /**
  * `GET /health` (liveness) answers while the process serves requests, without touching the database;
  * `GET /health/ready` (readiness) also runs `select 1`: a 503 with `Retry-After` while the database
- * cannot answer, which starts or continues the logged outage like any request failing on it.
+ * cannot answer it within the connect timeout (SVC_DB_CONNECT_TIMEOUT), which starts or continues
+ * the logged outage like any request failing on it. A load balancer that checks it routes around an
+ * instance whose database is partitioned away in that time, not in the time TCP takes to give up.
  */
 export function healthRoutes(db: Db, outage: OutageMonitor): Route[] {
   const ok = { status: 'ok' } as const;
@@ -43,7 +47,7 @@ export function healthRoutes(db: Db, outage: OutageMonitor): Route[] {
       handlers: [
         async (_req, res) => {
           try {
-            await db.raw('select 1');
+            await answersWithin(db, databaseOf(db).settings.connectTimeoutMs);
           } catch (err) {
             if (isConnectionFailure(err)) outage.failed(err);
             res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
@@ -56,4 +60,21 @@ export function healthRoutes(db: Db, outage: OutageMonitor): Route[] {
       doc: doc('health_ready', 'Readiness: the service is up and its database answers.', true),
     },
   ];
+}
+
+/** Runs `select 1` on `db`; rejects with a DatabaseTimeoutError when no answer came within `ms` (the query goes on, its end ignored). */
+function answersWithin(db: Db, ms: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new DatabaseTimeoutError(`the database did not answer select 1 within ${ms} ms`)), ms);
+    db.raw('select 1').then(
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
+  });
 }

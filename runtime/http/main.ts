@@ -10,9 +10,10 @@ import { hashPassword } from '../auth/password';
 import { loadKeys, type KeyPair } from '../auth/tokens';
 import { normalizeUsername, usernameProblems } from '../auth/username';
 import { now } from '../core/convert';
-import { ConfigurationError, loadSettings, type Settings } from '../core/settings';
-import { connect, type Db } from '../db/connection';
+import { ConfigurationError, loadDatabaseSettings, loadSettings, type Settings } from '../core/settings';
+import { connect, dialectOf, type Db } from '../db/connection';
 import { migrateLatest, type Migration } from '../db/migrations';
+import { attachReplicas, destroyDatabase, replicaUrls } from '../db/replicas';
 import { isClusterWorker, runPrimary, shutdownSignals, workerCount } from './cluster';
 import { corsSettings, type CorsSettings } from './cors';
 import { createLogger, type Logger } from './logging';
@@ -61,8 +62,9 @@ function usage(service: ServiceMain): string {
   migrate     apply pending migrations and exit${createUser}
 
 Environment: DATABASE_URL (unset: SQLite file ${service.defaultSqliteFile}; sqlite:PATH; postgres://...; mysql://...),
-HOST, PORT, NODE_ENV, SVC_JWT_PRIVATE_KEY_FILE, SVC_JWT_PUBLIC_KEY_FILE, SVC_WORKERS, SVC_LOG_LEVEL,
-SVC_METRICS, SVC_CORS_*, SVC_SECURITY_HEADERS, SVC_DOCS, SVC_HEADERS_TIMEOUT, SVC_REQUEST_TIMEOUT,
+DATABASE_DIRECT_URL, DATABASE_REPLICA_URLS, SVC_DB_CONNECT_TIMEOUT, SVC_DB_ACQUIRE_TIMEOUT,
+SVC_DB_STATEMENT_TIMEOUT, SVC_DB_POOL_MAX, HOST, PORT, NODE_ENV, SVC_JWT_PRIVATE_KEY_FILE,
+SVC_JWT_PUBLIC_KEY_FILE, SVC_WORKERS, SVC_LOG_LEVEL, SVC_METRICS, SVC_CORS_*, SVC_SECURITY_HEADERS, SVC_DOCS, SVC_HEADERS_TIMEOUT, SVC_REQUEST_TIMEOUT,
 SVC_KEEP_ALIVE_TIMEOUT, SVC_MAX_CONNECTIONS and the SVC_* settings.`;
 }
 
@@ -100,20 +102,39 @@ async function main(service: ServiceMain, argv: string[]): Promise<number> {
     if (command === 'createuser') return await createUser(service, service.users!, db, argv.slice(1));
     return 0;
   } finally {
-    await db.destroy();
+    await destroyDatabase(db);
   }
 }
 
-/** Connects to DATABASE_URL (or the default SQLite file). */
+/** Connects to DATABASE_URL (or the default SQLite file), with the read replicas of DATABASE_REPLICA_URLS. */
 function connectDatabase(service: ServiceMain): Db {
-  return connect(process.env.DATABASE_URL, service.defaultSqliteFile);
+  const db = connect(process.env.DATABASE_URL, service.defaultSqliteFile);
+  attachReplicas(db, replicaUrls());
+  return db;
 }
 
-/** Connects and applies pending migrations. */
+/**
+ * Applies pending migrations, then connects. Migrations and their lock go through
+ * DATABASE_DIRECT_URL when it is set (the database itself, where DATABASE_URL names a pooler such as
+ * PgBouncer in transaction mode), on a connection of their own without the statement timeout (a
+ * migration may rebuild a large table).
+ */
 async function openDatabase(service: ServiceMain, log: (message: string) => void): Promise<Db> {
   const db = connectDatabase(service);
-  const applied = await migrateLatest(db, service.migrations);
-  log(applied.length ? `applied migrations: ${applied.join(', ')}` : 'database is up to date');
+  const direct = process.env.DATABASE_DIRECT_URL || undefined;
+  const migrating = connect(direct ?? process.env.DATABASE_URL, service.defaultSqliteFile, undefined, { ...loadDatabaseSettings(), statementTimeoutMs: 0 });
+  try {
+    if (direct !== undefined && dialectOf(migrating) !== dialectOf(db)) {
+      throw new ConfigurationError(`DATABASE_DIRECT_URL must name the same kind of database as DATABASE_URL (${dialectOf(db).name})`);
+    }
+    const applied = await migrateLatest(migrating, service.migrations);
+    log(applied.length ? `applied migrations: ${applied.join(', ')}` : 'database is up to date');
+  } catch (err) {
+    await destroyDatabase(db);
+    throw err;
+  } finally {
+    await migrating.destroy();
+  }
   return db;
 }
 
@@ -147,7 +168,7 @@ async function serve(service: ServiceMain): Promise<number> {
     return 1;
   }
   if (workers > 1 && !isClusterWorker()) {
-    await db.destroy();
+    await destroyDatabase(db);
     console.log(`${service.title}: starting ${workers} workers on http://${host}:${port}${service.basePath}`);
     return runPrimary({ workers, log: console.log });
   }
@@ -159,7 +180,7 @@ async function serve(service: ServiceMain): Promise<number> {
       shutdownTimeoutMs: settings.SVC_SHUTDOWN_TIMEOUT * 1000,
       limits,
       transactions: context?.transactions,
-      onClose: () => db.destroy(),
+      onClose: () => destroyDatabase(db),
       signals: shutdownSignals(),
     });
     const origin = `http://${host}:${server.port}${service.basePath}`;

@@ -13,6 +13,7 @@ import { requestContext, type ServiceContext } from '../operations/context';
 import { requireRoles } from '../operations/permissions';
 import { rateLimit, type RateLimit } from '../operations/rate-limit';
 import { sendJson } from './send';
+import { replicasOf } from '../db/replicas';
 import { parseInput, runParsed, type Operation, type OperationInput, type PartSchema, type QueryValues } from '../operations/operation';
 import type { z } from '../core/zod';
 
@@ -171,6 +172,7 @@ export function expressHandler<P extends PartSchema = undefined, Q extends PartS
     // The input validated before the decorators ran; parsed here only for a view called without it.
     const input = (req.validated as OperationInput<P, Q, B> | undefined) ?? parseInput(operation, rawRequest(req));
     const { status, body } = await runParsed(operation, input, service.db, (db) => requestContext(req, db, service), { transactions: service.transactions, req });
+    if (req.method !== 'GET' && req.method !== 'HEAD') await sendCommitPosition(service.db, res);
     if (status === 204) res.status(204).end();
     else sendJson(res, status, body);
   };
@@ -179,6 +181,20 @@ export function expressHandler<P extends PartSchema = undefined, Q extends PartS
     req.validated = parseInput(operation, rawRequest(req));
     await decorated(req, res);
   };
+}
+
+/**
+ * With read replicas, the answer of a write carries the primary's commit position after it, which
+ * the client presents with its next requests to read its own writes (db/replicas.ts). A primary that
+ * cannot tell it now leaves it out: the write has committed, and is answered.
+ */
+export const COMMIT_POSITION_HEADER = 'X-Commit-Position';
+
+async function sendCommitPosition(db: ServiceContext['db'], res: Response): Promise<void> {
+  const replicas = replicasOf(db);
+  if (!replicas) return;
+  const position = await replicas.commitPosition().catch(() => undefined);
+  if (position !== undefined) res.setHeader(COMMIT_POSITION_HEADER, position);
 }
 
 function rawRequest(req: Request) {

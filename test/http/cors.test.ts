@@ -15,7 +15,7 @@ describe('SVC_CORS_* settings', () => {
       origins: [],
       methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
       headers: ['Authorization', 'Content-Type', 'X-Request-Id'],
-      exposeHeaders: ['Retry-After', 'WWW-Authenticate', 'X-Request-Id'],
+      exposeHeaders: ['Retry-After', 'WWW-Authenticate', 'X-Commit-Position', 'X-Request-Id'],
       credentials: false,
       maxAge: 600,
     });
@@ -102,7 +102,7 @@ describe.each(DIALECTS)('CORS (%s)', (dialect) => {
       expect(res.headers).toMatchObject({
         'access-control-allow-origin': 'http://localhost:3000',
         'access-control-allow-credentials': 'true',
-        'access-control-expose-headers': 'Retry-After, WWW-Authenticate, X-Request-Id',
+        'access-control-expose-headers': 'Retry-After, WWW-Authenticate, X-Commit-Position, X-Request-Id',
         vary: 'Origin',
       });
     });

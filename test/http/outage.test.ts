@@ -12,6 +12,7 @@ import request from 'supertest';
 import type { Express } from 'express';
 import { connect, loadSettings, migrateLatest, type Db } from '../../runtime';
 import { RETRY_AFTER_SECONDS } from '../../runtime/core/errors';
+import { DatabaseTimeoutError, markConnectionFailure } from '../../runtime/db/dialects/dialect';
 import { isConnectionFailure } from '../../runtime/db/driver-errors';
 import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
 import { createUser, takeErrors } from '../support/fixtures';
@@ -221,9 +222,10 @@ describe('isConnectionFailure', () => {
     ['ECONNREFUSED', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' })],
     ['ECONNRESET', Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })],
     ['ETIMEDOUT', Object.assign(new Error('connect ETIMEDOUT'), { code: 'ETIMEDOUT' })],
-    ['Connection terminated', new Error('Connection terminated unexpectedly')],
-    ['a terminated connection under a statement', new Error('select 1 - Connection terminated unexpectedly')],
-    ['the rollback on a terminated connection', new Error('ROLLBACK - Client has encountered a connection error and is not queryable')],
+    ['a terminated connection under a statement, marked by its client', markConnectionFailure(new Error('select 1 - Connection terminated unexpectedly'))],
+    ['the rollback on a terminated connection, marked by its client', markConnectionFailure(new Error('ROLLBACK - Client has encountered a connection error and is not queryable'))],
+    ['a statement the server did not answer in time', new DatabaseTimeoutError('the database did not answer within 2000 ms')],
+    ['57014 query_canceled (the statement timeout)', Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' })],
     ['a pool acquire timeout', Object.assign(new Error('Knex: Timeout acquiring a connection.'), { name: 'KnexTimeoutError' })],
     ['57P01 admin_shutdown', Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' })],
     ['57P02 crash_shutdown', Object.assign(new Error('terminating connection because of crash of another server process'), { code: '57P02' })],
@@ -243,6 +245,8 @@ describe('isConnectionFailure', () => {
     ['SQLITE_CONSTRAINT', Object.assign(new Error('UNIQUE constraint failed'), { code: 'SQLITE_CONSTRAINT_UNIQUE' })],
     ['a plain error', new Error('exploded')],
     ['a destroyed pool', new Error('Unable to acquire a connection')],
+    // Only marks and codes count: the same words in a message prove nothing (a hook's own error may say them).
+    ['a message alone', new Error('select 1 - Connection terminated unexpectedly')],
     ['not an error', 'ECONNREFUSED'],
   ])('%s is not', (_what, err) => {
     expect(isConnectionFailure(err)).toBe(false);

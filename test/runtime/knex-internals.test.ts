@@ -13,18 +13,20 @@ import {
   CONNECTION_UID,
   CONNECTION_WARNING,
   driverMessageOf,
+  guardPgClient,
   isRaw,
   Mysql2Client,
   MysqlColumnCompiler,
   MysqlQueryCompiler,
   MysqlTableCompiler,
+  onAcquireFailure,
   queryUidOf,
   sqliteBindings,
   SqliteQueryCompiler,
   statementsOf,
   UNBOUND_JOIN_CLAUSES,
 } from '../../runtime/db/knex-internals';
-import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
+import { createDatabase, DIALECTS, pgUrl, type TestDatabase } from '../support/databases';
 
 /** Fails with the module and the assumption named, when `holds` is false. */
 function assume(assumption: string, holds: boolean, detail: string | (() => string) = ''): void {
@@ -233,5 +235,88 @@ describe('Knex internals the runtime reads (SQLite classes)', () => {
       await db.destroy();
     }
     assume('connection warnings', warnings.length > 0 && warnings.every((w) => CONNECTION_WARNING.test(w)), JSON.stringify(warnings));
+  });
+});
+
+const postgres = DIALECTS.includes('postgres') ? describe : describe.skip;
+
+postgres('Knex and node-postgres internals the runtime reads (acquisitions and pg clients)', () => {
+  it('acquisition: a connection that cannot be opened rejects acquireConnection with its error; a destroyed pool is no failure', async () => {
+    const failures: unknown[] = [];
+    const db = knex({ client: 'pg', connection: 'postgres://postgres@127.0.0.1:1/none', pool: { min: 0, max: 1 }, log: { warn: () => undefined } });
+    onAcquireFailure(db.client, (err) => failures.push(err));
+    const err = await db.raw('select 1').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    const trxErr = await db.transaction(async () => undefined).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assume('acquisition', failures.length === 2 && failures[0] === err && failures[1] === trxErr, String(err));
+    await db.destroy();
+    const after = await db.raw('select 1').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assume('acquisition', after instanceof Error && failures.length === 2, `after destroy: ${String(after)}, ${failures.length} failures`);
+  });
+
+  function pgWithGuard(readTimeoutMs: number, seen: { broken: unknown[] }): Knex {
+    return knex({
+      client: 'pg',
+      connection: pgUrl('postgres'),
+      pool: {
+        min: 0,
+        max: 1,
+        afterCreate(client: unknown, done: (err: unknown, client: unknown) => void) {
+          guardPgClient(client, { readTimeoutMs, timeout: () => Object.assign(new Error('silent'), { code: 'ETIMEDOUT' }), broken: (e) => seen.broken.push(e) });
+          done(null, client);
+        },
+      },
+    });
+  }
+
+  it('pg client: a statement past the read timeout fails with the timeout error, breaks its client, and the pool opens another', async () => {
+    const seen = { broken: [] as unknown[] };
+    const db = pgWithGuard(300, seen);
+    try {
+      const { rows: before } = await db.raw('select pg_backend_pid() as pid');
+      const err = await db.raw('select pg_sleep(3)').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      assume('pg client', (err as { code?: string }).code === 'ETIMEDOUT' && seen.broken.includes(err), String(err));
+      const { rows: after } = await db.raw('select pg_backend_pid() as pid');
+      assume('pg client', after[0].pid !== before[0].pid, 'the broken client was used again');
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it('pg client: a connection terminated under a transaction fails its statement and its ROLLBACK with errors the guard sees', async () => {
+    const seen = { broken: [] as unknown[] };
+    const db = pgWithGuard(0, seen);
+    const admin = knex({ client: 'pg', connection: pgUrl('postgres'), pool: { min: 0, max: 1 } });
+    try {
+      const err = await db
+        .transaction(async (trx) => {
+          const { rows } = await trx.raw('select pg_backend_pid() as pid');
+          await admin.raw('select pg_terminate_backend(?)', [rows[0].pid]);
+          await trx.raw('select 1');
+        })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      // The statement meets PostgreSQL's 57P01 (a code) or the closed socket, the ROLLBACK the broken
+      // client: the guard sees what came after the break, and the transaction's error is an outage.
+      const messages = seen.broken.map((e) => (e as Error).message);
+      const coded = (err as { code?: string }).code === '57P01' || (err as { code?: string }).code === 'ECONNRESET';
+      assume('pg client', err instanceof Error && seen.broken.length > 0 && (coded || messages.includes(err.message)), `${String(err)}; seen ${messages.join(' | ')}`);
+    } finally {
+      await admin.destroy();
+      await db.destroy();
+    }
   });
 });

@@ -80,6 +80,16 @@ export async function mysqlIndexes(db: Db, table: string): Promise<{ name: strin
   return [...out.values()];
 }
 
+/**
+ * Where the services of the suites reach a test database: the server itself, or the port that
+ * `SVCGEN_TEST_PG_SERVE_PORT` names on PGHOST (`npm run test:scale` runs the HTTP suites through
+ * PgBouncer in transaction mode there). Databases are created and dropped on the server itself.
+ */
+function pgServeUrl(database: string): string {
+  const port = process.env.SVCGEN_TEST_PG_SERVE_PORT;
+  return port ? `postgres://${PG.user}@${PG.host}:${port}/${database}` : pgUrl(database);
+}
+
 export async function createDatabase(dialect: Dialect): Promise<TestDatabase> {
   const name = `svcgen_test_${process.pid}_${crypto.randomBytes(4).toString('hex')}`;
   if (dialect === 'sqlite') {
@@ -118,7 +128,7 @@ export async function createDatabase(dialect: Dialect): Promise<TestDatabase> {
   const admin = knex({ client: 'pg', connection: pgUrl('postgres'), pool: { min: 0, max: 1 } });
   await admin.raw(`create database ${name}`);
   await admin.destroy();
-  const url = pgUrl(name);
+  const url = pgServeUrl(name);
   const db = connect(url, '');
   return {
     dialect,

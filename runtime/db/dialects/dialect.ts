@@ -7,7 +7,7 @@
  * adding a database is one new adapter and its test run.
  */
 import type { Knex } from 'knex';
-import type { SqliteSettings } from '../../core/settings';
+import type { DatabaseSettings, SqliteSettings } from '../../core/settings';
 
 type Db = Knex;
 type Row = Record<string, any>;
@@ -47,12 +47,42 @@ export interface ConstraintViolation {
   stillReferenced?: boolean;
 }
 
+/**
+ * The mark of an error that means the database cannot be reached, whatever its code or message: an
+ * error the pool met opening a connection, or one a query met on a connection that broke under it
+ * (node-postgres says "Connection terminated…" without a code). A registered symbol, so that every
+ * copy of the runtime a process loads reads the marks another made.
+ */
+const CONNECTION_FAILURE = Symbol.for('svcgen.connectionFailure');
+
+/** Marks `err` as a connection failure (see CONNECTION_FAILURE); returns it. */
+export function markConnectionFailure<T>(err: T): T {
+  if (err && typeof err === 'object' && !Object.isFrozen(err)) Object.defineProperty(err, CONNECTION_FAILURE, { value: true, configurable: true });
+  return err;
+}
+
+/** Whether `err` was marked as a connection failure. */
+export function isMarkedConnectionFailure(err: unknown): boolean {
+  return !!err && typeof err === 'object' && (err as Record<symbol, unknown>)[CONNECTION_FAILURE] === true;
+}
+
+/**
+ * A database that did not answer a statement in time, its connection closed: Node's `ETIMEDOUT`
+ * (the server never answered), so that it is a connection failure for every database.
+ */
+export class DatabaseTimeoutError extends Error {
+  override name = 'DatabaseTimeoutError';
+  readonly code = 'ETIMEDOUT';
+}
+
 /** What opening a database needs beside its URL. */
 export interface OpenOptions {
   /** The SQLite file of a service whose DATABASE_URL is unset. */
   defaultSqliteFile: string;
   /** SQLite's tuning (settings.ts). */
   sqlite: SqliteSettings;
+  /** Timeouts and pool size (settings.ts). */
+  database: DatabaseSettings;
 }
 
 /** A database an adapter opened: Knex's configuration of it, and what the runtime keeps for it. */
@@ -158,4 +188,23 @@ export interface Dialect {
   dropSearchIndex?(knex: Knex, table: string, name: string): Promise<void>;
   /** Renames the index `createSearchIndex` made, after its column (absent with it). */
   renameSearchIndex?(knex: Knex, table: string, from: string, to: string): Promise<void>;
+
+  /** Where the database has read replicas (DATABASE_REPLICA_URLS): how commit positions are read and compared. */
+  readonly positions?: CommitPositions;
+}
+
+/**
+ * Positions in a database's history of commits, for read replicas: a write's position after its
+ * commit on the primary, how far a replica has replayed, and their order. A position is text
+ * (PostgreSQL: a WAL LSN, `0/3000148`).
+ */
+export interface CommitPositions {
+  /** A SELECT of one row whose one column is the primary's current position: every commit so far is at or before it. */
+  readonly currentSql: string;
+  /** A SELECT of one row whose one column is how far the replica it runs on has replayed (null on a primary). */
+  readonly replayedSql: string;
+  /** Whether `text` is a position (checked before it is compared: it comes from a request header). */
+  valid(text: string): boolean;
+  /** Whether `replayed` is at or past `wanted`. */
+  reached(replayed: string, wanted: string): boolean;
 }

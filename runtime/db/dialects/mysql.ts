@@ -49,8 +49,11 @@ export const mysql: Dialect = {
 
   accepts: (url) => /^(mysql|mariadb):\/\//.test(url),
 
-  open(url) {
+  open(url, { database }) {
     if (url === undefined) throw new Error('MySQL needs a DATABASE_URL');
+    // The timeouts of settings.ts: opening a connection, waiting for one of the pool. (A statement's
+    // own time limit is PostgreSQL's only: MySQL's max_execution_time bounds SELECTs alone.)
+    const { connectTimeoutMs, acquireTimeoutMs, poolMax } = database;
     return {
       description: url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@'),
       knex: {
@@ -63,8 +66,10 @@ export const mysql: Dialect = {
           timezone: 'Z',
           // JSON as text, as on the other databases (MySQL's JSON type would be parsed by mysql2).
           jsonStrings: true,
+          connectTimeout: connectTimeoutMs,
         } as Knex.MySql2ConnectionConfig,
-        pool: { min: 0, max: 10 },
+        acquireConnectionTimeout: acquireTimeoutMs,
+        pool: { min: 0, max: poolMax, createTimeoutMillis: connectTimeoutMs },
       },
     };
   },

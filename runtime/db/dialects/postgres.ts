@@ -5,7 +5,8 @@
  */
 import { types as pgTypes } from 'pg';
 import { loadPostgresSettings } from '../../core/settings';
-import type { ConstraintViolation, Dialect, DriverError } from './dialect';
+import { guardPgClient } from '../knex-internals';
+import { DatabaseTimeoutError, markConnectionFailure, type ConstraintViolation, type Dialect, type DriverError } from './dialect';
 import { PostgresReads } from './postgres-reads';
 
 // Type parsers, set once: int8 and counts as numbers (inputs are limited to safe integers), DATE as
@@ -16,18 +17,25 @@ pgTypes.setTypeParser(114, (v) => v);
 pgTypes.setTypeParser(3802, (v) => v);
 
 /**
- * SQLSTATEs of a database that cannot be reached: class 08 (connection exception), 53300
- * too_many_connections, 57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now,
- * 57P05 idle_session_timeout.
+ * SQLSTATEs of a database that cannot be reached or cannot answer in time: class 08 (connection
+ * exception), 53300 too_many_connections, 57014 query_canceled (the statement timeout), 57P01
+ * admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now, 57P05 idle_session_timeout.
+ * What node-postgres throws without a code when a connection ends under it, or never opens, is
+ * marked where it happens instead (`guardPgClient`, and the pool's failed acquisitions in
+ * connection.ts): its message may follow the statement Knex puts before it.
  */
-const UNREACHABLE_CODES = /^(08[0-9A-Z]{3}|53300|57P0[1235])$/;
+const UNREACHABLE_CODES = /^(08[0-9A-Z]{3}|53300|57014|57P0[1235])$/;
 
-/**
- * What node-postgres says, without a code, when a connection ends under it or never opens; at the
- * start of the message, or after the statement Knex puts before it (`ROLLBACK - Client has
- * encountered…`: the rollback of a transaction whose connection was terminated under it).
- */
-const UNREACHABLE_MESSAGES = /(?:^| - )(Connection terminated|timeout expired|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)/;
+/** Seconds more than the statement timeout a connection may stay silent before it is given up. */
+const READ_GRACE_MS = 1000;
+
+/** A WAL LSN as PostgreSQL writes it: two hexadecimal numbers of at most 32 bits. */
+const LSN = /^([0-9A-F]{1,8})\/([0-9A-F]{1,8})$/i;
+
+function lsnValue(text: string): bigint {
+  const [, high, low] = LSN.exec(text) ?? ['', '0', '0'];
+  return (BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`);
+}
 
 /** The advisory lock key of migrating, the same for every service (they wait in turn). */
 const MIGRATION_LOCK_KEY = 'svc_migrations';
@@ -39,12 +47,41 @@ export const postgres: Dialect = {
 
   accepts: (url) => /^postgres(ql)?:\/\//.test(url),
 
-  open(url) {
+  /**
+   * The timeouts are the driver's, per connection, never a session `SET` (which a transaction-mode
+   * pooler such as PgBouncer would not keep): `statement_timeout` is sent with each connection's
+   * start-up, opening a connection is given up after the connect timeout (the pool's
+   * `createTimeoutMillis`; the driver's own, a second later, closes the socket), and a statement
+   * the server does not answer at all within the statement timeout and a second more closes its
+   * connection (`guardPgClient`). Knex's pool waits at most the acquire timeout for a connection.
+   */
+  open(url, { database }) {
     if (url === undefined) throw new Error('PostgreSQL needs a DATABASE_URL');
+    const { connectTimeoutMs, acquireTimeoutMs, statementTimeoutMs, poolMax } = database;
+    const readTimeoutMs = statementTimeoutMs > 0 ? statementTimeoutMs + READ_GRACE_MS : 0;
     return {
       description: url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@'),
-      // `client: 'pg'` by name: migrations written before the adapters tell PostgreSQL by it.
-      knex: { client: 'pg', connection: url, pool: { min: 0, max: 10 } },
+      knex: {
+        // `client: 'pg'` by name: migrations written before the adapters tell PostgreSQL by it.
+        client: 'pg',
+        connection: {
+          connectionString: url,
+          connectionTimeoutMillis: connectTimeoutMs + READ_GRACE_MS,
+          keepAlive: true,
+          ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {}),
+        },
+        acquireConnectionTimeout: acquireTimeoutMs,
+        pool: {
+          min: 0,
+          max: poolMax,
+          createTimeoutMillis: connectTimeoutMs,
+          afterCreate(client: unknown, done: (err: unknown, client: unknown) => void) {
+            const timeout = () => new DatabaseTimeoutError(`the database did not answer within ${readTimeoutMs} ms`);
+            guardPgClient(client, { readTimeoutMs, timeout, broken: markConnectionFailure });
+            done(null, client);
+          },
+        },
+      },
       pooled: new PostgresReads(loadPostgresSettings()),
     };
   },
@@ -52,8 +89,7 @@ export const postgres: Dialect = {
   // Class 23: integrity constraint violation.
   isConstraintViolation: ({ code }) => typeof code === 'string' && /^23\d{3}$/.test(code),
   constraintOf,
-  isConnectionFailure: ({ code, message }) =>
-    (typeof code === 'string' && UNREACHABLE_CODES.test(code)) || (typeof message === 'string' && UNREACHABLE_MESSAGES.test(message)),
+  isConnectionFailure: ({ code }) => typeof code === 'string' && UNREACHABLE_CODES.test(code),
 
   whereLower(query, text, column, comparison, value) {
     const escape = comparison === 'LIKE' ? ` ESCAPE '\\'` : '';
@@ -104,6 +140,15 @@ export const postgres: Dialect = {
 
   async renameSearchIndex(knex, _table, from, to) {
     await knex.raw('alter index ?? rename to ??', [from, to]);
+  },
+
+  // Positions are WAL LSNs: the primary's insert position (with asynchronous commit the write
+  // position may still be before a commit record just made), a standby's last replayed one.
+  positions: {
+    currentSql: 'select pg_current_wal_insert_lsn()::text as position',
+    replayedSql: 'select pg_last_wal_replay_lsn()::text as position',
+    valid: (text) => LSN.test(text),
+    reached: (replayed, wanted) => lsnValue(replayed) >= lsnValue(wanted),
   },
 };
 

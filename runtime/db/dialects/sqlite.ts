@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Knex } from 'knex';
-import type { SqliteSettings } from '../../core/settings';
+import type { DatabaseSettings, SqliteSettings } from '../../core/settings';
 import { databaseOf } from '../database';
 import { CachedStatementsSqliteClient, SqliteReads, type SqliteSetup } from './sqlite-client';
 import type { ConstraintViolation, Dialect, DriverError } from './dialect';
@@ -14,10 +14,10 @@ import type { ConstraintViolation, Dialect, DriverError } from './dialect';
 const URL_PREFIX = 'sqlite:';
 
 /** What every connection needs, the pool's and the read connection alike (`all`), and the writer's own. */
-function connectionSetup(sqlite: SqliteSettings): SqliteSetup {
+function connectionSetup(sqlite: SqliteSettings, database: DatabaseSettings): SqliteSetup {
   return {
     all(conn) {
-      conn.pragma('busy_timeout = 5000');
+      conn.pragma(`busy_timeout = ${database.acquireTimeoutMs}`);
       conn.pragma(`cache_size = ${-sqlite.cacheSizeMib * 1024}`);
       conn.pragma(`mmap_size = ${sqlite.mmapSizeMib * 1024 * 1024}`);
       // LIKE as on PostgreSQL: case-sensitive (the i-variants compare lowercased sides, `whereLower`)...
@@ -96,10 +96,10 @@ export const sqlite: Dialect = {
 
   accepts: (url) => url.startsWith(URL_PREFIX),
 
-  open(url, { defaultSqliteFile, sqlite: settings }) {
+  open(url, { defaultSqliteFile, sqlite: settings, database }) {
     const file = !url ? defaultSqliteFile : url.slice(URL_PREFIX.length).replace(/^\/\/(?=\/)/, '');
     if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-    const reads = new SqliteReads(file, connectionSetup(settings));
+    const reads = new SqliteReads(file, connectionSetup(settings, database));
     return {
       description: file,
       reads,

@@ -186,6 +186,9 @@ export function createClient(options: ClientOptions) {
   const fetchFn = options.fetch ?? fetch;
   let token = options.token;
   let refreshing = false;
+  // The commit position of the last write answered (X-Commit-Position, sent by a service with read
+  // replicas), presented with every later request: a replica serves it only once it has that write.
+  let position: string | undefined;
 
   async function currentToken(): Promise<Token> {
     return typeof token === 'function' ? token() : token;
@@ -193,6 +196,7 @@ export function createClient(options: ClientOptions) {
 
   function attempt(call: Call, request: RequestOptions | undefined, bearer: Token): Promise<Response> {
     const headers: Record<string, string> = { Accept: 'application/json', ...request?.headers };
+    if (position !== undefined) headers['X-Commit-Position'] ??= position;
     if (bearer) headers.Authorization = `Bearer ${bearer}`;
     if (call.body !== undefined) headers['Content-Type'] = 'application/json';
     return fetchFn(`${baseUrl}${call.path}${queryString(call.query)}`, {
@@ -223,6 +227,7 @@ export function createClient(options: ClientOptions) {
       const fresh = await refreshed();
       if (fresh) response = await attempt(call, request, fresh);
     }
+    position = response.headers.get('X-Commit-Position') ?? position;
     const body = await readBody(response);
     if (!response.ok) throw new ApiError(response.status, errorBody(body), response.headers);
     return body as T;
