@@ -60,6 +60,8 @@ type Decorators = readonly (string | null)[] | undefined;
 type Paginator = string | { class: string } | null | undefined;
 interface EndpointSpec {
   handler: string;
+  /** An account endpoint (the service file's `account:` entries): the runtime handles it. */
+  account?: string;
   auth?: AuthList;
   decorators?: Decorators;
   paginate?: Paginator;
@@ -105,7 +107,8 @@ class Collector {
   endpoints(list: readonly EndpointSpec[] | undefined, path: (string | number)[]): void {
     list?.forEach((e, i) => {
       this.paginator(e.paginate, [...path, i, 'paginate']);
-      this.handler(e.handler, [...path, i, 'handler']);
+      // An account endpoint's handler is the runtime's: its `handler` names the operation only.
+      if (e.account === undefined) this.handler(e.handler, [...path, i, 'handler']);
       this.auth(e.auth, [...path, i, 'auth']);
       this.decorators(e.decorators, [...path, i, 'decorators']);
     });
