@@ -84,4 +84,6 @@ export interface Dialect {
   ): Promise<T>;
   /** Renames the foreign key constraint `from` of `table` to `to`, where the database names them. */
   renameForeignKey(knex: Knex, table: string, from: string, to: string): Promise<void>;
+  /** The names of the database's own tables (the current schema's; not the database's catalogue), sorted. */
+  listTables(knex: Knex): Promise<string[]>;
 }

@@ -73,4 +73,11 @@ export const postgres: Dialect = {
   async renameForeignKey(knex, table, from, to) {
     await knex.raw('alter table ?? rename constraint ?? to ??', [table, from, to]);
   },
+
+  async listTables(knex) {
+    const result = await knex.raw(
+      "select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE' order by table_name",
+    );
+    return (result.rows as { name: string }[]).map((r) => r.name);
+  },
 };

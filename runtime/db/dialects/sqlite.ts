@@ -166,4 +166,9 @@ export const sqlite: Dialect = {
 
   // SQLite's foreign keys are unnamed: they follow their column by themselves.
   async renameForeignKey() {},
+
+  async listTables(knex) {
+    const rows = (await knex.raw("select name from sqlite_master where type = 'table' and name not like 'sqlite\\_%' escape '\\' order by name")) as { name: string }[];
+    return rows.map((r) => r.name);
+  },
 };
