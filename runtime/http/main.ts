@@ -13,6 +13,7 @@ import { now } from '../core/convert';
 import { ConfigurationError, loadSettings, type Settings } from '../core/settings';
 import { connect, type Db } from '../db/connection';
 import { DataLossError, migrateLatest, migrationStatus, rollbackMigrations, type Migration } from '../db/migrations';
+import { seed, SeedError, type SeedResource } from '../operations/seed';
 import { isClusterWorker, runPrimary, shutdownSignals, workerCount } from './cluster';
 import { corsSettings, type CorsSettings } from './cors';
 import { createLogger, type Logger } from './logging';
@@ -46,6 +47,8 @@ export interface ServiceMain {
   devKeysDir: string;
   /** The table `createuser` writes; without one the service has no `createuser` command. */
   users?: UserTable;
+  /** The resources `seed` loads fixtures into, by route base: those with a create operation. */
+  seeds?: Readonly<Record<string, SeedResource>>;
 }
 
 /** The usage text: the service's commands and the environment it reads. */
@@ -55,7 +58,7 @@ function usage(service: ServiceMain): string {
   createuser  --username NAME --email E --password P [--staff] [--superuser] [--inactive]
               create a user (password hashed); prints the new id`
     : '';
-  return `usage: node main.js [serve|migrate${service.users ? '|createuser' : ''}]
+  return `usage: node main.js [serve|migrate|seed${service.users ? '|createuser' : ''}]
 
   serve       apply pending migrations, then serve on HOST:PORT (default 127.0.0.1:8000)
   migrate     apply pending migrations and exit
@@ -63,7 +66,10 @@ function usage(service: ServiceMain): string {
               list the migrations applied and pending; changes nothing
   migrate rollback [N] [--allow-data-loss]
               revert the last N applied migrations (default 1) in one transaction; refused when
-              it would drop a table with rows or a column with values, unless --allow-data-loss${createUser}
+              it would drop a table with rows or a column with values, unless --allow-data-loss
+  seed FILE...
+              apply pending migrations, then insert the rows of YAML or JSON fixture files
+              ({resource: [{field: value}]}), validated through the create schemas, in one transaction${createUser}
 
 Environment: DATABASE_URL (unset: SQLite file ${service.defaultSqliteFile}; sqlite:PATH; postgres://...),
 HOST, PORT, NODE_ENV, SVC_JWT_PRIVATE_KEY_FILE, SVC_JWT_PUBLIC_KEY_FILE, SVC_WORKERS, SVC_LOG_LEVEL,
@@ -89,7 +95,7 @@ export function runMain(service: ServiceMain, argv: string[] = process.argv.slic
 
 async function main(service: ServiceMain, argv: string[]): Promise<number> {
   const command = argv[0] ?? 'serve';
-  const commands = service.users ? ['serve', 'migrate', 'createuser'] : ['serve', 'migrate'];
+  const commands = ['serve', 'migrate', 'seed', ...(service.users ? ['createuser'] : [])];
   if (command === '--help' || command === '-h') {
     console.log(usage(service));
     return 0;
@@ -100,10 +106,15 @@ async function main(service: ServiceMain, argv: string[]): Promise<number> {
   }
   if (command === 'serve') return serve(service);
   if (command === 'migrate' && argv.length > 1) return migrateCommand(service, argv.slice(1));
+  if (command === 'seed' && argv.length < 2) {
+    console.error(`seed: name one or more fixture files\n\n${usage(service)}`);
+    return 2;
+  }
   // createuser prints only the new id on stdout; progress goes to stderr there.
   const db = await openDatabase(service, command === 'migrate' ? console.log : console.error);
   try {
     if (command === 'createuser') return await createUser(service, service.users!, db, argv.slice(1));
+    if (command === 'seed') return await seedCommand(service, db, argv.slice(1));
     return 0;
   } finally {
     await db.destroy();
@@ -217,6 +228,23 @@ async function migrateCommand(service: ServiceMain, args: string[]): Promise<num
     }
   } finally {
     await db.destroy();
+  }
+}
+
+/** `seed FILE...`: every problem on stderr and exit 1 with nothing written, or the rows inserted per resource. */
+async function seedCommand(service: ServiceMain, db: Db, files: string[]): Promise<number> {
+  try {
+    const { inserted } = await seed(db, service.seeds ?? {}, files);
+    console.log(`seeded ${[...inserted].map(([name, n]) => `${name}: ${n}`).join(', ') || 'nothing'}`);
+    return 0;
+  } catch (err) {
+    if (!(err instanceof SeedError)) {
+      console.error(`seed: the database refused a row: ${errorLine(err)}; nothing was written`);
+      return 1;
+    }
+    for (const problem of err.problems) console.error(`seed: ${problem}`);
+    console.error(`seed: ${err.problems.length} problem${err.problems.length === 1 ? '' : 's'}; nothing was written`);
+    return 1;
   }
 }
 

@@ -86,4 +86,6 @@ export interface Dialect {
   renameForeignKey(knex: Knex, table: string, from: string, to: string): Promise<void>;
   /** The names of the database's own tables (the current schema's; not the database's catalogue), sorted. */
   listTables(knex: Knex): Promise<string[]>;
+  /** After rows were inserted with explicit keys: the table's key sequence moved past them, where the database keeps one apart. */
+  syncKeySequence(knex: Knex, table: string, pk: string): Promise<void>;
 }

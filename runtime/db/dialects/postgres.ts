@@ -80,4 +80,9 @@ export const postgres: Dialect = {
     );
     return (result.rows as { name: string }[]).map((r) => r.name);
   },
+
+  // A serial or identity column's sequence does not see keys given explicitly; a key without one (a UUID) has none.
+  async syncKeySequence(knex, table, pk) {
+    await knex.raw('select setval(pg_get_serial_sequence(?, ?), greatest(coalesce((select max(??) from ??), 0), 1))', [table, pk, pk, table]);
+  },
 };

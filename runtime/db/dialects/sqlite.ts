@@ -171,4 +171,7 @@ export const sqlite: Dialect = {
     const rows = (await knex.raw("select name from sqlite_master where type = 'table' and name not like 'sqlite\\_%' escape '\\' order by name")) as { name: string }[];
     return rows.map((r) => r.name);
   },
+
+  // An INTEGER PRIMARY KEY continues after the largest key by itself.
+  async syncKeySequence() {},
 };
