@@ -297,6 +297,7 @@ function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>): Resource 
     errorSchema: viewset.error_schema ? manualSchema(ctx, viewset.error_schema.name ?? `${d.model}Error`, 'out', viewset.error_schema) : null,
     lifecycle: viewset.lifecycle ?? {},
     querysetRequest: viewset.queryset_request,
+    normalizeInput: viewset.normalize_input,
     querysetWrite: viewset.queryset_write ?? viewset.queryset_request,
     objectPermission: viewset.has_object_permission,
     actions: actionsOf(names, viewset),

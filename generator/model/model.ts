@@ -343,6 +343,8 @@ export interface Resource {
   errorSchema: SchemaModel | null;
   lifecycle: Partial<Record<'before_create' | 'after_create' | 'before_update' | 'after_update' | 'before_delete' | 'after_delete', string>>;
   querysetRequest?: string;
+  /** `normalize_input`: a hook given the raw body of a create or update, before validation, returning the body to validate. */
+  normalizeInput?: string;
   /** The hook narrowing the rows writes look up (`queryset_write`, by default `queryset_request`). */
   querysetWrite?: string;
   /** `has_object_permission`: a hook given the record, before retrieve, update, delete and detail actions. */

@@ -126,6 +126,7 @@ export function resourceHookRefs(file: string, spec: ResourceSpec, shared: Reado
   }
   c.handler(v.query_params_handler, ['viewset', 'query_params_handler']);
   c.handler(v.queryset_request, ['viewset', 'queryset_request']);
+  c.handler(v.normalize_input, ['viewset', 'normalize_input']);
   c.handler(v.queryset_write, ['viewset', 'queryset_write']);
   c.handler(v.has_object_permission, ['viewset', 'has_object_permission']);
   c.paginator(v.pagination_class, ['viewset', 'pagination_class']);

@@ -402,6 +402,7 @@ export const viewsetSchema = {
     query_params: paramMap,
     query_params_handler: exportName,
     queryset_request: exportName,
+    normalize_input: exportName,
     queryset_write: exportName,
     disable: { type: 'array', items: { enum: [...OPERATIONS, 'all'] }, uniqueItems: true },
     api_route_path: { type: 'string', pattern: '^/?[a-z0-9_-]*(/[a-z0-9_-]+)*/?$' },
