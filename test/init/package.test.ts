@@ -313,15 +313,16 @@ describe('the svcgen packages', () => {
     expect(await recovered.json()).toMatchObject({ id: note.id, pinned: false });
     await dev.stop();
 
-    // A production install: the runtime and what it runs, none of the build tools. yaml stays only
-    // as a dependency of openapi3-ts (under the runtime's zod-to-openapi), not of svcgen.
+    // A production install: the runtime and what it runs, none of the build tools. yaml stays as a
+    // dependency of openapi3-ts (under the runtime's zod-to-openapi) and of the runtime itself (its
+    // `seed` command reads YAML fixtures), not of svcgen.
     fs.rmSync(path.join(app, 'node_modules'), { recursive: true, force: true });
     ok('npm', ['install', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund'], app);
     const productionModules = path.join(app, 'node_modules');
     for (const name of ['svcgen', 'typescript', 'prettier', 'ts-morph', 'handlebars', 'ajv']) {
       expect({ name, installed: fs.existsSync(path.join(productionModules, name)) }).toEqual({ name, installed: false });
     }
-    expect(dependentsOf('yaml', productionModules)).toEqual(['openapi3-ts']);
+    expect(dependentsOf('yaml', productionModules)).toEqual(['@svcgen/runtime', 'openapi3-ts']);
     expect(fs.existsSync(path.join(productionModules, '@svcgen/runtime/dist/index.js'))).toBe(true);
 
     // The compiled service starts from it: migrations up to date, health answered.

@@ -88,4 +88,13 @@ export interface Dialect {
   listTables(knex: Knex): Promise<string[]>;
   /** After rows were inserted with explicit keys: the table's key sequence moved past them, where the database keeps one apart. */
   syncKeySequence(knex: Knex, table: string, pk: string): Promise<void>;
+  /** A table's primary key columns, foreign keys and indexes (not the primary key's), for `svcgen pull`. */
+  describeKeys(knex: Knex, table: string): Promise<TableKeys>;
+}
+
+/** What `describeKeys` finds of one table. */
+export interface TableKeys {
+  primaryKey: string[];
+  foreignKeys: { column: string; table: string; refColumn: string; onDelete: string }[];
+  indexes: { name: string; columns: string[]; unique: boolean }[];
 }
