@@ -3,6 +3,14 @@
 import { runMain } from '@svcgen/runtime';
 import { createService } from './app';
 import { migrations } from './migrations';
+import * as articlesQueries from './resources/articles/queries';
+import * as articlesSchemas from './resources/articles/schemas';
+import * as categoriesQueries from './resources/categories/queries';
+import * as categoriesSchemas from './resources/categories/schemas';
+import * as tagsQueries from './resources/tags/queries';
+import * as tagsSchemas from './resources/tags/schemas';
+import * as usersQueries from './resources/users/queries';
+import * as usersSchemas from './resources/users/schemas';
 import { DEFAULT_SETTINGS, DEFAULT_SQLITE_FILE, DEV_KEYS_DIR } from './settings';
 
 runMain({
@@ -14,4 +22,44 @@ runMain({
   defaultSqliteFile: DEFAULT_SQLITE_FILE,
   devKeysDir: DEV_KEYS_DIR,
   users: { table: 'users', pk: 'id', nowColumns: ['date_joined'] },
+  seeds: {
+    articles: {
+      table: 'articles',
+      pk: 'id',
+      schema: articlesSchemas.ArticleIn,
+      values: articlesQueries.createValues,
+      extras: {
+        id: { column: 'id', kind: 'value' },
+        author: { column: 'author_id', kind: 'value' },
+        is_published: { column: 'is_published', kind: 'value' },
+        views: { column: 'views', kind: 'value' },
+      },
+    },
+    categories: {
+      table: 'categories',
+      pk: 'id',
+      schema: categoriesSchemas.CategoryIn,
+      values: categoriesQueries.createValues,
+      extras: { id: { column: 'id', kind: 'value' } },
+    },
+    tags: {
+      table: 'tags',
+      pk: 'id',
+      schema: tagsSchemas.TagIn,
+      values: tagsQueries.createValues,
+      extras: { id: { column: 'id', kind: 'value' } },
+    },
+    users: {
+      table: 'users',
+      pk: 'id',
+      schema: usersSchemas.UserIn,
+      values: usersQueries.createValues,
+      extras: {
+        id: { column: 'id', kind: 'value' },
+        is_active: { column: 'is_active', kind: 'value' },
+        is_staff: { column: 'is_staff', kind: 'value' },
+        is_superuser: { column: 'is_superuser', kind: 'value' },
+      },
+    },
+  },
 });

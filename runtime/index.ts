@@ -58,12 +58,14 @@ export { deleteRow, type Conflicts, type ProtectConflict, type UniqueConflict } 
 export { checkObjectPermission } from './operations/permissions';
 export { rateLimit } from './operations/rate-limit';
 export type { ComputeArgs } from './operations/computed';
+export { accountHandlers, type AccountHandlers, type AccountTable, type TokenPair } from './operations/accounts';
 
 // auth: authenticators, tokens, passwords, usernames, the login throttle.
 export { AdminAuth, bearerToken, JWTAuth, SuperuserAuth, unauthorized, type Authenticator, type AuthUser } from './auth/authenticators';
 export { consumeRefreshToken, generateKeyPair, TokenError, TokenService, type KeyPair, type TokenClaims } from './auth/tokens';
 export { hashPassword, passwordFitsBcrypt, passwordProblems, passwordTooLongEntry, verifyPassword } from './auth/password';
 export { normalizeUsername, usernameProblems } from './auth/username';
+export { credentialProblems } from './auth/credentials';
 export { LoginThrottle, loginThrottle, setLoginThrottle } from './auth/throttle';
 
 // query: lists, pagination, filters, search, ordering, field selection.

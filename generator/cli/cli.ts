@@ -25,10 +25,21 @@ commands:
   check SPECS [--out DIR]      fail with a diff when DIR differs from what build would write
   init DIR                     scaffold a new project (specs, hooks, smoke test, package.json)
   dev [SPECS] [--out DIR]      build, compile and run the service; rebuild and restart on every change
+  pull DATABASE_URL [--out DIR]  write specs (default into specs/) from an existing SQLite or PostgreSQL database
 
 Run "svcgen <command> --help" for a command's options; "svcgen --version" prints the version.`;
 
 const COMMANDS: Record<string, { usage: string; options: string[]; flags?: string[]; positional?: string }> = {
+  pull: {
+    usage: `usage: svcgen pull DATABASE_URL [--out DIR]
+
+Reads the tables of an existing database (sqlite:PATH or postgres://user@host:port/db; it is only
+read) and writes specs into DIR (default: specs), which must be new or empty: service.yaml and one
+resource file per table, with columns, foreign keys, unique and composite indexes, and
+many-to-many join tables as many_to_many fields with relation endpoints. Every resource is public.`,
+    options: ['--out'],
+    positional: 'DATABASE_URL',
+  },
   validate: {
     usage: `usage: svcgen validate SPECS
 
@@ -121,6 +132,8 @@ interface Parsed {
   /** `--default TABLE.FIELD=VALUE`, by `TABLE.FIELD`. */
   defaults: Record<string, string>;
   svcgen?: string;
+  /** Whether `--out` was given (svcgen pull writes into specs/ by default). */
+  outGiven?: boolean;
   tsconfig: string;
   /** After `--`: passed on (svcgen dev's service arguments). */
   rest: string[];
@@ -150,7 +163,10 @@ function parseArgs(command: string, args: string[]): Parsed {
         parsed.defaults[`${m[1]}.${m[2]}`] = m[3];
       } else if (name === '--svcgen') parsed.svcgen = value;
       else if (name === '--tsconfig') parsed.tsconfig = value;
-      else parsed.out = value;
+      else {
+        parsed.out = value;
+        parsed.outGiven = true;
+      }
     } else parsed.positional.push(arg);
   }
   // svcgen dev works on the project's specs folder unless told otherwise.
@@ -216,7 +232,26 @@ const RUN: Record<string, (folder: string, args: Parsed) => Promise<number>> = {
   build: buildService,
   check: checkOutput,
   dev: runDev,
+  pull: pullSpecs,
 };
+
+/** `svcgen pull DATABASE_URL`: specs from an existing database. */
+async function pullSpecs(url: string, args: Parsed): Promise<number> {
+  const out = args.outGiven ? args.out : 'specs';
+  // Loaded here only: it brings Knex and the database drivers, which no other command needs.
+  const { pull, PullError } = require('./pull') as typeof import('./pull');
+  let files: string[];
+  try {
+    files = await pull(url, out);
+  } catch (err) {
+    if (!(err instanceof PullError)) throw err;
+    console.error(`svcgen pull: ${err.message}`);
+    return 1;
+  }
+  for (const f of files) console.log(`  wrote      ${out}/${f}`);
+  console.log(`svcgen pull: ${files.length - 1} resources from the database; check them, add auth, then "svcgen build ${out}"`);
+  return 0;
+}
 
 /** Problems that end a command with a message instead of a stack trace; anything else is a bug and is thrown. */
 function reportFailure(err: unknown): number {

@@ -19,6 +19,7 @@ import type {
   ResourceSpec,
   SerializerSectionSpec,
   ServiceSpec,
+  AccountKind,
   ViewsetSpec,
 } from '../spec/meta-schema';
 import { SETTINGS, type SettingName } from '../spec/meta-schema';
@@ -133,6 +134,7 @@ export function buildModel(described: DescribedSpecs): ServiceModel {
       userModel: service?.auth?.user_model,
       keysDir: service?.auth?.keys_dir ?? 'data/keys',
       extraClaims: service?.auth?.extra_claims ?? [],
+      profileFields: service?.auth?.profile_fields ?? [],
     },
     hooks: service?.hooks,
     views: service?.views,
@@ -295,6 +297,7 @@ function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>): Resource 
     errorSchema: viewset.error_schema ? manualSchema(ctx, viewset.error_schema.name ?? `${d.model}Error`, 'out', viewset.error_schema) : null,
     lifecycle: viewset.lifecycle ?? {},
     querysetRequest: viewset.queryset_request,
+    normalizeInput: viewset.normalize_input,
     querysetWrite: viewset.queryset_write ?? viewset.queryset_request,
     objectPermission: viewset.has_object_permission,
     actions: actionsOf(names, viewset),
@@ -411,7 +414,7 @@ function throttlesOf(viewset: ViewsetSpec, spec: ThrottleSpec | undefined, own: 
   return [...(viewset.throttle ? [limit(viewset.throttle, table)] : []), ...(spec ? [limit(spec, own)] : [])];
 }
 
-function endpointsOf(list: readonly EndpointSpec[], tag: string, at: (i: number) => (string | number)[], file: string): Endpoint[] {
+function endpointsOf(list: readonly (EndpointSpec & { account?: AccountKind })[], tag: string, at: (i: number) => (string | number)[], file: string): Endpoint[] {
   return list.map((e, i) => {
     const method = endpointMethod(e.method) as Endpoint['method'];
     return {
@@ -430,6 +433,7 @@ function endpointsOf(list: readonly EndpointSpec[], tag: string, at: (i: number)
       request: e.request ? freeSchema(e.request.name ?? `${pascalCase(e.handler)}Request`, 'in', e.request) : undefined,
       response: e.response ? freeSchema(e.response.name ?? `${pascalCase(e.handler)}Response`, 'out', e.response) : undefined,
       paginate: e.paginate === undefined ? undefined : (paginationOf(e.paginate) ?? undefined),
+      ...(e.account ? { account: e.account } : {}),
     };
   });
 }

@@ -4,7 +4,7 @@
  */
 import type { LookupPlan, ResourceFilters } from './build-filters';
 import type { HookRef } from '../spec/hook-refs';
-import type { OPERATIONS, SettingName } from '../spec/meta-schema';
+import type { AccountKind, OPERATIONS, SettingName } from '../spec/meta-schema';
 
 export type FieldType =
   | 'integer'
@@ -257,6 +257,8 @@ export interface Endpoint {
   errors: HookErrors;
   /** `paginate(<paginator>)`: the handler's list result is paged by this paginator. */
   paginate?: Pagination;
+  /** A built-in account endpoint (the service file's `account:` entries): the runtime's handler, not a hook. */
+  account?: AccountKind;
 }
 
 /** A many-to-many relation's endpoints: `GET` a page of related items, `POST` add/remove. */
@@ -341,6 +343,8 @@ export interface Resource {
   errorSchema: SchemaModel | null;
   lifecycle: Partial<Record<'before_create' | 'after_create' | 'before_update' | 'after_update' | 'before_delete' | 'after_delete', string>>;
   querysetRequest?: string;
+  /** `normalize_input`: a hook given the raw body of a create or update, before validation, returning the body to validate. */
+  normalizeInput?: string;
   /** The hook narrowing the rows writes look up (`queryset_write`, by default `queryset_request`). */
   querysetWrite?: string;
   /** `has_object_permission`: a hook given the record, before retrieve, update, delete and detail actions. */
@@ -368,7 +372,8 @@ export interface ServiceModel {
   tokenPaths: string[];
   settings: Record<SettingName, string | number | boolean>;
   sqliteFile: string;
-  auth: { userModel?: string; keysDir: string; extraClaims: string[] };
+  /** `profileFields`: user fields beside username and email that the account endpoints' register accepts and `me` answers. */
+  auth: { userModel?: string; keysDir: string; extraClaims: string[]; profileFields: string[] };
   hooks?: string;
   /** Every hook the service file names, with its position. */
   hookRefs: HookRef[];

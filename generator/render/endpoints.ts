@@ -3,6 +3,7 @@
  * endpoints.ts), and the view of `endpoints.ts`, the service's endpoints with their schemas.
  */
 import type { Endpoint, SchemaModel, ServiceModel } from '../model/model';
+import type { AccountKind } from '../spec/meta-schema';
 import { camelCase, docLine, literal, str } from '../model/names';
 import { header, hookModuleFrom, runtimeFrom, type RenderContext } from './context';
 import { Imports } from './imports';
@@ -15,7 +16,7 @@ import { objectSchemaView, type ObjectSchemaView } from './schemas';
  * whole list, which the paginator pages. The page parameters are the operation's query schema, so
  * they are validated with the body before the decorators run.
  */
-export function endpointRoute(e: Endpoint, file: RouteFile): RouteView {
+export function endpointRoute(e: Endpoint, file: RouteFile, accounts?: string): RouteView {
   const { imports } = file;
   const paginator = e.paginate ? file.constant(`${camelCase(e.handler)}Paginator`, () => file.newPaginator(e.paginate!)) : undefined;
   const request = e.request ? file.schema(e.request) : undefined;
@@ -38,7 +39,9 @@ export function endpointRoute(e: Endpoint, file: RouteFile): RouteView {
     input: `{ ${['params', paginator ? 'query: pagination' : 'query', ...(request ? ['body'] : [])].join(', ')} }, ctx`,
     partial: 'operations/endpoint',
     handle: {
-      call: file.hookCall(e.handler, `{ ${args.join(', ')} }`),
+      call: e.account
+        ? `${accounts!}.${ACCOUNT_HANDLER[e.account]}(${imports.runtime('withArgs')}(ctx, { ${args.join(', ')} }))`
+        : file.hookCall(e.handler, `{ ${args.join(', ')} }`),
       pagination: paginator
         ? {
             page: `${imports.runtime('paginate')}(${paginator}, ${imports.runtime('listSource')}(result), pagination, ctx.req)`,
@@ -52,6 +55,34 @@ export function endpointRoute(e: Endpoint, file: RouteFile): RouteView {
     responses: response(e.status, item && paginator ? `${paginator}.responseSchema(${item})` : item),
     errorSchema: imports.runtime('GenericMessageSchema'),
   });
+}
+
+/** The runtime's handler of each account endpoint (runtime/operations/accounts.ts). */
+const ACCOUNT_HANDLER: Record<AccountKind, string> = {
+  register: 'register',
+  login: 'login',
+  refresh: 'refresh',
+  logout: 'logout',
+  me: 'me',
+  password: 'changePassword',
+};
+
+/** The fields a registration sets whatever it is sent: an active account, with no role. */
+const NEW_ACCOUNT: Record<string, boolean> = { is_active: true, is_staff: false, is_superuser: false };
+
+/** The `accountHandlers(...)` of the user model: its table, its username's length, the profile fields. */
+function accountHandlersExpr(model: ServiceModel, imports: Imports): string {
+  const user = model.resources.find((r) => r.model === model.auth.userModel)!;
+  const column = (name: string) => user.fields.find((f) => f.name === name)?.column ?? name;
+  const table = {
+    table: user.table,
+    pk: user.pk.column,
+    usernameMaxLength: user.fields.find((f) => f.name === 'username')?.maxLength ?? 150,
+    profileFields: model.auth.profileFields.map(column),
+    newAccount: Object.fromEntries(Object.entries(NEW_ACCOUNT).filter(([name]) => user.fields.some((f) => f.name === name))),
+    nowColumns: user.fields.filter((f) => f.autoNowAdd || f.autoNow).map((f) => f.column),
+  };
+  return `${imports.runtime('accountHandlers')}(${literal(table)})`;
 }
 
 /** The request and response schemas of the service's endpoints, each once. */
@@ -71,12 +102,15 @@ export function endpointsView(model: ServiceModel, ctx: RenderContext) {
   const file = new RouteFile(imports, { imports, own: hooks, service: hooks, shared: new Set(model.sharedHooks) }, undefined);
   const schemas = endpointSchemas(model, imports);
   if (schemas.length) imports.runtime('z');
-  const routes = model.endpoints.map((e) => endpointRoute(e, file));
+  // The account endpoints' handlers, made once per service.
+  const accounts = model.endpoints.some((e) => e.account) ? file.constant('accounts', () => accountHandlersExpr(model, imports)) : undefined;
+  const routes = model.endpoints.map((e) => endpointRoute(e, file, accounts));
   return {
     header: header(`${ctx.specsName}/service.yaml`),
     schemas,
     constants: file.constantViews(),
     routes,
+    accounts: accounts !== undefined,
     imports: imports.print(),
   };
 }

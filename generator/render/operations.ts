@@ -16,7 +16,7 @@ const PATHS: Record<PathKind, (rs: ResourceRoutes) => string> = {
 };
 
 /** What an operation's builder decides; the rest comes from the operation. */
-type OwnSpec = Pick<RouteSpec, 'params' | 'query' | 'body' | 'optionalBody' | 'input' | 'partial' | 'handle' | 'responses'>;
+type OwnSpec = Pick<RouteSpec, 'params' | 'query' | 'body' | 'optionalBody' | 'normalize' | 'input' | 'partial' | 'handle' | 'responses'>;
 
 function route(o: Operation, rs: ResourceRoutes, own: OwnSpec): RouteView {
   return rs.route({
@@ -35,6 +35,12 @@ function route(o: Operation, rs: ResourceRoutes, own: OwnSpec): RouteView {
     errorSchema: rs.errorSchema(),
     ...own,
   });
+}
+
+/** The `normalize_input` hook of a create or update, given the body as received, before validation. */
+function normalizeInput(rs: ResourceRoutes, operation: 'create' | 'update'): string | undefined {
+  const hook = rs.r.normalizeInput;
+  return hook ? `(body) => ${rs.hookRef(hook)}({ body, operation: '${operation}' })` : undefined;
 }
 
 /** A lifecycle hook's call, when the spec names one. */
@@ -73,6 +79,7 @@ function createRoute(o: Operation, rs: ResourceRoutes): RouteView {
   const { r } = rs;
   return route(o, rs, {
     body: rs.schema(r.schemas.in),
+    normalize: normalizeInput(rs, 'create'),
     input: '{ body: data }, ctx',
     partial: 'operations/create',
     handle: createHandle(o, rs),
@@ -235,6 +242,7 @@ function updateRoute(o: Operation, rs: ResourceRoutes): RouteView {
     params: rs.params(),
     body: rs.schema(r.schemas.update),
     optionalBody: true,
+    normalize: normalizeInput(rs, 'update'),
     input: '{ params: { pk }, body: data }, ctx',
     partial: 'operations/update',
     handle: updateHandle(o, rs),

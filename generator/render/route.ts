@@ -45,6 +45,7 @@ export interface RouteView {
   query: string | undefined;
   body: string | undefined;
   optionalBody: boolean;
+  normalize?: string;
   transaction: boolean;
   status: number;
   /** Code: the parameters of `handle`. */
@@ -74,6 +75,8 @@ export interface RouteSpec {
   /** The documented body when it is not the validated one (a bulk route checks its items one by one). */
   docBody?: string;
   optionalBody?: boolean;
+  /** Code: the function given the body as received, returning the body to validate (`normalize_input`). */
+  normalize?: string;
   transaction: boolean;
   status: number;
   input: string;
@@ -166,6 +169,7 @@ export class RouteFile {
       query: spec.query,
       body: spec.body,
       optionalBody: spec.optionalBody === true,
+      normalize: spec.normalize,
       transaction: spec.transaction,
       status: spec.status,
       input: spec.input,

@@ -3,10 +3,11 @@
  * names), `app.ts` (the Express application with every route) and `main.ts` (the command line).
  */
 import { isBuiltinException } from '@svcgen/runtime/catalogue';
-import type { ServiceModel } from '../model/model';
+import type { Field, ServiceModel } from '../model/model';
 import { camelCase, literal, str } from '../model/names';
 import { header, hookModuleFrom, runtimeFrom, type RenderContext } from './context';
 import { Imports } from './imports';
+import { serves } from './queries';
 import { readColumn } from './values';
 import { conflictsLiteral } from './conflicts';
 
@@ -88,6 +89,31 @@ export function appView(model: ServiceModel, ctx: RenderContext) {
   };
 }
 
+/** How `seed` writes a column a create body cannot carry (runtime/operations/seed.ts). */
+function seedKind(f: Field): string {
+  return f.type === 'password' ? 'password' : f.type === 'datetime' ? 'datetime' : f.type === 'json' ? 'json' : 'value';
+}
+
+/**
+ * The resources `seed` loads fixtures into (those with a create operation), by route base: the
+ * create schema and values of the generated create, and the model's other columns.
+ */
+function seedsExpr(model: ServiceModel, imports: Imports): string | undefined {
+  const entries = model.resources
+    .filter((r) => serves(r, 'create'))
+    .map((r) => {
+      const ns = `${camelCase(r.moduleName)}`;
+      const schemas = imports.namespace(`./resources/${r.moduleName}/schemas`, `${ns}Schemas`);
+      const queries = imports.namespace(`./resources/${r.moduleName}/queries`, `${ns}Queries`);
+      const inSchema = new Set(r.schemas.in.fields.map((f) => f.name));
+      const extras = r.fields
+        .filter((f) => !inSchema.has(f.name) && !f.autoNow && !f.autoNowAdd)
+        .map((f) => `${literal(f.name)}: { column: ${literal(f.column)}, kind: ${literal(seedKind(f))} }`);
+      return `${literal(r.base)}: { table: ${literal(r.table)}, pk: ${literal(r.pk.column)}, schema: ${schemas}.${r.schemas.in.name}, values: ${queries}.createValues, extras: { ${extras.join(', ')} } }`;
+    });
+  return entries.length ? `{ ${entries.join(', ')} }` : undefined;
+}
+
 /** The fields `createuser` writes: a user model without them gets no createuser command. */
 const CREATEUSER_FIELDS = ['username', 'email', 'password', 'is_active', 'is_staff', 'is_superuser'];
 
@@ -112,6 +138,7 @@ export function mainView(model: ServiceModel, ctx: RenderContext) {
     title: str(model.title),
     basePath: str(model.basePath),
     users: users && literal(users),
+    seeds: seedsExpr(model, imports),
     imports: imports.print(),
   };
 }

@@ -60,6 +60,8 @@ type Decorators = readonly (string | null)[] | undefined;
 type Paginator = string | { class: string } | null | undefined;
 interface EndpointSpec {
   handler: string;
+  /** An account endpoint (the service file's `account:` entries): the runtime handles it. */
+  account?: string;
   auth?: AuthList;
   decorators?: Decorators;
   paginate?: Paginator;
@@ -105,7 +107,8 @@ class Collector {
   endpoints(list: readonly EndpointSpec[] | undefined, path: (string | number)[]): void {
     list?.forEach((e, i) => {
       this.paginator(e.paginate, [...path, i, 'paginate']);
-      this.handler(e.handler, [...path, i, 'handler']);
+      // An account endpoint's handler is the runtime's: its `handler` names the operation only.
+      if (e.account === undefined) this.handler(e.handler, [...path, i, 'handler']);
       this.auth(e.auth, [...path, i, 'auth']);
       this.decorators(e.decorators, [...path, i, 'decorators']);
     });
@@ -123,6 +126,7 @@ export function resourceHookRefs(file: string, spec: ResourceSpec, shared: Reado
   }
   c.handler(v.query_params_handler, ['viewset', 'query_params_handler']);
   c.handler(v.queryset_request, ['viewset', 'queryset_request']);
+  c.handler(v.normalize_input, ['viewset', 'normalize_input']);
   c.handler(v.queryset_write, ['viewset', 'queryset_write']);
   c.handler(v.has_object_permission, ['viewset', 'has_object_permission']);
   c.paginator(v.pagination_class, ['viewset', 'pagination_class']);

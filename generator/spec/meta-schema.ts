@@ -7,7 +7,7 @@
  * clash between files, ...) live in `validate/` and `check-model.ts`.
  */
 import type { FromSchema } from 'json-schema-to-ts';
-import { FILTER_MIXINS } from '@svcgen/runtime/catalogue';
+import { ACCOUNT_ENDPOINTS, FILTER_MIXINS, type AccountEndpoint } from '@svcgen/runtime/catalogue';
 
 const identifier = { type: 'string', pattern: '^[a-z][a-z0-9_]*$', maxLength: 63 } as const;
 const className = { type: 'string', pattern: '^[A-Z][A-Za-z0-9]*$', maxLength: 63 } as const;
@@ -354,6 +354,30 @@ const customEndpoint = {
   },
 } as const;
 
+/** The built-in account endpoints (runtime/operations/accounts.ts), by the name an `account:` entry gives. */
+export const ACCOUNT_KINDS = ACCOUNT_ENDPOINTS;
+export type AccountKind = AccountEndpoint;
+
+/**
+ * A built-in account endpoint of the service file: `{account: login}`. Method, schemas, status and
+ * errors are the built-in's; the path (`/auth/<account>/`), the operation id (`handler`), `auth`,
+ * tags, summary and description may be written.
+ */
+const accountEndpoint = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['account'],
+  properties: {
+    account: { enum: ACCOUNT_KINDS },
+    path: customEndpoint.properties.path,
+    handler: exportName,
+    auth: authList,
+    tags: { type: 'array', items: { type: 'string' } },
+    summary: { type: 'string' },
+    description: { type: 'string' },
+  },
+} as const;
+
 /** One case of a match-case filter: the lookups a true (or false) parameter applies. */
 const matchCase = {
   type: 'object',
@@ -378,6 +402,7 @@ export const viewsetSchema = {
     query_params: paramMap,
     query_params_handler: exportName,
     queryset_request: exportName,
+    normalize_input: exportName,
     queryset_write: exportName,
     disable: { type: 'array', items: { enum: [...OPERATIONS, 'all'] }, uniqueItems: true },
     api_route_path: { type: 'string', pattern: '^/?[a-z0-9_-]*(/[a-z0-9_-]+)*/?$' },
@@ -571,11 +596,13 @@ export const serviceSchema = {
         keys_dir: { type: 'string', minLength: 1 },
         extra_claims: { type: 'array', items: identifier },
         authenticators: { type: 'array', items: exportName },
+        /** User fields beside username and email that the account endpoints' register accepts and `me` answers. */
+        profile_fields: { type: 'array', items: identifier, uniqueItems: true },
       },
     },
     exception_handlers: { type: 'object', propertyNames: exportName, additionalProperties: exportName },
     paginators: { type: 'array', items: exportName },
-    endpoints: { type: 'array', items: customEndpoint },
+    endpoints: { type: 'array', items: { anyOf: [accountEndpoint, customEndpoint] } },
   },
 } as const;
 
@@ -587,7 +614,15 @@ type Derive = { references: [typeof queryExprForTypes, typeof serializerClass]; 
 /** A resource file as the meta-schema accepts it. */
 export type ResourceSpec = FromSchema<typeof resourceSchema, Derive>;
 /** A service file as the meta-schema accepts it. */
-export type ServiceSpec = FromSchema<typeof serviceSchema, Derive>;
+export type ServiceDocument = FromSchema<typeof serviceSchema, Derive>;
+/** An `account:` entry of the service's endpoints, as written. */
+export type AccountEndpointSpec = Extract<NonNullable<ServiceDocument['endpoints']>[number], { account: unknown }>;
+/**
+ * A service file as the later stages read it: validation has written each `account:` entry out as
+ * the custom endpoint it stands for (spec/accounts.ts), keeping `account` to tell it apart.
+ */
+export type ServiceSpec = Omit<ServiceDocument, 'endpoints'> & { endpoints?: ServiceEndpointSpec[] };
+export type ServiceEndpointSpec = EndpointSpec & { account?: AccountKind };
 
 /* The parts of a spec document the model builder reads, named. */
 export type FieldSpec = ResourceSpec['fields'][string];

@@ -21,6 +21,7 @@ import * as crypto from 'node:crypto';
 import * as net from 'node:net';
 import type { Request } from 'express';
 import Redis from 'ioredis';
+import { TOO_MANY_LOGIN_FAILURES_MESSAGE } from '../core/catalogue';
 import { TooManyRequestsError } from '../core/errors';
 import type { Settings } from '../core/settings';
 
@@ -242,7 +243,7 @@ export class RedisThrottleStore implements ThrottleStore {
 }
 
 /** The body of the 429 of a throttled login. */
-export const TOO_MANY_LOGIN_FAILURES = 'Too many failed login attempts. Try again later.';
+export const TOO_MANY_LOGIN_FAILURES = TOO_MANY_LOGIN_FAILURES_MESSAGE;
 
 /**
  * The address a client's attempts are counted under: the connection's peer address (Express's

@@ -112,3 +112,121 @@ export function migrateRollback(db: Db, migrations: readonly Migration[]): Promi
     return reverted;
   });
 }
+
+/** The service's migrations against a database: which are applied (in the order they were), which pending. */
+export interface MigrationStatus {
+  applied: { name: string; batch: number }[];
+  pending: string[];
+  /** Applied to the database but not among the service's migrations (from another version of it). */
+  unknown: string[];
+}
+
+/** The migrations applied to `db` and those pending; reads only. */
+export async function migrationStatus(db: Db, migrations: readonly Migration[]): Promise<MigrationStatus> {
+  const table = MIGRATOR_CONFIG.tableName!;
+  const rows: { name: string; batch: number }[] = (await db.schema.hasTable(table))
+    ? await db(table).select('name', 'batch').orderBy('id')
+    : [];
+  const done = new Set(rows.map((r) => r.name));
+  const known = new Set(migrations.map((m) => m.name));
+  return {
+    applied: rows.filter((r) => known.has(r.name)).map((r) => ({ name: r.name, batch: Number(r.batch) })),
+    pending: migrations.filter((m) => !done.has(m.name)).map((m) => m.name),
+    unknown: rows.filter((r) => !known.has(r.name)).map((r) => r.name),
+  };
+}
+
+/** What reverting a migration would lose: tables with rows, columns with values, rows. */
+export interface DataLoss {
+  migration: string;
+  /** `table (N rows)`, `table.column (N values)`, `table: N rows`. */
+  losses: string[];
+}
+
+/** Reverting would lose data, and the caller did not allow it: nothing was reverted. */
+export class DataLossError extends Error {
+  constructor(readonly loss: DataLoss) {
+    super(`reverting ${loss.migration} would lose data: ${loss.losses.join(', ')}`);
+    this.name = 'DataLossError';
+  }
+}
+
+/** Row counts and non-null values per column of every table but the migrators' own. */
+type Census = Map<string, { rows: number; columns: Map<string, number> }>;
+
+const OWN_TABLES = /^svc_/;
+
+async function census(knex: Knex): Promise<Census> {
+  const out: Census = new Map();
+  for (const table of (await dialectOf(knex).listTables(knex)).sort()) {
+    if (OWN_TABLES.test(table)) continue;
+    const columns = Object.keys(await knex(table).columnInfo());
+    const [counts] = await knex(table).select(
+      knex.raw('count(*) as ??', ['__rows']),
+      ...columns.map((c, i) => knex.raw('count(??) as ??', [c, `c${i}`])),
+    );
+    out.set(table, { rows: Number(counts.__rows), columns: new Map(columns.map((c, i) => [c, Number(counts[`c${i}`])])) });
+  }
+  return out;
+}
+
+/** What went missing between two censuses: a table that had rows, a column that had values, rows. */
+function lost(before: Census, after: Census): string[] {
+  const out: string[] = [];
+  for (const [table, was] of before) {
+    const now = after.get(table);
+    if (!now) {
+      if (was.rows > 0) out.push(`table ${table} (${was.rows} rows)`);
+      continue;
+    }
+    if (now.rows < was.rows) out.push(`${was.rows - now.rows} rows of ${table}`);
+    for (const [column, values] of was.columns) {
+      if (values > 0 && !now.columns.has(column)) out.push(`column ${table}.${column} (${values} values)`);
+    }
+  }
+  return out;
+}
+
+/**
+ * Reverts the last `steps` applied migrations, newest first, in one transaction, holding the
+ * migration lock; returns the names reverted. Before and after each migration's `down` the tables
+ * are counted: a table that had rows and is gone, a column that held values and is gone, or rows
+ * gone from a table, is data loss, and unless `allowDataLoss` it throws DataLossError after rolling
+ * everything back (nothing is reverted). A type narrowed by a `down` is not seen as a loss.
+ */
+export function rollbackMigrations(
+  db: Db,
+  migrations: readonly Migration[],
+  steps: number,
+  options: { allowDataLoss?: boolean } = {},
+): Promise<string[]> {
+  return withMigrationLock(db, async () => {
+    const status = await migrationStatus(db, migrations);
+    if (status.unknown.length) {
+      throw new Error(`the database has migrations this service does not know (${status.unknown.join(', ')}): revert them with the version that applied them`);
+    }
+    const byName = new Map(migrations.map((m) => [m.name, m]));
+    const targets = status.applied
+      .slice(-steps)
+      .reverse()
+      .map((a) => byName.get(a.name)!);
+    if (!targets.length) return [];
+    const table = MIGRATOR_CONFIG.tableName!;
+    return dialectOf(db).runMigrations(db, MIGRATOR_CONFIG, (config) =>
+      db.transaction(async (trx) => {
+        await config.beforeAll?.(trx, targets);
+        for (const m of targets) {
+          const before = options.allowDataLoss ? undefined : await census(trx);
+          await m.down(trx);
+          if (before) {
+            const losses = lost(before, await census(trx));
+            if (losses.length) throw new DataLossError({ migration: m.name, losses });
+          }
+          await trx(table).where({ name: m.name }).delete();
+        }
+        await config.afterAll?.(trx, targets);
+        return targets.map((m) => m.name);
+      }),
+    );
+  });
+}

@@ -1,7 +1,7 @@
 /**
  * The command line of a generated service (`node main.js [serve|migrate|createuser]`): argument
- * parsing, the usage text, serving (alone or as the primary of a cluster), migrating, and
- * `createuser`. A service's `main.ts` calls `runMain` with its own parts only: how to build the
+ * parsing, the usage text, serving (alone or as the primary of a cluster), migrating (and
+ * `migrate status`, `migrate rollback`), and `createuser`. A service's `main.ts` calls `runMain` with its own parts only: how to build the
  * service, its migrations, its default settings and files, its name and base path, and the table
  * `createuser` writes to when the service has a user model.
  */
@@ -12,8 +12,9 @@ import { normalizeUsername, usernameProblems } from '../auth/username';
 import { now } from '../core/convert';
 import { ConfigurationError, loadDatabaseSettings, loadSettings, type Settings } from '../core/settings';
 import { connect, dialectOf, type Db } from '../db/connection';
-import { migrateLatest, type Migration } from '../db/migrations';
+import { DataLossError, migrateLatest, migrationStatus, rollbackMigrations, type Migration } from '../db/migrations';
 import { attachReplicas, destroyDatabase, replicaUrls } from '../db/replicas';
+import { seed, SeedError, type SeedResource } from '../operations/seed';
 import { isClusterWorker, runPrimary, shutdownSignals, workerCount } from './cluster';
 import { corsSettings, type CorsSettings } from './cors';
 import { createLogger, type Logger } from './logging';
@@ -47,6 +48,8 @@ export interface ServiceMain {
   devKeysDir: string;
   /** The table `createuser` writes; without one the service has no `createuser` command. */
   users?: UserTable;
+  /** The resources `seed` loads fixtures into, by route base: those with a create operation. */
+  seeds?: Readonly<Record<string, SeedResource>>;
 }
 
 /** The usage text: the service's commands and the environment it reads. */
@@ -56,10 +59,18 @@ function usage(service: ServiceMain): string {
   createuser  --username NAME --email E --password P [--staff] [--superuser] [--inactive]
               create a user (password hashed); prints the new id`
     : '';
-  return `usage: node main.js [serve|migrate${service.users ? '|createuser' : ''}]
+  return `usage: node main.js [serve|migrate|seed${service.users ? '|createuser' : ''}]
 
   serve       apply pending migrations, then serve on HOST:PORT (default 127.0.0.1:8000)
-  migrate     apply pending migrations and exit${createUser}
+  migrate     apply pending migrations and exit
+  migrate status
+              list the migrations applied and pending; changes nothing
+  migrate rollback [N] [--allow-data-loss]
+              revert the last N applied migrations (default 1) in one transaction; refused when
+              it would drop a table with rows or a column with values, unless --allow-data-loss
+  seed FILE...
+              apply pending migrations, then insert the rows of YAML or JSON fixture files
+              ({resource: [{field: value}]}), validated through the create schemas, in one transaction${createUser}
 
 Environment: DATABASE_URL (unset: SQLite file ${service.defaultSqliteFile}; sqlite:PATH; postgres://...; mysql://...),
 DATABASE_DIRECT_URL, DATABASE_REPLICA_URLS, SVC_DB_CONNECT_TIMEOUT, SVC_DB_ACQUIRE_TIMEOUT,
@@ -86,7 +97,7 @@ export function runMain(service: ServiceMain, argv: string[] = process.argv.slic
 
 async function main(service: ServiceMain, argv: string[]): Promise<number> {
   const command = argv[0] ?? 'serve';
-  const commands = service.users ? ['serve', 'migrate', 'createuser'] : ['serve', 'migrate'];
+  const commands = ['serve', 'migrate', 'seed', ...(service.users ? ['createuser'] : [])];
   if (command === '--help' || command === '-h') {
     console.log(usage(service));
     return 0;
@@ -96,10 +107,16 @@ async function main(service: ServiceMain, argv: string[]): Promise<number> {
     return 2;
   }
   if (command === 'serve') return serve(service);
+  if (command === 'migrate' && argv.length > 1) return migrateCommand(service, argv.slice(1));
+  if (command === 'seed' && argv.length < 2) {
+    console.error(`seed: name one or more fixture files\n\n${usage(service)}`);
+    return 2;
+  }
   // createuser prints only the new id on stdout; progress goes to stderr there.
   const db = await openDatabase(service, command === 'migrate' ? console.log : console.error);
   try {
     if (command === 'createuser') return await createUser(service, service.users!, db, argv.slice(1));
+    if (command === 'seed') return await seedCommand(service, db, argv.slice(1));
     return 0;
   } finally {
     await destroyDatabase(db);
@@ -189,6 +206,65 @@ async function serve(service: ServiceMain): Promise<number> {
     return 0;
   } catch (err) {
     console.error(errorLine(err));
+    return 1;
+  }
+}
+
+/** `migrate status` and `migrate rollback [N] [--allow-data-loss]`: neither applies pending migrations. */
+async function migrateCommand(service: ServiceMain, args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  let steps = 1;
+  let allowDataLoss = false;
+  if (sub === 'rollback') {
+    for (const arg of rest) {
+      if (arg === '--allow-data-loss') allowDataLoss = true;
+      else if (/^[1-9]\d{0,5}$/.test(arg)) steps = Number(arg);
+      else {
+        console.error(`migrate rollback: unexpected argument "${arg}" (a number of migrations, or --allow-data-loss)\n\n${usage(service)}`);
+        return 2;
+      }
+    }
+  } else if (sub !== 'status' || rest.length) {
+    console.error(`migrate: unexpected argument "${sub === 'status' ? rest[0] : sub}"\n\n${usage(service)}`);
+    return 2;
+  }
+  const db = connectDatabase(service);
+  try {
+    if (sub === 'status') {
+      const status = await migrationStatus(db, service.migrations);
+      for (const m of status.applied) console.log(`applied  ${m.name} (batch ${m.batch})`);
+      for (const name of status.pending) console.log(`pending  ${name}`);
+      for (const name of status.unknown) console.log(`unknown  ${name} (applied, but not a migration of this service)`);
+      console.log(`${status.applied.length} applied, ${status.pending.length} pending${status.unknown.length ? `, ${status.unknown.length} unknown` : ''}`);
+      return 0;
+    }
+    try {
+      const reverted = await rollbackMigrations(db, service.migrations, steps, { allowDataLoss });
+      console.log(reverted.length ? `reverted migrations: ${reverted.join(', ')}` : 'no migration to revert');
+      return 0;
+    } catch (err) {
+      if (!(err instanceof DataLossError)) throw err;
+      console.error(`migrate rollback: refused: ${err.message}; nothing was reverted. Run it again with --allow-data-loss to revert anyway.`);
+      return 1;
+    }
+  } finally {
+    await db.destroy();
+  }
+}
+
+/** `seed FILE...`: every problem on stderr and exit 1 with nothing written, or the rows inserted per resource. */
+async function seedCommand(service: ServiceMain, db: Db, files: string[]): Promise<number> {
+  try {
+    const { inserted } = await seed(db, service.seeds ?? {}, files);
+    console.log(`seeded ${[...inserted].map(([name, n]) => `${name}: ${n}`).join(', ') || 'nothing'}`);
+    return 0;
+  } catch (err) {
+    if (!(err instanceof SeedError)) {
+      console.error(`seed: the database refused a row: ${errorLine(err)}; nothing was written`);
+      return 1;
+    }
+    for (const problem of err.problems) console.error(`seed: ${problem}`);
+    console.error(`seed: ${err.problems.length} problem${err.problems.length === 1 ? '' : 's'}; nothing was written`);
     return 1;
   }
 }

@@ -47,6 +47,12 @@ export interface Operation<P extends PartSchema = undefined, Q extends PartSchem
   body?: B;
   /** Reads a request without a body as `{}`: a PATCH without one changes nothing. */
   optionalBody?: boolean;
+  /**
+   * Given the body as received (any JSON value), before the body schema sees it; returns the body
+   * to validate, or undefined to validate the one it was given (changed in place). The spec's
+   * `normalize_input` hook: an ISBN sent with dashes loses them before `max_length` counts them.
+   */
+  normalize?(body: unknown): unknown;
   /** Runs `handle` in a database transaction; the context's `db` is that transaction. */
   transaction?: boolean;
   /** The status of the reply; see `reply` for how a result refines it. */
@@ -88,8 +94,15 @@ export function parseInput<P extends PartSchema, Q extends PartSchema, B extends
   return {
     params: params ? parseRequest(params, request.params, 'path') : request.params,
     query: query ? parseRequest(query, request.query, 'query') : request.query,
-    body: body ? parseRequest(body, operation.optionalBody && request.body === undefined ? {} : request.body, 'body') : request.body,
+    body: body ? parseRequest(body, normalized(operation, operation.optionalBody && request.body === undefined ? {} : request.body), 'body') : request.body,
   } as OperationInput<P, Q, B>;
+}
+
+/** The body an operation's `normalize` makes of the one received. */
+function normalized(operation: { normalize?(body: unknown): unknown }, body: unknown): unknown {
+  if (!operation.normalize) return body;
+  const out = operation.normalize(body);
+  return out === undefined ? body : out;
 }
 
 /**

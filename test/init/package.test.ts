@@ -208,6 +208,7 @@ describe('the svcgen packages', () => {
     expect(install).not.toContain('allow-scripts');
     const test = ok('npm', ['test'], app);
     expect(test).toContain('svcgen check: generated is up to date with specs');
+    // The smoke test and the account endpoints' test.
     expect(test).toMatch(/# pass 2\b/);
     expect(test).toMatch(/# fail 0\b/);
 
@@ -239,6 +240,20 @@ describe('the svcgen packages', () => {
     expect(created.status).toBe(201);
     const note = (await created.json()) as { id: number; title: string; done: boolean };
     expect(note).toMatchObject({ title: 'Kept across the migration', done: false });
+    // The account endpoints init declares: register, refresh once (the second use refused), me.
+    const post = (p: string, body: unknown) =>
+      fetch(`http://127.0.0.1:${port}/api${p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const registered = await post('/auth/register/', { username: 'ada', email: 'ada@example.com', password: 'correct horse' });
+    expect(registered.status).toBe(201);
+    const tokens = (await registered.json()) as { access_token: string; refresh_token: string };
+    expect((await post('/auth/refresh/', { refresh_token: tokens.refresh_token })).status).toBe(200);
+    const reused = await post('/auth/refresh/', { refresh_token: tokens.refresh_token });
+    expect({ status: reused.status, body: await reused.json() }).toEqual({ status: 401, body: { detail: 'Invalid refresh token' } });
+    const me = await fetch(`http://127.0.0.1:${port}/api/auth/me/`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+    expect({ status: me.status, body: await me.json() }).toEqual({
+      status: 200,
+      body: { id: 1, username: 'ada', email: 'ada@example.com', first_name: '', last_name: '' },
+    });
     await first.stop();
     expect(first.log()).toContain('applied migrations: 0001_initial');
 

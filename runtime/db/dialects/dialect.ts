@@ -189,6 +189,13 @@ export interface Dialect {
   /** Renames the index `createSearchIndex` made, after its column (absent with it). */
   renameSearchIndex?(knex: Knex, table: string, from: string, to: string): Promise<void>;
 
+  /** The names of the database's own tables (the current schema's; not the database's catalogue), sorted. */
+  listTables(knex: Knex): Promise<string[]>;
+  /** After rows were inserted with explicit keys: the table's key sequence moved past them, where the database keeps one apart. */
+  syncKeySequence(knex: Knex, table: string, pk: string): Promise<void>;
+  /** A table's primary key columns, foreign keys and indexes (not the primary key's), for `svcgen pull`. */
+  describeKeys(knex: Knex, table: string): Promise<TableKeys>;
+
   /** Where the database has read replicas (DATABASE_REPLICA_URLS): how commit positions are read and compared. */
   readonly positions?: CommitPositions;
 }
@@ -207,4 +214,11 @@ export interface CommitPositions {
   valid(text: string): boolean;
   /** Whether `replayed` is at or past `wanted`. */
   reached(replayed: string, wanted: string): boolean;
+}
+
+/** What `describeKeys` finds of one table. */
+export interface TableKeys {
+  primaryKey: string[];
+  foreignKeys: { column: string; table: string; refColumn: string; onDelete: string }[];
+  indexes: { name: string; columns: string[]; unique: boolean }[];
 }

@@ -176,6 +176,53 @@ export const mysql: Dialect = {
       ...refs,
     ]);
   },
+  async listTables(knex) {
+    const [rows] = (await knex.raw(
+      "select table_name as name from information_schema.tables where table_schema = database() and table_type = 'BASE TABLE' order by table_name",
+    )) as [{ name: string }[]];
+    return rows.map((r) => r.name);
+  },
+
+  // AUTO_INCREMENT moves past every key inserted, explicit ones too: nothing to move.
+  async syncKeySequence() {},
+
+  async describeKeys(knex, table) {
+    const [keys] = (await knex.raw(
+      `select k.constraint_name as name, k.column_name as col, k.referenced_table_name as ref_table,
+              k.referenced_column_name as ref_col, r.delete_rule as on_delete
+         from information_schema.key_column_usage k
+         left join information_schema.referential_constraints r
+           on r.constraint_schema = k.constraint_schema and r.constraint_name = k.constraint_name and r.table_name = k.table_name
+        where k.table_schema = database() and k.table_name = ?
+        order by k.constraint_name, k.ordinal_position`,
+      [table],
+    )) as [{ name: string; col: string; ref_table: string | null; ref_col: string | null; on_delete: string | null }[]];
+    const [indexRows] = (await knex.raw(
+      `select index_name as name, non_unique as non_unique, column_name as col from information_schema.statistics
+        where table_schema = database() and table_name = ? and index_name <> 'PRIMARY' and column_name is not null
+        order by index_name, seq_in_index`,
+      [table],
+    )) as [{ name: string; non_unique: number | string; col: string }[]];
+    const foreignKeyNames = new Set(keys.filter((k) => k.ref_table !== null).map((k) => k.name));
+    const indexes = new Map<string, { name: string; columns: string[]; unique: boolean }>();
+    for (const r of indexRows) {
+      // InnoDB's own index for a foreign key carries the constraint's name: the key's, not the spec's.
+      if (foreignKeyNames.has(r.name)) continue;
+      const index = indexes.get(r.name) ?? { name: r.name, columns: [], unique: Number(r.non_unique) === 0 };
+      index.columns.push(r.col);
+      indexes.set(r.name, index);
+    }
+    const byName = new Map<string, typeof keys>();
+    for (const k of keys.filter((k) => k.ref_table !== null)) byName.set(k.name, [...(byName.get(k.name) ?? []), k]);
+    return {
+      primaryKey: keys.filter((k) => k.name === 'PRIMARY').map((k) => k.col),
+      foreignKeys: [...byName.values()]
+        .filter((cols) => cols.length === 1)
+        .map(([k]) => ({ column: k.col, table: k.ref_table as string, refColumn: k.ref_col as string, onDelete: (k.on_delete ?? 'NO ACTION').toLowerCase() }))
+        .sort((a, b) => (a.column < b.column ? -1 : 1)),
+      indexes: [...indexes.values()].sort((a, b) => (a.name < b.name ? -1 : 1)),
+    };
+  },
 };
 
 /**

@@ -150,6 +150,50 @@ export const postgres: Dialect = {
     valid: (text) => LSN.test(text),
     reached: (replayed, wanted) => lsnValue(replayed) >= lsnValue(wanted),
   },
+
+  async listTables(knex) {
+    const result = await knex.raw(
+      "select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE' order by table_name",
+    );
+    return (result.rows as { name: string }[]).map((r) => r.name);
+  },
+
+  // A serial or identity column's sequence does not see keys given explicitly; a key without one (a UUID) has none.
+  async describeKeys(knex, table) {
+    const keys = await knex.raw(
+      `select c.contype as kind, c.conname as name, c.confdeltype as on_delete, rt.relname as ref_table,
+              (select array_agg(a.attname::text order by k.ord) from unnest(c.conkey) with ordinality k(num, ord)
+                 join pg_attribute a on a.attrelid = c.conrelid and a.attnum = k.num) as columns,
+              (select array_agg(a.attname::text order by k.ord) from unnest(c.confkey) with ordinality k(num, ord)
+                 join pg_attribute a on a.attrelid = c.confrelid and a.attnum = k.num) as ref_columns
+         from pg_constraint c join pg_class t on t.oid = c.conrelid left join pg_class rt on rt.oid = c.confrelid
+        where t.relname = ? and t.relnamespace = current_schema()::regnamespace and c.contype in ('p', 'f')`,
+      [table],
+    );
+    const indexes = await knex.raw(
+      `select i.relname as name, x.indisunique as unique,
+              (select array_agg(a.attname::text order by k.ord) from unnest(x.indkey) with ordinality k(num, ord)
+                 join pg_attribute a on a.attrelid = x.indrelid and a.attnum = k.num) as columns
+         from pg_index x join pg_class i on i.oid = x.indexrelid join pg_class t on t.oid = x.indrelid
+        where t.relname = ? and t.relnamespace = current_schema()::regnamespace and not x.indisprimary
+        order by i.relname`,
+      [table],
+    );
+    const ON_DELETE: Record<string, string> = { c: 'cascade', n: 'set null', r: 'restrict', a: 'no action', d: 'set default' };
+    const rows = keys.rows as { kind: string; on_delete: string; ref_table: string; columns: string[]; ref_columns: string[] }[];
+    return {
+      primaryKey: rows.find((r) => r.kind === 'p')?.columns ?? [],
+      foreignKeys: rows
+        .filter((r) => r.kind === 'f' && r.columns.length === 1)
+        .map((r) => ({ column: r.columns[0], table: r.ref_table, refColumn: r.ref_columns[0], onDelete: ON_DELETE[r.on_delete] ?? 'no action' }))
+        .sort((a, b) => (a.column < b.column ? -1 : 1)),
+      indexes: (indexes.rows as { name: string; unique: boolean; columns: string[] }[]).map((i) => ({ name: i.name, columns: i.columns, unique: i.unique })),
+    };
+  },
+
+  async syncKeySequence(knex, table, pk) {
+    await knex.raw('select setval(pg_get_serial_sequence(?, ?), greatest(coalesce((select max(??) from ??), 0), 1))', [table, pk, pk, table]);
+  },
 };
 
 /**

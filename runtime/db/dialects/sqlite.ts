@@ -175,6 +175,30 @@ export const sqlite: Dialect = {
 
   // SQLite's foreign keys are unnamed: they follow their column by themselves.
   async renameForeignKey() {},
+
+  async listTables(knex) {
+    const rows = (await knex.raw("select name from sqlite_master where type = 'table' and name not like 'sqlite\\_%' escape '\\' order by name")) as { name: string }[];
+    return rows.map((r) => r.name);
+  },
+
+  // An INTEGER PRIMARY KEY continues after the largest key by itself.
+  async syncKeySequence() {},
+
+  async describeKeys(knex, table) {
+    const columns = (await knex.raw('select * from pragma_table_info(?)', [table])) as { name: string; pk: number }[];
+    const fks = (await knex.raw('select * from pragma_foreign_key_list(?)', [table])) as { from: string; table: string; to: string; on_delete: string }[];
+    const list = (await knex.raw('select * from pragma_index_list(?)', [table])) as { name: string; unique: number; origin: string }[];
+    const indexes = [];
+    for (const index of list.filter((i) => i.origin !== 'pk')) {
+      const cols = (await knex.raw('select * from pragma_index_info(?) order by seqno', [index.name])) as { name: string }[];
+      indexes.push({ name: index.name, columns: cols.map((c) => c.name), unique: index.unique === 1 });
+    }
+    return {
+      primaryKey: columns.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name),
+      foreignKeys: fks.map((f) => ({ column: f.from, table: f.table, refColumn: f.to, onDelete: f.on_delete.toLowerCase() })),
+      indexes: indexes.sort((a, b) => (a.name < b.name ? -1 : 1)),
+    };
+  },
 };
 
 /**

@@ -3,6 +3,8 @@
 import { runMain } from '@svcgen/runtime';
 import { createService } from './app';
 import { migrations } from './migrations';
+import * as tasksQueries from './resources/tasks/queries';
+import * as tasksSchemas from './resources/tasks/schemas';
 import { DEFAULT_SETTINGS, DEFAULT_SQLITE_FILE, DEV_KEYS_DIR } from './settings';
 
 runMain({
@@ -13,4 +15,13 @@ runMain({
   defaultSettings: DEFAULT_SETTINGS,
   defaultSqliteFile: DEFAULT_SQLITE_FILE,
   devKeysDir: DEV_KEYS_DIR,
+  seeds: {
+    tasks: {
+      table: 'tasks',
+      pk: 'id',
+      schema: tasksSchemas.TaskIn,
+      values: tasksQueries.createValues,
+      extras: { id: { column: 'id', kind: 'value' } },
+    },
+  },
 });

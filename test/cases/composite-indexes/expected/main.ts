@@ -3,6 +3,10 @@
 import { runMain } from '@svcgen/runtime';
 import { createService } from './app';
 import { migrations } from './migrations';
+import * as booksQueries from './resources/books/queries';
+import * as booksSchemas from './resources/books/schemas';
+import * as shelvesQueries from './resources/shelves/queries';
+import * as shelvesSchemas from './resources/shelves/schemas';
 import { DEFAULT_SETTINGS, DEFAULT_SQLITE_FILE, DEV_KEYS_DIR } from './settings';
 
 runMain({
@@ -13,4 +17,20 @@ runMain({
   defaultSettings: DEFAULT_SETTINGS,
   defaultSqliteFile: DEFAULT_SQLITE_FILE,
   devKeysDir: DEV_KEYS_DIR,
+  seeds: {
+    books: {
+      table: 'books',
+      pk: 'id',
+      schema: booksSchemas.BookIn,
+      values: booksQueries.createValues,
+      extras: { id: { column: 'id', kind: 'value' } },
+    },
+    shelves: {
+      table: 'shelves',
+      pk: 'id',
+      schema: shelvesSchemas.ShelfIn,
+      values: shelvesQueries.createValues,
+      extras: { id: { column: 'id', kind: 'value' } },
+    },
+  },
 });

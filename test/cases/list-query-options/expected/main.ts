@@ -3,6 +3,10 @@
 import { runMain } from '@svcgen/runtime';
 import { createService } from './app';
 import { migrations } from './migrations';
+import * as eventsQueries from './resources/events/queries';
+import * as eventsSchemas from './resources/events/schemas';
+import * as venuesQueries from './resources/venues/queries';
+import * as venuesSchemas from './resources/venues/schemas';
 import { DEFAULT_SETTINGS, DEFAULT_SQLITE_FILE, DEV_KEYS_DIR } from './settings';
 
 runMain({
@@ -13,4 +17,20 @@ runMain({
   defaultSettings: DEFAULT_SETTINGS,
   defaultSqliteFile: DEFAULT_SQLITE_FILE,
   devKeysDir: DEV_KEYS_DIR,
+  seeds: {
+    events: {
+      table: 'events',
+      pk: 'id',
+      schema: eventsSchemas.EventIn,
+      values: eventsQueries.createValues,
+      extras: { id: { column: 'id', kind: 'value' } },
+    },
+    venues: {
+      table: 'venues',
+      pk: 'id',
+      schema: venuesSchemas.VenueIn,
+      values: venuesQueries.createValues,
+      extras: { id: { column: 'id', kind: 'value' } },
+    },
+  },
 });

@@ -3,6 +3,8 @@
 import { runMain } from '@svcgen/runtime';
 import { createService } from './app';
 import { migrations } from './migrations';
+import * as notesQueries from './resources/notes/queries';
+import * as notesSchemas from './resources/notes/schemas';
 import { DEFAULT_SETTINGS, DEFAULT_SQLITE_FILE, DEV_KEYS_DIR } from './settings';
 
 runMain({
@@ -13,4 +15,13 @@ runMain({
   defaultSettings: DEFAULT_SETTINGS,
   defaultSqliteFile: DEFAULT_SQLITE_FILE,
   devKeysDir: DEV_KEYS_DIR,
+  seeds: {
+    notes: {
+      table: 'notes',
+      pk: 'id',
+      schema: notesSchemas.NoteIn,
+      values: notesQueries.createValues,
+      extras: { id: { column: 'id', kind: 'value' } },
+    },
+  },
 });

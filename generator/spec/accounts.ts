@@ -1,0 +1,175 @@
+/**
+ * The built-in account endpoints of the service file (`endpoints: - account: login`): what each
+ * needs of the user model (`auth.user_model`), and each written out as the custom endpoint it stands
+ * for, so that names, routes, schemas, the OpenAPI document and the typed client treat it as any
+ * other endpoint. The handlers are the runtime's (`accountHandlers`, runtime/operations/accounts.ts).
+ */
+import { TOO_MANY_LOGIN_FAILURES_MESSAGE } from '@svcgen/runtime/catalogue';
+import type { AccountEndpointSpec, AccountKind, ManualFieldSpec, ManualSchemaSpec, ServiceEndpointSpec } from './meta-schema';
+
+/** What each built-in answers, before what the entry writes. */
+interface AccountDefaults {
+  method: ServiceEndpointSpec['method'];
+  handler: string;
+  auth: null | string[];
+  status: number;
+  summary: string;
+  errors?: Record<string, Record<string, string>>;
+}
+
+export const ACCOUNT_DEFAULTS: Record<AccountKind, AccountDefaults> = {
+  register: { method: 'api_post', handler: 'register', auth: null, status: 201, summary: 'Register a new user and return tokens.' },
+  login: {
+    method: 'api_post',
+    handler: 'login',
+    auth: null,
+    status: 200,
+    summary: 'Exchange a username and password for tokens.',
+    errors: { 429: { detail: TOO_MANY_LOGIN_FAILURES_MESSAGE } },
+  },
+  refresh: { method: 'api_post', handler: 'refresh', auth: null, status: 200, summary: 'Exchange a refresh token for a new access and refresh token.' },
+  logout: { method: 'api_post', handler: 'logout', auth: null, status: 204, summary: 'Spend a refresh token so that it can no longer be exchanged.' },
+  me: { method: 'api_get', handler: 'me', auth: ['JWTAuth'], status: 200, summary: 'The authenticated user.' },
+  password: {
+    method: 'api_post',
+    handler: 'change_password',
+    auth: ['JWTAuth'],
+    status: 204,
+    summary: "Change the caller's password.",
+    errors: { 400: { current_password: 'Incorrect password' }, 429: { detail: TOO_MANY_LOGIN_FAILURES_MESSAGE } },
+  },
+};
+
+/** The fields of the user model every account endpoint reads, with the types they may have. */
+export const ACCOUNT_USER_FIELDS: Record<string, readonly string[]> = {
+  username: ['string'],
+  email: ['email', 'string'],
+  password: ['password'],
+  is_active: ['boolean'],
+};
+
+/** A model field's type as a manual schema writes it; undefined for relations. */
+const VALUE_TYPE_OF: Record<string, NonNullable<Exclude<ManualFieldSpec, string>['type']>> = {
+  string: 'str',
+  text: 'str',
+  password: 'str',
+  email: 'email',
+  url: 'url',
+  integer: 'int',
+  big_integer: 'int',
+  float: 'float',
+  decimal: 'decimal',
+  boolean: 'bool',
+  date: 'date',
+  datetime: 'datetime',
+  uuid: 'uuid',
+  json: 'dict',
+};
+
+export function valueTypeOf(fieldType: string | undefined): string | undefined {
+  return fieldType === undefined ? undefined : VALUE_TYPE_OF[fieldType];
+}
+
+/** A user model field as the account endpoints see it: its spec's type, max_length, default and null. */
+export interface UserFieldInfo {
+  type?: string;
+  max_length?: number;
+  default?: unknown;
+  null?: boolean;
+}
+
+/** bcrypt reads at most 72 bytes: no longer password is accepted (the policy counts bytes). */
+const PASSWORD_FIELD = { type: 'str', max_length: 72 } as const;
+const TOKEN_RESPONSE: ManualSchemaSpec = {
+  name: 'TokenResponse',
+  fields: { access_token: 'str', refresh_token: 'str', token_type: 'str', expires_in: 'int' },
+};
+
+/** The request and response schemas of one built-in. */
+function schemasOf(
+  kind: AccountKind,
+  user: (name: string) => UserFieldInfo,
+  pkType: string,
+  profile: readonly string[],
+): { request?: ManualSchemaSpec; response: ManualSchemaSpec | null } {
+  const profileIn = Object.fromEntries(
+    profile.map((name) => {
+      const f = user(name);
+      const spec: Exclude<ManualFieldSpec, string> = { type: VALUE_TYPE_OF[f.type ?? 'string'] ?? 'str' };
+      if (f.max_length !== undefined) spec.max_length = f.max_length;
+      if (f.default !== undefined) spec.default = f.default;
+      else if (f.null === true) spec.required = false;
+      if (f.null === true) spec.nullable = true;
+      return [name, spec];
+    }),
+  );
+  const profileOut = Object.fromEntries(
+    profile.map((name) => {
+      const f = user(name);
+      const type = VALUE_TYPE_OF[f.type ?? 'string'] ?? 'str';
+      return [name, f.null === true ? { type, nullable: true } : type];
+    }),
+  );
+  const username = user('username');
+  const email = user('email');
+  switch (kind) {
+    case 'register':
+      return {
+        request: {
+          name: 'RegisterSchema',
+          fields: {
+            username: { type: 'str', max_length: username.max_length ?? 150 },
+            email: { type: 'email', max_length: email.max_length ?? 254 },
+            password: PASSWORD_FIELD,
+            ...profileIn,
+          },
+        },
+        response: TOKEN_RESPONSE,
+      };
+    case 'login':
+      return { request: { name: 'LoginSchema', fields: { username: 'str', password: PASSWORD_FIELD } }, response: TOKEN_RESPONSE };
+    case 'refresh':
+      return { request: { name: 'RefreshSchema', fields: { refresh_token: 'str' } }, response: TOKEN_RESPONSE };
+    case 'logout':
+      return { request: { name: 'LogoutSchema', fields: { refresh_token: 'str' } }, response: null };
+    case 'me':
+      return {
+        response: {
+          name: 'UserResponse',
+          fields: { id: (VALUE_TYPE_OF[pkType] ?? 'int') as 'int', username: 'str', email: 'str', ...profileOut },
+        },
+      };
+    case 'password':
+      return {
+        request: { name: 'PasswordChangeSchema', fields: { current_password: PASSWORD_FIELD, new_password: PASSWORD_FIELD } },
+        response: null,
+      };
+  }
+}
+
+/** An `account:` entry written out as the custom endpoint it stands for. */
+export function expandAccountEndpoint(
+  entry: AccountEndpointSpec,
+  user: (name: string) => UserFieldInfo,
+  pkType: string,
+  profile: readonly string[],
+): ServiceEndpointSpec {
+  const kind = entry.account;
+  const d = ACCOUNT_DEFAULTS[kind];
+  const { request, response } = schemasOf(kind, user, pkType, profile);
+  const out: ServiceEndpointSpec = {
+    account: kind,
+    method: d.method,
+    path: entry.path ?? `/auth/${kind}/`,
+    handler: entry.handler ?? d.handler,
+    auth: entry.auth === undefined ? d.auth : entry.auth,
+    status: d.status,
+    tags: entry.tags ?? ['auth'],
+    summary: entry.summary ?? d.summary,
+    response,
+  } as ServiceEndpointSpec;
+  if (entry.description !== undefined) out.description = entry.description;
+  if (request) out.request = request as ServiceEndpointSpec['request'];
+  if (d.errors) out.errors = d.errors as ServiceEndpointSpec['errors'];
+  return out;
+}
