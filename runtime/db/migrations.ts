@@ -143,6 +143,17 @@ export interface DataLoss {
   losses: string[];
 }
 
+/**
+ * Reverting cannot be checked for data loss where schema changes commit by themselves (MySQL): each
+ * `down` would be done before its loss could be seen. Nothing was reverted; `allowDataLoss` runs it.
+ */
+export class UncheckedRollbackError extends Error {
+  constructor(database: string) {
+    super(`${database} commits each schema change by itself: a rollback cannot be checked for data loss first, nor undone; allow data loss to run it`);
+    this.name = 'UncheckedRollbackError';
+  }
+}
+
 /** Reverting would lose data, and the caller did not allow it: nothing was reverted. */
 export class DataLossError extends Error {
   constructor(readonly loss: DataLoss) {
@@ -192,7 +203,9 @@ function lost(before: Census, after: Census): string[] {
  * migration lock; returns the names reverted. Before and after each migration's `down` the tables
  * are counted: a table that had rows and is gone, a column that held values and is gone, or rows
  * gone from a table, is data loss, and unless `allowDataLoss` it throws DataLossError after rolling
- * everything back (nothing is reverted). A type narrowed by a `down` is not seen as a loss.
+ * everything back (nothing is reverted). A type narrowed by a `down` is not seen as a loss. Where
+ * schema changes are not transactional (MySQL), nothing can be tried and undone: without
+ * `allowDataLoss` it throws UncheckedRollbackError before reverting anything.
  */
 export function rollbackMigrations(
   db: Db,
@@ -211,6 +224,7 @@ export function rollbackMigrations(
       .reverse()
       .map((a) => byName.get(a.name)!);
     if (!targets.length) return [];
+    if (!options.allowDataLoss && !dialectOf(db).transactionalSchemaChanges) throw new UncheckedRollbackError(dialectOf(db).name);
     const table = MIGRATOR_CONFIG.tableName!;
     return dialectOf(db).runMigrations(db, MIGRATOR_CONFIG, (config) =>
       db.transaction(async (trx) => {

@@ -12,7 +12,7 @@ import { normalizeUsername, usernameProblems } from '../auth/username';
 import { now } from '../core/convert';
 import { ConfigurationError, loadDatabaseSettings, loadSettings, type Settings } from '../core/settings';
 import { connect, dialectOf, type Db } from '../db/connection';
-import { DataLossError, migrateLatest, migrationStatus, rollbackMigrations, type Migration } from '../db/migrations';
+import { DataLossError, migrateLatest, migrationStatus, rollbackMigrations, UncheckedRollbackError, type Migration } from '../db/migrations';
 import { attachReplicas, destroyDatabase, replicaUrls } from '../db/replicas';
 import { seed, SeedError, type SeedResource } from '../operations/seed';
 import { isClusterWorker, runPrimary, shutdownSignals, workerCount } from './cluster';
@@ -243,7 +243,7 @@ async function migrateCommand(service: ServiceMain, args: string[]): Promise<num
       console.log(reverted.length ? `reverted migrations: ${reverted.join(', ')}` : 'no migration to revert');
       return 0;
     } catch (err) {
-      if (!(err instanceof DataLossError)) throw err;
+      if (!(err instanceof DataLossError) && !(err instanceof UncheckedRollbackError)) throw err;
       console.error(`migrate rollback: refused: ${err.message}; nothing was reverted. Run it again with --allow-data-loss to revert anyway.`);
       return 1;
     }

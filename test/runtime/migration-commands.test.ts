@@ -2,11 +2,12 @@
  * `migrate status` and `migrate rollback` (runtime/db/migrations.ts, the commands of runMain): the
  * applied and pending migrations, and reverting the last N in one transaction, refused when a
  * `down` would drop a table with rows, a column with values, or rows, unless data loss is allowed.
- * Real SQLite and PostgreSQL.
+ * MySQL, whose schema changes commit by themselves, refuses a rollback it cannot check unless data
+ * loss is allowed. Real SQLite, PostgreSQL and MySQL.
  */
 import type { Knex } from 'knex';
 import { migrateLatest, type Migration } from '../../runtime';
-import { DataLossError, migrationStatus, rollbackMigrations } from '../../runtime/db/migrations';
+import { DataLossError, migrationStatus, rollbackMigrations, UncheckedRollbackError } from '../../runtime/db/migrations';
 import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
 
 const ITEMS: Migration = {
@@ -47,6 +48,10 @@ describe.each(DIALECTS)('migrate status and rollback (%s)', (dialect) => {
     database = await createDatabase(dialect);
   });
   afterEach(() => database.drop());
+  // Where a schema change is undone with its transaction, a rollback is tried and checked first.
+  const checked = dialect !== 'mysql';
+  const itChecked = checked ? it : it.skip;
+  const itUnchecked = checked ? it.skip : it;
 
   it('status: nothing applied on a new database; then applied in order, the rest pending, nothing changed', async () => {
     expect(await migrationStatus(db(), [ITEMS, NOTE])).toEqual({ applied: [], pending: ['0001_items', '0002_items_note'], unknown: [] });
@@ -64,7 +69,7 @@ describe.each(DIALECTS)('migrate status and rollback (%s)', (dialect) => {
     expect(await migrationStatus(db(), [ITEMS])).toEqual({ applied: [{ name: '0001_items', batch: 1 }], pending: [], unknown: ['0002_items_note'] });
   });
 
-  it('rolls back the last migration when nothing is lost, and the last N newest first', async () => {
+  itChecked('rolls back the last migration when nothing is lost, and the last N newest first', async () => {
     await migrateLatest(db(), [ITEMS, NOTE, TAGS]);
     expect(await rollbackMigrations(db(), [ITEMS, NOTE, TAGS], 1)).toEqual(['0003_tags']);
     expect(await db().schema.hasTable('tags')).toBe(false);
@@ -77,7 +82,7 @@ describe.each(DIALECTS)('migrate status and rollback (%s)', (dialect) => {
     expect(await migrateLatest(db(), [ITEMS, NOTE, TAGS])).toEqual(['0001_items', '0002_items_note', '0003_tags']);
   });
 
-  it('refuses to drop a column that holds values: nothing reverted; with allowDataLoss it goes', async () => {
+  itChecked('refuses to drop a column that holds values: nothing reverted; with allowDataLoss it goes', async () => {
     await migrateLatest(db(), [ITEMS, NOTE]);
     await db()('items').insert([{ name: 'a', note: 'kept' }, { name: 'b', note: null }]);
     const refused = await rollbackMigrations(db(), [ITEMS, NOTE], 1).catch((e: unknown) => e);
@@ -90,7 +95,7 @@ describe.each(DIALECTS)('migrate status and rollback (%s)', (dialect) => {
     expect(Object.keys(await db()('items').columnInfo()).sort()).toEqual(['id', 'name']);
   });
 
-  it('refuses to drop a table with rows; N steps are all or nothing', async () => {
+  itChecked('refuses to drop a table with rows; N steps are all or nothing', async () => {
     await migrateLatest(db(), [ITEMS, NOTE, TAGS]);
     await db()('items').insert({ name: 'a' });
     // 0003 and 0002 lose nothing (tags is empty, note has no values); 0001 would drop a row.
@@ -102,5 +107,21 @@ describe.each(DIALECTS)('migrate status and rollback (%s)', (dialect) => {
     expect((await migrationStatus(db(), [ITEMS, NOTE, TAGS])).pending).toEqual([]);
     expect(await rollbackMigrations(db(), [ITEMS, NOTE, TAGS], 3, { allowDataLoss: true })).toEqual(['0003_tags', '0002_items_note', '0001_items']);
     expect(await db().schema.hasTable('items')).toBe(false);
+  });
+
+  itUnchecked('refuses any rollback it cannot check, reverting nothing; with allowDataLoss the last N go, newest first', async () => {
+    await migrateLatest(db(), [ITEMS, NOTE, TAGS]);
+    await db()('items').insert({ name: 'a', note: 'kept' });
+    const refused = await rollbackMigrations(db(), [ITEMS, NOTE, TAGS], 1).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(UncheckedRollbackError);
+    expect((refused as Error).message).toBe(
+      'mysql commits each schema change by itself: a rollback cannot be checked for data loss first, nor undone; allow data loss to run it',
+    );
+    expect(await db().schema.hasTable('tags')).toBe(true);
+    expect((await migrationStatus(db(), [ITEMS, NOTE, TAGS])).pending).toEqual([]);
+    expect(await rollbackMigrations(db(), [ITEMS, NOTE, TAGS], 2, { allowDataLoss: true })).toEqual(['0003_tags', '0002_items_note']);
+    expect(await db().schema.hasTable('tags')).toBe(false);
+    expect(await db()('items').select('name')).toEqual([{ name: 'a' }]);
+    expect((await migrationStatus(db(), [ITEMS, NOTE, TAGS])).pending).toEqual(['0002_items_note', '0003_tags']);
   });
 });

@@ -168,6 +168,11 @@ export interface Dialect {
   lockForUpdate(query: Knex.QueryBuilder): void;
   /** Whether its Knex client writes an integer LIMIT into the SQL text instead of binding it. */
   readonly limitAsText: boolean;
+  /**
+   * Whether a schema change (CREATE, ALTER, DROP) is undone with the transaction it ran in (SQLite,
+   * PostgreSQL); MySQL commits each one by itself, so a migration's `down` cannot be tried and undone.
+   */
+  readonly transactionalSchemaChanges: boolean;
 
   /** Runs `run` holding the database's migration lock, so that one instance migrates at a time. */
   withMigrationLock<T>(db: Db, run: () => Promise<T>): Promise<T>;

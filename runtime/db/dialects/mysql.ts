@@ -46,6 +46,7 @@ export const mysql: Dialect = {
   name: 'mysql',
   urlPrefix: 'mysql://',
   limitAsText: false,
+  transactionalSchemaChanges: false,
 
   accepts: (url) => /^(mysql|mariadb):\/\//.test(url),
 

@@ -44,6 +44,7 @@ export const postgres: Dialect = {
   name: 'postgres',
   urlPrefix: 'postgres://',
   limitAsText: false,
+  transactionalSchemaChanges: true,
 
   accepts: (url) => /^postgres(ql)?:\/\//.test(url),
 

@@ -93,6 +93,7 @@ export const sqlite: Dialect = {
   name: 'sqlite',
   urlPrefix: URL_PREFIX,
   limitAsText: true,
+  transactionalSchemaChanges: true,
 
   accepts: (url) => url.startsWith(URL_PREFIX),
 
