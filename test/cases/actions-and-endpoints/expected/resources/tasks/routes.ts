@@ -2,6 +2,8 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import {
   GenericMessageSchema,
+  keyFromPath,
+  keyFromResult,
   operationRoute,
   PageNumberPagination,
   paginate,
@@ -35,10 +37,12 @@ export function tasksRoutes(service: ServiceContext): Route[] {
   // Reads (list, retrieve, relation listings) see the rows the caller may read; writes, actions and
   // relation changes look rows up by key alone, and updates, deletes and actions lock the row they
   // change until their transaction ends.
-  const { queryset, findVisible, findRow, lockRow } = rowLookup<q.TaskRow>({
+  const { queryset, findVisible, findRow, lockRow, stateETag } = rowLookup<q.TaskRow>({
     table: q.TABLE,
     pk: q.PK,
     model: service.model(q.MODEL),
+    // ETags hash a row's detail representation; writes holding a row check If-Match against it.
+    state: { columns: q.OUT_COLUMNS, shape: q.shapeTaskOut },
   });
 
   return [
@@ -51,6 +55,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
         body: TaskIn,
         transaction: true,
         status: 201,
+        etag: { state: stateETag, key: keyFromResult('id') },
         async handle({ body: data }, ctx) {
           const values = await q.createValues(data);
           const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
@@ -74,6 +79,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
         operationId: 'list_tasks',
         query: ListQuery,
         status: 200,
+        etag: 'body',
         async handle({ query: params }, ctx) {
           const { query } = await queryset(ctx);
           const source = querySource(ctx.db, query, {
@@ -100,6 +106,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
         operationId: 'retrieve_task',
         params: TaskParams,
         status: 200,
+        etag: 'body',
         async handle({ params: { pk } }, ctx) {
           const [item] = await q.shapeTaskOut(ctx.db, [await findVisible(ctx, pk, q.OUT_COLUMNS)]);
           return item;
@@ -116,6 +123,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
       method: 'patch',
       path: '/tasks/:pk/',
       auth: null,
+      ifMatch: 'optional',
       operation: {
         operationId: 'update_task',
         params: TaskParams,
@@ -123,6 +131,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
         optionalBody: true,
         transaction: true,
         status: 200,
+        etag: { state: stateETag, key: keyFromPath },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toTaskRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           const values = await q.updateValues(data);
@@ -142,6 +151,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
       method: 'delete',
       path: '/tasks/:pk/',
       auth: null,
+      ifMatch: 'optional',
       operation: {
         operationId: 'delete_task',
         params: TaskParams,
@@ -163,6 +173,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
       method: 'post',
       path: '/tasks/:pk/complete/',
       auth: null,
+      ifMatch: 'optional',
       operation: {
         operationId: 'complete_task',
         params: TaskParams,
@@ -184,6 +195,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
       method: 'get',
       path: '/tasks/:pk/priority/',
       auth: null,
+      ifMatch: 'optional',
       operation: {
         operationId: 'priority_task_get',
         params: TaskParams,
@@ -204,6 +216,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
       method: 'put',
       path: '/tasks/:pk/priority/',
       auth: null,
+      ifMatch: 'optional',
       operation: {
         operationId: 'priority_task_put',
         params: TaskParams,
