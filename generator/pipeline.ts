@@ -93,14 +93,30 @@ export async function generate(options: GenerateOptions): Promise<Generated> {
   if (diagnostics.length) throw new SpecError(diagnostics);
   const model = buildModel(described);
   const outDir = path.resolve(cwd, options.outDir);
-  const api = apiFile(loaded, model, outDir, options);
-  const access = accessFiles(loaded, model, outDir, options);
+  // The three gates (the migration's steps, the API's breaking changes, access widened) report
+  // their problems together: one run says everything a change needs.
+  const gated = <T>(gate: () => T): T | undefined => {
+    try {
+      return gate();
+    } catch (err) {
+      if (!(err instanceof SpecError)) throw err;
+      stopped.push(...err.diagnostics);
+      return undefined;
+    }
+  };
+  const stopped: Diagnostic[] = [];
   const history: MigrationHistory = options.firstBuild ? { snapshotFile: '', migrations: [] } : readMigrationHistory(outDir, cwd);
-  const plan = planMigrations(model, dbSchemaOf(model), history, {
-    allowDestructive: options.allowDestructive,
-    defaults: options.defaults,
-    at: positionIn(loaded),
-  });
+  const plan = gated(() =>
+    planMigrations(model, dbSchemaOf(model), history, {
+      allowDestructive: options.allowDestructive,
+      defaults: options.defaults,
+      at: positionIn(loaded),
+    }),
+  );
+  const api = gated(() => apiFile(loaded, model, outDir, options));
+  const access = gated(() => accessFiles(loaded, model, outDir, options));
+  // Each gate's problems in its own order, the migration's first.
+  if (stopped.length || !plan || api === undefined || !access) throw new SpecError(stopped);
   const rendered = renderService(model, outputImports(outDir, loaded.dir, options.runtimeImport), plan);
   const files = await formatFiles(sortedByPath(rendered.files));
   // Committed migrations go back byte for byte, in order among the rest.

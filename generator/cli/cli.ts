@@ -335,8 +335,11 @@ async function checkOutput(specsDir: string, args: Parsed): Promise<number> {
   const { files, migration } = await generate({
     specsDir,
     outDir: args.out,
-    // check only compares: it shows a pending destructive migration too, and says build needs the flag.
+    // check only compares: it shows a pending destructive migration, breaking change or widening
+    // too, and says which flags build needs for them.
     allowDestructive: true,
+    allowBreaking: true,
+    allowWiden: true,
     defaults: args.defaults,
   });
   const d = drift(args.out, files);
@@ -352,12 +355,18 @@ async function checkOutput(specsDir: string, args: Parsed): Promise<number> {
     console.error(`missing migration: ${args.out}/${f}: the specs change the database schema since the last build:`);
     for (const c of migration?.changes ?? []) console.error(`  ${c}`);
   }
+  // What build will refuse, at its positions: destructive steps, breaking changes, widened access.
+  const refused = await printGateProblems(specsDir, args);
   const destructive = due.length > 0 && (migration?.changes ?? []).some((c) => c.endsWith('(destructive)'));
-  if (destructive) await printDestructiveSteps(specsDir, args);
+  const flags = [
+    ...(destructive ? [' --allow-destructive'] : []),
+    ...(refused.some((m) => m.startsWith('breaking change:')) ? [' --allow-breaking'] : []),
+    ...(refused.some((m) => m.startsWith('access widened:')) ? [' --allow-widen'] : []),
+  ].join('');
   console.error(
     `svcgen check: ${args.out} is stale (${d.changed.length} changed, ${d.missing.length} missing, ${d.extra.length} extra)` +
       `${due.length ? `; no migration was generated for the schema change (${due.join(', ')})` : ''}; ` +
-      `run "svcgen build ${specsDir}${args.out === 'generated' ? '' : ` --out ${args.out}`}${destructive ? ' --allow-destructive' : ''}" and commit the result` +
+      `run "svcgen build ${specsDir}${args.out === 'generated' ? '' : ` --out ${args.out}`}${flags}" and commit the result` +
       `${destructive ? ' (the migration drops data: read it first)' : ''}`,
   );
   return 1;
@@ -389,13 +398,18 @@ function reportBreaksSince(ref: string, specsDir: string, outDir: string): numbe
   return open.length;
 }
 
-/** What build will say about the steps of a pending migration that lose data, at their positions in the specs. */
-async function printDestructiveSteps(specsDir: string, args: Parsed): Promise<void> {
+/**
+ * What build will refuse without its flags, at the positions in the specs: the steps of a pending
+ * migration that lose data, breaking changes of the API, widened access. Returns their messages.
+ */
+async function printGateProblems(specsDir: string, args: Parsed): Promise<string[]> {
   try {
     await generate({ specsDir, outDir: args.out, defaults: args.defaults });
+    return [];
   } catch (err) {
     if (!(err instanceof SpecError)) throw err;
     for (const diag of err.diagnostics) console.error(formatDiagnostic(diag));
+    return err.diagnostics.map((d) => d.message);
   }
 }
 

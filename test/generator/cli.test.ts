@@ -59,7 +59,7 @@ describe('svcgen: usage', () => {
   it.each([
     ['validate', 'usage: svcgen validate SPECS', []],
     ['build', 'usage: svcgen build SPECS [--out DIR]', ['--out DIR', 'manifest.json']],
-    ['check', 'usage: svcgen check SPECS [--out DIR]', ['--out DIR', 'diff']],
+    ['check', 'usage: svcgen check SPECS [--out DIR] [--base REF]', ['--out DIR', 'diff']],
   ])('prints the usage of %s for --help and exits 0', (command, first, mentions) => {
     const r = svcgen([command, '--help']);
     expect(r.status).toBe(0);
@@ -170,7 +170,8 @@ describe('svcgen build', () => {
     expect(summary(second.stdout)).toMatchObject({ resources: 11, written: 0, unchanged: total, removed: 0 });
 
     fs.rmSync(path.join(ws.specs, 'resources/gadgets.yaml'));
-    const third = svcgen(['build', ws.specs, '--out', ws.out, '--allow-destructive']);
+    // Its table and its operations go: a destructive migration and a breaking change.
+    const third = svcgen(['build', ws.specs, '--out', ws.out, '--allow-destructive', '--allow-breaking']);
     expect(third.status).toBe(0);
     const s3 = summary(third.stdout);
     expect(s3).toMatchObject({ resources: 10, removed: 3 });
