@@ -18,6 +18,10 @@ import { outputImports } from './render/output-imports';
 import { renderService } from './render/render';
 import { changesSince, endpointsOf, type BuildChanges } from './output/summary';
 import { validateSpecs } from './spec/validate';
+import { accessMatrix, type AccessMatrix } from './access/matrix';
+import { apiSurface } from './api/surface';
+import { API_JSON, apiBreaks, apiJson, committedApi, type FoundBreak } from './api/breaks';
+import { ACCESS_JSON, ACCESS_MD, accessJson, accessMarkdown, committedAccess, sourceOf, wideningMessage, widenings } from './access/gate';
 
 // The pipeline's public names, for callers that import the generator as one module.
 export { drift, unifiedDiff, type Drift } from './output/drift';
@@ -33,6 +37,10 @@ export interface GenerateOptions {
   cwd?: string;
   /** Write migration steps that lose data (drop a table or column, narrow a type). */
   allowDestructive?: boolean;
+  /** Accept changes that widen access (recorded in access.json and access.md). */
+  allowWiden?: boolean;
+  /** Accept changes that break the API's clients (recorded in api.json). */
+  allowBreaking?: boolean;
   /** One-off values for existing rows of new NOT NULL columns: `table.field` → value as typed. */
   defaults?: Record<string, string>;
   /** Import specifier of the runtime (default: the package name, `@svcgen/runtime`). */
@@ -88,21 +96,108 @@ export async function generate(options: GenerateOptions): Promise<Generated> {
   if (diagnostics.length) throw new SpecError(diagnostics);
   const model = buildModel(described);
   const outDir = path.resolve(cwd, options.outDir);
+  // The three gates (the migration's steps, the API's breaking changes, access widened) report
+  // their problems together: one run says everything a change needs.
+  const gated = <T>(gate: () => T): T | undefined => {
+    try {
+      return gate();
+    } catch (err) {
+      if (!(err instanceof SpecError)) throw err;
+      stopped.push(...err.diagnostics);
+      return undefined;
+    }
+  };
+  const stopped: Diagnostic[] = [];
   const history: MigrationHistory = options.firstBuild ? { snapshotFile: '', migrations: [] } : readMigrationHistory(outDir, cwd);
-  const plan = planMigrations(model, dbSchemaOf(model), history, {
-    allowDestructive: options.allowDestructive,
-    defaults: options.defaults,
-    at: positionIn(loaded),
-  });
+  const plan = gated(() =>
+    planMigrations(model, dbSchemaOf(model), history, {
+      allowDestructive: options.allowDestructive,
+      defaults: options.defaults,
+      at: positionIn(loaded),
+    }),
+  );
+  const api = gated(() => apiFile(loaded, model, outDir, options));
+  const access = gated(() => accessFiles(loaded, model, outDir, options));
+  // Each gate's problems in its own order, the migration's first.
+  if (stopped.length || !plan || api === undefined || !access) throw new SpecError(stopped);
   const rendered = renderService(model, outputImports(outDir, loaded.dir, options.runtimeImport), plan);
   const files = await formatFiles(sortedByPath(rendered.files));
   // Committed migrations go back byte for byte, in order among the rest.
   for (const [name, text] of rendered.verbatim) files.set(name, text);
+  for (const [name, text] of access) files.set(name, text);
+  files.set(API_JSON, api);
   const output = sortedByPath(files);
   const endpoints = endpointsOf(model);
   output.set(MANIFEST, manifestJson(output.keys(), endpoints));
   const previous = options.firstBuild ? undefined : previousManifest(outDir);
   return { model, files: output, migration: plan.next, changes: changesSince(previous, [...output.keys()], endpoints) };
+}
+
+/** The specs' access matrix, or the problems that keep it from being built. */
+export function accessOf(specsDir: string, cwd = process.cwd()): AccessMatrix {
+  const loaded = loadSpecs(specsDir, cwd);
+  const { diagnostics, described } = checkSpecs(loaded);
+  if (diagnostics.length) throw new SpecError(diagnostics);
+  return accessMatrix(buildModel(described), 'service.yaml');
+}
+
+/** Places in the specs, named by a path in the specs folder or as diagnostics show it, and where they are. */
+function specPlaces(loaded: LoadedSpecs) {
+  const specs = [loaded.service, ...loaded.resources].filter((s) => s !== undefined);
+  const specOf = (source: SourceRef) => specs.find((s) => s.relPath === source.file || s.file === source.file);
+  const exists = (source: SourceRef) => specOf(source)?.doc.getIn(source.path, true) !== undefined;
+  const at = (source: SourceRef | undefined, message: string): Diagnostic => {
+    const spec = source && specOf(source);
+    return spec ? diagnosticAt(spec, source.path, message, true) : { file: source?.file ?? loaded.service?.file ?? 'service.yaml', line: 1, column: 1, message };
+  };
+  return { exists, at };
+}
+
+/** Breaks as diagnostics, each at the first of its places that exists in the specs. */
+export function breakDiagnostics(loaded: LoadedSpecs, breaks: readonly FoundBreak[], hint: string): Diagnostic[] {
+  const { exists, at } = specPlaces(loaded);
+  return sortDiagnostics(breaks.map(({ brk, at: places }) => at(places.find(exists), `breaking change: ${brk.message}${hint}`)));
+}
+
+/**
+ * api.json: the API surface, and the breaking changes acknowledged. A break since the committed
+ * surface stops the build unless `allowBreaking`; with it, the breaks join the acknowledged ones.
+ */
+function apiFile(loaded: LoadedSpecs, model: ServiceModel, outDir: string, options: GenerateOptions): string {
+  const { surface, sources } = apiSurface(model);
+  const previous = options.firstBuild ? undefined : committedApi(outDir);
+  const breaks = previous ? apiBreaks(previous, surface, sources) : [];
+  if (breaks.length && !options.allowBreaking) {
+    throw new SpecError(breakDiagnostics(loaded, breaks, `; if intended, build with --allow-breaking (recorded in ${API_JSON})`));
+  }
+  return apiJson(surface, [...(previous?.acknowledged ?? []), ...breaks.map((b) => b.brk)]);
+}
+
+/**
+ * access.json and access.md: the matrix, and the widenings acknowledged. A widening since the
+ * committed matrix stops the build (at the spec position of the rule that decides it) unless
+ * `allowWiden`; with it, the widenings join the acknowledged ones.
+ */
+function accessFiles(loaded: LoadedSpecs, model: ServiceModel, outDir: string, options: GenerateOptions): Map<string, string> {
+  // The matrix names spec files by their path in the specs folder (a resource's `specFile`).
+  const matrix = accessMatrix(model, 'service.yaml');
+  const previous = options.firstBuild ? undefined : committedAccess(outDir);
+  const widened = previous ? widenings(previous, matrix) : [];
+  if (widened.length && !options.allowWiden) {
+    const specs = [loaded.service, ...loaded.resources].filter((s) => s !== undefined);
+    const specOf = (source: SourceRef) => specs.find((s) => s.relPath === source.file);
+    const exists = (source: SourceRef) => specOf(source)?.doc.getIn(source.path, true) !== undefined;
+    const at = (source: SourceRef, message: string) => {
+      const spec = specOf(source);
+      return spec ? diagnosticAt(spec, source.path, message, true) : { file: source.file, line: 1, column: 1, message };
+    };
+    throw new SpecError(sortDiagnostics(widened.map(({ widening, row }) => at(sourceOf(row, widening, exists), wideningMessage(widening)))));
+  }
+  const acknowledged = [...(previous?.acknowledged ?? []), ...widened.map((w) => w.widening)];
+  return new Map([
+    [ACCESS_JSON, accessJson(matrix, acknowledged)],
+    [ACCESS_MD, accessMarkdown(model.title, matrix, acknowledged)],
+  ]);
 }
 
 /** A diagnostic at a model element's place in the specs (its file's start when the file is not a spec). */

@@ -42,6 +42,7 @@ export {
   type ServiceContext,
 } from './operations/context';
 export { JsonResponse, type Operation } from './operations/operation';
+export { etagOf, keyFromPath, keyFromResult } from './operations/conditional';
 export type { ExceptionClass, ExceptionHandler, HandledResponse } from './operations/exceptions';
 export { bulkDeleteBody, bulkDeleteDoc, bulkListBody, bulkListDoc, bulkResultsDoc, runBulk } from './operations/bulk';
 export {
@@ -125,6 +126,8 @@ export {
   IntegrityError,
   MultipleObjectsError,
   NotFoundError,
+  PreconditionFailedError,
+  PreconditionRequiredError,
   RequestValidationError,
   SerializeError,
   ServiceUnavailableError,

@@ -9,7 +9,14 @@ import { drift } from '../output/drift';
 import { initProject, InitError } from './init';
 import { GENERATOR_VERSION } from '../output/manifest';
 import { MigrationOptionError } from '../migrate/migrations';
-import { generate, validate } from '../pipeline';
+import { spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+import { accessOf, breakDiagnostics, checkSpecs, generate, validate } from '../pipeline';
+import { loadSpecs } from '../load/load';
+import { buildModel } from '../model/build-model';
+import { apiSurface } from '../api/surface';
+import { API_JSON, apiBreaks, committedApi, parseApi } from '../api/breaks';
+import { explain } from '../access/gate';
 import { writeOutput } from '../output/write';
 import { endpointsOf } from '../output/summary';
 import { RUNTIME_PACKAGE } from '../render/output-imports';
@@ -23,6 +30,8 @@ commands:
   build SPECS [--out DIR]      validate, then render the service into DIR (default: generated),
                                with a new migration when the specs change the database schema
   check SPECS [--out DIR]      fail with a diff when DIR differs from what build would write
+  explain-access CALLER OPERATION [SPECS]
+                               which rule decides what CALLER gets from OPERATION
   init DIR                     scaffold a new project (specs, hooks, smoke test, package.json)
   dev [SPECS] [--out DIR]      build, compile and run the service; rebuild and restart on every change
   pull DATABASE_URL [--out DIR]  write specs (default into specs/) from an existing SQLite or PostgreSQL database
@@ -68,19 +77,41 @@ options:
   --allow-destructive           write steps that lose data: dropping a table or column, narrowing a
                                 type or max_length (without it, build stops and names those steps)
   --default TABLE.FIELD=VALUE   a one-off value for the existing rows of a new NOT NULL field that
-                                has no default (or of a field that becomes NOT NULL); repeatable`,
+                                has no default (or of a field that becomes NOT NULL); repeatable
+  --allow-widen                 accept changes that widen access: an operation opened to a caller it
+                                refused (DIR/access.md, the access matrix), or a new operation anyone
+                                may call without credentials; they are recorded in DIR/access.md
+                                (without it, build stops and names each at its rule in the specs)
+  --allow-breaking              accept changes that break the API's clients (DIR/api.json, the API
+                                surface): an operation removed or renamed, a status or response
+                                field removed, a request field made required, a type or enum
+                                narrowed; they are recorded in DIR/api.json (without it, build stops
+                                and names each at its place in the specs)`,
     options: ['--out', '--default'],
-    flags: ['--allow-destructive'],
+    flags: ['--allow-destructive', '--allow-widen', '--allow-breaking'],
+  },
+  'explain-access': {
+    usage: `usage: svcgen explain-access CALLER OPERATION [SPECS]
+
+Says what a kind of caller gets from an operation under the rules the specs in SPECS (default:
+specs) declare, and which rules decide it, in the order they run. CALLER is a column of the
+access matrix (DIR/access.md): anonymous, authenticated, role:NAME, staff or superuser. OPERATION
+is an operation id (update_article) or a route as the matrix writes it ("PATCH /api/articles/{pk}/").`,
+    options: [],
+    positional: 'SPECS',
   },
   check: {
-    usage: `usage: svcgen check SPECS [--out DIR]
+    usage: `usage: svcgen check SPECS [--out DIR] [--base REF]
 
 Renders SPECS in memory and compares the result with DIR byte for byte. Exits 1 with a diff when
 they differ (run "svcgen build SPECS" and commit the result), 0 when DIR is current.
 
 options:
-  --out DIR    output folder (default: generated)`,
-    options: ['--out'],
+  --out DIR    output folder (default: generated)
+  --base REF   also list the breaking changes of the API since the git revision REF (its
+               DIR/api.json): those acknowledged since (build --allow-breaking) are printed, any
+               other fails the check`,
+    options: ['--out', '--base'],
   },
   init: {
     usage: `usage: svcgen init DIR [--svcgen VERSION|PATH]
@@ -129,6 +160,10 @@ interface Parsed {
   out: string;
   help: boolean;
   allowDestructive: boolean;
+  allowWiden: boolean;
+  allowBreaking: boolean;
+  /** `--base REF` of check. */
+  base?: string;
   /** `--default TABLE.FIELD=VALUE`, by `TABLE.FIELD`. */
   defaults: Record<string, string>;
   svcgen?: string;
@@ -143,7 +178,7 @@ class UsageError extends Error {}
 
 function parseArgs(command: string, args: string[]): Parsed {
   const { options: allowed, flags = [], positional = 'SPECS' } = COMMANDS[command];
-  const parsed: Parsed = { positional: [], out: 'generated', help: false, allowDestructive: false, defaults: {}, tsconfig: 'tsconfig.json', rest: [] };
+  const parsed: Parsed = { positional: [], out: 'generated', help: false, allowDestructive: false, allowWiden: false, allowBreaking: false, defaults: {}, tsconfig: 'tsconfig.json', rest: [] };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     if (arg === '--' && command === 'dev') {
@@ -151,7 +186,11 @@ function parseArgs(command: string, args: string[]): Parsed {
       break;
     }
     if (arg === '--help' || arg === '-h') parsed.help = true;
-    else if (flags.includes(arg)) parsed.allowDestructive = true;
+    else if (flags.includes(arg)) {
+      if (arg === '--allow-widen') parsed.allowWiden = true;
+      else if (arg === '--allow-breaking') parsed.allowBreaking = true;
+      else parsed.allowDestructive = true;
+    }
     else if (arg.startsWith('-')) {
       const [name, inline] = arg.split(/=(.*)/s, 2);
       if (!allowed.includes(name)) throw new UsageError(`unknown option "${arg}" for svcgen ${command}`);
@@ -163,6 +202,7 @@ function parseArgs(command: string, args: string[]): Parsed {
         parsed.defaults[`${m[1]}.${m[2]}`] = m[3];
       } else if (name === '--svcgen') parsed.svcgen = value;
       else if (name === '--tsconfig') parsed.tsconfig = value;
+      else if (name === '--base') parsed.base = value;
       else {
         parsed.out = value;
         parsed.outGiven = true;
@@ -171,6 +211,10 @@ function parseArgs(command: string, args: string[]): Parsed {
   }
   // svcgen dev works on the project's specs folder unless told otherwise.
   if (command === 'dev' && !parsed.positional.length) parsed.positional.push('specs');
+  if (command === 'explain-access') {
+    if (!parsed.help && (parsed.positional.length < 2 || parsed.positional.length > 3)) throw new UsageError('svcgen explain-access takes a CALLER, an OPERATION and optionally a SPECS folder');
+    return parsed;
+  }
   if (!parsed.help && parsed.positional.length !== 1) {
     throw new UsageError(
       parsed.positional.length ? `svcgen ${command} takes one ${positional} folder` : `svcgen ${command} needs a ${positional} folder`,
@@ -200,6 +244,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   try {
+    if (command === 'explain-access') return explainAccess(args.positional);
     return await RUN[command](args.positional[0], args);
   } catch (err) {
     return reportFailure(err);
@@ -296,6 +341,8 @@ async function buildService(specsDir: string, args: Parsed): Promise<number> {
     specsDir,
     outDir: args.out,
     allowDestructive: args.allowDestructive,
+    allowWiden: args.allowWiden,
+    allowBreaking: args.allowBreaking,
     defaults: args.defaults,
   });
   const result = writeOutput(args.out, files);
@@ -321,11 +368,16 @@ async function buildService(specsDir: string, args: Parsed): Promise<number> {
 
 /** `svcgen check SPECS`: compares what build would write with the output folder; a diff and a hint when they differ. */
 async function checkOutput(specsDir: string, args: Parsed): Promise<number> {
+  // The breaks since the base first: a break not acknowledged also stops the render below.
+  const broken = args.base === undefined ? 0 : reportBreaksSince(args.base, specsDir, args.out);
   const { files, migration } = await generate({
     specsDir,
     outDir: args.out,
-    // check only compares: it shows a pending destructive migration too, and says build needs the flag.
+    // check only compares: it shows a pending destructive migration, breaking change or widening
+    // too, and says which flags build needs for them.
     allowDestructive: true,
+    allowBreaking: true,
+    allowWiden: true,
     defaults: args.defaults,
   });
   const d = drift(args.out, files);
@@ -333,7 +385,7 @@ async function checkOutput(specsDir: string, args: Parsed): Promise<number> {
   for (const f of d.others) console.error(`not generated by svcgen (left alone): ${args.out}/${f}`);
   if (!d.changed.length && !d.missing.length && !d.extra.length && !due.length) {
     console.log(`svcgen check: ${args.out} is up to date with ${specsDir}`);
-    return 0;
+    return broken ? 1 : 0;
   }
   for (const c of d.changed) console.error(`${c.diff}\n`);
   for (const f of d.missing) console.error(`missing: ${args.out}/${f}`);
@@ -342,25 +394,76 @@ async function checkOutput(specsDir: string, args: Parsed): Promise<number> {
     console.error(`missing migration: ${args.out}/${f}: the specs change the database schema since the last build:`);
     for (const c of migration?.changes ?? []) console.error(`  ${c}`);
   }
+  // What build will refuse, at its positions: destructive steps, breaking changes, widened access.
+  const refused = await printGateProblems(specsDir, args);
   const destructive = due.length > 0 && (migration?.changes ?? []).some((c) => c.endsWith('(destructive)'));
-  if (destructive) await printDestructiveSteps(specsDir, args);
+  const flags = [
+    ...(destructive ? [' --allow-destructive'] : []),
+    ...(refused.some((m) => m.startsWith('breaking change:')) ? [' --allow-breaking'] : []),
+    ...(refused.some((m) => m.startsWith('access widened:')) ? [' --allow-widen'] : []),
+  ].join('');
   console.error(
     `svcgen check: ${args.out} is stale (${d.changed.length} changed, ${d.missing.length} missing, ${d.extra.length} extra)` +
       `${due.length ? `; no migration was generated for the schema change (${due.join(', ')})` : ''}; ` +
-      `run "svcgen build ${specsDir}${args.out === 'generated' ? '' : ` --out ${args.out}`}${destructive ? ' --allow-destructive' : ''}" and commit the result` +
+      `run "svcgen build ${specsDir}${args.out === 'generated' ? '' : ` --out ${args.out}`}${flags}" and commit the result` +
       `${destructive ? ' (the migration drops data: read it first)' : ''}`,
   );
   return 1;
 }
 
-/** What build will say about the steps of a pending migration that lose data, at their positions in the specs. */
-async function printDestructiveSteps(specsDir: string, args: Parsed): Promise<void> {
+/**
+ * `check --base REF`: the breaking changes from REF's api.json to what the specs render now, each at
+ * its place in the specs; those the current api.json acknowledges are printed as such. Returns how
+ * many are not acknowledged.
+ */
+function reportBreaksSince(ref: string, specsDir: string, outDir: string): number {
+  const shown = spawnSync('git', ['show', `${ref}:./${path.posix.join(outDir.split(path.sep).join('/'), API_JSON)}`], { encoding: 'utf8' });
+  if (shown.status !== 0) {
+    console.error(`svcgen check: no ${API_JSON} in ${outDir} at ${ref}: ${shown.stderr.trim()}`);
+    return 1;
+  }
+  const before = parseApi(shown.stdout);
+  const loaded = loadSpecs(specsDir, process.cwd());
+  const { diagnostics, described } = checkSpecs(loaded);
+  if (diagnostics.length) throw new SpecError(diagnostics);
+  const { surface, sources } = apiSurface(buildModel(described));
+  const breaks = apiBreaks(before, surface, sources);
+  // Acknowledged: by a build with --allow-breaking, in the api.json committed now.
+  const acknowledged = new Set((committedApi(outDir)?.acknowledged ?? []).map((b) => `${b.operationId} ${b.message}`));
+  const open = breaks.filter((b) => !acknowledged.has(`${b.brk.operationId} ${b.brk.message}`));
+  for (const b of breaks.filter((x) => !open.includes(x))) console.log(`acknowledged breaking change since ${ref}: ${b.brk.message}`);
+  for (const d of breakDiagnostics(loaded, open, `; not acknowledged since ${ref}`)) console.error(formatDiagnostic(d));
+  console.log(`svcgen check: ${breaks.length} breaking change${breaks.length === 1 ? '' : 's'} since ${ref}, ${open.length} not acknowledged`);
+  return open.length;
+}
+
+/**
+ * What build will refuse without its flags, at the positions in the specs: the steps of a pending
+ * migration that lose data, breaking changes of the API, widened access. Returns their messages.
+ */
+async function printGateProblems(specsDir: string, args: Parsed): Promise<string[]> {
   try {
     await generate({ specsDir, outDir: args.out, defaults: args.defaults });
+    return [];
   } catch (err) {
     if (!(err instanceof SpecError)) throw err;
     for (const diag of err.diagnostics) console.error(formatDiagnostic(diag));
+    return err.diagnostics.map((d) => d.message);
   }
+}
+
+/** `svcgen explain-access CALLER OPERATION [SPECS]`: the cell and the rules that decide it. */
+function explainAccess([caller, operation, specsDir = 'specs']: string[]): number {
+  const matrix = accessOf(specsDir);
+  const answer = explain(matrix, caller, operation);
+  if (answer) {
+    console.log(answer);
+    return 0;
+  }
+  const callers = matrix.callers.map((c) => c.name).join(', ');
+  const known = matrix.rows.some((r) => r.operationId === operation || r.route === operation);
+  console.error(known ? `svcgen: unknown caller "${caller}": one of ${callers}` : `svcgen: no operation "${operation}" in ${specsDir}`);
+  return 1;
 }
 
 /** `svcgen dev SPECS`: builds, runs and rebuilds until SIGINT or SIGTERM. */

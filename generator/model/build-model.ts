@@ -303,6 +303,7 @@ function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>): Resource 
     actions: actionsOf(names, viewset),
     relations: relationsOf(ctx, viewset, m2m),
     fieldSelection: viewset.field_selection === true,
+    requireIfMatch: viewset.require_if_match === true,
     search: viewset.search_fields
       ? { fields: viewset.search_fields.map((name) => ({ name, lookup: compileLookup(graph, d.model, `${name}__icontains`) })) }
       : null,

@@ -354,6 +354,8 @@ export interface Resource {
   relations: Relation[];
   /** `field_selection`: list and retrieve take `?fields=` naming fields of their read schemas. */
   fieldSelection: boolean;
+  /** `require_if_match`: writes to an existing row without `If-Match` are refused (428); see conditional requests. */
+  requireIfMatch: boolean;
   /** `search_fields`: each field's `icontains` lookup, compiled (through relations for `author__username`); null when none. */
   search: { fields: { name: string; lookup: LookupPlan }[] } | null;
   /** List filters (query_params, filter mixins, relations_filters, match cases) with their lookups compiled; null when none. */

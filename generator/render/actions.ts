@@ -40,6 +40,7 @@ function detailParts(a: Action, rs: ResourceRoutes) {
   return {
     path: `'/${rs.r.base}/:pk/${a.name}/'`,
     params: rs.params(),
+    ifMatch: rs.ifMatch(),
     input: '{ params: { pk } }, ctx',
     handle: {
       own: 'instance',

@@ -52,6 +52,7 @@ export function bulkRoute(b: BulkOperation, rs: ResourceRoutes): RouteView {
     roles: o.roles,
     throttles: o.throttles,
     operationId: b.operationId,
+    ifMatch: b.kind === 'create' ? undefined : rs.ifMatch(),
     // The single-item operation's decorators wrap its own view: a bulk request is not one of its requests.
     decorators: [],
     body: deletes ? `${rt('bulkDeleteBody')}(${b.maxItems})` : `${rt('bulkListBody')}(${b.maxItems})`,

@@ -124,6 +124,7 @@ function manageRoute(rel: Relation, rs: ResourceRoutes): RouteView {
     path: `'/${r.base}/:pk/${rel.path}/'`,
     auth: rel.postAuth,
     operationId: rel.manageOperationId,
+    ifMatch: rs.ifMatch(),
     decorators: rel.postDecorators,
     params: rs.params(),
     body,

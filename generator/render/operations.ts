@@ -16,7 +16,7 @@ const PATHS: Record<PathKind, (rs: ResourceRoutes) => string> = {
 };
 
 /** What an operation's builder decides; the rest comes from the operation. */
-type OwnSpec = Pick<RouteSpec, 'params' | 'query' | 'body' | 'optionalBody' | 'normalize' | 'input' | 'partial' | 'handle' | 'responses'>;
+type OwnSpec = Pick<RouteSpec, 'params' | 'query' | 'body' | 'optionalBody' | 'normalize' | 'input' | 'partial' | 'handle' | 'responses' | 'etag' | 'ifMatch'>;
 
 function route(o: Operation, rs: ResourceRoutes, own: OwnSpec): RouteView {
   return rs.route({
@@ -83,6 +83,8 @@ function createRoute(o: Operation, rs: ResourceRoutes): RouteView {
     input: '{ body: data }, ctx',
     partial: 'operations/create',
     handle: createHandle(o, rs),
+    // The created row's key is read from the answer, when it names it.
+    etag: r.responses.create.fields.some((f) => f.name === r.pk.name) ? rs.stateETag(() => `${rs.imports.runtime('keyFromResult')}(${str(r.pk.name)})`) : undefined,
     responses: response(o.status, rs.schema(r.responses.create)),
   });
 }
@@ -159,6 +161,7 @@ function listRoute(o: Operation, rs: ResourceRoutes): RouteView {
     query,
     input: usesParams ? '{ query: params }, ctx' : '_input, ctx',
     partial: 'operations/list',
+    etag: "'body'",
     handle: {
       override: o.override ? rs.hookCall(o.override, '{ params, proceed }') : undefined,
       queryset: rs.lookup('queryset'),
@@ -188,6 +191,7 @@ function retrieveRoute(o: Operation, rs: ResourceRoutes): RouteView {
     query,
     input: query ? '{ params: { pk }, query: { fields } }, ctx' : '{ params: { pk } }, ctx',
     partial: 'operations/retrieve',
+    etag: "'body'",
     handle: r.objectPermission
       ? {
           // The record the hook receives is read once, and shaped into the response.
@@ -246,6 +250,8 @@ function updateRoute(o: Operation, rs: ResourceRoutes): RouteView {
     input: '{ params: { pk }, body: data }, ctx',
     partial: 'operations/update',
     handle: updateHandle(o, rs),
+    etag: rs.stateETag(() => rs.imports.runtime('keyFromPath')),
+    ifMatch: rs.ifMatch(),
     responses: response(o.status, rs.schema(r.responses.update)),
   });
 }
@@ -273,6 +279,7 @@ function deleteRoute(o: Operation, rs: ResourceRoutes): RouteView {
     input: '{ params: { pk } }, ctx',
     partial: 'operations/delete',
     handle: deleteHandle(o, rs),
+    ifMatch: rs.ifMatch(),
     // An override may answer with a body instead of 204.
     responses: o.override ? `${response(200, undefined, 'OK (the override answers with a body)')}, ${response(204)}` : response(o.status),
   });

@@ -39,6 +39,8 @@ export interface RouteView {
   roles: string | undefined;
   /** Code: the rate limits counted after the roles, when there are any. */
   throttles: string | undefined;
+  /** Whether the route's row lookup checks `If-Match`, and whether the resource requires it. */
+  ifMatch: 'optional' | 'required' | undefined;
   operationId: string;
   decorators: string | undefined;
   params: string | undefined;
@@ -48,6 +50,8 @@ export interface RouteView {
   normalize?: string;
   transaction: boolean;
   status: number;
+  /** Code: where the operation's ETag comes from (`'body'`, or the written row's state), when it has one. */
+  etag: string | undefined;
   /** Code: the parameters of `handle`. */
   input: string;
   /** The partial printing the body of `handle` (`operations/<kind>`), and what it prints. */
@@ -63,6 +67,7 @@ export interface RouteSpec {
   auth: AuthSpec;
   roles?: readonly string[];
   throttles?: readonly RateLimit[];
+  ifMatch?: 'optional' | 'required';
   operationId: string;
   decorators: readonly (string | null)[];
   params?: string;
@@ -79,6 +84,7 @@ export interface RouteSpec {
   normalize?: string;
   transaction: boolean;
   status: number;
+  etag?: string;
   input: string;
   partial: string;
   handle: object;
@@ -163,6 +169,7 @@ export class RouteFile {
       auth: authExpr(spec.auth, this.hooks),
       roles: spec.roles ? `[${spec.roles.map((r) => `'${r}'`).join(', ')}]` : undefined,
       throttles: throttles.length ? `[${throttles.map((t) => literal(t)).join(', ')}]` : undefined,
+      ifMatch: spec.ifMatch,
       operationId: spec.operationId,
       decorators: decoratorsExpr(spec.decorators, this.hooks),
       params: spec.params,
@@ -172,6 +179,7 @@ export class RouteFile {
       normalize: spec.normalize,
       transaction: spec.transaction,
       status: spec.status,
+      etag: spec.etag,
       input: spec.input,
       partial: spec.partial,
       handle: spec.handle,

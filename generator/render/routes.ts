@@ -12,12 +12,12 @@ import { endpointRoute } from './endpoints';
 import { Imports } from './imports';
 import { relationRoutes } from './m2m';
 import { operationRoute } from './operations';
-import { rowTypeName } from './queries';
+import { columnsOf, rowTypeName, serves } from './queries';
 import { softDeleteRoutes } from './soft-delete';
 import { RouteFile } from './route';
 
 /** The row lookups `rowLookup` builds, in the order the routes file names them. */
-const LOOKUPS = ['queryset', 'findVisible', 'findRow', 'lockRow', 'lockDeleted', 'lockAny'] as const;
+const LOOKUPS = ['queryset', 'findVisible', 'findRow', 'lockRow', 'lockDeleted', 'lockAny', 'stateETag'] as const;
 export type Lookup = (typeof LOOKUPS)[number];
 
 /** What the routes of one resource share, each recorded on first use. */
@@ -56,6 +56,24 @@ export class ResourceRoutes extends RouteFile {
   lookup(name: Lookup): string {
     this.lookups.add(name);
     return name;
+  }
+
+  /**
+   * Whether the resource has ETags of its rows' states: the hash of the detail representation its
+   * retrieve sends, so only a resource that serves a retrieve has them.
+   */
+  versioned(): boolean {
+    return serves(this.r, 'retrieve');
+  }
+
+  /** How a write holding a row (`lockRow`, `lockAny`) treats `If-Match`: checked, or required; none without ETags. */
+  ifMatch(): 'optional' | 'required' | undefined {
+    return this.versioned() ? (this.r.requireIfMatch ? 'required' : 'optional') : undefined;
+  }
+
+  /** The ETag of a write's answer: the state of the row whose key `key` (code: a function of the input and the result) finds. */
+  stateETag(key: () => string): string | undefined {
+    return this.versioned() ? `{ state: ${this.lookup('stateETag')}, key: ${key()} }` : undefined;
   }
 
   /** `'/'` when SVC_APPEND_SLASH is on: the end of collection and retrieve paths. */
@@ -120,6 +138,12 @@ export class ResourceRoutes extends RouteFile {
     const narrow = reads && this.r.querysetRequest ? `(ctx, query) => ${this.hookCall(this.r.querysetRequest, '{ query }')}` : undefined;
     const writes = this.lookups.has('lockRow') || this.lookups.has('lockDeleted') || this.lookups.has('lockAny');
     const narrowWrites = writes && this.r.querysetWrite ? `(ctx, query) => ${this.hookCall(this.r.querysetWrite, '{ query }')}` : undefined;
+    // The state an ETag hashes: what the retrieve sends for a row, read by key alone.
+    const q = this.q();
+    const detail = this.r.schemas.detail;
+    const state = this.versioned() && (this.lookups.has('stateETag') || this.lookups.has('lockRow') || this.lookups.has('lockAny'))
+      ? `{ columns: ${q}.${columnsOf(this.r, detail)}, shape: ${q}.shape${detail.name} }`
+      : undefined;
     return {
       rowLookup: this.imports.runtime('rowLookup'),
       q: this.q(),
@@ -128,6 +152,8 @@ export class ResourceRoutes extends RouteFile {
       narrow,
       narrowWrites,
       softDelete: this.r.softDelete !== null,
+      state,
+      requireIfMatch: state !== undefined && this.r.requireIfMatch,
     };
   }
 }

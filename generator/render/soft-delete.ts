@@ -61,6 +61,7 @@ function hardDeleteRoute(sd: SoftDelete, rs: ResourceRoutes): RouteView {
     roles: hard.roles,
     throttles: hard.throttles,
     operationId: hard.operationId,
+    ifMatch: rs.ifMatch(),
     decorators: [],
     params: rs.params(),
     transaction: true,

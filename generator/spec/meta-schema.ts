@@ -423,6 +423,7 @@ export const viewsetSchema = {
     ordering_fields: { type: 'array', items: identifier, uniqueItems: true },
     search_fields: { type: 'array', items: identifier, minItems: 1, uniqueItems: true },
     field_selection: { type: 'boolean' },
+    require_if_match: { type: 'boolean' },
     soft_delete: softDeleteSpec,
     default_ordering: { type: 'string', pattern: '^-?[a-z][a-z0-9_]*(,-?[a-z][a-z0-9_]*)*$' },
     require_update_fields: { type: 'boolean' },

@@ -137,6 +137,28 @@ export class IntegrityError extends ApiException {
   }
 }
 
+/**
+ * A conditional write whose `If-Match` names no current version of the row (412):
+ * `{"error": "precondition_failed", "details": "..."}`. The row changed since the client read it.
+ */
+export class PreconditionFailedError extends ApiException {
+  static override status_code = 412;
+  constructor(details = 'The object has changed since it was read: If-Match names none of its current versions.') {
+    super('precondition_failed', 412, details);
+  }
+}
+
+/**
+ * A write to a resource that requires `If-Match` sent without one (428):
+ * `{"error": "precondition_required", "details": "..."}`.
+ */
+export class PreconditionRequiredError extends ApiException {
+  static override status_code = 428;
+  constructor(details = 'This request must be conditional: send If-Match with the ETag of the version it changes.') {
+    super('precondition_required', 428, details);
+  }
+}
+
 /** The `Retry-After` of a 503, in seconds. */
 export const RETRY_AFTER_SECONDS = 5;
 

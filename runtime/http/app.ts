@@ -10,6 +10,7 @@ import { cors, corsSettings, type CorsSettings } from './cors';
 import type { Db } from '../db/connection';
 import { databaseOf } from '../db/database';
 import { buildOpenApi, type ApiInfo } from './openapi';
+import { documentConditionalRequests } from './openapi-conditional';
 import { createLogger, logRequestError, requestLogging, type Logger } from './logging';
 import { createMetrics, metricsEnabled, metricsHandler, type Metrics } from './metrics';
 import { OutageMonitor } from '../db/outage';
@@ -137,7 +138,7 @@ export function createApi(options: ApiOptions): Express {
     const openapiUrl = `${basePath}/openapi.json`;
     const staffOnly = security.docs === 'staff' ? [options.context!.auth([AdminAuth])] : [];
     route(openapiUrl).get(...staffOnly, (_req, res) => {
-      openapi ??= JSON.stringify(buildOpenApi(options, routes));
+      openapi ??= JSON.stringify(documentConditionalRequests(buildOpenApi(options, routes), basePath, routes));
       sendJsonText(res, 200, openapi);
     });
     // Swagger UI fetches its document without a token: with `staff` the page is not served.

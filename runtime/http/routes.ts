@@ -12,10 +12,12 @@ import type { Authenticator } from '../auth/authenticators';
 import { requestContext, type ServiceContext } from '../operations/context';
 import { requireRoles } from '../operations/permissions';
 import { rateLimit, type RateLimit } from '../operations/rate-limit';
-import { sendJson } from './send';
+import { sendJson, sendJsonText } from './send';
 import { replicasOf } from '../db/replicas';
+import { etagOfJson, noneMatchHits } from '../operations/conditional';
 import { parseInput, runParsed, type Operation, type OperationInput, type PartSchema, type QueryValues } from '../operations/operation';
 import type { z } from '../core/zod';
+import type { ConditionalDoc } from './openapi-conditional';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'options' | 'head';
 
@@ -47,6 +49,8 @@ export interface RouteDoc {
   standalone?: boolean;
   /** Whether a rate limit applies: the 429 is documented. */
   throttled?: boolean;
+  /** How the operation takes part in conditional requests (ETags), when it does. */
+  conditional?: ConditionalDoc;
 }
 
 export interface Route {
@@ -171,10 +175,14 @@ export function expressHandler<P extends PartSchema = undefined, Q extends PartS
   const view: View = async (req, res) => {
     // The input validated before the decorators ran; parsed here only for a view called without it.
     const input = (req.validated as OperationInput<P, Q, B> | undefined) ?? parseInput(operation, rawRequest(req));
-    const { status, body } = await runParsed(operation, input, service.db, (db) => requestContext(req, db, service), { transactions: service.transactions, req });
+    const { status, body, etag } = await runParsed(operation, input, service.db, (db) => requestContext(req, db, service), { transactions: service.transactions, req });
     if (req.method !== 'GET' && req.method !== 'HEAD') await sendCommitPosition(service.db, res);
     if (status === 204) res.status(204).end();
-    else sendJson(res, status, body);
+    else if (operation.etag === 'body' && status === 200) sendTagged(req, res, body);
+    else {
+      if (etag !== undefined) res.setHeader('ETag', etag);
+      sendJson(res, status, body);
+    }
   };
   const decorated = uniqueView(operation.operationId, decorateView(view, ...(operation.decorators ?? [])));
   return async (req, res) => {
@@ -195,6 +203,18 @@ async function sendCommitPosition(db: ServiceContext['db'], res: Response): Prom
   if (!replicas) return;
   const position = await replicas.commitPosition().catch(() => undefined);
   if (position !== undefined) res.setHeader(COMMIT_POSITION_HEADER, position);
+}
+
+/**
+ * A read's reply tagged with the hash of its body: 304 Not Modified, without a body, when the
+ * request's `If-None-Match` names that ETag (conditional.ts).
+ */
+function sendTagged(req: Request, res: Response, body: unknown): void {
+  const json = JSON.stringify(body) ?? 'null';
+  const etag = etagOfJson(json);
+  res.setHeader('ETag', etag);
+  if (noneMatchHits(req.headers['if-none-match'], etag)) res.status(304).end();
+  else sendJsonText(res, 200, json);
 }
 
 function rawRequest(req: Request) {
@@ -229,6 +249,11 @@ export interface OperationRoute<P extends ObjectSchema, Q extends ObjectSchema, 
   roles?: readonly string[];
   /** Rate limits counting each request, after the roles. */
   throttles?: readonly RateLimit[];
+  /**
+   * Whether the operation writes an existing row whose lookup checks `If-Match` (documented; the
+   * check itself is `rowLookup`'s), and whether the resource requires it.
+   */
+  ifMatch?: 'optional' | 'required';
   operation: ExpressOperation<P, Q, B>;
   doc: OperationDoc;
 }
@@ -251,7 +276,9 @@ export function operationRoute<P extends ObjectSchema = undefined, Q extends Obj
   service: ServiceContext,
   route: OperationRoute<P, Q, B>,
 ): Route {
-  const { operation, doc, roles, throttles = [] } = route;
+  const { operation, doc, roles, throttles = [], ifMatch } = route;
+  const conditional: ConditionalDoc | undefined =
+    operation.etag || ifMatch ? { etag: operation.etag !== undefined, read: operation.etag === 'body', ifMatch } : undefined;
   return {
     method: route.method,
     path: route.path,
@@ -270,6 +297,7 @@ export function operationRoute<P extends ObjectSchema = undefined, Q extends Obj
       body: doc.body ?? operation.body,
       secured: route.auth !== null,
       throttled: throttles.length > 0,
+      ...(conditional ? { conditional } : {}),
     },
   };
 }

@@ -2,7 +2,8 @@
  * The one way the service answers with JSON: the body serialized once, sent with its
  * `Content-Type` and `Content-Length` and nothing else. Express's `res.json` would also look up the
  * media type, hash the body for an `ETag` and compare it with the request's `If-None-Match` on every
- * response; API clients re-read rather than revalidate, so no response carries an `ETag`.
+ * response. ETags are the operations' own (operations/conditional.ts): a read's is the hash of its
+ * body, a write's the hash of the row's state, and only those responses carry one.
  */
 import type { ServerResponse } from 'node:http';
 

@@ -13,6 +13,7 @@ import type { LoginThrottle } from '../auth/throttle';
 import type { ExceptionHandlers } from './exceptions';
 import type { Conflicts } from './conflicts';
 import { TransactionGate } from './transactions';
+import { checkIfMatch, etagOf } from './conditional';
 
 /** Both 404 keys of a model; the setting SVC_NOT_FOUND_ERROR_USE_VERBOSE_NAMES picks one. */
 export interface ModelInfo {
@@ -83,6 +84,11 @@ export function requestContext(req: Request, db: Db, service: ServiceContext): R
   return { req, user: req.auth, db, service };
 }
 
+/** The request's `If-Match` header, as Node joins repeated ones. */
+function ifMatchOf(ctx: RequestContext): string | undefined {
+  return ctx.req?.headers?.['if-match'];
+}
+
 /**
  * What a hook receives: the request context plus the hook's own arguments (for example `values` and
  * `data` before a create, `instance` for an action, `proceed` for an override). Every hook takes
@@ -110,6 +116,12 @@ export function withArgs<Args extends object>(ctx: RequestContext, args: Args): 
  * restores) see the rows `narrowWrites` leaves (the spec's queryset_write hook, by default the
  * queryset_request one), so a row the caller may not read is the same 404 as a missing one; without
  * it they look the row up by key alone. `findRow` (the re-read of a written row) always does.
+ *
+ * With `state` (the columns and shaping of the resource's detail representation), `stateETag`
+ * answers the ETag of a row's state, and `lockRow` and `lockAny` check the request's `If-Match`
+ * against it once the row is held (conditional.ts): a 412 when stale, and with `requireIfMatch` a
+ * 428 when the request has none. `lockDeleted` (a restore) checks nothing: a deleted row has no
+ * representation to match.
  */
 export function rowLookup<R extends Row = Row>(options: {
   table: string;
@@ -118,8 +130,10 @@ export function rowLookup<R extends Row = Row>(options: {
   narrow?: (ctx: RequestContext, query: Knex.QueryBuilder) => unknown;
   narrowWrites?: (ctx: RequestContext, query: Knex.QueryBuilder) => unknown;
   softDelete?: string;
+  state?: { columns: readonly string[]; shape: (db: Db, rows: R[]) => Promise<unknown[]> };
+  requireIfMatch?: boolean;
 }) {
-  const { table, pk, model, narrow, narrowWrites, softDelete } = options;
+  const { table, pk, model, narrow, narrowWrites, softDelete, state, requireIfMatch = false } = options;
   // findRow's statements, one per list of columns, built once (selectFixed).
   const byKey = {};
   /** Only the live rows, when the resource soft-deletes. */
@@ -144,7 +158,21 @@ export function rowLookup<R extends Row = Row>(options: {
     dialectOf(ctx.db).lockForUpdate(query);
     const row: R | undefined = await query.first();
     if (!row) throw new NotFoundError(model);
+    if (state && rows !== 'deleted') await checkIfMatch(ifMatchOf(ctx), requireIfMatch, () => stateETag(ctx, key));
     return row;
+  }
+  /** The row with this key by key alone, or undefined. */
+  async function byKeyAlone(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<R | undefined> {
+    const [row] = await selectFixed(ctx.db, byKey, columns.join(','), () => live(ctx.db(table).select(columns).where(pk, key as any)).limit(1, { skipBinding: true }), [key]);
+    return row as R | undefined;
+  }
+  /** The ETag of the row's state (its detail representation), read in `ctx.db`; undefined when the row is gone. */
+  async function stateETag(ctx: RequestContext, key: unknown): Promise<string | undefined> {
+    if (!state) return undefined;
+    const row = await byKeyAlone(ctx, key, state.columns);
+    if (!row) return undefined;
+    const [shaped] = await state.shape(ctx.db, [row]);
+    return etagOf(shaped);
   }
   return {
     queryset,
@@ -157,10 +185,11 @@ export function rowLookup<R extends Row = Row>(options: {
     },
     /** The row with this primary key, or a 404 (by key alone: the re-read of a row just written). */
     async findRow(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<R> {
-      const [row] = await selectFixed(ctx.db, byKey, columns.join(','), () => live(ctx.db(table).select(columns).where(pk, key as any)).limit(1, { skipBinding: true }), [key]);
+      const row = await byKeyAlone(ctx, key, columns);
       if (!row) throw new NotFoundError(model);
-      return row as R;
+      return row;
     },
+    stateETag,
     /**
      * `findRow` for a write that reads the row and then changes it (an update, a delete, an
      * action): on PostgreSQL the row stays locked (`SELECT … FOR UPDATE`) until the operation's

@@ -57,8 +57,23 @@ export interface Operation<P extends PartSchema = undefined, Q extends PartSchem
   transaction?: boolean;
   /** The status of the reply; see `reply` for how a result refines it. */
   status: number;
+  /** The ETag of its successful replies (conditional.ts): none without it. */
+  etag?: ETagSource<P, Q, B>;
   handle(input: OperationInput<P, Q, B>, ctx: RequestContext): unknown;
 }
+
+/**
+ * Where an operation's ETag comes from: `'body'`, the hash of the body it sends (reads; a GET whose
+ * `If-None-Match` names it is answered 304), or the state of the row it wrote: `key` finds the row's
+ * key in the input or the result (undefined: no ETag), `state` hashes the row's detail
+ * representation, read in the operation's transaction after its work.
+ */
+export type ETagSource<P extends PartSchema = PartSchema, Q extends PartSchema = PartSchema, B extends PartSchema = PartSchema> =
+  | 'body'
+  | {
+      state(ctx: RequestContext, key: unknown): Promise<string | undefined>;
+      key(input: OperationInput<P, Q, B>, result: unknown): unknown;
+    };
 
 /** A handler result with its own status (for custom endpoints, actions and overrides). */
 export class JsonResponse {
@@ -69,6 +84,8 @@ export class JsonResponse {
 export interface Reply {
   status: number;
   body: unknown;
+  /** The ETag of the written row's state, when the operation tags its replies so. */
+  etag?: string;
 }
 
 /**
@@ -117,13 +134,19 @@ export async function runParsed<P extends PartSchema, Q extends PartSchema, B ex
   contextFor: (db: Db) => RequestContext,
   gate?: { transactions: TransactionGate; req: object },
 ): Promise<Reply> {
-  const work = async (trx: Db) => operation.handle(input, contextFor(trx));
-  const result = !operation.transaction
-    ? await operation.handle(input, contextFor(db))
-    : gate
-      ? await gate.transactions.run(db, gate.req, work)
-      : await db.transaction(work);
-  return reply(operation.status, result);
+  const { etag } = operation;
+  const work = async (on: Db): Promise<Reply> => {
+    const ctx = contextFor(on);
+    const answer = reply(operation.status, await operation.handle(input, ctx));
+    // The state's ETag is read in the same transaction as the write, before it commits.
+    if (etag && etag !== 'body' && answer.status < 300 && answer.body !== undefined) {
+      const key = etag.key(input, answer.body);
+      if (key !== undefined && key !== null) answer.etag = await etag.state(ctx, key);
+    }
+    return answer;
+  };
+  if (!operation.transaction) return work(db);
+  return gate ? gate.transactions.run(db, gate.req, work) : db.transaction(work);
 }
 
 /** Validates the request's parts (`parseInput`), then runs the operation on them (`runParsed`). */

@@ -12,6 +12,9 @@ import { unifiedDiff } from '../../generator/output/drift';
 import {
   diagnosticsOf,
   expectedDiagnostics,
+  expectedGate,
+  gateOutcome,
+  isGateCase,
   hasMisspellings,
   isDiagnosticCase,
   isOutputCase,
@@ -31,14 +34,15 @@ jest.setTimeout(180_000);
 const TMP = path.join(ROOT, 'test', '.tmp');
 
 const cases = listCases();
-const diagnosticCases = cases.filter(isDiagnosticCase);
-const outputCases = cases.filter(isOutputCase);
+const gateCases = cases.filter(isGateCase);
+const diagnosticCases = cases.filter((c) => !isGateCase(c) && isDiagnosticCase(c));
+const outputCases = cases.filter((c) => !isGateCase(c) && isOutputCase(c));
 
 describe('test/cases', () => {
   it('holds cases of both kinds, each with exactly one expectation', () => {
     expect(diagnosticCases.length).toBeGreaterThan(0);
     expect(outputCases.length).toBeGreaterThan(0);
-    expect(cases.filter((c) => isDiagnosticCase(c) === isOutputCase(c)).map((c) => c.name)).toEqual([]);
+    expect(cases.filter((c) => [isDiagnosticCase(c), isOutputCase(c), isGateCase(c)].filter(Boolean).length !== 1).map((c) => c.name)).toEqual([]);
   });
 
   it('has the cases the generator was specified with', () => {
@@ -67,6 +71,14 @@ describe.each(diagnosticCases.map((c) => [c.name, c] as const))('diagnostic case
     const expected = expectedDiagnostics(c);
     expect(expected.length).toBeGreaterThan(0);
     expect(diagnosticsOf(c)).toEqual(expected);
+  });
+});
+
+describe.each(gateCases.map((c) => [c.name, c] as const))('gate case %s', (_, c) => {
+  it('builds against its committed/ folder as gate.txt says: refused at the spec positions, or the gate files it writes', async () => {
+    const expected = expectedGate(c);
+    expect(expected.length).toBeGreaterThan(0);
+    expect(await gateOutcome(c)).toEqual(expected);
   });
 });
 

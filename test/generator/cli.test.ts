@@ -59,7 +59,7 @@ describe('svcgen: usage', () => {
   it.each([
     ['validate', 'usage: svcgen validate SPECS', []],
     ['build', 'usage: svcgen build SPECS [--out DIR]', ['--out DIR', 'manifest.json']],
-    ['check', 'usage: svcgen check SPECS [--out DIR]', ['--out DIR', 'diff']],
+    ['check', 'usage: svcgen check SPECS [--out DIR] [--base REF]', ['--out DIR', 'diff']],
   ])('prints the usage of %s for --help and exits 0', (command, first, mentions) => {
     const r = svcgen([command, '--help']);
     expect(r.status).toBe(0);
@@ -173,7 +173,8 @@ describe('svcgen build', () => {
     expect(summary(second.stdout)).toMatchObject({ resources: 11, written: 0, unchanged: total, removed: 0 });
 
     fs.rmSync(path.join(ws.specs, 'resources/gadgets.yaml'));
-    const third = svcgen(['build', ws.specs, '--out', ws.out, '--allow-destructive']);
+    // Its table and its operations go: a destructive migration and a breaking change.
+    const third = svcgen(['build', ws.specs, '--out', ws.out, '--allow-destructive', '--allow-breaking']);
     expect(third.status).toBe(0);
     const s3 = summary(third.stdout);
     expect(s3).toMatchObject({ resources: 10, removed: 3 });
@@ -279,5 +280,122 @@ describe('svcgen check', () => {
   it('is clean on the committed blog output', () => {
     const r = svcgen(['check', 'specs/']);
     expect(r).toEqual({ status: 0, stdout: 'svcgen check: generated is up to date with specs/\n', stderr: '' });
+  });
+});
+
+describe('svcgen: the access gate', () => {
+  /** The blog's specs in a temp folder, built into `out/`. */
+  function blog(): { specs: string; out: string } {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'svcgen-access-'));
+    dirs.push(root);
+    const specs = path.join(root, 'specs');
+    fs.cpSync(path.join(ROOT, 'specs'), specs, { recursive: true });
+    const out = path.join(root, 'out');
+    expect(svcgen(['build', specs, '--out', out]).status).toBe(0);
+    return { specs, out };
+  }
+
+  it('refuses a build that opens category writes to any user, at the rule, until --allow-widen records it', () => {
+    const { specs, out } = blog();
+    const file = path.join(specs, 'resources/categories.yaml');
+    const before = fs.readFileSync(file, 'utf8');
+    expect(before).toContain('auth: [AdminAuth]');
+    fs.writeFileSync(file, before.replace('auth: [AdminAuth]', 'auth: [JWTAuth]'));
+    const line = before.split('\n').findIndex((l) => l.includes('auth: [AdminAuth]')) + 1;
+
+    const refused = svcgen(['build', specs, '--out', out]);
+    expect(refused.status).toBe(1);
+    const lines = linesOf(refused.stderr);
+    expect(lines.at(-1)).toBe('3 problems found');
+    for (const op of ['create_category (POST /api/categories/)', 'update_category (PATCH /api/categories/{pk}/)', 'delete_category (DELETE /api/categories/{pk}/)']) {
+      expect(lines).toContain(
+        `${specs}/resources/categories.yaml:${line}:3: access widened: ${op} for authenticated: 403 → 2xx; if intended, build with --allow-widen (recorded in access.md)`,
+      );
+    }
+    // check refuses it the same way, and nothing was written.
+    expect(svcgen(['check', specs, '--out', out]).status).toBe(1);
+    expect(fs.readFileSync(path.join(out, 'access.md'), 'utf8')).toContain('| `create_category` | `POST /api/categories/` | 401 | 403 | 2xx | 2xx |  |');
+
+    const allowed = svcgen(['build', specs, '--out', out, '--allow-widen']);
+    expect(allowed.status).toBe(0);
+    const md = fs.readFileSync(path.join(out, 'access.md'), 'utf8');
+    expect(md).toContain('| `create_category` | `POST /api/categories/` | 401 | 2xx | 2xx | 2xx |  |');
+    expect(md).toContain('- `create_category` (`POST /api/categories/`) for authenticated: 403 → 2xx');
+    expect(JSON.parse(fs.readFileSync(path.join(out, 'access.json'), 'utf8')).acknowledged).toHaveLength(3);
+    // The acknowledgement stays: the output is current, and the next build changes nothing.
+    expect(svcgen(['check', specs, '--out', out]).status).toBe(0);
+
+    // Narrowing back passes without the flag.
+    fs.writeFileSync(file, before);
+    expect(svcgen(['build', specs, '--out', out]).status).toBe(0);
+  });
+
+  it('explain-access says which rules decide a cell', () => {
+    const r = svcgen(['explain-access', 'authenticated', 'create_category']);
+    expect(r).toEqual({
+      status: 0,
+      stdout:
+        'create_category (POST /api/categories/) for authenticated: 403\n' +
+        '  - viewset.post_auth (or viewset.auth) [AdminAuth]: AdminAuth refuses a user who is not staff: 403\n',
+      stderr: '',
+    });
+    const anonymous = svcgen(['explain-access', 'anonymous', 'PATCH /api/articles/{pk}/', 'specs']);
+    expect(anonymous.stdout).toBe(
+      'update_article (PATCH /api/articles/{pk}/) for anonymous: 401\n' +
+        '  - viewset.patch_auth (or viewset.auth) [JWTAuth] needs credentials, and the caller sends none: 401\n',
+    );
+    expect(svcgen(['explain-access', 'nobody', 'create_category'])).toEqual({
+      status: 1,
+      stdout: '',
+      stderr: 'svcgen: unknown caller "nobody": one of anonymous, authenticated, staff, superuser\n',
+    });
+  });
+});
+
+describe('svcgen: the breaking-change gate', () => {
+  it('refuses a removed response field at the field until --allow-breaking records it; check --base lists the breaks since a revision', () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'svcgen-api-'));
+    dirs.push(root);
+    const git = (...args: string[]) => {
+      const r = spawnSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: root, encoding: 'utf8' });
+      expect(r.status).toBe(0);
+      return r.stdout;
+    };
+    const specs = path.join(root, 'specs');
+    fs.cpSync(path.join(ROOT, 'test/cases/api-removed-response-field/specs'), specs, { recursive: true });
+    const notes = path.join(specs, 'resources/notes.yaml');
+    const after = fs.readFileSync(notes, 'utf8');
+    fs.writeFileSync(notes, after.replace('      # rank is no longer answered.\n', '      rank: int\n'));
+    expect(svcgen(['build', 'specs', '--out', 'out'], root).status).toBe(0);
+    git('init', '-q');
+    git('add', '.');
+    git('commit', '-qm', 'base');
+
+    fs.writeFileSync(notes, after);
+    const refused = svcgen(['build', 'specs', '--out', 'out'], root);
+    expect(refused.status).toBe(1);
+    expect(linesOf(refused.stderr)).toEqual([
+      ...linesOf(fs.readFileSync(path.join(ROOT, 'test/cases/api-removed-response-field/gate.txt'), 'utf8')).map((l) => `specs/${l}`),
+      '4 problems found',
+    ]);
+
+    expect(svcgen(['build', 'specs', '--out', 'out', '--allow-breaking'], root).status).toBe(0);
+    expect(JSON.parse(fs.readFileSync(path.join(root, 'out/api.json'), 'utf8')).acknowledged).toHaveLength(4);
+    const since = svcgen(['check', 'specs', '--out', 'out', '--base', 'HEAD'], root);
+    expect(since.status).toBe(0);
+    expect(linesOf(since.stdout)).toEqual([
+      'acknowledged breaking change since HEAD: operation create_note (POST /notes/): response 201 field "rank" removed',
+      'acknowledged breaking change since HEAD: operation list_notes (GET /notes/): response 200 field "rank" removed',
+      'acknowledged breaking change since HEAD: operation retrieve_note (GET /notes/{pk}/): response 200 field "rank" removed',
+      'acknowledged breaking change since HEAD: operation update_note (PATCH /notes/{pk}/): response 200 field "rank" removed',
+      'svcgen check: 4 breaking changes since HEAD, 0 not acknowledged',
+      'svcgen check: out is up to date with specs',
+    ]);
+
+    // Rebuilt at the base without the acknowledgements, the same breaks fail check --base.
+    git('checkout', '-q', '--', 'out/api.json');
+    const open = svcgen(['check', 'specs', '--out', 'out', '--base', 'HEAD'], root);
+    expect(open.status).toBe(1);
+    expect(open.stderr).toContain('specs/resources/notes.yaml:8:3: breaking change: operation create_note (POST /notes/): response 201 field "rank" removed; not acknowledged since HEAD');
   });
 });

@@ -8,7 +8,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApiError, createClient, type ArticleIn, type ClientOptions } from '../../generated/client';
+import { ApiError, createClient, etagOf, type ArticleIn, type ClientOptions } from '../../generated/client';
 import { ApiError as QueryingApiError, createClient as createQueryingClient } from '../fixtures/querying/generated/client';
 import { createClient as createShowcaseClient } from '../fixtures/showcase/generated/client';
 import { accessClaims, ISO_DATETIME, makeUser, nowSeconds, signRs256, unique } from '../support/blog-fixtures';
@@ -146,6 +146,23 @@ describe.each(DIALECTS)('generated client (%s)', (dialect) => {
     expect(await api.updateArticle(hello.id, { summary: 'Changed' })).toEqual({ ...hello, summary: 'Changed' });
     expect(await api.deleteArticle(second.id)).toEqual({ message: 'Article deleted' });
     expect(await apiError(api.retrieveArticle(second.id))).toEqual({ status: 404, body: { article: 'not found' } });
+  });
+
+  it('keeps the ETag of what it returns and sends it as If-Match when asked: a stale one is a 412', async () => {
+    const { api } = await registered();
+    const created = await api.createArticle({ title: 'Versioned', content: 'v1' });
+    const read = await api.retrieveArticle(created.id);
+    expect(etagOf(read)).toMatch(/^"[A-Za-z0-9_-]{22}"$/);
+    expect(etagOf(created)).toBe(etagOf(read));
+    const updated = await api.updateArticle(read.id, { title: 'Versioned twice' }, { ifMatch: read });
+    expect(updated.title).toBe('Versioned twice');
+    expect(await apiError(api.updateArticle(read.id, { title: 'Lost' }, { ifMatch: read }))).toEqual({
+      status: 412,
+      body: { error: 'precondition_failed', details: 'The object has changed since it was read: If-Match names none of its current versions.' },
+    });
+    // The update's own ETag names the version it wrote; as text, it is sent as given.
+    expect(await api.updateArticle(read.id, { summary: 'Kept' }, { ifMatch: etagOf(updated)! })).toMatchObject({ title: 'Versioned twice', summary: 'Kept' });
+    await expect(api.updateArticle(read.id, {}, { ifMatch: {} })).rejects.toThrow(TypeError);
   });
 
   it('publishes as staff; the state errors come back as ApiError with their bodies', async () => {

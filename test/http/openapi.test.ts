@@ -15,7 +15,7 @@ interface Operation {
   security?: Record<string, string[]>[];
   parameters?: { name: string; in: string; required?: boolean; schema: Record<string, unknown> }[];
   requestBody?: { required: boolean; content: Record<string, { schema: unknown }> };
-  responses: Record<string, { description: string; content?: Record<string, { schema: unknown }> }>;
+  responses: Record<string, { description: string; content?: Record<string, { schema: unknown }>; headers?: Record<string, unknown> }>;
 }
 
 interface Document {
@@ -43,6 +43,8 @@ function byId(doc: Document, id: string): Operation {
 }
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+/** The header parameter of reads that answer 304 (conditional requests). */
+const IF_NONE_MATCH = { name: 'If-None-Match', in: 'header', required: false, description: expect.any(String), schema: { type: 'string' } };
 
 /** The five CRUD operations of a blog resource: "METHOD path" → operation id. */
 function crud(base: string, one: string, many: string): Record<string, string> {
@@ -169,8 +171,9 @@ describe.each(DIALECTS)('OpenAPI document of the blog (%s)', (dialect) => {
     const statuses = (id: string) => Object.keys(byId(doc, id).responses).map(Number);
     // A body: malformed (400), too large (413), not JSON (415); a write: a constraint (409); 503 when the database is down.
     expect(statuses('create_article')).toEqual([201, 400, 401, 403, 404, 409, 413, 415, 422, 503]);
-    expect(statuses('list_articles')).toEqual([200, 400, 401, 403, 404, 422, 503]);
-    expect(statuses('delete_tag')).toEqual([204, 400, 401, 403, 404, 409, 422, 503]);
+    // Reads answer 304 to an If-None-Match naming their ETag; writes to a row 412 to a stale If-Match.
+    expect(statuses('list_articles')).toEqual([200, 304, 400, 401, 403, 404, 422, 503]);
+    expect(statuses('delete_tag')).toEqual([204, 400, 401, 403, 404, 409, 412, 422, 503]);
     const example = (id: string, status: number) => byId(doc, id).responses[String(status)].content?.['application/json'] as { example?: unknown };
     expect(example('create_article', 401).example).toEqual({ detail: 'Unauthorized' });
     expect(example('create_article', 409).example).toEqual({ error: 'conflict', details: 'The request violates a database constraint.' });
@@ -209,8 +212,25 @@ describe.each(DIALECTS)('OpenAPI document of the blog (%s)', (dialect) => {
     });
   });
 
+  it('documents conditional requests: ETag headers, If-None-Match and 304 on reads, If-Match and 412 on writes', () => {
+    const etag = { ETag: { description: expect.any(String), schema: { type: 'string' } } };
+    const retrieve = byId(doc, 'retrieve_article');
+    expect(retrieve.responses['200'].headers).toEqual(etag);
+    expect(retrieve.responses['304']).toEqual({ description: 'Not Modified: the version named in If-None-Match is current', headers: etag });
+    const update = byId(doc, 'update_article');
+    expect(update.responses['200'].headers).toEqual(etag);
+    expect(update.parameters).toContainEqual({ name: 'If-Match', in: 'header', required: false, description: expect.any(String), schema: { type: 'string' } });
+    expect(update.responses['412'].content?.['application/json']).toEqual({
+      schema: ref('GenericMessageSchema'),
+      example: { error: 'precondition_failed', details: 'The object has changed since it was read: If-Match names none of its current versions.' },
+    });
+    expect(update.responses['428']).toBeUndefined();
+    expect(byId(doc, 'create_article').responses['201'].headers).toEqual(etag);
+    for (const id of ['delete_article', 'publish_article', 'manage_article_tags']) expect(Object.keys(byId(doc, id).responses)).toContain('412');
+  });
+
   it('types the path key as an integer', () => {
-    expect(byId(doc, 'retrieve_category').parameters).toEqual([{ name: 'pk', in: 'path', required: true, schema: expect.objectContaining({ type: 'integer' }) }]);
+    expect(byId(doc, 'retrieve_category').parameters).toEqual([{ name: 'pk', in: 'path', required: true, schema: expect.objectContaining({ type: 'integer' }) }, IF_NONE_MATCH]);
   });
 
   it('serves Swagger UI: /api/docs redirects to /api/docs/, which is HTML loading the document', async () => {
@@ -386,9 +406,10 @@ describe.each(DIALECTS)('OpenAPI document of the showcase (%s)', (dialect) => {
 
   it('types string and uuid keys', async () => {
     const d = await fetchDoc();
-    expect(byId(d, 'retrieve_maker').parameters).toEqual([{ name: 'pk', in: 'path', required: true, schema: expect.objectContaining({ type: 'string' }) }]);
+    expect(byId(d, 'retrieve_maker').parameters).toEqual([{ name: 'pk', in: 'path', required: true, schema: expect.objectContaining({ type: 'string' }) }, IF_NONE_MATCH]);
     expect(byId(d, 'retrieve_label').parameters).toEqual([
       { name: 'pk', in: 'path', required: true, schema: expect.objectContaining({ type: 'string', format: 'uuid' }) },
+      IF_NONE_MATCH,
     ]);
   });
 

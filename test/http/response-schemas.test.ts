@@ -47,9 +47,11 @@ describe.each(DIALECTS)('per-operation response schemas (%s)', (dialect) => {
 
   it('documents each operation with its own response schema', async () => {
     const doc = (await request(svc.app).get('/v/openapi.json')).body;
-    expect(doc.paths['/v/tickets/'].post.responses['201']).toEqual({ description: 'Created', content: ref('TicketDetail') });
-    expect(doc.paths['/v/tickets/{pk}/'].patch.responses['200']).toEqual({ description: 'OK', content: ref('TicketStatus') });
-    expect(doc.paths['/v/tickets/{pk}/'].get.responses['200']).toEqual({ description: 'OK', content: ref('TicketDetail') });
+    // Each carries the ETag of the ticket (conditional requests).
+    const headers = { ETag: { description: expect.any(String), schema: { type: 'string' } } };
+    expect(doc.paths['/v/tickets/'].post.responses['201']).toEqual({ description: 'Created', content: ref('TicketDetail'), headers });
+    expect(doc.paths['/v/tickets/{pk}/'].patch.responses['200']).toEqual({ description: 'OK', content: ref('TicketStatus'), headers });
+    expect(doc.paths['/v/tickets/{pk}/'].get.responses['200']).toEqual({ description: 'OK', content: ref('TicketDetail'), headers });
     expect(doc.components.schemas.TicketStatus).toEqual({
       type: 'object',
       properties: { id: { type: 'integer' }, status: { type: 'string', enum: ['open', 'closed'] } },

@@ -153,6 +153,6 @@ describe.each(DIALECTS)('soft delete (%s)', (dialect) => {
     expect(hard.operationId).toBe('hard_delete_coupon');
     expect(hard.description).toBe('Requires the role staff.');
     expect(hard.security).toEqual([{ BearerAuth: [] }]);
-    expect(Object.keys(hard.responses).sort()).toEqual(['204', '400', '401', '403', '404', '409', '422', '503']);
+    expect(Object.keys(hard.responses).sort()).toEqual(['204', '400', '401', '403', '404', '409', '412', '422', '503']);
   });
 });

@@ -97,7 +97,11 @@ describe('svcgen build and check with migrations', () => {
     expect(lines(stopped.stderr)).toEqual([
       `${specs}/resources/authors.yaml:2:1: removing field born drops column authors.born and its data; run svcgen build with --allow-destructive ` +
         'to write it, or put the field back (to rename it instead, add renamed_from: born to the field with the new name)',
-      '1 problem found',
+      // Clients reading born break too: the API gate says so in the same run.
+      ...['create_author (POST /api/authors/): response 201', 'list_authors (GET /api/authors/): response 200', 'retrieve_author (GET /api/authors/{pk}/): response 200', 'update_author (PATCH /api/authors/{pk}/): response 200'].map(
+        (op) => `${specs}/resources/authors.yaml:4:1: breaking change: operation ${op} field "born" removed; if intended, build with --allow-breaking (recorded in api.json)`,
+      ),
+      '5 problems found',
     ]);
     expect(fs.readFileSync(path.join(ws.out, 'manifest.json'), 'utf8')).toBe(manifest);
     expect(fs.readdirSync(path.join(ws.out, 'migrations')).sort()).toEqual(['0001_initial.ts', 'index.ts', 'schema.json']);
@@ -106,9 +110,9 @@ describe('svcgen build and check with migrations', () => {
     const check = svcgen('check', specs, '--out', out);
     expect(check.status).toBe(1);
     expect(check.stderr).toContain(`missing migration: ${out}/migrations/0002_remove_authors_born.ts: the specs change the database schema since the last build:\n  drop column authors.born (destructive)\n`);
-    expect(lines(check.stderr).at(-1)).toContain(`run "svcgen build ${specs} --out ${out} --allow-destructive" and commit the result (the migration drops data: read it first)`);
+    expect(lines(check.stderr).at(-1)).toContain(`run "svcgen build ${specs} --out ${out} --allow-destructive --allow-breaking" and commit the result (the migration drops data: read it first)`);
 
-    const allowed = svcgen('build', specs, '--out', out, '--allow-destructive');
+    const allowed = svcgen('build', specs, '--out', out, '--allow-destructive', '--allow-breaking');
     expect(allowed.status).toBe(0);
     expect(allowed.stdout).toContain(`  migration  ${out}/migrations/0002_remove_authors_born.ts:\n               drop column authors.born (destructive)\n`);
   });
@@ -120,7 +124,10 @@ describe('svcgen build and check with migrations', () => {
     expect(lines(stopped.stderr)).toEqual([
       `${specs}/resources/authors.yaml:5:3: new field rank is NOT NULL without a default, and the existing rows of authors need a value: ` +
         'add "default: ..." to the field, or "null: true", or give a one-off value for existing rows with svcgen build --default authors.rank=VALUE',
-      '1 problem found',
+      // Creating an author now needs a rank: the API gate reports it in the same run.
+      `${specs}/resources/authors.yaml:5:3: breaking change: operation create_author (POST /api/authors/): request body has a new required field "rank"; ` +
+        'if intended, build with --allow-breaking (recorded in api.json)',
+      '2 problems found',
     ]);
 
     expect(svcgen('build', specs, '--out', out, '--default', 'authors.rank=abc')).toMatchObject({
@@ -134,7 +141,7 @@ describe('svcgen build and check with migrations', () => {
     expect(bad.status).toBe(2);
     expect(lines(bad.stderr)[0]).toBe('svcgen: --default rank: write it as TABLE.FIELD=VALUE, e.g. --default articles.rating=0');
 
-    const fixed = svcgen('build', specs, '--out', out, '--default=authors.rank=7');
+    const fixed = svcgen('build', specs, '--out', out, '--default=authors.rank=7', '--allow-breaking');
     expect(fixed.status).toBe(0);
     expect(fixed.stdout).toContain(`  migration  ${out}/migrations/0002_authors_rank.ts:\n               add column authors.rank\n`);
     const text = fs.readFileSync(path.join(ws.out, 'migrations/0002_authors_rank.ts'), 'utf8');

@@ -3,6 +3,8 @@
  * with --allow-destructive) and a new NOT NULL field without a default (a file:line:column error,
  * fixed by a one-off value for the existing rows with --default).
  */
+// The API and access gates are open here (allowBreaking, allowWiden): these tests are about the
+// migration gate; the others have their own (test/cases/api-*, access-*).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { formatDiagnostic, SpecError } from '../../generator/load/diagnostics';
@@ -71,7 +73,7 @@ describe.each(DIALECTS)('changes that need a decision (%s)', (dialect) => {
     edit(categoriesSpec, '[[name, str], [description, str]]', '[[name, str]]');
 
     const before = snapshotFiles(ws.out);
-    const err = await specError(() => generate({ specsDir: ws.specs, outDir: ws.out }));
+    const err = await specError(() => generate({ specsDir: ws.specs, outDir: ws.out, allowBreaking: true, allowWiden: true }));
     expect(err.diagnostics).toHaveLength(1);
     const [d] = err.diagnostics;
     // At the fields of the spec that lost the field, saying which step and what to do.
@@ -103,7 +105,7 @@ describe.each(DIALECTS)('changes that need a decision (%s)', (dialect) => {
   it('a new NOT NULL field without a default is an error at the field; --default gives the existing rows a value', async () => {
     const db = database.db;
     edit(categoriesSpec, '  name: {type: string, max_length: 100, unique: true}\n', '  name: {type: string, max_length: 100, unique: true}\n  priority: {type: integer}\n');
-    const err = await specError(() => generate({ specsDir: ws.specs, outDir: ws.out }));
+    const err = await specError(() => generate({ specsDir: ws.specs, outDir: ws.out, allowBreaking: true, allowWiden: true }));
     expect(err.diagnostics.map(formatDiagnostic)).toEqual([
       `${shown}:${lineOf(categoriesSpec, '  priority:')}:3: new field priority is NOT NULL without a default, and the existing rows of categories need a value: ` +
         'add "default: ..." to the field, or "null: true", or give a one-off value for existing rows with svcgen build --default categories.priority=VALUE',
@@ -149,7 +151,7 @@ describe('where the migration history lives', () => {
     edit(path.join(ws.specs, 'resources/tags.yaml'), '  name: {type: string, max_length: 50, unique: true}\n', '  name: {type: string, max_length: 60, unique: true}\n');
     await build(ws);
     fs.rmSync(path.join(ws.out, 'migrations/0002_alter_tags_name.ts'));
-    const err = await specError(() => generate({ specsDir: ws.specs, outDir: ws.out }));
+    const err = await specError(() => generate({ specsDir: ws.specs, outDir: ws.out, allowBreaking: true, allowWiden: true }));
     expect(err.diagnostics).toHaveLength(1);
     expect(err.diagnostics[0].file).toBe(path.relative(ROOT, path.join(ws.out, 'migrations/schema.json')).split(path.sep).join('/'));
     expect(err.diagnostics[0].message).toContain('migrations/0002_alter_tags_name.ts is listed here but missing; restore it from version control');
@@ -158,7 +160,7 @@ describe('where the migration history lives', () => {
 
   it('stops when the snapshot is missing but migrations exist', async () => {
     fs.rmSync(path.join(ws.out, 'migrations/schema.json'));
-    const err = await specError(() => generate({ specsDir: ws.specs, outDir: ws.out }));
+    const err = await specError(() => generate({ specsDir: ws.specs, outDir: ws.out, allowBreaking: true, allowWiden: true }));
     expect(err.diagnostics[0].message).toMatch(/^missing: migrations\/0001_initial\.ts exist but the snapshot of the schema they build does not/);
   });
 
@@ -166,7 +168,7 @@ describe('where the migration history lives', () => {
     const file = path.join(ws.out, 'migrations/schema.json');
     const { tables } = JSON.parse(fs.readFileSync(file, 'utf8'));
     fs.writeFileSync(file, `${JSON.stringify({ tables }, null, 2)}\n`);
-    const again = await generate({ specsDir: ws.specs, outDir: ws.out });
+    const again = await generate({ specsDir: ws.specs, outDir: ws.out, allowBreaking: true, allowWiden: true });
     expect(again.migration).toBeUndefined();
     expect(JSON.parse(again.files.get('migrations/schema.json')!).migrations).toEqual(['0001_initial']);
   });

@@ -56,9 +56,13 @@ export function edit(file: string, from: string | RegExp, to: string): void {
   }
 }
 
-/** `generate` + `writeOutput`, as `svcgen build` does. */
+/**
+ * `generate` + `writeOutput`, as `svcgen build` does, with the API and access gates open
+ * (`--allow-breaking --allow-widen`): these tests are about migrations; the gates have their own
+ * (test/cases/api-*, access-*, test/generator/cli.test.ts).
+ */
 export async function build(ws: Workspace, options: Partial<GenerateOptions> = {}): Promise<Generated> {
-  const generated = await generate({ specsDir: ws.specs, outDir: ws.out, ...options });
+  const generated = await generate({ specsDir: ws.specs, outDir: ws.out, allowBreaking: true, allowWiden: true, ...options });
   writeOutput(ws.out, generated.files);
   return generated;
 }

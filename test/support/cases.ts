@@ -8,6 +8,12 @@
  *   is that `expected/` folder itself, so the generated imports of the runtime and of the hooks
  *   resolve in place and the tree type-checks where it is.
  *
+ * - `committed/` and `gate.txt`: a gate case. `committed/` is an output folder as an earlier build
+ *   left it (the files the gates compare with: `access.json`, `api.json`); `gate.txt` is what
+ *   `svcgen build` answers for the specs into that folder: the problems that stop it, one
+ *   `file:line:column: message` per line, or, when it builds, one line per file the gates write:
+ *   `unchanged`, `changes` or `adds`, then the file's name.
+ *
  * An output case may also hold `misspelt-column.json`: columns misspelt in its expected files, one
  * at a time, each with the messages the compiler must answer (the proof that generated code reads
  * and writes rows under their row types).
@@ -17,7 +23,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as ts from 'typescript';
-import { formatDiagnostic } from '../../generator/load/diagnostics';
+import { formatDiagnostic, SpecError } from '../../generator/load/diagnostics';
 import { generate, validate } from '../../generator/pipeline';
 
 export const ROOT = path.resolve(__dirname, '../..');
@@ -32,6 +38,9 @@ export interface Case {
   expectedDir: string;
   /** The misspelt columns of an output case and the compiler's messages about them, when it has some. */
   misspellings: string;
+  /** A gate case's earlier output folder, and what build answers against it. */
+  committedDir: string;
+  gateTxt: string;
 }
 
 /** One column misspelt in one file of a case's expected tree, and what the compiler says about it. */
@@ -60,6 +69,8 @@ export function listCases(): Case[] {
         expectedTxt: path.join(dir, 'expected.txt'),
         expectedDir: path.join(dir, 'expected'),
         misspellings: path.join(dir, 'misspelt-column.json'),
+        committedDir: path.join(dir, 'committed'),
+        gateTxt: path.join(dir, 'gate.txt'),
       };
     });
 }
@@ -67,6 +78,30 @@ export function listCases(): Case[] {
 export const isDiagnosticCase = (c: Case) => fs.existsSync(c.expectedTxt);
 export const isOutputCase = (c: Case) => fs.existsSync(c.expectedDir);
 export const hasMisspellings = (c: Case) => fs.existsSync(c.misspellings);
+export const isGateCase = (c: Case) => fs.existsSync(c.committedDir);
+
+/** The files the gates write and compare: the access matrix and the API surface. */
+export const GATE_FILES = ['access.json', 'access.md', 'api.json'];
+
+/**
+ * What `svcgen build` answers for a gate case's specs into its `committed/` folder (without writing
+ * anything): the problems that stop it, or for each gate file whether it is unchanged, changed or added.
+ */
+export async function gateOutcome(c: Case): Promise<string[]> {
+  try {
+    const { files } = await generate({ specsDir: c.specs, outDir: c.committedDir, cwd: c.specs });
+    const committed = readTree(c.committedDir);
+    return GATE_FILES.filter((f) => files.has(f)).map((f) => `${!committed.has(f) ? 'adds' : committed.get(f) === files.get(f) ? 'unchanged' : 'changes'} ${f}`);
+  } catch (err) {
+    if (!(err instanceof SpecError)) throw err;
+    return err.diagnostics.map(formatDiagnostic);
+  }
+}
+
+/** The lines of gate.txt. */
+export function expectedGate(c: Case): string[] {
+  return fs.readFileSync(c.gateTxt, 'utf8').split('\n').filter(Boolean);
+}
 
 /** The misspellings of a case's misspelt-column.json. */
 export function readMisspellings(c: Case): Misspelling[] {

@@ -12,7 +12,9 @@ import { formatDiagnostic, SpecError } from '../../generator/load/diagnostics';
 import { writeOutput } from '../../generator/output/write';
 import {
   diagnosticsOf,
+  gateOutcome,
   hasMisspellings,
+  isGateCase,
   isDiagnosticCase,
   isOutputCase,
   listCases,
@@ -68,7 +70,11 @@ function updateDiagnostics(c: Case, lines: string[]): boolean {
 async function main(): Promise<number> {
   let failed = 0;
   for (const c of listCases()) {
-    if (isDiagnosticCase(c) && isOutputCase(c)) {
+    if (isGateCase(c)) {
+      const lines = await gateOutcome(c);
+      fs.writeFileSync(c.gateTxt, `${lines.join('\n')}\n`);
+      console.log(`  gate         ${shown(c.gateTxt)} (${lines.length} lines)`);
+    } else if (isDiagnosticCase(c) && isOutputCase(c)) {
       console.error(`${c.name}: has both expected.txt and expected/; keep one`);
       failed++;
     } else if (isDiagnosticCase(c)) {

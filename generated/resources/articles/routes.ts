@@ -10,6 +10,8 @@ import {
   GenericMessageSchema,
   intInput,
   JWTAuth,
+  keyFromPath,
+  keyFromResult,
   type KeyKind,
   type Lookup,
   m2mBodySchema,
@@ -88,12 +90,14 @@ export function articlesRoutes(service: ServiceContext): Route[] {
   // queryset_request hook narrows them; writes, actions and relation changes see the rows the
   // queryset_write hook (by default queryset_request) leaves, so a hidden row is a 404 as a missing one,
   // and updates, deletes and actions lock the row they change until their transaction ends.
-  const { queryset, findVisible, findRow, lockRow } = rowLookup<q.ArticleRow>({
+  const { queryset, findVisible, findRow, lockRow, stateETag } = rowLookup<q.ArticleRow>({
     table: q.TABLE,
     pk: q.PK,
     model: service.model(q.MODEL),
     narrow: (ctx, query) => hooks.visibleArticles(withArgs(ctx, { query })),
     narrowWrites: (ctx, query) => hooks.writableArticles(withArgs(ctx, { query })),
+    // ETags hash a row's detail representation; writes holding a row check If-Match against it.
+    state: { columns: q.DETAIL_COLUMNS, shape: q.shapeArticleDetail },
   });
 
   return [
@@ -106,6 +110,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
         body: ArticleIn,
         transaction: true,
         status: 201,
+        etag: { state: stateETag, key: keyFromResult('id') },
         async handle({ body: data }, ctx) {
           const values = await q.createValues(data);
           await hooks.setAuthor(withArgs(ctx, { values, data }));
@@ -131,6 +136,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
         operationId: 'list_articles',
         query: ListQuery,
         status: 200,
+        etag: 'body',
         async handle({ query: params }, ctx) {
           const { query } = await queryset(ctx);
           filtering.applyFilters(query, filtering.filtersOf(params));
@@ -160,6 +166,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
         params: ArticleParams,
         query: RetrieveQuery,
         status: 200,
+        etag: 'body',
         async handle({ params: { pk }, query: { fields } }, ctx) {
           const [item] = await selectShape(q.shapeArticleDetail, fields)(ctx.db, [
             await findVisible(ctx, pk, q.DETAIL_COLUMNS),
@@ -178,6 +185,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
       method: 'patch',
       path: '/articles/:pk/',
       auth: [JWTAuth],
+      ifMatch: 'optional',
       operation: {
         operationId: 'update_article',
         params: ArticleParams,
@@ -185,6 +193,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
         optionalBody: true,
         transaction: true,
         status: 200,
+        etag: { state: stateETag, key: keyFromPath },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toArticleRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           const proceed = async () => {
@@ -208,6 +217,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
       method: 'delete',
       path: '/articles/:pk/',
       auth: [JWTAuth],
+      ifMatch: 'optional',
       operation: {
         operationId: 'delete_article',
         params: ArticleParams,
@@ -235,6 +245,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
       method: 'post',
       path: '/articles/:pk/publish/',
       auth: [JWTAuth],
+      ifMatch: 'optional',
       operation: {
         operationId: 'publish_article',
         params: ArticleParams,
@@ -317,6 +328,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
       method: 'post',
       path: '/articles/:pk/tags/',
       auth: [JWTAuth],
+      ifMatch: 'optional',
       operation: {
         operationId: 'manage_article_tags',
         decorators: [hooks.onlyAuthorOrStaff],

@@ -4,6 +4,8 @@ import {
   AdminAuth,
   deleteRow,
   GenericMessageSchema,
+  keyFromPath,
+  keyFromResult,
   operationRoute,
   PageNumberPagination,
   paginate,
@@ -25,10 +27,12 @@ export function tagsRoutes(service: ServiceContext): Route[] {
   // Reads (list, retrieve, relation listings) see the rows the caller may read; writes, actions and
   // relation changes look rows up by key alone, and updates, deletes and actions lock the row they
   // change until their transaction ends.
-  const { queryset, findVisible, findRow, lockRow } = rowLookup<q.TagRow>({
+  const { queryset, findVisible, findRow, lockRow, stateETag } = rowLookup<q.TagRow>({
     table: q.TABLE,
     pk: q.PK,
     model: service.model(q.MODEL),
+    // ETags hash a row's detail representation; writes holding a row check If-Match against it.
+    state: { columns: q.OUT_COLUMNS, shape: q.shapeTagOut },
   });
 
   return [
@@ -41,6 +45,7 @@ export function tagsRoutes(service: ServiceContext): Route[] {
         body: TagIn,
         transaction: true,
         status: 201,
+        etag: { state: stateETag, key: keyFromResult('id') },
         async handle({ body: data }, ctx) {
           const values = await q.createValues(data);
           const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
@@ -64,6 +69,7 @@ export function tagsRoutes(service: ServiceContext): Route[] {
         operationId: 'list_tags',
         query: ListQuery,
         status: 200,
+        etag: 'body',
         async handle({ query: params }, ctx) {
           const { query } = await queryset(ctx);
           const source = querySource(ctx.db, query, {
@@ -90,6 +96,7 @@ export function tagsRoutes(service: ServiceContext): Route[] {
         operationId: 'retrieve_tag',
         params: TagParams,
         status: 200,
+        etag: 'body',
         async handle({ params: { pk } }, ctx) {
           const [item] = await q.shapeTagOut(ctx.db, [await findVisible(ctx, pk, q.OUT_COLUMNS)]);
           return item;
@@ -106,6 +113,7 @@ export function tagsRoutes(service: ServiceContext): Route[] {
       method: 'patch',
       path: '/tags/:pk/',
       auth: [AdminAuth],
+      ifMatch: 'optional',
       operation: {
         operationId: 'update_tag',
         params: TagParams,
@@ -113,6 +121,7 @@ export function tagsRoutes(service: ServiceContext): Route[] {
         optionalBody: true,
         transaction: true,
         status: 200,
+        etag: { state: stateETag, key: keyFromPath },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toTagRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           const values = await q.updateValues(data);
@@ -132,6 +141,7 @@ export function tagsRoutes(service: ServiceContext): Route[] {
       method: 'delete',
       path: '/tags/:pk/',
       auth: [AdminAuth],
+      ifMatch: 'optional',
       operation: {
         operationId: 'delete_tag',
         params: TagParams,

@@ -5,6 +5,8 @@ import {
   deleteRow,
   GenericMessageSchema,
   JWTAuth,
+  keyFromPath,
+  keyFromResult,
   operationRoute,
   PageNumberPagination,
   paginate,
@@ -28,10 +30,12 @@ export function usersRoutes(service: ServiceContext): Route[] {
   // Reads (list, retrieve, relation listings) see the rows the caller may read; writes, actions and
   // relation changes look rows up by key alone, and updates, deletes and actions lock the row they
   // change until their transaction ends.
-  const { queryset, findVisible, findRow, lockRow } = rowLookup<q.UserRow>({
+  const { queryset, findVisible, findRow, lockRow, stateETag } = rowLookup<q.UserRow>({
     table: q.TABLE,
     pk: q.PK,
     model: service.model(q.MODEL),
+    // ETags hash a row's detail representation; writes holding a row check If-Match against it.
+    state: { columns: q.OUT_COLUMNS, shape: q.shapeUserOut },
   });
 
   return [
@@ -44,6 +48,7 @@ export function usersRoutes(service: ServiceContext): Route[] {
         body: UserIn,
         transaction: true,
         status: 201,
+        etag: { state: stateETag, key: keyFromResult('id') },
         async handle({ body: data }, ctx) {
           const proceed = async () => {
             const values = await q.createValues(data);
@@ -70,6 +75,7 @@ export function usersRoutes(service: ServiceContext): Route[] {
         operationId: 'list_users',
         query: ListQuery,
         status: 200,
+        etag: 'body',
         async handle({ query: params }, ctx) {
           const { query } = await queryset(ctx);
           const source = querySource(ctx.db, query, {
@@ -96,6 +102,7 @@ export function usersRoutes(service: ServiceContext): Route[] {
         operationId: 'retrieve_user',
         params: UserParams,
         status: 200,
+        etag: 'body',
         async handle({ params: { pk } }, ctx) {
           const [item] = await q.shapeUserOut(ctx.db, [await findVisible(ctx, pk, q.OUT_COLUMNS)]);
           return item;
@@ -112,6 +119,7 @@ export function usersRoutes(service: ServiceContext): Route[] {
       method: 'patch',
       path: '/users/:pk/',
       auth: [AdminAuth],
+      ifMatch: 'optional',
       operation: {
         operationId: 'update_user',
         params: UserParams,
@@ -119,6 +127,7 @@ export function usersRoutes(service: ServiceContext): Route[] {
         optionalBody: true,
         transaction: true,
         status: 200,
+        etag: { state: stateETag, key: keyFromPath },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toUserRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           const values = await q.updateValues(data);
@@ -138,6 +147,7 @@ export function usersRoutes(service: ServiceContext): Route[] {
       method: 'delete',
       path: '/users/:pk/',
       auth: [AdminAuth],
+      ifMatch: 'optional',
       operation: {
         operationId: 'delete_user',
         params: UserParams,

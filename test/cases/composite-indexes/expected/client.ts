@@ -10,6 +10,10 @@
  * One method per operation, named by the operation id in camel case. Its parameters are, in
  * order: the path parameters, the request body, the query parameters, and `RequestOptions`.
  * A failed request throws an `ApiError` carrying the status and the error body.
+ *
+ * Conditional writes: the client keeps the `ETag` of every object it returns (`etagOf`), and a
+ * call given `{ ifMatch: thatObject }` (or an ETag as text) sends it as `If-Match`; when the object
+ * changed on the service since, the call throws an `ApiError` with status 412.
  */
 
 /** The request body that creates a book. */
@@ -142,6 +146,28 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Headers added to the request. */
   headers?: Record<string, string>;
+  /**
+   * Makes a write conditional (`If-Match`): an ETag, or an object this client returned, whose ETag
+   * it kept. A stale one is an `ApiError` with status 412.
+   */
+  ifMatch?: string | object;
+}
+
+/** The ETags of the objects the clients returned, kept with the objects themselves. */
+const etags = new WeakMap<object, string>();
+
+/** The ETag the service sent with an object a client returned, if it sent one. */
+export function etagOf(value: object): string | undefined {
+  return etags.get(value);
+}
+
+/** The `If-Match` header of `ifMatch`: an ETag as given, or the one kept for an object. */
+function ifMatchHeader(ifMatch: string | object): string {
+  if (typeof ifMatch === 'string') return ifMatch;
+  const etag = etags.get(ifMatch);
+  if (etag === undefined)
+    throw new TypeError('ifMatch: no ETag is known for this object (it was not returned by a client with one)');
+  return etag;
 }
 
 interface Call {
@@ -203,6 +229,7 @@ export function createClient(options: ClientOptions) {
     if (position !== undefined) headers['X-Commit-Position'] ??= position;
     if (bearer) headers.Authorization = `Bearer ${bearer}`;
     if (call.body !== undefined) headers['Content-Type'] = 'application/json';
+    if (request?.ifMatch !== undefined) headers['If-Match'] = ifMatchHeader(request.ifMatch);
     return fetchFn(`${baseUrl}${call.path}${queryString(call.query)}`, {
       method: call.method,
       headers,
@@ -234,6 +261,8 @@ export function createClient(options: ClientOptions) {
     position = response.headers.get('X-Commit-Position') ?? position;
     const body = await readBody(response);
     if (!response.ok) throw new ApiError(response.status, errorBody(body), response.headers);
+    const etag = response.headers.get('etag');
+    if (etag !== null && body !== null && typeof body === 'object') etags.set(body, etag);
     return body as T;
   }
 

@@ -3,6 +3,8 @@
 import {
   deleteRow,
   GenericMessageSchema,
+  keyFromPath,
+  keyFromResult,
   operationRoute,
   PageNumberPagination,
   paginate,
@@ -36,10 +38,12 @@ export function tasksRoutes(service: ServiceContext): Route[] {
   // Reads (list, retrieve, relation listings) see the rows the caller may read; writes, actions and
   // relation changes look rows up by key alone, and updates, deletes and actions lock the row they
   // change until their transaction ends.
-  const { queryset, findVisible, findRow, lockRow } = rowLookup<q.TaskRow>({
+  const { queryset, findVisible, findRow, lockRow, stateETag } = rowLookup<q.TaskRow>({
     table: q.TABLE,
     pk: q.PK,
     model: service.model(q.MODEL),
+    // ETags hash a row's detail representation; writes holding a row check If-Match against it.
+    state: { columns: q.OUT_COLUMNS, shape: q.shapeTaskOut },
   });
 
   return [
@@ -52,6 +56,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
         body: TaskIn,
         transaction: true,
         status: 201,
+        etag: { state: stateETag, key: keyFromResult('id') },
         async handle({ body: data }, ctx) {
           const values = await q.createValues(data);
           const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
@@ -75,6 +80,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
         operationId: 'list_tasks',
         query: ListQuery,
         status: 200,
+        etag: 'body',
         async handle({ query: params }, ctx) {
           const { query } = await queryset(ctx);
           const source = querySource(ctx.db, query, {
@@ -101,6 +107,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
         operationId: 'retrieve_task',
         params: TaskParams,
         status: 200,
+        etag: 'body',
         async handle({ params: { pk } }, ctx) {
           const [item] = await q.shapeTaskOut(ctx.db, [await findVisible(ctx, pk, q.OUT_COLUMNS)]);
           return item;
@@ -117,6 +124,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
       method: 'patch',
       path: '/tasks/:pk/',
       auth: null,
+      ifMatch: 'optional',
       operation: {
         operationId: 'update_task',
         params: TaskParams,
@@ -124,6 +132,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
         optionalBody: true,
         transaction: true,
         status: 200,
+        etag: { state: stateETag, key: keyFromPath },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toTaskRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           const values = await q.updateValues(data);
@@ -143,6 +152,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
       method: 'delete',
       path: '/tasks/:pk/',
       auth: null,
+      ifMatch: 'optional',
       operation: {
         operationId: 'delete_task',
         params: TaskParams,
@@ -164,6 +174,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
       method: 'post',
       path: '/tasks/:pk/complete/',
       auth: null,
+      ifMatch: 'optional',
       operation: {
         operationId: 'complete_task',
         params: TaskParams,
@@ -185,6 +196,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
       method: 'get',
       path: '/tasks/:pk/priority/',
       auth: null,
+      ifMatch: 'optional',
       operation: {
         operationId: 'priority_task_get',
         params: TaskParams,
@@ -205,6 +217,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
       method: 'put',
       path: '/tasks/:pk/priority/',
       auth: null,
+      ifMatch: 'optional',
       operation: {
         operationId: 'priority_task_put',
         params: TaskParams,

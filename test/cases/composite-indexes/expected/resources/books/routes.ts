@@ -3,6 +3,8 @@
 import {
   deleteRow,
   GenericMessageSchema,
+  keyFromPath,
+  keyFromResult,
   operationRoute,
   orderingParam,
   type OrderTerm,
@@ -27,10 +29,12 @@ export function booksRoutes(service: ServiceContext): Route[] {
   // Reads (list, retrieve, relation listings) see the rows the caller may read; writes, actions and
   // relation changes look rows up by key alone, and updates, deletes and actions lock the row they
   // change until their transaction ends.
-  const { queryset, findVisible, findRow, lockRow } = rowLookup<q.BookRow>({
+  const { queryset, findVisible, findRow, lockRow, stateETag } = rowLookup<q.BookRow>({
     table: q.TABLE,
     pk: q.PK,
     model: service.model(q.MODEL),
+    // ETags hash a row's detail representation; writes holding a row check If-Match against it.
+    state: { columns: q.OUT_COLUMNS, shape: q.shapeBookOut },
   });
 
   return [
@@ -43,6 +47,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
         body: BookIn,
         transaction: true,
         status: 201,
+        etag: { state: stateETag, key: keyFromResult('id') },
         async handle({ body: data }, ctx) {
           const values = await q.createValues(data);
           await q.checkRelated(ctx.db, service, data);
@@ -67,6 +72,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
         operationId: 'list_books',
         query: ListQuery,
         status: 200,
+        etag: 'body',
         async handle({ query: params }, ctx) {
           const { query } = await queryset(ctx);
           const source = querySource(ctx.db, query, {
@@ -93,6 +99,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
         operationId: 'retrieve_book',
         params: BookParams,
         status: 200,
+        etag: 'body',
         async handle({ params: { pk } }, ctx) {
           const [item] = await q.shapeBookOut(ctx.db, [await findVisible(ctx, pk, q.OUT_COLUMNS)]);
           return item;
@@ -109,6 +116,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
       method: 'patch',
       path: '/books/:pk/',
       auth: null,
+      ifMatch: 'optional',
       operation: {
         operationId: 'update_book',
         params: BookParams,
@@ -116,6 +124,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
         optionalBody: true,
         transaction: true,
         status: 200,
+        etag: { state: stateETag, key: keyFromPath },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toBookRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           const values = await q.updateValues(data);
@@ -136,6 +145,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
       method: 'delete',
       path: '/books/:pk/',
       auth: null,
+      ifMatch: 'optional',
       operation: {
         operationId: 'delete_book',
         params: BookParams,

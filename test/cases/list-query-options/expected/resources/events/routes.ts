@@ -5,6 +5,8 @@ import {
   deleteRow,
   fieldsParam,
   GenericMessageSchema,
+  keyFromPath,
+  keyFromResult,
   type Lookup,
   operationRoute,
   orderingParam,
@@ -56,10 +58,12 @@ export function eventsRoutes(service: ServiceContext): Route[] {
   // Reads (list, retrieve, relation listings) see the rows the caller may read; writes, actions and
   // relation changes look rows up by key alone, and updates, deletes and actions lock the row they
   // change until their transaction ends.
-  const { queryset, findVisible, findRow, lockRow } = rowLookup<q.EventRow>({
+  const { queryset, findVisible, findRow, lockRow, stateETag } = rowLookup<q.EventRow>({
     table: q.TABLE,
     pk: q.PK,
     model: service.model(q.MODEL),
+    // ETags hash a row's detail representation; writes holding a row check If-Match against it.
+    state: { columns: q.OUT_COLUMNS, shape: q.shapeEventOut },
   });
 
   return [
@@ -72,6 +76,7 @@ export function eventsRoutes(service: ServiceContext): Route[] {
         body: EventIn,
         transaction: true,
         status: 201,
+        etag: { state: stateETag, key: keyFromResult('id') },
         async handle({ body: data }, ctx) {
           const values = await q.createValues(data);
           await q.checkRelated(ctx.db, service, data);
@@ -96,6 +101,7 @@ export function eventsRoutes(service: ServiceContext): Route[] {
         operationId: 'list_events',
         query: ListQuery,
         status: 200,
+        etag: 'body',
         async handle({ query: params }, ctx) {
           const { query } = await queryset(ctx);
           filtering.applyFilters(query, filtering.filtersOf(params));
@@ -125,6 +131,7 @@ export function eventsRoutes(service: ServiceContext): Route[] {
         params: EventParams,
         query: RetrieveQuery,
         status: 200,
+        etag: 'body',
         async handle({ params: { pk }, query: { fields } }, ctx) {
           const [item] = await selectShape(q.shapeEventOut, fields)(ctx.db, [
             await findVisible(ctx, pk, q.OUT_COLUMNS),
@@ -143,6 +150,7 @@ export function eventsRoutes(service: ServiceContext): Route[] {
       method: 'patch',
       path: '/events/:pk/',
       auth: null,
+      ifMatch: 'optional',
       operation: {
         operationId: 'update_event',
         params: EventParams,
@@ -150,6 +158,7 @@ export function eventsRoutes(service: ServiceContext): Route[] {
         optionalBody: true,
         transaction: true,
         status: 200,
+        etag: { state: stateETag, key: keyFromPath },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toEventRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           const values = await q.updateValues(data);
@@ -170,6 +179,7 @@ export function eventsRoutes(service: ServiceContext): Route[] {
       method: 'delete',
       path: '/events/:pk/',
       auth: null,
+      ifMatch: 'optional',
       operation: {
         operationId: 'delete_event',
         params: EventParams,

@@ -3,6 +3,8 @@
 import {
   deleteRow,
   GenericMessageSchema,
+  keyFromPath,
+  keyFromResult,
   operationRoute,
   PageNumberPagination,
   paginate,
@@ -24,10 +26,12 @@ export function venuesRoutes(service: ServiceContext): Route[] {
   // Reads (list, retrieve, relation listings) see the rows the caller may read; writes, actions and
   // relation changes look rows up by key alone, and updates, deletes and actions lock the row they
   // change until their transaction ends.
-  const { queryset, findVisible, findRow, lockRow } = rowLookup<q.VenueRow>({
+  const { queryset, findVisible, findRow, lockRow, stateETag } = rowLookup<q.VenueRow>({
     table: q.TABLE,
     pk: q.PK,
     model: service.model(q.MODEL),
+    // ETags hash a row's detail representation; writes holding a row check If-Match against it.
+    state: { columns: q.OUT_COLUMNS, shape: q.shapeVenueOut },
   });
 
   return [
@@ -40,6 +44,7 @@ export function venuesRoutes(service: ServiceContext): Route[] {
         body: VenueIn,
         transaction: true,
         status: 201,
+        etag: { state: stateETag, key: keyFromResult('id') },
         async handle({ body: data }, ctx) {
           const values = await q.createValues(data);
           const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
@@ -63,6 +68,7 @@ export function venuesRoutes(service: ServiceContext): Route[] {
         operationId: 'list_venues',
         query: ListQuery,
         status: 200,
+        etag: 'body',
         async handle({ query: params }, ctx) {
           const { query } = await queryset(ctx);
           const source = querySource(ctx.db, query, {
@@ -89,6 +95,7 @@ export function venuesRoutes(service: ServiceContext): Route[] {
         operationId: 'retrieve_venue',
         params: VenueParams,
         status: 200,
+        etag: 'body',
         async handle({ params: { pk } }, ctx) {
           const [item] = await q.shapeVenueOut(ctx.db, [await findVisible(ctx, pk, q.OUT_COLUMNS)]);
           return item;
@@ -105,6 +112,7 @@ export function venuesRoutes(service: ServiceContext): Route[] {
       method: 'patch',
       path: '/venues/:pk/',
       auth: null,
+      ifMatch: 'optional',
       operation: {
         operationId: 'update_venue',
         params: VenueParams,
@@ -112,6 +120,7 @@ export function venuesRoutes(service: ServiceContext): Route[] {
         optionalBody: true,
         transaction: true,
         status: 200,
+        etag: { state: stateETag, key: keyFromPath },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toVenueRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           const values = await q.updateValues(data);
@@ -131,6 +140,7 @@ export function venuesRoutes(service: ServiceContext): Route[] {
       method: 'delete',
       path: '/venues/:pk/',
       auth: null,
+      ifMatch: 'optional',
       operation: {
         operationId: 'delete_venue',
         params: VenueParams,

@@ -3,6 +3,8 @@
 import {
   deleteRow,
   GenericMessageSchema,
+  keyFromPath,
+  keyFromResult,
   operationRoute,
   PageNumberPagination,
   paginate,
@@ -24,10 +26,12 @@ export function booksRoutes(service: ServiceContext): Route[] {
   // Reads (list, retrieve, relation listings) see the rows the caller may read; writes, actions and
   // relation changes look rows up by key alone, and updates, deletes and actions lock the row they
   // change until their transaction ends.
-  const { queryset, findVisible, findRow, lockRow } = rowLookup<q.BookRow>({
+  const { queryset, findVisible, findRow, lockRow, stateETag } = rowLookup<q.BookRow>({
     table: q.TABLE,
     pk: q.PK,
     model: service.model(q.MODEL),
+    // ETags hash a row's detail representation; writes holding a row check If-Match against it.
+    state: { columns: q.DETAIL_COLUMNS, shape: q.shapeBookDetail },
   });
 
   return [
@@ -40,6 +44,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
         body: BookIn,
         transaction: true,
         status: 201,
+        etag: { state: stateETag, key: keyFromResult('id') },
         async handle({ body: data }, ctx) {
           const values = await q.createValues(data);
           await q.checkRelated(ctx.db, service, data);
@@ -64,6 +69,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
         operationId: 'list_books',
         query: ListQuery,
         status: 200,
+        etag: 'body',
         async handle({ query: params }, ctx) {
           const { query } = await queryset(ctx);
           const source = querySource(ctx.db, query, {
@@ -90,6 +96,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
         operationId: 'retrieve_book',
         params: BookParams,
         status: 200,
+        etag: 'body',
         async handle({ params: { pk } }, ctx) {
           const [item] = await q.shapeBookDetail(ctx.db, [await findVisible(ctx, pk, q.DETAIL_COLUMNS)]);
           return item;
@@ -106,6 +113,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
       method: 'patch',
       path: '/books/:pk/',
       auth: null,
+      ifMatch: 'optional',
       operation: {
         operationId: 'update_book',
         params: BookParams,
@@ -113,6 +121,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
         optionalBody: true,
         transaction: true,
         status: 200,
+        etag: { state: stateETag, key: keyFromPath },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toBookRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           const values = await q.updateValues(data);
@@ -133,6 +142,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
       method: 'delete',
       path: '/books/:pk/',
       auth: null,
+      ifMatch: 'optional',
       operation: {
         operationId: 'delete_book',
         params: BookParams,

@@ -1,0 +1,68 @@
+/**
+ * Conditional requests (RFC 9110 §13): ETags, `If-None-Match` on reads, `If-Match` on writes.
+ *
+ * An ETag is a hash of a representation: the SHA-256 of its JSON text, in base64url, cut to 128
+ * bits, quoted (a strong validator). A read (a retrieve, a list) is tagged with the hash of the body
+ * it sends; a write is tagged with the hash of the written row's *state*: the detail representation
+ * the generated retrieve would send for it, so that the ETag of a retrieve can be sent back in the
+ * `If-Match` of the next write, and the ETag of that write's answer in the one after.
+ *
+ * A write to an existing row (an update, a delete, a detail action, a relation change, each item of
+ * a bulk route) checks `If-Match` once it holds the row (`rowLookup`'s lock, context.ts): on
+ * PostgreSQL `SELECT … FOR UPDATE`, on SQLite the one writing connection. The check reads the row's
+ * state in the write's transaction, so of N writes sent with the same ETag one wins and the others,
+ * run after it, see its ETag changed: 412. `If-Match` may list several ETags (a bulk request lists
+ * one per item); `*` matches any row that exists.
+ */
+import { createHash } from 'node:crypto';
+import { PreconditionFailedError, PreconditionRequiredError } from '../core/errors';
+
+/** The strong ETag of a representation given as its JSON text. */
+export function etagOfJson(json: string): string {
+  return `"${createHash('sha256').update(json).digest('base64url').slice(0, 22)}"`;
+}
+
+/** The strong ETag of a value, serialized as a response body is. */
+export function etagOf(value: unknown): string {
+  return etagOfJson(JSON.stringify(value) ?? 'null');
+}
+
+/** The entity tags of an `If-Match` or `If-None-Match` header, `*` as itself; weak tags keep their `W/`. */
+export function entityTags(header: string): string[] {
+  return header.match(/\*|(?:W\/)?"[^"]*"/g) ?? [];
+}
+
+/** `If-None-Match` (weak comparison): whether it names `etag`, or is `*`. */
+export function noneMatchHits(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  return entityTags(header).some((tag) => tag === '*' || tag.replace(/^W\//, '') === etag);
+}
+
+/** `If-Match` (strong comparison): whether it names `etag` (a weak tag never matches), or is `*` and the row exists. */
+export function ifMatchHolds(header: string, etag: string | undefined): boolean {
+  if (etag === undefined) return false;
+  return entityTags(header).some((tag) => tag === '*' || tag === etag);
+}
+
+/**
+ * The `If-Match` check of a write holding the row it changes: nothing without the header unless
+ * `required` (428); with it, a 412 unless it names the row's current state, computed by `state`
+ * (undefined: the row has no representation left).
+ */
+export async function checkIfMatch(header: string | undefined, required: boolean, state: () => Promise<string | undefined>): Promise<void> {
+  if (header === undefined) {
+    if (required) throw new PreconditionRequiredError();
+    return;
+  }
+  if (!ifMatchHolds(header, await state())) throw new PreconditionFailedError();
+}
+
+/** The key of the row an item route writes: its path's `pk` (an ETag's `key`, see operation.ts). */
+export function keyFromPath(input: { params: unknown }): unknown {
+  return (input.params as { pk?: unknown } | undefined)?.pk;
+}
+
+/** The key of the row a create wrote, from its answer's `field` (an ETag's `key`); none when the answer lacks it. */
+export function keyFromResult(field: string): (input: unknown, result: unknown) => unknown {
+  return (_input, result) => (result !== null && typeof result === 'object' ? (result as Record<string, unknown>)[field] : undefined);
+}

@@ -1,0 +1,87 @@
+/**
+ * The API surface the breaking-change gate compares (`api.json`, generator/api/surface.ts) is
+ * derived from the model, as the Zod schemas the OpenAPI document is built from are: this test
+ * holds the two together on the running blog and showcase. Every operation of api.json is served
+ * under its id at its route, and no other; its success statuses are documented; its request body
+ * has the same fields, the same ones required; its responses (lists aside, which wrap their items
+ * in a page) have the same fields.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import request from 'supertest';
+import { startBlog, startShowcase, type RunningService } from '../support/services';
+
+interface Schema {
+  $ref?: string;
+  type?: string | string[];
+  properties?: Record<string, Schema>;
+  required?: string[];
+  anyOf?: Schema[];
+}
+interface DocOperation {
+  operationId: string;
+  requestBody?: { content: Record<string, { schema: Schema }> };
+  responses: Record<string, { content?: Record<string, { schema: Schema }> }>;
+}
+interface Doc {
+  paths: Record<string, Record<string, DocOperation>>;
+  components: { schemas: Record<string, Schema> };
+}
+interface Surface {
+  operations: Record<string, { route: string; body?: Record<string, { required?: true }>; responses: Record<string, Record<string, unknown> | null> }>;
+}
+
+const ROOT = path.resolve(__dirname, '../..');
+
+/** The object schema behind a $ref (and a nullable anyOf), or undefined when it is not an object. */
+function objectOf(doc: Doc, schema: Schema | undefined): Schema | undefined {
+  if (!schema) return undefined;
+  if (schema.$ref) return objectOf(doc, doc.components.schemas[schema.$ref.split('/').pop()!]);
+  if (schema.anyOf) return schema.anyOf.map((s) => objectOf(doc, s)).find((s) => s !== undefined);
+  return schema.properties ? schema : undefined;
+}
+
+const LISTS = /^(list_|get_.*_(tags|labels)$|feed_|bulk_)/;
+
+describe.each([
+  ['blog', 'generated', startBlog, '/api'],
+  ['showcase', 'test/fixtures/showcase/generated', startShowcase, '/v'],
+] as const)('api.json of the %s against its OpenAPI document', (_, out, start, base) => {
+  let svc: RunningService;
+  let doc: Doc;
+  const surface = JSON.parse(fs.readFileSync(path.join(ROOT, out, 'api.json'), 'utf8')) as Surface;
+  beforeAll(async () => {
+    svc = await start('sqlite');
+    doc = (await request(svc.app).get(`${base}/openapi.json`)).body as Doc;
+  });
+  afterAll(() => svc.close());
+
+  it('names every operation the document serves, at its route', () => {
+    const served: Record<string, string> = {};
+    for (const [p, methods] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(methods)) if (!['health_live', 'health_ready'].includes(op.operationId)) served[op.operationId] = `${method.toUpperCase()} ${p}`;
+    }
+    const routes = Object.fromEntries(Object.entries(surface.operations).map(([id, op]) => [id, op.route]));
+    expect(routes).toEqual(served);
+  });
+
+  it('has the statuses, request fields and response fields the document has', () => {
+    for (const [id, op] of Object.entries(surface.operations)) {
+      const [method, p] = op.route.split(' ');
+      const documented = doc.paths[p][method.toLowerCase()];
+      for (const status of Object.keys(op.responses)) expect({ id, status, documented: status in documented.responses }).toEqual({ id, status, documented: true });
+      const body = objectOf(doc, documented.requestBody?.content['application/json']?.schema);
+      if (op.body && body) {
+        expect({ id, fields: Object.keys(op.body).sort() }).toEqual({ id, fields: Object.keys(body.properties!).sort() });
+        const required = Object.entries(op.body).filter(([, f]) => f.required).map(([name]) => name).sort();
+        expect({ id, required }).toEqual({ id, required: [...(body.required ?? [])].sort() });
+      }
+      if (LISTS.test(id)) continue;
+      for (const [status, fields] of Object.entries(op.responses)) {
+        const schema = objectOf(doc, documented.responses[status]?.content?.['application/json']?.schema);
+        if (!fields || !schema) continue;
+        expect({ id, status, fields: Object.keys(fields).sort() }).toEqual({ id, status, fields: Object.keys(schema.properties!).sort() });
+      }
+    }
+  });
+});
