@@ -100,7 +100,8 @@ describe.each(DIALECTS)('the blog list uses its composite indexes (%s)', (dialec
   // A search field or an `icontains` filter matches `lower(column) LIKE lower(pattern)`: on PostgreSQL
   // the migrations give each such column a trigram index of lower(column) that serves it (SQLite has
   // none: it reads every row, natively for ASCII text).
-  it.each([
+  // MySQL has no search index (its adapter makes none): the match reads every row there.
+  (dialect === 'mysql' ? it.skip.each : it.each)([
     ['?title=', '/api/articles/?title=QuanTum', ['articles_title_search_index']],
     ['?search=', '/api/articles/?search=QuanTum', ['articles_title_search_index', 'articles_summary_search_index']],
   ])('%s is served by the search indexes of its columns on PostgreSQL', async (_name, target, indexes) => {
@@ -118,7 +119,7 @@ describe.each(DIALECTS)('the blog list uses its composite indexes (%s)', (dialec
       author_id: author.id,
     }));
     await svc.database.db.batchInsert('articles', rows, 500);
-    if (dialect !== 'sqlite') await svc.database.db.raw('analyze articles');
+    if (dialect === 'postgres') await svc.database.db.raw('analyze articles');
     const { count, page } = await listQueries({}, target);
     for (const sent of [count, page]) {
       expect(sent.sql).toMatch(/lower\(["`]articles["`]\.["`](title|summary)["`]\) LIKE/);
