@@ -139,19 +139,19 @@ describe('generated main', () => {
 
   it('migrate status lists applied and pending migrations; migrate rollback reverts the last N, refusing to lose rows', () => {
     const own = `sqlite:${path.join(dir, 'rollback.sqlite3')}`;
-    const names = ['0001_initial', '0002_articles_is_published_created_at_and_more', '0003_alter_articles_author_id'];
+    const names = ['0001_initial', '0002_articles_is_published_created_at_and_more', '0003_alter_articles_author_id', '0004_articles_title_search_and_more'];
     const fresh = run(['migrate', 'status'], { DATABASE_URL: own });
-    expect({ status: fresh.status, stdout: fresh.stdout }).toEqual({ status: 0, stdout: `${names.map((n) => `pending  ${n}`).join('\n')}\n0 applied, 3 pending\n` });
+    expect({ status: fresh.status, stdout: fresh.stdout }).toEqual({ status: 0, stdout: `${names.map((n) => `pending  ${n}`).join('\n')}\n0 applied, 4 pending\n` });
     expect(run(['migrate'], { DATABASE_URL: own }).status).toBe(0);
     const back = run(['migrate', 'rollback'], { DATABASE_URL: own });
-    expect({ status: back.status, stdout: back.stdout }).toEqual({ status: 0, stdout: `reverted migrations: ${names[2]}\n` });
+    expect({ status: back.status, stdout: back.stdout }).toEqual({ status: 0, stdout: `reverted migrations: ${names[3]}\n` });
     const status = run(['migrate', 'status'], { DATABASE_URL: own });
-    expect(status.stdout).toBe(`applied  ${names[0]} (batch 1)\napplied  ${names[1]} (batch 1)\npending  ${names[2]}\n2 applied, 1 pending\n`);
+    expect(status.stdout).toBe(`applied  ${names[0]} (batch 1)\napplied  ${names[1]} (batch 1)\napplied  ${names[2]} (batch 1)\npending  ${names[3]}\n3 applied, 1 pending\n`);
     // createuser applies the pending migration first, as every command but `migrate status|rollback` does.
     expect(run(['createuser', '--username', 'kept', '--email', 'kept@example.com', '--password', 'pw'], { DATABASE_URL: own }).status).toBe(0);
     const all = run(['migrate', 'status'], { DATABASE_URL: own }).stdout;
-    expect(all).toBe(`${names.map((n) => `applied  ${n} (batch ${n === names[2] ? 2 : 1})`).join('\n')}\n3 applied, 0 pending\n`);
-    const refused = run(['migrate', 'rollback', '3'], { DATABASE_URL: own });
+    expect(all).toBe(`${names.map((n) => `applied  ${n} (batch ${n === names[3] ? 2 : 1})`).join('\n')}\n4 applied, 0 pending\n`);
+    const refused = run(['migrate', 'rollback', '4'], { DATABASE_URL: own });
     expect({ status: refused.status, stdout: refused.stdout, stderr: refused.stderr.trim() }).toEqual({
       status: 1,
       stdout: '',
@@ -160,8 +160,8 @@ describe('generated main', () => {
     expect(run(['migrate', 'status'], { DATABASE_URL: own }).stdout).toBe(all);
     const bad = run(['migrate', 'rollback', 'all'], { DATABASE_URL: own });
     expect([bad.status, bad.stderr.split('\n')[0]]).toEqual([2, 'migrate rollback: unexpected argument "all" (a number of migrations, or --allow-data-loss)']);
-    const forced = run(['migrate', 'rollback', '3', '--allow-data-loss'], { DATABASE_URL: own });
-    expect({ status: forced.status, stdout: forced.stdout }).toEqual({ status: 0, stdout: `reverted migrations: ${names[2]}, ${names[1]}, ${names[0]}\n` });
+    const forced = run(['migrate', 'rollback', '4', '--allow-data-loss'], { DATABASE_URL: own });
+    expect({ status: forced.status, stdout: forced.stdout }).toEqual({ status: 0, stdout: `reverted migrations: ${names[3]}, ${names[2]}, ${names[1]}, ${names[0]}\n` });
   });
 
   it('rejects an unknown command', () => {
