@@ -208,8 +208,8 @@ describe('the svcgen packages', () => {
     expect(install).not.toContain('allow-scripts');
     const test = ok('npm', ['test'], app);
     expect(test).toContain('svcgen check: generated is up to date with specs');
-    // The smoke test and the account endpoints' test.
-    expect(test).toMatch(/# pass 2\b/);
+    // The smoke test's two (health and OpenAPI; the example resource) and the account endpoints' test.
+    expect(test).toMatch(/# pass 3\b/);
     expect(test).toMatch(/# fail 0\b/);
 
     // Nothing in the project resolves into this repository: the installed packages are the
