@@ -18,9 +18,10 @@
  * row the database refuses (a foreign key to nothing, a duplicate) rolls all of them back. Hooks do
  * not run, and many-to-many links are not loaded. Explicit primary keys move PostgreSQL's sequence past them.
  *
- * YAML is read by the `yaml` package, which the runtime does not depend on (a production install
- * holds no YAML parser): it is there wherever svcgen is installed (a development install), and a
- * YAML fixture without it is reported with what to do; JSON fixtures need nothing.
+ * YAML is read by the `yaml` package, which the runtime does not declare (a production install
+ * holds no YAML parser; npm installs even an optional peer there once the tree has it): it is
+ * installed wherever svcgen is (a development install), and a YAML fixture without it is reported
+ * with what to do; JSON fixtures need nothing.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -61,7 +62,7 @@ function readFixture(file: string): unknown {
   return /\.json$/i.test(file) ? JSON.parse(text) : yamlParser()(text);
 }
 
-/** The `yaml` package's parse, loaded on the first YAML fixture (an optional peer dependency). */
+/** The `yaml` package's parse, loaded on the first YAML fixture (svcgen's, where it is installed). */
 function yamlParser(): (text: string) => unknown {
   try {
     return (require('yaml') as typeof import('yaml')).parse;

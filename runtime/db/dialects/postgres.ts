@@ -159,7 +159,7 @@ export const postgres: Dialect = {
     return (result.rows as { name: string }[]).map((r) => r.name);
   },
 
-  // A serial or identity column's sequence does not see keys given explicitly; a key without one (a UUID) has none.
+  // Indexes of expressions (a search index of lower(column)) are left out: specs derive those.
   async describeKeys(knex, table) {
     const keys = await knex.raw(
       `select c.contype as kind, c.conname as name, c.confdeltype as on_delete, rt.relname as ref_table,
@@ -177,6 +177,7 @@ export const postgres: Dialect = {
                  join pg_attribute a on a.attrelid = x.indrelid and a.attnum = k.num) as columns
          from pg_index x join pg_class i on i.oid = x.indexrelid join pg_class t on t.oid = x.indrelid
         where t.relname = ? and t.relnamespace = current_schema()::regnamespace and not x.indisprimary
+          and x.indexprs is null
         order by i.relname`,
       [table],
     );
@@ -192,6 +193,7 @@ export const postgres: Dialect = {
     };
   },
 
+  // A serial or identity column's sequence does not see keys given explicitly; a key without one (a UUID) has none.
   async syncKeySequence(knex, table, pk) {
     await knex.raw('select setval(pg_get_serial_sequence(?, ?), greatest(coalesce((select max(??) from ??), 0), 1))', [table, pk, pk, table]);
   },
