@@ -7,7 +7,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import knex from 'knex';
+import knex, { type Knex } from 'knex';
 import { connect, type Db } from '../../runtime';
 
 export type Dialect = 'sqlite' | 'postgres' | 'mysql';
@@ -106,29 +106,17 @@ export async function createDatabase(dialect: Dialect): Promise<TestDatabase> {
       },
     };
   }
-  if (dialect === 'mysql') {
-    // The server's default collation on purpose: the service must answer the same whatever it is.
-    const admin = mysqlAdmin();
-    await admin.raw(`create database ${name}`);
-    await admin.destroy();
-    const url = mysqlUrl(name);
-    const db = connect(url, '');
-    return {
-      dialect,
-      url,
-      db,
-      async drop() {
-        await db.destroy();
-        const a = mysqlAdmin();
-        await a.raw(`drop database if exists ${name}`);
-        await a.destroy();
-      },
-    };
-  }
-  const admin = knex({ client: 'pg', connection: pgUrl('postgres'), pool: { min: 0, max: 1 } });
-  await admin.raw(`create database ${name}`);
-  await admin.destroy();
-  const url = pgServeUrl(name);
+  // MySQL: the server's default collation on purpose: the service must answer the same whatever it is.
+  if (dialect === 'mysql') return onServer(dialect, name, mysqlAdmin, mysqlUrl(name), `drop database if exists ${name}`);
+  const pgAdmin = () => knex({ client: 'pg', connection: pgUrl('postgres'), pool: { min: 0, max: 1 } });
+  return onServer(dialect, name, pgAdmin, pgServeUrl(name), `drop database if exists ${name} with (force)`);
+}
+
+/** A database created on a server through `admin` (a connection without it), served at `url`. */
+async function onServer(dialect: Dialect, name: string, admin: () => Knex, url: string, dropSql: string): Promise<TestDatabase> {
+  const creating = admin();
+  await creating.raw(`create database ${name}`);
+  await creating.destroy();
   const db = connect(url, '');
   return {
     dialect,
@@ -136,9 +124,9 @@ export async function createDatabase(dialect: Dialect): Promise<TestDatabase> {
     db,
     async drop() {
       await db.destroy();
-      const a = knex({ client: 'pg', connection: pgUrl('postgres'), pool: { min: 0, max: 1 } });
-      await a.raw(`drop database if exists ${name} with (force)`);
-      await a.destroy();
+      const dropping = admin();
+      await dropping.raw(dropSql);
+      await dropping.destroy();
     },
   };
 }
