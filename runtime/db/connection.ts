@@ -2,12 +2,13 @@
  * Database connections: SQLite (better-sqlite3) by default, PostgreSQL from a `postgres://` URL,
  * MySQL/MariaDB from a `mysql://` or `mariadb://` URL, each through its dialect adapter (dialects/); and the reads and writes the runtime runs on them.
  */
+import type { EventEmitter } from 'node:events';
 import knex, { type Knex } from 'knex';
 import { loadDatabaseSettings, loadSqliteSettings, type DatabaseSettings, type SqliteSettings } from '../core/settings';
 import { databaseOf, withDatabaseState, type Database } from './database';
 import { dialectForUrl, type Dialect } from './dialects';
 import { markConnectionFailure, type DirectReads, type PooledReads, type PooledStatement } from './dialects/dialect';
-import { CONNECTION_WARNING, KNEX_ERROR_PREFIX, onAcquireFailure, QUERY_UID } from './knex-internals';
+import { acquireConnection, CONNECTION_WARNING, KNEX_ERROR_PREFIX, onAcquireFailure, QUERY_UID } from './knex-internals';
 import { compiledQuery } from './sql-shapes';
 
 export type Db = Knex;
@@ -160,6 +161,14 @@ async function runSelect(db: Db, database: Database, sql: string, bindings: read
     const pooled = database.pooled;
     const statement = pooled?.statement(db.client, sql, bindings);
     if (statement) return pooledRows(db, pooled as PooledReads, statement, bindings);
+  } else if (!(db as Knex.Transaction).isCompleted()) {
+    // A read in a transaction runs on the transaction's connection, past Knex's runner as well:
+    // SQLite from the statement that connection keeps prepared, PostgreSQL unnamed (see postgres-reads.ts).
+    const reads = database.reads;
+    if (reads) return readRows(db, reads, await acquireConnection(db.client), sql, bindings);
+    const pooled = database.pooled;
+    const statement = pooled?.statement(db.client, sql, bindings);
+    if (statement) return pooledRows(db, pooled as PooledReads, statement, bindings);
   }
   return database.dialect.rowsOf(await db.raw(sql, bindings as Knex.RawBinding[]));
 }
@@ -167,26 +176,29 @@ async function runSelect(db: Db, database: Database, sql: string, bindings: read
 /** Runs a read on the database's own path through Knex's pool, reported to listeners as Knex reports its own. */
 async function pooledRows(db: Db, pooled: PooledReads, statement: PooledStatement, bindings: readonly unknown[]): Promise<Row[]> {
   const query = { sql: statement.text, bindings, method: 'select', [QUERY_UID]: `read-${++readQueries}` };
-  db.emit('query', query);
+  // Reported by the client, which passes it on to the database's listeners (and a transaction's).
+  const client = db.client as Knex.Client & EventEmitter;
+  client.emit('query', query);
   try {
     const rows = await pooled.rows(db.client, statement, bindings);
-    db.emit('query-response', rows, query);
+    client.emit('query-response', rows, query);
     return rows;
   } catch (err) {
-    db.emit('query-error', err, query);
+    client.emit('query-error', err, query);
     throw err;
   }
 }
 
 function readRows(db: Db, reads: DirectReads, connection: unknown, sql: string, bindings: readonly unknown[]): Row[] {
   const query = { sql, bindings, method: 'select', [QUERY_UID]: `read-${++readQueries}` };
-  db.emit('query', query);
+  const client = db.client as Knex.Client & EventEmitter;
+  client.emit('query', query);
   try {
     const rows = reads.all(connection, sql, bindings);
-    db.emit('query-response', rows, query);
+    client.emit('query-response', rows, query);
     return rows;
   } catch (err) {
-    db.emit('query-error', err, query);
+    client.emit('query-error', err, query);
     throw err;
   }
 }

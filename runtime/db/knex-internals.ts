@@ -146,6 +146,11 @@ export function acquireConnection(client: Knex.Client): Promise<unknown> {
   return (client as unknown as PoolClientInternals).acquireConnection();
 }
 
+/** Whether `client` is a transaction's (its `acquireConnection` answers the transaction's connection). */
+export function inTransaction(client: Knex.Client): boolean {
+  return (client as unknown as { transacting?: boolean }).transacting === true;
+}
+
 /** Gives a connection of `acquireConnection` back to `client`'s pool. */
 export function releaseConnection(client: Knex.Client, connection: unknown): Promise<unknown> {
   return (client as unknown as PoolClientInternals).releaseConnection(connection);

@@ -102,24 +102,26 @@ export interface PooledStatement {
 }
 
 /**
- * Reads outside transactions that a database runs itself on connections of Knex's pool (PostgreSQL:
- * statements prepared once per connection, see postgres-reads.ts).
+ * Reads that a database runs itself past Knex's runner: outside transactions on connections of
+ * Knex's pool, in a transaction on its connection (PostgreSQL: statements prepared once per
+ * connection outside transactions, see postgres-reads.ts).
  */
 export interface PooledReads {
   /** How `sql` (Knex's SQL text, `?` placeholders) runs with `bindings`, or undefined when Knex must run it. */
   statement(client: Knex.Client, sql: string, bindings: readonly unknown[]): PooledStatement | undefined;
-  /** The rows of `statement` with `bindings`, on a connection of `client`'s pool. */
+  /** The rows of `statement` with `bindings`, on a connection of `client`'s pool (a transaction's client: its connection). */
   rows(client: Knex.Client, statement: PooledStatement, bindings: readonly unknown[]): Promise<Row[]>;
 }
 
 /**
- * Reads outside transactions that a database serves beside Knex's pool (SQLite: from statements
- * prepared once per connection, in read snapshots shared by the requests received together).
+ * Reads that a database serves beside Knex's pool (SQLite: from statements prepared once per
+ * connection, outside transactions in read snapshots shared by the requests received together), and
+ * on a transaction's connection, past Knex's runner.
  */
 export interface DirectReads {
   /** The connection to read on now, or undefined when Knex must run the read (a closed pool…). */
   connection(): unknown;
-  /** The rows of `sql` on `connection`, run synchronously. */
+  /** The rows of `sql` on `connection` (its own, or a transaction's), run synchronously. */
   all(connection: unknown, sql: string, bindings: readonly unknown[]): Row[];
   /** Requests were received: their reads share one state of the database (see sqlite-client.ts). */
   requestsArrived(): void;

@@ -1,9 +1,10 @@
 /**
- * PostgreSQL's reads outside transactions, run on a connection of Knex's pool past Knex's runner:
- * each SQL text's driver text (`$1`, `$2`… for its placeholders) is made once, and by default the
+ * PostgreSQL's reads, run past Knex's runner: each SQL text's driver text (`$1`, `$2`… for its
+ * placeholders) is made once. Outside transactions, on a connection of Knex's pool, by default the
  * statement is prepared once per connection under a name derived from its text (node-postgres then
  * sends only Bind and Execute), so PostgreSQL neither parses nor plans it again, and the server skips
- * Knex's per-query work. Statements in transactions, and writes, still run through Knex.
+ * Knex's per-query work. In a transaction, on its connection, always unnamed: the server still skips
+ * Knex's work. Writes run through Knex.
  *
  * Named statements and transaction poolers: PgBouncer in transaction mode (before 1.21, or with
  * `max_prepared_statements = 0`) sends each statement to any server connection, where a statement
@@ -17,7 +18,7 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { PostgresSettings } from '../../core/settings';
-import { acquireConnection, nativeQuery, releaseConnection } from '../knex-internals';
+import { acquireConnection, inTransaction, nativeQuery, releaseConnection } from '../knex-internals';
 import type { PooledReads, PooledStatement } from './dialect';
 
 type Row = Record<string, any>;
@@ -78,7 +79,9 @@ export class PostgresReads implements PooledReads {
     const values = bindings as unknown[];
     const connection = (await acquireConnection(client)) as PgConnection;
     try {
-      const name = this.named ? s.name : undefined;
+      // In a transaction (a transaction pooler may pin another server connection, and a failed
+      // statement would abort the transaction), always unnamed.
+      const name = this.named && !inTransaction(client) ? s.name : undefined;
       if (name === undefined) return (await connection.query({ text: s.text, values })).rows;
       try {
         return (await connection.query({ text: s.text, values, name })).rows;
