@@ -84,7 +84,9 @@ function createRoute(o: Operation, rs: ResourceRoutes): RouteView {
     partial: 'operations/create',
     handle: createHandle(o, rs),
     // The created row's key is read from the answer, when it names it.
-    etag: r.responses.create.fields.some((f) => f.name === r.pk.name) ? rs.stateETag(() => `${rs.imports.runtime('keyFromResult')}(${str(r.pk.name)})`) : undefined,
+    etag: r.responses.create.fields.some((f) => f.name === r.pk.name)
+      ? rs.stateETag(() => `${rs.imports.runtime('keyFromResult')}(${str(r.pk.name)})`, r.responses.create, o.override)
+      : undefined,
     responses: response(o.status, rs.schema(r.responses.create)),
   });
 }
@@ -250,7 +252,7 @@ function updateRoute(o: Operation, rs: ResourceRoutes): RouteView {
     input: '{ params: { pk }, body: data }, ctx',
     partial: 'operations/update',
     handle: updateHandle(o, rs),
-    etag: rs.stateETag(() => rs.imports.runtime('keyFromPath')),
+    etag: rs.stateETag(() => rs.imports.runtime('keyFromPath'), r.responses.update, o.override),
     ifMatch: rs.ifMatch(),
     responses: response(o.status, rs.schema(r.responses.update)),
   });

@@ -2,7 +2,7 @@
  * View of a resource's `routes.ts`: the routes of its operations, bulk operations, actions, relation
  * endpoints and custom endpoints, in that order, after the constants they share and the row lookups they use.
  */
-import type { Field, Resource, ServiceModel } from '../model/model';
+import type { Field, Resource, SchemaModel, ServiceModel } from '../model/model';
 import type { KeyKind } from '@svcgen/runtime';
 import { camelCase, literal, str } from '../model/names';
 import { header, hookModuleFrom, runtimeFrom, type RenderContext } from './context';
@@ -71,9 +71,15 @@ export class ResourceRoutes extends RouteFile {
     return this.versioned() ? (this.r.requireIfMatch ? 'required' : 'optional') : undefined;
   }
 
-  /** The ETag of a write's answer: the state of the row whose key `key` (code: a function of the input and the result) finds. */
-  stateETag(key: () => string): string | undefined {
-    return this.versioned() ? `{ state: ${this.lookup('stateETag')}, key: ${key()} }` : undefined;
+  /**
+   * The ETag of a write's answer: the state of the row whose key `key` (code: a function of the input
+   * and the result) finds, or, when the write answers with `answer` (its response schema) unless an
+   * `override` replaces it, and that is the detail representation, the hash of the answer itself.
+   */
+  stateETag(key: () => string, answer: SchemaModel, override: string | undefined): string | undefined {
+    if (!this.versioned()) return undefined;
+    const answerIsState = override === undefined && answer.name === this.r.schemas.detail.name ? ', answerIsState: true' : '';
+    return `{ state: ${this.lookup('stateETag')}, key: ${key()}${answerIsState} }`;
   }
 
   /** `'/'` when SVC_APPEND_SLASH is on: the end of collection and retrieve paths. */

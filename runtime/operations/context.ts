@@ -136,6 +136,17 @@ export function rowLookup<R extends Row = Row>(options: {
   const { table, pk, model, narrow, narrowWrites, softDelete, state, requireIfMatch = false } = options;
   // findRow's statements, one per list of columns, built once (selectFixed).
   const byKey = {};
+  // With `state`, findRow reads the state's columns beside those asked for (one list per list asked
+  // for, made once), and keeps the row it read for its context: the written row's ETag (`stateETag`,
+  // run right after the write's work, in its transaction) is hashed from it instead of reading it again.
+  const withState = new WeakMap<readonly string[], readonly string[]>();
+  const written = new WeakMap<RequestContext, { key: unknown; row: R }>();
+  const readForState = (columns: readonly string[]): readonly string[] => {
+    if (!state) return columns;
+    let all = withState.get(columns);
+    if (!all) withState.set(columns, (all = [...new Set([...columns, ...state.columns])]));
+    return all;
+  };
   /** Only the live rows, when the resource soft-deletes. */
   const live = (query: Knex.QueryBuilder) => (softDelete ? query.whereNull(`${table}.${softDelete}`) : query);
   async function queryset(ctx: RequestContext): Promise<{ query: Knex.QueryBuilder }> {
@@ -158,7 +169,8 @@ export function rowLookup<R extends Row = Row>(options: {
     dialectOf(ctx.db).lockForUpdate(query);
     const row: R | undefined = await query.first();
     if (!row) throw new NotFoundError(model);
-    if (state && rows !== 'deleted') await checkIfMatch(ifMatchOf(ctx), requireIfMatch, () => stateETag(ctx, key));
+    written.delete(ctx);
+    if (state && rows !== 'deleted') await checkIfMatch(ifMatchOf(ctx), requireIfMatch, () => currentETag(ctx, key));
     return row;
   }
   /** The row with this key by key alone, or undefined. */
@@ -167,12 +179,24 @@ export function rowLookup<R extends Row = Row>(options: {
     return row as R | undefined;
   }
   /** The ETag of the row's state (its detail representation), read in `ctx.db`; undefined when the row is gone. */
-  async function stateETag(ctx: RequestContext, key: unknown): Promise<string | undefined> {
+  async function currentETag(ctx: RequestContext, key: unknown): Promise<string | undefined> {
     if (!state) return undefined;
     const row = await byKeyAlone(ctx, key, state.columns);
-    if (!row) return undefined;
-    const [shaped] = await state.shape(ctx.db, [row]);
+    return row ? etagOfRow(ctx, row) : undefined;
+  }
+  async function etagOfRow(ctx: RequestContext, row: R): Promise<string> {
+    const [shaped] = await state!.shape(ctx.db, [row]);
     return etagOf(shaped);
+  }
+  /**
+   * The ETag of a written row's state: from the row `findRow` read last for `ctx` when it has this
+   * key (the re-read of the row the write's work answers with), else read again.
+   */
+  async function stateETag(ctx: RequestContext, key: unknown): Promise<string | undefined> {
+    const last = written.get(ctx);
+    written.delete(ctx);
+    if (last && last.key === key) return etagOfRow(ctx, last.row);
+    return currentETag(ctx, key);
   }
   return {
     queryset,
@@ -185,8 +209,9 @@ export function rowLookup<R extends Row = Row>(options: {
     },
     /** The row with this primary key, or a 404 (by key alone: the re-read of a row just written). */
     async findRow(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<R> {
-      const row = await byKeyAlone(ctx, key, columns);
+      const row = await byKeyAlone(ctx, key, readForState(columns));
       if (!row) throw new NotFoundError(model);
+      if (state) written.set(ctx, { key, row });
       return row;
     },
     stateETag,

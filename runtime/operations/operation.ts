@@ -5,6 +5,7 @@
  * input and the request context whose result becomes the reply. A binding (`expressHandler` in
  * routes.ts) turns an operation into one framework's request handler.
  */
+import { etagOf } from './conditional';
 import type { RequestContext } from './context';
 import type { Db } from '../db/connection';
 import { parseRequest } from '../validation/validate';
@@ -73,6 +74,12 @@ export type ETagSource<P extends PartSchema = PartSchema, Q extends PartSchema =
   | {
       state(ctx: RequestContext, key: unknown): Promise<string | undefined>;
       key(input: OperationInput<P, Q, B>, result: unknown): unknown;
+      /**
+       * The answer is the row's detail representation, read after the write in its transaction (a
+       * create or update answering with it, with no override): its hash is the state's ETag, and the
+       * row is not read again.
+       */
+      answerIsState?: boolean;
     };
 
 /** A handler result with its own status (for custom endpoints, actions and overrides). */
@@ -140,8 +147,11 @@ export async function runParsed<P extends PartSchema, Q extends PartSchema, B ex
     const answer = reply(operation.status, await operation.handle(input, ctx));
     // The state's ETag is read in the same transaction as the write, before it commits.
     if (etag && etag !== 'body' && answer.status < 300 && answer.body !== undefined) {
-      const key = etag.key(input, answer.body);
-      if (key !== undefined && key !== null) answer.etag = await etag.state(ctx, key);
+      if (etag.answerIsState) answer.etag = etagOf(answer.body);
+      else {
+        const key = etag.key(input, answer.body);
+        if (key !== undefined && key !== null) answer.etag = await etag.state(ctx, key);
+      }
     }
     return answer;
   };

@@ -76,7 +76,7 @@ export function eventsRoutes(service: ServiceContext): Route[] {
         body: EventIn,
         transaction: true,
         status: 201,
-        etag: { state: stateETag, key: keyFromResult('id') },
+        etag: { state: stateETag, key: keyFromResult('id'), answerIsState: true },
         async handle({ body: data }, ctx) {
           const values = await q.createValues(data);
           await q.checkRelated(ctx.db, service, data);
@@ -158,7 +158,7 @@ export function eventsRoutes(service: ServiceContext): Route[] {
         optionalBody: true,
         transaction: true,
         status: 200,
-        etag: { state: stateETag, key: keyFromPath },
+        etag: { state: stateETag, key: keyFromPath, answerIsState: true },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toEventRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           const values = await q.updateValues(data);

@@ -44,7 +44,7 @@ export function venuesRoutes(service: ServiceContext): Route[] {
         body: VenueIn,
         transaction: true,
         status: 201,
-        etag: { state: stateETag, key: keyFromResult('id') },
+        etag: { state: stateETag, key: keyFromResult('id'), answerIsState: true },
         async handle({ body: data }, ctx) {
           const values = await q.createValues(data);
           const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
@@ -120,7 +120,7 @@ export function venuesRoutes(service: ServiceContext): Route[] {
         optionalBody: true,
         transaction: true,
         status: 200,
-        etag: { state: stateETag, key: keyFromPath },
+        etag: { state: stateETag, key: keyFromPath, answerIsState: true },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toVenueRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           const values = await q.updateValues(data);
