@@ -49,6 +49,8 @@ export class PostgresReads implements PooledReads {
   private named: boolean;
   private namedCount = 0;
   private readonly texts = new Map<string, Statement | null>();
+  /** Per transaction's connection, the last read sent on it, settled (see `inTurn`). */
+  private readonly running = new WeakMap<PgConnection, Promise<undefined>>();
 
   constructor(settings: PostgresSettings) {
     this.named = settings.preparedStatements === 'named';
@@ -78,10 +80,9 @@ export class PostgresReads implements PooledReads {
     const s = statement as Statement;
     const values = bindings as unknown[];
     const connection = (await acquireConnection(client)) as PgConnection;
+    if (inTransaction(client)) return this.inTurn(connection, s.text, values);
     try {
-      // In a transaction (a transaction pooler may pin another server connection, and a failed
-      // statement would abort the transaction), always unnamed.
-      const name = this.named && !inTransaction(client) ? s.name : undefined;
+      const name = this.named ? s.name : undefined;
       if (name === undefined) return (await connection.query({ text: s.text, values })).rows;
       try {
         return (await connection.query({ text: s.text, values, name })).rows;
@@ -95,6 +96,28 @@ export class PostgresReads implements PooledReads {
       }
     } finally {
       await releaseConnection(client, connection);
+    }
+  }
+
+  /**
+   * A read on a transaction's connection: unnamed (a transaction pooler may have pinned a server
+   * connection that lacks the statement, and the error would abort the transaction), and after the
+   * reads sent before it on that connection have answered. The reads of a transaction may be sent
+   * together (a record's relations loaded at once); node-postgres would queue them, but warns that
+   * a client given a query while it runs another will refuse it in its next major version.
+   */
+  private async inTurn(connection: PgConnection, text: string, values: unknown[]): Promise<Row[]> {
+    const before = this.running.get(connection);
+    const run = before ? before.then(() => connection.query({ text, values })) : connection.query({ text, values });
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.running.set(connection, settled);
+    try {
+      return (await run).rows;
+    } finally {
+      if (this.running.get(connection) === settled) this.running.delete(connection);
     }
   }
 }
