@@ -9,7 +9,8 @@
  * - `refresh_token`: the refresh token; `HttpOnly`, `Path` the account routes that read it (refresh
  *   and logout), so no other request carries it, `Max-Age` `SVC_REFRESH_TOKEN_LIFETIME`;
  * - `csrftoken`: a random value the page's script reads (not `HttpOnly`) and echoes in the
- *   `X-CSRF-Token` header of its writes, `Path` the base path, `Max-Age` `SVC_REFRESH_TOKEN_LIFETIME`.
+ *   `X-CSRF-Token` header of its writes, `Path=/` so that a page anywhere on the site can read it,
+ *   `Max-Age` `SVC_REFRESH_TOKEN_LIFETIME`.
  * Each is `Secure` unless `SVC_AUTH_COOKIE_SECURE` is false, and `SameSite` `SVC_AUTH_COOKIE_SAMESITE`
  * (`Lax` or `Strict`).
  *
@@ -81,7 +82,7 @@ export function setAuthCookies(req: Request, settings: Settings, paths: CookiePa
   appendCookies(req.res, [
     setCookie(settings, ACCESS_COOKIE, tokens.access, { path: paths.path, maxAge: settings.SVC_ACCESS_TOKEN_LIFETIME, httpOnly: true }),
     setCookie(settings, REFRESH_COOKIE, tokens.refresh, { path: paths.refreshPath, maxAge: settings.SVC_REFRESH_TOKEN_LIFETIME, httpOnly: true }),
-    setCookie(settings, CSRF_COOKIE, csrf, { path: paths.path, maxAge: settings.SVC_REFRESH_TOKEN_LIFETIME, httpOnly: false }),
+    setCookie(settings, CSRF_COOKIE, csrf, { path: '/', maxAge: settings.SVC_REFRESH_TOKEN_LIFETIME, httpOnly: false }),
   ]);
 }
 
@@ -90,7 +91,7 @@ export function clearAuthCookies(req: Request, settings: Settings, paths: Cookie
   appendCookies(req.res, [
     setCookie(settings, ACCESS_COOKIE, '', { path: paths.path, maxAge: 0, httpOnly: true }),
     setCookie(settings, REFRESH_COOKIE, '', { path: paths.refreshPath, maxAge: 0, httpOnly: true }),
-    setCookie(settings, CSRF_COOKIE, '', { path: paths.path, maxAge: 0, httpOnly: false }),
+    setCookie(settings, CSRF_COOKIE, '', { path: '/', maxAge: 0, httpOnly: false }),
   ]);
 }
 

@@ -72,7 +72,7 @@ describe.each(DIALECTS)('cookie authentication of the blog (%s)', (dialect) => {
     expect(cookies).toHaveLength(3);
     expect(cookies[0]).toMatch(new RegExp(`^access_token=${JWT}; Path=/api; Max-Age=900; HttpOnly; Secure; SameSite=Lax$`));
     expect(cookies[1]).toMatch(new RegExp(`^refresh_token=${JWT}; Path=/api/auth/; Max-Age=604800; HttpOnly; Secure; SameSite=Lax$`));
-    expect(cookies[2]).toMatch(/^csrftoken=[A-Za-z0-9_-]{43}; Path=\/api; Max-Age=604800; Secure; SameSite=Lax$/);
+    expect(cookies[2]).toMatch(/^csrftoken=[A-Za-z0-9_-]{43}; Path=\/; Max-Age=604800; Secure; SameSite=Lax$/);
     const session = sessionOf(res);
     expect(session.access).toBe(res.body.access_token);
     expect(session.refresh).toBe(res.body.refresh_token);
@@ -164,7 +164,7 @@ describe.each(DIALECTS)('cookie authentication of the blog (%s)', (dialect) => {
     expect(setCookiesOf(out)).toEqual([
       'access_token=; Path=/api; Max-Age=0; HttpOnly; Secure; SameSite=Lax',
       'refresh_token=; Path=/api/auth/; Max-Age=0; HttpOnly; Secure; SameSite=Lax',
-      'csrftoken=; Path=/api; Max-Age=0; Secure; SameSite=Lax',
+      'csrftoken=; Path=/; Max-Age=0; Secure; SameSite=Lax',
     ]);
     const refresh = await api().post('/api/auth/refresh/').send({ refresh_token: s.refresh });
     expect({ status: refresh.status, body: refresh.body }).toEqual({ status: 401, body: INVALID_REFRESH });
@@ -210,7 +210,7 @@ describe.each(DIALECTS)('cookie attributes from the settings (%s)', (dialect) =>
     expect(setCookiesOf(res).map((c) => c.split('; ').slice(1).join('; '))).toEqual([
       'Path=/api; Max-Age=900; HttpOnly; SameSite=Strict',
       'Path=/api/auth/; Max-Age=604800; HttpOnly; SameSite=Strict',
-      'Path=/api; Max-Age=604800; SameSite=Strict',
+      'Path=/; Max-Age=604800; SameSite=Strict',
     ]);
   });
 });
