@@ -8,6 +8,7 @@
  * Real SQLite, PostgreSQL and MySQL, exact status codes and whole bodies.
  */
 import request from 'supertest';
+import { loadSettings } from '../../runtime';
 import { corsSettings } from '../../runtime/http/cors';
 import { CSRF_ORIGIN_REFUSED, CSRF_TOKEN_REFUSED } from '../../runtime/auth/cookies';
 import { ACCESS_LIFETIME, makeUser, UNAUTHORIZED, type BlogUser } from '../support/blog-fixtures';
@@ -212,5 +213,16 @@ describe.each(DIALECTS)('cookie attributes from the settings (%s)', (dialect) =>
       'Path=/api/auth/; Max-Age=604800; HttpOnly; SameSite=Strict',
       'Path=/; Max-Age=604800; SameSite=Strict',
     ]);
+  });
+});
+
+describe('the cookie settings', () => {
+  it('SVC_AUTH_COOKIE_SAMESITE takes Lax or Strict; SVC_AUTH_COOKIE_SECURE a boolean', () => {
+    const defaults = require('../../generated/settings').DEFAULT_SETTINGS;
+    expect(loadSettings(defaults, { SVC_AUTH_COOKIE_SAMESITE: 'Strict', SVC_AUTH_COOKIE_SECURE: 'off' })).toMatchObject({
+      SVC_AUTH_COOKIE_SAMESITE: 'Strict',
+      SVC_AUTH_COOKIE_SECURE: false,
+    });
+    expect(() => loadSettings(defaults, { SVC_AUTH_COOKIE_SAMESITE: 'None' })).toThrow('SVC_AUTH_COOKIE_SAMESITE must be one of Lax, Strict, got "None"');
   });
 });
