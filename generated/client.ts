@@ -41,7 +41,12 @@ export interface LoginSchema {
 
 /** Request body of refresh. */
 export interface RefreshSchema {
-  refresh_token: string;
+  refresh_token?: string;
+}
+
+/** Request body of logout. */
+export interface LogoutSchema {
+  refresh_token?: string;
 }
 
 /** Response of me. */
@@ -448,6 +453,10 @@ export function createClient(options: ClientOptions) {
     /** Exchange a refresh token for a new access and refresh token. `POST /auth/refresh/` */
     refresh(body: RefreshSchema, request?: RequestOptions): Promise<TokenResponse> {
       return send<TokenResponse>({ method: 'POST', path: '/auth/refresh/', body }, request);
+    },
+    /** Spend a refresh token so that it can no longer be exchanged. `POST /auth/logout/` */
+    logout(body: LogoutSchema, request?: RequestOptions): Promise<void> {
+      return send<void>({ method: 'POST', path: '/auth/logout/', body }, request);
     },
     /** The authenticated user. `GET /auth/me/` */
     me(request?: RequestOptions): Promise<UserResponse> {

@@ -2,6 +2,7 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import {
   accountHandlers,
+  CookieAuth,
   GenericMessageSchema,
   JWTAuth,
   operationRoute,
@@ -46,10 +47,18 @@ export type LoginSchema = z.infer<typeof LoginSchema>;
 /** Request body of refresh. */
 export const RefreshSchema = z
   .object({
-    refresh_token: z.string(),
+    refresh_token: z.string().optional(),
   })
   .meta({ id: 'RefreshSchema' });
 export type RefreshSchema = z.infer<typeof RefreshSchema>;
+
+/** Request body of logout. */
+export const LogoutSchema = z
+  .object({
+    refresh_token: z.string().optional(),
+  })
+  .meta({ id: 'LogoutSchema' });
+export type LogoutSchema = z.infer<typeof LogoutSchema>;
 
 /** Response of me. */
 export const UserResponse = z
@@ -65,14 +74,17 @@ export type UserResponse = z.infer<typeof UserResponse>;
 
 /** The service's custom endpoints, handled by its hooks module (the account endpoints by the runtime). */
 export function endpointRoutes(service: ServiceContext): Route[] {
-  const accounts = accountHandlers({
-    table: 'users',
-    pk: 'id',
-    usernameMaxLength: 150,
-    profileFields: ['first_name', 'last_name'],
-    newAccount: { is_active: true, is_staff: false, is_superuser: false },
-    nowColumns: ['date_joined'],
-  });
+  const accounts = accountHandlers(
+    {
+      table: 'users',
+      pk: 'id',
+      usernameMaxLength: 150,
+      profileFields: ['first_name', 'last_name'],
+      newAccount: { is_active: true, is_staff: false, is_superuser: false },
+      nowColumns: ['date_joined'],
+    },
+    { cookies: { path: '/api', refreshPath: '/api/auth/' } },
+  );
   return [
     operationRoute(service, {
       method: 'post',
@@ -136,9 +148,29 @@ export function endpointRoutes(service: ServiceContext): Route[] {
       },
     }),
     operationRoute(service, {
+      method: 'post',
+      path: '/auth/logout/',
+      auth: null,
+      operation: {
+        operationId: 'logout',
+        body: LogoutSchema,
+        transaction: true,
+        status: 204,
+        async handle({ params, query, body }, ctx) {
+          return accounts.logout(withArgs(ctx, { body, params, query }));
+        },
+      },
+      doc: {
+        summary: 'Spend a refresh token so that it can no longer be exchanged.',
+        tags: ['auth'],
+        responses: [{ status: 204, description: 'No Content' }],
+        errorSchema: GenericMessageSchema,
+      },
+    }),
+    operationRoute(service, {
       method: 'get',
       path: '/auth/me/',
-      auth: [JWTAuth],
+      auth: [JWTAuth, CookieAuth],
       operation: {
         operationId: 'me',
         status: 200,

@@ -135,6 +135,7 @@ export function buildModel(described: DescribedSpecs): ServiceModel {
       keysDir: service?.auth?.keys_dir ?? 'data/keys',
       extraClaims: service?.auth?.extra_claims ?? [],
       profileFields: service?.auth?.profile_fields ?? [],
+      cookies: service?.auth?.cookies === true,
     },
     hooks: service?.hooks,
     views: service?.views,

@@ -375,7 +375,8 @@ export interface ServiceModel {
   settings: Record<SettingName, string | number | boolean>;
   sqliteFile: string;
   /** `profileFields`: user fields beside username and email that the account endpoints' register accepts and `me` answers. */
-  auth: { userModel?: string; keysDir: string; extraClaims: string[]; profileFields: string[] };
+  /** `cookies`: the account endpoints also keep the tokens in cookies (`auth.cookies`). */
+  auth: { userModel?: string; keysDir: string; extraClaims: string[]; profileFields: string[]; cookies: boolean };
   hooks?: string;
   /** Every hook the service file names, with its position. */
   hookRefs: HookRef[];

@@ -82,7 +82,19 @@ function accountHandlersExpr(model: ServiceModel, imports: Imports): string {
     newAccount: Object.fromEntries(Object.entries(NEW_ACCOUNT).filter(([name]) => user.fields.some((f) => f.name === name))),
     nowColumns: user.fields.filter((f) => f.autoNowAdd || f.autoNow).map((f) => f.column),
   };
-  return `${imports.runtime('accountHandlers')}(${literal(table)})`;
+  if (!model.auth.cookies) return `${imports.runtime('accountHandlers')}(${literal(table)})`;
+  // The refresh cookie goes only to the routes that read it: the longest path both lie under.
+  const reading = model.endpoints.filter((e) => e.account === 'refresh' || e.account === 'logout').map((e) => model.basePath + e.path);
+  const cookies = { path: model.basePath || '/', refreshPath: commonPath(reading.length ? reading : [model.basePath + '/']) };
+  return `${imports.runtime('accountHandlers')}(${literal(table)}, ${literal({ cookies })})`;
+}
+
+/** The longest path, ending with `/`, that every one of `paths` lies under. */
+function commonPath(paths: readonly string[]): string {
+  const split = paths.map((p) => p.split('/').slice(0, -1));
+  const common: string[] = [];
+  for (let i = 0; split.every((s) => i < s.length && s[i] === split[0][i]); i++) common.push(split[0][i]);
+  return common.join('/') + '/';
 }
 
 /** The request and response schemas of the service's endpoints, each once. */

@@ -91,7 +91,10 @@ function schemasOf(
   user: (name: string) => UserFieldInfo,
   pkType: string,
   profile: readonly string[],
+  cookies: boolean,
 ): { request?: ManualSchemaSpec; response: ManualSchemaSpec | null } {
+  // With cookies, the refresh token may come in its cookie instead (the runtime answers the 422 of a missing field when neither does).
+  const refreshToken: ManualFieldSpec = cookies ? { type: 'str', required: false } : 'str';
   const profileIn = Object.fromEntries(
     profile.map((name) => {
       const f = user(name);
@@ -129,9 +132,9 @@ function schemasOf(
     case 'login':
       return { request: { name: 'LoginSchema', fields: { username: 'str', password: PASSWORD_FIELD } }, response: TOKEN_RESPONSE };
     case 'refresh':
-      return { request: { name: 'RefreshSchema', fields: { refresh_token: 'str' } }, response: TOKEN_RESPONSE };
+      return { request: { name: 'RefreshSchema', fields: { refresh_token: refreshToken } }, response: TOKEN_RESPONSE };
     case 'logout':
-      return { request: { name: 'LogoutSchema', fields: { refresh_token: 'str' } }, response: null };
+      return { request: { name: 'LogoutSchema', fields: { refresh_token: refreshToken } }, response: null };
     case 'me':
       return {
         response: {
@@ -153,10 +156,11 @@ export function expandAccountEndpoint(
   user: (name: string) => UserFieldInfo,
   pkType: string,
   profile: readonly string[],
+  cookies = false,
 ): ServiceEndpointSpec {
   const kind = entry.account;
   const d = ACCOUNT_DEFAULTS[kind];
-  const { request, response } = schemasOf(kind, user, pkType, profile);
+  const { request, response } = schemasOf(kind, user, pkType, profile, cookies);
   const out: ServiceEndpointSpec = {
     account: kind,
     method: d.method,

@@ -552,6 +552,8 @@ export const SETTINGS = {
   SVC_LOGIN_MAX_FAILURES_PER_USERNAME: { type: 'integer', minimum: 1, default: 5 },
   SVC_LOGIN_MAX_FAILURES_PER_ADDRESS: { type: 'integer', minimum: 1, default: 20 },
   SVC_LOGIN_FAILURES_WINDOW: { type: 'integer', minimum: 1, default: 900 },
+  SVC_AUTH_COOKIE_SECURE: { type: 'boolean', default: true },
+  SVC_AUTH_COOKIE_SAMESITE: { enum: ['Lax', 'Strict'], default: 'Lax' },
 } as const;
 export type SettingName = keyof typeof SETTINGS;
 
@@ -599,6 +601,8 @@ export const serviceSchema = {
         authenticators: { type: 'array', items: exportName },
         /** User fields beside username and email that the account endpoints' register accepts and `me` answers. */
         profile_fields: { type: 'array', items: identifier, uniqueItems: true },
+        /** The account endpoints also keep the tokens in cookies, which the built-in CookieAuth reads. */
+        cookies: { type: 'boolean' },
       },
     },
     exception_handlers: { type: 'object', propertyNames: exportName, additionalProperties: exportName },

@@ -14,6 +14,7 @@ import type { NextFunction, Request, RequestHandler } from 'express';
 import type { BuiltinAuthenticator } from '../core/catalogue';
 import type { Db } from '../db/connection';
 import { AuthError, ForbiddenError, type ErrorBody } from '../core/errors';
+import { ACCESS_COOKIE, checkCsrf, requestCookie } from './cookies';
 import { TokenError, type TokenClaims, type TokenService } from './tokens';
 
 /** The authenticated user as handlers see it (`req.auth`): the user's row, password excluded. */
@@ -46,6 +47,11 @@ export interface AuthContext {
   tokens: TokenService;
   /** The active user with this id, or undefined. */
   loadUser(db: Db, sub: string): Promise<AuthUser | undefined>;
+  /**
+   * Origins besides the service's own whose pages may write with the authentication cookies
+   * (`CookieAuth`): those of `SVC_CORS_ORIGINS`, set when the API is created.
+   */
+  trustedOrigins?: readonly string[];
 }
 
 export interface Authenticator {
@@ -96,25 +102,32 @@ export function challengeFor(req: Request): BearerChallenge {
   return bearerToken(req) ? { error: 'invalid_token', description: ACCESS_TOKEN_INVALID } : {};
 }
 
-async function userFromToken(req: Request, ctx: AuthContext): Promise<AuthUser | null> {
-  const token = bearerToken(req);
-  if (!token) return null;
+/**
+ * The active user an access token names, or null. A refused bearer token leaves its reason for the
+ * challenge of the 401 (`req.bearerRefusal`); a refused cookie leaves none (the request sent no bearer token).
+ */
+async function userOfAccessToken(req: Request, ctx: AuthContext, token: string, bearer: boolean): Promise<AuthUser | null> {
   let claims: TokenClaims;
   try {
     claims = ctx.tokens.verifyAccess(token);
   } catch (err) {
     const expired = err instanceof TokenError && err.reason === 'expired';
-    req.bearerRefusal = { error: 'invalid_token', description: expired ? ACCESS_TOKEN_EXPIRED : ACCESS_TOKEN_INVALID };
+    if (bearer) req.bearerRefusal = { error: 'invalid_token', description: expired ? ACCESS_TOKEN_EXPIRED : ACCESS_TOKEN_INVALID };
     return null;
   }
   // A user that was deactivated or deleted: the token no longer authenticates anyone.
   const user = await ctx.loadUser(ctx.db, claims.sub);
   if (!user || !user.is_active) {
-    req.bearerRefusal = { error: 'invalid_token', description: ACCESS_TOKEN_INVALID };
+    if (bearer) req.bearerRefusal = { error: 'invalid_token', description: ACCESS_TOKEN_INVALID };
     return null;
   }
   req.claims = claims;
   return user;
+}
+
+async function userFromToken(req: Request, ctx: AuthContext): Promise<AuthUser | null> {
+  const token = bearerToken(req);
+  return token ? userOfAccessToken(req, ctx, token, true) : null;
 }
 
 /** A valid access token for an active user. */
@@ -136,6 +149,23 @@ export const SuperuserAuth: Authenticator = {
   async authenticate(req, ctx) {
     const user = await userFromToken(req, ctx);
     if (user && !user.is_superuser) throw new ForbiddenError('forbidden', 'Superuser privileges required');
+    return user;
+  },
+};
+
+/**
+ * A valid access token in the `access_token` cookie (auth/cookies.ts), for browsers. A request with
+ * an `Authorization` header is left to the bearer authenticators: listed beside JWTAuth, a bearer
+ * token wins. A write (not GET, HEAD or OPTIONS) must pass the CSRF defence, else 403.
+ */
+export const CookieAuth: Authenticator = {
+  name: 'CookieAuth',
+  async authenticate(req, ctx) {
+    if (req.headers.authorization !== undefined) return null;
+    const token = requestCookie(req, ACCESS_COOKIE);
+    if (!token) return null;
+    const user = await userOfAccessToken(req, ctx, token, false);
+    if (user) checkCsrf(req, ctx.trustedOrigins ?? []);
     return user;
   },
 };
@@ -174,4 +204,4 @@ export function requireAuth(authenticators: readonly Authenticator[] | null, ctx
 }
 
 /** The built-in authenticators by the names specs use (the catalogue's list, checked here). */
-export const BUILTIN_AUTHENTICATOR_IMPLEMENTATIONS = { JWTAuth, AdminAuth, SuperuserAuth } satisfies Record<BuiltinAuthenticator, Authenticator>;
+export const BUILTIN_AUTHENTICATOR_IMPLEMENTATIONS = { JWTAuth, AdminAuth, SuperuserAuth, CookieAuth } satisfies Record<BuiltinAuthenticator, Authenticator>;

@@ -7,7 +7,7 @@
  */
 
 /** Authenticators a spec's `auth` lists may name (custom ones are hook exports). */
-export const BUILTIN_AUTHENTICATORS = ['JWTAuth', 'AdminAuth', 'SuperuserAuth'] as const;
+export const BUILTIN_AUTHENTICATORS = ['JWTAuth', 'AdminAuth', 'SuperuserAuth', 'CookieAuth'] as const;
 export type BuiltinAuthenticator = (typeof BUILTIN_AUTHENTICATORS)[number];
 
 /** Paginators `pagination_class` and `paginate` may name (custom ones are hook exports). */

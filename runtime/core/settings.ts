@@ -23,7 +23,14 @@ export interface Settings {
   SVC_LOGIN_MAX_FAILURES_PER_ADDRESS: number;
   /** Seconds a window of failed logins lasts, from its first failure. */
   SVC_LOGIN_FAILURES_WINDOW: number;
+  /** Whether the authentication cookies are `Secure` (sent over HTTPS only); false for a development server on http://localhost. */
+  SVC_AUTH_COOKIE_SECURE: boolean;
+  /** The `SameSite` attribute of the authentication cookies: `Lax` or `Strict`. */
+  SVC_AUTH_COOKIE_SAMESITE: string;
 }
+
+/** The values `SVC_AUTH_COOKIE_SAMESITE` may take. */
+export const SAME_SITE_VALUES: readonly string[] = ['Lax', 'Strict'];
 
 export class ConfigurationError extends Error {
   override name = 'ConfigurationError';
@@ -47,6 +54,9 @@ function parseValue(name: string, raw: string, like: unknown): unknown {
     return Number(text);
   }
   if (!text) throw new ConfigurationError(`${name} must not be empty`);
+  if (name === 'SVC_AUTH_COOKIE_SAMESITE' && !SAME_SITE_VALUES.includes(text)) {
+    throw new ConfigurationError(`${name} must be one of ${SAME_SITE_VALUES.join(', ')}, got "${raw}"`);
+  }
   return text;
 }
 

@@ -77,7 +77,10 @@ export function createApi(options: ApiOptions): Express {
     options.logError ?? ((error, req) => logRequestError(logger, req, error, 'unhandled error'));
   const outage = new OutageMonitor(db, options.logError ?? ((message, req) => logger.error({ reqId: req?.id }, message)));
   const metrics = options.metrics ?? (metricsEnabled() ? createMetrics({ db }) : false);
-  const corsHandler = cors(options.cors ?? corsSettings());
+  const corsConfig = options.cors ?? corsSettings();
+  const corsHandler = cors(corsConfig);
+  // The pages CookieAuth lets write with the cookies besides the service's own: the listed origins.
+  if (options.context) options.context.trustedOrigins = corsConfig.origins.filter((origin) => origin !== '*');
   const security = options.security ?? httpSecuritySettings();
   if (security.docs === 'staff' && !options.context) throw new ConfigurationError('SVC_DOCS=staff needs a service with authentication');
   const routes = orderRoutes([...healthRoutes(db, outage), ...options.routes]);

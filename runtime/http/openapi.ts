@@ -8,6 +8,7 @@ import { STATUS_CODES } from 'node:http';
 import { accepts, metadataOf, SchemaWriter, type SchemaObject } from './openapi-schema';
 import { openApiPath, type Route, type RouteDoc } from './routes';
 import { z } from '../core/zod';
+import { ACCESS_COOKIE, CSRF_COOKIE, CSRF_HEADER } from '../auth/cookies';
 
 export interface ApiInfo {
   title: string;
@@ -75,6 +76,15 @@ function errorStatuses(route: Route, doc: NonNullable<Route['doc']>): number[] {
 }
 
 export const BEARER_SCHEME = 'BearerAuth';
+export const COOKIE_SCHEME = 'CookieAuth';
+
+/** The security requirements of an operation: the bearer token, and the cookie where CookieAuth is listed. */
+function securityOf(doc: RouteDoc): Record<string, string[]>[] {
+  if (doc.standalone) return [];
+  const schemes: Record<string, string[]>[] = [{ [BEARER_SCHEME]: [] }, ...(doc.cookie ? [{ [COOKIE_SCHEME]: [] }] : [])];
+  // A public operation reads a token when one is sent (`{}`: none needed; the scheme: optional).
+  return doc.secured ? schemes : [{}, ...schemes];
+}
 
 /** A response as the route states it: a description, and its JSON body's schema and example. */
 interface DocumentedResponse {
@@ -147,8 +157,7 @@ function operationOf(schemas: SchemaWriter, route: Route, doc: RouteDoc): Schema
     summary: doc.summary,
     description: doc.description,
     tags: doc.tags,
-    // A public operation reads a token when one is sent (`{}`: none needed; the scheme: optional).
-    security: doc.standalone ? [] : doc.secured ? [{ [BEARER_SCHEME]: [] }] : [{}, { [BEARER_SCHEME]: [] }],
+    security: securityOf(doc),
     parameters: parameters.length ? parameters : undefined,
     requestBody,
     responses,
@@ -173,6 +182,14 @@ export function buildOpenApi(info: ApiInfo, routes: readonly Route[]): unknown {
     name: 'Authorization',
     description: `HTTP bearer token: enter \`Bearer <ACCESS_TOKEN>\` (an RS256 JWT${issuers.length ? ` from ${issuers.join(' or ')}` : ''}).`,
   };
+  // Declared only where an operation lists CookieAuth: the documents of other services stay as they were.
+  const usesCookie = routes.some((r) => r.doc?.cookie);
+  const cookie = {
+    type: 'apiKey',
+    in: 'cookie',
+    name: ACCESS_COOKIE,
+    description: `The access token in the \`${ACCESS_COOKIE}\` cookie that the account endpoints set with \`auth.cookies\`. A write must also send the \`${CSRF_COOKIE}\` cookie's value in the \`${CSRF_HEADER}\` header.`,
+  };
   return {
     openapi: '3.1.0',
     info: {
@@ -185,7 +202,7 @@ export function buildOpenApi(info: ApiInfo, routes: readonly Route[]): unknown {
     // Paths carry the base path, so the server is the service's origin.
     servers: [{ url: '/', description: info.basePath ? `This service; every path starts with its base path ${info.basePath}` : 'This service' }],
     // No parameter components and no webhooks: both stay, empty, as the document has always had them.
-    components: { securitySchemes: { [BEARER_SCHEME]: bearer }, schemas: schemas.components, parameters: {} },
+    components: { securitySchemes: { [BEARER_SCHEME]: bearer, ...(usesCookie ? { [COOKIE_SCHEME]: cookie } : {}) }, schemas: schemas.components, parameters: {} },
     paths,
     webhooks: {},
   };

@@ -8,7 +8,7 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { match } from 'path-to-regexp';
-import type { Authenticator } from '../auth/authenticators';
+import { CookieAuth, type Authenticator } from '../auth/authenticators';
 import { requestContext, type ServiceContext } from '../operations/context';
 import { requireRoles } from '../operations/permissions';
 import { rateLimit, type RateLimit } from '../operations/rate-limit';
@@ -42,6 +42,8 @@ export interface RouteDoc {
   errorSchema?: z.ZodType;
   /** Whether the operation requires a bearer token. */
   secured: boolean;
+  /** Whether the access-token cookie authenticates it too (`CookieAuth` among its authenticators). */
+  cookie?: boolean;
   /**
    * A route outside the API's request handling (the health routes): it reads no token and answers
    * only the responses listed, so neither a security requirement nor the common errors apply.
@@ -296,6 +298,7 @@ export function operationRoute<P extends ObjectSchema = undefined, Q extends Obj
       query: operation.query,
       body: doc.body ?? operation.body,
       secured: route.auth !== null,
+      ...(route.auth?.includes(CookieAuth) ? { cookie: true } : {}),
       throttled: throttles.length > 0,
       ...(conditional ? { conditional } : {}),
     },

@@ -23,8 +23,15 @@
  *
  * Every 401 carries `WWW-Authenticate: Bearer`, with `error="invalid_token"` and a description
  * when a token was refused.
+ *
+ * With cookies (the service file's `auth.cookies`), register, login and refresh also set the
+ * authentication cookies (auth/cookies.ts) and answer the same body; refresh and logout read the
+ * refresh token from its cookie when the body holds none, after the CSRF defence of a write; logout
+ * clears the cookies whatever it answers. Without a token in the body or a cookie, both answer the
+ * 422 a body without `refresh_token` gets without cookies.
  */
 import { unauthorized, type AuthUser } from '../auth/authenticators';
+import { checkCsrf, clearAuthCookies, REFRESH_COOKIE, requestCookie, setAuthCookies, type CookiePaths } from '../auth/cookies';
 import { credentialProblems } from '../auth/credentials';
 import { hashPassword, passwordFitsBcrypt, passwordProblems, passwordTooLongEntry, verifyPassword } from '../auth/password';
 import { loginThrottle } from '../auth/throttle';
@@ -58,22 +65,49 @@ export interface TokenPair {
   expires_in: number;
 }
 
-/** What a client gets for valid credentials: an access token with the extra claims, and a refresh token. */
-function tokensFor(ctx: RequestContext, user: AuthUser): TokenPair {
-  const tokens = ctx.service.tokens;
-  return {
-    access_token: tokens.issueFor(user),
-    refresh_token: tokens.issueRefresh(user.id),
-    token_type: 'bearer',
-    expires_in: tokens.accessLifetime,
-  };
+/** How the account endpoints treat cookies: none, or the paths the cookies are set on. */
+export interface AccountOptions {
+  /** Set: the tokens are also kept in cookies (the service file's `auth.cookies`). */
+  cookies?: CookiePaths;
 }
 
 type Body = Record<string, any>;
 
+/** The 422 of a body without `refresh_token`, as validation answers it when the field is required. */
+function missingRefreshToken(): RequestValidationError {
+  return new RequestValidationError([{ type: 'missing', loc: ['body', 'data', 'refresh_token'], msg: 'Field required' }]);
+}
+
 /** The handlers of the account endpoints for one user table. */
-export function accountHandlers(users: AccountTable) {
+export function accountHandlers(users: AccountTable, options: AccountOptions = {}) {
   const { table, pk } = users;
+  const { cookies } = options;
+
+  /** What a client gets for valid credentials: an access token with the extra claims, and a refresh token (also as cookies). */
+  function tokensFor(ctx: RequestContext, user: AuthUser): TokenPair {
+    const tokens = ctx.service.tokens;
+    const pair = {
+      access_token: tokens.issueFor(user),
+      refresh_token: tokens.issueRefresh(user.id),
+      token_type: 'bearer',
+      expires_in: tokens.accessLifetime,
+    };
+    if (cookies) setAuthCookies(ctx.req, ctx.service.settings, cookies, { access: pair.access_token, refresh: pair.refresh_token });
+    return pair;
+  }
+
+  /**
+   * The refresh token of a refresh or a logout: the body's, else (with cookies) the cookie's, which
+   * only a write passing the CSRF defence may use; neither is the 422 of a missing field.
+   */
+  function presentedRefreshToken(ctx: HookContext<{ body: Body }>): string {
+    const sent = ctx.body.refresh_token;
+    if (sent !== undefined) return String(sent);
+    const cookie = cookies ? requestCookie(ctx.req, REFRESH_COOKIE) : undefined;
+    if (cookie === undefined) throw missingRefreshToken();
+    checkCsrf(ctx.req, ctx.service.trustedOrigins ?? []);
+    return cookie;
+  }
 
   /** The seed's friendly answers to a username or an email that is already taken (username first). */
   async function checkAvailable(db: Db, username: string, email: string): Promise<void> {
@@ -173,7 +207,7 @@ export function accountHandlers(users: AccountTable) {
     },
 
     async refresh(ctx: HookContext<{ body: Body }>): Promise<TokenPair> {
-      const token = String(ctx.body.refresh_token);
+      const token = presentedRefreshToken(ctx);
       const claims = refreshClaims(ctx, token);
       // Single use: a second exchange of the same token, even a concurrent one, is refused.
       if (!(await consumeRefreshToken(ctx.db, token, claims))) throw invalidRefresh(ctx);
@@ -183,7 +217,9 @@ export function accountHandlers(users: AccountTable) {
     },
 
     async logout(ctx: HookContext<{ body: Body }>): Promise<undefined> {
-      const token = String(ctx.body.refresh_token);
+      // Cleared whatever the answer: a browser logging out with a spent or expired token is logged out too.
+      if (cookies) clearAuthCookies(ctx.req, ctx.service.settings, cookies);
+      const token = presentedRefreshToken(ctx);
       const claims = refreshClaims(ctx, token);
       if (!(await consumeRefreshToken(ctx.db, token, claims))) throw invalidRefresh(ctx);
       return undefined;

@@ -69,9 +69,11 @@ describe('Swagger UI Authorize flow', () => {
     expect(await tryMe(page)).toBe('401');
 
     await page.locator('button.authorize').first().click();
-    await page.locator('.modal-ux input[type=text]').fill(`Bearer ${token}`);
-    await page.locator('.modal-ux .auth-btn-wrapper button.authorize').click();
-    await page.locator('.modal-ux button.btn-done').click();
+    // The blog's document has two schemes (BearerAuth, and CookieAuth for browsers): the bearer one's form.
+    const bearer = page.locator('.modal-ux form').filter({ hasText: 'BearerAuth' });
+    await bearer.locator('input[type=text]').fill(`Bearer ${token}`);
+    await bearer.locator('.auth-btn-wrapper button.authorize').click();
+    await page.locator('.modal-ux button.btn-done').first().click();
 
     await page.locator('#operations-auth-me button.execute').click();
     const body = page.locator('#operations-auth-me .live-responses-table .response .response-col_description .microlight').first();

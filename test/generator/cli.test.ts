@@ -342,7 +342,7 @@ describe('svcgen: the access gate', () => {
     const anonymous = svcgen(['explain-access', 'anonymous', 'PATCH /api/articles/{pk}/', 'specs']);
     expect(anonymous.stdout).toBe(
       'update_article (PATCH /api/articles/{pk}/) for anonymous: 401\n' +
-        '  - viewset.patch_auth (or viewset.auth) [JWTAuth] needs credentials, and the caller sends none: 401\n',
+        '  - viewset.patch_auth (or viewset.auth) [JWTAuth, CookieAuth] needs credentials, and the caller sends none: 401\n',
     );
     expect(svcgen(['explain-access', 'nobody', 'create_category'])).toEqual({
       status: 1,

@@ -736,11 +736,13 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
       'list_users', 'retrieve_user', 'create_user', 'update_user', 'delete_user',
     ].sort();
     const EXPECTED_PUBLIC = [
-      'register', 'login', 'refresh',
+      'register', 'login', 'refresh', 'logout',
       'list_articles', 'retrieve_article', 'feed_articles', 'get_article_tags',
       'list_categories', 'retrieve_category',
       'list_tags', 'retrieve_tag',
     ].sort();
+    /** The secured operations that also take the access-token cookie (CookieAuth, test/http/cookie-auth.test.ts). */
+    const WITH_COOKIE = new Set(['me', 'create_article', 'update_article', 'delete_article', 'publish_article']);
 
     async function operations(): Promise<{ method: string; path: string; op: Record<string, any> }[]> {
       const res = await api().get('/api/openapi.json');
@@ -763,14 +765,17 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
       // The seed's HTTP bearer scheme, documented either as `http`/`bearer` or as the Authorization
       // header (the form whose Authorize box takes `Bearer <ACCESS_TOKEN>` as typed).
       const schemes = res.body.components.securitySchemes as Record<string, Record<string, unknown>>;
-      expect(Object.keys(schemes)).toEqual(['BearerAuth']);
+      expect(Object.keys(schemes)).toEqual(['BearerAuth', 'CookieAuth']);
       const { description: _d, bearerFormat: _b, ...scheme } = schemes.BearerAuth;
       expect([{ type: 'http', scheme: 'bearer' }, { type: 'apiKey', in: 'header', name: 'Authorization' }]).toContainEqual(scheme);
       const ops = await operations();
       // Beside the generated operations, the service's public health routes.
       expect(ops.map((o) => o.op.operationId).sort()).toEqual([...EXPECTED_SECURED, ...EXPECTED_PUBLIC, 'health_live', 'health_ready'].sort());
       expect(ops.filter((o) => required(o.op)).map((o) => o.op.operationId).sort()).toEqual(EXPECTED_SECURED);
-      for (const o of ops.filter((x) => required(x.op))) expect(o.op.security).toEqual([{ BearerAuth: [] }]);
+      for (const o of ops.filter((x) => required(x.op))) {
+        const expected = WITH_COOKIE.has(o.op.operationId) ? [{ BearerAuth: [] }, { CookieAuth: [] }] : [{ BearerAuth: [] }];
+        expect({ op: o.op.operationId, security: o.op.security }).toEqual({ op: o.op.operationId, security: expected });
+      }
       // Public operations read a token when one is sent: the optional-token form, no requirement or the bearer scheme.
       for (const o of ops.filter((x) => !required(x.op))) {
         // The health routes read no token at all.

@@ -4,6 +4,7 @@ import {
   actionQuery,
   applyRelationFilters,
   applySearch,
+  CookieAuth,
   CursorPagination,
   deleteRow,
   fieldsParam,
@@ -104,7 +105,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
     operationRoute(service, {
       method: 'post',
       path: `/articles${slash}`,
-      auth: [JWTAuth],
+      auth: [JWTAuth, CookieAuth],
       operation: {
         operationId: 'create_article',
         body: ArticleIn,
@@ -184,7 +185,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
     operationRoute(service, {
       method: 'patch',
       path: '/articles/:pk/',
-      auth: [JWTAuth],
+      auth: [JWTAuth, CookieAuth],
       ifMatch: 'optional',
       operation: {
         operationId: 'update_article',
@@ -216,7 +217,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
     operationRoute(service, {
       method: 'delete',
       path: '/articles/:pk/',
-      auth: [JWTAuth],
+      auth: [JWTAuth, CookieAuth],
       ifMatch: 'optional',
       operation: {
         operationId: 'delete_article',
@@ -244,7 +245,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
     operationRoute(service, {
       method: 'post',
       path: '/articles/:pk/publish/',
-      auth: [JWTAuth],
+      auth: [JWTAuth, CookieAuth],
       ifMatch: 'optional',
       operation: {
         operationId: 'publish_article',

@@ -69,5 +69,6 @@ function checkAccounts(ctx: Ctx, spec: SpecFile, data: Rec, userModel: string | 
     };
   };
   const list = data.endpoints as unknown[];
-  for (const i of accounts) list[i] = expandAccountEndpoint(list[i] as AccountEndpointSpec, fieldInfo, user?.pk.type ?? 'integer', profile);
+  const cookies = auth?.cookies === true;
+  for (const i of accounts) list[i] = expandAccountEndpoint(list[i] as AccountEndpointSpec, fieldInfo, user?.pk.type ?? 'integer', profile, cookies);
 }

@@ -1,0 +1,177 @@
+/**
+ * Cookie authentication in a real headless Chromium. One server on http://127.0.0.1:P serves the
+ * blog and, at `/app/`, a page of the same origin; a second server on port Q serves pages of other
+ * origins: http://localhost:Q (another site) and http://127.0.0.1:Q (the same site, another origin).
+ *
+ * - The same-origin page logs in with fetch: the browser keeps the HttpOnly cookies (the page's
+ *   script sees only `csrftoken`), reads `/auth/me/` with them, and writes with `X-CSRF-Token`
+ *   (without it, 403).
+ * - The page of another site cannot write with the cookie: its JSON write fails its preflight, and
+ *   a bodiless `no-cors` POST reaches the API without the cookie (SameSite=Lax): 401.
+ * - The page of the same site gets the cookie sent (SameSite does not tell ports apart) and can even
+ *   read `csrftoken`; the origin check refuses its write: 403.
+ * The API's own log of requests shows what reached it, with or without the cookie; the article the
+ * other pages tried to publish stays a draft.
+ *
+ * The cookies keep their `Secure` attribute: Chromium stores Secure cookies set over
+ * http://127.0.0.1 and http://localhost, which it counts as potentially trustworthy origins.
+ */
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { chromium, type Browser } from 'playwright-core';
+import { CSRF_ORIGIN_REFUSED, CSRF_TOKEN_REFUSED } from '../../runtime/auth/cookies';
+import { makeArticle, makeUser, type BlogUser } from '../support/blog-fixtures';
+import { DIALECTS } from '../support/databases';
+import { startBlog, type RunningService } from '../support/services';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+jest.setTimeout(120_000);
+
+async function listen(server: http.Server): Promise<number> {
+  server.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  return (server.address() as AddressInfo).port;
+}
+
+/** A request that reached the API: its method, path, whether it carried the access cookie, and the answer. */
+interface Arrival {
+  method: string;
+  path: string;
+  cookie: boolean;
+  status: number;
+  body: string;
+}
+
+type Outcome = { status: number; body: unknown };
+
+/** Runs in the same-origin page: login, me, a write without and with X-CSRF-Token, a publish. */
+async function sameOriginSession({ username, password }: { username: string; password: string }) {
+  const call = async (path: string, init: RequestInit = {}): Promise<Outcome> => {
+    const res = await fetch(path, init);
+    return { status: res.status, body: res.status === 204 ? null : await res.json() };
+  };
+  const json = { 'Content-Type': 'application/json' };
+  const login = await call('/api/auth/login/', { method: 'POST', headers: json, body: JSON.stringify({ username, password }) });
+  // The cookies the page's script can read (test code is compiled without the DOM's types).
+  const cookies = (globalThis as unknown as { document: { cookie: string } }).document.cookie;
+  const visible = cookies.split('; ').map((c) => c.split('=')[0]);
+  const csrf = /(?:^|; )csrftoken=([^;]*)/.exec(cookies)?.[1] ?? '';
+  const me = await call('/api/auth/me/');
+  const article = JSON.stringify({ title: 'From the page', content: 'Written with the cookie.' });
+  const withoutToken = await call('/api/articles/', { method: 'POST', headers: json, body: article });
+  const created = await call('/api/articles/', { method: 'POST', headers: { ...json, 'X-CSRF-Token': csrf }, body: article });
+  const published = await call(`/api/articles/${(created.body as { id: number }).id}/publish/`, { method: 'POST', headers: { 'X-CSRF-Token': csrf } });
+  return { login: login.status, visible, me, withoutToken, created: created.status, published };
+}
+
+/** Runs in a page of another origin: a JSON publish with a CSRF header (needs a preflight), then a bodiless no-cors one. */
+async function foreignPublish({ api, articleId }: { api: string; articleId: number }) {
+  const url = `${api}/api/articles/${articleId}/publish/`;
+  const cookies = (globalThis as unknown as { document: { cookie: string } }).document.cookie;
+  const csrf = /(?:^|; )csrftoken=([^;]*)/.exec(cookies)?.[1];
+  let cors: string;
+  try {
+    const res = await fetch(url, { method: 'POST', credentials: 'include', headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf ?? 'guess' }, body: '{}' });
+    cors = `status ${res.status}`;
+  } catch (err) {
+    cors = (err as Error).message;
+  }
+  const opaque = await fetch(url, { method: 'POST', mode: 'no-cors', credentials: 'include' });
+  return { readsCsrfCookie: csrf !== undefined, cors, noCorsType: opaque.type };
+}
+
+describe.each(DIALECTS)('cookie authentication in Chromium (%s)', (dialect) => {
+  let svc: RunningService;
+  let alice: BlogUser;
+  let draft: number;
+  let api: string;
+  let apiServer: http.Server;
+  let pages: http.Server;
+  let pagePort: number;
+  let browser: Browser;
+  const arrivals: Arrival[] = [];
+
+  beforeAll(async () => {
+    svc = await startBlog(dialect);
+    // Staff: a publish that passed authentication would succeed, so only the CSRF defence stops it.
+    alice = await makeUser(svc, { username: 'alice', is_staff: true });
+    draft = await makeArticle(svc.database.db, { author_id: alice.id, title: 'A draft', is_published: false });
+    apiServer = http.createServer((req, res) => {
+      if (req.url === '/app/') {
+        res.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><title>blog</title>');
+        return;
+      }
+      const cookie = /(?:^|; )access_token=/.test(req.headers.cookie ?? '');
+      let body = '';
+      const end = res.end.bind(res) as (...args: unknown[]) => http.ServerResponse;
+      res.end = ((...args: unknown[]) => {
+        if (args[0] !== undefined && typeof args[0] !== 'function') body = String(args[0]);
+        return end(...args);
+      }) as typeof res.end;
+      res.on('finish', () => arrivals.push({ method: req.method!, path: req.url!, cookie, status: res.statusCode, body }));
+      svc.app(req, res);
+    });
+    api = `http://127.0.0.1:${await listen(apiServer)}`;
+    pages = http.createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><title>elsewhere</title>'));
+    pagePort = await listen(pages);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await new Promise((resolve) => apiServer?.close(resolve));
+    await new Promise((resolve) => pages?.close(resolve));
+    await svc?.close();
+  });
+
+  it('a page of the same origin logs in, reads and writes with the cookies; other sites and origins cannot write', async () => {
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(`${api}/app/`);
+      const session = await page.evaluate(sameOriginSession, { username: 'alice', password: alice.password });
+      expect(session).toEqual({
+        login: 200,
+        visible: ['csrftoken'],
+        me: { status: 200, body: { id: alice.id, username: 'alice', email: 'alice@example.com', first_name: '', last_name: '' } },
+        withoutToken: { status: 403, body: { error: 'forbidden', details: CSRF_TOKEN_REFUSED } },
+        created: 201,
+        published: { status: 200, body: { published: true } },
+      });
+      const kept = (await context.cookies()).map((c) => [c.name, c.domain, c.path, c.httpOnly, c.secure, c.sameSite]);
+      expect(kept.sort()).toEqual([
+        ['access_token', '127.0.0.1', '/api', true, true, 'Lax'],
+        ['csrftoken', '127.0.0.1', '/', false, true, 'Lax'],
+        ['refresh_token', '127.0.0.1', '/api/auth/', true, true, 'Lax'],
+      ]);
+
+      // Another site (localhost is not 127.0.0.1): the browser does not send the cookie.
+      arrivals.length = 0;
+      const otherSite = await context.newPage();
+      await otherSite.goto(`http://localhost:${pagePort}/`);
+      expect(await otherSite.evaluate(foreignPublish, { api, articleId: draft })).toEqual({ readsCsrfCookie: false, cors: 'Failed to fetch', noCorsType: 'opaque' });
+      expect(arrivals.filter((a) => a.method === 'POST')).toEqual([
+        { method: 'POST', path: `/api/articles/${draft}/publish/`, cookie: false, status: 401, body: JSON.stringify({ detail: 'Unauthorized' }) },
+      ]);
+
+      // The same site on another port: the cookie is sent and csrftoken readable; the origin check refuses.
+      arrivals.length = 0;
+      const sameSite = await context.newPage();
+      await sameSite.goto(`http://127.0.0.1:${pagePort}/`);
+      expect(await sameSite.evaluate(foreignPublish, { api, articleId: draft })).toEqual({ readsCsrfCookie: true, cors: 'Failed to fetch', noCorsType: 'opaque' });
+      expect(arrivals.filter((a) => a.method === 'POST')).toEqual([
+        { method: 'POST', path: `/api/articles/${draft}/publish/`, cookie: true, status: 403, body: JSON.stringify({ error: 'forbidden', details: CSRF_ORIGIN_REFUSED }) },
+      ]);
+
+      const row = await svc.database.db('articles').where({ id: draft }).first('is_published');
+      expect(Boolean(row.is_published)).toBe(false);
+    } finally {
+      await context.close();
+    }
+  });
+});
