@@ -95,7 +95,7 @@ function rowObject(fields: Field[], name: RowName, imports: Imports, extra: stri
   return `({ ${[...entries, ...extra].join(', ')} })`;
 }
 
-/** The collection path of every resource, longest first: a route's `{pk}` is its resource's. */
+/** The table whose sample row's key fills a route's `{pk}`: the resource whose item path starts the route (the longest base, if several). */
 function tableOfRoute(model: ServiceModel, path: string): string | undefined {
   const base = model.basePath.replace(/\/+$/, '');
   const owners = model.resources.filter((r) => path.startsWith(`${base}/${r.base}/{pk}`));

@@ -4,11 +4,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Handlebars from 'handlebars';
+import { accessMatrix } from '../access/matrix';
 import { dbSchemaOf, type DbSchema } from '../migrate/db-schema';
 import { initialPlan, snapshotJson, type MigrationPlan } from '../migrate/migrations';
 import { PACKAGE_ROOT } from '../package-root';
 import type { ServiceModel } from '../model/model';
-import { accessMatrix } from '../access/matrix';
 import { accessTestUser, accessTestView } from './access-test';
 import { clientView } from './client';
 import type { RenderContext } from './context';
