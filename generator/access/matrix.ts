@@ -37,6 +37,8 @@ export interface AccessRow {
   rules: Record<string, string[]>;
   /** The hooks that decide after the declared rules. */
   hooks: string[];
+  /** The operation's authenticators (`null`: public). */
+  auth: AuthSpec;
   /** Where the rules of the row are written, the most specific first (a widening is reported at the first that exists). */
   sources: SourceRef[];
 }
@@ -284,8 +286,27 @@ export function accessMatrix(model: ServiceModel, serviceFile: string): AccessMa
       access,
       rules: why,
       hooks: rule.hooks,
+      auth: rule.auth,
       sources: rule.sources,
     };
   });
   return { callers, rows };
+}
+
+/**
+ * What the generated access test asserts of one cell (see `@svcgen/runtime/access-test`): a refusal
+ * exactly; a `2xx` as neither 401 nor 403 (the test sends an empty body, so a 422 or 404 counts as
+ * let through); a `hooks` cell as not 401 when the caller's token is accepted by a built-in
+ * authenticator of the operation (or the operation is public: a valid token is still read), since
+ * a valid token is never "no credentials", and not at all otherwise: only the hooks know.
+ */
+export type AccessCheck = '401' | '403' | 'allowed' | 'authenticated' | 'unchecked';
+
+export function accessCheck(row: AccessRow, caller: Caller): AccessCheck {
+  const cell = row.access[caller.name];
+  if (cell === '401' || cell === '403') return cell;
+  if (cell === '2xx') return 'allowed';
+  if (!caller.user) return 'unchecked';
+  const builtIn = row.auth === null || row.auth.some((a) => a === 'JWTAuth' || (a === 'AdminAuth' && caller.staff) || (a === 'SuperuserAuth' && caller.superuser));
+  return builtIn ? 'authenticated' : 'unchecked';
 }

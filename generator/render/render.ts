@@ -4,10 +4,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Handlebars from 'handlebars';
+import { accessMatrix } from '../access/matrix';
 import { dbSchemaOf, type DbSchema } from '../migrate/db-schema';
 import { initialPlan, snapshotJson, type MigrationPlan } from '../migrate/migrations';
 import { PACKAGE_ROOT } from '../package-root';
 import type { ServiceModel } from '../model/model';
+import { accessTestUser, accessTestView } from './access-test';
 import { clientView } from './client';
 import type { RenderContext } from './context';
 import { endpointsView } from './endpoints';
@@ -73,6 +75,7 @@ export function renderService(model: ServiceModel, ctx: RenderContext, migration
   files.set('endpoints.ts', render('endpoints.ts', endpointsView(model, ctx)));
   files.set('main.ts', render('main.ts', mainView(model, ctx)));
   files.set('client.ts', render('client.ts', clientView(model, ctx)));
+  if (accessTestUser(model)) files.set('access-test.ts', render('access-test.ts', accessTestView(model, accessMatrix(model, 'service.yaml'), ctx)));
   const schema = dbSchemaOf(model);
   const plan = migrations ?? initialPlan(schema);
   const verbatim = new Map(plan.existing.map((m) => [`migrations/${m.name}.ts`, m.text]));

@@ -12,7 +12,7 @@ const { createService } = require('../dist/generated/app');
 const { migrations } = require('../dist/generated/migrations');
 const { DEFAULT_SETTINGS } = require('../dist/generated/settings');
 
-/** A fresh service on a free port: `call(method, path, body)` answers `{status, body}`. */
+/** A fresh service on a free port: `call(method, path, body, token)` answers `{status, body}`. */
 async function serve(t) {
   const db = connect('sqlite::memory:', '');
   t.after(() => db.destroy());
@@ -24,10 +24,10 @@ async function serve(t) {
   await once(server, 'listening');
   t.after(() => server.close());
   const base = `http://127.0.0.1:${server.address().port}/api`;
-  return async (method, path, body) => {
+  return async (method, path, body, token) => {
     const res = await fetch(`${base}${path}`, {
       method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? { authorization: `Bearer ${token}` } : {}) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
@@ -62,10 +62,14 @@ test('the example resource: notes', async (t) => {
 
   const id = created.body.id;
   assert.equal((await call('GET', `/notes/${id}/`)).body.title, 'Buy milk');
-  const updated = await call('PATCH', `/notes/${id}/`, { done: true });
+  // Changing and deleting a note take an account (or the notes API key).
+  assert.equal((await call('PATCH', `/notes/${id}/`, { done: true })).status, 401);
+  const registered = await call('POST', '/auth/register/', { username: 'ada', email: 'ada@example.com', password: 'correct horse' });
+  const token = registered.body.access_token;
+  const updated = await call('PATCH', `/notes/${id}/`, { done: true }, token);
   assert.equal(updated.status, 200);
   assert.equal(updated.body.done, true);
-  assert.equal((await call('DELETE', `/notes/${id}/`)).status, 204);
+  assert.equal((await call('DELETE', `/notes/${id}/`, undefined, token)).status, 204);
   assert.equal((await call('GET', `/notes/${id}/`)).status, 404);
 
   assert.equal((await call('POST', '/notes/', {})).status, 422, 'a note needs a title');

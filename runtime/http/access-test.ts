@@ -1,0 +1,171 @@
+/**
+ * The access matrix as a test (`@svcgen/runtime/access-test`): a service's generated `access-test.ts`
+ * hands over its matrix, and this module registers one test per operation with Node's test runner
+ * (`node --test`), one subtest per kind of caller. Each operation gets a fresh in-memory SQLite
+ * database with the migrations applied, a user of each kind (rows of the user model; tokens
+ * minted with the service's keys) and one sample row per table, whose key fills `{pk}`; then the
+ * real route is called as each caller and the answer compared with the cell's check:
+ *
+ * | Check | The cell | The answer must be |
+ * |---|---|---|
+ * | `401` | `401` | 401 |
+ * | `403` | `403` | 403 |
+ * | `allowed` | `2xx` | neither 401 nor 403 (a 2xx, or a 404 or 422 of the lookup or the validation of the empty body sent) |
+ * | `authenticated` | `hooks`, for a caller whose token a declared built-in authenticator accepts | not 401: hooks decide, but a valid token is never "no credentials" |
+ * | `unchecked` | `hooks` for anyone else (an anonymous caller of a public operation, a caller a custom authenticator decides) | not called: only the hook knows |
+ *
+ * Callers holding a role (`role:<name>`) are not called: a role is what the user model or a custom
+ * authenticator says, which a generic test cannot grant.
+ */
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import test, { type TestContext } from 'node:test';
+import type { Express } from 'express';
+import { generateKeyPair, type KeyPair, type TokenService } from '../auth/tokens';
+import type { AuthUser } from '../auth/authenticators';
+import { loadSettings, type Settings } from '../core/settings';
+import { connect, type Db } from '../db/connection';
+import { migrateLatest, type Migration } from '../db/migrations';
+import { createLogger, type Logger } from './logging';
+
+/** What one caller's answer must be (see the table above). */
+export type AccessCheck = '401' | '403' | 'allowed' | 'authenticated' | 'unchecked';
+
+/** A kind of caller, as access.md names its column. */
+export interface AccessCaller {
+  name: string;
+  /** Whether the caller sends a token of an active user. */
+  user: boolean;
+  staff: boolean;
+  superuser: boolean;
+  /** Roles the caller must hold: such a caller is not called. */
+  roles: readonly string[];
+}
+
+/** One row of the matrix. */
+export interface AccessOperation {
+  operationId: string;
+  method: string;
+  /** The route as OpenAPI writes it: `/api/notes/{pk}/`. */
+  path: string;
+  /** The table whose sample row's key fills `{pk}`. */
+  table?: string;
+  /** The cell's check, per caller. */
+  checks: Readonly<Record<string, AccessCheck>>;
+}
+
+/** A row the test inserts into each fresh database, after the rows it references. */
+export interface AccessSample {
+  table: string;
+  pk: string;
+  /** The row's values; `keys` holds the keys of the samples inserted before it, by table. */
+  row(keys: Readonly<Record<string, string | number>>): Record<string, unknown>;
+}
+
+export interface AccessMatrixTest {
+  createService(options: { db: Db; keys: KeyPair; settings: Settings; logger: Logger }): {
+    app: Express;
+    context: { tokens: TokenService; loadUser(db: Db, sub: string): Promise<AuthUser | undefined> };
+  };
+  migrations: readonly Migration[];
+  settings: Settings;
+  /** The user model: its table, and the row of a user named `name` with these flags. */
+  users: { table: string; pk: string; row(name: string, flags: UserFlags): Record<string, unknown> };
+  samples: readonly AccessSample[];
+  callers: readonly AccessCaller[];
+  operations: readonly AccessOperation[];
+}
+
+export interface UserFlags {
+  is_active: boolean;
+  is_staff: boolean;
+  is_superuser: boolean;
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+/** Registers the matrix's tests: one per operation, one subtest per caller. */
+export function accessMatrixTest(matrix: AccessMatrixTest): void {
+  const keys = generateKeyPair();
+  for (const operation of matrix.operations) {
+    test(`access matrix: ${operation.operationId} (${operation.method} ${operation.path})`, async (t) => {
+      const call = await serve(t, matrix, keys, operation);
+      for (const caller of matrix.callers) {
+        const check = operation.checks[caller.name];
+        const label = `${operation.operationId} as ${caller.name}`;
+        if (caller.roles.length) {
+          await t.test(`${label}: not called`, { skip: 'a role comes from the user model or a custom authenticator; the generic test cannot grant it' }, () => {});
+          continue;
+        }
+        if (check === 'unchecked') {
+          await t.test(`${label}: decided by hooks`, { skip: 'only the hooks know the answer' }, () => {});
+          continue;
+        }
+        await t.test(`${label}: ${describe(check)}`, async () => {
+          const status = await call(caller);
+          const where = `${label} (${operation.method} ${operation.path}): access.md says ${describe(check)}, the service answered ${status}`;
+          if (!satisfies(check, status)) throw new Error(where);
+        });
+      }
+    });
+  }
+}
+
+function describe(check: Exclude<AccessCheck, 'unchecked'>): string {
+  if (check === 'allowed') return 'neither 401 nor 403';
+  if (check === 'authenticated') return 'not 401';
+  return check;
+}
+
+function satisfies(check: Exclude<AccessCheck, 'unchecked'>, status: number): boolean {
+  if (check === 'allowed') return status !== 401 && status !== 403;
+  if (check === 'authenticated') return status !== 401;
+  return status === Number(check);
+}
+
+/** A fresh service for one operation, served on a free port: `call(caller)` answers the status. */
+async function serve(t: TestContext, matrix: AccessMatrixTest, keys: KeyPair, operation: AccessOperation) {
+  const db = connect('sqlite::memory:', '');
+  t.after(() => db.destroy());
+  await migrateLatest(db, matrix.migrations);
+  const settings = loadSettings(matrix.settings, {});
+  const { app, context } = matrix.createService({ db, keys, settings, logger: createLogger({ SVC_LOG_LEVEL: 'silent' }) });
+
+  const tokens = new Map<string, string>();
+  for (const caller of matrix.callers) {
+    if (!caller.user) continue;
+    const name = `caller-${caller.name.replace(/[^A-Za-z0-9]+/g, '-')}`;
+    const row = matrix.users.row(name, { is_active: true, is_staff: caller.staff, is_superuser: caller.superuser });
+    const [inserted] = await db(matrix.users.table).insert(row).returning(matrix.users.pk);
+    const user = await context.loadUser(db, String(inserted[matrix.users.pk]));
+    if (!user) throw new Error(`the user made for ${caller.name} does not authenticate`);
+    tokens.set(caller.name, context.tokens.issueFor(user));
+  }
+  const sampleKeys: Record<string, string | number> = {};
+  for (const sample of matrix.samples) {
+    const [inserted] = await db(sample.table).insert(sample.row(sampleKeys)).returning(sample.pk);
+    sampleKeys[sample.table] = inserted[sample.pk] as string | number;
+  }
+
+  const server = app.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.after(() => {
+    server.close();
+    // The callers' keep-alive connections would hold the test open until they time out.
+    server.closeAllConnections();
+  });
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const key = operation.table !== undefined && sampleKeys[operation.table] !== undefined ? String(sampleKeys[operation.table]) : '0';
+  const url = base + operation.path.replace(/\{pk\}/g, encodeURIComponent(key)).replace(/\{\w+\}/g, '1');
+  return async (caller: AccessCaller): Promise<number> => {
+    const token = tokens.get(caller.name);
+    const body = BODY_METHODS.has(operation.method);
+    const res = await fetch(url, {
+      method: operation.method,
+      headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: body ? '{}' : undefined,
+    });
+    await res.arrayBuffer();
+    return res.status;
+  };
+}
