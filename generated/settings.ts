@@ -19,6 +19,7 @@ export const DEFAULT_SETTINGS: Settings = {
   SVC_LOGIN_MAX_FAILURES_PER_USERNAME: 5,
   SVC_LOGIN_MAX_FAILURES_PER_ADDRESS: 20,
   SVC_LOGIN_FAILURES_WINDOW: 900,
+  SVC_MCP: false,
 };
 
 /** The SQLite file used when DATABASE_URL is unset. */

@@ -552,6 +552,7 @@ export const SETTINGS = {
   SVC_LOGIN_MAX_FAILURES_PER_USERNAME: { type: 'integer', minimum: 1, default: 5 },
   SVC_LOGIN_MAX_FAILURES_PER_ADDRESS: { type: 'integer', minimum: 1, default: 20 },
   SVC_LOGIN_FAILURES_WINDOW: { type: 'integer', minimum: 1, default: 900 },
+  SVC_MCP: { type: 'boolean', default: false },
 } as const;
 export type SettingName = keyof typeof SETTINGS;
 

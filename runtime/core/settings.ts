@@ -23,6 +23,8 @@ export interface Settings {
   SVC_LOGIN_MAX_FAILURES_PER_ADDRESS: number;
   /** Seconds a window of failed logins lasts, from its first failure. */
   SVC_LOGIN_FAILURES_WINDOW: number;
+  /** Whether the service serves its operations as MCP tools at `{basePath}/mcp` (http/mcp.ts). */
+  SVC_MCP: boolean;
 }
 
 export class ConfigurationError extends Error {
