@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import request from 'supertest';
+import { createLogger } from '../../runtime';
 import { DIALECTS } from '../support/databases';
 import { createUser, insertArticle, takeErrors, type TestUser } from '../support/fixtures';
 import { startBlog, startShowcase, type RunningService } from '../support/services';
@@ -244,6 +245,30 @@ describe.each(DIALECTS)('MCP endpoint: rate limits of the showcase (%s)', (diale
     const second = await call(await mcp('bob'), 'create_beacon', { body: { name: 'two' } });
     expect(second).toMatchObject({ status: 429, isError: true, headers: { 'retry-after': expect.any(String) } });
     expect(await svc.context.db('beacons').pluck('name')).toEqual(['one']);
+  });
+});
+
+describe.each(DIALECTS)('MCP endpoint: request logs (%s)', (dialect) => {
+  it('logs a tool call\'s request beside the MCP request that carried it, under its id', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = createLogger({ SVC_LOG_LEVEL: 'info' }, { write: (text: string) => void lines.push(JSON.parse(text)) });
+    const svc = await startBlog(dialect, { SVC_MCP: true }, { logger });
+    const { server, url } = await listen(svc);
+    try {
+      const user = await createUser(svc);
+      const client = await connect(`${url}/api/mcp`, { Authorization: user.bearer, 'X-Request-Id': 'mcp-call-1' });
+      expect(await call(client, 'create_article', { body: { title: 'Logged', content: 'x' } })).toMatchObject({ status: 201 });
+      await client.close();
+      const requests = lines.filter((l) => l.msg === 'request' && l.reqId === 'mcp-call-1').map(({ method, route, status, userId }) => ({ method, route, status, userId }));
+      // The tool call's request ends before the MCP request that answers with it.
+      expect(requests.slice(-2)).toEqual([
+        { method: 'POST', route: '/api/articles/', status: 201, userId: user.id },
+        { method: 'POST', route: '/api/mcp', status: 200, userId: undefined },
+      ]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+      await svc.close();
+    }
   });
 });
 
