@@ -22,6 +22,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ConfigurationError } from '../core/settings';
 import { LOC } from '../validation/validate';
+import { attachSocket } from './node-internals';
 import { openApiPath, type Method, type Route } from './routes';
 
 /** The path of the endpoint below the base path. */
@@ -286,7 +287,7 @@ export function requestInProcess(app: RequestListener, from: Request, request: T
   req.complete = true;
 
   const res = new ServerResponse(req);
-  res.assignSocket(socket as unknown as Socket);
+  attachSocket(res, socket);
   const chunks: Buffer[] = [];
   const collect = (chunk: unknown, encoding: unknown) => {
     if (typeof chunk === 'string') chunks.push(Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8'));
