@@ -263,8 +263,8 @@ class InProcessSocket extends Duplex {
 export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
 /**
- * Sends `request` through `app` in process, as if it came on the connection of `from`, with the
- * headers of `from` that say who calls, and resolves with the response once it is finished.
+ * Sends `request` through `app` in process, as if it came on the connection of `from` with the
+ * headers of `from` (but those of the MCP message), and resolves with the response once it is finished.
  */
 export function requestInProcess(app: RequestListener, from: Request, request: ToolRequest): Promise<ToolResponse> {
   const socket = new InProcessSocket(from.socket);
