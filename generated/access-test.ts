@@ -85,6 +85,17 @@ export function testAccessMatrix(): void {
         },
       },
       {
+        operationId: 'logout',
+        method: 'POST',
+        path: '/api/auth/logout/',
+        checks: {
+          anonymous: 'unchecked',
+          authenticated: 'authenticated',
+          staff: 'authenticated',
+          superuser: 'authenticated',
+        },
+      },
+      {
         operationId: 'me',
         method: 'GET',
         path: '/api/auth/me/',

@@ -554,6 +554,7 @@ export const SETTINGS = {
   SVC_LOGIN_FAILURES_WINDOW: { type: 'integer', minimum: 1, default: 900 },
   SVC_AUTH_COOKIE_SECURE: { type: 'boolean', default: true },
   SVC_AUTH_COOKIE_SAMESITE: { enum: ['Lax', 'Strict'], default: 'Lax' },
+  SVC_MCP: { type: 'boolean', default: false },
 } as const;
 export type SettingName = keyof typeof SETTINGS;
 

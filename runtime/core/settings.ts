@@ -27,6 +27,8 @@ export interface Settings {
   SVC_AUTH_COOKIE_SECURE: boolean;
   /** The `SameSite` attribute of the authentication cookies: `Lax` or `Strict`. */
   SVC_AUTH_COOKIE_SAMESITE: string;
+  /** Whether the service serves its operations as MCP tools at `{basePath}/mcp` (http/mcp.ts). */
+  SVC_MCP: boolean;
 }
 
 /** The values `SVC_AUTH_COOKIE_SAMESITE` may take. */

@@ -24,6 +24,7 @@ import { sendJson, sendJsonText } from './send';
 import { MAX_URL_LENGTH } from './server';
 import { docsPagePolicy, httpSecuritySettings, securityHeaders, type HttpSecuritySettings } from './security-headers';
 import { AdminAuth } from '../auth/authenticators';
+import { mcpRoute, mcpTools, requestInProcess } from './mcp';
 import type { ServiceContext } from '../operations/context';
 
 export interface ApiOptions extends ApiInfo {
@@ -83,8 +84,22 @@ export function createApi(options: ApiOptions): Express {
   if (options.context) options.context.trustedOrigins = corsConfig.origins.filter((origin) => origin !== '*');
   const security = options.security ?? httpSecuritySettings();
   if (security.docs === 'staff' && !options.context) throw new ConfigurationError('SVC_DOCS=staff needs a service with authentication');
-  const routes = orderRoutes([...healthRoutes(db, outage), ...options.routes]);
   const app = express();
+  const served = orderRoutes([...healthRoutes(db, outage), ...options.routes]);
+  // The OpenAPI document, built once: served at /openapi.json, and read for the MCP endpoint's tools.
+  let document: unknown;
+  const openApiDocument = () => (document ??= documentConditionalRequests(buildOpenApi(options, served), basePath, served));
+  const routes = settings.SVC_MCP
+    ? orderRoutes([
+        ...served,
+        mcpRoute({
+          name: options.title,
+          version: options.version,
+          tools: mcpTools(openApiDocument(), served, basePath),
+          send: (from, request) => requestInProcess(app, from, request),
+        }),
+      ])
+    : served;
   app.disable('x-powered-by');
   app.set('strict routing', true);
   app.set('case sensitive routing', true);
@@ -141,7 +156,7 @@ export function createApi(options: ApiOptions): Express {
     const openapiUrl = `${basePath}/openapi.json`;
     const staffOnly = security.docs === 'staff' ? [options.context!.auth([AdminAuth])] : [];
     route(openapiUrl).get(...staffOnly, (_req, res) => {
-      openapi ??= JSON.stringify(documentConditionalRequests(buildOpenApi(options, routes), basePath, routes));
+      openapi ??= JSON.stringify(openApiDocument());
       sendJsonText(res, 200, openapi);
     });
     // Swagger UI fetches its document without a token: with `staff` the page is not served.

@@ -4,6 +4,7 @@
  * checks every assumption below against the running Node and names this file when one breaks.
  */
 import type * as http from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 
 /**
@@ -29,4 +30,14 @@ export function uniqueHeadersKey(server: http.Server): symbol | null {
 /** The response a server socket is writing (`_httpMessage`), if any: an error on it must not write a second answer. */
 export function inFlightResponse(socket: Duplex): { headersSent?: boolean } | undefined {
   return (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+}
+
+/**
+ * Gives a response made outside any server (a request sent in process, see mcp.ts) its connection,
+ * as Node's server does for each response (`assignSocket`): the response then writes its head and
+ * body to `socket` and emits 'finish'; destroying `socket` afterwards makes it emit 'close', as a
+ * closed connection does, which the request log and transactions wait for.
+ */
+export function attachSocket(res: http.ServerResponse, socket: Duplex): void {
+  res.assignSocket(socket as Socket);
 }

@@ -4,8 +4,9 @@
  */
 import * as http from 'node:http';
 import * as net from 'node:net';
+import { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
-import { declareListenerCount, inFlightResponse, SERVER_RESPONSE_PROPERTIES, uniqueHeadersKey } from '../../runtime/http/node-internals';
+import { attachSocket, declareListenerCount, inFlightResponse, SERVER_RESPONSE_PROPERTIES, uniqueHeadersKey } from '../../runtime/http/node-internals';
 import { ServiceResponse } from '../../runtime/http/server';
 
 const MODULE = 'runtime/http/node-internals.ts';
@@ -64,5 +65,21 @@ describe(`${MODULE}: Node's HTTP server`, () => {
   it('a socket names the response it is writing (_httpMessage)', async () => {
     const same = await serveOne((_server, req, res) => inFlightResponse(req.socket) === res);
     holds('inFlightResponse(socket) is the response being served', same, true);
+  });
+
+  it('a response made outside a server writes to the socket attached to it, and closes with it', async () => {
+    const written: Buffer[] = [];
+    const socket = new Duplex({ read() {}, write: (chunk: Buffer, _encoding, callback) => (written.push(chunk), callback()) });
+    const res = new http.ServerResponse(new http.IncomingMessage(socket as net.Socket));
+    attachSocket(res, socket);
+    const events: string[] = [];
+    const closed = new Promise<void>((resolve) => res.once('close', () => (events.push('close'), resolve())));
+    await new Promise<void>((resolve) => {
+      res.once('finish', () => (events.push('finish'), socket.destroy(), resolve()));
+      res.end('ok');
+    });
+    await closed;
+    holds('the response writes its head and body to the socket', Buffer.concat(written).toString().endsWith('\r\n\r\nok'), true);
+    holds('it emits finish, then close once the socket is destroyed', [events, res.closed], [['finish', 'close'], true]);
   });
 });

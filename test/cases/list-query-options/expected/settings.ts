@@ -21,6 +21,7 @@ export const DEFAULT_SETTINGS: Settings = {
   SVC_LOGIN_FAILURES_WINDOW: 900,
   SVC_AUTH_COOKIE_SECURE: true,
   SVC_AUTH_COOKIE_SAMESITE: 'Lax',
+  SVC_MCP: false,
 };
 
 /** The SQLite file used when DATABASE_URL is unset. */

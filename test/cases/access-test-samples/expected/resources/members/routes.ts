@@ -45,7 +45,7 @@ export function membersRoutes(service: ServiceContext): Route[] {
         body: MemberIn,
         transaction: true,
         status: 201,
-        etag: { state: stateETag, key: keyFromResult('id') },
+        etag: { state: stateETag, key: keyFromResult('id'), answerIsState: true },
         async handle({ body: data }, ctx) {
           const values = await q.createValues(data);
           const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
@@ -121,7 +121,7 @@ export function membersRoutes(service: ServiceContext): Route[] {
         optionalBody: true,
         transaction: true,
         status: 200,
-        etag: { state: stateETag, key: keyFromPath },
+        etag: { state: stateETag, key: keyFromPath, answerIsState: true },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toMemberRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           const values = await q.updateValues(data);

@@ -45,7 +45,7 @@ export function projectsRoutes(service: ServiceContext): Route[] {
         body: ProjectIn,
         transaction: true,
         status: 201,
-        etag: { state: stateETag, key: keyFromResult('id') },
+        etag: { state: stateETag, key: keyFromResult('id'), answerIsState: true },
         async handle({ body: data }, ctx) {
           const values = await q.createValues(data);
           await q.checkRelated(ctx.db, service, data);
@@ -122,7 +122,7 @@ export function projectsRoutes(service: ServiceContext): Route[] {
         optionalBody: true,
         transaction: true,
         status: 200,
-        etag: { state: stateETag, key: keyFromPath },
+        etag: { state: stateETag, key: keyFromPath, answerIsState: true },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toProjectRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           const values = await q.updateValues(data);
