@@ -39,6 +39,7 @@ import type {
   OrderingColumn,
   Pagination,
   Relation,
+  NestedWrite,
   Resource,
   ReverseRelation,
   SchemaField,
@@ -146,8 +147,49 @@ export function buildModel(described: DescribedSpecs): ServiceModel {
     sharedHooks: [...(service?.paginators ?? []), ...(service?.auth?.authenticators ?? [])],
     endpoints: endpointsOf(service?.endpoints ?? [], 'default', (i) => ['endpoints', i, 'handler'], described.service?.spec.file ?? ''),
     exceptionHandlers: Object.entries(service?.exception_handlers ?? {}).map(([exception, handler]) => ({ exception, handler })),
-    resources: drafts.map((d) => buildResource(d, byModel, m2ms.get(d.model)!, reverse.get(d.model) ?? [])),
+    resources: withNestedWrites(drafts, drafts.map((d) => buildResource(d, byModel, m2ms.get(d.model)!, reverse.get(d.model) ?? []))),
   };
+}
+
+/**
+ * Third pass, every resource built: the nested writes of each input section (`- lines: {write: ...}`),
+ * whose items take the child resource's create fields, appended to schema_in and schema_update.
+ */
+function withNestedWrites(drafts: Draft[], resources: Resource[]): Resource[] {
+  const byModel = new Map(resources.map((r) => [r.model, r]));
+  resources.forEach((r, i) => {
+    const sections = drafts[i].spec.serializer;
+    for (const [role, kind] of [['in', 'create'], ['update', 'update']] as const) {
+      const schema = r.schemas[role];
+      if (schema.source !== 'serializer') continue;
+      for (const entry of sections?.[SECTION[role]]?.fields ?? []) {
+        if (typeof entry === 'string') continue;
+        const [name, spec] = Object.entries(entry)[0];
+        if (spec.write === undefined) continue;
+        const write = nestedWrite(r, name, spec.write, byModel, kind);
+        schema.fields.push({ name, kind: 'nested_write', value: 'list', required: false, nullable: false, write });
+        r.nestedWrites[kind].push(write);
+      }
+      const writes = r.nestedWrites[kind];
+      if (writes.length === 0) continue;
+      const base = r.responses[kind];
+      const lists = writes.map((w): SchemaField => ({ name: w.name, kind: 'nested_write', value: 'list', required: kind === 'create', nullable: false, write: w }));
+      r.nestedResults[kind] = { name: `${r.model}${kind === 'create' ? 'Create' : 'Update'}Result`, role: 'out', source: base.source, fields: [...base.fields, ...lists] };
+    }
+  });
+  return resources;
+}
+
+/** The nested write of the reverse relation `name` (validated: a reverse foreign key whose resource creates its rows). */
+function nestedWrite(r: Resource, name: string, mode: NestedWrite['mode'], byModel: ReadonlyMap<string, Resource>, kind: 'create' | 'update'): NestedWrite {
+  const relation = r.reverse.find((rel) => rel.name === name)!;
+  const child = byModel.get(relation.from)!;
+  const fields = child.schemas.in.fields.filter((f) => f.field !== relation.field && f.kind !== 'nested_write');
+  const suffix = kind === 'create' ? 'Item' : 'UpdateItem';
+  // In an update, an item naming a child's key changes that child; one without creates a child.
+  const key: SchemaField = { ...bulkKeyOf(child.pk), required: false };
+  const item: SchemaModel = { name: `${r.model}${pascalCase(name)}${suffix}`, role: 'in', source: 'serializer', fields: kind === 'create' ? fields : [key, ...fields.filter((f) => f.name !== key.name)] };
+  return { name, relation, mode, child, item };
 }
 
 /** The primary key field: the one marked `primary_key`, else the implicit auto-increment `id`. */
@@ -311,6 +353,8 @@ function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>, m2m: ManyT
     schemas,
     hasDetail: detail !== undefined,
     responses: { create: responseSchema(ctx, schemas, 'create'), update: responseSchema(ctx, schemas, 'update') },
+    nestedWrites: { create: [], update: [] },
+    nestedResults: {},
     operations,
     bulk: bulkOf(names, viewset, operations),
     bulkKey: names.bulk.some((b) => b.kind !== 'create') ? bulkKey(d) : null,
@@ -548,7 +592,11 @@ function bulkOf(names: ResourceNames, viewset: ViewsetSpec, operations: Operatio
 
 /** The primary key as a request body carries it, required. */
 function bulkKey(d: Draft): SchemaField {
-  const pk = d.fields[0];
+  return bulkKeyOf(d.fields[0]);
+}
+
+/** The primary key `pk` as a body names a row by it, required. */
+function bulkKeyOf(pk: Field): SchemaField {
   const kind = valueKind(pk);
   return { name: pk.name, kind: 'value', field: pk, value: kind, required: true, nullable: false, maxLength: pk.maxLength, bounds: boundsOf(kind), description: pk.description };
 }
@@ -656,7 +704,8 @@ function sectionSchema(
       if (typeof entry === 'string') entries.push({ name: entry, optional: false });
       else {
         const [fname, spec] = Object.entries(entry)[0];
-        entries.push({ name: fname, nested: spec.fields, optional: false });
+        // A nested write (`write`) is not a field: withNestedWrites adds it once every resource is built.
+        if (spec.write === undefined) entries.push({ name: fname, nested: spec.fields, optional: false });
       }
     }
     for (const [fname] of section.optionals ?? []) entries.push({ name: fname, optional: true });

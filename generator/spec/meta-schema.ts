@@ -106,8 +106,13 @@ const schemaFieldEntry = {
       additionalProperties: {
         type: 'object',
         additionalProperties: false,
-        required: ['fields'],
-        properties: { fields: { type: 'array', items: identifier, minItems: 1, uniqueItems: true } },
+        minProperties: 1,
+        properties: {
+          /** Read sections: the related record's fields shown. */
+          fields: { type: 'array', items: identifier, minItems: 1, uniqueItems: true },
+          /** Input sections: a reverse relation's children written with the parent (nested writes). */
+          write: { enum: ['create', 'replace', 'merge'] },
+        },
       },
     },
   ],
