@@ -183,6 +183,53 @@ describe('buildModel: relations', () => {
   });
 });
 
+describe('buildModel: nested writes', () => {
+  const model = () =>
+    modelOf({
+      ...resource(
+        'orders',
+        'model: Order',
+        'fields:',
+        '  customer: {type: string, max_length: 40}',
+        'serializer:',
+        '  CreateSerializer:',
+        '    fields: [customer, lines: {write: create}]',
+        '  UpdateSerializer:',
+        '    fields: [customer, lines: {write: merge}]',
+      ),
+      ...resource(
+        'lines',
+        'model: Line',
+        'fields:',
+        '  order: {type: foreign_key, to: Order, on_delete: cascade, reverse_name: lines}',
+        '  product: {type: string, max_length: 20}',
+        '  quantity: {type: integer, default: 1}',
+      ),
+    });
+
+  it('adds each list to the input schema, its items taking the child create fields but the foreign key', () => {
+    const order = res(model(), 'Order');
+    expect(names(order.schemas.in)).toEqual(['customer', 'lines']);
+    const lines = fieldOf(order.schemas.in, 'lines');
+    expect([lines.kind, lines.required, lines.write?.mode, lines.write?.child.model]).toEqual(['nested_write', false, 'create', 'Line']);
+    expect(lines.write!.item.name).toBe('OrderLinesItem');
+    expect(required(lines.write!.item)).toEqual({ product: true, quantity: false });
+    const update = fieldOf(order.schemas.update, 'lines').write!;
+    expect([update.mode, update.item.name]).toEqual(['merge', 'OrderLinesUpdateItem']);
+    expect(required(update.item)).toEqual({ id: false, product: true, quantity: false });
+  });
+
+  it('answers create and update with the response schema and the written children', () => {
+    const order = res(model(), 'Order');
+    expect(order.nestedWrites.create.map((w) => w.name)).toEqual(['lines']);
+    expect(order.nestedResults.create?.name).toBe('OrderCreateResult');
+    expect(names(order.nestedResults.create!)).toEqual(['id', 'customer', 'lines']);
+    expect(required(order.nestedResults.update!)).toEqual({ id: true, customer: true, lines: false });
+    // The list items of the response schemas stay the record's own.
+    expect(names(order.responses.create)).toEqual(['id', 'customer']);
+  });
+});
+
 describe('buildModel: reverse relations', () => {
   const model = () =>
     modelOf({
