@@ -233,7 +233,12 @@ function checkNestedWrite(ctx: Ctx, s: Section, name: string, nested: Rec, at: Y
   const excluded = Array.isArray(create?.excludes) && create.excludes.includes(field.name);
   const viewset = asRec(child.data.viewset) ?? {};
   if ((listed && !listed.includes(field.name)) || excluded || viewset.schema_in !== undefined || viewset.serializer_class !== undefined) {
-    report(ctx, s.spec, at, `${child.name}'s CreateSerializer must take "${field.name}" (the parent's key, which the nested write sets) and its create schema must come from the serializer`, true);
+    report(ctx, s.spec, at, `${child.name}'s create schema must take "${field.name}", which the nested write sets to the parent's key: take it in its CreateSerializer, not a manual schema_in or serializer_class`, true);
+  }
+  // A list of children has one shape: a child's update must answer as its create does.
+  const shape = (kind: string) => JSON.stringify(viewset[`schema_${kind}_out`] ?? 'schema_out');
+  if (mode !== 'create' && shape('create') !== shape('update')) {
+    report(ctx, s.spec, at, `${child.name} answers create and update in different shapes (schema_create_out, schema_update_out): the children of "${name}" need one`, true);
   }
   if (asRec(asRec(s.target.data.viewset)?.bulk) !== undefined) {
     report(ctx, s.spec, at, `${s.target.name} has bulk routes: nested writes are for its single create and update`, true);
