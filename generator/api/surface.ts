@@ -67,6 +67,11 @@ function apiField(f: SchemaField, request: boolean): ApiField {
   if (f.kind === 'nested_one') out.type = 'object';
   if (f.kind === 'nested_many') out.type = 'array<object>';
   if (f.nested) out.fields = fieldsOf(f.nested.fields, false);
+  // A nested write: its items in a request, the children written in a response.
+  if (f.kind === 'nested_write') {
+    out.type = 'array<object>';
+    out.fields = request ? fieldsOf(f.write!.item.fields, true) : fieldsOf(f.write!.child.responses.create.fields, false);
+  }
   if (request && f.required) out.required = true;
   if (f.nullable) out.nullable = true;
   if (f.choices) out.enum = [...f.choices];
@@ -104,10 +109,10 @@ function resourceParts(r: Resource, base: string): Parts[] {
   const ops: Parts[] = [];
   const viewset = [at('viewset', 'disable'), at('viewset'), at()];
   const shapes: Record<Operation['kind'], (o: Operation) => Pick<Parts, 'body' | 'responses' | 'path'>> = {
-    create: () => ({ path: collection, body: r.schemas.in, responses: { 201: r.responses.create } }),
+    create: () => ({ path: collection, body: r.schemas.in, responses: { 201: r.nestedResults.create ?? r.responses.create } }),
     list: () => ({ path: collection, responses: { 200: r.schemas.out } }),
     retrieve: () => ({ path: item, responses: { 200: r.schemas.detail } }),
-    update: () => ({ path: item, body: r.schemas.update, responses: { 200: r.responses.update } }),
+    update: () => ({ path: item, body: r.schemas.update, responses: { 200: r.nestedResults.update ?? r.responses.update } }),
     delete: (o) => ({ path: item, responses: o.override ? { 200: null, 204: null } : { 204: null } as Parts['responses'] }),
   };
   for (const o of r.operations) ops.push({ operationId: o.operationId, method: o.method, ...shapes[o.kind](o), sources: viewset, schemaSources: schemas });

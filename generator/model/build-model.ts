@@ -39,7 +39,9 @@ import type {
   OrderingColumn,
   Pagination,
   Relation,
+  NestedWrite,
   Resource,
+  ReverseRelation,
   SchemaField,
   SchemaModel,
   SchemaRole,
@@ -117,6 +119,9 @@ export function buildModel(described: DescribedSpecs): ServiceModel {
   const targets: Targets = new Map(described.resources.map((r) => [r.names.model.name, { table: r.names.table.name, pk: primaryKeyOf(r) }]));
   const drafts = described.resources.map((r) => draftResource(r, targets));
   const byModel = new Map(drafts.map((d) => [d.model, d]));
+  // Second pass, every resource's fields known: each relation field naming its reverse side.
+  const m2ms = new Map(drafts.map((d) => [d.model, m2mOf(d, byModel)]));
+  const reverse = reverseRelations(drafts, m2ms);
   const settings = Object.fromEntries(
     (Object.keys(SETTINGS) as SettingName[]).map((name) => [name, service?.settings?.[name] ?? SETTINGS[name].default]),
   ) as Record<SettingName, string | number | boolean>;
@@ -143,8 +148,49 @@ export function buildModel(described: DescribedSpecs): ServiceModel {
     sharedHooks: [...(service?.paginators ?? []), ...(service?.auth?.authenticators ?? [])],
     endpoints: endpointsOf(service?.endpoints ?? [], 'default', (i) => ['endpoints', i, 'handler'], described.service?.spec.file ?? ''),
     exceptionHandlers: Object.entries(service?.exception_handlers ?? {}).map(([exception, handler]) => ({ exception, handler })),
-    resources: drafts.map((d) => buildResource(d, byModel)),
+    resources: withNestedWrites(drafts, drafts.map((d) => buildResource(d, byModel, m2ms.get(d.model)!, reverse.get(d.model) ?? []))),
   };
+}
+
+/**
+ * Third pass, every resource built: the nested writes of each input section (`- lines: {write: ...}`),
+ * whose items take the child resource's create fields, appended to schema_in and schema_update.
+ */
+function withNestedWrites(drafts: Draft[], resources: Resource[]): Resource[] {
+  const byModel = new Map(resources.map((r) => [r.model, r]));
+  resources.forEach((r, i) => {
+    const sections = drafts[i].spec.serializer;
+    for (const [role, kind] of [['in', 'create'], ['update', 'update']] as const) {
+      const schema = r.schemas[role];
+      if (schema.source !== 'serializer') continue;
+      for (const entry of sections?.[SECTION[role]]?.fields ?? []) {
+        if (typeof entry === 'string') continue;
+        const [name, spec] = Object.entries(entry)[0];
+        if (spec.write === undefined) continue;
+        const write = nestedWrite(r, name, spec.write, byModel, kind);
+        schema.fields.push({ name, kind: 'nested_write', value: 'list', required: false, nullable: false, write });
+        r.nestedWrites[kind].push(write);
+      }
+      const writes = r.nestedWrites[kind];
+      if (writes.length === 0) continue;
+      const base = r.responses[kind];
+      const lists = writes.map((w): SchemaField => ({ name: w.name, kind: 'nested_write', value: 'list', required: kind === 'create', nullable: false, write: w }));
+      r.nestedResults[kind] = { name: `${r.model}${kind === 'create' ? 'Create' : 'Update'}Result`, role: 'out', source: base.source, fields: [...base.fields, ...lists] };
+    }
+  });
+  return resources;
+}
+
+/** The nested write of the reverse relation `name` (validated: a reverse foreign key whose resource creates its rows). */
+function nestedWrite(r: Resource, name: string, mode: NestedWrite['mode'], byModel: ReadonlyMap<string, Resource>, kind: 'create' | 'update'): NestedWrite {
+  const relation = r.reverse.find((rel) => rel.name === name)!;
+  const child = byModel.get(relation.from)!;
+  const fields = child.schemas.in.fields.filter((f) => f.field !== relation.field && f.kind !== 'nested_write');
+  const suffix = kind === 'create' ? 'Item' : 'UpdateItem';
+  // In an update, an item naming a child's key changes that child; one without creates a child.
+  const key: SchemaField = { ...bulkKeyOf(child.pk), required: false };
+  const item: SchemaModel = { name: `${r.model}${pascalCase(name)}${suffix}`, role: 'in', source: 'serializer', fields: kind === 'create' ? fields : [key, ...fields.filter((f) => f.name !== key.name)] };
+  return { name, relation, mode, child, item };
 }
 
 /** The primary key field: the one marked `primary_key`, else the implicit auto-increment `id`. */
@@ -238,6 +284,26 @@ function m2mOf(d: Draft, byModel: ReadonlyMap<string, Draft>): ManyToMany[] {
   });
 }
 
+/**
+ * The reverse relations of every model, by target: each foreign key or many-to-many field with a
+ * `reverse_name`, in order of resources, then fields.
+ */
+function reverseRelations(drafts: Draft[], m2ms: ReadonlyMap<string, ManyToMany[]>): Map<string, ReverseRelation[]> {
+  const byTarget = new Map<string, ReverseRelation[]>();
+  for (const d of drafts) {
+    for (const [name, f] of Object.entries(d.spec.fields)) {
+      if (f.reverse_name === undefined) continue;
+      const common = { name: f.reverse_name, from: d.model, fromTable: d.table, source: { file: d.described.spec.file, path: ['fields', name, 'reverse_name'] } };
+      const rel: ReverseRelation =
+        f.type === 'many_to_many'
+          ? { ...common, kind: 'many_to_many', m2m: m2ms.get(d.model)!.find((m) => m.name === name)! }
+          : { ...common, kind: 'foreign_key', field: d.fields.find((x) => x.name === name)! };
+      byTarget.set(f.to!, [...(byTarget.get(f.to!) ?? []), rel]);
+    }
+  }
+  return byTarget;
+}
+
 /** An ordering field's column; `author__username` follows the foreign keys (validated: no many-to-many on the way). */
 function orderingColumn(d: Draft, graph: ModelGraph, name: string): OrderingColumn {
   if (!name.includes('__')) return { column: d.fields.find((f) => f.name === name)!.column };
@@ -245,10 +311,9 @@ function orderingColumn(d: Draft, graph: ModelGraph, name: string): OrderingColu
   return { column: plan.column, hops: plan.hops.map((h) => ({ from: h.from, table: h.table, key: h.select })) };
 }
 
-function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>): Resource {
+function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>, m2m: ManyToMany[], reverse: ReverseRelation[]): Resource {
   const viewset: ViewsetSpec = d.spec.viewset ?? {};
   const names = d.names;
-  const m2m = m2mOf(d, byModel);
   const ctx: SchemaContext = { draft: d, m2m, byModel };
 
   const schemas = {} as Record<SchemaRole, SchemaModel>;
@@ -283,11 +348,14 @@ function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>): Resource 
     pk: d.fields[0],
     fields: d.fields,
     m2m,
+    reverse,
     indexes: names.indexes.map(({ name, columns, unique, entry }) => ({ name, columns, unique, source: entry })),
     softDelete: softDeleteOf(d, viewset),
     schemas,
     hasDetail: detail !== undefined,
     responses: { create: responseSchema(ctx, schemas, 'create'), update: responseSchema(ctx, schemas, 'update') },
+    nestedWrites: { create: [], update: [] },
+    nestedResults: {},
     operations,
     bulk: bulkOf(names, viewset, operations),
     bulkKey: names.bulk.some((b) => b.kind !== 'create') ? bulkKey(d) : null,
@@ -525,7 +593,11 @@ function bulkOf(names: ResourceNames, viewset: ViewsetSpec, operations: Operatio
 
 /** The primary key as a request body carries it, required. */
 function bulkKey(d: Draft): SchemaField {
-  const pk = d.fields[0];
+  return bulkKeyOf(d.fields[0]);
+}
+
+/** The primary key `pk` as a body names a row by it, required. */
+function bulkKeyOf(pk: Field): SchemaField {
   const kind = valueKind(pk);
   return { name: pk.name, kind: 'value', field: pk, value: kind, required: true, nullable: false, maxLength: pk.maxLength, bounds: boundsOf(kind), description: pk.description };
 }
@@ -633,7 +705,8 @@ function sectionSchema(
       if (typeof entry === 'string') entries.push({ name: entry, optional: false });
       else {
         const [fname, spec] = Object.entries(entry)[0];
-        entries.push({ name: fname, nested: spec.fields, optional: false });
+        // A nested write (`write`) is not a field: withNestedWrites adds it once every resource is built.
+        if (spec.write === undefined) entries.push({ name: fname, nested: spec.fields, optional: false });
       }
     }
     for (const [fname] of section.optionals ?? []) entries.push({ name: fname, optional: true });

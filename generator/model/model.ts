@@ -70,6 +70,22 @@ export interface ManyToMany {
   source: SourceRef;
 }
 
+/** A relation seen from its target: the rows of another resource whose foreign key (or many-to-many) points here. */
+export interface ReverseRelation {
+  /** The `reverse_name` of the relation field. */
+  name: string;
+  /** The model holding the relation (e.g. `Widget`). */
+  from: string;
+  fromTable: string;
+  kind: 'foreign_key' | 'many_to_many';
+  /** The foreign key on `from` (kind foreign_key). */
+  field?: Field;
+  /** The many-to-many field on `from` (kind many_to_many). */
+  m2m?: ManyToMany;
+  /** Position of the `reverse_name`. */
+  source: SourceRef;
+}
+
 /** What a list orders by: a column of the resource's table, or (with hops) of a row its foreign keys lead to. */
 export interface OrderingColumn {
   column: string;
@@ -97,9 +113,10 @@ export interface SchemaField {
   name: string;
   /**
    * `value`: a column value; `foreign_key`: the related primary key; `many_to_many`: a list of related keys;
-   * `nested_one` / `nested_many`: the related record(s) with `nested` fields.
+   * `nested_one` / `nested_many`: the related record(s) with `nested` fields; `nested_write` (input
+   * schemas): the children of a reverse foreign key, written with the record (`write`).
    */
-  kind: 'value' | 'foreign_key' | 'many_to_many' | 'nested_one' | 'nested_many';
+  kind: 'value' | 'foreign_key' | 'many_to_many' | 'nested_one' | 'nested_many' | 'nested_write';
   /** The model field behind it (column field or many-to-many). */
   field?: Field;
   m2m?: ManyToMany;
@@ -119,6 +136,30 @@ export interface SchemaField {
   /** A computed output field (`customs`): the hook computing its value from the record. */
   compute?: string;
   nested?: { target: string; fields: SchemaField[] };
+  /** A `nested_write` field: how its children are written. */
+  write?: NestedWrite;
+}
+
+/**
+ * A nested write (`- lines: {write: replace}` in CreateSerializer or UpdateSerializer): the children
+ * of a reverse foreign key, sent as a list in the parent's body and written in the parent's
+ * transaction, each through the child resource's own create, update or delete (its input rules,
+ * lifecycle hooks, object permission and roles).
+ */
+export interface NestedWrite {
+  /** The reverse relation's name: the key of the list in the body and in the response. */
+  name: string;
+  /** The reverse relation (kind foreign_key): the child model and its foreign key to the parent. */
+  relation: ReverseRelation;
+  /**
+   * `create`: a create's children, each created; in an update, items naming a child's key update it
+   * and the others create one, and the children not named are deleted (`replace`) or kept (`merge`).
+   */
+  mode: 'create' | 'replace' | 'merge';
+  /** The child resource. */
+  child: Resource;
+  /** One item of the list: the child's create fields without the foreign key (and, in an update, its optional key first). */
+  item: SchemaModel;
 }
 
 export interface SchemaModel {
@@ -317,6 +358,8 @@ export interface Resource {
   /** Column fields in spec order, the primary key first. */
   fields: Field[];
   m2m: ManyToMany[];
+  /** Relations of other resources pointing here that name their reverse side (`reverse_name`), in order of resources, then fields. */
+  reverse: ReverseRelation[];
   /** Composite indexes (`indexes`), in spec order. */
   indexes: Index[];
   /** `soft_delete`: rows are marked deleted instead of removed; null when off. */
@@ -329,6 +372,17 @@ export interface Resource {
    * the viewset names schema_detail or gives a schema of its own.
    */
   responses: { create: SchemaModel; update: SchemaModel };
+  /**
+   * Nested writes of create and update (the `nested_write` fields of schema_in and schema_update):
+   * their answers add each list of written children to the response schema, under the relation's name.
+   */
+  nestedWrites: { create: NestedWrite[]; update: NestedWrite[] };
+  /**
+   * With nested writes, what create (update) answers: its response schema's fields, then each list of
+   * children written (`nested_write` fields: the child's create response schema; in an update, a list
+   * absent when the body did not send it). Named `<Model>CreateResult` / `<Model>UpdateResult`.
+   */
+  nestedResults: { create?: SchemaModel; update?: SchemaModel };
   operations: Operation[];
   /** Bulk routes (`bulk`), in the spec's order of operations. */
   bulk: BulkOperation[];

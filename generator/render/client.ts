@@ -8,7 +8,7 @@
 import type { Action, BulkOperation, Endpoint, Operation, Pagination, Relation, Resource, SchemaModel, ServiceModel } from '../model/model';
 import { camelCase, docLine, pascalCase, str } from '../model/names';
 import { header, type RenderContext } from './context';
-import { aOrAn } from './english';
+import { andList, aOrAn } from './english';
 import { JSON_VALUE, propertyKey, schemaMembers, tsQueryParam, type InterfaceMember } from './typescript';
 
 interface TypeView {
@@ -178,7 +178,7 @@ function operationMethod(o: Operation, r: Resource, b: ClientBuilder) {
   const out = () => b.schema(r.schemas.out, outDoc(r));
   switch (o.kind) {
     case 'create':
-      return b.method({ ...common, pathParams: [], body: b.schema(r.schemas.in, `The request body that creates ${aOrAn(r.verboseName)}.`), returns: out() });
+      return b.method({ ...common, pathParams: [], body: b.schema(r.schemas.in, `The request body that creates ${aOrAn(r.verboseName)}.`), returns: nestedResult(r, 'create', b) ?? out() });
     case 'list':
       return b.method({ ...common, pathParams: [], query: listQuery(o, r, b), returns: b.pageOf(r.pagination, out()) });
     case 'retrieve': {
@@ -188,11 +188,25 @@ function operationMethod(o: Operation, r: Resource, b: ClientBuilder) {
       return b.method({ ...common, pathParams: [pk], query, returns });
     }
     case 'update':
-      return b.method({ ...common, pathParams: [pk], body: b.schema(r.schemas.update, `The request body that updates ${aOrAn(r.verboseName)}: every field is optional unless the spec requires it.`), returns: out() });
+      return b.method({ ...common, pathParams: [pk], body: b.schema(r.schemas.update, `The request body that updates ${aOrAn(r.verboseName)}: every field is optional unless the spec requires it.`), returns: nestedResult(r, 'update', b) ?? out() });
     case 'delete':
       // An override may answer with a body of its own instead of 204.
       return b.method({ ...common, pathParams: [pk], returns: o.override ? 'unknown' : 'void' });
   }
+}
+
+/**
+ * With nested writes, what create (update) answers, after the types it names: the items of its
+ * lists (which the request body names) and the children's records.
+ */
+function nestedResult(r: Resource, kind: 'create' | 'update', b: ClientBuilder): string | undefined {
+  const result = r.nestedResults[kind];
+  if (!result) return undefined;
+  for (const w of r.nestedWrites[kind]) {
+    b.schema(w.item, `One ${w.child.verboseName} of the ${w.name} ${aOrAn(r.verboseName)}'s ${kind} writes.`);
+    b.schema(w.child.responses.create, outDoc(w.child));
+  }
+  return b.schema(result, `What ${kind} answers: ${aOrAn(r.verboseName)} and the ${andList(r.nestedWrites[kind].map((w) => w.name))} it wrote.`);
 }
 
 /** A bulk route's method: the list of items (or `{ ids }`), answering their bodies, or a result per item when not atomic. */

@@ -4,7 +4,7 @@
  * An operation with an override hands the generated implementation to it as `proceed`.
  */
 import type { Field, Operation, OperationKind, OrderingField, PathKind, SchemaModel } from '../model/model';
-import { docLine, literal, pascalCase, str } from '../model/names';
+import { camelCase, docLine, literal, pascalCase, str } from '../model/names';
 import { response, type RouteSpec, type RouteView } from './route';
 import { columnsOf, relatedKeyChecks } from './queries';
 import type { ResourceRoutes } from './routes';
@@ -61,6 +61,25 @@ export function reread(rs: ResourceRoutes, s: SchemaModel, key: string): string 
   return `${q}.shape${s.name}(ctx.db, [await ${rs.lookup('findRow')}(ctx, ${key}, ${q}.${columnsOf(rs.r, s)})])`;
 }
 
+/**
+ * The lists of children a create (update) writes after the record, each through the child
+ * resource's writes (`<child>Writes(service)`, built once before the routes), under its name.
+ */
+function nestedWrites(rs: ResourceRoutes, kind: 'create' | 'update', parent: string) {
+  const writes = rs.r.nestedWrites[kind];
+  if (writes.length === 0) return undefined;
+  const writeChildren = rs.imports.runtime('writeChildren');
+  return writes.map((w) => {
+    const child = w.child;
+    const fn = rs.imports.value(`../${child.moduleName}/routes`, `${camelCase(child.moduleName)}Writes`);
+    const writer = rs.constant(`${camelCase(w.name)}Writes`, () => `${fn}(service)`);
+    const spec = `{ at: ['body', 'data', ${str(w.name)}], mode: '${w.mode}', key: ${str(child.pk.name)}, names: ${literal({ child: child.verboseName, parent: rs.r.verboseName })}, writes: ${writer} }`;
+    const call = `await ${writeChildren}(ctx, ${parent}, data.${w.name}${kind === 'create' ? ' ?? []' : ''}, ${spec})`;
+    // An update leaves the children alone when its body has no list.
+    return { name: w.name, write: kind === 'create' ? call : `data.${w.name} === undefined ? undefined : ${call}` };
+  });
+}
+
 /** What `operations/create` prints: one create of `data`, answering the created row (a bulk create runs it per item). */
 export function createHandle(o: Operation, rs: ResourceRoutes): object {
   const { r } = rs;
@@ -70,6 +89,7 @@ export function createHandle(o: Operation, rs: ResourceRoutes): object {
     writeReturning: rs.imports.runtime('writeReturning'),
     checkRelated: relatedKeyChecks(r.schemas.in).length > 0,
     setRelated: relatedSetters(rs, r.schemas.in, 'pk'),
+    nested: nestedWrites(rs, 'create', 'pk'),
     reread: reread(rs, r.responses.create, 'pk'),
     afterCreate: lifecycle(rs, 'after_create', '{ result: created }'),
   };
@@ -85,9 +105,9 @@ function createRoute(o: Operation, rs: ResourceRoutes): RouteView {
     handle: createHandle(o, rs),
     // The created row's key is read from the answer, when it names it.
     etag: r.responses.create.fields.some((f) => f.name === r.pk.name)
-      ? rs.stateETag(() => `${rs.imports.runtime('keyFromResult')}(${str(r.pk.name)})`, r.responses.create, o.override)
+      ? rs.stateETag(() => `${rs.imports.runtime('keyFromResult')}(${str(r.pk.name)})`, r.nestedResults.create ?? r.responses.create, o.override)
       : undefined,
-    responses: response(o.status, rs.schema(r.responses.create)),
+    responses: response(o.status, rs.schema(r.nestedResults.create ?? r.responses.create)),
   });
 }
 
@@ -237,6 +257,7 @@ export function updateHandle(o: Operation, rs: ResourceRoutes): object {
     checkRelated: relatedKeyChecks(r.schemas.update).length > 0,
     key,
     setRelated: relatedSetters(rs, r.schemas.update, key),
+    nested: nestedWrites(rs, 'update', key),
     reread: reread(rs, r.responses.update, key),
     afterUpdate: lifecycle(rs, 'after_update', '{ result: updated }'),
   };
@@ -252,9 +273,9 @@ function updateRoute(o: Operation, rs: ResourceRoutes): RouteView {
     input: '{ params: { pk }, body: data }, ctx',
     partial: 'operations/update',
     handle: updateHandle(o, rs),
-    etag: rs.stateETag(() => rs.imports.runtime('keyFromPath'), r.responses.update, o.override),
+    etag: rs.stateETag(() => rs.imports.runtime('keyFromPath'), r.nestedResults.update ?? r.responses.update, o.override),
     ifMatch: rs.ifMatch(),
-    responses: response(o.status, rs.schema(r.responses.update)),
+    responses: response(o.status, rs.schema(r.nestedResults.update ?? r.responses.update)),
   });
 }
 

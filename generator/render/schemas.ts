@@ -3,7 +3,8 @@
  * parameters and its documented error body.
  */
 import { INT32 } from '@svcgen/runtime/catalogue';
-import type { Resource, SchemaModel } from '../model/model';
+import type { NestedWrite, Resource, SchemaModel } from '../model/model';
+import { andList, aOrAn } from './english';
 import { header, runtimeFrom, type RenderContext } from './context';
 import { Imports } from './imports';
 import { zodInput, zodOutput } from './zod';
@@ -46,6 +47,15 @@ function schemaDoc(r: Resource, s: SchemaModel): string {
   return `${use[0].toUpperCase()}${use.slice(1)}, ${SOURCE_DOC[s.source]}.${optional}`;
 }
 
+/** The doc comment of one item of a nested write. */
+function nestedItemDoc(r: Resource, w: NestedWrite): string {
+  const child = w.child.verboseName;
+  const what = `One ${child} of ${aOrAn(r.verboseName)}'s ${w.name}: the ${child}'s create fields but ${w.relation.field!.name}`;
+  if (w.mode === 'create') return `${what}.`;
+  const rest = w.mode === 'replace' ? 'deleted' : 'kept';
+  return `${what}, with the key of the ${child} it changes (none: a new ${child}). The ${child} items the list does not name are ${rest}.`;
+}
+
 /** The Zod schema of the primary key as a path parameter (a string, converted where the key is a number). */
 function pkParam(r: Resource, imports: Imports): string {
   const z = imports.runtime('z');
@@ -75,7 +85,15 @@ export function schemasView(r: Resource, ctx: RenderContext) {
   imports.runtime('z');
   const own = [r.schemas.in, r.schemas.out, ...(r.hasDetail ? [r.schemas.detail] : []), r.schemas.update];
   for (const s of [r.responses.create, r.responses.update]) if (!own.includes(s)) own.push(s);
-  const schemas = own.map((s) => objectSchemaView(s, schemaDoc(r, s), imports));
+  // The items of nested writes come first: the request schemas name them.
+  const items = [...r.nestedWrites.create, ...r.nestedWrites.update].map((w) =>
+    objectSchemaView(w.item, nestedItemDoc(r, w), imports),
+  );
+  const results = (['create', 'update'] as const).flatMap((kind) => {
+    const s = r.nestedResults[kind];
+    return s ? [objectSchemaView(s, `The response of ${kind}: ${r.responses[kind].name} and the ${andList(r.nestedWrites[kind].map((w) => w.name))} it wrote.`, imports)] : [];
+  });
+  const schemas = [...items, ...own.map((s) => objectSchemaView(s, schemaDoc(r, s), imports)), ...results];
   for (const s of extraSchemas(r)) {
     if (schemas.some((x) => x.name === s.name)) continue;
     schemas.push(objectSchemaView(s, s.role === 'in' ? 'Request body of a custom endpoint.' : 'Response of a custom action or endpoint.', imports));

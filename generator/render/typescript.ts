@@ -70,12 +70,14 @@ const orNull = (type: string, sf: SchemaField) => (sf.nullable && type !== 'unkn
 
 /** The type of a request field. */
 export function tsInput(sf: SchemaField): string {
+  if (sf.kind === 'nested_write') return `${sf.write!.item.name}[]`;
   const item = inputValue(sf.value, sf);
   return orNull(sf.kind === 'many_to_many' ? listOf(item) : item, sf);
 }
 
 /** The type of a response field; nested records are inline object types. */
 export function tsOutput(sf: SchemaField): string {
+  if (sf.kind === 'nested_write') return `${sf.write!.child.responses.create.name}[]`;
   if (sf.kind === 'nested_one' || sf.kind === 'nested_many') {
     const inner = `{ ${sf.nested!.fields.map((f) => `${propertyKey(f.name)}: ${tsOutput(f)}`).join('; ')} }`;
     return orNull(sf.kind === 'nested_many' ? `${inner}[]` : inner, sf);
@@ -95,7 +97,8 @@ export interface InterfaceMember {
 export function schemaMembers(s: SchemaModel): InterfaceMember[] {
   const input = s.role === 'in' || s.role === 'update';
   return s.fields.map((f) => {
-    const optional = input && (!f.required || f.defaultValue !== undefined);
+    // An update's answer has a list of children only when its body sent one.
+    const optional = input ? !f.required || f.defaultValue !== undefined : f.kind === 'nested_write' && !f.required;
     const type = input ? tsInput(f) : tsOutput(f);
     return { doc: f.description ? docLine(f.description) : undefined, line: `${propertyKey(f.name)}${optional ? '?' : ''}: ${type};` };
   });

@@ -89,6 +89,7 @@ function withModifiers(expr: string, sf: SchemaField, input: boolean): string {
 
 /** The schema of a request field: validates and converts what the client sends. */
 export function zodInput(sf: SchemaField, imports: Imports): string {
+  if (sf.kind === 'nested_write') return withModifiers(`${imports.runtime('z')}.array(${sf.write!.item.name})`, sf, true);
   const item = inputValue(sf.value, sf, imports);
   const expr = sf.kind === 'many_to_many' ? `${imports.runtime('z')}.array(${item})` : item;
   return withModifiers(expr, sf, true);
@@ -98,6 +99,12 @@ export function zodInput(sf: SchemaField, imports: Imports): string {
 export function zodOutput(sf: SchemaField, imports: Imports): string {
   const z = imports.runtime('z');
   let expr: string;
+  if (sf.kind === 'nested_write') {
+    // The children written, as the child resource's create answers each (its schemas module).
+    const { child } = sf.write!;
+    const out = `${z}.array(${imports.value(`../${child.moduleName}/schemas`, child.responses.create.name)})`;
+    return sf.required ? out : `${out}.optional()`;
+  }
   if (sf.kind === 'nested_one' || sf.kind === 'nested_many') {
     const inner = `${z}.object({ ${sf.nested!.fields.map((f) => `${f.name}: ${zodOutput(f, imports)}`).join(', ')} })`;
     expr = sf.kind === 'nested_many' ? `${z}.array(${inner})` : inner;

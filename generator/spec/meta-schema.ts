@@ -106,8 +106,13 @@ const schemaFieldEntry = {
       additionalProperties: {
         type: 'object',
         additionalProperties: false,
-        required: ['fields'],
-        properties: { fields: { type: 'array', items: identifier, minItems: 1, uniqueItems: true } },
+        minProperties: 1,
+        properties: {
+          /** Read sections: the related record's fields shown. */
+          fields: { type: 'array', items: identifier, minItems: 1, uniqueItems: true },
+          /** Input sections: a reverse relation's children written with the parent (nested writes). */
+          write: { enum: ['create', 'replace', 'merge'] },
+        },
       },
     },
   ],
@@ -202,6 +207,7 @@ const fieldSpec = {
     choices: { type: 'array', minItems: 1, uniqueItems: true, items: { type: ['string', 'integer'] } },
     to: className,
     on_delete: { enum: ['cascade', 'set_null', 'protect'] },
+    reverse_name: identifier,
     description: { type: 'string' },
     renamed_from: identifier,
   },

@@ -21,7 +21,7 @@ export function hasRole(user: AuthUser, role: string): boolean {
 }
 
 /** `staff` → `"Role staff is required"`; `[staff, editor]` → `"One of the roles staff, editor is required"`. */
-function rolesMessage(roles: readonly string[]): string {
+export function rolesMessage(roles: readonly string[]): string {
   return roles.length === 1 ? `Role ${roles[0]} is required` : `One of the roles ${roles.join(', ')} is required`;
 }
 

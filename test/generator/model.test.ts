@@ -183,6 +183,94 @@ describe('buildModel: relations', () => {
   });
 });
 
+describe('buildModel: nested writes', () => {
+  const model = () =>
+    modelOf({
+      ...resource(
+        'orders',
+        'model: Order',
+        'fields:',
+        '  customer: {type: string, max_length: 40}',
+        'serializer:',
+        '  CreateSerializer:',
+        '    fields: [customer, lines: {write: create}]',
+        '  UpdateSerializer:',
+        '    fields: [customer, lines: {write: merge}]',
+      ),
+      ...resource(
+        'lines',
+        'model: Line',
+        'fields:',
+        '  order: {type: foreign_key, to: Order, on_delete: cascade, reverse_name: lines}',
+        '  product: {type: string, max_length: 20}',
+        '  quantity: {type: integer, default: 1}',
+      ),
+    });
+
+  it('adds each list to the input schema, its items taking the child create fields but the foreign key', () => {
+    const order = res(model(), 'Order');
+    expect(names(order.schemas.in)).toEqual(['customer', 'lines']);
+    const lines = fieldOf(order.schemas.in, 'lines');
+    expect([lines.kind, lines.required, lines.write?.mode, lines.write?.child.model]).toEqual(['nested_write', false, 'create', 'Line']);
+    expect(lines.write!.item.name).toBe('OrderLinesItem');
+    expect(required(lines.write!.item)).toEqual({ product: true, quantity: false });
+    const update = fieldOf(order.schemas.update, 'lines').write!;
+    expect([update.mode, update.item.name]).toEqual(['merge', 'OrderLinesUpdateItem']);
+    expect(required(update.item)).toEqual({ id: false, product: true, quantity: false });
+  });
+
+  it('answers create and update with the response schema and the written children', () => {
+    const order = res(model(), 'Order');
+    expect(order.nestedWrites.create.map((w) => w.name)).toEqual(['lines']);
+    expect(order.nestedResults.create?.name).toBe('OrderCreateResult');
+    expect(names(order.nestedResults.create!)).toEqual(['id', 'customer', 'lines']);
+    expect(required(order.nestedResults.update!)).toEqual({ id: true, customer: true, lines: false });
+    // The list items of the response schemas stay the record's own.
+    expect(names(order.responses.create)).toEqual(['id', 'customer']);
+  });
+});
+
+describe('buildModel: reverse relations', () => {
+  const model = () =>
+    modelOf({
+      ...resource('makers', 'model: Maker', 'fields:', '  code: {type: string, max_length: 20, primary_key: true}'),
+      ...resource('labels', 'model: Label', 'fields:', '  text: {type: string}'),
+      ...resource(
+        'widgets',
+        'model: Widget',
+        'fields:',
+        '  maker: {type: foreign_key, to: Maker, null: true, on_delete: protect, reverse_name: widgets}',
+        '  designer: {type: foreign_key, to: Maker, null: true}',
+        '  labels: {type: many_to_many, to: Label, reverse_name: widgets}',
+        '  parent: {type: foreign_key, to: Widget, null: true, reverse_name: children}',
+      ),
+      ...resource('gadgets', 'model: Gadget', 'fields:', '  maker: {type: foreign_key, to: Maker, reverse_name: gadgets}'),
+    });
+
+  it('gives the target one reverse relation per reverse_name, in order of resources then fields', () => {
+    const m = model();
+    const maker = res(m, 'Maker');
+    expect(maker.reverse.map((r) => [r.name, r.from, r.fromTable, r.kind])).toEqual([
+      ['gadgets', 'Gadget', 'gadgets', 'foreign_key'],
+      ['widgets', 'Widget', 'widgets', 'foreign_key'],
+    ]);
+    // The foreign key is the very field of the model holding it.
+    expect(maker.reverse[1].field).toBe(res(m, 'Widget').fields.find((f) => f.name === 'maker'));
+    expect(maker.reverse[1].m2m).toBeUndefined();
+    expect(maker.reverse[1].source).toEqual({ file: expect.stringMatching(/widgets\.yaml$/), path: ['fields', 'maker', 'reverse_name'] });
+  });
+
+  it('names many-to-many and self relations, and nothing without reverse_name', () => {
+    const m = model();
+    const label = res(m, 'Label');
+    expect(label.reverse.map((r) => [r.name, r.from, r.kind])).toEqual([['widgets', 'Widget', 'many_to_many']]);
+    expect(label.reverse[0].m2m).toBe(res(m, 'Widget').m2m.find((x) => x.name === 'labels'));
+    expect(label.reverse[0].field).toBeUndefined();
+    expect(res(m, 'Widget').reverse.map((r) => [r.name, r.field?.name])).toEqual([['children', 'parent']]);
+    expect(res(m, 'Gadget').reverse).toEqual([]);
+  });
+});
+
 describe('buildModel: names', () => {
   it('derives verbose names, table, route base, tag and 404 keys from a CamelCase model', () => {
     const r = res(modelOf(resource('posts', 'model: BlogPost', 'fields: {title: {type: string}}')), 'BlogPost');

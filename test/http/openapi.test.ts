@@ -370,7 +370,7 @@ describe.each(DIALECTS)('OpenAPI document of the showcase (%s)', (dialect) => {
       // The health routes answer 200 or 503 only (health.test.ts).
       if (op.operationId.startsWith('health_')) continue;
       // Every operation of notes (CRUD and relation endpoints) documents its viewset's error_schema.
-      const schema = /_note(_|$)/.test(op.operationId) ? ref('NoteProblem') : ref('GenericMessageSchema');
+      const schema = /(^|_)[a-z]+_note(_|$)/.test(op.operationId) && !op.operationId.includes('_order_note') ? ref('NoteProblem') : ref('GenericMessageSchema');
       for (const status of ['400', '401', '403', '404']) {
         expect({ key, status, schema: op.responses[status]?.content?.['application/json']?.schema }).toEqual({ key, status, schema });
       }
@@ -378,7 +378,7 @@ describe.each(DIALECTS)('OpenAPI document of the showcase (%s)', (dialect) => {
     expect(d.components.schemas.NoteProblem).toEqual({ type: 'object', properties: { error: { type: 'string' } }, required: ['error'] });
   });
 
-  it('has security exactly on the operations that authenticate: custom endpoints, tickets\' and crates\' writes, every beacon route, coupons\' deletes and restore', async () => {
+  it('has security exactly on the operations that authenticate: custom endpoints, tickets\' and crates\' writes, every beacon and order route, order lines\' deletes, coupons\' deletes and restore', async () => {
     const secured = new Set([
       'GET /v/numbers/',
       'GET /v/scoped/',
@@ -397,6 +397,12 @@ describe.each(DIALECTS)('OpenAPI document of the showcase (%s)', (dialect) => {
       'DELETE /v/coupons/{pk}/',
       'POST /v/coupons/{pk}/restore/',
       'DELETE /v/coupons/{pk}/hard/',
+      'POST /v/orders/',
+      'GET /v/orders/',
+      'GET /v/orders/{pk}/',
+      'PATCH /v/orders/{pk}/',
+      'DELETE /v/orders/{pk}/',
+      'DELETE /v/order-lines/{pk}/',
     ]);
     for (const [key, op] of operations(await fetchDoc())) {
       // The health routes read no token at all; other public operations read one when it is sent.

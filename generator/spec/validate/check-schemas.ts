@@ -4,8 +4,9 @@
  * shows a password, and what it writes never sets the soft delete's field.
  */
 import type { SpecFile, YamlPath } from '../../load/load';
-import { softDeleteFieldName } from '../resource-names';
-import { asRec, asStr, type Ctx, eachEntry, eachItem, isRec, listWords, type Rec, report } from './context';
+import { DEFAULT_VIEWSET_CLASS, softDeleteFieldName, VIEWSET_OPERATIONS } from '../resource-names';
+import { asRec, asStr, type Ctx, eachEntry, eachItem, has, isRec, listWords, type Rec, report } from './context';
+import { didYouMean } from '../suggest';
 import { type Field, fieldOf, RELATION_TYPES, relationTarget, type Resource } from './resources';
 
 type Role = 'read' | 'write';
@@ -124,7 +125,9 @@ function checkSection(ctx: Ctx, s: Section): void {
     }
     eachEntry(entry, at, (name, nested, nestedAt) => {
       note(name, nestedAt, true);
-      checkNestedEntry(ctx, s, name, asRec(nested) ?? {}, nestedAt);
+      const spec = asRec(nested) ?? {};
+      if (has(spec, 'write')) checkNestedWrite(ctx, s, name, spec, nestedAt);
+      else checkNestedEntry(ctx, s, name, spec, nestedAt);
     });
   });
   eachItem(s.value.excludes, [...s.at, 'excludes'], (name, at) => {
@@ -160,12 +163,86 @@ function checkNestedEntry(ctx: Ctx, s: Section, name: string, nested: Rec, at: Y
     report(ctx, s.spec, at, `${s.label} takes related records by key: list "${name}" without nested fields`, true);
     return;
   }
+  if (nested.fields === undefined) {
+    report(ctx, s.spec, at, `nested field "${name}" lists the related record's fields: add fields: [...]`, true);
+    return;
+  }
   const target = relationTarget(ctx, field);
   if (!target) return;
   eachItem(nested.fields, [...at, 'fields'], (inner, innerAt) => {
     const innerField = typeof inner === 'string' ? fieldOf(ctx, s.spec, target, inner, 'schema field', innerAt) : undefined;
     if (innerField) checkPasswordHidden(ctx, s, innerField, innerAt);
   });
+}
+
+/** The modes of a nested write each input section takes. */
+const WRITE_MODES: Record<string, string[]> = { CreateSerializer: ['create'], UpdateSerializer: ['replace', 'merge'] };
+
+/** The operations of a child resource each mode runs. */
+const MODE_OPERATIONS: Record<string, string[]> = { create: ['create'], merge: ['create', 'update'], replace: ['create', 'update', 'delete'] };
+
+/** The operations a resource serves (its viewset class's, less `disable`). */
+function servedOperations(res: Resource): Set<string> {
+  const viewset = asRec(res.data.viewset) ?? {};
+  const cls = asStr(viewset.class) ?? DEFAULT_VIEWSET_CLASS;
+  const disabled = new Set(Array.isArray(viewset.disable) ? viewset.disable : []);
+  return new Set((VIEWSET_OPERATIONS[cls as keyof typeof VIEWSET_OPERATIONS] ?? []).filter((kind) => !disabled.has(kind) && !disabled.has('all')));
+}
+
+/**
+ * `- lines: {write: replace}`: the children of a reverse foreign key written with the record, in
+ * CreateSerializer (`create`) or UpdateSerializer (`replace`, `merge`), each item through the child
+ * resource's operations, whose create must take the foreign key (the parent sets it).
+ */
+function checkNestedWrite(ctx: Ctx, s: Section, name: string, nested: Rec, at: YamlPath): void {
+  const modes = WRITE_MODES[s.label];
+  if (!modes) {
+    const where = s.role === 'read' ? `${s.label} shows records: write is for CreateSerializer and UpdateSerializer` : `nested writes are declared in CreateSerializer and UpdateSerializer, not ${s.label}`;
+    report(ctx, s.spec, at, where, true);
+    return;
+  }
+  const mode = asStr(nested.write);
+  if (mode !== undefined && !modes.includes(mode)) {
+    report(ctx, s.spec, [...at, 'write'], `${s.label} writes "${name}" with ${listWords(modes.map((m) => `write: ${m}`))}, not write: ${mode}`);
+  }
+  if (nested.fields !== undefined) {
+    report(ctx, s.spec, [...at, 'fields'], `a nested write's items take the child's create fields: remove fields`, true);
+  }
+  if (s.target.opaque) return;
+  const reverse = ctx.resources.flatMap((res) =>
+    res.opaque ? [] : [...res.fields.values()].filter((f) => f.to === s.target.model && f.spec.reverse_name === name).map((field) => ({ res, field })),
+  );
+  if (reverse.length === 0) {
+    const names = ctx.resources.flatMap((res) => [...res.fields.values()].filter((f) => f.to === s.target.model).flatMap((f) => asStr(f.spec.reverse_name) ?? []));
+    const fieldNote = s.target.fields.has(name) ? `: a field of ${s.target.name} is written by value, without write` : didYouMean(name, names);
+    report(ctx, s.spec, at, `"${name}" is not a reverse relation of ${s.target.name} (a foreign key's reverse_name)${fieldNote}`, true);
+    return;
+  }
+  const { res: child, field } = reverse[0];
+  if (field.type !== 'foreign_key') {
+    report(ctx, s.spec, at, `"${name}" is the reverse of the many-to-many ${child.name}.${field.name}: nested writes take the children of a foreign key`, true);
+    return;
+  }
+  const served = servedOperations(child);
+  const missing = (MODE_OPERATIONS[mode ?? ''] ?? []).filter((kind) => !served.has(kind));
+  if (missing.length) {
+    report(ctx, s.spec, at, `${s.label} writes "${name}" through ${child.name}'s ${listWords(missing, 'and')}, which its viewset does not serve`, true);
+  }
+  const create = asRec(asRec(child.data.serializer)?.CreateSerializer);
+  const listed = Array.isArray(create?.fields) ? create.fields.filter((f): f is string => typeof f === 'string') : undefined;
+  const excluded = Array.isArray(create?.excludes) && create.excludes.includes(field.name);
+  const viewset = asRec(child.data.viewset) ?? {};
+  if ((listed && !listed.includes(field.name)) || excluded || viewset.schema_in !== undefined || viewset.serializer_class !== undefined) {
+    report(ctx, s.spec, at, `${child.name}'s create schema must take "${field.name}", which the nested write sets to the parent's key: take it in its CreateSerializer, not a manual schema_in or serializer_class`, true);
+  }
+  // A list of children has one shape: a child's update must answer as its create does.
+  const shape = (kind: string) => JSON.stringify(viewset[`schema_${kind}_out`] ?? 'schema_out');
+  if (mode !== 'create' && shape('create') !== shape('update')) {
+    report(ctx, s.spec, at, `${child.name} answers create and update in different shapes (schema_create_out, schema_update_out): the children of "${name}" need one`, true);
+  }
+  if (asRec(asRec(s.target.data.viewset)?.bulk) !== undefined) {
+    report(ctx, s.spec, at, `${s.target.name} has bulk routes: nested writes are for its single create and update`, true);
+  }
 }
 
 /** `serializer_class: {Meta: {model, schema_in, ...}}` describing `target` (the resource or a relation's model). */
