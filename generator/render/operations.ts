@@ -67,10 +67,12 @@ export function createHandle(o: Operation, rs: ResourceRoutes): object {
   return {
     override: o.override ? rs.hookCall(o.override, '{ data, proceed }') : undefined,
     beforeCreate: lifecycle(rs, 'before_create', '{ values, data }'),
-    writeReturning: rs.imports.runtime('writeReturning'),
+    insertRow: rs.lookup('insertRow'),
+    columns: `${rs.q()}.${columnsOf(r, r.responses.create)}`,
     checkRelated: relatedKeyChecks(r.schemas.in).length > 0,
     setRelated: relatedSetters(rs, r.schemas.in, 'pk'),
-    reread: reread(rs, r.responses.create, 'pk'),
+    // The row the insert answered, shaped once the relations the body names are set.
+    shape: `${rs.q()}.shape${r.responses.create.name}(ctx.db, [row])`,
     afterCreate: lifecycle(rs, 'after_create', '{ result: created }'),
   };
 }
