@@ -83,14 +83,19 @@ function nestedWrites(rs: ResourceRoutes, kind: 'create' | 'update', parent: str
 /** What `operations/create` prints: one create of `data`, answering the created row (a bulk create runs it per item). */
 export function createHandle(o: Operation, rs: ResourceRoutes): object {
   const { r } = rs;
+  const setRelated = relatedSetters(rs, r.schemas.in, 'pk');
+  const nested = nestedWrites(rs, 'create', 'pk');
   return {
     override: o.override ? rs.hookCall(o.override, '{ data, proceed }') : undefined,
     beforeCreate: lifecycle(rs, 'before_create', '{ values, data }'),
-    writeReturning: rs.imports.runtime('writeReturning'),
+    insertRow: rs.lookup('insertRow'),
+    columns: `${rs.q()}.${columnsOf(r, r.responses.create)}`,
     checkRelated: relatedKeyChecks(r.schemas.in).length > 0,
-    setRelated: relatedSetters(rs, r.schemas.in, 'pk'),
-    nested: nestedWrites(rs, 'create', 'pk'),
-    reread: reread(rs, r.responses.create, 'pk'),
+    setRelated,
+    nested,
+    usesKey: setRelated.length > 0 || (nested?.length ?? 0) > 0,
+    // The row the insert answered, shaped once the relations and children the body names are written.
+    shape: `${rs.q()}.shape${r.responses.create.name}(ctx.db, [row])`,
     afterCreate: lifecycle(rs, 'after_create', '{ result: created }'),
   };
 }

@@ -18,7 +18,7 @@ import { softDeleteRoutes } from './soft-delete';
 import { RouteFile } from './route';
 
 /** The row lookups `rowLookup` builds, in the order the routes file names them. */
-const LOOKUPS = ['queryset', 'findVisible', 'findRow', 'lockRow', 'lockDeleted', 'lockAny', 'stateETag'] as const;
+const LOOKUPS = ['queryset', 'findVisible', 'findRow', 'insertRow', 'lockRow', 'lockDeleted', 'lockAny', 'stateETag'] as const;
 export type Lookup = (typeof LOOKUPS)[number];
 
 /** What the routes of one resource share, each recorded on first use. */

@@ -4,7 +4,7 @@
  */
 import type { Request, RequestHandler } from 'express';
 import { requireAuth, type AuthContext, type Authenticator, type AuthUser } from '../auth/authenticators';
-import { dialectOf, selectFirst, selectFixed, type Db } from '../db/connection';
+import { dialectOf, selectFirst, selectFixed, writeReturning, type Db } from '../db/connection';
 import { NotFoundError, type ModelRef } from '../core/errors';
 import type { Knex } from 'knex';
 import type { ColumnOf, Row } from '../db/rows';
@@ -206,6 +206,24 @@ export function rowLookup<R extends Row = Row>(options: {
       const row = await selectFirst(ctx.db, query.select(columns).where(`${table}.${pk}`, key as any));
       if (!row) throw new NotFoundError(model);
       return row as R;
+    },
+    /**
+     * Inserts `values` and answers the new row with `columns` (and the state's): from the INSERT's
+     * `RETURNING` where the database has it, else read again by the key it generated. Kept, as
+     * `findRow` keeps the row it reads, for the ETag of the create's answer.
+     */
+    async insertRow(ctx: RequestContext, values: Partial<R>, columns: readonly string[]): Promise<R> {
+      const all = readForState(columns);
+      let row: R | undefined;
+      if (dialectOf(ctx.db).insertReturnsRows) {
+        [row] = (await writeReturning(ctx.db, ctx.db(table).insert(values).returning(all as string[]))) as R[];
+      } else {
+        const [inserted] = await writeReturning(ctx.db, ctx.db(table).insert(values).returning(pk));
+        row = await byKeyAlone(ctx, inserted[pk], all);
+      }
+      if (!row) throw new NotFoundError(model);
+      if (state) written.set(ctx, { key: row[pk], row });
+      return row;
     },
     /** The row with this primary key, or a 404 (by key alone: the re-read of a row just written). */
     async findRow(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<R> {

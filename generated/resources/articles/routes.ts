@@ -31,7 +31,6 @@ import {
   selectShape,
   type ServiceContext,
   withArgs,
-  writeReturning,
   z,
 } from '@svcgen/runtime';
 import * as hooks from '../../../specs/hooks/articles';
@@ -91,7 +90,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
   // queryset_request hook narrows them; writes, actions and relation changes see the rows the
   // queryset_write hook (by default queryset_request) leaves, so a hidden row is a 404 as a missing one,
   // and updates, deletes and actions lock the row they change until their transaction ends.
-  const { queryset, findVisible, findRow, lockRow, stateETag } = rowLookup<q.ArticleRow>({
+  const { queryset, findVisible, findRow, insertRow, lockRow, stateETag } = rowLookup<q.ArticleRow>({
     table: q.TABLE,
     pk: q.PK,
     model: service.model(q.MODEL),
@@ -116,9 +115,8 @@ export function articlesRoutes(service: ServiceContext): Route[] {
           const values = await q.createValues(data);
           await hooks.setAuthor(withArgs(ctx, { values, data }));
           await q.checkRelated(ctx.db, service, data);
-          const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
-          const pk = inserted[q.PK];
-          const [created] = await q.shapeArticleOut(ctx.db, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
+          const row = await insertRow(ctx, values, q.OUT_COLUMNS);
+          const [created] = await q.shapeArticleOut(ctx.db, [row]);
           return created;
         },
       },

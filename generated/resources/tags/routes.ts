@@ -13,7 +13,6 @@ import {
   type Route,
   rowLookup,
   type ServiceContext,
-  writeReturning,
 } from '@svcgen/runtime';
 import * as q from './queries';
 import { TagIn, TagOut, TagParams, TagUpdate } from './schemas';
@@ -27,7 +26,7 @@ export function tagsRoutes(service: ServiceContext): Route[] {
   // Reads (list, retrieve, relation listings) see the rows the caller may read; writes, actions and
   // relation changes look rows up by key alone, and updates, deletes and actions lock the row they
   // change until their transaction ends.
-  const { queryset, findVisible, findRow, lockRow, stateETag } = rowLookup<q.TagRow>({
+  const { queryset, findVisible, findRow, insertRow, lockRow, stateETag } = rowLookup<q.TagRow>({
     table: q.TABLE,
     pk: q.PK,
     model: service.model(q.MODEL),
@@ -48,9 +47,8 @@ export function tagsRoutes(service: ServiceContext): Route[] {
         etag: { state: stateETag, key: keyFromResult('id'), answerIsState: true },
         async handle({ body: data }, ctx) {
           const values = await q.createValues(data);
-          const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
-          const pk = inserted[q.PK];
-          const [created] = await q.shapeTagOut(ctx.db, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
+          const row = await insertRow(ctx, values, q.OUT_COLUMNS);
+          const [created] = await q.shapeTagOut(ctx.db, [row]);
           return created;
         },
       },

@@ -15,7 +15,6 @@ import {
   rowLookup,
   type ServiceContext,
   withArgs,
-  writeReturning,
 } from '@svcgen/runtime';
 import * as hooks from '../../../specs/hooks/users';
 import * as q from './queries';
@@ -30,7 +29,7 @@ export function usersRoutes(service: ServiceContext): Route[] {
   // Reads (list, retrieve, relation listings) see the rows the caller may read; writes, actions and
   // relation changes look rows up by key alone, and updates, deletes and actions lock the row they
   // change until their transaction ends.
-  const { queryset, findVisible, findRow, lockRow, stateETag } = rowLookup<q.UserRow>({
+  const { queryset, findVisible, findRow, insertRow, lockRow, stateETag } = rowLookup<q.UserRow>({
     table: q.TABLE,
     pk: q.PK,
     model: service.model(q.MODEL),
@@ -52,9 +51,8 @@ export function usersRoutes(service: ServiceContext): Route[] {
         async handle({ body: data }, ctx) {
           const proceed = async () => {
             const values = await q.createValues(data);
-            const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
-            const pk = inserted[q.PK];
-            const [created] = await q.shapeUserOut(ctx.db, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
+            const row = await insertRow(ctx, values, q.OUT_COLUMNS);
+            const [created] = await q.shapeUserOut(ctx.db, [row]);
             return created;
           };
           return hooks.createUser(withArgs(ctx, { data, proceed }));

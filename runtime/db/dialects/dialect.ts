@@ -171,6 +171,11 @@ export interface Dialect {
   /** Whether its Knex client writes an integer LIMIT into the SQL text instead of binding it. */
   readonly limitAsText: boolean;
   /**
+   * Whether an INSERT answers the columns its `returning` names (SQLite, PostgreSQL); MySQL's answers
+   * the generated key alone, and the row is read again by it.
+   */
+  readonly insertReturnsRows: boolean;
+  /**
    * Whether a schema change (CREATE, ALTER, DROP) is undone with the transaction it ran in (SQLite,
    * PostgreSQL); MySQL commits each one by itself, so a migration's `down` cannot be tried and undone.
    */

@@ -47,6 +47,7 @@ export const mysql: Dialect = {
   urlPrefix: 'mysql://',
   limitAsText: false,
   transactionalSchemaChanges: false,
+  insertReturnsRows: false,
 
   accepts: (url) => /^(mysql|mariadb):\/\//.test(url),
 

@@ -45,6 +45,7 @@ export const postgres: Dialect = {
   urlPrefix: 'postgres://',
   limitAsText: false,
   transactionalSchemaChanges: true,
+  insertReturnsRows: true,
 
   accepts: (url) => /^postgres(ql)?:\/\//.test(url),
 

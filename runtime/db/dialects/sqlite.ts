@@ -94,6 +94,7 @@ export const sqlite: Dialect = {
   urlPrefix: URL_PREFIX,
   limitAsText: true,
   transactionalSchemaChanges: true,
+  insertReturnsRows: true,
 
   accepts: (url) => url.startsWith(URL_PREFIX),
 

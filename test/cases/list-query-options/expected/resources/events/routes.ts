@@ -19,7 +19,6 @@ import {
   searchParam,
   selectShape,
   type ServiceContext,
-  writeReturning,
   z,
 } from '@svcgen/runtime';
 import * as filtering from './filters';
@@ -58,7 +57,7 @@ export function eventsRoutes(service: ServiceContext): Route[] {
   // Reads (list, retrieve, relation listings) see the rows the caller may read; writes, actions and
   // relation changes look rows up by key alone, and updates, deletes and actions lock the row they
   // change until their transaction ends.
-  const { queryset, findVisible, findRow, lockRow, stateETag } = rowLookup<q.EventRow>({
+  const { queryset, findVisible, findRow, insertRow, lockRow, stateETag } = rowLookup<q.EventRow>({
     table: q.TABLE,
     pk: q.PK,
     model: service.model(q.MODEL),
@@ -80,9 +79,8 @@ export function eventsRoutes(service: ServiceContext): Route[] {
         async handle({ body: data }, ctx) {
           const values = await q.createValues(data);
           await q.checkRelated(ctx.db, service, data);
-          const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
-          const pk = inserted[q.PK];
-          const [created] = await q.shapeEventOut(ctx.db, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
+          const row = await insertRow(ctx, values, q.OUT_COLUMNS);
+          const [created] = await q.shapeEventOut(ctx.db, [row]);
           return created;
         },
       },

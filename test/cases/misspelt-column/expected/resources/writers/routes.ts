@@ -12,7 +12,6 @@ import {
   type Route,
   rowLookup,
   type ServiceContext,
-  writeReturning,
 } from '@svcgen/runtime';
 import * as q from './queries';
 import { WriterIn, WriterOut, WriterParams, WriterUpdate } from './schemas';
@@ -26,7 +25,7 @@ export function writersRoutes(service: ServiceContext): Route[] {
   // Reads (list, retrieve, relation listings) see the rows the caller may read; writes, actions and
   // relation changes look rows up by key alone, and updates, deletes and actions lock the row they
   // change until their transaction ends.
-  const { queryset, findVisible, findRow, lockRow, stateETag } = rowLookup<q.WriterRow>({
+  const { queryset, findVisible, findRow, insertRow, lockRow, stateETag } = rowLookup<q.WriterRow>({
     table: q.TABLE,
     pk: q.PK,
     model: service.model(q.MODEL),
@@ -47,9 +46,8 @@ export function writersRoutes(service: ServiceContext): Route[] {
         etag: { state: stateETag, key: keyFromResult('id'), answerIsState: true },
         async handle({ body: data }, ctx) {
           const values = await q.createValues(data);
-          const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
-          const pk = inserted[q.PK];
-          const [created] = await q.shapeWriterOut(ctx.db, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
+          const row = await insertRow(ctx, values, q.OUT_COLUMNS);
+          const [created] = await q.shapeWriterOut(ctx.db, [row]);
           return created;
         },
       },

@@ -21,7 +21,6 @@ import {
   type ServiceContext,
   settleHook,
   withArgs,
-  writeReturning,
   z,
 } from '@svcgen/runtime';
 import * as hooks from '../../../specs/hooks/books';
@@ -45,7 +44,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
   // Reads (list, retrieve, relation listings) see the rows the caller may read; writes, actions and
   // relation changes look rows up by key alone, and updates, deletes and actions lock the row they
   // change until their transaction ends.
-  const { queryset, findVisible, findRow, lockRow, stateETag } = rowLookup<q.BookRow>({
+  const { queryset, findVisible, findRow, insertRow, lockRow, stateETag } = rowLookup<q.BookRow>({
     table: q.TABLE,
     pk: q.PK,
     model: service.model(q.MODEL),
@@ -67,10 +66,10 @@ export function booksRoutes(service: ServiceContext): Route[] {
         async handle({ body: data }, ctx) {
           const values = await q.createValues(data);
           await q.checkRelated(ctx.db, service, data);
-          const [inserted] = await writeReturning(ctx.db, ctx.db(q.TABLE).insert(values).returning(q.PK));
-          const pk = inserted[q.PK];
+          const row = await insertRow(ctx, values, q.OUT_COLUMNS);
+          const pk = row[q.PK];
           await q.setTags(ctx.db, pk, data.tags);
-          const [created] = await q.shapeBookOut(ctx.db, [await findRow(ctx, pk, q.OUT_COLUMNS)]);
+          const [created] = await q.shapeBookOut(ctx.db, [row]);
           return created;
         },
       },
