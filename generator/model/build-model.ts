@@ -40,6 +40,7 @@ import type {
   Pagination,
   Relation,
   Resource,
+  ReverseRelation,
   SchemaField,
   SchemaModel,
   SchemaRole,
@@ -117,6 +118,9 @@ export function buildModel(described: DescribedSpecs): ServiceModel {
   const targets: Targets = new Map(described.resources.map((r) => [r.names.model.name, { table: r.names.table.name, pk: primaryKeyOf(r) }]));
   const drafts = described.resources.map((r) => draftResource(r, targets));
   const byModel = new Map(drafts.map((d) => [d.model, d]));
+  // Second pass, every resource's fields known: each relation field naming its reverse side.
+  const m2ms = new Map(drafts.map((d) => [d.model, m2mOf(d, byModel)]));
+  const reverse = reverseRelations(drafts, m2ms);
   const settings = Object.fromEntries(
     (Object.keys(SETTINGS) as SettingName[]).map((name) => [name, service?.settings?.[name] ?? SETTINGS[name].default]),
   ) as Record<SettingName, string | number | boolean>;
@@ -142,7 +146,7 @@ export function buildModel(described: DescribedSpecs): ServiceModel {
     sharedHooks: [...(service?.paginators ?? []), ...(service?.auth?.authenticators ?? [])],
     endpoints: endpointsOf(service?.endpoints ?? [], 'default', (i) => ['endpoints', i, 'handler'], described.service?.spec.file ?? ''),
     exceptionHandlers: Object.entries(service?.exception_handlers ?? {}).map(([exception, handler]) => ({ exception, handler })),
-    resources: drafts.map((d) => buildResource(d, byModel)),
+    resources: drafts.map((d) => buildResource(d, byModel, m2ms.get(d.model)!, reverse.get(d.model) ?? [])),
   };
 }
 
@@ -237,6 +241,26 @@ function m2mOf(d: Draft, byModel: ReadonlyMap<string, Draft>): ManyToMany[] {
   });
 }
 
+/**
+ * The reverse relations of every model, by target: each foreign key or many-to-many field with a
+ * `reverse_name`, in order of resources, then fields.
+ */
+function reverseRelations(drafts: Draft[], m2ms: ReadonlyMap<string, ManyToMany[]>): Map<string, ReverseRelation[]> {
+  const byTarget = new Map<string, ReverseRelation[]>();
+  for (const d of drafts) {
+    for (const [name, f] of Object.entries(d.spec.fields)) {
+      if (f.reverse_name === undefined) continue;
+      const common = { name: f.reverse_name, from: d.model, fromTable: d.table, source: { file: d.described.spec.file, path: ['fields', name, 'reverse_name'] } };
+      const rel: ReverseRelation =
+        f.type === 'many_to_many'
+          ? { ...common, kind: 'many_to_many', m2m: m2ms.get(d.model)!.find((m) => m.name === name)! }
+          : { ...common, kind: 'foreign_key', field: d.fields.find((x) => x.name === name)! };
+      byTarget.set(f.to!, [...(byTarget.get(f.to!) ?? []), rel]);
+    }
+  }
+  return byTarget;
+}
+
 /** An ordering field's column; `author__username` follows the foreign keys (validated: no many-to-many on the way). */
 function orderingColumn(d: Draft, graph: ModelGraph, name: string): OrderingColumn {
   if (!name.includes('__')) return { column: d.fields.find((f) => f.name === name)!.column };
@@ -244,10 +268,9 @@ function orderingColumn(d: Draft, graph: ModelGraph, name: string): OrderingColu
   return { column: plan.column, hops: plan.hops.map((h) => ({ from: h.from, table: h.table, key: h.select })) };
 }
 
-function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>): Resource {
+function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>, m2m: ManyToMany[], reverse: ReverseRelation[]): Resource {
   const viewset: ViewsetSpec = d.spec.viewset ?? {};
   const names = d.names;
-  const m2m = m2mOf(d, byModel);
   const ctx: SchemaContext = { draft: d, m2m, byModel };
 
   const schemas = {} as Record<SchemaRole, SchemaModel>;
@@ -282,6 +305,7 @@ function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>): Resource 
     pk: d.fields[0],
     fields: d.fields,
     m2m,
+    reverse,
     indexes: names.indexes.map(({ name, columns, unique, entry }) => ({ name, columns, unique, source: entry })),
     softDelete: softDeleteOf(d, viewset),
     schemas,

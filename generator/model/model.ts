@@ -70,6 +70,22 @@ export interface ManyToMany {
   source: SourceRef;
 }
 
+/** A relation seen from its target: the rows of another resource whose foreign key (or many-to-many) points here. */
+export interface ReverseRelation {
+  /** The `reverse_name` of the relation field. */
+  name: string;
+  /** The model holding the relation (e.g. `Widget`). */
+  from: string;
+  fromTable: string;
+  kind: 'foreign_key' | 'many_to_many';
+  /** The foreign key on `from` (kind foreign_key). */
+  field?: Field;
+  /** The many-to-many field on `from` (kind many_to_many). */
+  m2m?: ManyToMany;
+  /** Position of the `reverse_name`. */
+  source: SourceRef;
+}
+
 /** What a list orders by: a column of the resource's table, or (with hops) of a row its foreign keys lead to. */
 export interface OrderingColumn {
   column: string;
@@ -317,6 +333,8 @@ export interface Resource {
   /** Column fields in spec order, the primary key first. */
   fields: Field[];
   m2m: ManyToMany[];
+  /** Relations of other resources pointing here that name their reverse side (`reverse_name`), in order of resources, then fields. */
+  reverse: ReverseRelation[];
   /** Composite indexes (`indexes`), in spec order. */
   indexes: Index[];
   /** `soft_delete`: rows are marked deleted instead of removed; null when off. */

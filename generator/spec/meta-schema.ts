@@ -202,6 +202,7 @@ const fieldSpec = {
     choices: { type: 'array', minItems: 1, uniqueItems: true, items: { type: ['string', 'integer'] } },
     to: className,
     on_delete: { enum: ['cascade', 'set_null', 'protect'] },
+    reverse_name: identifier,
     description: { type: 'string' },
     renamed_from: identifier,
   },

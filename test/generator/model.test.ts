@@ -183,6 +183,47 @@ describe('buildModel: relations', () => {
   });
 });
 
+describe('buildModel: reverse relations', () => {
+  const model = () =>
+    modelOf({
+      ...resource('makers', 'model: Maker', 'fields:', '  code: {type: string, max_length: 20, primary_key: true}'),
+      ...resource('labels', 'model: Label', 'fields:', '  text: {type: string}'),
+      ...resource(
+        'widgets',
+        'model: Widget',
+        'fields:',
+        '  maker: {type: foreign_key, to: Maker, null: true, on_delete: protect, reverse_name: widgets}',
+        '  designer: {type: foreign_key, to: Maker, null: true}',
+        '  labels: {type: many_to_many, to: Label, reverse_name: widgets}',
+        '  parent: {type: foreign_key, to: Widget, null: true, reverse_name: children}',
+      ),
+      ...resource('gadgets', 'model: Gadget', 'fields:', '  maker: {type: foreign_key, to: Maker, reverse_name: gadgets}'),
+    });
+
+  it('gives the target one reverse relation per reverse_name, in order of resources then fields', () => {
+    const m = model();
+    const maker = res(m, 'Maker');
+    expect(maker.reverse.map((r) => [r.name, r.from, r.fromTable, r.kind])).toEqual([
+      ['gadgets', 'Gadget', 'gadgets', 'foreign_key'],
+      ['widgets', 'Widget', 'widgets', 'foreign_key'],
+    ]);
+    // The foreign key is the very field of the model holding it.
+    expect(maker.reverse[1].field).toBe(res(m, 'Widget').fields.find((f) => f.name === 'maker'));
+    expect(maker.reverse[1].m2m).toBeUndefined();
+    expect(maker.reverse[1].source).toEqual({ file: expect.stringMatching(/widgets\.yaml$/), path: ['fields', 'maker', 'reverse_name'] });
+  });
+
+  it('names many-to-many and self relations, and nothing without reverse_name', () => {
+    const m = model();
+    const label = res(m, 'Label');
+    expect(label.reverse.map((r) => [r.name, r.from, r.kind])).toEqual([['widgets', 'Widget', 'many_to_many']]);
+    expect(label.reverse[0].m2m).toBe(res(m, 'Widget').m2m.find((x) => x.name === 'labels'));
+    expect(label.reverse[0].field).toBeUndefined();
+    expect(res(m, 'Widget').reverse.map((r) => [r.name, r.field?.name])).toEqual([['children', 'parent']]);
+    expect(res(m, 'Gadget').reverse).toEqual([]);
+  });
+});
+
 describe('buildModel: names', () => {
   it('derives verbose names, table, route base, tag and 404 keys from a CamelCase model', () => {
     const r = res(modelOf(resource('posts', 'model: BlogPost', 'fields: {title: {type: string}}')), 'BlogPost');

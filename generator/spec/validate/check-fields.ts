@@ -14,6 +14,7 @@ const PK_TYPES = ['integer', 'big_integer', 'uuid', 'string'];
 /** Field options and the types they apply to. */
 const OPTION_TYPES: Record<string, string[]> = {
   to: RELATION_TYPES,
+  reverse_name: RELATION_TYPES,
   on_delete: ['foreign_key'],
   max_length: ['string', 'email', 'url', 'password'],
   max_digits: ['decimal'],

@@ -11,6 +11,7 @@
 import { type Diagnostic, sortDiagnostics } from '../../load/diagnostics';
 import type { LoadedSpecs, SpecFile } from '../../load/load';
 import { checkField, checkIndexes, checkPrimaryKey } from './check-fields';
+import { checkReverseNames } from './check-reverse';
 import { checkSerializer } from './check-schemas';
 import { checkService } from './check-service';
 import { checkResourceShape, checkServiceShape, checkShape } from './check-shape';
@@ -47,6 +48,7 @@ export function validateSpecs(loaded: LoadedSpecs): Validation {
   }
   const causes = new Set(ctx.resources.filter((r) => r.opaque || r.model === undefined).map((r) => r.spec.file));
   for (const res of ctx.resources) if (!res.opaque) checkResource(ctx, res);
+  checkReverseNames(ctx);
   if (ctx.service) checkService(ctx, ctx.service.spec, ctx.service.data);
   return { diagnostics: dedupe(sortDiagnostics(ctx.out)), causes, documents: ctx.documents };
 }

@@ -1,0 +1,32 @@
+/**
+ * Reverse relations (`reverse_name` on a foreign key or many-to-many field): the name becomes a
+ * relation of the target resource, so it must not be one of the target's fields (many-to-many
+ * included) and must be the only reverse relation of that name on the target.
+ */
+import { asStr, type Ctx, report } from './context';
+import type { Resource } from './resources';
+
+export function checkReverseNames(ctx: Ctx): void {
+  /** Per target model: reverse name → where it was first given (`Widget.maker`). */
+  const taken = new Map<string, Map<string, string>>();
+  for (const res of ctx.resources) {
+    if (res.opaque) continue;
+    for (const field of res.fields.values()) {
+      const name = asStr(field.spec.reverse_name);
+      if (name === undefined || field.to === undefined) continue;
+      const target: Resource | undefined = ctx.byModel.get(field.to);
+      if (!target || target.opaque) continue;
+      const at = ['fields', field.name, 'reverse_name'];
+      const owner = `${res.name}.${field.name}`;
+      const names = taken.get(target.name) ?? new Map<string, string>();
+      taken.set(target.name, names);
+      if (target.fields.has(name)) {
+        report(ctx, res.spec, at, `reverse_name "${name}" is already a field of ${target.name}: choose another name`);
+      } else if (names.has(name)) {
+        report(ctx, res.spec, at, `reverse_name "${name}" is already the reverse of ${names.get(name)} on ${target.name}: choose another name`);
+      } else {
+        names.set(name, owner);
+      }
+    }
+  }
+}
