@@ -1,14 +1,13 @@
 /**
  * Reverse relations (`reverse_name` on a foreign key or many-to-many field): the name becomes a
  * relation of the target resource, so it must not be one of the target's fields (many-to-many
- * included) and must be the only reverse relation of that name on the target.
+ * included) and must be the only reverse relation of that name on the target. Each accepted name is
+ * recorded on the target (`Resource.reverse`) for the schema and `expand` checks.
  */
 import { asStr, type Ctx, report } from './context';
 import type { Resource } from './resources';
 
 export function checkReverseNames(ctx: Ctx): void {
-  /** Per target model: reverse name → where it was first given (`Widget.maker`). */
-  const taken = new Map<string, Map<string, string>>();
   for (const res of ctx.resources) {
     if (res.opaque) continue;
     for (const field of res.fields.values()) {
@@ -17,15 +16,13 @@ export function checkReverseNames(ctx: Ctx): void {
       const target: Resource | undefined = ctx.byModel.get(field.to);
       if (!target || target.opaque) continue;
       const at = ['fields', field.name, 'reverse_name'];
-      const owner = `${res.name}.${field.name}`;
-      const names = taken.get(target.name) ?? new Map<string, string>();
-      taken.set(target.name, names);
+      const first = target.reverse.get(name);
       if (target.fields.has(name)) {
         report(ctx, res.spec, at, `reverse_name "${name}" is already a field of ${target.name}: choose another name`);
-      } else if (names.has(name)) {
-        report(ctx, res.spec, at, `reverse_name "${name}" is already the reverse of ${names.get(name)} on ${target.name}: choose another name`);
+      } else if (first) {
+        report(ctx, res.spec, at, `reverse_name "${name}" is already the reverse of ${first.from.name}.${first.field.name} on ${target.name}: choose another name`);
       } else {
-        names.set(name, owner);
+        target.reverse.set(name, { from: res, field });
       }
     }
   }
