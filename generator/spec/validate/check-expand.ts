@@ -7,6 +7,7 @@
 import type { YamlPath } from '../../load/load';
 import { didYouMean } from '../suggest';
 import { asRec, type Ctx, eachEntry, eachItem, has, type Rec, report } from './context';
+import { checkReverseVisible } from './check-reverse';
 import { fieldOf, RELATION_TYPES, relationTarget, type Resource } from './resources';
 
 export function checkExpand(ctx: Ctx, res: Resource, vs: Rec): void {
@@ -14,7 +15,10 @@ export function checkExpand(ctx: Ctx, res: Resource, vs: Rec): void {
   eachEntry(vs.expand, ['viewset', 'expand'], (name, value, at) => {
     const spec = asRec(value) ?? {};
     const reverse = res.fields.has(name) ? undefined : res.reverse.get(name);
-    if (reverse) return checkExpandFields(ctx, res, reverse.from, spec, at);
+    if (reverse) {
+      checkReverseVisible(ctx, res.spec, reverse.from, name, at, true);
+      return checkExpandFields(ctx, res, reverse.from, spec, at);
+    }
     const field = res.fields.get(name);
     if (!field) {
       report(ctx, res.spec, at, `expand "${name}" is not a relation of ${res.name}${didYouMean(name, relations)}`, true);

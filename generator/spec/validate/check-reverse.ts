@@ -4,7 +4,8 @@
  * included) and must be the only reverse relation of that name on the target. Each accepted name is
  * recorded on the target (`Resource.reverse`) for the schema and `expand` checks.
  */
-import { asStr, type Ctx, report } from './context';
+import type { SpecFile, YamlPath } from '../../load/load';
+import { asRec, asStr, type Ctx, report } from './context';
 import type { Resource } from './resources';
 
 export function checkReverseNames(ctx: Ctx): void {
@@ -25,5 +26,17 @@ export function checkReverseNames(ctx: Ctx): void {
         target.reverse.set(name, { from: res, field });
       }
     }
+  }
+}
+
+/**
+ * A reverse relation shown in a read schema or by `expand` lists every child but soft-deleted ones:
+ * a child resource whose `queryset_request` narrows what callers may read would leak the rows it
+ * hides, so it is refused.
+ */
+export function checkReverseVisible(ctx: Ctx, spec: SpecFile, from: Resource, name: string, at: YamlPath, key: boolean): void {
+  const hook = asStr(asRec(from.data.viewset)?.queryset_request);
+  if (hook !== undefined) {
+    report(ctx, spec, at, `reverse relation "${name}" would show every ${from.name}, also those its queryset_request (${hook}) hides: it cannot be shown here`, key);
   }
 }

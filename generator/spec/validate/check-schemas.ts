@@ -5,6 +5,7 @@
  */
 import type { SpecFile, YamlPath } from '../../load/load';
 import { softDeleteFieldName } from '../resource-names';
+import { checkReverseVisible } from './check-reverse';
 import { asRec, asStr, type Ctx, eachEntry, eachItem, has, isRec, listWords, type Rec, report } from './context';
 import { type Field, fieldOf, RELATION_TYPES, relationTarget, type Resource } from './resources';
 
@@ -157,6 +158,8 @@ function isReverse(ctx: Ctx, s: Section, name: string, at: YamlPath, key: boolea
   if (s.target.fields.has(name) || !s.target.reverse.has(name)) return false;
   if (s.role === 'write') {
     report(ctx, s.spec, at, `"${name}" is a reverse relation, which only read schemas show: ${s.label} cannot take it`, key);
+  } else {
+    checkReverseVisible(ctx, s.spec, s.target.reverse.get(name)!.from, name, at, key);
   }
   return true;
 }
