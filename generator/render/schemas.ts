@@ -66,15 +66,18 @@ export const expandableName = (s: SchemaModel) => `${s.name}Expandable`;
 
 /**
  * `<Schema>Expandable`: a read schema whose relations `?expand=` may name are either their plain
- * value or the expanded records (anyOf; a key and an object never overlap), and whose relations the
- * schema leaves out are there when expanded only.
+ * value or the expanded records (anyOf; a key and an object never overlap), unless the two are
+ * one schema, and whose relations the schema leaves out are there when expanded only.
  */
 function expandableView(r: Resource, s: SchemaModel, imports: Imports): ObjectSchemaView {
   const z = imports.runtime('z');
   const expanded = new Map(r.expand.map((f) => [f.name, f]));
   const fields = s.fields.map((f) => {
+    const plain = zodOutput(f, imports);
     const e = expanded.get(f.name);
-    return { name: f.name, zod: e ? `${z}.union([${zodOutput(f, imports)}, ${zodOutput(e, imports)}])` : zodOutput(f, imports) };
+    // A relation the schema already shows as the expansion does (the blog's detail tags) is one schema.
+    const expansion = e && zodOutput(e, imports);
+    return { name: f.name, zod: expansion && expansion !== plain ? `${z}.union([${plain}, ${expansion}])` : plain };
   });
   for (const e of r.expand) if (!s.fields.some((f) => f.name === e.name)) fields.push({ name: e.name, zod: `${zodOutput(e, imports)}.optional()` });
   const names = r.expand.map((f) => f.name).join(', ');

@@ -83,14 +83,8 @@ export const ArticleDetailExpandable = z
       z.object({ id: z.int(), username: z.string(), first_name: z.string(), last_name: z.string() }),
       z.object({ id: z.int(), username: z.string() }),
     ]),
-    category: z.union([
-      z.object({ id: z.int(), name: z.string() }).nullable(),
-      z.object({ id: z.int(), name: z.string() }).nullable(),
-    ]),
-    tags: z.union([
-      z.array(z.object({ id: z.int(), name: z.string() })),
-      z.array(z.object({ id: z.int(), name: z.string() })),
-    ]),
+    category: z.object({ id: z.int(), name: z.string() }).nullable(),
+    tags: z.array(z.object({ id: z.int(), name: z.string() })),
     is_published: z.boolean(),
     created_at: z.iso.datetime(),
     views: z.int(),
