@@ -148,6 +148,8 @@ async function main(): Promise<void> {
     let n = 0;
     const scenarios: [string, () => string][] = [
       ['list articles (page of 20)', () => `/articles/?page=${(n++ % 50) + 1}&page_size=20`],
+      // Three relations expanded: three more queries per page, whatever its size.
+      ['list articles, ?expand=author,category,tags (20)', () => `/articles/?page=${(n++ % 50) + 1}&page_size=20&expand=author,category,tags`],
       ['list articles, filtered and ordered', () => `/articles/?title=1&tag=tag-3&ordering=-views,title&page_size=20`],
       ['retrieve article (nested author, category, tags)', () => `/articles/${(n++ % ROWS) + 1}/`],
       ['list tags of an article (m2m)', () => `/articles/${(n++ % ROWS) + 1}/tags/`],

@@ -108,6 +108,13 @@ export interface ListArticlesQuery extends PageNumberQuery {
   fields?: ('id' | 'title' | 'summary' | 'author' | 'category' | 'is_published' | 'created_at' | 'views')[];
 }
 
+/** What ?expand= shows for each relation of an article it names. */
+export interface ArticleExpansions {
+  author: { id: number; username: string };
+  category: { id: number; name: string } | null;
+  tags: { id: number; name: string }[];
+}
+
 /** An article as retrieve answers it. */
 export interface ArticleDetail {
   id: number;
@@ -248,6 +255,12 @@ export interface CursorPage<T> {
   previous: string | null;
   results: T[];
 }
+
+/**
+ * An item as a read answers it when `?expand=` names the relations `E`: each shown as `X` describes
+ * it (a record or a list of records) in place of its key, or added; the item as it is without any.
+ */
+export type Expanded<T, X, E extends keyof X> = [E] extends [never] ? T : Omit<T, E> & Pick<X, E>;
 
 /** What adding and removing related keys did: one line per key, for those done and those refused. */
 export interface M2MSchemaOut {
@@ -467,12 +480,25 @@ export function createClient(options: ClientOptions) {
       return send<ArticleOut>({ method: 'POST', path: `/articles${slash}`, body }, request);
     },
     /** List all objects. `GET /articles/` */
-    listArticles(query: ListArticlesQuery = {}, request?: RequestOptions): Promise<Page<ArticleOut>> {
-      return send<Page<ArticleOut>>({ method: 'GET', path: `/articles${slash}`, query }, request);
+    listArticles<E extends keyof ArticleExpansions = never>(
+      query: ListArticlesQuery & { expand?: E[] } = {},
+      request?: RequestOptions,
+    ): Promise<Page<Expanded<ArticleOut, ArticleExpansions, E>>> {
+      return send<Page<Expanded<ArticleOut, ArticleExpansions, E>>>(
+        { method: 'GET', path: `/articles${slash}`, query },
+        request,
+      );
     },
     /** Retrieve a specific object by its primary key. `GET /articles/{id}/` */
-    retrieveArticle(id: number, query: RetrieveArticleQuery = {}, request?: RequestOptions): Promise<ArticleDetail> {
-      return send<ArticleDetail>({ method: 'GET', path: `/articles/${segment(id)}${slash}`, query }, request);
+    retrieveArticle<E extends keyof ArticleExpansions = never>(
+      id: number,
+      query: RetrieveArticleQuery & { expand?: E[] } = {},
+      request?: RequestOptions,
+    ): Promise<Expanded<ArticleDetail, ArticleExpansions, E>> {
+      return send<Expanded<ArticleDetail, ArticleExpansions, E>>(
+        { method: 'GET', path: `/articles/${segment(id)}${slash}`, query },
+        request,
+      );
     },
     /** Update an object by its primary key. `PATCH /articles/{id}/` */
     updateArticle(id: number, body: ArticleUpdate, request?: RequestOptions): Promise<ArticleOut> {

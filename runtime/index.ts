@@ -87,6 +87,7 @@ export { actionQuery, orderingParam, querySource, type KeyKind, type OrderTerm }
 export { applyMixins, escapeLike, lookupMixin, matchCaseMixin, pickFilters, queryParam, settleHook, type Lookup } from './query/filters';
 export { applySearch, searchParam } from './query/search';
 export { fieldsParam, selectShape } from './query/fields-selection';
+export { expandParam, expandShape, withExpanded, type Expander } from './query/expand';
 
 // validation: the request parts' types.
 export { dateInput, dateTimeInput, decimalInput, intInput, jsonInput, urlInput, uuidInput } from './validation/fields';
@@ -98,6 +99,7 @@ export {
   exists,
   loadForeign,
   loadManyToMany,
+  loadReverse,
   missingKeys,
   related,
   setRelated,
@@ -105,6 +107,7 @@ export {
   type ColumnOf,
   type ForeignSpec,
   type ManyToManySpec,
+  type ReverseSpec,
   type Row,
 } from './db/rows';
 export {

@@ -63,9 +63,9 @@ const TYPES: Record<SchemaField['value'], string> = {
 
 function apiField(f: SchemaField, request: boolean): ApiField {
   const out: ApiField = { type: TYPES[f.value] };
-  if (f.kind === 'many_to_many') out.type = `array<${TYPES[f.value]}>`;
+  if (f.kind === 'many_to_many' || f.kind === 'reverse') out.type = `array<${TYPES[f.value]}>`;
   if (f.kind === 'nested_one') out.type = 'object';
-  if (f.kind === 'nested_many') out.type = 'array<object>';
+  if (f.kind === 'nested_many' || f.kind === 'nested_reverse') out.type = 'array<object>';
   if (f.nested) out.fields = fieldsOf(f.nested.fields, false);
   // A nested write: its items in a request, the children written in a response.
   if (f.kind === 'nested_write') {
@@ -95,6 +95,12 @@ interface Parts {
   schemaSources: SourceRef[];
 }
 
+/** A read schema of list or retrieve with the relations only `?expand=` shows (a field a client may be sent). */
+function withExpansions(r: Resource, s: SchemaModel): SchemaModel {
+  const extra = r.expand.filter((e) => !s.fields.some((f) => f.name === e.name));
+  return extra.length ? { ...s, fields: [...s.fields, ...extra] } : s;
+}
+
 /** The keys of a resource's viewset where its schemas are written, the most specific first. */
 function schemaSources(r: Resource): SourceRef[] {
   const at = (...path: (string | number)[]): SourceRef => ({ file: r.specFile, path });
@@ -110,8 +116,8 @@ function resourceParts(r: Resource, base: string): Parts[] {
   const viewset = [at('viewset', 'disable'), at('viewset'), at()];
   const shapes: Record<Operation['kind'], (o: Operation) => Pick<Parts, 'body' | 'responses' | 'path'>> = {
     create: () => ({ path: collection, body: r.schemas.in, responses: { 201: r.nestedResults.create ?? r.responses.create } }),
-    list: () => ({ path: collection, responses: { 200: r.schemas.out } }),
-    retrieve: () => ({ path: item, responses: { 200: r.schemas.detail } }),
+    list: () => ({ path: collection, responses: { 200: withExpansions(r, r.schemas.out) } }),
+    retrieve: () => ({ path: item, responses: { 200: withExpansions(r, r.schemas.detail) } }),
     update: () => ({ path: item, body: r.schemas.update, responses: { 200: r.nestedResults.update ?? r.responses.update } }),
     delete: (o) => ({ path: item, responses: o.override ? { 200: null, 204: null } : { 204: null } as Parts['responses'] }),
   };

@@ -148,7 +148,7 @@ export function buildModel(described: DescribedSpecs): ServiceModel {
     sharedHooks: [...(service?.paginators ?? []), ...(service?.auth?.authenticators ?? [])],
     endpoints: endpointsOf(service?.endpoints ?? [], 'default', (i) => ['endpoints', i, 'handler'], described.service?.spec.file ?? ''),
     exceptionHandlers: Object.entries(service?.exception_handlers ?? {}).map(([exception, handler]) => ({ exception, handler })),
-    resources: withNestedWrites(drafts, drafts.map((d) => buildResource(d, byModel, m2ms.get(d.model)!, reverse.get(d.model) ?? []))),
+    resources: withNestedWrites(drafts, drafts.map((d) => buildResource(d, byModel, m2ms, reverse))),
   };
 }
 
@@ -311,10 +311,17 @@ function orderingColumn(d: Draft, graph: ModelGraph, name: string): OrderingColu
   return { column: plan.column, hops: plan.hops.map((h) => ({ from: h.from, table: h.table, key: h.select })) };
 }
 
-function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>, m2m: ManyToMany[], reverse: ReverseRelation[]): Resource {
+function buildResource(
+  d: Draft,
+  byModel: ReadonlyMap<string, Draft>,
+  m2ms: ReadonlyMap<string, ManyToMany[]>,
+  reverses: ReadonlyMap<string, ReverseRelation[]>,
+): Resource {
   const viewset: ViewsetSpec = d.spec.viewset ?? {};
   const names = d.names;
-  const ctx: SchemaContext = { draft: d, m2m, byModel };
+  const m2m = m2ms.get(d.model)!;
+  const reverse = reverses.get(d.model) ?? [];
+  const ctx: SchemaContext = { draft: d, m2m, reverse, byModel };
 
   const schemas = {} as Record<SchemaRole, SchemaModel>;
   for (const role of ['in', 'out', 'update'] as const) schemas[role] = resolveSchema(ctx, role)!;
@@ -371,6 +378,7 @@ function buildResource(d: Draft, byModel: ReadonlyMap<string, Draft>, m2m: ManyT
     objectPermission: viewset.has_object_permission,
     actions: actionsOf(names, viewset),
     relations: relationsOf(ctx, viewset, m2m),
+    expand: Object.entries(viewset.expand ?? {}).map(([name, spec]) => schemaFieldFor(ctx, lookup(ctx, name), 'out', spec.fields, spec.limit)),
     fieldSelection: viewset.field_selection === true,
     requireIfMatch: viewset.require_if_match === true,
     search: viewset.search_fields
@@ -415,7 +423,7 @@ function relationsOf(ctx: SchemaContext, viewset: ViewsetSpec, m2m: ManyToMany[]
     const target = ctx.byModel.get(rel.model)!;
     const path = relationPath(rel.path, target.names);
     const fallback = !isNotSet(rel.auth) ? rel.auth : !isNotSet(viewset.m2m_auth) ? viewset.m2m_auth : viewset.auth;
-    const tctx: SchemaContext = { draft: target, m2m: [], byModel: ctx.byModel };
+    const tctx: SchemaContext = { draft: target, m2m: [], reverse: [], byModel: ctx.byModel };
     const name = `${ctx.draft.model}${pascalCase(rel.related_name)}Item`;
     let itemSchema: SchemaModel;
     let itemSchemaIsTargetOut = false;
@@ -423,7 +431,7 @@ function relationsOf(ctx: SchemaContext, viewset: ViewsetSpec, m2m: ManyToMany[]
     else if (rel.serializer_class?.Meta.schema_out) {
       itemSchema = sectionSchema(tctx, name, 'out', rel.serializer_class.Meta.schema_out, 'serializer_class');
     } else {
-      itemSchema = resolveSchema({ draft: target, m2m: m2mOf(target, ctx.byModel), byModel: ctx.byModel }, 'out')!;
+      itemSchema = resolveSchema({ draft: target, m2m: m2mOf(target, ctx.byModel), reverse: [], byModel: ctx.byModel }, 'out')!;
       itemSchemaIsTargetOut = true;
     }
     const operationIds = relationOperationIds(ctx.draft.names, path);
@@ -621,6 +629,8 @@ function paginationOf(value: PaginationSpec): Pagination | null {
 interface SchemaContext {
   draft: Draft;
   m2m: ManyToMany[];
+  /** Reverse relations read schemas may name. */
+  reverse: ReverseRelation[];
   byModel: ReadonlyMap<string, Draft>;
 }
 
@@ -669,16 +679,20 @@ function responseSchema(ctx: SchemaContext, schemas: Record<SchemaRole, SchemaMo
 const hasContent = (s: SerializerSectionSpec) =>
   (s.fields?.length ?? 0) + (s.optionals?.length ?? 0) + (s.excludes?.length ?? 0) + (s.customs?.length ?? 0) > 0;
 
-type FieldRef = Field | ManyToMany;
+type FieldRef = Field | ManyToMany | ReverseRelation;
 const isM2m = (f: FieldRef): f is ManyToMany => 'joinTable' in f;
+const isReverse = (f: FieldRef): f is ReverseRelation => 'fromTable' in f;
+
+/** The most children a reverse relation shows per item when its entry gives no `limit`. */
+export const DEFAULT_REVERSE_LIMIT = 100;
 
 /** Fields a schema of this role takes when nothing names them. */
 function autoFields(ctx: SchemaContext, role: SchemaRole): FieldRef[] {
   const all: FieldRef[] = [...ctx.draft.fields, ...ctx.m2m];
-  if (role === 'out' || role === 'detail') return all.filter((f) => isM2m(f) || f.type !== 'password');
+  if (role === 'out' || role === 'detail') return all.filter((f) => isM2m(f) || (f as Field).type !== 'password');
   // The soft delete's field is written by DELETE and restore only.
   const softDeleted = ctx.draft.names.softDelete?.field;
-  return all.filter((f) => isM2m(f) || (isEditable(f, role) && f.name !== softDeleted));
+  return all.filter((f) => isM2m(f) || (isEditable(f as Field, role) && f.name !== softDeleted));
 }
 
 function isEditable(f: Field, role: SchemaRole): boolean {
@@ -688,7 +702,7 @@ function isEditable(f: Field, role: SchemaRole): boolean {
 }
 
 function lookup(ctx: SchemaContext, name: string): FieldRef {
-  return ctx.draft.fields.find((f) => f.name === name) ?? ctx.m2m.find((m) => m.name === name)!;
+  return ctx.draft.fields.find((f) => f.name === name) ?? ctx.m2m.find((m) => m.name === name) ?? ctx.reverse.find((r) => r.name === name)!;
 }
 
 function sectionSchema(
@@ -699,14 +713,14 @@ function sectionSchema(
   source: SchemaModel['source'],
 ): SchemaModel {
   const excludes = new Set<string>(section.excludes ?? []);
-  const entries: { name: string; nested?: string[]; optional: boolean }[] = [];
+  const entries: { name: string; nested?: string[]; limit?: number; optional: boolean }[] = [];
   if (section.fields || section.optionals) {
     for (const entry of section.fields ?? []) {
       if (typeof entry === 'string') entries.push({ name: entry, optional: false });
       else {
         const [fname, spec] = Object.entries(entry)[0];
         // A nested write (`write`) is not a field: withNestedWrites adds it once every resource is built.
-        if (spec.write === undefined) entries.push({ name: fname, nested: spec.fields, optional: false });
+        if (spec.write === undefined) entries.push({ name: fname, nested: spec.fields, limit: spec.limit, optional: false });
       }
     }
     for (const [fname] of section.optionals ?? []) entries.push({ name: fname, optional: true });
@@ -716,7 +730,7 @@ function sectionSchema(
   const fields = entries
     .filter((e) => !excludes.has(e.name))
     .map((e) => {
-      const sf = schemaFieldFor(ctx, lookup(ctx, e.name), role, e.nested);
+      const sf = schemaFieldFor(ctx, lookup(ctx, e.name), role, e.nested, e.limit);
       if (e.optional || role === 'update') sf.required = false;
       return sf;
     });
@@ -729,7 +743,7 @@ function sectionSchema(
 function manualSchema(ctx: SchemaContext, name: string, role: SchemaRole, manual: ManualSchemaSpec): SchemaModel {
   const fields = Object.entries(manual.fields).map(([fname, spec]) => {
     const opts = manualOptions(spec);
-    const ref = ctx.draft.fields.find((f) => f.name === fname) ?? ctx.m2m.find((m) => m.name === fname);
+    const ref: Field | ManyToMany | undefined = ctx.draft.fields.find((f) => f.name === fname) ?? ctx.m2m.find((m) => m.name === fname);
     const sf: SchemaField = ref
       ? schemaFieldFor(ctx, ref, role, undefined)
       : { name: fname, kind: 'value', value: MANUAL_KIND[opts.type], required: true, nullable: false };
@@ -762,8 +776,25 @@ function boundsOf(kind: ValueKind): SchemaField['bounds'] {
   return kind === 'int' ? INT32 : kind === 'bigint' ? SAFE : undefined;
 }
 
-function schemaFieldFor(ctx: SchemaContext, ref: FieldRef, role: SchemaRole, nested: string[] | undefined): SchemaField {
+function schemaFieldFor(ctx: SchemaContext, ref: FieldRef, role: SchemaRole, nested: string[] | undefined, limit?: number): SchemaField {
   const input = role === 'in' || role === 'update';
+  if (isReverse(ref)) {
+    // The children's keys (or records), at most `limit` per item: read schemas only (validated).
+    const from = ctx.byModel.get(ref.from)!;
+    const kind = valueKind(from.fields[0]);
+    const sf: SchemaField = {
+      name: ref.name,
+      kind: nested ? 'nested_reverse' : 'reverse',
+      reverse: ref,
+      value: kind,
+      required: true,
+      nullable: false,
+      bounds: boundsOf(kind),
+      limit: limit ?? DEFAULT_REVERSE_LIMIT,
+    };
+    if (nested) sf.nested = { target: ref.from, fields: nestedFields(ctx, ref.from, nested) };
+    return sf;
+  }
   if (isM2m(ref)) {
     const kind = valueKind(ref.targetPk);
     const sf: SchemaField = {
@@ -800,7 +831,7 @@ function schemaFieldFor(ctx: SchemaContext, ref: FieldRef, role: SchemaRole, nes
 
 function nestedFields(ctx: SchemaContext, target: string, names: string[]): SchemaField[] {
   const t = ctx.byModel.get(target)!;
-  const tctx: SchemaContext = { draft: t, m2m: [], byModel: ctx.byModel };
+  const tctx: SchemaContext = { draft: t, m2m: [], reverse: [], byModel: ctx.byModel };
   return names.map((n) => {
     const f = t.fields.find((x) => x.name === n)!;
     return schemaFieldFor(tctx, f, 'out', undefined);

@@ -113,13 +113,19 @@ export interface SchemaField {
   name: string;
   /**
    * `value`: a column value; `foreign_key`: the related primary key; `many_to_many`: a list of related keys;
-   * `nested_one` / `nested_many`: the related record(s) with `nested` fields; `nested_write` (input
-   * schemas): the children of a reverse foreign key, written with the record (`write`).
+   * `nested_one` / `nested_many`: the related record(s) with `nested` fields; `reverse`: the keys of
+   * the rows whose relation points here, `nested_reverse`: those rows with `nested` fields (both
+   * at most `limit` per item); `nested_write` (input schemas): the children of a reverse foreign
+   * key, written with the record (`write`).
    */
-  kind: 'value' | 'foreign_key' | 'many_to_many' | 'nested_one' | 'nested_many' | 'nested_write';
+  kind: 'value' | 'foreign_key' | 'many_to_many' | 'nested_one' | 'nested_many' | 'reverse' | 'nested_reverse' | 'nested_write';
   /** The model field behind it (column field or many-to-many). */
   field?: Field;
   m2m?: ManyToMany;
+  /** The reverse relation behind a `reverse` / `nested_reverse` field. */
+  reverse?: ReverseRelation;
+  /** Reverse relations: the most children one item carries, in the children's default order (else by key). */
+  limit?: number;
   /** The value kind of a `value` / `foreign_key` (the related key) / `many_to_many` item. */
   value: ValueKind;
   /** Input schemas: the client must send it. */
@@ -406,6 +412,11 @@ export interface Resource {
   actions: Action[];
   endpoints: Endpoint[];
   relations: Relation[];
+  /**
+   * `expand`: the relations list and retrieve expand when `?expand=` names them, each a
+   * `nested_one`, `nested_many` or `nested_reverse` field replacing (or adding) the item's own.
+   */
+  expand: SchemaField[];
   /** `field_selection`: list and retrieve take `?fields=` naming fields of their read schemas. */
   fieldSelection: boolean;
   /** `require_if_match`: writes to an existing row without `If-Match` are refused (428); see conditional requests. */

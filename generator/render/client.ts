@@ -9,7 +9,7 @@ import type { Action, BulkOperation, Endpoint, Operation, Pagination, Relation, 
 import { camelCase, docLine, pascalCase, str } from '../model/names';
 import { header, type RenderContext } from './context';
 import { andList, aOrAn } from './english';
-import { JSON_VALUE, propertyKey, schemaMembers, tsQueryParam, type InterfaceMember } from './typescript';
+import { JSON_VALUE, propertyKey, schemaMembers, tsOutput, tsQueryParam, type InterfaceMember } from './typescript';
 
 interface TypeView {
   doc: string;
@@ -24,6 +24,8 @@ interface TypeView {
 interface MethodView {
   doc: string;
   name: string;
+  /** `<E extends ...>` of a method generic in its `?expand=`, or empty. */
+  typeParams: string;
   params: string;
   returns: string;
   call: string;
@@ -40,6 +42,7 @@ interface Helpers {
   m2m: boolean;
   json: boolean;
   bulk: boolean;
+  expanded: boolean;
 }
 
 /** Names a path parameter cannot take: the method's other parameters and JavaScript's reserved words. */
@@ -71,6 +74,7 @@ class ClientBuilder {
     m2m: false,
     json: false,
     bulk: false,
+    expanded: false,
   };
   private readonly schemaNames = new Set<string>();
 
@@ -81,6 +85,18 @@ class ClientBuilder {
       this.types.push({ doc, declaration: `export interface ${s.name} {`, members: schemaMembers(s), alias: undefined });
     }
     return s.name;
+  }
+
+  /** `<Model>Expansions`: what `?expand=` shows for each relation, declared once; returns its name. */
+  expansions(r: Resource): string {
+    const name = `${r.model}Expansions`;
+    if (!this.schemaNames.has(name)) {
+      this.schemaNames.add(name);
+      const members = r.expand.map((f) => ({ doc: undefined, line: `${propertyKey(f.name)}: ${tsOutput(f)};` }));
+      this.types.push({ doc: `What ?expand= shows for each relation of ${aOrAn(r.verboseName)} it names.`, declaration: `export interface ${name} {`, members, alias: undefined });
+    }
+    this.helpers.expanded = true;
+    return name;
   }
 
   /** The page parameters a paginator reads, as the interfaces a query type extends. */
@@ -137,6 +153,7 @@ class ClientBuilder {
     body?: string;
     query?: string;
     returns: string;
+    typeParams?: string;
   }) {
     const params = [
       ...m.pathParams.map((p) => `${p.name}: ${p.type}`),
@@ -150,6 +167,7 @@ class ClientBuilder {
     this.methods.push({
       doc: `${docLine(m.summary)} \`${m.method.toUpperCase()} ${m.path}\``,
       name: camelCase(m.operationId),
+      typeParams: m.typeParams ?? '',
       params: params.join(', '),
       returns: m.returns,
       call: `send<${m.returns}>({ ${init.join(', ')} }, request)`,
@@ -179,13 +197,16 @@ function operationMethod(o: Operation, r: Resource, b: ClientBuilder) {
   switch (o.kind) {
     case 'create':
       return b.method({ ...common, pathParams: [], body: b.schema(r.schemas.in, `The request body that creates ${aOrAn(r.verboseName)}.`), returns: nestedResult(r, 'create', b) ?? out() });
-    case 'list':
-      return b.method({ ...common, pathParams: [], query: listQuery(o, r, b), returns: b.pageOf(r.pagination, out()) });
+    case 'list': {
+      const x = expandable(r, b, listQuery(o, r, b), out());
+      return b.method({ ...common, pathParams: [], query: x.query, returns: b.pageOf(r.pagination, x.item), typeParams: x.typeParams });
+    }
     case 'retrieve': {
       const returns = r.hasDetail ? b.schema(r.schemas.detail, `${capital(aOrAn(r.verboseName))} as retrieve answers it.`) : out();
       const members = r.fieldSelection ? [fieldsMember(r.schemas.detail)] : [];
       const query = b.query(`${pascalCase(o.operationId)}Query`, `Query parameters of ${camelCase(o.operationId)}.`, [], members);
-      return b.method({ ...common, pathParams: [pk], query, returns });
+      const x = expandable(r, b, query, returns);
+      return b.method({ ...common, pathParams: [pk], query: x.query, returns: x.item, typeParams: x.typeParams });
     }
     case 'update':
       return b.method({ ...common, pathParams: [pk], body: b.schema(r.schemas.update, `The request body that updates ${aOrAn(r.verboseName)}: every field is optional unless the spec requires it.`), returns: nestedResult(r, 'update', b) ?? out() });
@@ -207,6 +228,17 @@ function nestedResult(r: Resource, kind: 'create' | 'update', b: ClientBuilder):
     b.schema(w.child.responses.create, outDoc(w.child));
   }
   return b.schema(result, `What ${kind} answers: ${aOrAn(r.verboseName)} and the ${andList(r.nestedWrites[kind].map((w) => w.name))} it wrote.`);
+}
+
+/**
+ * A read generic in its `?expand=` when the viewset has `expand`: `E`, the names asked for, makes the
+ * item `Expanded<Item, Expansions, E>` (the item itself without any); otherwise the query and item as they are.
+ */
+function expandable(r: Resource, b: ClientBuilder, query: string | undefined, item: string): { query?: string; item: string; typeParams?: string } {
+  if (!r.expand.length) return { query, item };
+  const x = b.expansions(r);
+  const expand = '{ expand?: E[] }';
+  return { query: query ? `${query} & ${expand}` : expand, item: `Expanded<${item}, ${x}, E>`, typeParams: `<E extends keyof ${x} = never>` };
 }
 
 /** A bulk route's method: the list of items (or `{ ids }`), answering their bodies, or a result per item when not atomic. */
@@ -366,7 +398,7 @@ function endpointMethod(e: Endpoint, b: ClientBuilder) {
 }
 
 /** The names the client file declares itself, besides the schemas and the types of its methods. */
-const OWN_NAMES = ['ApiError', 'BulkResult', 'Call', 'Client', 'ClientOptions', 'ErrorBody', 'JsonValue', 'LimitOffsetQuery', 'M2MSchemaOut', 'Page', 'PageNumberQuery', 'QueryValue', 'RequestOptions', 'ResultsPage', 'Token', 'ValidationIssue'];
+const OWN_NAMES = ['ApiError', 'BulkResult', 'Call', 'Client', 'ClientOptions', 'ErrorBody', 'Expanded', 'JsonValue', 'LimitOffsetQuery', 'M2MSchemaOut', 'Page', 'PageNumberQuery', 'QueryValue', 'RequestOptions', 'ResultsPage', 'Token', 'ValidationIssue'];
 
 /**
  * Operation ids and schema names are checked before rendering; what the client adds to them (camel

@@ -7,6 +7,7 @@ import type { Field, Operation, OperationKind, OrderingField, PathKind, SchemaMo
 import { camelCase, docLine, literal, pascalCase, str } from '../model/names';
 import { response, type RouteSpec, type RouteView } from './route';
 import { columnsOf, relatedKeyChecks } from './queries';
+import { expandableName } from './schemas';
 import type { ResourceRoutes } from './routes';
 
 const PATHS: Record<PathKind, (rs: ResourceRoutes) => string> = {
@@ -121,9 +122,26 @@ function fieldsParam(rs: ResourceRoutes, schema: SchemaModel): string {
   return `${rs.imports.runtime('fieldsParam')}(${literal(schema.fields.map((f) => f.name))})`;
 }
 
-/** A shaping function, narrowed to `?fields=` when the viewset has field selection. */
-function selected(rs: ResourceRoutes, shape: string, fields: string): string {
-  return rs.r.fieldSelection ? `${rs.imports.runtime('selectShape')}(${shape}, ${fields})` : shape;
+/** `expandParam([...])`: the `?expand=` of a viewset with `expand`. */
+function expandParam(rs: ResourceRoutes): string {
+  return `${rs.imports.runtime('expandParam')}(${literal(rs.r.expand.map((f) => f.name))})`;
+}
+
+/**
+ * A shaping function, with the relations `?expand=` names expanded when the viewset has `expand`,
+ * narrowed to `?fields=` (and the expanded relations) when it has field selection.
+ */
+function selected(rs: ResourceRoutes, shape: string, fields: string, expand: string): string {
+  const { r } = rs;
+  const expanded = r.expand.length ? `${rs.imports.runtime('expandShape')}(${shape}, ${rs.q()}.EXPANSIONS, ${expand})` : shape;
+  if (!r.fieldSelection) return expanded;
+  const selection = r.expand.length ? `${rs.imports.runtime('withExpanded')}(${fields}, ${expand})` : fields;
+  return `${rs.imports.runtime('selectShape')}(${expanded}, ${selection})`;
+}
+
+/** The response schema of list items or the retrieve: `<Schema>Expandable` when the viewset has `expand`. */
+function readSchema(rs: ResourceRoutes, s: SchemaModel): string {
+  return rs.schema(rs.r.expand.length ? expandableName(s) : s.name);
 }
 
 /** What `orderingParam` maps an ordering name to: the column, or a related row's column with the hops to it. */
@@ -158,6 +176,7 @@ function listQuery(rs: ResourceRoutes): string {
     if (r.ordering.fields.length) schema += `.extend({ ordering: ${orderingParam(rs)} })`;
     if (r.search) schema += `.extend({ search: ${rs.imports.runtime('searchParam')}(${literal(r.search.fields.map((f) => f.name))}) })`;
     if (r.fieldSelection) schema += `.extend({ fields: ${fieldsParam(rs, r.schemas.out)} })`;
+    if (r.expand.length) schema += `.extend({ expand: ${expandParam(rs)} })`;
     return schema;
   });
 }
@@ -183,7 +202,7 @@ function listRoute(o: Operation, rs: ResourceRoutes): RouteView {
   const q = rs.q();
   const query = listQuery(rs);
   const byDefault = defaultOrdering(rs);
-  const usesParams = r.pagination !== null || r.ordering.fields.length > 0 || r.filters !== null || r.search !== null || r.fieldSelection || o.override !== undefined;
+  const usesParams = r.pagination !== null || r.ordering.fields.length > 0 || r.filters !== null || r.search !== null || r.fieldSelection || r.expand.length > 0 || o.override !== undefined;
   return route(o, rs, {
     query,
     input: usesParams ? '{ query: params }, ctx' : '_input, ctx',
@@ -198,25 +217,25 @@ function listRoute(o: Operation, rs: ResourceRoutes): RouteView {
         : undefined,
       querySource: rs.imports.runtime('querySource'),
       ordering: r.ordering.fields.length ? `params.ordering ?? ${byDefault}` : byDefault,
-      shape: selected(rs, `${q}.shape${r.schemas.out.name}`, 'params.fields'),
+      shape: selected(rs, `${q}.shape${r.schemas.out.name}`, 'params.fields', 'params.expand'),
       kinds: rs.cursorPaged() ? rs.keyKinds('keyKinds', orderingKeyFields(r)) : undefined,
       page: rs.page('source'),
     },
-    responses: response(o.status, rs.listResponse(rs.schema(r.schemas.out))),
+    responses: response(o.status, rs.listResponse(readSchema(rs, r.schemas.out))),
   });
 }
 
 function retrieveRoute(o: Operation, rs: ResourceRoutes): RouteView {
   const { r } = rs;
   const q = rs.q();
-  const query = r.fieldSelection
-    ? rs.constant('RetrieveQuery', () => `${rs.imports.runtime('z')}.object({ fields: ${fieldsParam(rs, r.schemas.detail)} })`)
-    : undefined;
-  const shape = selected(rs, `${q}.shape${r.schemas.detail.name}`, 'fields');
+  const params = [...(r.fieldSelection ? ['fields'] : []), ...(r.expand.length ? ['expand'] : [])];
+  const members = [...(r.fieldSelection ? [`fields: ${fieldsParam(rs, r.schemas.detail)}`] : []), ...(r.expand.length ? [`expand: ${expandParam(rs)}`] : [])];
+  const query = params.length ? rs.constant('RetrieveQuery', () => `${rs.imports.runtime('z')}.object({ ${members.join(', ')} })`) : undefined;
+  const shape = selected(rs, `${q}.shape${r.schemas.detail.name}`, 'fields', 'expand');
   return route(o, rs, {
     params: rs.params(),
     query,
-    input: query ? '{ params: { pk }, query: { fields } }, ctx' : '{ params: { pk } }, ctx',
+    input: query ? `{ params: { pk }, query: { ${params.join(', ')} } }, ctx` : '{ params: { pk } }, ctx',
     partial: 'operations/retrieve',
     etag: "'body'",
     handle: r.objectPermission
@@ -231,7 +250,7 @@ function retrieveRoute(o: Operation, rs: ResourceRoutes): RouteView {
           override: o.override ? rs.hookCall(o.override, '{ pk, proceed }') : undefined,
           read: `${shape}(ctx.db, [await ${rs.lookup('findVisible')}(ctx, pk, ${q}.${columnsOf(r, r.schemas.detail)})])`,
         },
-    responses: response(o.status, rs.schema(r.schemas.detail)),
+    responses: response(o.status, readSchema(rs, r.schemas.detail)),
   });
 }
 

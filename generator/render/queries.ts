@@ -109,17 +109,104 @@ interface Loader {
   fields: { name: string; expr: string }[];
   /** A list of keys shapes each related row to its key alone. */
   keyOnly?: string;
+  /** A reverse relation's children: their foreign key (or join table), order, cap and soft delete column. */
+  reverse?: { owner?: string; through?: string; ordering: string; limit: number; deletedColumn?: string };
   /** The spec type the loader satisfies: `ForeignSpec<unknown, UserRow>`. */
   spec: string;
   call: string;
 }
 
 /**
+ * The loader of a relation field (`nested_one`, `many_to_many`, `nested_many`, `reverse`,
+ * `nested_reverse`) of `r`'s rows, with the expression of one row's value from the loaded map
+ * (`varName`) and the column of `r` it needs beside the key; undefined for any other field.
+ */
+function relationLoader(r: Resource, f: SchemaField, constName: string, varName: string, { self, model, imports }: QueriesFile) {
+  const rowOf = (target: string) => rowTypeOf(model.resources.find((x) => x.model === target)!, self, imports);
+  const nestedOf = (fields: SchemaField[]) => fields.map((n) => ({ name: n.name, expr: readValue(n, n.field!.column, imports) }));
+  if (f.kind === 'nested_one') {
+    const fk = f.field!;
+    const rel = fk.relation!;
+    const nestedCols = new Set([rel.targetPk.column, ...f.nested!.fields.map((n) => n.field!.column)]);
+    const loader: Loader = {
+      constName,
+      varName,
+      doc: `${f.name}: the related ${rel.target} with ${andList(f.nested!.fields.map((n) => n.name))}.`,
+      m2m: false,
+      table: rel.targetTable,
+      pk: rel.targetPk.column,
+      columns: list([...nestedCols]),
+      fields: nestedOf(f.nested!.fields),
+      keyOnly: undefined,
+      spec: `${imports.runtimeType('ForeignSpec')}<unknown, ${rowOf(rel.target)}>`,
+      call: `${imports.runtime('loadForeign')}(db, ${constName}, rows.map((row) => row.${fk.column}))`,
+    };
+    const expr = fk.nullable
+      ? `row.${fk.column} === null ? null : (${varName}.get(row.${fk.column}) ?? null)`
+      : `${imports.runtime('related')}(${varName}, row.${fk.column})`;
+    return { loader, expr, column: fk.column };
+  }
+  if (f.kind === 'reverse' || f.kind === 'nested_reverse') {
+    const rel = f.reverse!;
+    const child = model.resources.find((x) => x.model === rel.from)!;
+    const nested = f.kind === 'nested_reverse' ? f.nested!.fields : [];
+    const nestedCols = new Set([child.pk.column, ...nested.map((n) => n.field!.column)]);
+    // The child's default ordering (columns of its own rows), then its key.
+    const ordering = child.ordering.default.filter((o) => !o.hops?.length).map((o) => ({ column: o.column, order: o.order }));
+    if (!ordering.some((o) => o.column === child.pk.column)) ordering.push({ column: child.pk.column, order: 'asc' });
+    const m = rel.m2m;
+    const loader: Loader = {
+      constName,
+      varName,
+      doc: `${f.name}: the ${child.verboseNamePlural} ${m ? `linked here through ${m.joinTable}` : `whose ${rel.field!.name} is this ${r.verboseName}`}, ${f.kind === 'nested_reverse' ? `with ${andList(nested.map((n) => n.name))}` : 'by key'}, at most ${f.limit} each.`,
+      m2m: false,
+      table: child.table,
+      pk: child.pk.column,
+      columns: list([...nestedCols]),
+      fields: nestedOf(nested),
+      keyOnly: f.kind === 'reverse' ? `row.${child.pk.column}` : undefined,
+      reverse: {
+        owner: m ? undefined : rel.field!.column,
+        through: m ? `{ table: '${m.joinTable}', childColumn: '${m.ownColumn}', parentColumn: '${m.otherColumn}' }` : undefined,
+        ordering: ordering.map((o) => `{ column: '${o.column}', order: '${o.order}' }`).join(', '),
+        limit: f.limit!,
+        deletedColumn: child.softDelete?.field.column,
+      },
+      spec: `${imports.runtimeType('ReverseSpec')}<unknown, ${rowOf(child.model)}>`,
+      call: `${imports.runtime('loadReverse')}(db, ${constName}, rows.map((row) => row.${r.pk.column}))`,
+    };
+    return { loader, expr: `${varName}.get(row.${r.pk.column}) ?? []`, column: undefined };
+  }
+  if (f.kind !== 'many_to_many' && f.kind !== 'nested_many') return undefined;
+  const m = f.m2m!;
+  const nested = f.kind === 'nested_many' ? f.nested!.fields : [];
+  const nestedCols = new Set([m.targetPk.column, ...nested.map((n) => n.field!.column)]);
+  const loader: Loader = {
+    constName,
+    varName,
+    doc: `${f.name}: the related ${m.target} ${f.kind === 'nested_many' ? `records with ${andList(nested.map((n) => n.name))}` : 'keys'}, through ${m.joinTable}.`,
+    m2m: true,
+    joinTable: m.joinTable,
+    ownColumn: m.ownColumn,
+    otherColumn: m.otherColumn,
+    table: m.targetTable,
+    pk: m.targetPk.column,
+    columns: list([...nestedCols]),
+    fields: nestedOf(nested),
+    keyOnly: f.kind === 'many_to_many' ? `row.${m.targetPk.column}` : undefined,
+    spec: `${imports.runtimeType('ManyToManySpec')}<unknown, ${rowOf(m.target)}>`,
+    call: `${imports.runtime('loadManyToMany')}(db, ${constName}, rows.map((row) => row.${r.pk.column}))`,
+  };
+  return { loader, expr: `${varName}.get(row.${r.pk.column}) ?? []`, column: undefined };
+}
+
+/**
  * `shape<Schema>(db, rows)`: the columns it reads and the related rows it loads. A schema with
  * computed fields reads every column of the record its hooks receive, and awaits them row by row.
+ * `extraColumns` are read besides (the foreign keys `?expand=` follows).
  */
-function shapeView(r: Resource, s: SchemaModel, columnsConst: string, { self, model, imports, hooks }: QueriesFile) {
-  const rowOf = (target: string) => rowTypeOf(model.resources.find((x) => x.model === target)!, self, imports);
+function shapeView(r: Resource, s: SchemaModel, columnsConst: string, file: QueriesFile, extraColumns: readonly string[] = []) {
+  const { self, imports, hooks } = file;
   const loaders: Loader[] = [];
   const computed = s.fields.some((f) => f.compute);
   const columns = new Set<string>(computed ? r.fields.map((f) => f.column) : [r.pk.column]);
@@ -132,53 +219,12 @@ function shapeView(r: Resource, s: SchemaModel, columnsConst: string, { self, mo
       columns.add(column);
       return { name: f.name, expr: readValue(f, column, imports) };
     }
-    if (f.kind === 'nested_one') {
-      const fk = f.field!;
-      const rel = fk.relation!;
-      columns.add(fk.column);
-      const nestedCols = new Set([rel.targetPk.column, ...f.nested!.fields.map((n) => n.field!.column)]);
-      loaders.push({
-        constName: `${constName}`,
-        varName,
-        doc: `${f.name}: the related ${rel.target} with ${andList(f.nested!.fields.map((n) => n.name))}.`,
-        m2m: false,
-        table: rel.targetTable,
-        pk: rel.targetPk.column,
-        columns: list([...nestedCols]),
-        fields: f.nested!.fields.map((n) => ({ name: n.name, expr: readValue(n, n.field!.column, imports) })),
-        keyOnly: undefined,
-        spec: `${imports.runtimeType('ForeignSpec')}<unknown, ${rowOf(rel.target)}>`,
-        call: `${imports.runtime('loadForeign')}(db, ${constName}, rows.map((row) => row.${fk.column}))`,
-      });
-      return {
-        name: f.name,
-        expr: fk.nullable
-          ? `row.${fk.column} === null ? null : (${varName}.get(row.${fk.column}) ?? null)`
-          : `${imports.runtime('related')}(${varName}, row.${fk.column})`,
-      };
-    }
-    // many_to_many (keys) or nested_many (records)
-    const m = f.m2m!;
-    const nested = f.kind === 'nested_many' ? f.nested!.fields : [];
-    const nestedCols = new Set([m.targetPk.column, ...nested.map((n) => n.field!.column)]);
-    loaders.push({
-      constName,
-      varName,
-      doc: `${f.name}: the related ${m.target} ${f.kind === 'nested_many' ? `records with ${andList(nested.map((n) => n.name))}` : 'keys'}, through ${m.joinTable}.`,
-      m2m: true,
-      joinTable: m.joinTable,
-      ownColumn: m.ownColumn,
-      otherColumn: m.otherColumn,
-      table: m.targetTable,
-      pk: m.targetPk.column,
-      columns: list([...nestedCols]),
-      fields: nested.map((n) => ({ name: n.name, expr: readValue(n, n.field!.column, imports) })),
-      keyOnly: f.kind === 'many_to_many' ? `row.${m.targetPk.column}` : undefined,
-      spec: `${imports.runtimeType('ManyToManySpec')}<unknown, ${rowOf(m.target)}>`,
-      call: `${imports.runtime('loadManyToMany')}(db, ${constName}, rows.map((row) => row.${r.pk.column}))`,
-    });
-    return { name: f.name, expr: `${varName}.get(row.${r.pk.column}) ?? []` };
+    const { loader, expr, column } = relationLoader(r, f, constName, varName, file)!;
+    loaders.push(loader);
+    if (column) columns.add(column);
+    return { name: f.name, expr };
   });
+  for (const column of extraColumns) columns.add(column);
   return {
     schema: imports.type('./schemas', s.name),
     row: rowTypeOf(r, self, imports),
@@ -192,6 +238,19 @@ function shapeView(r: Resource, s: SchemaModel, columnsConst: string, { self, mo
     fields,
   };
 }
+
+/** `EXPANSIONS`: each relation `?expand=` may name, its loader and the value one row shows. */
+function expansionsView(r: Resource, file: QueriesFile) {
+  if (r.expand.length === 0) return undefined;
+  const expanders = r.expand.map((f) => {
+    const { loader, expr } = relationLoader(r, f, `${constCase(r.model)}_EXPAND_${f.name.toUpperCase()}`, camelCase(f.name), file)!;
+    return { name: f.name, loader, expr };
+  });
+  return { row: rowTypeName(r), expander: file.imports.runtimeType('Expander'), expanders, loaders: expanders.map((e) => e.loader) };
+}
+
+/** The columns of `r`'s rows `?expand=` follows: the foreign keys it expands. */
+const expandColumns = (r: Resource) => r.expand.filter((f) => f.kind === 'nested_one').map((f) => f.field!.column);
 
 /** The column value of a body field. */
 function writeValue(f: SchemaField, imports: Imports): string {
@@ -272,7 +331,10 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
   const record = r.fields.map((f) => ({ name: f.name, type: tsType(f), expr: f.relation ? `row.${f.column}` : readColumn(f, imports) }));
   const hooks = (name: string) => `${imports.namespace(hookModuleFrom(ctx, r.hooks!, 2), 'hooks')}.${name}`;
   const file: QueriesFile = { self: r, model, imports, hooks };
-  const shapes = rowSchemas(r).map(({ schema, columns }) => shapeView(r, schema, columns, file));
+  // List and retrieve read the foreign keys `?expand=` follows, whatever their schema shows.
+  const expanded = new Set([r.schemas.out, r.schemas.detail]);
+  const shapes = rowSchemas(r).map(({ schema, columns }) => shapeView(r, schema, columns, file, expanded.has(schema) ? expandColumns(r) : []));
+  const expansions = expansionsView(r, file);
   for (const rel of r.relations) {
     if (rel.itemSchemaIsTargetOut) continue;
     const target = model.resources.find((x) => x.model === rel.target)!;
@@ -305,6 +367,7 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
     recordColumns: list(r.fields.map((f) => f.column)),
     related,
     shapes,
+    expansions,
     writes,
     checkRelated,
     m2m: r.m2m.filter((m) => setters.has(m.name)).map((m) => ({ ...m, pascal: pascalCase(m.name) })),

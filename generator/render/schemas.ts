@@ -71,6 +71,30 @@ function pkParam(r: Resource, imports: Imports): string {
   }
 }
 
+/** The name of a read schema as list and retrieve document it under `?expand=`: `ArticleOutExpandable`. */
+export const expandableName = (s: SchemaModel) => `${s.name}Expandable`;
+
+/**
+ * `<Schema>Expandable`: a read schema whose relations `?expand=` may name are either their plain
+ * value or the expanded records (anyOf; a key and an object never overlap), unless the two are
+ * one schema, and whose relations the schema leaves out are there when expanded only.
+ */
+function expandableView(r: Resource, s: SchemaModel, imports: Imports): ObjectSchemaView {
+  const z = imports.runtime('z');
+  const expanded = new Map(r.expand.map((f) => [f.name, f]));
+  const fields = s.fields.map((f) => {
+    const plain = zodOutput(f, imports);
+    const e = expanded.get(f.name);
+    // A relation the schema already shows as the expansion does (the blog's detail tags) is one schema.
+    const expansion = e && zodOutput(e, imports);
+    return { name: f.name, zod: expansion && expansion !== plain ? `${z}.union([${plain}, ${expansion}])` : plain };
+  });
+  for (const e of r.expand) if (!s.fields.some((f) => f.name === e.name)) fields.push({ name: e.name, zod: `${zodOutput(e, imports)}.optional()` });
+  const names = r.expand.map((f) => f.name).join(', ');
+  const answers = s === r.schemas.detail ? (s === r.schemas.out ? 'list and retrieve answer' : 'retrieve answers') : 'the list answers';
+  return { name: expandableName(s), doc: `${s.name} as ${answers} it: ?expand= shows ${names} as related records.`, fields };
+}
+
 /** Schemas of actions, relation items and endpoints, after the resource's own, each once. */
 function extraSchemas(r: Resource): SchemaModel[] {
   return [
@@ -94,6 +118,9 @@ export function schemasView(r: Resource, ctx: RenderContext) {
     return s ? [objectSchemaView(s, `The response of ${kind}: ${r.responses[kind].name} and the ${andList(r.nestedWrites[kind].map((w) => w.name))} it wrote.`, imports)] : [];
   });
   const schemas = [...items, ...own.map((s) => objectSchemaView(s, schemaDoc(r, s), imports)), ...results];
+  if (r.expand.length) {
+    for (const s of new Set([r.schemas.out, r.schemas.detail])) schemas.push(expandableView(r, s, imports));
+  }
   for (const s of extraSchemas(r)) {
     if (schemas.some((x) => x.name === s.name)) continue;
     schemas.push(objectSchemaView(s, s.role === 'in' ? 'Request body of a custom endpoint.' : 'Response of a custom action or endpoint.', imports));

@@ -78,12 +78,12 @@ export function tsInput(sf: SchemaField): string {
 /** The type of a response field; nested records are inline object types. */
 export function tsOutput(sf: SchemaField): string {
   if (sf.kind === 'nested_write') return `${sf.write!.child.responses.create.name}[]`;
-  if (sf.kind === 'nested_one' || sf.kind === 'nested_many') {
+  if (sf.kind === 'nested_one' || sf.kind === 'nested_many' || sf.kind === 'nested_reverse') {
     const inner = `{ ${sf.nested!.fields.map((f) => `${propertyKey(f.name)}: ${tsOutput(f)}`).join('; ')} }`;
-    return orNull(sf.kind === 'nested_many' ? `${inner}[]` : inner, sf);
+    return orNull(sf.kind === 'nested_one' ? inner : `${inner}[]`, sf);
   }
   const item = outputValue(sf.value, sf);
-  return orNull(sf.kind === 'many_to_many' ? listOf(item) : item, sf);
+  return orNull(sf.kind === 'many_to_many' || sf.kind === 'reverse' ? listOf(item) : item, sf);
 }
 
 export interface InterfaceMember {

@@ -105,12 +105,14 @@ export function zodOutput(sf: SchemaField, imports: Imports): string {
     const out = `${z}.array(${imports.value(`../${child.moduleName}/schemas`, child.responses.create.name)})`;
     return sf.required ? out : `${out}.optional()`;
   }
-  if (sf.kind === 'nested_one' || sf.kind === 'nested_many') {
+  if (sf.kind === 'nested_one' || sf.kind === 'nested_many' || sf.kind === 'nested_reverse') {
     const inner = `${z}.object({ ${sf.nested!.fields.map((f) => `${f.name}: ${zodOutput(f, imports)}`).join(', ')} })`;
-    expr = sf.kind === 'nested_many' ? `${z}.array(${inner})` : inner;
+    expr = sf.kind === 'nested_one' ? inner : `${z}.array(${inner})`;
   } else {
     const item = outputValue(sf.value, sf, imports);
-    expr = sf.kind === 'many_to_many' ? `${z}.array(${item})` : item;
+    expr = sf.kind === 'many_to_many' || sf.kind === 'reverse' ? `${z}.array(${item})` : item;
   }
+  // A reverse relation shows at most `limit` children.
+  if (sf.limit !== undefined) expr += `.max(${sf.limit})`;
   return withModifiers(expr, sf, false);
 }

@@ -110,12 +110,30 @@ const schemaFieldEntry = {
         properties: {
           /** Read sections: the related record's fields shown. */
           fields: { type: 'array', items: identifier, minItems: 1, uniqueItems: true },
+          /** Reverse relations only: the most children one item carries (default DEFAULT_REVERSE_LIMIT). */
+          limit: { type: 'integer', minimum: 1, maximum: 1000 },
           /** Input sections: a reverse relation's children written with the parent (nested writes). */
           write: { enum: ['create', 'replace', 'merge'] },
         },
       },
     },
   ],
+} as const;
+
+/** `?expand=`: relation name → how an expanded item shows it. */
+const expandSpec = {
+  type: 'object',
+  propertyNames: identifier,
+  minProperties: 1,
+  additionalProperties: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['fields'],
+    properties: {
+      fields: { type: 'array', items: identifier, minItems: 1, uniqueItems: true },
+      limit: { type: 'integer', minimum: 1, maximum: 1000 },
+    },
+  },
 } as const;
 
 /** A serializer section: ReadSerializer, DetailSerializer, CreateSerializer, UpdateSerializer. */
@@ -429,6 +447,7 @@ export const viewsetSchema = {
     ordering_fields: { type: 'array', items: identifier, uniqueItems: true },
     search_fields: { type: 'array', items: identifier, minItems: 1, uniqueItems: true },
     field_selection: { type: 'boolean' },
+    expand: expandSpec,
     require_if_match: { type: 'boolean' },
     soft_delete: softDeleteSpec,
     default_ordering: { type: 'string', pattern: '^-?[a-z][a-z0-9_]*(,-?[a-z][a-z0-9_]*)*$' },

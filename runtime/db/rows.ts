@@ -63,6 +63,58 @@ export async function loadManyToMany<T, R extends Row = Row>(db: Db, spec: ManyT
   return out;
 }
 
+/**
+ * A reverse relation: the rows of `table` (the children) whose foreign key `owner` points at the
+ * parent, or (`through`) that a many-to-many join table links to it.
+ */
+export interface ReverseSpec<T, R extends Row = Row> extends ForeignSpec<T, R> {
+  /** The children's column holding the parent's key (a foreign key); unused with `through`. */
+  owner?: ColumnOf<R>;
+  /** A many-to-many relation of the children: its join table, the column of the child, the column of the parent. */
+  through?: { table: string; childColumn: string; parentColumn: string };
+  /** The children's order within one parent (their default ordering, then the key). */
+  ordering: readonly { column: ColumnOf<R>; order: 'asc' | 'desc' }[];
+  /** The most children one parent carries. */
+  limit: number;
+  /** A soft delete's column: children with a value in it are left out. */
+  deletedColumn?: ColumnOf<R>;
+}
+
+const RANK = '__rank';
+
+/**
+ * For each parent key, its children in `spec.ordering`, at most `spec.limit` of them: one statement
+ * for a page of parents, the cap applied per parent in SQL (`ROW_NUMBER() OVER (PARTITION BY …)`,
+ * SQLite ≥ 3.25, PostgreSQL, MySQL 8, MariaDB ≥ 10.2), never a query per parent.
+ */
+export async function loadReverse<T, R extends Row = Row>(db: Db, spec: ReverseSpec<T, R>, owners: readonly unknown[]): Promise<Map<unknown, T[]>> {
+  const wanted = [...new Set(owners)];
+  const out = new Map<unknown, T[]>();
+  if (wanted.length === 0) return out;
+  const ownerColumn = spec.through ? `${spec.through.table}.${spec.through.parentColumn}` : `${spec.table}.${spec.owner!}`;
+  for (const chunk of chunks(wanted)) {
+    const query = () => {
+      const ranked = db(spec.table)
+        .select([...spec.columns.map((c) => `${spec.table}.${c}`), `${ownerColumn} as ${OWNER}`])
+        .rowNumber(RANK, (window) => window.orderBy(spec.ordering.map((o) => ({ column: `${spec.table}.${o.column}`, order: o.order }))).partitionBy(ownerColumn))
+        .whereIn(ownerColumn, chunk as any[]);
+      if (spec.through) ranked.join(spec.through.table, `${spec.through.table}.${spec.through.childColumn}`, '=', `${spec.table}.${spec.pk}`);
+      if (spec.deletedColumn) ranked.whereNull(`${spec.table}.${spec.deletedColumn}`);
+      return db
+        .select('*')
+        .from(ranked.as('ranked'))
+        .where(RANK, '<=', spec.limit)
+        .orderBy([{ column: OWNER }, { column: RANK }]);
+    };
+    for (const row of await selectFixed(db, spec, String(chunk.length), query, [...chunk, spec.limit])) {
+      const list = out.get(row[OWNER]) ?? [];
+      list.push(spec.shape(row as R));
+      out.set(row[OWNER], list);
+    }
+  }
+  return out;
+}
+
 const EXISTS = {};
 
 /** Whether a row with this primary key exists. */

@@ -129,8 +129,11 @@ function parametersOf(schemas: SchemaWriter, schema: z.ZodObject | undefined, lo
   if (!schema) return [];
   return Object.entries(schema.shape as Record<string, z.core.$ZodType>).map(([name, field]) => {
     const { description } = metadataOf(field);
+    // A list the query string writes `a,b` (`style: form, explode: false`): said of the parameter, not its schema.
+    const { style, explode, ...schema } = schemas.write(field);
     return {
-      schema: schemas.write(field),
+      schema,
+      ...(style !== undefined ? { style, explode } : {}),
       // Required unless it may be absent (or null, which a query string cannot say).
       required: !accepts(field, undefined) && !accepts(field, null),
       ...(description ? { description } : {}),

@@ -17,7 +17,13 @@ export async function rightAndWrong(api: Client): Promise<void> {
   const published: boolean = (await api.publishArticle(article.id)).published;
   const tokens = await api.login({ username: 'ada', password: 'correct horse' });
   await api.refresh({ refresh_token: tokens.refresh_token }, { token: null, signal: AbortSignal.timeout(1000) });
-  void [titles, author, published];
+  const expanded = await api.listArticles({ expand: ['author', 'tags'], page_size: 5 });
+  const authors: string[] = expanded.items.map((a) => a.author.username);
+  const tagNames: string[] = expanded.items.flatMap((a) => a.tags.map((t) => t.name));
+  const category: number | null = expanded.items[0].category;
+  const expandedDetail = await api.retrieveArticle(article.id, { expand: ['category'] });
+  const categoryName: string | undefined = expandedDetail.category?.name;
+  void [titles, author, published, authors, tagNames, category, categoryName];
 
   // @ts-expect-error TS2561 a misspelt field of the create body (did you mean 'title'?)
   await api.createArticle({ title: 'Hello', content: 'Text', titel: 'Hello' });
@@ -31,6 +37,10 @@ export async function rightAndWrong(api: Client): Promise<void> {
   await api.listArticles({ is_published: 'yes' });
   // @ts-expect-error TS2561 a misspelt filter of the list (did you mean 'title'?)
   await api.listArticles({ titel: 'hello' });
+  // @ts-expect-error TS2322 a relation the articles do not expand
+  await api.listArticles({ expand: ['comments'] });
+  // @ts-expect-error TS2339 without ?expand the author of a list item is its key
+  void (await api.listArticles()).items[0].author.username;
   // @ts-expect-error TS2345 the article's key is a number
   await api.retrieveArticle('1');
   // @ts-expect-error TS2322 tag keys are numbers

@@ -16,7 +16,8 @@ const OUTPUTS = ['generated', 'test/fixtures/showcase/generated', 'test/fixtures
 /** The schema names a client sends as bodies and receives as responses (items of pages and lists included). */
 function clientSchemas(client: string): { input: Set<string>; output: Set<string> } {
   const input = new Set([...client.matchAll(/\bbody: (\w+)[,)]/g)].map((m) => m[1]));
-  const output = new Set([...client.matchAll(/: Promise<(?:Page<|ResultsPage<)?(\w+)(?:\[\])?>?>/g)].map((m) => m[1]));
+  // A read generic in its ?expand= resolves to `Expanded<Item, …, E>`: without any expansion, Item.
+  const output = new Set([...client.matchAll(/: Promise<(?:Page<|ResultsPage<)?(?:Expanded<)?(\w+)(?:\[\])?[>,]/g)].map((m) => m[1]));
   for (const helper of ['unknown', 'void', 'M2MSchemaOut']) output.delete(helper);
   return { input, output };
 }

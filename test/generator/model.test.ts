@@ -271,6 +271,38 @@ describe('buildModel: reverse relations', () => {
   });
 });
 
+describe('buildModel: reverse relations in read schemas and expand', () => {
+  const model = () =>
+    modelOf({
+      ...resource('makers', 'model: Maker', 'fields:', '  title: {type: string}', 'serializer:', '  ReadSerializer:', '    fields: [id, title, widgets]', '  DetailSerializer:', '    fields: [id, widgets: {fields: [id, name], limit: 7}]', 'viewset:', '  expand:', '    widgets: {fields: [name], limit: 2}'),
+      ...resource(
+        'widgets',
+        'model: Widget',
+        'fields:',
+        '  name: {type: string}',
+        '  maker: {type: foreign_key, to: Maker, null: true, reverse_name: widgets}',
+        'viewset:',
+        '  expand:',
+        '    maker: {fields: [id, title]}',
+      ),
+    });
+
+  it('shows a reverse relation as keys (default cap 100) or nested records with their own cap', () => {
+    const m = model();
+    const maker = res(m, 'Maker');
+    const keys = fieldOf(maker.schemas.out, 'widgets');
+    expect([keys.kind, keys.value, keys.limit, keys.nullable, keys.reverse]).toEqual(['reverse', 'int', 100, false, maker.reverse[0]]);
+    const nested = fieldOf(maker.schemas.detail, 'widgets');
+    expect([nested.kind, nested.limit, nested.nested!.target, nested.nested!.fields.map((f) => f.name)]).toEqual(['nested_reverse', 7, 'Widget', ['id', 'name']]);
+  });
+
+  it('models each expandable relation as the nested field ?expand= shows', () => {
+    const m = model();
+    expect(res(m, 'Maker').expand.map((f) => [f.name, f.kind, f.limit, f.nested!.fields.map((n) => n.name)])).toEqual([['widgets', 'nested_reverse', 2, ['name']]]);
+    expect(res(m, 'Widget').expand.map((f) => [f.name, f.kind, f.nullable, f.nested!.fields.map((n) => n.name)])).toEqual([['maker', 'nested_one', true, ['id', 'title']]]);
+  });
+});
+
 describe('buildModel: names', () => {
   it('derives verbose names, table, route base, tag and 404 keys from a CamelCase model', () => {
     const r = res(modelOf(resource('posts', 'model: BlogPost', 'fields: {title: {type: string}}')), 'BlogPost');

@@ -116,6 +116,7 @@ describe.each(DIALECTS)('showcase CRUD (%s)', (dialect) => {
         notes: 'shown in detail',
         maker: { code: 'nested', title: 'Nested Co' },
         labels: [l1],
+        parts: [],
         created_at: created.body.created_at,
         updated_at: created.body.updated_at,
       });
@@ -131,6 +132,7 @@ describe.each(DIALECTS)('showcase CRUD (%s)', (dialect) => {
         notes: '',
         maker: null,
         labels: [],
+        parts: [],
         created_at: created.body.created_at,
         updated_at: created.body.updated_at,
       });
@@ -160,6 +162,7 @@ describe.each(DIALECTS)('showcase CRUD (%s)', (dialect) => {
         notes: '',
         maker: null,
         labels: [l2],
+        parts: [],
         created_at: created.body.created_at,
         updated_at: res.body.updated_at,
       });

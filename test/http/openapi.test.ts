@@ -137,7 +137,7 @@ describe.each(DIALECTS)('OpenAPI document of the blog (%s)', (dialect) => {
     expect(byId(doc, 'create_category').responses['201'].content?.['application/json']?.schema).toEqual(ref('CategoryOut'));
     expect(byId(doc, 'retrieve_category').responses['200'].content?.['application/json']?.schema).toEqual(ref('CategoryOut'));
     expect(byId(doc, 'update_category').responses['200'].content?.['application/json']?.schema).toEqual(ref('CategoryOut'));
-    expect(byId(doc, 'retrieve_article').responses['200'].content?.['application/json']?.schema).toEqual(ref('ArticleDetail'));
+    expect(byId(doc, 'retrieve_article').responses['200'].content?.['application/json']?.schema).toEqual(ref('ArticleDetailExpandable'));
     expect(byId(doc, 'update_article').responses['200'].content?.['application/json']?.schema).toEqual(ref('ArticleOut'));
     expect(byId(doc, 'delete_category').responses['204']).toEqual({ description: expect.any(String) });
     expect(byId(doc, 'delete_category').responses['200']).toBeUndefined();
@@ -418,7 +418,11 @@ describe.each(DIALECTS)('OpenAPI document of the showcase (%s)', (dialect) => {
 
   it('types string and uuid keys', async () => {
     const d = await fetchDoc();
-    expect(byId(d, 'retrieve_maker').parameters).toEqual([{ name: 'pk', in: 'path', required: true, schema: expect.objectContaining({ type: 'string' }) }, IF_NONE_MATCH]);
+    expect(byId(d, 'retrieve_maker').parameters).toEqual([
+      { name: 'pk', in: 'path', required: true, schema: expect.objectContaining({ type: 'string' }) },
+      expect.objectContaining({ name: 'expand', in: 'query', required: false, style: 'form', explode: false }),
+      IF_NONE_MATCH,
+    ]);
     expect(byId(d, 'retrieve_label').parameters).toEqual([
       { name: 'pk', in: 'path', required: true, schema: expect.objectContaining({ type: 'string', format: 'uuid' }) },
       IF_NONE_MATCH,

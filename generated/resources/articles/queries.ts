@@ -5,6 +5,7 @@ import {
   asDateTime,
   type Db,
   exists,
+  type Expander,
   type ForeignSpec,
   loadForeign,
   loadManyToMany,
@@ -192,6 +193,70 @@ export async function shapeArticleDetail(db: Db, rows: ArticleRow[]): Promise<Ar
     views: row.views,
   }));
 }
+
+/** author: the related User with id and username. */
+const ARTICLE_EXPAND_AUTHOR = {
+  table: 'users',
+  pk: 'id',
+  columns: ['id', 'username'],
+  shape: (row) => ({
+    id: row.id,
+    username: row.username,
+  }),
+} satisfies ForeignSpec<unknown, UserRow>;
+
+/** category: the related Category with id and name. */
+const ARTICLE_EXPAND_CATEGORY = {
+  table: 'categories',
+  pk: 'id',
+  columns: ['id', 'name'],
+  shape: (row) => ({
+    id: row.id,
+    name: row.name,
+  }),
+} satisfies ForeignSpec<unknown, CategoryRow>;
+
+/** tags: the related Tag records with id and name, through articles_tags. */
+const ARTICLE_EXPAND_TAGS = {
+  joinTable: 'articles_tags',
+  ownColumn: 'article_id',
+  otherColumn: 'tag_id',
+  table: 'tags',
+  pk: 'id',
+  columns: ['id', 'name'],
+  shape: (row) => ({
+    id: row.id,
+    name: row.name,
+  }),
+} satisfies ManyToManySpec<unknown, TagRow>;
+
+/** `?expand=`: each relation list and retrieve may expand, loaded for a page of rows with one query. */
+export const EXPANSIONS = {
+  author: async (db, rows) => {
+    const author = await loadForeign(
+      db,
+      ARTICLE_EXPAND_AUTHOR,
+      rows.map((row) => row.author_id),
+    );
+    return (row) => related(author, row.author_id);
+  },
+  category: async (db, rows) => {
+    const category = await loadForeign(
+      db,
+      ARTICLE_EXPAND_CATEGORY,
+      rows.map((row) => row.category_id),
+    );
+    return (row) => (row.category_id === null ? null : (category.get(row.category_id) ?? null));
+  },
+  tags: async (db, rows) => {
+    const tags = await loadManyToMany(
+      db,
+      ARTICLE_EXPAND_TAGS,
+      rows.map((row) => row.id),
+    );
+    return (row) => tags.get(row.id) ?? [];
+  },
+} satisfies Record<string, Expander<ArticleRow>>;
 
 /** Column values from a create body (ArticleIn); defaults not sent are left to the database. */
 export async function createValues(data: ArticleIn): Promise<Partial<ArticleRow>> {

@@ -7,6 +7,8 @@ import {
   CookieAuth,
   CursorPagination,
   deleteRow,
+  expandParam,
+  expandShape,
   fieldsParam,
   GenericMessageSchema,
   intInput,
@@ -31,6 +33,7 @@ import {
   selectShape,
   type ServiceContext,
   withArgs,
+  withExpanded,
   z,
 } from '@svcgen/runtime';
 import * as hooks from '../../../specs/hooks/articles';
@@ -38,7 +41,15 @@ import * as tagsQueries from '../tags/queries';
 import { TagOut } from '../tags/schemas';
 import * as filtering from './filters';
 import * as q from './queries';
-import { ArticleDetail, ArticleIn, ArticleOut, ArticleParams, ArticleUpdate, PublishResponse } from './schemas';
+import {
+  ArticleDetailExpandable,
+  ArticleIn,
+  ArticleOut,
+  ArticleOutExpandable,
+  ArticleParams,
+  ArticleUpdate,
+  PublishResponse,
+} from './schemas';
 
 /** The article routes, built once when the service starts. */
 export function articlesRoutes(service: ServiceContext): Route[] {
@@ -60,7 +71,8 @@ export function articlesRoutes(service: ServiceContext): Route[] {
     .extend({ search: searchParam(['title', 'summary']) })
     .extend({
       fields: fieldsParam(['id', 'title', 'summary', 'author', 'category', 'is_published', 'created_at', 'views']),
-    });
+    })
+    .extend({ expand: expandParam(['author', 'category', 'tags']) });
   const defaultOrdering: OrderTerm[] = [{ column: 'created_at', order: 'desc' }];
   const searchFields: Lookup[] = [
     { hops: [], column: 'articles.title', kind: 'text', nullable: false, op: 'icontains' },
@@ -79,6 +91,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
       'created_at',
       'views',
     ]),
+    expand: expandParam(['author', 'category', 'tags']),
   });
   const feedArticlesPaginator = new CursorPagination({}, service.settings);
   const FeedArticlesQuery = feedArticlesPaginator.querySchema;
@@ -144,7 +157,10 @@ export function articlesRoutes(service: ServiceContext): Route[] {
             columns: q.OUT_COLUMNS,
             pk: q.PK,
             ordering: params.ordering ?? defaultOrdering,
-            shape: selectShape(q.shapeArticleOut, params.fields),
+            shape: selectShape(
+              expandShape(q.shapeArticleOut, q.EXPANSIONS, params.expand),
+              withExpanded(params.fields, params.expand),
+            ),
           });
           return paginate(paginator, source, params, ctx.req);
         },
@@ -152,7 +168,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
       doc: {
         summary: 'List all objects.',
         tags: ['Articles'],
-        responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(ArticleOut) }],
+        responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(ArticleOutExpandable) }],
         errorSchema: GenericMessageSchema,
       },
     }),
@@ -166,17 +182,18 @@ export function articlesRoutes(service: ServiceContext): Route[] {
         query: RetrieveQuery,
         status: 200,
         etag: 'body',
-        async handle({ params: { pk }, query: { fields } }, ctx) {
-          const [item] = await selectShape(q.shapeArticleDetail, fields)(ctx.db, [
-            await findVisible(ctx, pk, q.DETAIL_COLUMNS),
-          ]);
+        async handle({ params: { pk }, query: { fields, expand } }, ctx) {
+          const [item] = await selectShape(
+            expandShape(q.shapeArticleDetail, q.EXPANSIONS, expand),
+            withExpanded(fields, expand),
+          )(ctx.db, [await findVisible(ctx, pk, q.DETAIL_COLUMNS)]);
           return item;
         },
       },
       doc: {
         summary: 'Retrieve a specific object by its primary key.',
         tags: ['Articles'],
-        responses: [{ status: 200, description: 'OK', schema: ArticleDetail }],
+        responses: [{ status: 200, description: 'OK', schema: ArticleDetailExpandable }],
         errorSchema: GenericMessageSchema,
       },
     }),

@@ -56,6 +56,42 @@ export const ArticleUpdate = z
   .meta({ id: 'ArticleUpdate' });
 export type ArticleUpdate = z.infer<typeof ArticleUpdate>;
 
+/** ArticleOut as the list answers it: ?expand= shows author, category, tags as related records. */
+export const ArticleOutExpandable = z
+  .object({
+    id: z.int(),
+    title: z.string(),
+    summary: z.string(),
+    author: z.union([z.int(), z.object({ id: z.int(), username: z.string() })]),
+    category: z.union([z.int().nullable(), z.object({ id: z.int(), name: z.string() }).nullable()]),
+    is_published: z.boolean(),
+    created_at: z.iso.datetime(),
+    views: z.int(),
+    tags: z.array(z.object({ id: z.int(), name: z.string() })).optional(),
+  })
+  .meta({ id: 'ArticleOutExpandable' });
+export type ArticleOutExpandable = z.infer<typeof ArticleOutExpandable>;
+
+/** ArticleDetail as retrieve answers it: ?expand= shows author, category, tags as related records. */
+export const ArticleDetailExpandable = z
+  .object({
+    id: z.int(),
+    title: z.string(),
+    summary: z.string(),
+    content: z.string(),
+    author: z.union([
+      z.object({ id: z.int(), username: z.string(), first_name: z.string(), last_name: z.string() }),
+      z.object({ id: z.int(), username: z.string() }),
+    ]),
+    category: z.object({ id: z.int(), name: z.string() }).nullable(),
+    tags: z.array(z.object({ id: z.int(), name: z.string() })),
+    is_published: z.boolean(),
+    created_at: z.iso.datetime(),
+    views: z.int(),
+  })
+  .meta({ id: 'ArticleDetailExpandable' });
+export type ArticleDetailExpandable = z.infer<typeof ArticleDetailExpandable>;
+
 /** Response of a custom action or endpoint. */
 export const PublishResponse = z
   .object({

@@ -1,14 +1,14 @@
 /**
  * Reverse relations (`reverse_name` on a foreign key or many-to-many field): the name becomes a
  * relation of the target resource, so it must not be one of the target's fields (many-to-many
- * included) and must be the only reverse relation of that name on the target.
+ * included) and must be the only reverse relation of that name on the target. Each accepted name is
+ * recorded on the target (`Resource.reverse`) for the schema and `expand` checks.
  */
-import { asStr, type Ctx, report } from './context';
+import type { SpecFile, YamlPath } from '../../load/load';
+import { asRec, asStr, type Ctx, report } from './context';
 import type { Resource } from './resources';
 
 export function checkReverseNames(ctx: Ctx): void {
-  /** Per target model: reverse name → where it was first given (`Widget.maker`). */
-  const taken = new Map<string, Map<string, string>>();
   for (const res of ctx.resources) {
     if (res.opaque) continue;
     for (const field of res.fields.values()) {
@@ -17,16 +17,26 @@ export function checkReverseNames(ctx: Ctx): void {
       const target: Resource | undefined = ctx.byModel.get(field.to);
       if (!target || target.opaque) continue;
       const at = ['fields', field.name, 'reverse_name'];
-      const owner = `${res.name}.${field.name}`;
-      const names = taken.get(target.name) ?? new Map<string, string>();
-      taken.set(target.name, names);
+      const first = target.reverse.get(name);
       if (target.fields.has(name)) {
         report(ctx, res.spec, at, `reverse_name "${name}" is already a field of ${target.name}: choose another name`);
-      } else if (names.has(name)) {
-        report(ctx, res.spec, at, `reverse_name "${name}" is already the reverse of ${names.get(name)} on ${target.name}: choose another name`);
+      } else if (first) {
+        report(ctx, res.spec, at, `reverse_name "${name}" is already the reverse of ${first.from.name}.${first.field.name} on ${target.name}: choose another name`);
       } else {
-        names.set(name, owner);
+        target.reverse.set(name, { from: res, field });
       }
     }
+  }
+}
+
+/**
+ * A reverse relation shown in a read schema or by `expand` lists every child but soft-deleted ones:
+ * a child resource whose `queryset_request` narrows what callers may read would leak the rows it
+ * hides, so it is refused.
+ */
+export function checkReverseVisible(ctx: Ctx, spec: SpecFile, from: Resource, name: string, at: YamlPath, key: boolean): void {
+  const hook = asStr(asRec(from.data.viewset)?.queryset_request);
+  if (hook !== undefined) {
+    report(ctx, spec, at, `reverse relation "${name}" would show every ${from.name}, also those its queryset_request (${hook}) hides: it cannot be shown here`, key);
   }
 }

@@ -5,6 +5,7 @@
  */
 import type { SpecFile, YamlPath } from '../../load/load';
 import { DEFAULT_VIEWSET_CLASS, softDeleteFieldName, VIEWSET_OPERATIONS } from '../resource-names';
+import { checkReverseVisible } from './check-reverse';
 import { asRec, asStr, type Ctx, eachEntry, eachItem, has, isRec, listWords, type Rec, report } from './context';
 import { didYouMean } from '../suggest';
 import { type Field, fieldOf, RELATION_TYPES, relationTarget, type Resource } from './resources';
@@ -117,6 +118,7 @@ function checkSection(ctx: Ctx, s: Section): void {
   eachItem(s.value.fields, [...s.at, 'fields'], (entry, at) => {
     if (typeof entry === 'string') {
       note(entry, at, false);
+      if (isReverse(ctx, s, entry, at, false)) return;
       const field = fieldOf(ctx, s.spec, s.target, entry, 'schema field', at);
       if (field) {
         checkPasswordHidden(ctx, s, field, at);
@@ -151,10 +153,42 @@ function checkSection(ctx: Ctx, s: Section): void {
   });
 }
 
+/**
+ * Whether `name` is a reverse relation of the section's resource (`reverse_name` on another
+ * resource's relation field, not a field here): read sections show it, write sections may not take it.
+ */
+function isReverse(ctx: Ctx, s: Section, name: string, at: YamlPath, key: boolean): boolean {
+  if (s.target.fields.has(name) || !s.target.reverse.has(name)) return false;
+  if (s.role === 'write') {
+    report(ctx, s.spec, at, `"${name}" is a reverse relation, which only read schemas show: ${s.label} cannot take it`, key);
+  } else {
+    checkReverseVisible(ctx, s.spec, s.target.reverse.get(name)!.from, name, at, key);
+  }
+  return true;
+}
+
+/** The related records of a nested entry's `fields`: none may be a password. */
+function checkNestedFields(ctx: Ctx, s: Section, target: Resource, nested: Rec, at: YamlPath): void {
+  eachItem(nested.fields, [...at, 'fields'], (inner, innerAt) => {
+    const innerField = typeof inner === 'string' ? fieldOf(ctx, s.spec, target, inner, 'schema field', innerAt) : undefined;
+    if (innerField) {
+      checkPasswordHidden(ctx, s, innerField, innerAt);
+      if (innerField.type === 'many_to_many') report(ctx, s.spec, innerAt, `nested field "${inner}" is a many_to_many field: a nested record shows values, not relations`);
+    }
+  });
+}
+
 /** `- author: {fields: [id, username]}`: a relation shown as the related record's fields. */
 function checkNestedEntry(ctx: Ctx, s: Section, name: string, nested: Rec, at: YamlPath): void {
+  if (isReverse(ctx, s, name, at, true)) {
+    if (s.role === 'read') checkNestedFields(ctx, s, s.target.reverse.get(name)!.from, nested, at);
+    return;
+  }
   const field = fieldOf(ctx, s.spec, s.target, name, 'schema field', at, true);
   if (!field || field.type === undefined) return;
+  if (has(nested, 'limit')) {
+    report(ctx, s.spec, [...at, 'limit'], `"limit" caps the children of a reverse relation; "${name}" is a ${field.type} field`, true);
+  }
   if (!RELATION_TYPES.includes(field.type)) {
     report(ctx, s.spec, at, `nested field "${name}" must be a foreign_key or many_to_many field, not ${field.type}`, true);
     return;
@@ -168,11 +202,7 @@ function checkNestedEntry(ctx: Ctx, s: Section, name: string, nested: Rec, at: Y
     return;
   }
   const target = relationTarget(ctx, field);
-  if (!target) return;
-  eachItem(nested.fields, [...at, 'fields'], (inner, innerAt) => {
-    const innerField = typeof inner === 'string' ? fieldOf(ctx, s.spec, target, inner, 'schema field', innerAt) : undefined;
-    if (innerField) checkPasswordHidden(ctx, s, innerField, innerAt);
-  });
+  if (target) checkNestedFields(ctx, s, target, nested, at);
 }
 
 /** The modes of a nested write each input section takes. */

@@ -7,6 +7,7 @@ import type { YamlPath } from '../../load/load';
 import { OPERATIONS } from '../meta-schema';
 import { DEFAULT_ACTION_METHODS, DEFAULT_VIEWSET_CLASS, OPERATION_AUTH_KEYS, softDeleteFieldName, VIEWSET_OPERATIONS } from '../resource-names';
 import { didYouMean } from '../suggest';
+import { checkExpand } from './check-expand';
 import { checkCursorOrdering, checkOrdering, checkPaginatedActions, checkSearchField } from './check-list';
 import { checkLookups } from './check-lookups';
 import { checkQueryParams } from './check-query-params';
@@ -42,6 +43,7 @@ export function checkViewset(ctx: Ctx, res: Resource, vs: Rec): void {
     if (role && isRec(value)) checkManualSchema(ctx, res.spec, res, at, value, `viewset ${name}`, role);
   });
   checkM2mRelations(ctx, res, vs);
+  checkExpand(ctx, res, vs);
   checkSoftDelete(ctx, res, vs);
   checkQueryParams(ctx, res, vs);
   checkLookups(ctx, res, vs);

@@ -47,8 +47,8 @@ export function validateSpecs(loaded: LoadedSpecs): Validation {
     if (res.model && !ctx.byModel.has(res.model)) ctx.byModel.set(res.model, res);
   }
   const causes = new Set(ctx.resources.filter((r) => r.opaque || r.model === undefined).map((r) => r.spec.file));
-  for (const res of ctx.resources) if (!res.opaque) checkResource(ctx, res);
   checkReverseNames(ctx);
+  for (const res of ctx.resources) if (!res.opaque) checkResource(ctx, res);
   if (ctx.service) checkService(ctx, ctx.service.spec, ctx.service.data);
   return { diagnostics: dedupe(sortDiagnostics(ctx.out)), causes, documents: ctx.documents };
 }

@@ -29,6 +29,8 @@ export interface Resource {
   pk: Field;
   /** True when the file could not be read: its model is known (if at all), nothing else. */
   opaque: boolean;
+  /** Reverse relations other resources name on this one (`reverse_name`): name → the resource and its relation field. */
+  reverse: Map<string, { from: Resource; field: Field }>;
 }
 
 export function indexResource(spec: SpecFile, data: unknown): Resource {
@@ -44,7 +46,7 @@ export function indexResource(spec: SpecFile, data: unknown): Resource {
   const implicitId: Field = { name: 'id', type: 'integer', spec: {}, implicit: true };
   const pk = [...fields.values()].find((f) => f.spec.primary_key === true) ?? implicitId;
   if (pk === implicitId && !fields.has('id')) fields.set('id', implicitId);
-  return { spec, data: rec ?? {}, model, name: model ?? written ?? 'this resource', fields, pk, opaque: !rec };
+  return { spec, data: rec ?? {}, model, name: model ?? written ?? 'this resource', fields, pk, opaque: !rec, reverse: new Map() };
 }
 
 /**

@@ -144,8 +144,12 @@ export class Cluster {
    * TCP handshakes on its port, but nothing is ever answered, on new connections or open ones.
    */
   freeze(): number[] {
+    // The postmaster first: once stopped it forks no backend, so the children listed after it are
+    // all there are (one forked between a listing and the postmaster's stop would answer on).
+    const [postmaster] = this.pids();
+    process.kill(postmaster, 'SIGSTOP');
     const pids = this.pids();
-    for (const pid of pids) process.kill(pid, 'SIGSTOP');
+    for (const pid of pids) if (pid !== postmaster) process.kill(pid, 'SIGSTOP');
     return pids;
   }
 

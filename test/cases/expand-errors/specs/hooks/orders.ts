@@ -1,0 +1,3 @@
+export function ownOrders({ query }: { query: unknown }) {
+  return query;
+}
