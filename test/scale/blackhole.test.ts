@@ -78,8 +78,10 @@ it('answers 503 within the bound while the database is silent, recovers by itsel
 
   const load = [...Array.from({ length: 8 }, (_, w) => writer(w)), checker()];
   await sleep(2000);
-  const frozenAt = Date.now();
+  // Taken once every process is stopped: a write begun while `freeze` lists and stops them may
+  // still be answered by the database.
   const pids = cluster.freeze();
+  const frozenAt = Date.now();
   await sleep(FROZEN_MS);
   const thawedAt = Date.now();
   cluster.thaw(pids);

@@ -129,9 +129,14 @@ export class Cluster {
     run('pg_ctlcluster', ['--skip-systemctl-redirect', PG_VERSION, this.name, 'stop', '-m', 'fast']);
   }
 
+  /** The postmaster's process id. */
+  postmaster(): number {
+    return Number(fs.readFileSync(path.join(this.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  }
+
   /** The postmaster and every process it started. */
   pids(): number[] {
-    const postmaster = Number(fs.readFileSync(path.join(this.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const postmaster = this.postmaster();
     const children = run('ps', ['-o', 'pid=', '--ppid', String(postmaster)])
       .split('\n')
       .map((s) => Number(s.trim()))
@@ -146,7 +151,7 @@ export class Cluster {
   freeze(): number[] {
     // The postmaster first: once stopped it forks no backend, so the children listed after it are
     // all there are (one forked between a listing and the postmaster's stop would answer on).
-    const [postmaster] = this.pids();
+    const postmaster = this.postmaster();
     process.kill(postmaster, 'SIGSTOP');
     const pids = this.pids();
     for (const pid of pids) if (pid !== postmaster) process.kill(pid, 'SIGSTOP');
