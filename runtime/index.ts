@@ -87,7 +87,7 @@ export { applySearch, searchParam } from './query/search';
 export { fieldsParam, selectShape } from './query/fields-selection';
 
 // validation: the request parts' types.
-export { dateInput, dateTimeInput, decimalInput, intInput, jsonInput, urlInput, uuidInput } from './validation/fields';
+export { dateInput, dateTimeInput, decimalInput, intInput, jsonInput, listInput, urlInput, uuidInput } from './validation/fields';
 export { fromString, intFromString } from './validation/query-params';
 
 // db: connections, rows, migrations.
@@ -108,6 +108,8 @@ export {
 export {
   createSearchIndex,
   dropSearchIndex,
+  listColumnType,
+  listDefault,
   migrateLatest,
   migrateRollback,
   renameForeignKey,
@@ -136,5 +138,5 @@ export {
   type ValidationEntry,
 } from './core/errors';
 export { ConfigurationError, loadSettings, type Settings } from './core/settings';
-export { asBool, asDate, asDateTime, asDecimal, asJson, now, toDb } from './core/convert';
+export { asBool, asDate, asDateTime, asDecimal, asJson, asList, now, toDb } from './core/convert';
 export { INT32 } from './core/catalogue';

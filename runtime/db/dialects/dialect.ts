@@ -7,6 +7,7 @@
  * adding a database is one new adapter and its test run.
  */
 import type { Knex } from 'knex';
+import type { ListItemType } from '../../core/catalogue';
 import type { DatabaseSettings, SqliteSettings } from '../../core/settings';
 
 type Db = Knex;
@@ -159,6 +160,21 @@ export interface Dialect {
   whereLike(query: Knex.QueryBuilder, text: string, column: string, pattern: string): void;
   /** The SQL of `text` (a value's SQL) cast to text, for a text match on a column of another type. */
   asText(text: string): string;
+  /**
+   * Adds to `query` that the list column `column` holds every one of `values` (`contains`) or at
+   * least one (`overlap`), each compared exactly (case included) as an item of type `items`.
+   * `values` are bindable items (at least one), never SQL.
+   */
+  whereList(query: Knex.QueryBuilder, column: string, items: ListItemType, op: 'contains' | 'overlap', values: readonly unknown[]): void;
+
+  /**
+   * The column type of a `list` field holding items of type `items`: a native array where the
+   * database has them (PostgreSQL), JSON text elsewhere. A list is bound as a JavaScript array, which
+   * the adapter's client writes in that form.
+   */
+  listColumnType(items: ListItemType): string;
+  /** `values`, a list of items of type `items`, as the text of a list column's DEFAULT. */
+  listLiteral(items: ListItemType, values: readonly unknown[]): string;
   /**
    * The rows of a raw statement's result (`db.raw`): for a write, `write` is the query it was
    * compiled from, whose `returning` rows a database without RETURNING answers from the result.
