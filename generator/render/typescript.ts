@@ -71,7 +71,7 @@ const orNull = (type: string, sf: SchemaField) => (sf.nullable && type !== 'unkn
 /** The type of a request field. */
 export function tsInput(sf: SchemaField): string {
   const item = inputValue(sf.value, sf);
-  return orNull(sf.kind === 'many_to_many' ? listOf(item) : item, sf);
+  return orNull(sf.kind === 'many_to_many' || sf.list ? listOf(item) : item, sf);
 }
 
 /** The type of a response field; nested records are inline object types. */
@@ -81,7 +81,7 @@ export function tsOutput(sf: SchemaField): string {
     return orNull(sf.kind === 'nested_many' ? `${inner}[]` : inner, sf);
   }
   const item = outputValue(sf.value, sf);
-  return orNull(sf.kind === 'many_to_many' ? listOf(item) : item, sf);
+  return orNull(sf.kind === 'many_to_many' || sf.list ? listOf(item) : item, sf);
 }
 
 export interface InterfaceMember {
