@@ -63,6 +63,20 @@ describe.each(DIALECTS)('list fields (%s)', (dialect) => {
     });
   });
 
+  it('reports every bad item of every list at once (the example of docs/spec-language.md)', async () => {
+    const { id } = await create({ title: 'many' });
+    const res = await request(svc.app).patch(`/v/bookmarks/${id}/`).send({ tags: ['a', 'x', 'y'.repeat(21)], ratings: [1, 2147483648] });
+    expect([res.status, res.body]).toEqual([
+      422,
+      {
+        detail: [
+          { type: 'string_too_long', loc: ['body', 'data', 'tags', 2], msg: 'String should have at most 20 characters' },
+          { type: 'less_than_equal', loc: ['body', 'data', 'ratings', 1], msg: 'Input should be less than or equal to 2147483647' },
+        ],
+      },
+    ]);
+  });
+
   describe('contains (every value) and overlap (any value)', () => {
     let ids: Record<string, number>;
     beforeAll(async () => {
