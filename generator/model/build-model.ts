@@ -660,7 +660,9 @@ function manualSchema(ctx: SchemaContext, name: string, role: SchemaRole, manual
     const sf: SchemaField = ref
       ? schemaFieldFor(ctx, ref, role, undefined)
       : { name: fname, kind: 'value', value: MANUAL_KIND[opts.type], required: true, nullable: false };
-    if (sf.kind === 'value' && MANUAL_KIND[opts.type] !== undefined && !compatible(sf.value, MANUAL_KIND[opts.type])) {
+    // `list` names a list field's own value: its items keep their type and options.
+    const ownList = sf.list !== undefined && opts.type === 'list';
+    if (sf.kind === 'value' && MANUAL_KIND[opts.type] !== undefined && !ownList && !compatible(sf.value, MANUAL_KIND[opts.type])) {
       sf.value = MANUAL_KIND[opts.type];
     }
     if (opts.required !== undefined) sf.required = opts.required;
