@@ -216,6 +216,11 @@ export interface Dialect {
   syncKeySequence(knex: Knex, table: string, pk: string): Promise<void>;
   /** A table's primary key columns, foreign keys and indexes (not the primary key's), for `svcgen pull`. */
   describeKeys(knex: Knex, table: string): Promise<TableKeys>;
+  /**
+   * The item type of each of a table's array columns that a list field can be (`svcgen pull`), where
+   * the database has arrays; elsewhere a list is a JSON column, which pull cannot tell from `json`.
+   */
+  listColumns?(knex: Knex, table: string): Promise<Record<string, ListItemType>>;
 
   /** Where the database has read replicas (DATABASE_REPLICA_URLS): how commit positions are read and compared. */
   readonly positions?: CommitPositions;

@@ -25,6 +25,9 @@ const parseTextArray = arrayParser(1009);
 setArrayParser(1016, (v) => parseTextArray(v).map(Number));
 setArrayParser(1182, (v) => parseTextArray(v));
 
+/** The catalogue's names of the item types whose SQL name differs (an array of `integer` is `_int4`). */
+const UDT_NAMES: Record<string, string> = { integer: 'int4', bigint: 'int8', 'double precision': 'float8', boolean: 'bool' };
+
 /** The PostgreSQL type of a list field's items (its column is an array of them). */
 const ARRAY_ITEM_TYPES: Record<ListItemType, string> = {
   string: 'text',
@@ -191,6 +194,16 @@ export const postgres: Dialect = {
   },
 
   // Indexes of expressions (a search index of lower(column)) are left out: specs derive those.
+  async listColumns(knex, table) {
+    const { rows } = await knex.raw(
+      `select column_name as name, udt_name as udt from information_schema.columns
+        where table_schema = current_schema() and table_name = ? and data_type = 'ARRAY' order by ordinal_position`,
+      [table],
+    );
+    const items = Object.fromEntries(Object.entries(ARRAY_ITEM_TYPES).map(([item, type]) => [`_${UDT_NAMES[type] ?? type}`, item as ListItemType]));
+    return Object.fromEntries((rows as { name: string; udt: string }[]).filter((r) => items[r.udt]).map((r) => [r.name, items[r.udt]]));
+  },
+
   async describeKeys(knex, table) {
     const keys = await knex.raw(
       `select c.contype as kind, c.conname as name, c.confdeltype as on_delete, rt.relname as ref_table,
