@@ -118,6 +118,9 @@ describe.each(DIALECTS)('list fields (%s)', (dialect) => {
       ['ratings__isnull=false', ['one', 'two', 'four', 'five']],
       ['visits__overlap=2026-01-01', ['one', 'three']],
       ['visits__overlap=2026-02-01,1999-01-01', ['three']],
+      // A match case: a rating from 1 to 5, or (excluded) none, which keeps null and empty lists.
+      ['rated=true', ['one', 'two']],
+      ['rated=false', ['three', 'four', 'five']],
     ])('?%s', async (query, expected) => {
       expect(await titles(query)).toEqual(expected);
     });
