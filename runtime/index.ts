@@ -90,7 +90,7 @@ export { fieldsParam, selectShape } from './query/fields-selection';
 export { expandParam, expandShape, withExpanded, type Expander } from './query/expand';
 
 // validation: the request parts' types.
-export { dateInput, dateTimeInput, decimalInput, intInput, jsonInput, urlInput, uuidInput } from './validation/fields';
+export { dateInput, dateTimeInput, decimalInput, intInput, jsonInput, listInput, urlInput, uuidInput } from './validation/fields';
 export { fromString, intFromString } from './validation/query-params';
 
 // db: connections, rows, migrations.
@@ -113,6 +113,8 @@ export {
 export {
   createSearchIndex,
   dropSearchIndex,
+  listColumnType,
+  listDefault,
   migrateLatest,
   migrateRollback,
   renameForeignKey,
@@ -141,5 +143,5 @@ export {
   type ValidationEntry,
 } from './core/errors';
 export { ConfigurationError, loadSettings, type Settings } from './core/settings';
-export { asBool, asDate, asDateTime, asDecimal, asJson, now, toDb } from './core/convert';
+export { asBool, asDate, asDateTime, asDecimal, asJson, asList, now, toDb } from './core/convert';
 export { INT32 } from './core/catalogue';

@@ -63,7 +63,7 @@ const TYPES: Record<SchemaField['value'], string> = {
 
 function apiField(f: SchemaField, request: boolean): ApiField {
   const out: ApiField = { type: TYPES[f.value] };
-  if (f.kind === 'many_to_many' || f.kind === 'reverse') out.type = `array<${TYPES[f.value]}>`;
+  if (f.kind === 'many_to_many' || f.kind === 'reverse' || f.list) out.type = `array<${TYPES[f.value]}>`;
   if (f.kind === 'nested_one') out.type = 'object';
   if (f.kind === 'nested_many' || f.kind === 'nested_reverse') out.type = 'array<object>';
   if (f.nested) out.fields = fieldsOf(f.nested.fields, false);

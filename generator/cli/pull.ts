@@ -18,8 +18,9 @@ import { pascalCase } from '../model/names';
 export class PullError extends Error {}
 
 /** A field type of the spec language from a column's database type, with the options it implies. */
-function fieldType(c: ColumnInfo): { type: string; max_length?: number } {
+function fieldType(c: ColumnInfo): { type: string; of?: string; max_length?: number } {
   const t = c.type;
+  if (c.list) return { type: 'list', of: c.list };
   if (c.name === 'password') return { type: 'password', ...(c.maxLength ? { max_length: c.maxLength } : {}) };
   if (/^(varchar|character varying|nvarchar|char|character)/.test(t)) return c.maxLength === 36 && /uuid/.test(c.name) ? { type: 'uuid' } : { type: 'string', ...(c.maxLength ? { max_length: c.maxLength } : {}) };
   if (t === 'uuid') return { type: 'uuid' };

@@ -9,8 +9,13 @@ import { literal } from '../model/names';
 
 export interface DbColumn {
   name: string;
-  /** Knex column builder: increments, integer, bigInteger, double, decimal, string, text, boolean, date, timestamp, uuid, json. */
+  /**
+   * Knex column builder: increments, integer, bigInteger, double, decimal, string, text, boolean, date, timestamp, uuid, json;
+   * or `list`, a list of `items` (a native array on PostgreSQL, JSON elsewhere: see `listColumnType` in the runtime).
+   */
   type: string;
+  /** A `list` column: the spec type of its items (`string`, `integer`, …). */
+  items?: string;
   length?: number;
   precision?: number;
   scale?: number;
@@ -52,7 +57,7 @@ export interface DbSchema {
 
 const ON_DELETE = { cascade: 'CASCADE', set_null: 'SET NULL', protect: 'RESTRICT' } as const;
 
-function columnType(f: Field): Pick<DbColumn, 'type' | 'length' | 'precision' | 'scale'> {
+function columnType(f: Field): Pick<DbColumn, 'type' | 'items' | 'length' | 'precision' | 'scale'> {
   switch (f.type) {
     case 'integer':
       return { type: f.autoIncrement ? 'increments' : 'integer' };
@@ -82,6 +87,8 @@ function columnType(f: Field): Pick<DbColumn, 'type' | 'length' | 'precision' | 
       return { type: 'uuid' };
     case 'json':
       return { type: 'json' };
+    case 'list':
+      return { type: 'list', items: f.list!.of };
     case 'foreign_key': {
       const target = columnType(f.relation!.targetPk);
       if (target.type === 'increments') return { type: 'integer' };
@@ -231,6 +238,7 @@ function orderByDependencies(tables: DbTable[]): DbTable[] {
 
 /** One Knex column statement inside `createTable`/`alterTable`. */
 export function columnStatement(c: DbColumn): string {
+  if (c.type === 'list') return listColumnStatement(c);
   const args = [literal(c.name)];
   if (c.length !== undefined) args.push(String(c.length));
   if (c.precision !== undefined) args.push(String(c.precision), String(c.scale ?? 0));
@@ -242,6 +250,24 @@ export function columnStatement(c: DbColumn): string {
   if (c.default !== undefined) s += `.defaultTo(${literal(c.default)})`;
   if (c.references) s += `.references(${literal(c.references.column)}).inTable(${literal(c.references.table)}).onDelete(${literal(c.references.onDelete)})`;
   return `${s};`;
+}
+
+/** The runtime functions a list column's statement calls: its type, and its default, as the database writes them. */
+export const LIST_COLUMN_TYPE = 'listColumnType';
+export const LIST_DEFAULT = 'listDefault';
+
+/** A list column: the type and default its database gives it (runtime/db/migrations.ts). */
+function listColumnStatement(c: DbColumn): string {
+  let s = `t.specificType(${literal(c.name)}, ${LIST_COLUMN_TYPE}(knex, ${literal(c.items)}))`;
+  s += c.nullable ? '.nullable()' : '.notNullable()';
+  if (c.default !== undefined && c.default !== null) s += `.defaultTo(${LIST_DEFAULT}(knex, ${literal(c.items)}, ${literal(c.default)}))`;
+  return `${s};`;
+}
+
+/** The runtime functions the statements of `columns` call. */
+export function columnsRuntime(columns: readonly DbColumn[]): string[] {
+  const lists = columns.filter((c) => c.type === 'list');
+  return [...(lists.length ? [LIST_COLUMN_TYPE] : []), ...(lists.some((c) => c.default !== undefined && c.default !== null) ? [LIST_DEFAULT] : [])];
 }
 
 export function createTableStatements(t: DbTable): string[] {
@@ -272,7 +298,7 @@ export function dropSearchIndexStatement(table: string, i: DbIndex): string {
 
 /** The runtime functions `createTableStatements(t)` calls. */
 export function createTableRuntime(t: DbTable): string[] {
-  return t.indexes?.some((i) => i.search) ? [CREATE_SEARCH_INDEX] : [];
+  return [...columnsRuntime(t.columns), ...(t.indexes?.some((i) => i.search) ? [CREATE_SEARCH_INDEX] : [])];
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   columnStatement,
   createSearchIndexStatement,
   createTableRuntime,
+  columnsRuntime,
   createTableStatements,
   CREATE_SEARCH_INDEX,
   dropIndexStatement,
@@ -196,10 +197,11 @@ export function constraintName(table: string, columns: string[], kind: 'index' |
 const sameValue = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 
 function definitionChanged(a: DbColumn, b: DbColumn): boolean {
-  return a.type !== b.type || a.length !== b.length || a.precision !== b.precision || a.scale !== b.scale || a.nullable !== b.nullable || !sameValue(a.default, b.default);
+  return a.type !== b.type || a.items !== b.items || a.length !== b.length || a.precision !== b.precision || a.scale !== b.scale || a.nullable !== b.nullable || !sameValue(a.default, b.default);
 }
 
 function describeType(c: DbColumn): string {
+  if (c.type === 'list') return `list of ${c.items}`;
   if (c.length !== undefined) return `${c.type}(${c.length})`;
   if (c.precision !== undefined) return `${c.type}(${c.precision},${c.scale ?? 0})`;
   return c.type;
@@ -207,6 +209,7 @@ function describeType(c: DbColumn): string {
 
 /** Why changing `a` into `b` can lose data, or undefined when every old value fits. */
 function narrowing(a: DbColumn, b: DbColumn): string | undefined {
+  if (a.type === 'list' && a.items !== b.items) return `type ${describeType(a)} → ${describeType(b)}`;
   if (a.type === b.type) {
     if (a.type === 'string' && (b.length ?? 255) < (a.length ?? 255)) return `max_length ${a.length} → ${b.length}`;
     if (a.type === 'decimal') {
@@ -270,6 +273,7 @@ function addColumnStep(table: string, c: DbColumn, fill: { value: unknown } | un
     slug: `${table}_${c.name}`,
     up: addColumnLines(table, c, fill),
     down: alterTable(table, [`t.dropColumn(${q(c.name)});`]),
+    runtime: columnsRuntime([c]),
   };
 }
 
@@ -282,6 +286,7 @@ function dropColumnStep(table: string, c: DbColumn): Step {
     down: reversible
       ? addColumnLines(table, c, undefined)
       : { irreversible: `it dropped column ${table}.${c.name}, which was NOT NULL without a default, and its values are gone` },
+    runtime: reversible ? columnsRuntime([c]) : [],
   };
 }
 
@@ -365,6 +370,7 @@ function alterStep(table: string, a: DbColumn, b: DbColumn, fill: { value: unkno
     slug: `alter_${table}_${b.name}`,
     up: [...(destructive ? [`  // Destructive (written with --allow-destructive): ${destructive}; values that do not fit are lost or rejected.`] : []), ...alterLines(table, a, b, fill)],
     down: alterLines(table, b, a, downFill),
+    runtime: columnsRuntime([a, b]),
   };
 }
 
@@ -468,6 +474,16 @@ function parseDefault(key: string, raw: string, c: DbColumn): unknown {
       } catch {
         throw fail('JSON');
       }
+    case 'list': {
+      let items: unknown;
+      try {
+        items = JSON.parse(raw);
+      } catch {
+        throw fail('a JSON list such as ["a","b"]');
+      }
+      if (!Array.isArray(items)) throw fail('a JSON list such as ["a","b"]');
+      return items;
+    }
     default:
       return raw;
   }

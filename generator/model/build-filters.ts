@@ -7,13 +7,13 @@
  * file:line:column), so a LookupError here means a caller skipped validation or compiled a lookup of
  * its own.
  */
-import { isLookupOperator, LOOKUP_OPERATORS, type FilterMixinName, type LookupOperator, type TypeFilterMixin } from '@svcgen/runtime/catalogue';
+import { isLookupOperator, LOOKUP_OPERATORS, type FilterMixinName, type ListItemType, type LookupOperator, type TypeFilterMixin } from '@svcgen/runtime/catalogue';
 import type { ParamSpec, ViewsetSpec } from '../spec/meta-schema';
 import type { Field, FieldType, ManyToMany } from './model';
 
 
 /** How a column compares and binds (runtime/query/filters.ts `ColumnKind`). */
-export type ColumnKind = 'text' | 'int' | 'bigint' | 'float' | 'decimal' | 'bool' | 'date' | 'datetime' | 'uuid' | 'json';
+export type ColumnKind = 'text' | 'int' | 'bigint' | 'float' | 'decimal' | 'bool' | 'date' | 'datetime' | 'uuid' | 'json' | 'list';
 
 /** `from IN (SELECT select FROM table [JOIN join.table ON join.on])`; see runtime/query/filters.ts `Hop`. */
 export interface HopPlan {
@@ -29,6 +29,8 @@ export interface LookupPlan {
   hops: HopPlan[];
   column: string;
   kind: ColumnKind;
+  /** A `list` column: the type of its items. */
+  items?: ListItemType;
   nullable: boolean;
   op: LookupOperator;
 }
@@ -149,6 +151,7 @@ const KIND: Record<Exclude<FieldType, 'foreign_key'>, ColumnKind> = {
   date: 'date',
   datetime: 'datetime',
   json: 'json',
+  list: 'list',
 };
 
 function kindOf(f: Field): ColumnKind {
@@ -180,7 +183,8 @@ export function compileLookup(graph: ModelGraph, model: string, lookup: string):
       return fail(`unknown field "${seg}" (${chain.join(' → ')}; fields: ${names.join(', ')})`);
     }
     if (field && !field.relation) {
-      return leaf(node.table, field.column, kindOf(field), field.nullable, rest);
+      const plan = leaf(node.table, field.column, kindOf(field), field.nullable, rest);
+      return field.list ? { ...plan, items: field.list.of } : plan;
     }
     const target = graph(field ? field.relation!.target : m2m!.target);
     const next = rest[0];
@@ -325,7 +329,8 @@ export function buildFilters(viewset: ViewsetSpec, model: string, graph: ModelGr
     const p = paramSpec(rf.filter_type);
     // `isnull` takes a bool whatever the declared type; `in` and `range` take several values.
     const type: ParamType = lookup.op === 'isnull' ? 'bool' : p.type;
-    const shape = lookup.op === 'in' || lookup.op === 'range' ? lookup.op : undefined;
+    // A list's `contains` and `overlap` take several values too, as `in` does.
+    const shape = lookup.op === 'in' || lookup.op === 'range' ? lookup.op : lookup.kind === 'list' && lookup.op !== 'isnull' ? 'in' : undefined;
     params.push({
       name: rf.query_param,
       type,
@@ -373,7 +378,7 @@ export function buildFilters(viewset: ViewsetSpec, model: string, graph: ModelGr
   for (const p of params) {
     if (p.type !== 'int') continue;
     const kinds = mixins.flatMap((m) => (m.kind === 'lookups' ? m.lookups.filter((l) => l.param === p.name).map((l) => l.lookup) : []));
-    if (kinds.some((l) => l.kind === 'int' && l.op !== 'isnull')) p.bounds = 'int32';
+    if (kinds.some((l) => (l.kind === 'int' || l.items === 'integer') && l.op !== 'isnull')) p.bounds = 'int32';
   }
 
   // Document what each query_params entry does.

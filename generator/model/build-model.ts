@@ -69,7 +69,7 @@ const DEFAULT_DOCS: Record<OperationKind, string> = {
 
 const SAFE = { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER };
 
-const VALUE_KIND: Record<Exclude<FieldType, 'foreign_key'>, ValueKind> = {
+const VALUE_KIND: Record<Exclude<FieldType, 'foreign_key' | 'list'>, ValueKind> = {
   integer: 'int',
   big_integer: 'bigint',
   float: 'float',
@@ -257,6 +257,7 @@ function makeField(file: string, name: string, f: FieldSpec, target: { table: st
     maxDigits: type === 'decimal' ? (f.max_digits ?? 12) : undefined,
     decimalPlaces: type === 'decimal' ? (f.decimal_places ?? 2) : undefined,
     choices: f.choices,
+    list: type === 'list' ? { of: f.of!, maxItems: f.max_items } : undefined,
     description: f.description,
     relation: isFk && target ? { target: f.to!, targetTable: target.table, targetPk: target.pk, onDelete: f.on_delete ?? 'cascade' } : undefined,
     renamedFrom: f.renamed_from,
@@ -747,7 +748,9 @@ function manualSchema(ctx: SchemaContext, name: string, role: SchemaRole, manual
     const sf: SchemaField = ref
       ? schemaFieldFor(ctx, ref, role, undefined)
       : { name: fname, kind: 'value', value: MANUAL_KIND[opts.type], required: true, nullable: false };
-    if (sf.kind === 'value' && MANUAL_KIND[opts.type] !== undefined && !compatible(sf.value, MANUAL_KIND[opts.type])) {
+    // `list` names a list field's own value: its items keep their type and options.
+    const ownList = sf.list !== undefined && opts.type === 'list';
+    if (sf.kind === 'value' && MANUAL_KIND[opts.type] !== undefined && !ownList && !compatible(sf.value, MANUAL_KIND[opts.type])) {
       sf.value = MANUAL_KIND[opts.type];
     }
     if (opts.required !== undefined) sf.required = opts.required;
@@ -768,8 +771,16 @@ function compatible(fieldKind: ValueKind, manualKind: ValueKind): boolean {
   return false;
 }
 
+/** The value kind of a field; of each item, for a list. */
 function valueKind(f: Field): ValueKind {
-  return f.type === 'foreign_key' ? valueKind(f.relation!.targetPk) : VALUE_KIND[f.type];
+  if (f.type === 'foreign_key') return valueKind(f.relation!.targetPk);
+  return f.type === 'list' ? VALUE_KIND[f.list!.of] : VALUE_KIND[f.type];
+}
+
+/** The integer range of a field's values, or of a list's items. */
+function fieldBounds(f: Field): SchemaField['bounds'] {
+  const type = f.type === 'list' ? f.list!.of : f.type;
+  return type === 'integer' ? INT32 : type === 'big_integer' ? SAFE : undefined;
 }
 
 function boundsOf(kind: ValueKind): SchemaField['bounds'] {
@@ -820,10 +831,11 @@ function schemaFieldFor(ctx: SchemaContext, ref: FieldRef, role: SchemaRole, nes
     nullable: ref.nullable,
     maxLength: ref.maxLength,
     choices: ref.choices,
-    bounds: ref.type === 'foreign_key' ? boundsOf(kind) : ref.type === 'integer' ? INT32 : ref.type === 'big_integer' ? SAFE : undefined,
+    bounds: ref.type === 'foreign_key' ? boundsOf(kind) : fieldBounds(ref),
     decimal: ref.type === 'decimal' ? { maxDigits: ref.maxDigits!, decimalPlaces: ref.decimalPlaces! } : undefined,
     description: ref.description,
   };
+  if (ref.list) sf.list = { maxItems: ref.list.maxItems };
   if (input && ref.type === 'password') sf.value = 'str';
   if (nested && ref.type === 'foreign_key') sf.nested = { target: ref.relation!.target, fields: nestedFields(ctx, ref.relation!.target, nested) };
   return sf;

@@ -4,7 +4,7 @@
  */
 import type { LookupPlan, ResourceFilters } from './build-filters';
 import type { HookRef } from '../spec/hook-refs';
-import type { AccountKind, OPERATIONS, SettingName } from '../spec/meta-schema';
+import type { AccountKind, ListItemType, OPERATIONS, SettingName } from '../spec/meta-schema';
 
 export type FieldType =
   | 'integer'
@@ -20,6 +20,7 @@ export type FieldType =
   | 'email'
   | 'url'
   | 'json'
+  | 'list'
   | 'password'
   | 'foreign_key';
 
@@ -51,6 +52,8 @@ export interface Field {
   maxDigits?: number;
   decimalPlaces?: number;
   choices?: (string | number)[];
+  /** `list` fields: the type of every item (`of`) and the most items a value holds; `maxLength` and `choices` apply to each item. */
+  list?: { of: ListItemType; maxItems?: number };
   description?: string;
   /** For foreign keys: the target model, its primary key column, and the delete rule. */
   relation?: { target: string; targetTable: string; targetPk: Field; onDelete: OnDelete };
@@ -126,8 +129,10 @@ export interface SchemaField {
   reverse?: ReverseRelation;
   /** Reverse relations: the most children one item carries, in the children's default order (else by key). */
   limit?: number;
-  /** The value kind of a `value` / `foreign_key` (the related key) / `many_to_many` item. */
+  /** The value kind of a `value` / `foreign_key` (the related key) / `many_to_many` item, or of each item of a list field. */
   value: ValueKind;
+  /** A `list` field's value: an array of `value` items, each with `maxLength`, `choices` and `bounds`. */
+  list?: { maxItems?: number };
   /** Input schemas: the client must send it. */
   required: boolean;
   nullable: boolean;

@@ -65,9 +65,11 @@ function rowTypeOf(r: Resource, self: Resource, imports: Imports): string {
 /**
  * The TypeScript type of a column's values as the database reads and writes them: booleans may be
  * 0 and 1 (SQLite), dates and times strings or Dates, decimals strings or numbers, JSON text or
- * parsed values; a foreign key holds its target key's type, a field with choices one of them.
+ * parsed values, lists arrays or their JSON text; a foreign key holds its target key's type, a field with choices one of them.
  */
 function columnType(f: Field): string {
+  // A list is an array on PostgreSQL, its JSON text elsewhere.
+  if (f.list) return `${LIST_ITEM_TS[f.list.of]}[] | string${f.nullable ? ' | null' : ''}`;
   const base = f.choices
     ? f.choices.map((c) => literal(c)).join(' | ')
     : f.relation
@@ -289,8 +291,20 @@ function writesView(r: Resource, s: SchemaModel, create: boolean, imports: Impor
   };
 }
 
+/** The TypeScript type of a list's items in a record. */
+const LIST_ITEM_TS: Record<NonNullable<Field['list']>['of'], string> = {
+  string: 'string',
+  integer: 'number',
+  big_integer: 'number',
+  float: 'number',
+  boolean: 'boolean',
+  uuid: 'string',
+  date: 'string',
+};
+
 /** The TypeScript type of a column field's value in a record. */
 function tsType(f: Field): string {
+  if (f.list) return f.nullable ? `${LIST_ITEM_TS[f.list.of]}[] | null` : `${LIST_ITEM_TS[f.list.of]}[]`;
   const base = f.relation
     ? tsType(f.relation.targetPk).replace(' | null', '')
     : ['integer', 'big_integer', 'float'].includes(f.type)

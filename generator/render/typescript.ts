@@ -72,7 +72,7 @@ const orNull = (type: string, sf: SchemaField) => (sf.nullable && type !== 'unkn
 export function tsInput(sf: SchemaField): string {
   if (sf.kind === 'nested_write') return `${sf.write!.item.name}[]`;
   const item = inputValue(sf.value, sf);
-  return orNull(sf.kind === 'many_to_many' ? listOf(item) : item, sf);
+  return orNull(sf.kind === 'many_to_many' || sf.list ? listOf(item) : item, sf);
 }
 
 /** The type of a response field; nested records are inline object types. */
@@ -83,7 +83,7 @@ export function tsOutput(sf: SchemaField): string {
     return orNull(sf.kind === 'nested_one' ? inner : `${inner}[]`, sf);
   }
   const item = outputValue(sf.value, sf);
-  return orNull(sf.kind === 'many_to_many' || sf.kind === 'reverse' ? listOf(item) : item, sf);
+  return orNull(sf.kind === 'many_to_many' || sf.kind === 'reverse' || sf.list ? listOf(item) : item, sf);
 }
 
 export interface InterfaceMember {

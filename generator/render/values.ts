@@ -1,6 +1,6 @@
 /**
  * How a value read from a database row becomes the value a schema field carries: booleans, dates,
- * decimals and JSON need converting (their column types differ between SQLite and PostgreSQL);
+ * decimals, JSON and lists need converting (their column types differ between SQLite and PostgreSQL);
  * everything else is read as it is.
  */
 import type { Field, SchemaField } from '../model/model';
@@ -10,6 +10,10 @@ import type { Imports } from './imports';
 export function readValue(f: SchemaField, column: string, imports: Imports): string {
   const v = `row.${column}`;
   let expr: string;
+  if (f.list) {
+    expr = `${imports.runtime('asList')}(${v})`;
+    return f.nullable ? `${v} === null ? null : ${expr}` : expr;
+  }
   switch (f.value) {
     case 'bool':
       expr = `${imports.runtime('asBool')}(${v})`;
@@ -57,6 +61,7 @@ export function readColumn(f: Field, imports: Imports): string {
     required: true,
     nullable: f.nullable,
     decimal: f.type === 'decimal' ? { maxDigits: f.maxDigits!, decimalPlaces: f.decimalPlaces! } : undefined,
+    list: f.list ? {} : undefined,
   };
   return readValue(sf, f.column, imports);
 }

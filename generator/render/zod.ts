@@ -87,11 +87,18 @@ function withModifiers(expr: string, sf: SchemaField, input: boolean): string {
   return out;
 }
 
+/** A list of `item` in a response: a list field's value (with its `max_items`), or a many-to-many field's keys. */
+function arrayOf(item: string, sf: SchemaField, imports: Imports): string {
+  const max = sf.list?.maxItems !== undefined ? `.max(${sf.list.maxItems})` : '';
+  return `${imports.runtime('z')}.array(${item})${max}`;
+}
+
 /** The schema of a request field: validates and converts what the client sends. */
 export function zodInput(sf: SchemaField, imports: Imports): string {
   if (sf.kind === 'nested_write') return withModifiers(`${imports.runtime('z')}.array(${sf.write!.item.name})`, sf, true);
   const item = inputValue(sf.value, sf, imports);
-  const expr = sf.kind === 'many_to_many' ? `${imports.runtime('z')}.array(${item})` : item;
+  const list = sf.list ? `${imports.runtime('listInput')}(${item}${sf.list.maxItems !== undefined ? `, ${sf.list.maxItems}` : ''})` : undefined;
+  const expr = list ?? (sf.kind === 'many_to_many' ? `${imports.runtime('z')}.array(${item})` : item);
   return withModifiers(expr, sf, true);
 }
 
@@ -110,7 +117,7 @@ export function zodOutput(sf: SchemaField, imports: Imports): string {
     expr = sf.kind === 'nested_one' ? inner : `${z}.array(${inner})`;
   } else {
     const item = outputValue(sf.value, sf, imports);
-    expr = sf.kind === 'many_to_many' || sf.kind === 'reverse' ? `${z}.array(${item})` : item;
+    expr = sf.kind === 'many_to_many' || sf.kind === 'reverse' ? `${z}.array(${item})` : sf.list ? arrayOf(item, sf, imports) : item;
   }
   // A reverse relation shows at most `limit` children.
   if (sf.limit !== undefined) expr += `.max(${sf.limit})`;

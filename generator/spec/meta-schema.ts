@@ -7,7 +7,7 @@
  * clash between files, ...) live in `validate/` and `check-model.ts`.
  */
 import type { FromSchema } from 'json-schema-to-ts';
-import { ACCOUNT_ENDPOINTS, FILTER_MIXINS, type AccountEndpoint } from '@svcgen/runtime/catalogue';
+import { ACCOUNT_ENDPOINTS, FILTER_MIXINS, LIST_ITEM_TYPES, type AccountEndpoint } from '@svcgen/runtime/catalogue';
 
 const identifier = { type: 'string', pattern: '^[a-z][a-z0-9_]*$', maxLength: 63 } as const;
 const className = { type: 'string', pattern: '^[A-Z][A-Za-z0-9]*$', maxLength: 63 } as const;
@@ -27,11 +27,13 @@ const fieldTypes = [
   'email',
   'url',
   'json',
+  'list',
   'password',
   'foreign_key',
   'many_to_many',
 ] as const;
 export const FIELD_TYPES: readonly string[] = fieldTypes;
+export { LIST_ITEM_TYPES, type ListItemType } from '@svcgen/runtime/catalogue';
 
 /** Type names usable in `optionals` and in manual schemas (the seed's Python-style names). */
 export const VALUE_TYPES = ['str', 'int', 'float', 'bool', 'date', 'datetime', 'uuid', 'decimal', 'email', 'url', 'dict', 'list'] as const;
@@ -213,6 +215,9 @@ const fieldSpec = {
     type: { enum: fieldTypes },
     primary_key: { type: 'boolean' },
     max_length: { type: 'integer', minimum: 1, maximum: 10485760 },
+    /** `list` fields: the type of each item, and how many items a value may hold. */
+    of: { enum: LIST_ITEM_TYPES },
+    max_items: { type: 'integer', minimum: 1, maximum: 10000 },
     max_digits: { type: 'integer', minimum: 1, maximum: 1000 },
     decimal_places: { type: 'integer', minimum: 0, maximum: 1000 },
     null: { type: 'boolean' },

@@ -49,7 +49,11 @@ export const BUILTIN_EXCEPTIONS = [
 ] as const;
 export type BuiltinException = (typeof BUILTIN_EXCEPTIONS)[number];
 
-/** Operators a lookup may end with (`title__icontains`). */
+/** What the items of a `list` field may be (the field's `of`). */
+export const LIST_ITEM_TYPES = ['string', 'integer', 'big_integer', 'float', 'boolean', 'uuid', 'date'] as const;
+export type ListItemType = (typeof LIST_ITEM_TYPES)[number];
+
+/** Operators a lookup may end with (`title__icontains`); `overlap` applies to list fields only. */
 export const LOOKUP_OPERATORS = [
   'exact',
   'iexact',
@@ -65,6 +69,7 @@ export const LOOKUP_OPERATORS = [
   'in',
   'isnull',
   'range',
+  'overlap',
 ] as const;
 export type LookupOperator = (typeof LOOKUP_OPERATORS)[number];
 

@@ -38,6 +38,15 @@ export function asJson(value: unknown): unknown {
   return typeof value === 'string' ? JSON.parse(value) : value;
 }
 
+/**
+ * A list column's value as a JSON array, in its order: PostgreSQL reads a native array, SQLite and
+ * MySQL the JSON text they hold (db/dialects: `listColumnType`).
+ */
+export function asList<T>(value: unknown): T[] {
+  const list: unknown = typeof value === 'string' ? JSON.parse(value) : value;
+  return Array.isArray(list) ? (list as T[]) : [];
+}
+
 /** Values written to the database. */
 export const toDb = {
   dateTime<T extends string | null | undefined>(value: T): T {

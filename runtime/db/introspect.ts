@@ -4,6 +4,7 @@
  * primary key, foreign keys and indexes (the dialect's `describeKeys`). The generator turns it into
  * specs; it reaches this module through `@svcgen/runtime/introspect`.
  */
+import type { ListItemType } from '../core/catalogue';
 import { connect, dialectOf, type Db } from './connection';
 import type { TableKeys } from './dialects/dialect';
 
@@ -15,6 +16,8 @@ export interface ColumnInfo {
   nullable: boolean;
   /** The default as the database writes it (`0`, `'text'::character varying`, `true`), or null. */
   defaultValue: string | null;
+  /** An array column a list field can be: the type of its items. */
+  list?: ListItemType;
 }
 
 export interface TableInfo extends TableKeys {
@@ -30,7 +33,9 @@ export async function introspect(db: Db): Promise<TableInfo[]> {
   for (const name of (await dialectOf(db).listTables(db)).sort()) {
     if (SKIPPED.test(name)) continue;
     const info = await db(name).columnInfo();
+    const lists = (await dialectOf(db).listColumns?.(db, name)) ?? {};
     const columns = Object.entries(info).map(([column, c]) => ({
+      ...(lists[column] ? { list: lists[column] } : {}),
       name: column,
       type: String(c.type).toLowerCase(),
       maxLength: typeof c.maxLength === 'number' ? c.maxLength : c.maxLength ? Number(c.maxLength) : null,

@@ -13,6 +13,7 @@
  * (SQLite defers foreign keys while it rebuilds tables).
  */
 import type { Knex } from 'knex';
+import type { ListItemType } from '../core/catalogue';
 import { dialectOf, type Db } from './connection';
 
 export interface Migration {
@@ -84,6 +85,19 @@ export function dropSearchIndex(knex: Knex, table: string, name: string): Promis
 /** Renames the search index `from` of `table` to `to` (its column was renamed), where `createSearchIndex` made one. */
 export function renameSearchIndex(knex: Knex, table: string, from: string, to: string): Promise<void> {
   return dialectOf(knex).renameSearchIndex?.(knex, table, from, to) ?? Promise.resolve();
+}
+
+/**
+ * The column type of a `list` field whose items are of type `items` on the database `knex` opens (a
+ * native array on PostgreSQL, JSON elsewhere). Generated migrations call it for every list column.
+ */
+export function listColumnType(knex: Knex, items: ListItemType): string {
+  return dialectOf(knex).listColumnType(items);
+}
+
+/** The default `values` of a list column, as that database writes it. */
+export function listDefault(knex: Knex, items: ListItemType, values: readonly unknown[]): string {
+  return dialectOf(knex).listLiteral(items, values);
 }
 
 /**

@@ -24,7 +24,7 @@ import { databaseOfClient } from '../db/database';
 import { statementsOf } from '../db/knex-internals';
 import { fromString } from '../validation/query-params';
 import { storableDate, storableInstant } from '../core/calendar';
-import { INT32, type LookupOperator } from '../core/catalogue';
+import { INT32, type ListItemType, type LookupOperator } from '../core/catalogue';
 import { z } from '../core/zod';
 
 /* ------------------------------------------------------------------------------- plans */
@@ -32,7 +32,7 @@ import { z } from '../core/zod';
 export type { LookupOperator } from '../core/catalogue';
 
 /** How a column's values are compared and bound. `int` is a 32-bit integer column, `bigint` a 64-bit one. */
-export type ColumnKind = 'text' | 'int' | 'bigint' | 'float' | 'decimal' | 'bool' | 'date' | 'datetime' | 'uuid' | 'json';
+export type ColumnKind = 'text' | 'int' | 'bigint' | 'float' | 'decimal' | 'bool' | 'date' | 'datetime' | 'uuid' | 'json' | 'list';
 
 /**
  * One step from a table to a related one: rows whose `from` column is among the values the
@@ -58,6 +58,8 @@ export interface Lookup {
   /** Qualified column the operator applies to (in the table the last hop reaches). */
   column: string;
   kind: ColumnKind;
+  /** A `list` column (`kind: 'list'`): the type of its items. */
+  items?: ListItemType;
   nullable: boolean;
   op: LookupOperator;
 }
@@ -183,6 +185,10 @@ function operator(q: Knex.QueryBuilder, lookup: Lookup, op: LookupOperator, valu
   // Under a NOT, a comparison with a NULL column must be false, not NULL.
   if (guard && lookup.nullable) q.whereNotNull(column);
   const dialect = databaseOfClient(q.client).dialect;
+  if (kind === 'list') {
+    listOperator(q, lookup, op, value);
+    return;
+  }
   const text = kind === 'text' ? '??' : dialect.asText('??');
   switch (op) {
     case 'iexact':
@@ -213,6 +219,33 @@ function operator(q: Knex.QueryBuilder, lookup: Lookup, op: LookupOperator, valu
     default:
       compare(q, column, kind, op, value);
   }
+}
+
+/** How each item of a list of `ListItemType` compares and binds. */
+const ITEM_KINDS: Record<ListItemType, ColumnKind> = {
+  string: 'text',
+  integer: 'int',
+  big_integer: 'bigint',
+  float: 'float',
+  boolean: 'bool',
+  uuid: 'uuid',
+  date: 'date',
+};
+
+/**
+ * A list column's `contains` (it holds every value) or `overlap` (it holds one of them): each value
+ * bound as an item; a value no item can equal makes `contains` false and is left out of `overlap`.
+ */
+function listOperator(q: Knex.QueryBuilder, lookup: Lookup, op: LookupOperator, value: unknown): void {
+  if (op !== 'contains' && op !== 'overlap') {
+    q.whereRaw(FALSE);
+    return;
+  }
+  const items = lookup.items ?? 'string';
+  const bound = (Array.isArray(value) ? value : [value]).map((item) => bindable(ITEM_KINDS[items], item));
+  const values = [...new Set(bound.flatMap((b) => (b?.kind === 'value' ? [b.value] : [])))];
+  if (values.length === 0 || (op === 'contains' && bound.some((b) => b?.kind !== 'value'))) q.whereRaw(FALSE);
+  else databaseOfClient(q.client).dialect.whereList(q, lookup.column, items, op, values);
 }
 
 /**

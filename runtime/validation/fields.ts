@@ -53,6 +53,17 @@ export function intInput(min: number, max: number) {
     .int({ error: INT_TYPE_MESSAGE });
 }
 
+/**
+ * A list (a `list` field's value) of `item`s, at most `maxItems` of them. A value that is not a
+ * list is one entry: Zod would also measure a string's length against `maxItems`.
+ */
+export function listInput<T extends z.ZodType>(item: T, maxItems?: number) {
+  const list = z.array(item);
+  // `when` (a check's condition, which Zod's typings of `max` leave out) skips the check on a value that is not a list.
+  const onlyLists = { when: (payload: z.core.ParsePayload) => Array.isArray(payload.value) } as Parameters<typeof list.max>[1];
+  return maxItems === undefined ? list : list.max(maxItems, onlyLists);
+}
+
 /** Any JSON value (the body is JSON already); documented as free-form. `undefined` is a missing value. */
 export function jsonInput() {
   return z

@@ -168,7 +168,7 @@ describe('compileLookup', () => {
     ['titel', 'unknown field "titel" (Book; fields: id, title, pages, rating, price, in_print, published_on, added_at, isbn, meta, author, genres) in lookup "titel"'],
     ['author__nme', 'unknown field "nme" (Book → Author; fields: id, name, country) in lookup "author__nme"'],
     ['author__country__name', 'unknown field "name" (Book → Author → Country; fields: id, code) in lookup "author__country__name"'],
-    ['title__icontain', 'unknown operator "icontain" ("title" is not a relation; operators: exact, iexact, contains, icontains, startswith, istartswith, endswith, gt, gte, lt, lte, in, isnull, range) in lookup "title__icontain"'],
+    ['title__icontain', 'unknown operator "icontain" ("title" is not a relation; operators: exact, iexact, contains, icontains, startswith, istartswith, endswith, gt, gte, lt, lte, in, isnull, range, overlap) in lookup "title__icontain"'],
     ['title__icontains__x', 'nothing may follow the operator "icontains" in lookup "title__icontains__x"'],
     ['author__id__gt__lt', 'nothing may follow the operator "gt" in lookup "author__id__gt__lt"'],
   ])('rejects %s', (lookup, message) => {
@@ -395,7 +395,7 @@ describe('validate(): lookups in specs', () => {
       'resources/books.yaml:16:43: unknown field "nme" in lookup "author__nme" (Book → Author) (did you mean "name"?)',
       'resources/books.yaml:17:42: unknown field "name" in lookup "author__country__name" (Book → Author → Country)',
       'resources/books.yaml:21:31: unknown field "nam" in lookup "genres__nam__icontains" (Book → Genre) (did you mean "name"?)',
-      'resources/books.yaml:22:38: unknown operator "bigger" in lookup "pages__bigger" ("pages" is a integer field, not a relation; operators: exact, iexact, contains, icontains, startswith, istartswith, endswith, gt, gte, lt, lte, in, isnull, range)',
+      'resources/books.yaml:22:38: unknown operator "bigger" in lookup "pages__bigger" ("pages" is a integer field, not a relation; operators: exact, iexact, contains, icontains, startswith, istartswith, endswith, gt, gte, lt, lte, in, isnull, range, overlap)',
     ]);
   });
 });

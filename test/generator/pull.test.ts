@@ -8,8 +8,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import request from 'supertest';
-import { pull } from '../../generator/cli/pull';
-import { loadSettings, migrateLatest } from '../../runtime';
+import { pull, specsFromTables } from '../../generator/cli/pull';
+import { listColumnType, loadSettings, migrateLatest } from '../../runtime';
+import { introspect } from '../../runtime/db/introspect';
 import { build, loadService, type Workspace } from '../migrations/helpers';
 import { createDatabase, DIALECTS } from '../support/databases';
 import { testKeys } from '../support/keys';
@@ -68,6 +69,31 @@ describe.each(DIALECTS)('svcgen pull on the blog database (%s)', (dialect) => {
       const list = await request(app).get('/api/tags/');
       expect(list.status).toBe(200);
       expect(JSON.stringify(list.body)).toContain('"intro"');
+    } finally {
+      await database.drop();
+    }
+  });
+});
+
+describe.each(DIALECTS)('svcgen pull of list columns (%s)', (dialect) => {
+  it('writes a list field for an array column where the database has arrays, and what a JSON column pulls as elsewhere', async () => {
+    const database = await createDatabase(dialect);
+    try {
+      const knex = database.db;
+      await knex.schema.createTable('bookmarks', (t) => {
+        t.increments('id');
+        t.specificType('tags', listColumnType(knex, 'string')).notNullable();
+        t.specificType('ratings', listColumnType(knex, 'integer')).nullable();
+        t.specificType('visits', listColumnType(knex, 'date')).nullable();
+      });
+      const specs = specsFromTables(await introspect(knex), 'Pulled');
+      // MariaDB's JSON is a LONGTEXT with a check: pulled as text, as a json field's column is.
+      const fields = {
+        postgres: '  tags: {type: list, of: string}\n  ratings: {type: list, of: integer, null: true}\n  visits: {type: list, of: date, null: true}\n',
+        sqlite: '  tags: {type: json}\n  ratings: {type: json, null: true}\n  visits: {type: json, null: true}\n',
+        mysql: '  tags: {type: text}\n  ratings: {type: text, null: true}\n  visits: {type: text, null: true}\n',
+      };
+      expect(specs.get('resources/bookmarks.yaml')).toContain(fields[dialect]);
     } finally {
       await database.drop();
     }

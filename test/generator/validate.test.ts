@@ -197,7 +197,7 @@ describe('validateSpecs: fields', () => {
       ),
     );
     expect(out).toEqual([
-      'resources/a.yaml:3:22: "max_length" only applies to string, email, url and password fields, not integer',
+      'resources/a.yaml:3:22: "max_length" only applies to string, email, url, password and list fields, not integer',
       'resources/a.yaml:3:37: "to" only applies to foreign_key and many_to_many fields, not integer',
       'resources/a.yaml:4:21: "auto_now" only applies to date and datetime fields, not string',
       'resources/a.yaml:4:37: "decimal_places" only applies to decimal fields, not string',

@@ -34,6 +34,8 @@ function valueShape(ctx: Ctx, field: Field): { test: (v: unknown) => boolean; wo
       return { test: isIsoDate, words: 'a date like 2024-01-31' };
     case 'datetime':
       return { test: isIsoDateTime, words: 'an ISO datetime like 2024-01-31T12:00:00Z' };
+    case 'list':
+      return listShape(ctx, field);
     case 'foreign_key': {
       const target = relationTarget(ctx, field);
       return target && !target.opaque && target.pk.type ? valueShape(ctx, target.pk) : undefined;
@@ -41,6 +43,18 @@ function valueShape(ctx: Ctx, field: Field): { test: (v: unknown) => boolean; wo
     default:
       return undefined;
   }
+}
+
+/** A list of items of the list's `of`, each of which fits the item type. */
+function listShape(ctx: Ctx, field: Field): { test: (v: unknown) => boolean; words: string } | undefined {
+  const item = itemShape(ctx, field);
+  if (!item) return undefined;
+  return { test: (v) => Array.isArray(v) && v.every(item.test), words: `a list of which each item is ${item.words}` };
+}
+
+/** The shape of one item of a list field (undefined when `of` is missing or unknown). */
+function itemShape(ctx: Ctx, field: Field): { test: (v: unknown) => boolean; words: string } | undefined {
+  return typeof field.spec.of === 'string' && field.spec.of !== 'list' ? valueShape(ctx, { ...field, type: field.spec.of }) : undefined;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -73,6 +87,8 @@ export function checkDefault(ctx: Ctx, res: Resource, field: Field, fieldAt: Yam
   const choices = field.spec.choices;
   if (shape && !shape.test(value)) {
     report(ctx, res.spec, at, `default ${show(value)} does not fit ${field.type} field "${field.name}": expected ${shape.words}`);
+  } else if (field.type === 'list' && Array.isArray(value)) {
+    checkListItems(ctx, res, field, value, at, 'default');
   } else if (typeof value === 'string' && typeof maxLength === 'number' && value.length > maxLength) {
     report(ctx, res.spec, at, `default is ${value.length} characters long, more than max_length ${maxLength}`);
   } else if (Array.isArray(choices) && !choices.includes(value)) {
@@ -80,19 +96,33 @@ export function checkDefault(ctx: Ctx, res: Resource, field: Field, fieldAt: Yam
   }
 }
 
+/** The items of a list default: at most `max_items`, each within `max_length` and among the choices. */
+function checkListItems(ctx: Ctx, res: Resource, field: Field, items: unknown[], at: YamlPath, what: string): void {
+  const { max_items: maxItems, max_length: maxLength, choices } = field.spec;
+  if (typeof maxItems === 'number' && items.length > maxItems) report(ctx, res.spec, at, `${what} has ${items.length} items, more than max_items ${maxItems}`);
+  eachItem(items, at, (item, itemAt) => {
+    if (typeof item === 'string' && typeof maxLength === 'number' && item.length > maxLength) {
+      report(ctx, res.spec, itemAt, `item ${show(item)} is longer than max_length ${maxLength}`);
+    } else if (Array.isArray(choices) && !choices.includes(item as string | number)) {
+      report(ctx, res.spec, itemAt, `item ${show(item)} is not one of the choices: ${choices.map(String).join(', ')}`);
+    }
+  });
+}
+
 export function checkChoices(ctx: Ctx, res: Resource, field: Field, fieldAt: YamlPath): void {
   const type = field.type as string;
   const at = [...fieldAt, 'choices'];
   if (!Array.isArray(field.spec.choices)) return;
-  if (!INTEGER_TYPES.includes(type) && !STRING_TYPES.includes(type)) {
-    report(ctx, res.spec, at, `choices only apply to integer and string fields, not ${type}`, true);
+  const itemType = type === 'list' && typeof field.spec.of === 'string' ? field.spec.of : type;
+  if (!INTEGER_TYPES.includes(itemType) && !STRING_TYPES.includes(itemType)) {
+    report(ctx, res.spec, at, `choices only apply to integer and string fields${type === 'list' ? ' and lists of them' : ''}, not ${type === 'list' ? `a list of ${itemType}` : type}`, true);
     return;
   }
-  const shape = valueShape(ctx, field);
+  const shape = type === 'list' ? itemShape(ctx, field) : valueShape(ctx, field);
   const maxLength = field.spec.max_length;
   eachItem(field.spec.choices, at, (choice, choiceAt) => {
     if (shape && !shape.test(choice)) {
-      report(ctx, res.spec, choiceAt, `choice ${show(choice)} does not fit ${type} field "${field.name}": expected ${shape.words}`);
+      report(ctx, res.spec, choiceAt, `choice ${show(choice)} does not fit ${type === 'list' ? `the items of list field` : `${type} field`} "${field.name}": expected ${shape.words}`);
     } else if (typeof choice === 'string' && typeof maxLength === 'number' && choice.length > maxLength) {
       report(ctx, res.spec, choiceAt, `choice ${show(choice)} is longer than max_length ${maxLength}`);
     }

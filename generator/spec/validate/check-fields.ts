@@ -4,6 +4,7 @@
  * the digits, and no index the database already has.
  */
 import type { YamlPath } from '../../load/load';
+import { LIST_ITEM_TYPES } from '../meta-schema';
 import { didYouMean } from '../suggest';
 import { checkChoices, checkDefault } from './check-defaults';
 import { asRec, type Ctx, eachItem, has, listWords, report } from './context';
@@ -16,7 +17,9 @@ const OPTION_TYPES: Record<string, string[]> = {
   to: RELATION_TYPES,
   reverse_name: RELATION_TYPES,
   on_delete: ['foreign_key'],
-  max_length: ['string', 'email', 'url', 'password'],
+  max_length: ['string', 'email', 'url', 'password', 'list'],
+  of: ['list'],
+  max_items: ['list'],
   max_digits: ['decimal'],
   decimal_places: ['decimal'],
   auto_now_add: ['date', 'datetime'],
@@ -49,6 +52,7 @@ export function checkField(ctx: Ctx, res: Resource, field: Field): void {
   checkOptionsFitType(ctx, res, field, at);
   if (RELATION_TYPES.includes(field.type)) checkRelationField(ctx, res, field, at);
   if (field.type === 'decimal') checkDecimalPlaces(ctx, res, field, at);
+  if (field.type === 'list') checkListField(ctx, res, field, at);
   checkDefault(ctx, res, field, at);
   checkChoices(ctx, res, field, at);
 }
@@ -74,6 +78,18 @@ function checkRelationField(ctx: Ctx, res: Resource, field: Field, at: YamlPath)
   }
   if (field.spec.on_delete === 'set_null' && field.spec.null !== true) {
     report(ctx, res.spec, [...at, 'on_delete'], 'on_delete: set_null needs null: true on this field');
+  }
+}
+
+/** A list names the type of its items; `max_length` applies to string items only; a list is no key and no index. */
+function checkListField(ctx: Ctx, res: Resource, field: Field, at: YamlPath): void {
+  const of = field.spec.of;
+  if (!has(field.spec, 'of')) report(ctx, res.spec, at, `a list field needs "of" naming the type of its items: ${listWords([...LIST_ITEM_TYPES])}`);
+  else if (has(field.spec, 'max_length') && of !== 'string') {
+    report(ctx, res.spec, [...at, 'max_length'], `"max_length" applies to the items of a list of string, not of ${String(of)}`, true);
+  }
+  for (const option of ['unique', 'db_index'] as const) {
+    if (field.spec[option] === true) report(ctx, res.spec, [...at, option], `"${option}" does not apply to a list field: a list is compared item by item`, true);
   }
 }
 

@@ -13,6 +13,7 @@ export function checkOrdering(ctx: Ctx, res: Resource, vs: Rec): void {
     if (name.includes('__')) return checkRelatedOrdering(ctx, res, name, label, at);
     const field = fieldOf(ctx, res.spec, res, name, label, at);
     if (field?.type === 'many_to_many') report(ctx, res.spec, at, `cannot order by many_to_many field "${name}"`);
+    else if (field?.type === 'list') report(ctx, res.spec, at, `cannot order by list field "${name}": databases order lists differently`);
   };
   eachItem(vs.ordering_fields, ['viewset', 'ordering_fields'], (name, at) => {
     if (typeof name === 'string') orderable(name, 'ordering field', at);
@@ -137,6 +138,7 @@ export function checkSearchField(ctx: Ctx, res: Resource, name: string, at: Yaml
     const relation = RELATION_TYPES.includes(field.type ?? '');
     if (i === segments.length - 1) {
       if (relation) report(ctx, res.spec, at, `search field "${name}" is a ${field.type}: search a field of the related resource (${name}__<field>)`);
+      else if (field.type === 'list') report(ctx, res.spec, at, `search field "${name}" is a list field: filter it with a contains or overlap lookup instead`);
       return;
     }
     if (!relation) return report(ctx, res.spec, at, `search field "${name}": ${seg} is a ${field.type} field, not a relation to follow (write the field alone; lookups like __icontains are implied)`);

@@ -67,9 +67,12 @@ function checkLookup(ctx: Ctx, res: Resource, lookup: string, at: YamlPath, key:
     if (!field) {
       return fail(`unknown field "${seg}"`, ` (${chain.join(' → ')})${didYouMean(seg, current.fields.keys())}`);
     }
-    if (!rest.length) return undefined;
+    if (!rest.length) {
+      if (field.type === 'list') fail(`list field "${seg}" needs an operator: ${LIST_OPERATORS.join(', ')}`);
+      return undefined;
+    }
     if (!RELATION_TYPES.includes(field.type ?? '')) {
-      if (rest.length === 1 && isLookupOperator(rest[0])) return rest[0];
+      if (rest.length === 1 && isLookupOperator(rest[0])) return operatorFits(seg, field.type, rest[0], fail);
       if (isLookupOperator(rest[0])) return fail(`nothing may follow the operator "${rest[0]}"`);
       const operators = LOOKUP_OPERATORS.join(', ');
       const hint = didYouMean(rest[0], LOOKUP_OPERATORS) || ` ("${seg}" is a ${field.type} field, not a relation; operators: ${operators})`;
@@ -81,6 +84,22 @@ function checkLookup(ctx: Ctx, res: Resource, lookup: string, at: YamlPath, key:
     chain.push(target.name);
   }
   return undefined;
+}
+
+/** The operators a `list` field takes: every given value among its items, any of them, or no list at all. */
+const LIST_OPERATORS = ['contains', 'overlap', 'isnull'];
+
+/** `operator` when it applies to a field of `type`: a list field takes LIST_OPERATORS, and only a list field takes `overlap`. */
+function operatorFits(name: string, type: string | undefined, operator: string, fail: (message: string) => void): string | undefined {
+  if (type === 'list' && !LIST_OPERATORS.includes(operator)) {
+    fail(`operator "${operator}" does not apply to list field "${name}" (operators: ${LIST_OPERATORS.join(', ')})`);
+    return undefined;
+  }
+  if (type !== 'list' && operator === 'overlap') {
+    fail(`operator "overlap" only applies to list fields, and "${name}" is a ${type} field`);
+    return undefined;
+  }
+  return operator;
 }
 
 function checkLookupValue(ctx: Ctx, res: Resource, operator: string, value: unknown, at: YamlPath): void {

@@ -54,6 +54,7 @@ const OPTIONAL_TYPES: Record<string, string[]> = {
   datetime: ['datetime', 'str'],
   uuid: ['uuid', 'str'],
   json: ['dict', 'list'],
+  list: ['list'],
   many_to_many: ['list'],
 };
 

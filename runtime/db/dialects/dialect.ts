@@ -7,6 +7,7 @@
  * adding a database is one new adapter and its test run.
  */
 import type { Knex } from 'knex';
+import type { ListItemType } from '../../core/catalogue';
 import type { DatabaseSettings, SqliteSettings } from '../../core/settings';
 
 type Db = Knex;
@@ -162,6 +163,21 @@ export interface Dialect {
   /** The SQL of `text` (a value's SQL) cast to text, for a text match on a column of another type. */
   asText(text: string): string;
   /**
+   * Adds to `query` that the list column `column` holds every one of `values` (`contains`) or at
+   * least one (`overlap`), each compared exactly (case included) as an item of type `items`.
+   * `values` are bindable items (at least one), never SQL.
+   */
+  whereList(query: Knex.QueryBuilder, column: string, items: ListItemType, op: 'contains' | 'overlap', values: readonly unknown[]): void;
+
+  /**
+   * The column type of a `list` field holding items of type `items`: a native array where the
+   * database has them (PostgreSQL), JSON text elsewhere. A list is bound as a JavaScript array, which
+   * the adapter's client writes in that form.
+   */
+  listColumnType(items: ListItemType): string;
+  /** `values`, a list of items of type `items`, as the text of a list column's DEFAULT. */
+  listLiteral(items: ListItemType, values: readonly unknown[]): string;
+  /**
    * The rows of a raw statement's result (`db.raw`): for a write, `write` is the query it was
    * compiled from, whose `returning` rows a database without RETURNING answers from the result.
    */
@@ -207,6 +223,11 @@ export interface Dialect {
   syncKeySequence(knex: Knex, table: string, pk: string): Promise<void>;
   /** A table's primary key columns, foreign keys and indexes (not the primary key's), for `svcgen pull`. */
   describeKeys(knex: Knex, table: string): Promise<TableKeys>;
+  /**
+   * The item type of each of a table's array columns that a list field can be (`svcgen pull`), where
+   * the database has arrays; elsewhere a list is a JSON column, which pull cannot tell from `json`.
+   */
+  listColumns?(knex: Knex, table: string): Promise<Record<string, ListItemType>>;
 
   /** Where the database has read replicas (DATABASE_REPLICA_URLS): how commit positions are read and compared. */
   readonly positions?: CommitPositions;

@@ -303,8 +303,11 @@ export class MysqlClient extends Mysql2Client {
    * escape with backslashes, so the first would never end. Only SQL text is rewritten, before
    * mysql2 writes the values in: a value bound to a placeholder is never touched.
    */
-  _query(connection: unknown, obj: { sql?: string }): Promise<unknown> {
+  _query(connection: unknown, obj: { sql?: string; bindings?: unknown[] }): Promise<unknown> {
     const base = (Mysql2Client.prototype as any)._query as (connection: unknown, obj: unknown) => Promise<unknown>;
+    // A list (a `list` field's value) is bound as its JSON text, the form its JSON column holds
+    // (mysql2 would write an array as a list of values).
+    if (obj?.bindings?.some(Array.isArray)) obj = { ...obj, bindings: obj.bindings.map((b) => (Array.isArray(b) ? JSON.stringify(b) : b)) };
     if (typeof obj?.sql !== 'string' || !/ESCAPE '\\'/i.test(obj.sql)) return base.call(this, connection, obj);
     return base.call(this, connection, { ...obj, sql: obj.sql.replace(/ESCAPE '\\'(?!')/gi, "ESCAPE '\\\\'") });
   }

@@ -115,6 +115,17 @@ export const mysql: Dialect = {
 
   asText: (text) => `CAST(${text} AS CHAR)`,
 
+  // JSON_CONTAINS with each value as JSON (JSON_OVERLAPS is newer than some MariaDB servers):
+  // every one of them for `contains`, any for `overlap`.
+  whereList(query, column, _items, op, values) {
+    const each = values.map(() => 'JSON_CONTAINS(??, ?)').join(op === 'contains' ? ' AND ' : ' OR ');
+    query.whereRaw(`(${each})`, values.flatMap((v) => [column, JSON.stringify(v)]));
+  },
+
+  listColumnType: () => 'json',
+
+  listLiteral: (_items, values) => JSON.stringify(values),
+
   rowsOf(result, write) {
     const [rows] = result as [unknown];
     if (Array.isArray(rows)) return rows;

@@ -4,6 +4,8 @@
  * `FOR UPDATE`; migrations locked by an advisory lock.
  */
 import { types as pgTypes } from 'pg';
+import type { Knex } from 'knex';
+import type { ListItemType } from '../../core/catalogue';
 import { loadPostgresSettings } from '../../core/settings';
 import { guardPgClient } from '../knex-internals';
 import { DatabaseTimeoutError, markConnectionFailure, type ConstraintViolation, type Dialect, type DriverError } from './dialect';
@@ -15,6 +17,27 @@ pgTypes.setTypeParser(20, (v) => Number(v));
 pgTypes.setTypeParser(1082, (v) => v);
 pgTypes.setTypeParser(114, (v) => v);
 pgTypes.setTypeParser(3802, (v) => v);
+// Arrays (list fields): of int8 as numbers, of DATE as text, as their items are read.
+// (Array type ids are not among the typed built-ins.)
+const arrayParser = pgTypes.getTypeParser as unknown as (oid: number) => (v: string) => string[];
+const setArrayParser = pgTypes.setTypeParser as unknown as (oid: number, parse: (v: string) => unknown) => void;
+const parseTextArray = arrayParser(1009);
+setArrayParser(1016, (v) => parseTextArray(v).map(Number));
+setArrayParser(1182, (v) => parseTextArray(v));
+
+/** The catalogue's names of the item types whose SQL name differs (an array of `integer` is `_int4`). */
+const UDT_NAMES: Record<string, string> = { integer: 'int4', bigint: 'int8', 'double precision': 'float8', boolean: 'bool' };
+
+/** The PostgreSQL type of a list field's items (its column is an array of them). */
+const ARRAY_ITEM_TYPES: Record<ListItemType, string> = {
+  string: 'text',
+  integer: 'integer',
+  big_integer: 'bigint',
+  float: 'double precision',
+  boolean: 'boolean',
+  uuid: 'uuid',
+  date: 'date',
+};
 
 /**
  * SQLSTATEs of a database that cannot be reached or cannot answer in time: class 08 (connection
@@ -104,6 +127,17 @@ export const postgres: Dialect = {
 
   asText: (text) => `CAST(${text} AS TEXT)`,
 
+  // `@>` (holds every value) and `&&` (shares one) compare the array's items as their type does.
+  whereList(query, column, items, op, values) {
+    const type = ARRAY_ITEM_TYPES[items];
+    query.whereRaw(`?? ${op === 'contains' ? '@>' : '&&'} ARRAY[${values.map(() => `?::${type}`).join(', ')}]`, [column, ...values] as Knex.Value[]);
+  },
+
+  listColumnType: (items) => `${ARRAY_ITEM_TYPES[items]}[]`,
+
+  // An array literal: every item double-quoted, with `"` and `\` escaped.
+  listLiteral: (_items, values) => `{${values.map((v) => `"${String(v).replace(/["\\]/g, (c) => `\\${c}`)}"`).join(',')}}`,
+
   rowsOf: (result) => (result as { rows: Record<string, any>[] }).rows,
 
   lockForUpdate(query) {
@@ -161,6 +195,16 @@ export const postgres: Dialect = {
   },
 
   // Indexes of expressions (a search index of lower(column)) are left out: specs derive those.
+  async listColumns(knex, table) {
+    const { rows } = await knex.raw(
+      `select column_name as name, udt_name as udt from information_schema.columns
+        where table_schema = current_schema() and table_name = ? and data_type = 'ARRAY' order by ordinal_position`,
+      [table],
+    );
+    const items = Object.fromEntries(Object.entries(ARRAY_ITEM_TYPES).map(([item, type]) => [`_${UDT_NAMES[type] ?? type}`, item as ListItemType]));
+    return Object.fromEntries((rows as { name: string; udt: string }[]).filter((r) => items[r.udt]).map((r) => [r.name, items[r.udt]]));
+  },
+
   async describeKeys(knex, table) {
     const keys = await knex.raw(
       `select c.contype as kind, c.conname as name, c.confdeltype as on_delete, rt.relname as ref_table,

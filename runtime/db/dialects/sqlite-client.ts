@@ -262,6 +262,11 @@ export class CachedStatementsSqliteClient extends BetterSqlite3Client {
     return super.destroy(callback);
   }
 
+  /** A list (a `list` field's value) is bound as its JSON text, the form its column holds here. */
+  override _formatBindings(bindings: readonly unknown[] | undefined): unknown[] {
+    return super._formatBindings(bindings?.map((b) => (Array.isArray(b) ? JSON.stringify(b) : b)));
+  }
+
   override async _query(connection: SqliteConnection, obj: ClientQuery): Promise<ClientQuery> {
     const reads = this.reads;
     // Whatever Knex runs (a write, a BEGIN, a read in a transaction) sees the latest committed rows.

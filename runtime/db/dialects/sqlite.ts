@@ -134,6 +134,18 @@ export const sqlite: Dialect = {
 
   asText: (text) => `CAST(${text} AS TEXT)`,
 
+  // The JSON text's items, one row each (`json_each`): a string item is TEXT, compared byte for
+  // byte; a number INTEGER or REAL; true and false 1 and 0, as booleans are bound.
+  whereList(query, column, _items, op, values) {
+    const item = (count: number) => `EXISTS (SELECT 1 FROM json_each(??) WHERE value ${count === 1 ? '= ?' : `IN (${Array(count).fill('?').join(', ')})`})`;
+    if (op === 'overlap') query.whereRaw(item(values.length), [column, ...values] as Knex.Value[]);
+    else for (const value of values) query.whereRaw(item(1), [column, value as Knex.Value]);
+  },
+
+  listColumnType: () => 'json',
+
+  listLiteral: (_items, values) => JSON.stringify(values),
+
   rowsOf: (result) => result as Record<string, any>[],
 
   // No lock needed: the service has one connection that writes, so transactions run one at a time.
