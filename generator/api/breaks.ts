@@ -9,7 +9,9 @@
  * Breaking: an operation removed or renamed (its id or its route), a success status removed, a
  * response field removed or its type changed, or made nullable; a request field removed, made
  * required (or a new required one), its type changed, made non-nullable, its enum narrowed or its
- * max_length shortened.
+ * max_length shortened; a path or query parameter removed (an optional one too: the service would
+ * ignore it), made required (or a new required one), its type changed, its enum narrowed (`ordering`
+ * losing a name, a `fields` losing a field) or its range narrowed.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -52,38 +54,51 @@ export interface FoundBreak {
 
 const describeType = (f: ApiField) => `${f.type}${f.nullable ? ' | null' : ''}`;
 
-/** The breaks of one field list: a request body's (`request`) or a response's. */
-function fieldBreaks(before: Record<string, ApiField>, after: Record<string, ApiField>, request: boolean, where: string, prefix = ''): { field: string; message: string }[] {
+/**
+ * The breaks of one field list: a request body's (`request`), a response's, or an operation's path
+ * or query parameters (`param`: sent by the client as a request field is, but a parameter removed
+ * is a break even when optional, for the service would ignore it and answer otherwise).
+ */
+function fieldBreaks(before: Record<string, ApiField>, after: Record<string, ApiField>, kind: 'request' | 'response' | 'param', where: string, prefix = ''): { field: string; message: string }[] {
   const out: { field: string; message: string }[] = [];
+  const request = kind !== 'response';
+  const noun = kind === 'param' ? 'parameter' : 'field';
   for (const [name, old] of Object.entries(before)) {
     const now = after[name];
     const label = `${prefix}${name}`;
     if (!now) {
       // A request field the client may omit can go: the service ignores what it no longer reads.
-      if (!request) out.push({ field: name, message: `${where} field "${label}" removed` });
+      if (kind === 'param') out.push({ field: name, message: `${where} ${noun} "${label}" removed` });
+      else if (!request) out.push({ field: name, message: `${where} field "${label}" removed` });
       else if (old.required) out.push({ field: name, message: `${where} field "${label}" removed (clients send it)` });
       continue;
     }
     if (old.type !== now.type) {
-      out.push({ field: name, message: `${where} field "${label}" changed type: ${old.type} → ${now.type}` });
+      out.push({ field: name, message: `${where} ${noun} "${label}" changed type: ${old.type} → ${now.type}` });
       continue;
     }
     if (request) {
-      if (!old.required && now.required) out.push({ field: name, message: `${where} field "${label}" became required` });
-      if (old.nullable && !now.nullable) out.push({ field: name, message: `${where} field "${label}" no longer accepts null` });
+      if (!old.required && now.required) out.push({ field: name, message: `${where} ${noun} "${label}" became required` });
+      if (old.nullable && !now.nullable) out.push({ field: name, message: `${where} ${noun} "${label}" no longer accepts null` });
       const lost = old.enum && now.enum ? old.enum.filter((v) => !now.enum!.includes(v)) : !old.enum && now.enum ? ['any other value'] : [];
-      if (lost.length) out.push({ field: name, message: `${where} field "${label}" narrowed its values: ${lost.map((v) => JSON.stringify(v)).join(', ')} no longer accepted` });
+      if (lost.length) out.push({ field: name, message: `${where} ${noun} "${label}" narrowed its values: ${lost.map((v) => JSON.stringify(v)).join(', ')} no longer accepted` });
       if (now.maxLength !== undefined && (old.maxLength === undefined || now.maxLength < old.maxLength)) {
-        out.push({ field: name, message: `${where} field "${label}" narrowed max_length: ${old.maxLength ?? 'none'} → ${now.maxLength}` });
+        out.push({ field: name, message: `${where} ${noun} "${label}" narrowed max_length: ${old.maxLength ?? 'none'} → ${now.maxLength}` });
+      }
+      if (now.minimum !== undefined && (old.minimum === undefined || now.minimum > old.minimum)) {
+        out.push({ field: name, message: `${where} ${noun} "${label}" narrowed its minimum: ${old.minimum ?? 'none'} → ${now.minimum}` });
+      }
+      if (now.maximum !== undefined && (old.maximum === undefined || now.maximum < old.maximum)) {
+        out.push({ field: name, message: `${where} ${noun} "${label}" narrowed its maximum: ${old.maximum ?? 'none'} → ${now.maximum}` });
       }
     } else if (!old.nullable && now.nullable) {
       out.push({ field: name, message: `${where} field "${label}" may now be null: ${describeType(old)} → ${describeType(now)}` });
     }
-    if (old.fields && now.fields) out.push(...fieldBreaks(old.fields, now.fields, request, where, `${label}.`).map((b) => ({ ...b, field: name })));
+    if (old.fields && now.fields) out.push(...fieldBreaks(old.fields, now.fields, kind, where, `${label}.`).map((b) => ({ ...b, field: name })));
   }
   if (request) {
     for (const [name, now] of Object.entries(after)) {
-      if (!before[name] && now.required) out.push({ field: name, message: `${where} has a new required field "${name}"` });
+      if (!before[name] && now.required) out.push({ field: name, message: `${where} has a new required ${noun} "${name}"` });
     }
   }
   return out;
@@ -119,13 +134,19 @@ export function apiBreaks(before: ApiSurface, after: ApiSurface, sources: ApiSou
     for (const status of old.errors) if (!now.errors.includes(status)) brk(`operation ${id} (${old.route}) no longer documents the error ${status}`, opSources);
     const partBreaks = (part: string, b: Record<string, ApiField> | undefined | null, a: Record<string, ApiField> | undefined | null, request: boolean, where: string) => {
       if (!b || !a) return;
-      for (const f of fieldBreaks(b, a, request, where)) {
+      for (const f of fieldBreaks(b, a, request ? 'request' : 'response', where)) {
         const own = sources.fields[`${id} ${part} ${f.field}`];
         brk(`operation ${id} (${old.route}): ${f.message}`, [...(own ? [own] : []), ...(sources.schemas[`${id} ${part}`] ?? []), ...opSources]);
       }
     };
     partBreaks('body', old.body, now.body, true, 'request body');
     for (const [status, fields] of Object.entries(old.responses)) partBreaks(status, fields, now.responses[status], false, `response ${status}`);
+    // Parameters: a surface recorded before they were is compared from nothing (every one is new).
+    for (const where of ['path', 'query'] as const) {
+      for (const f of fieldBreaks(old[where] ?? {}, now[where] ?? {}, 'param', `${where}`)) {
+        brk(`operation ${id} (${old.route}): ${f.message}`, [...(sources.params[`${id} ${where} ${f.field}`] ?? sources.params[`${id} ${where}`] ?? []), ...opSources]);
+      }
+    }
   }
   return out;
 }

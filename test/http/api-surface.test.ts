@@ -4,7 +4,8 @@
  * holds the two together on the running blog and showcase. Every operation of api.json is served
  * under its id at its route, and no other; its success statuses are documented; its request body
  * has the same fields, the same ones required; its responses (lists aside, which wrap their items
- * in a page) have the same fields.
+ * in a page) have the same fields; its path and query parameters are the document's, the same ones
+ * required, of the same type and range.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -18,8 +19,15 @@ interface Schema {
   required?: string[];
   anyOf?: Schema[];
 }
+interface DocParameter {
+  name: string;
+  in: 'path' | 'query';
+  required?: boolean;
+  schema: { type?: string; minimum?: number; maximum?: number };
+}
 interface DocOperation {
   operationId: string;
+  parameters?: DocParameter[];
   requestBody?: { content: Record<string, { schema: Schema }> };
   responses: Record<string, { content?: Record<string, { schema: Schema }> }>;
 }
@@ -27,8 +35,34 @@ interface Doc {
   paths: Record<string, Record<string, DocOperation>>;
   components: { schemas: Record<string, Schema> };
 }
+interface SurfaceParam {
+  type: string;
+  required?: true;
+  minimum?: number;
+  maximum?: number;
+}
 interface Surface {
-  operations: Record<string, { route: string; body?: Record<string, { required?: true }>; responses: Record<string, Record<string, unknown> | null> }>;
+  operations: Record<
+    string,
+    {
+      route: string;
+      path?: Record<string, SurfaceParam>;
+      query?: Record<string, SurfaceParam>;
+      body?: Record<string, { required?: true }>;
+      responses: Record<string, Record<string, unknown> | null>;
+    }
+  >;
+}
+
+/** A parameter as the document and the surface both can say it: its JSON type, whether required, its range. */
+function docParam(p: DocParameter) {
+  return { required: p.required === true, type: p.schema.type ?? 'string', minimum: p.schema.minimum, maximum: p.schema.maximum };
+}
+function surfaceParam(name: string, p: SurfaceParam, where: 'path' | 'query') {
+  // The surface says `string:<format>`, `array<…>` and `range<…>`, all strings in a query string,
+  // but for `expand`, which the document gives as an array written `a,b` (style form, not exploded).
+  const type = /^(integer|number|boolean)$/.test(p.type) ? p.type : name === 'expand' ? 'array' : 'string';
+  return { required: where === 'path' || p.required === true, type, minimum: p.minimum, maximum: p.maximum };
 }
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -42,6 +76,9 @@ function objectOf(doc: Doc, schema: Schema | undefined): Schema | undefined {
 }
 
 const LISTS = /^(list_|get_.*_(tags|labels)$|feed_|bulk_)/;
+
+/** Lists paged by a paginator of the hooks module: its parameters are its code's, not the spec's, and not in the surface. */
+const HOOK_PAGED = ['list_shiny_gadgets'];
 
 describe.each([
   ['blog', 'generated', startBlog, '/api'],
@@ -75,6 +112,12 @@ describe.each([
         expect({ id, fields: Object.keys(op.body).sort() }).toEqual({ id, fields: Object.keys(body.properties!).sort() });
         const required = Object.entries(op.body).filter(([, f]) => f.required).map(([name]) => name).sort();
         expect({ id, required }).toEqual({ id, required: [...(body.required ?? [])].sort() });
+      }
+      for (const where of ['path', 'query'] as const) {
+        const ownParams = (documented.parameters ?? []).filter((p) => !(HOOK_PAGED.includes(id) && where === 'query'));
+        const served = Object.fromEntries(ownParams.filter((p) => p.in === where).map((p) => [p.name, docParam(p)]));
+        const recorded = Object.fromEntries(Object.entries(op[where] ?? {}).map(([name, p]) => [name, surfaceParam(name, p, where)]));
+        expect({ id, where, params: recorded }).toEqual({ id, where, params: served });
       }
       if (LISTS.test(id)) continue;
       for (const [status, fields] of Object.entries(op.responses)) {
