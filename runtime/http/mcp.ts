@@ -40,6 +40,8 @@ export interface McpTool {
   /** The arguments that go to the path, the headers and the query string; any other but `body` goes to the query string too. */
   pathParameters: readonly string[];
   headerParameters: readonly string[];
+  /** Query parameters whose list the document writes `a,b` (`style: form`, `explode: false`: `?expand=`). */
+  commaParameters: readonly string[];
   body: boolean;
 }
 
@@ -50,6 +52,8 @@ interface OpenApiParameter {
   in: 'path' | 'query' | 'header';
   required?: boolean;
   description?: string;
+  style?: string;
+  explode?: boolean;
   schema: JsonObject;
 }
 
@@ -140,6 +144,7 @@ export function mcpTools(document: unknown, routes: readonly Route[], basePath: 
       path,
       pathParameters: parameters.filter((p) => p.in === 'path').map((p) => p.name),
       headerParameters: parameters.filter((p) => p.in === 'header').map((p) => p.name),
+      commaParameters: parameters.filter((p) => p.in === 'query' && p.explode === false).map((p) => p.name),
       body: operation.requestBody !== undefined,
     });
   }
@@ -187,6 +192,8 @@ export function toolRequest(tool: McpTool, args: Readonly<Record<string, unknown
     if (tool.pathParameters.includes(name) || (tool.body && name === BODY_ARGUMENT)) continue;
     if (tool.headerParameters.includes(name)) {
       if (value !== undefined && value !== null) headers[name.toLowerCase()] = String(value);
+    } else if (tool.commaParameters.includes(name) && Array.isArray(value)) {
+      if (value.length) query.append(name, value.map(String).join(','));
     } else for (const v of queryValues(value)) query.append(name, v);
   }
   const search = query.toString();

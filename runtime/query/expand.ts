@@ -6,25 +6,14 @@
  */
 import type { Db } from '../db/connection';
 import type { Row } from '../db/rows';
-import { fromString } from '../validation/query-params';
-import { z } from '../core/zod';
+import { namesParam } from './fields-selection';
 
 /**
- * The `expand` query parameter: names of `allowed` separated by commas, returned in the order of
- * `allowed`. Any other name is a 422 with loc `query.expand`, like an unknown field of `?fields=`.
+ * The `expand` query parameter: names of `allowed` separated by commas (`namesParam`), returned in
+ * the order of `allowed`. Any other name is a 422 with loc `query.expand`, like an unknown field of `?fields=`.
  */
 export function expandParam(allowed: readonly string[]) {
-  const message = `Input should be a comma-separated list of ${allowed.map((n) => `'${n}'`).join(', ')}`;
-  return fromString
-    .str()
-    .transform((value, ctx): string[] => {
-      const names = value.split(',').map((part) => part.trim());
-      if (names.some((name) => !allowed.includes(name))) {
-        ctx.issues.push({ code: 'custom', message, params: { type: 'enum' }, input: value });
-        return z.NEVER;
-      }
-      return allowed.filter((name) => names.includes(name));
-    })
+  return namesParam(allowed)
     .optional()
     .meta({
       type: 'array',

@@ -9,21 +9,24 @@ import { fromString } from '../validation/query-params';
 import { z } from '../core/zod';
 
 /**
- * The `fields` query parameter: names of `allowed` (the read schema's fields) separated by commas.
- * Any other name is a 422 with loc `query.fields`, like an unknown ordering.
+ * A query parameter naming some of `allowed`, separated by commas, parsed into those names in the
+ * order of `allowed`. Any other name is a 422 at the parameter, like an unknown ordering.
  */
-export function fieldsParam(allowed: readonly string[]) {
+export function namesParam(allowed: readonly string[]) {
   const message = `Input should be a comma-separated list of ${allowed.map((n) => `'${n}'`).join(', ')}`;
-  return fromString
-    .str()
-    .transform((value, ctx): string[] => {
-      const names = value.split(',').map((part) => part.trim());
-      if (names.some((name) => !allowed.includes(name))) {
-        ctx.issues.push({ code: 'custom', message, params: { type: 'enum' }, input: value });
-        return z.NEVER;
-      }
-      return allowed.filter((name) => names.includes(name));
-    })
+  return fromString.str().transform((value, ctx): string[] => {
+    const names = value.split(',').map((part) => part.trim());
+    if (names.some((name) => !allowed.includes(name))) {
+      ctx.issues.push({ code: 'custom', message, params: { type: 'enum' }, input: value });
+      return z.NEVER;
+    }
+    return allowed.filter((name) => names.includes(name));
+  });
+}
+
+/** The `fields` query parameter: names of `allowed` (the read schema's fields), `namesParam`. */
+export function fieldsParam(allowed: readonly string[]) {
+  return namesParam(allowed)
     .optional()
     .meta({ type: 'string', description: `Only these fields of each item, separated by commas: ${allowed.join(', ')}.` });
 }

@@ -99,7 +99,7 @@ describe.each(DIALECTS)('MCP endpoint (%s)', (dialect) => {
       $defs: { ArticleIn: openapi.components.schemas.ArticleIn },
     });
     const retrieve = tools.find((t) => t.name === 'retrieve_article')!;
-    expect(Object.keys(retrieve.inputSchema.properties!)).toEqual(['pk', 'fields', 'If-None-Match']);
+    expect(Object.keys(retrieve.inputSchema.properties!)).toEqual(['pk', 'fields', 'expand', 'If-None-Match']);
     expect(retrieve.inputSchema.required).toEqual(['pk']);
     expect(retrieve.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true });
   });
@@ -149,6 +149,14 @@ describe.each(DIALECTS)('MCP endpoint (%s)', (dialect) => {
     const overHttp = await http().get(`/api/articles/${id}/`);
     expect(await call(await mcp(), 'retrieve_article', { pk: id })).toMatchObject({ status: 200, body: overHttp.body });
     expect(await call(await mcp(), 'retrieve_article', { pk: 2147480000 })).toEqual({ status: 404, body: { article: 'not found' }, isError: true });
+  });
+
+  it('an expand list is sent as the document writes it, names separated by commas', async () => {
+    const id = await insertArticle(svc.database.db, { title: 'Expanded', content: 'x', author_id: user.id });
+    const overHttp = await http().get(`/api/articles/${id}/?expand=author,tags`);
+    expect(overHttp.status).toBe(200);
+    expect((overHttp.body as { author: unknown }).author).toMatchObject({ id: user.id });
+    expect(await call(await mcp(), 'retrieve_article', { pk: id, expand: ['author', 'tags'] })).toMatchObject({ status: 200, body: overHttp.body, isError: false });
   });
 
   it('a body failing validation is the 422 of HTTP, the same body', async () => {
