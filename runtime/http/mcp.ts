@@ -17,9 +17,7 @@ import type { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import type { Request, Response } from 'express';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ConfigurationError } from '../core/settings';
 import { LOC } from '../validation/validate';
 import { attachSocket } from './node-internals';
@@ -357,6 +355,7 @@ export interface McpEndpointOptions {
  * sessions: they are the 405 of every route, which MCP clients expect of a stateless server.
  */
 export function mcpRoute(options: McpEndpointOptions): Route {
+  const { McpServer, StreamableHTTPServerTransport, CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } = sdk();
   const byName = new Map(options.tools.map((t) => [t.tool.name, t]));
   const tools = options.tools.map((t) => t.tool);
   const handler = async (req: Request, res: Response) => {
@@ -374,4 +373,16 @@ export function mcpRoute(options: McpEndpointOptions): Route {
     await transport.handleRequest(req as unknown as IncomingMessage, res, req.body);
   };
   return { method: 'post', path: MCP_PATH, handlers: [handler] };
+}
+
+/**
+ * The SDK, loaded when the endpoint is made: a service with `SVC_MCP` off never loads it (nor the
+ * web framework and validators it brings), so it costs that service nothing at start or per request.
+ */
+function sdk() {
+  return {
+    ...(require('@modelcontextprotocol/sdk/server/mcp.js') as typeof import('@modelcontextprotocol/sdk/server/mcp.js')),
+    ...(require('@modelcontextprotocol/sdk/server/streamableHttp.js') as typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js')),
+    ...(require('@modelcontextprotocol/sdk/types.js') as typeof import('@modelcontextprotocol/sdk/types.js')),
+  };
 }
