@@ -98,6 +98,9 @@ export { connect, selectByKey, writeReturning, type Db } from './db/connection';
 export {
   exists,
   loadForeign,
+  loadForeigns,
+  type ForeignLoad,
+  type ForeignLoaded,
   loadManyToMany,
   loadReverse,
   missingKeys,

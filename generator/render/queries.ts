@@ -116,6 +116,8 @@ interface Loader {
   /** The spec type the loader satisfies: `ForeignSpec<unknown, UserRow>`. */
   spec: string;
   call: string;
+  /** A foreign key's keys among the rows (`nested_one`): loaded with the shape's other foreign keys. */
+  foreignKeys?: string;
 }
 
 /**
@@ -142,6 +144,7 @@ function relationLoader(r: Resource, f: SchemaField, constName: string, varName:
       keyOnly: undefined,
       spec: `${imports.runtimeType('ForeignSpec')}<unknown, ${rowOf(rel.target)}>`,
       call: `${imports.runtime('loadForeign')}(db, ${constName}, rows.map((row) => row.${fk.column}))`,
+      foreignKeys: `rows.map((row) => row.${fk.column})`,
     };
     const expr = fk.nullable
       ? `row.${fk.column} === null ? null : (${varName}.get(row.${fk.column}) ?? null)`
@@ -227,6 +230,19 @@ function shapeView(r: Resource, s: SchemaModel, columnsConst: string, file: Quer
     return { name: f.name, expr };
   });
   for (const column of extraColumns) columns.add(column);
+  // Two foreign keys or more are loaded together (one statement for one row, see loadForeigns).
+  const foreign = loaders.filter((l) => l.foreignKeys);
+  const together = foreign.length >= 2;
+  const calls = together
+    ? [
+        `${file.imports.runtime('loadForeigns')}(db, [${foreign.map((l) => `[${l.constName}, ${l.foreignKeys}]`).join(', ')}])`,
+        ...loaders.filter((l) => !l.foreignKeys).map((l) => l.call),
+      ]
+    : loaders.map((l) => l.call);
+  const loaderVars = together
+    ? [`[${foreign.map((l) => l.varName).join(', ')}]`, ...loaders.filter((l) => !l.foreignKeys).map((l) => l.varName)].join(', ')
+    : loaders.map((l) => l.varName).join(', ');
+  const loaded = `${andList(loaders.map((l) => l.varName))} with one query each${together ? ` (${andList(foreign.map((l) => l.varName))} with one for one row)` : ''}`;
   return {
     schema: imports.type('./schemas', s.name),
     row: rowTypeOf(r, self, imports),
@@ -235,8 +251,9 @@ function shapeView(r: Resource, s: SchemaModel, columnsConst: string, file: Quer
     columnsConst,
     columns: list([...columns]),
     loaders,
-    loaderVars: loaders.map((l) => l.varName).join(', '),
-    loaded: andList(loaders.map((l) => l.varName)),
+    calls,
+    loaderVars,
+    loaded,
     fields,
   };
 }

@@ -1,6 +1,7 @@
 /**
  * Loading related records for a page of rows: one query per relation, never one per row.
  */
+import type { Knex } from 'knex';
 import { selectFixed, type Db } from './connection';
 
 /**
@@ -30,6 +31,64 @@ export async function loadForeign<T, R extends Row = Row>(db: Db, spec: ForeignS
     for (const row of rows as R[]) out.set(row[spec.pk], spec.shape(row));
   }
   return out;
+}
+
+/** One foreign key of `loadForeigns`: the related records' spec and the keys the rows hold. */
+export type ForeignLoad = readonly [spec: ForeignSpec<any, any>, keys: readonly unknown[]];
+
+/** What `loadForeigns` answers: for each load, its related records by key, as `loadForeign` answers them. */
+export type ForeignLoaded<L extends readonly ForeignLoad[]> = {
+  -readonly [K in keyof L]: L[K] extends readonly [ForeignSpec<infer T, any>, readonly unknown[]] ? Map<unknown, T> : never;
+};
+
+/** A number for each spec joined by `loadForeigns`, naming the statement of each set of specs. */
+const specIds = new WeakMap<object, number>();
+let specCount = 0;
+const specId = (spec: object) => {
+  let id = specIds.get(spec);
+  if (id === undefined) specIds.set(spec, (id = ++specCount));
+  return id;
+};
+
+/**
+ * The related records of several foreign keys of the same rows, as `loadForeign` answers each.
+ * Where each foreign key holds one key at most (one row: a retrieve, the answer of a write), one
+ * statement reads them all, each related table LEFT JOINed on its key from a one-row source: a
+ * round trip instead of one per relation. A page of rows (several keys) is one query per relation.
+ */
+export async function loadForeigns<const L extends readonly ForeignLoad[]>(db: Db, loads: L): Promise<ForeignLoaded<L>> {
+  const only: unknown[] = [];
+  let present = 0;
+  for (const [, keys] of loads) {
+    let key: unknown;
+    for (const k of keys) {
+      if (k === null || k === undefined || k === key) continue;
+      if (key !== undefined) return Promise.all(loads.map(([spec, ks]) => loadForeign(db, spec, ks))) as Promise<ForeignLoaded<L>>;
+      key = k;
+    }
+    only.push(key);
+    if (key !== undefined) present++;
+  }
+  if (present < 2 || loads.some(([spec]) => !spec.columns.includes(spec.pk))) {
+    return Promise.all(loads.map(([spec, ks]) => loadForeign(db, spec, ks))) as Promise<ForeignLoaded<L>>;
+  }
+  const joined = loads.flatMap(([spec], i) => (only[i] === undefined ? [] : [{ spec, key: only[i], alias: `__j${i}` }]));
+  const build = () => {
+    const query = db.select(joined.flatMap(({ spec, alias }) => spec.columns.map((c: string, n: number) => `${alias}.${c} as ${alias}_${n}`)));
+    query.from(db.raw('(select 1 as ??) as ??', ['__one', '__keys']));
+    for (const { spec, key, alias } of joined) query.leftJoin(`${spec.table} as ${alias}`, (on) => on.on(`${alias}.${spec.pk}`, '=', db.raw('?', [key as Knex.Value])));
+    return query;
+  };
+  const [row] = await selectFixed(db, joined[0].spec, `with ${joined.map((j) => specId(j.spec)).join(',')}`, build, joined.map((j) => j.key));
+  return loads.map(([spec], i) => {
+    const out = new Map<unknown, unknown>();
+    const alias = `__j${i}`;
+    if (only[i] === undefined || !row || row[`${alias}_${spec.columns.indexOf(spec.pk)}`] == null) return out;
+    const related: Row = {};
+    spec.columns.forEach((c: string, n: number) => (related[c] = row[`${alias}_${n}`]));
+    out.set(related[spec.pk], spec.shape(related));
+    return out;
+  }) as ForeignLoaded<L>;
 }
 
 export interface ManyToManySpec<T, R extends Row = Row> extends ForeignSpec<T, R> {

@@ -8,6 +8,7 @@ import {
   type Expander,
   type ForeignSpec,
   loadForeign,
+  loadForeigns,
   loadManyToMany,
   type ManyToManySpec,
   type ModelInfo,
@@ -161,19 +162,13 @@ const ARTICLE_DETAIL_TAGS = {
   }),
 } satisfies ManyToManySpec<unknown, TagRow>;
 
-/** Rows as ArticleDetail, loading author, category and tags with one query each. */
+/** Rows as ArticleDetail, loading author, category and tags with one query each (author and category with one for one row). */
 export async function shapeArticleDetail(db: Db, rows: ArticleRow[]): Promise<ArticleDetail[]> {
-  const [author, category, tags] = await Promise.all([
-    loadForeign(
-      db,
-      ARTICLE_DETAIL_AUTHOR,
-      rows.map((row) => row.author_id),
-    ),
-    loadForeign(
-      db,
-      ARTICLE_DETAIL_CATEGORY,
-      rows.map((row) => row.category_id),
-    ),
+  const [[author, category], tags] = await Promise.all([
+    loadForeigns(db, [
+      [ARTICLE_DETAIL_AUTHOR, rows.map((row) => row.author_id)],
+      [ARTICLE_DETAIL_CATEGORY, rows.map((row) => row.category_id)],
+    ]),
     loadManyToMany(
       db,
       ARTICLE_DETAIL_TAGS,
