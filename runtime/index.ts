@@ -98,10 +98,10 @@ export { connect, selectByKey, writeReturning, type Db } from './db/connection';
 export {
   exists,
   loadForeign,
-  loadForeigns,
-  type ForeignLoad,
-  type ForeignLoaded,
   loadManyToMany,
+  loadRelations,
+  type RelationLoad,
+  type RelationsLoaded,
   loadReverse,
   missingKeys,
   related,

@@ -116,8 +116,8 @@ interface Loader {
   /** The spec type the loader satisfies: `ForeignSpec<unknown, UserRow>`. */
   spec: string;
   call: string;
-  /** A foreign key's keys among the rows (`nested_one`): loaded with the shape's other foreign keys. */
-  foreignKeys?: string;
+  /** The keys a foreign key or many-to-many relation reads for the rows: loaded with the shape's other such relations. */
+  relationKeys?: string;
 }
 
 /**
@@ -144,7 +144,7 @@ function relationLoader(r: Resource, f: SchemaField, constName: string, varName:
       keyOnly: undefined,
       spec: `${imports.runtimeType('ForeignSpec')}<unknown, ${rowOf(rel.target)}>`,
       call: `${imports.runtime('loadForeign')}(db, ${constName}, rows.map((row) => row.${fk.column}))`,
-      foreignKeys: `rows.map((row) => row.${fk.column})`,
+      relationKeys: `rows.map((row) => row.${fk.column})`,
     };
     const expr = fk.nullable
       ? `row.${fk.column} === null ? null : (${varName}.get(row.${fk.column}) ?? null)`
@@ -201,6 +201,7 @@ function relationLoader(r: Resource, f: SchemaField, constName: string, varName:
     keyOnly: f.kind === 'many_to_many' ? `row.${m.targetPk.column}` : undefined,
     spec: `${imports.runtimeType('ManyToManySpec')}<unknown, ${rowOf(m.target)}>`,
     call: `${imports.runtime('loadManyToMany')}(db, ${constName}, rows.map((row) => row.${r.pk.column}))`,
+    relationKeys: `rows.map((row) => row.${r.pk.column})`,
   };
   return { loader, expr: `${varName}.get(row.${r.pk.column}) ?? []`, column: undefined };
 }
@@ -230,19 +231,20 @@ function shapeView(r: Resource, s: SchemaModel, columnsConst: string, file: Quer
     return { name: f.name, expr };
   });
   for (const column of extraColumns) columns.add(column);
-  // Two foreign keys or more are loaded together (one statement for one row, see loadForeigns).
-  const foreign = loaders.filter((l) => l.foreignKeys);
-  const together = foreign.length >= 2;
-  const calls = together
-    ? [
-        `${file.imports.runtime('loadForeigns')}(db, [${foreign.map((l) => `[${l.constName}, ${l.foreignKeys}]`).join(', ')}])`,
-        ...loaders.filter((l) => !l.foreignKeys).map((l) => l.call),
-      ]
-    : loaders.map((l) => l.call);
-  const loaderVars = together
-    ? [`[${foreign.map((l) => l.varName).join(', ')}]`, ...loaders.filter((l) => !l.foreignKeys).map((l) => l.varName)].join(', ')
-    : loaders.map((l) => l.varName).join(', ');
-  const loaded = `${andList(loaders.map((l) => l.varName))} with one query each${together ? ` (${andList(foreign.map((l) => l.varName))} with one for one row)` : ''}`;
+  // Foreign keys and many-to-many relations, two or more, are loaded together (one statement for one row, see loadRelations).
+  const grouped = loaders.filter((l) => l.relationKeys);
+  const together = grouped.length >= 2;
+  const alone = together ? loaders.filter((l) => !l.relationKeys) : loaders;
+  const calls = [
+    ...(together ? [`${file.imports.runtime('loadRelations')}(db, [${grouped.map((l) => `[${l.constName}, ${l.relationKeys}]`).join(', ')}])`] : []),
+    ...alone.map((l) => l.call),
+  ];
+  const loaderVars = [...(together ? [`[${grouped.map((l) => l.varName).join(', ')}]`] : []), ...alone.map((l) => l.varName)].join(', ');
+  const loaded = together
+    ? `${andList(grouped.map((l) => l.varName))} with one statement for one row and one query each for a page${alone.length ? `, and ${andList(alone.map((l) => l.varName))} with one query each` : ''}`
+    : `${andList(loaders.map((l) => l.varName))} with one query each`;
+  // Only relations loaded together: their call alone, without Promise.all.
+  const joinedOnly = together && alone.length === 0 ? { vars: grouped.map((l) => l.varName).join(', '), call: calls[0] } : undefined;
   return {
     schema: imports.type('./schemas', s.name),
     row: rowTypeOf(r, self, imports),
@@ -254,6 +256,7 @@ function shapeView(r: Resource, s: SchemaModel, columnsConst: string, file: Quer
     calls,
     loaderVars,
     loaded,
+    joinedOnly,
     fields,
   };
 }

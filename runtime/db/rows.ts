@@ -33,64 +33,6 @@ export async function loadForeign<T, R extends Row = Row>(db: Db, spec: ForeignS
   return out;
 }
 
-/** One foreign key of `loadForeigns`: the related records' spec and the keys the rows hold. */
-export type ForeignLoad = readonly [spec: ForeignSpec<any, any>, keys: readonly unknown[]];
-
-/** What `loadForeigns` answers: for each load, its related records by key, as `loadForeign` answers them. */
-export type ForeignLoaded<L extends readonly ForeignLoad[]> = {
-  -readonly [K in keyof L]: L[K] extends readonly [ForeignSpec<infer T, any>, readonly unknown[]] ? Map<unknown, T> : never;
-};
-
-/** A number for each spec joined by `loadForeigns`, naming the statement of each set of specs. */
-const specIds = new WeakMap<object, number>();
-let specCount = 0;
-const specId = (spec: object) => {
-  let id = specIds.get(spec);
-  if (id === undefined) specIds.set(spec, (id = ++specCount));
-  return id;
-};
-
-/**
- * The related records of several foreign keys of the same rows, as `loadForeign` answers each.
- * Where each foreign key holds one key at most (one row: a retrieve, the answer of a write), one
- * statement reads them all, each related table LEFT JOINed on its key from a one-row source: a
- * round trip instead of one per relation. A page of rows (several keys) is one query per relation.
- */
-export async function loadForeigns<const L extends readonly ForeignLoad[]>(db: Db, loads: L): Promise<ForeignLoaded<L>> {
-  const only: unknown[] = [];
-  let present = 0;
-  for (const [, keys] of loads) {
-    let key: unknown;
-    for (const k of keys) {
-      if (k === null || k === undefined || k === key) continue;
-      if (key !== undefined) return Promise.all(loads.map(([spec, ks]) => loadForeign(db, spec, ks))) as Promise<ForeignLoaded<L>>;
-      key = k;
-    }
-    only.push(key);
-    if (key !== undefined) present++;
-  }
-  if (present < 2 || loads.some(([spec]) => !spec.columns.includes(spec.pk))) {
-    return Promise.all(loads.map(([spec, ks]) => loadForeign(db, spec, ks))) as Promise<ForeignLoaded<L>>;
-  }
-  const joined = loads.flatMap(([spec], i) => (only[i] === undefined ? [] : [{ spec, key: only[i], alias: `__j${i}` }]));
-  const build = () => {
-    const query = db.select(joined.flatMap(({ spec, alias }) => spec.columns.map((c: string, n: number) => `${alias}.${c} as ${alias}_${n}`)));
-    query.from(db.raw('(select 1 as ??) as ??', ['__one', '__keys']));
-    for (const { spec, key, alias } of joined) query.leftJoin(`${spec.table} as ${alias}`, (on) => on.on(`${alias}.${spec.pk}`, '=', db.raw('?', [key as Knex.Value])));
-    return query;
-  };
-  const [row] = await selectFixed(db, joined[0].spec, `with ${joined.map((j) => specId(j.spec)).join(',')}`, build, joined.map((j) => j.key));
-  return loads.map(([spec], i) => {
-    const out = new Map<unknown, unknown>();
-    const alias = `__j${i}`;
-    if (only[i] === undefined || !row || row[`${alias}_${spec.columns.indexOf(spec.pk)}`] == null) return out;
-    const related: Row = {};
-    spec.columns.forEach((c: string, n: number) => (related[c] = row[`${alias}_${n}`]));
-    out.set(related[spec.pk], spec.shape(related));
-    return out;
-  }) as ForeignLoaded<L>;
-}
-
 export interface ManyToManySpec<T, R extends Row = Row> extends ForeignSpec<T, R> {
   joinTable: string;
   /** Join-table column that points at the owner. */
@@ -120,6 +62,95 @@ export async function loadManyToMany<T, R extends Row = Row>(db: Db, spec: ManyT
     }
   }
   return out;
+}
+
+/** One relation of `loadRelations`: its spec (a foreign key's or a many-to-many's) and the keys the rows hold (a foreign key's values, or the rows' own keys). */
+export type RelationLoad = readonly [spec: ForeignSpec<any, any> | ManyToManySpec<any, any>, keys: readonly unknown[]];
+
+/** What `loadRelations` answers for each relation: as `loadManyToMany` answers a many-to-many one, as `loadForeign` a foreign key. */
+export type RelationsLoaded<L extends readonly RelationLoad[]> = {
+  -readonly [K in keyof L]: L[K] extends readonly [ManyToManySpec<infer T, any>, readonly unknown[]]
+    ? Map<unknown, T[]>
+    : L[K] extends readonly [ForeignSpec<infer T, any>, readonly unknown[]]
+      ? Map<unknown, T>
+      : never;
+};
+
+const isManyToMany = (spec: ForeignSpec<any, any>): spec is ManyToManySpec<any, any> => 'joinTable' in spec;
+
+/** Each relation with its own query (`loadForeign`, `loadManyToMany`), the queries run together. */
+function eachAlone<L extends readonly RelationLoad[]>(db: Db, loads: L): Promise<RelationsLoaded<L>> {
+  return Promise.all(loads.map(([spec, keys]) => (isManyToMany(spec) ? loadManyToMany(db, spec, keys) : loadForeign(db, spec, keys)))) as Promise<RelationsLoaded<L>>;
+}
+
+/** A number for each spec `loadRelations` joins, naming the statement of each set of specs. */
+const specIds = new WeakMap<object, number>();
+let specCount = 0;
+const specId = (spec: object) => {
+  let id = specIds.get(spec);
+  if (id === undefined) specIds.set(spec, (id = ++specCount));
+  return id;
+};
+
+/**
+ * The related records of several relations of the same rows, as `loadForeign` and `loadManyToMany`
+ * answer each. For one row (a retrieve, the answer of a write) one statement reads them all: from
+ * a one-row source, each related table LEFT JOINed on its key, and one many-to-many relation
+ * through its join table (a row per related record, the others repeated on each): a round trip
+ * instead of one per relation. A page of rows, or a second many-to-many relation, is one query per relation.
+ */
+export async function loadRelations<const L extends readonly RelationLoad[]>(db: Db, loads: L): Promise<RelationsLoaded<L>> {
+  const only: unknown[] = [];
+  let present = 0;
+  let many = 0;
+  for (const [spec, keys] of loads) {
+    let key: unknown;
+    for (const k of keys) {
+      if (k === null || k === undefined || k === key) continue;
+      if (key !== undefined) return eachAlone(db, loads);
+      key = k;
+    }
+    only.push(key);
+    if (key === undefined) continue;
+    present++;
+    if (isManyToMany(spec)) many++;
+    if (!spec.columns.includes(spec.pk)) return eachAlone(db, loads);
+  }
+  if (present < 2 || many > 1) return eachAlone(db, loads);
+  const joined = loads.flatMap(([spec], i) => (only[i] === undefined ? [] : [{ spec, key: only[i], alias: `__j${i}` }]));
+  const build = () => {
+    const query = db.select(joined.flatMap(({ spec, alias }) => spec.columns.map((c: string, n: number) => `${alias}.${c} as ${alias}_${n}`)));
+    query.from(db.raw('(select 1 as ??) as ??', ['__one', '__keys']));
+    for (const { spec, key, alias } of joined) {
+      const value = db.raw('?', [key as Knex.Value]);
+      if (!isManyToMany(spec)) {
+        query.leftJoin(`${spec.table} as ${alias}`, (on) => on.on(`${alias}.${spec.pk}`, '=', value));
+        continue;
+      }
+      const link = `${alias}_link`;
+      query.leftJoin(`${spec.joinTable} as ${link}`, (on) => on.on(`${link}.${spec.ownColumn}`, '=', value));
+      query.leftJoin(`${spec.table} as ${alias}`, `${alias}.${spec.pk}`, `${link}.${spec.otherColumn}`);
+      query.orderBy(`${alias}.${spec.pk}`);
+    }
+    return query;
+  };
+  const rows = await selectFixed(db, joined[0].spec, `with ${joined.map((j) => specId(j.spec)).join(',')}`, build, joined.map((j) => j.key));
+  return loads.map(([spec], i) => {
+    const out = new Map<unknown, unknown>();
+    if (only[i] === undefined) return out;
+    const alias = `__j${i}`;
+    const keyAt = `${alias}_${spec.columns.indexOf(spec.pk)}`;
+    const records: unknown[] = [];
+    for (const row of isManyToMany(spec) ? rows : rows.slice(0, 1)) {
+      if (row[keyAt] === null || row[keyAt] === undefined) continue;
+      const related: Row = {};
+      spec.columns.forEach((c: string, n: number) => (related[c] = row[`${alias}_${n}`]));
+      if (!isManyToMany(spec)) out.set(related[spec.pk], spec.shape(related));
+      else records.push(spec.shape(related));
+    }
+    if (records.length > 0) out.set(only[i], records);
+    return out;
+  }) as RelationsLoaded<L>;
 }
 
 /**

@@ -1,10 +1,11 @@
 /**
- * Loading the related records of rows on real databases: `loadForeigns` reads the foreign keys of
- * one row with one statement (LEFT JOINs from a one-row source), answering what `loadForeign`
- * answers for each: the related record, nothing for a null key or a key without a row, and, for a
- * page of rows, each relation with its own query. The same answers on every database.
+ * Loading the related records of rows on real databases: `loadRelations` reads the foreign keys and
+ * a many-to-many relation of one row with one statement (LEFT JOINs from a one-row source),
+ * answering what `loadForeign` and `loadManyToMany` answer for each: the related record, nothing
+ * for a null key or a key without a row, the linked records in key order, and, for a page of rows
+ * (or a second many-to-many relation), each relation with its own query. The same answers on every database.
  */
-import { loadForeign, loadForeigns, type Db, type ForeignSpec } from '../../runtime';
+import { loadForeign, loadManyToMany, loadRelations, type Db, type ForeignSpec, type ManyToManySpec } from '../../runtime';
 import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
 
 interface PersonRow {
@@ -31,10 +32,25 @@ const PLACE = {
   shape: (row) => ({ code: row.code, label: row.label }),
 } satisfies ForeignSpec<unknown, PlaceRow>;
 
+interface TagRow {
+  id: number;
+  name: string;
+}
+const TAGS = {
+  joinTable: 'people_tags',
+  ownColumn: 'person_id',
+  otherColumn: 'tag_id',
+  table: 'tags',
+  pk: 'id',
+  columns: ['id', 'name'],
+  shape: (row) => ({ id: row.id, name: row.name }),
+} satisfies ManyToManySpec<unknown, TagRow>;
+const TAG_KEYS = { ...TAGS, columns: ['id'], shape: (row: TagRow) => row.id } satisfies ManyToManySpec<unknown, TagRow>;
+
 /** A spec of the same table whose columns leave its key out: read a relation at a time. */
 const PERSON_NAME = { table: 'people', pk: 'id', columns: ['name'], shape: (row) => row.name } satisfies ForeignSpec<unknown, PersonRow>;
 
-describe.each(DIALECTS)('loadForeigns (%s)', (dialect) => {
+describe.each(DIALECTS)('loadRelations (%s)', (dialect) => {
   let database: TestDatabase;
   let db: Db;
   const statements: string[] = [];
@@ -55,13 +71,27 @@ describe.each(DIALECTS)('loadForeigns (%s)', (dialect) => {
       { name: 'Grace', active: false },
     ]);
     await db('places').insert([{ code: 'ldn', label: "London's" }]);
+    await db.schema.createTable('tags', (t) => {
+      t.increments('id');
+      t.string('name').notNullable();
+    });
+    await db.schema.createTable('people_tags', (t) => {
+      t.integer('person_id').notNullable();
+      t.integer('tag_id').notNullable();
+    });
+    await db('tags').insert([{ name: 'c' }, { name: 'a' }, { name: 'b' }]);
+    await db('people_tags').insert([
+      { person_id: 1, tag_id: 3 },
+      { person_id: 1, tag_id: 1 },
+      { person_id: 2, tag_id: 2 },
+    ]);
     db.on('query', (q: { sql: string }) => statements.push(q.sql));
   });
   afterAll(() => database.drop());
   beforeEach(() => statements.splice(0));
 
   it('reads the foreign keys of one row with one statement, as loadForeign reads each', async () => {
-    const [people, places] = await loadForeigns(db, [
+    const [people, places] = await loadRelations(db, [
       [PERSON, [2]],
       [PLACE, ['ldn']],
     ]);
@@ -73,13 +103,13 @@ describe.each(DIALECTS)('loadForeigns (%s)', (dialect) => {
   });
 
   it('answers nothing for a key without a row, and binds new keys to the same statement', async () => {
-    const [people, places] = await loadForeigns(db, [
+    const [people, places] = await loadRelations(db, [
       [PERSON, [1, 1]],
       [PLACE, ['nowhere']],
     ]);
     expect([...people]).toEqual([[1, { id: 1, name: 'Ada', active: true }]]);
     expect(places.size).toBe(0);
-    const [none, place] = await loadForeigns(db, [
+    const [none, place] = await loadRelations(db, [
       [PERSON, [999]],
       [PLACE, ['ldn']],
     ]);
@@ -89,7 +119,7 @@ describe.each(DIALECTS)('loadForeigns (%s)', (dialect) => {
   });
 
   it('reads a relation alone when the other keys are null', async () => {
-    const [people, places] = await loadForeigns(db, [
+    const [people, places] = await loadRelations(db, [
       [PERSON, [null]],
       [PLACE, ['ldn', null]],
     ]);
@@ -100,7 +130,7 @@ describe.each(DIALECTS)('loadForeigns (%s)', (dialect) => {
   });
 
   it('reads a page of rows with one query per relation', async () => {
-    const [people, places] = await loadForeigns(db, [
+    const [people, places] = await loadRelations(db, [
       [PERSON, [1, 2, 1]],
       [PLACE, ['ldn', null, 'ldn']],
     ]);
@@ -110,12 +140,57 @@ describe.each(DIALECTS)('loadForeigns (%s)', (dialect) => {
   });
 
   it('reads a spec without its key among its columns with its own query', async () => {
-    const [names, places] = await loadForeigns(db, [
+    const [names, places] = await loadRelations(db, [
       [PERSON_NAME, [1]],
       [PLACE, ['ldn']],
     ]);
     expect(names).toEqual(await loadForeign(db, PERSON_NAME, [1]));
     expect(places.size).toBe(1);
+  });
+
+  it('reads a many-to-many relation with the foreign keys, its records in key order', async () => {
+    const [people, tags, places] = await loadRelations(db, [
+      [PERSON, [1]],
+      [TAGS, [1]],
+      [PLACE, ['ldn']],
+    ]);
+    expect(statements).toHaveLength(1);
+    expect(tags.get(1)).toEqual([
+      { id: 1, name: 'c' },
+      { id: 3, name: 'b' },
+    ]);
+    expect(tags).toEqual(await loadManyToMany(db, TAGS, [1]));
+    expect(people.get(1)).toEqual({ id: 1, name: 'Ada', active: true });
+    expect(places.size).toBe(1);
+  });
+
+  it('answers no records for a row without links, as loadManyToMany does', async () => {
+    await db('people').insert({ name: 'Edsger', active: true });
+    const [people, tags] = await loadRelations(db, [
+      [PERSON, [3]],
+      [TAGS, [3]],
+    ]);
+    expect(people.get(3)).toEqual({ id: 3, name: 'Edsger', active: true });
+    expect(tags.size).toBe(0);
+    expect(tags).toEqual(await loadManyToMany(db, TAGS, [3]));
+  });
+
+  it('reads a second many-to-many relation, and a page, with one query per relation', async () => {
+    const [tags, keys] = await loadRelations(db, [
+      [TAGS, [2]],
+      [TAG_KEYS, [2]],
+    ]);
+    expect(statements).toHaveLength(2);
+    expect(tags.get(2)).toEqual([{ id: 2, name: 'a' }]);
+    expect(keys.get(2)).toEqual([2]);
+    statements.splice(0);
+    const [people, pageTags] = await loadRelations(db, [
+      [PERSON, [1, 2]],
+      [TAGS, [1, 2]],
+    ]);
+    expect(statements).toHaveLength(2);
+    expect(people.size).toBe(2);
+    expect(pageTags).toEqual(await loadManyToMany(db, TAGS, [1, 2]));
   });
 
   it('reads in a transaction on its connection, seeing its writes', async () => {
@@ -125,7 +200,7 @@ describe.each(DIALECTS)('loadForeigns (%s)', (dialect) => {
       .transaction(async (trx) => {
         const [inserted] = await trx('people').insert({ name: 'Linus', active: true }).returning('id');
         const id = typeof inserted === 'object' ? (inserted as { id: number }).id : (inserted as number);
-        const [people, places] = await loadForeigns(trx, [
+        const [people, places] = await loadRelations(trx, [
           [PERSON, [id]],
           [PLACE, ['ldn']],
         ]);

@@ -8,8 +8,8 @@ import {
   type Expander,
   type ForeignSpec,
   loadForeign,
-  loadForeigns,
   loadManyToMany,
+  loadRelations,
   type ManyToManySpec,
   type ModelInfo,
   NotFoundError,
@@ -162,18 +162,12 @@ const ARTICLE_DETAIL_TAGS = {
   }),
 } satisfies ManyToManySpec<unknown, TagRow>;
 
-/** Rows as ArticleDetail, loading author, category and tags with one query each (author and category with one for one row). */
+/** Rows as ArticleDetail, loading author, category and tags with one statement for one row and one query each for a page. */
 export async function shapeArticleDetail(db: Db, rows: ArticleRow[]): Promise<ArticleDetail[]> {
-  const [[author, category], tags] = await Promise.all([
-    loadForeigns(db, [
-      [ARTICLE_DETAIL_AUTHOR, rows.map((row) => row.author_id)],
-      [ARTICLE_DETAIL_CATEGORY, rows.map((row) => row.category_id)],
-    ]),
-    loadManyToMany(
-      db,
-      ARTICLE_DETAIL_TAGS,
-      rows.map((row) => row.id),
-    ),
+  const [author, category, tags] = await loadRelations(db, [
+    [ARTICLE_DETAIL_AUTHOR, rows.map((row) => row.author_id)],
+    [ARTICLE_DETAIL_CATEGORY, rows.map((row) => row.category_id)],
+    [ARTICLE_DETAIL_TAGS, rows.map((row) => row.id)],
   ]);
   return rows.map((row) => ({
     id: row.id,
