@@ -241,7 +241,7 @@ function shapeView(r: Resource, s: SchemaModel, columnsConst: string, file: Quer
   ];
   const loaderVars = [...(together ? [`[${grouped.map((l) => l.varName).join(', ')}]`] : []), ...alone.map((l) => l.varName)].join(', ');
   const loaded = together
-    ? `${andList(grouped.map((l) => l.varName))} with one statement for one row and one query each for a page${alone.length ? `, and ${andList(alone.map((l) => l.varName))} with one query each` : ''}`
+    ? `${andList(grouped.map((l) => l.varName))} together (loadRelations)${alone.length ? `, and ${andList(alone.map((l) => l.varName))} with one query each` : ''}`
     : `${andList(loaders.map((l) => l.varName))} with one query each`;
   // Only relations loaded together: their call alone, without Promise.all.
   const joinedOnly = together && alone.length === 0 ? { vars: grouped.map((l) => l.varName).join(', '), call: calls[0] } : undefined;

@@ -2,7 +2,7 @@
  * Loading related records for a page of rows: one query per relation, never one per row.
  */
 import type { Knex } from 'knex';
-import { selectFixed, type Db } from './connection';
+import { dialectOf, selectFixed, type Db } from './connection';
 
 /**
  * A row as the database returns it. Generated code names its own row types (an interface per table,
@@ -83,6 +83,19 @@ function eachAlone<L extends readonly RelationLoad[]>(db: Db, loads: L): Promise
   return Promise.all(loads.map(([spec, keys]) => (isManyToMany(spec) ? loadManyToMany(db, spec, keys) : loadForeign(db, spec, keys)))) as Promise<RelationsLoaded<L>>;
 }
 
+/** One row's foreign keys joined (`loadRelations`), its many-to-many relations each with a query of its own. */
+async function joinedForeignKeysOnly<L extends readonly RelationLoad[]>(db: Db, loads: L, foreignKeys: number): Promise<RelationsLoaded<L>> {
+  if (foreignKeys < 2) return eachAlone(db, loads);
+  const foreign = loads.filter(([spec]) => !isManyToMany(spec));
+  const [joined, ...many] = await Promise.all([
+    loadRelations(db, foreign),
+    ...loads.filter(([spec]) => isManyToMany(spec)).map(([spec, keys]) => loadManyToMany(db, spec as ManyToManySpec<any, any>, keys)),
+  ]);
+  let f = 0;
+  let m = 0;
+  return loads.map(([spec]) => (isManyToMany(spec) ? many[m++] : joined[f++])) as RelationsLoaded<L>;
+}
+
 /** A number for each spec `loadRelations` joins, naming the statement of each set of specs. */
 const specIds = new WeakMap<object, number>();
 let specCount = 0;
@@ -95,9 +108,10 @@ const specId = (spec: object) => {
 /**
  * The related records of several relations of the same rows, as `loadForeign` and `loadManyToMany`
  * answer each. For one row (a retrieve, the answer of a write) one statement reads them all: from
- * a one-row source, each related table LEFT JOINed on its key, and one many-to-many relation
- * through its join table (a row per related record, the others repeated on each): a round trip
- * instead of one per relation. A page of rows, or a second many-to-many relation, is one query per relation.
+ * a one-row source, each related table LEFT JOINed on its key, and, where the database is a server
+ * (`joinsManyToMany`), one many-to-many relation through its join table (a row per related record,
+ * the others repeated on each): a round trip instead of one per relation. A page of rows, or a
+ * second many-to-many relation, is one query per relation.
  */
 export async function loadRelations<const L extends readonly RelationLoad[]>(db: Db, loads: L): Promise<RelationsLoaded<L>> {
   const only: unknown[] = [];
@@ -116,6 +130,7 @@ export async function loadRelations<const L extends readonly RelationLoad[]>(db:
     if (isManyToMany(spec)) many++;
     if (!spec.columns.includes(spec.pk)) return eachAlone(db, loads);
   }
+  if (many > 0 && !dialectOf(db).joinsManyToMany) return joinedForeignKeysOnly(db, loads, present - many);
   if (present < 2 || many > 1) return eachAlone(db, loads);
   const joined = loads.flatMap(([spec], i) => (only[i] === undefined ? [] : [{ spec, key: only[i], alias: `__j${i}` }]));
   const build = () => {

@@ -1,6 +1,7 @@
 /**
- * Loading the related records of rows on real databases: `loadRelations` reads the foreign keys and
- * a many-to-many relation of one row with one statement (LEFT JOINs from a one-row source),
+ * Loading the related records of rows on real databases: `loadRelations` reads the foreign keys of
+ * one row with one statement (LEFT JOINs from a one-row source), and a many-to-many relation with
+ * them on PostgreSQL and MySQL,
  * answering what `loadForeign` and `loadManyToMany` answer for each: the related record, nothing
  * for a null key or a key without a row, the linked records in key order, and, for a page of rows
  * (or a second many-to-many relation), each relation with its own query. The same answers on every database.
@@ -148,13 +149,14 @@ describe.each(DIALECTS)('loadRelations (%s)', (dialect) => {
     expect(places.size).toBe(1);
   });
 
-  it('reads a many-to-many relation with the foreign keys, its records in key order', async () => {
+  it('reads a many-to-many relation with the foreign keys where the database is a server, its records in key order', async () => {
     const [people, tags, places] = await loadRelations(db, [
       [PERSON, [1]],
       [TAGS, [1]],
       [PLACE, ['ldn']],
     ]);
-    expect(statements).toHaveLength(1);
+    // SQLite: the foreign keys joined, the many-to-many relation with its own query.
+    expect(statements).toHaveLength(dialect === 'sqlite' ? 2 : 1);
     expect(tags.get(1)).toEqual([
       { id: 1, name: 'c' },
       { id: 3, name: 'b' },

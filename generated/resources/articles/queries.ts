@@ -162,7 +162,7 @@ const ARTICLE_DETAIL_TAGS = {
   }),
 } satisfies ManyToManySpec<unknown, TagRow>;
 
-/** Rows as ArticleDetail, loading author, category and tags with one statement for one row and one query each for a page. */
+/** Rows as ArticleDetail, loading author, category and tags together (loadRelations). */
 export async function shapeArticleDetail(db: Db, rows: ArticleRow[]): Promise<ArticleDetail[]> {
   const [author, category, tags] = await loadRelations(db, [
     [ARTICLE_DETAIL_AUTHOR, rows.map((row) => row.author_id)],

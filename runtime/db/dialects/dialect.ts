@@ -192,6 +192,13 @@ export interface Dialect {
    */
   readonly insertReturnsRows: boolean;
   /**
+   * Whether one row's many-to-many relation is read in the statement of its foreign keys
+   * (`loadRelations`): where each statement is a round trip to a server (PostgreSQL, MySQL). SQLite
+   * runs statements in the process, where a join that repeats the row's columns on every related
+   * record costs more than a lookup of its own.
+   */
+  readonly joinsManyToMany: boolean;
+  /**
    * Whether a schema change (CREATE, ALTER, DROP) is undone with the transaction it ran in (SQLite,
    * PostgreSQL); MySQL commits each one by itself, so a migration's `down` cannot be tried and undone.
    */

@@ -48,6 +48,7 @@ export const mysql: Dialect = {
   limitAsText: false,
   transactionalSchemaChanges: false,
   insertReturnsRows: false,
+  joinsManyToMany: true,
 
   accepts: (url) => /^(mysql|mariadb):\/\//.test(url),
 

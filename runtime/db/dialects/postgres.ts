@@ -69,6 +69,7 @@ export const postgres: Dialect = {
   limitAsText: false,
   transactionalSchemaChanges: true,
   insertReturnsRows: true,
+  joinsManyToMany: true,
 
   accepts: (url) => /^postgres(ql)?:\/\//.test(url),
 

@@ -95,6 +95,7 @@ export const sqlite: Dialect = {
   limitAsText: true,
   transactionalSchemaChanges: true,
   insertReturnsRows: true,
+  joinsManyToMany: false,
 
   accepts: (url) => url.startsWith(URL_PREFIX),
 
