@@ -255,7 +255,7 @@ export function directDispatch(app: Express, { middleware, table, errorHandler }
     if (!res.locals) res.locals = Object.create(null);
     // The router ends at once, before any middleware, on a URL it cannot parse.
     if (pathOf(req) == null) return viaRouter.call(app, req, res, callback);
-    req.baseUrl = '';
+    req.baseUrl = req.baseUrl || '';
     req.originalUrl = req.originalUrl || req.url;
     enterMiddleware(req);
     let i = 0;
