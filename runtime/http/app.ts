@@ -16,6 +16,7 @@ import { createMetrics, metricsEnabled, metricsHandler, type Metrics } from './m
 import { OutageMonitor } from '../db/outage';
 import type { ExceptionHandlers } from '../operations/exceptions';
 import { errorMiddleware } from './error-middleware';
+import { directDispatch, RouteTable } from './dispatch';
 import { healthRoutes } from './health';
 import { COMMIT_POSITION_HEADER, fallback, orderRoutes, type Method, type Route } from './routes';
 import { replicasOf } from '../db/replicas';
@@ -104,15 +105,15 @@ export function createApi(options: ApiOptions): Express {
   app.set('strict routing', true);
   app.set('case sensitive routing', true);
   app.set('query parser', 'simple');
-  // Routes sit on the application itself, at their full paths: a request walks one router. Only the
-  // routes of a `views()` hook are on a router mounted at the base path, their paths relative to it.
+  // The app-level middleware run for every request, and the application's routes, at their full
+  // paths, are dispatched directly (dispatch.ts), in the order they are added here; the rest stays on
+  // Express's router. Only the routes of a `views()` hook are on a router mounted at the base path,
+  // their paths relative to it.
+  const middleware: express.RequestHandler[] = [];
+  const table = new RouteTable();
   const appRoutes = new WeakSet<object>();
-  const route = (path: string) => {
-    const r = app.route(path);
-    appRoutes.add(r);
-    return r;
-  };
-  app.use(
+  const route = (method: Method, path: string, ...handlers: express.RequestHandler[]) => appRoutes.add(table.route(method, path, handlers));
+  middleware.push(
     requestLogging({
       logger,
       routeOf: (req) => (req.route ? (appRoutes.has(req.route) ? req.route.path : basePath + req.route.path) : undefined),
@@ -121,8 +122,8 @@ export function createApi(options: ApiOptions): Express {
   );
   // Where the database serves reads beside its pool (SQLite), the requests received together share read snapshots.
   const reads = databaseOf(db).reads;
-  if (security.headers) app.use(securityHeaders());
-  app.use((req, res, next) => {
+  if (security.headers) middleware.push(securityHeaders());
+  middleware.push((req, res, next) => {
     reads?.requestsArrived();
     if (req.url.length > MAX_URL_LENGTH) sendJson(res, 414, { detail: 'URI Too Long' });
     else if (req.headers.authorization !== undefined && duplicateAuthorization(req.rawHeaders)) {
@@ -136,18 +137,18 @@ export function createApi(options: ApiOptions): Express {
   const replicas = replicasOf(db);
   if (replicas) {
     const header = COMMIT_POSITION_HEADER.toLowerCase();
-    app.use((req, _res, next) => {
+    middleware.push((req, _res, next) => {
       const presented = req.headers[header];
       const position = typeof presented === 'string' && replicas.validPosition(presented.trim()) ? presented.trim() : undefined;
       replicas.within({ replica: req.method === 'GET' || req.method === 'HEAD', position }, next);
     });
   }
-  if (corsHandler) app.use(corsHandler);
-  if (metrics) route('/metrics').get(metricsHandler(metrics));
+  if (corsHandler) middleware.push(corsHandler);
+  if (metrics) route('get', '/metrics', metricsHandler(metrics));
 
   // Bodies are read by the routes of the methods that carry one (and by every route of `views()`).
   const body = jsonBody({ limit: '1mb' });
-  const register = (r: Route) => route(basePath + r.path)[r.method](...(METHODS_WITH_BODY.has(r.method) ? [body] : []), ...r.handlers);
+  const register = (r: Route) => route(r.method, basePath + r.path, ...(METHODS_WITH_BODY.has(r.method) ? [body] : []), ...r.handlers);
   // The health routes first: probes come often, and no other route can take their paths.
   for (const r of routes) if (r.doc?.standalone) register(r);
 
@@ -155,7 +156,7 @@ export function createApi(options: ApiOptions): Express {
     let openapi: string | undefined;
     const openapiUrl = `${basePath}/openapi.json`;
     const staffOnly = security.docs === 'staff' ? [options.context!.auth([AdminAuth])] : [];
-    route(openapiUrl).get(...staffOnly, (_req, res) => {
+    route('get', openapiUrl, ...staffOnly, (_req, res) => {
       openapi ??= JSON.stringify(openApiDocument());
       sendJsonText(res, 200, openapi);
     });
@@ -163,7 +164,9 @@ export function createApi(options: ApiOptions): Express {
     if (security.docs === 'public') {
       const ui = { customSiteTitle: options.title, swaggerUrl: openapiUrl, swaggerOptions: { persistAuthorization: true } };
       const policy = docsPagePolicy(swaggerUi.generateHTML(undefined, ui));
-      route(`${basePath}/docs`).get((req, res, next) => (req.originalUrl.split('?')[0].endsWith('/') ? next() : res.redirect(301, `${basePath}/docs/`)));
+      route('get', `${basePath}/docs`, (req, res, next) => (req.originalUrl.split('?')[0].endsWith('/') ? next() : res.redirect(301, `${basePath}/docs/`)));
+      // Swagger UI answers every request under its prefix, here on Express's router.
+      table.prefix(`${basePath}/docs/`);
       app.use(
         `${basePath}/docs/`,
         ...(security.headers ? [((_req, res, next) => (res.setHeader('Content-Security-Policy', policy), next())) as express.RequestHandler] : []),
@@ -180,6 +183,8 @@ export function createApi(options: ApiOptions): Express {
   api.use(fallback(routes));
   app.use(basePath || '/', api);
   app.use(fallback([]));
-  app.use(errorMiddleware(settings, options.exceptionHandlers ?? [], logError, outage, options.context?.conflicts));
+  const errorHandler = errorMiddleware(settings, options.exceptionHandlers ?? [], logError, outage, options.context?.conflicts);
+  app.use(errorHandler);
+  directDispatch(app, { middleware, table, errorHandler });
   return app;
 }

@@ -7,7 +7,14 @@
  * serving (see ServiceRequest in server.ts): an object then keeps one hidden class for its life.
  * A property Express adds that is not declared costs speed, never correctness.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
+import type { RequestHandler } from 'express';
+import type { Method } from './routes';
+
+/** Loads a module as Express does: its own dependencies (the router, finalhandler, parseurl). */
+const expressRequire = createRequire(require.resolve('express'));
+const routerRequire = createRequire(expressRequire.resolve('router'));
 
 /**
  * The key under which the router keeps the pattern a request matched: a symbol exported by its
@@ -16,7 +23,7 @@ import { createRequire } from 'node:module';
  */
 export const MATCHED_ROUTE: symbol | undefined = (() => {
   try {
-    const symbols = createRequire(require.resolve('express'))('router/lib/symbols') as { matchedRoute?: unknown };
+    const symbols = expressRequire('router/lib/symbols') as { matchedRoute?: unknown };
     return typeof symbols.matchedRoute === 'symbol' ? symbols.matchedRoute : undefined;
   } catch {
     return undefined;
@@ -34,3 +41,29 @@ export const BODY_PARSER_REQUEST_PROPERTIES = ['body'] as const;
 
 /** The properties Express sets on a response it serves. */
 export const EXPRESS_RESPONSE_PROPERTIES = ['locals'] as const;
+
+/**
+ * What direct dispatch (dispatch.ts) does in Express's stead takes from Express what makes its
+ * answers the same:
+ * - `ExpressRoute`: the router's Route (`express.Route`), made for each route of the table so that
+ *   `req.route` is what the router would set: `path` the full pattern, `methods`, `stack`.
+ * - `parseUrl`: `parseurl`, the router's reading of a request's path (cached in `_parsedUrl`).
+ * - `finalHandler`: `finalhandler`, where Express's `app.handle` ends a request no layer answered.
+ * It mirrors `app.handle` (req.res, res.req, the prototypes, res.locals), the router's entry
+ * (req.baseUrl, req.originalUrl, req.next) and its route layers (req.route, req.params, the
+ * MATCHED_ROUTE key): express-internals.test.ts checks that it sets the same properties. It does
+ * not publish the router's diagnostics_channel tracing events for the routes it serves.
+ */
+export type ExpressRouteObject = { path: string; methods: Record<string, boolean>; stack: unknown[] } & {
+  [M in Method]: (...handlers: RequestHandler[]) => ExpressRouteObject;
+};
+
+export const ExpressRoute = (expressRequire('express') as { Route: new (path: string) => ExpressRouteObject }).Route;
+
+export const parseUrl = routerRequire('parseurl') as (req: IncomingMessage) => { pathname?: string | null } | undefined;
+
+export const finalHandler = expressRequire('finalhandler') as (
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: { env?: string; onerror?: (err: unknown) => void },
+) => (err?: unknown) => void;

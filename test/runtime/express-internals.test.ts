@@ -11,8 +11,12 @@ import {
   BODY_PARSER_REQUEST_PROPERTIES,
   EXPRESS_REQUEST_PROPERTIES,
   EXPRESS_RESPONSE_PROPERTIES,
+  ExpressRoute,
+  finalHandler,
   MATCHED_ROUTE,
+  parseUrl,
 } from '../../runtime/http/express-internals';
+import { directDispatch, RouteTable } from '../../runtime/http/dispatch';
 
 const MODULE = 'runtime/http/express-internals.ts';
 
@@ -28,12 +32,16 @@ interface Seen {
   symbolOwn: boolean;
 }
 
-/** Serves one request through Express on a plain Node server and reports what Express added to req and res. */
-async function serve(method: 'GET' | 'POST', body?: string): Promise<Seen> {
+/**
+ * Serves one request through Express on a plain Node server and reports what Express added to req
+ * and res; `direct`: through direct dispatch (dispatch.ts) instead of the router.
+ */
+async function serve(method: 'GET' | 'POST', body?: string, direct = false): Promise<Seen> {
   let seen: Seen | undefined;
   const app = express();
-  app.use(express.json());
-  app.all('/items/:id', (req, res) => {
+  app.set('strict routing', true);
+  app.set('case sensitive routing', true);
+  const view: express.RequestHandler = (req, res) => {
     const own = Object.keys(req);
     seen = {
       // `_eventsCount` is Node's (node-internals.ts), added when Express first listens to the request.
@@ -43,7 +51,15 @@ async function serve(method: 'GET' | 'POST', body?: string): Promise<Seen> {
       symbolOwn: MATCHED_ROUTE !== undefined && Object.getOwnPropertySymbols(req).includes(MATCHED_ROUTE),
     };
     res.json({ ok: true });
-  });
+  };
+  if (direct) {
+    const table = new RouteTable();
+    table.route(method === 'GET' ? 'get' : 'post', '/items/:id', [express.json(), view]);
+    directDispatch(app, { middleware: [], table, errorHandler: (err, _req, _res, next) => next(err) });
+  } else {
+    app.use(express.json());
+    app.all('/items/:id', view);
+  }
   const before = { req: [] as string[], res: [] as string[] };
   const server = http.createServer((req, res) => {
     before.req = Object.keys(req);
@@ -81,6 +97,24 @@ describe(`${MODULE}: Express and its router`, () => {
   it('Express sets exactly EXPRESS_RESPONSE_PROPERTIES on a response', async () => {
     const seen = await serve('GET');
     holds('properties Express adds to a response', seen.resAdded, [...EXPRESS_RESPONSE_PROPERTIES]);
+  });
+});
+
+describe(`${MODULE}: what direct dispatch takes from Express`, () => {
+  it('express.Route is the router\'s Route, parseurl and finalhandler load through Express', () => {
+    const route = new ExpressRoute('/items/:id').get(() => undefined);
+    holds('express.Route makes a route with its path, methods and stack', [route.path, route.methods, route.stack.length], ['/items/:id', { get: true }, 1]);
+    holds('parseurl reads the path of a request', parseUrl({ url: '/a/b?c=1' } as http.IncomingMessage)?.pathname, '/a/b');
+    holds('finalhandler makes the final handler of a request', typeof finalHandler({} as http.IncomingMessage, {} as http.ServerResponse, {}), 'function');
+  });
+
+  it('direct dispatch sets the properties Express sets, and the matched route under the router\'s symbol', async () => {
+    const expected = [...EXPRESS_REQUEST_PROPERTIES, ...BODY_PARSER_REQUEST_PROPERTIES].sort();
+    const get = await serve('GET', undefined, true);
+    holds('properties direct dispatch adds to a request (GET)', get.added, expected);
+    holds('a request served directly has the matched route under the router\'s symbol', [get.symbolOwn, get.matched], [true, '/items/:id']);
+    holds('properties direct dispatch adds to a request (POST, a JSON body)', (await serve('POST', '{"a":1}', true)).added, expected);
+    holds('properties direct dispatch adds to a response', get.resAdded, [...EXPRESS_RESPONSE_PROPERTIES]);
   });
 });
 
