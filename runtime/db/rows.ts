@@ -96,6 +96,10 @@ async function joinedForeignKeysOnly<L extends readonly RelationLoad[]>(db: Db, 
   return loads.map(([spec]) => (isManyToMany(spec) ? many[m++] : joined[f++])) as RelationsLoaded<L>;
 }
 
+/** `__j{i}_{n}`: the name in a joined row of column `n` of the relation at index `i`, made once. */
+const aliasNames: string[][] = [];
+const aliasOf = (i: number, n: number): string => ((aliasNames[i] ??= [])[n] ??= `__j${i}_${n}`);
+
 /** A number for each spec `loadRelations` joins, naming the statement of each set of specs. */
 const specIds = new WeakMap<object, number>();
 let specCount = 0;
@@ -132,9 +136,9 @@ export async function loadRelations<const L extends readonly RelationLoad[]>(db:
   }
   if (many > 0 && !dialectOf(db).joinsManyToMany) return joinedForeignKeysOnly(db, loads, present - many);
   if (present < 2 || many > 1) return eachAlone(db, loads);
-  const joined = loads.flatMap(([spec], i) => (only[i] === undefined ? [] : [{ spec, key: only[i], alias: `__j${i}` }]));
+  const joined = loads.flatMap(([spec], i) => (only[i] === undefined ? [] : [{ spec, key: only[i], alias: `__j${i}`, index: i }]));
   const build = () => {
-    const query = db.select(joined.flatMap(({ spec, alias }) => spec.columns.map((c: string, n: number) => `${alias}.${c} as ${alias}_${n}`)));
+    const query = db.select(joined.flatMap(({ spec, alias, index }) => spec.columns.map((c: string, n: number) => `${alias}.${c} as ${aliasOf(index, n)}`)));
     query.from(db.raw('(select 1 as ??) as ??', ['__one', '__keys']));
     for (const { spec, key, alias } of joined) {
       const value = db.raw('?', [key as Knex.Value]);
@@ -153,13 +157,12 @@ export async function loadRelations<const L extends readonly RelationLoad[]>(db:
   return loads.map(([spec], i) => {
     const out = new Map<unknown, unknown>();
     if (only[i] === undefined) return out;
-    const alias = `__j${i}`;
-    const keyAt = `${alias}_${spec.columns.indexOf(spec.pk)}`;
+    const keyAt = aliasOf(i, spec.columns.indexOf(spec.pk));
     const records: unknown[] = [];
     for (const row of isManyToMany(spec) ? rows : rows.slice(0, 1)) {
       if (row[keyAt] === null || row[keyAt] === undefined) continue;
       const related: Row = {};
-      spec.columns.forEach((c: string, n: number) => (related[c] = row[`${alias}_${n}`]));
+      spec.columns.forEach((c: string, n: number) => (related[c] = row[aliasOf(i, n)]));
       if (!isManyToMany(spec)) out.set(related[spec.pk], spec.shape(related));
       else records.push(spec.shape(related));
     }
