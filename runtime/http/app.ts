@@ -113,6 +113,8 @@ export function createApi(options: ApiOptions): Express {
   const table = new RouteTable();
   const appRoutes = new WeakSet<object>();
   const route = (method: Method, path: string, ...handlers: express.RequestHandler[]) => appRoutes.add(table.route(method, path, handlers));
+  // The security headers first: set at once on a response that has none yet (security-headers.ts).
+  if (security.headers) middleware.push(securityHeaders());
   middleware.push(
     requestLogging({
       logger,
@@ -122,7 +124,6 @@ export function createApi(options: ApiOptions): Express {
   );
   // Where the database serves reads beside its pool (SQLite), the requests received together share read snapshots.
   const reads = databaseOf(db).reads;
-  if (security.headers) middleware.push(securityHeaders());
   middleware.push((req, res, next) => {
     reads?.requestsArrived();
     if (req.url.length > MAX_URL_LENGTH) sendJson(res, 414, { detail: 'URI Too Long' });

@@ -22,6 +22,7 @@ import type { ErrorRequestHandler, Express, NextFunction, Request, RequestHandle
 import { match } from 'path-to-regexp';
 import { ExpressRoute, finalHandler, MATCHED_ROUTE, parseUrl, type ExpressRouteObject } from './express-internals';
 import type { Method } from './routes';
+import { inheritsDirectly } from './server';
 
 type Params = Record<string, string>;
 /**
@@ -250,8 +251,9 @@ export function directDispatch(app: Express, { middleware, table, errorHandler }
     if (app.enabled('x-powered-by')) res.setHeader('X-Powered-By', 'Express');
     req.res = res;
     res.req = req;
-    Object.setPrototypeOf(req, expressApp.request);
-    Object.setPrototypeOf(res, expressApp.response);
+    // The server made them with these prototypes (startServer); a request handed over otherwise gets them here.
+    if (!inheritsDirectly(req, expressApp.request)) Object.setPrototypeOf(req, expressApp.request);
+    if (!inheritsDirectly(res, expressApp.response)) Object.setPrototypeOf(res, expressApp.response);
     if (!res.locals) res.locals = Object.create(null);
     // The router ends at once, before any middleware, on a URL it cannot parse.
     if (pathOf(req) == null) return viaRouter.call(app, req, res, callback);

@@ -18,6 +18,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { ConfigurationError } from '../core/settings';
 import { errorLogFields } from '../db/outage';
+import { setCheckedHeader } from './node-internals';
 
 export type { Logger } from 'pino';
 
@@ -65,21 +66,25 @@ let stdoutLines: DestinationStream | undefined;
 /** The most written at once: a pipe keeps writes up to this size whole (workers of a cluster share stdout). */
 const ATOMIC_WRITE_BYTES = 4096;
 
+/** How long a line waits, at most, for the lines written after it. */
+export const LOG_FLUSH_MS = 10;
+
 /**
- * Standard output for log lines, written once per turn of the event loop: the lines of the requests
- * answered in one turn go out together (in writes of at most 4 KiB, so that lines of several
- * processes never interleave), where a write per line would cost a system call per request. A line
- * waits at most until the loop's next turn; what is pending when the process exits is written then.
- * One for the process, as there is one stdout.
+ * Standard output for log lines, written in batches: the lines of the requests answered within
+ * `LOG_FLUSH_MS` go out together, in writes of at most 4 KiB (so that lines of several processes
+ * never interleave), where a write per line would cost a system call per request. Under load a
+ * batch is written as soon as it fills 4 KiB; a line waits at most `LOG_FLUSH_MS`, and what is
+ * pending when the process exits is written then. One for the process, as there is one stdout.
  */
 export function batchedStdout(): DestinationStream {
   if (stdoutLines) return stdoutLines;
   const out = pino.destination({ dest: 1, sync: true });
   let pending = '';
   let bytes = 0;
-  let scheduled = false;
+  let timer: NodeJS.Timeout | undefined;
   const flush = () => {
-    scheduled = false;
+    if (timer) clearTimeout(timer);
+    timer = undefined;
     if (pending === '') return;
     const text = pending;
     pending = '';
@@ -93,9 +98,10 @@ export function batchedStdout(): DestinationStream {
       if (bytes + size > ATOMIC_WRITE_BYTES) flush();
       pending += line;
       bytes += size;
-      if (!scheduled) {
-        scheduled = true;
-        setImmediate(flush);
+      if (!timer) {
+        timer = setTimeout(flush, LOG_FLUSH_MS);
+        // A line waiting to be written keeps no process alive ('exit' writes it).
+        timer.unref();
       }
     },
   };
@@ -136,12 +142,39 @@ interface RequestLine {
  * need no escaping (an id is checked against REQUEST_ID_PATTERN or generated); the other strings are encoded.
  */
 function requestLine(f: RequestLine): string {
-  const route = f.route === undefined ? '' : `,"route":${JSON.stringify(f.route)}`;
+  const route = f.route === undefined ? '' : `,"route":${encoded(f.route)}`;
   const user = f.userId === undefined ? '' : `,"userId":${JSON.stringify(f.userId)}`;
   return (
-    `{"level":30,"time":"${new Date().toISOString()}","reqId":"${f.reqId}","method":${JSON.stringify(f.method)}${route}` +
+    `{"level":30,"time":"${isoNow()}","reqId":"${f.reqId}","method":${encoded(f.method)}${route}` +
     `,"status":${f.status},"durationMs":${f.durationMs}${user},"msg":"request"}\n`
   );
+}
+
+/**
+ * The JSON of a method or a route pattern, encoded once: there are as many as the service has
+ * routes (and the methods clients send); past `ENCODED_KEPT` of them, encoded each time.
+ */
+const encodedStrings = new Map<string, string>();
+const ENCODED_KEPT = 1000;
+function encoded(text: string): string {
+  let json = encodedStrings.get(text);
+  if (json === undefined) {
+    json = JSON.stringify(text);
+    if (encodedStrings.size < ENCODED_KEPT) encodedStrings.set(text, json);
+  }
+  return json;
+}
+
+/** The current time as an ISO string (pino's `isoTime`), formatted once per millisecond: the lines of one share it. */
+let isoMs = 0;
+let isoText = '';
+function isoNow(): string {
+  const now = Date.now();
+  if (now !== isoMs) {
+    isoMs = now;
+    isoText = new Date(now).toISOString();
+  }
+  return isoText;
 }
 
 /** The request's id: the client's `X-Request-Id` when it is valid, a new UUID otherwise. */
@@ -172,7 +205,8 @@ export function requestLogging({ logger, routeOf, onFinish }: RequestLogOptions)
     const started = performance.now();
     const id = requestIdOf(req);
     req.id = id;
-    res.setHeader('X-Request-Id', id);
+    // The id is a UUID or matched REQUEST_ID_PATTERN: nothing for setHeader to check.
+    setCheckedHeader(res, 'X-Request-Id', id);
     // 'close' comes once per response: after 'finish', or when the connection closed first.
     res.on('close', () => {
       const ms = performance.now() - started;

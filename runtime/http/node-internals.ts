@@ -3,8 +3,8 @@
  * `engines` field of `package.json` names the Node versions). `test/runtime/node-internals.test.ts`
  * checks every assumption below against the running Node and names this file when one breaks.
  */
-import type * as http from 'node:http';
-import type { Socket } from 'node:net';
+import * as http from 'node:http';
+import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 
 /**
@@ -40,4 +40,60 @@ export function inFlightResponse(socket: Duplex): { headersSent?: boolean } | un
  */
 export function attachSocket(res: http.ServerResponse, socket: Duplex): void {
   res.assignSocket(socket as Socket);
+}
+
+/**
+ * The key under which a response keeps the headers set on it (`kOutHeaders`): an object mapping
+ * each lower-case name to `[name, value]`, null until the first `setHeader`; null when a version of
+ * Node keeps them otherwise.
+ */
+export const OUT_HEADERS_KEY: symbol | null = (() => {
+  const res = new http.ServerResponse(new http.IncomingMessage(new Socket()));
+  res.setHeader('X-Probe', '1');
+  const key = Object.getOwnPropertySymbols(res).find((k) => k.description === 'kOutHeaders');
+  const headers = key && (res as unknown as Record<symbol, unknown>)[key];
+  return headers && typeof headers === 'object' && (headers as Record<string, unknown>)['x-probe'] !== undefined ? key! : null;
+})();
+
+/** The prototype of the header objects `presetHeaders` makes: nothing to inherit, no `__proto__` setter. */
+const HEADERS_PROTOTYPE: object = Object.freeze(Object.create(null));
+
+/**
+ * Sets the same headers on many responses at once: `preset(res)` gives a response that has no
+ * header yet its own copy of `headers` (checked once, here, as `setHeader` checks them) and returns
+ * true; a response that has some already is left alone (false: set them one by one).
+ *
+ * Node keeps a response's headers in an object without a prototype, which the engine stores as a
+ * hash table: each `setHeader` inserts into it, and writing the head enumerates it the slow way.
+ * The copy is an ordinary object whose properties are added in one order every time, so every
+ * response's headers share one hidden class, and what `setHeader` adds later extends it.
+ */
+export function presetHeaders(headers: readonly (readonly [string, string])[]): (res: http.ServerResponse) => boolean {
+  for (const [name, value] of headers) {
+    http.validateHeaderName(name);
+    http.validateHeaderValue(name, value);
+  }
+  const key = OUT_HEADERS_KEY;
+  if (!key) return () => false;
+  const entries = headers.map(([name, value]) => [name.toLowerCase(), [name, value]] as const);
+  return (res) => {
+    const target = res as unknown as Record<symbol, unknown>;
+    if (target[key] !== null) return false;
+    const copy = Object.create(HEADERS_PROTOTYPE) as Record<string, unknown>;
+    for (let i = 0; i < entries.length; i++) copy[entries[i][0]] = entries[i][1];
+    target[key] = copy;
+    return true;
+  };
+}
+
+/**
+ * Sets a header whose name and value the caller has checked (a name of letters, digits and `-`, a
+ * value of visible ASCII characters): straight into the response's headers, without `setHeader`
+ * checking them again. On a response whose head is sent, or where Node keeps its headers otherwise,
+ * it is `setHeader`.
+ */
+export function setCheckedHeader(res: http.ServerResponse, name: string, value: string): void {
+  const headers = OUT_HEADERS_KEY && !res.headersSent ? (res as unknown as Record<symbol, Record<string, unknown> | null>)[OUT_HEADERS_KEY] : undefined;
+  if (headers) headers[name.toLowerCase()] = [name, value];
+  else res.setHeader(name, value);
 }

@@ -27,6 +27,7 @@
 import { createHash } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { ConfigurationError } from '../core/settings';
+import { presetHeaders } from './node-internals';
 
 /** The policy of the API's answers: they load nothing and may not be framed. */
 export const API_CSP = "default-src 'none'; frame-ancestors 'none'";
@@ -63,10 +64,11 @@ export function httpSecuritySettings(env: NodeJS.ProcessEnv = process.env): Http
 
 /** The middleware that sets the security headers and the API's CSP on every response. */
 export function securityHeaders(): RequestHandler {
-  const entries = Object.entries(SECURITY_HEADERS);
+  const entries: [string, string][] = [...Object.entries(SECURITY_HEADERS), ['Content-Security-Policy', API_CSP]];
+  // Set at once on a response that has no header yet (the first middleware's), else one by one.
+  const preset = presetHeaders(entries);
   return (_req, res, next) => {
-    for (const [name, value] of entries) res.setHeader(name, value);
-    res.setHeader('Content-Security-Policy', API_CSP);
+    if (!preset(res)) for (const [name, value] of entries) res.setHeader(name, value);
     next();
   };
 }

@@ -91,6 +91,26 @@ export class ServiceResponse<Request extends http.IncomingMessage = http.Incomin
   }
 }
 
+const isObject = (value: unknown): value is object => typeof value === 'object' && value !== null;
+
+/**
+ * A subclass of `Class` whose objects inherit from `prototype` (and no longer from `Class`'s, which
+ * holds nothing but its constructor). Setting an object's prototype after it is made is a call into
+ * the engine, and gives it another hidden class; `inheritsDirectly` tells the objects made so.
+ */
+// `any[]`: what TypeScript asks of the constructor of a class a function extends.
+function withPrototype<C extends new (...args: any[]) => object>(Class: C, prototype: object): C {
+  const Made = class extends Class {};
+  Object.setPrototypeOf(Made.prototype, prototype);
+  return Made;
+}
+
+/** Whether `value` inherits from `prototype` first: as its prototype, or its prototype's (`withPrototype`). */
+export function inheritsDirectly(value: object, prototype: object): boolean {
+  const own = Object.getPrototypeOf(value) as object | null;
+  return own === prototype || (own !== null && Object.getPrototypeOf(own) === prototype);
+}
+
 /** How long in-flight requests may take after a shutdown signal, unless told otherwise. */
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 
@@ -273,9 +293,13 @@ export async function startServer(app: http.RequestListener, options: ServeOptio
   let closing = false;
 
   const limits = options.limits ?? DEFAULT_SERVER_LIMITS;
+  // An Express application gives each request and response its own prototypes on entry
+  // (`app.request`, `app.response`): made with them, they never change prototype.
+  const { request, response } = app as Partial<Record<'request' | 'response', unknown>>;
+  const prototypes = isObject(request) && isObject(response);
   const server = http.createServer({
-    IncomingMessage: ServiceRequest,
-    ServerResponse: ServiceResponse,
+    IncomingMessage: prototypes ? withPrototype(ServiceRequest, request) : ServiceRequest,
+    ServerResponse: prototypes ? withPrototype(ServiceResponse<ServiceRequest>, response) : ServiceResponse<ServiceRequest>,
     headersTimeout: limits.headersTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,

