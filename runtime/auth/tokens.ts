@@ -129,6 +129,19 @@ export function generateKeyPair(): KeyPair {
   return { privateKey, publicKey };
 }
 
+/** A compact JWS as jws reads one: three base64url parts, the signature possibly empty (then refused). */
+const COMPACT_JWS = /^[a-zA-Z0-9\-_]+?\.[a-zA-Z0-9\-_]+?\.([a-zA-Z0-9\-_]+)?$/;
+
+/** The object a JSON text holds, or undefined when it is not JSON or not an object. */
+function parseJsonObject(text: string): Record<string, any> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, any>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export interface TokenClaims extends jwt.JwtPayload {
   sub: string;
   type?: string;
@@ -195,29 +208,30 @@ export class TokenService {
 
   /**
    * Signature (RS256 only), issuer, audience, a numeric `exp` that has not passed (a token without
-   * one would never expire: refused, as Django's simplejwt does), an `iat`, when present, no more
-   * than `SVC_JWT_LEEWAY` seconds in the future, and a non-empty `sub`. The leeway is for `iat`
-   * only: expiry is exact, by this server's clock.
+   * one would never expire: refused, as Django's simplejwt does), an `nbf`, when present, that has
+   * passed, an `iat`, when present, no more than `SVC_JWT_LEEWAY` seconds in the future, and a
+   * non-empty `sub`. The leeway is for `iat` only: expiry is exact, by this server's clock.
+   *
+   * The checks are jsonwebtoken's `verify` with `algorithms: ['RS256']`, in its order (the form,
+   * the algorithm, the signature, then the claims), written out: its options and its
+   * decoding cost a third of the time of the signature check, on every request with a token.
    */
   verify(token: string): TokenClaims {
-    let payload: string | jwt.JwtPayload;
     const now = Math.floor(Date.now() / 1000);
-    try {
-      payload = jwt.verify(token, this.publicKey, {
-        algorithms: ['RS256'],
-        issuer: this.settings.SVC_JWT_ISSUER,
-        audience: this.settings.SVC_JWT_AUDIENCE,
-        clockTimestamp: now,
-      });
-    } catch (err) {
-      if (err instanceof jwt.TokenExpiredError) throw new TokenError('expired', 'token expired');
-      throw new TokenError('invalid', err instanceof Error ? err.message : 'invalid token');
+    const payload = this.verifiedPayload(token);
+    if (payload.nbf !== undefined) {
+      if (typeof payload.nbf !== 'number') throw new TokenError('invalid', 'invalid nbf value');
+      if (payload.nbf > now) throw new TokenError('invalid', 'jwt not active');
     }
-    if (typeof payload !== 'object' || typeof payload.sub !== 'string' || payload.sub === '') {
-      throw new TokenError('invalid', 'token has no subject');
-    }
-    // jsonwebtoken checks `exp` only when the token has one.
     if (typeof payload.exp !== 'number' || !Number.isFinite(payload.exp)) throw new TokenError('invalid', 'token has no expiry');
+    if (now >= payload.exp) throw new TokenError('expired', 'token expired');
+    const { SVC_JWT_ISSUER: issuer, SVC_JWT_AUDIENCE: audience } = this.settings;
+    if (audience) {
+      const audiences: unknown[] = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
+      if (!audiences.includes(audience)) throw new TokenError('invalid', 'jwt audience invalid');
+    }
+    if (issuer && payload.iss !== issuer) throw new TokenError('invalid', 'jwt issuer invalid');
+    if (typeof payload.sub !== 'string' || payload.sub === '') throw new TokenError('invalid', 'token has no subject');
     if (payload.iat !== undefined && (typeof payload.iat !== 'number' || !Number.isFinite(payload.iat))) {
       throw new TokenError('invalid', 'token has an invalid iat');
     }
@@ -225,6 +239,28 @@ export class TokenService {
       throw new TokenError('invalid', 'token issued in the future');
     }
     return payload as TokenClaims;
+  }
+
+  /**
+   * The claims of a compact JWS whose header says RS256 and whose signature the public key
+   * verifies; a TokenError for anything else (three base64url parts, a JSON object in each of the
+   * first two: jws's form, which jsonwebtoken reads).
+   */
+  private verifiedPayload(token: string): jwt.JwtPayload {
+    if (typeof token !== 'string' || !COMPACT_JWS.test(token)) throw new TokenError('invalid', 'jwt malformed');
+    const dot = token.indexOf('.');
+    const last = token.lastIndexOf('.');
+    const header = parseJsonObject(Buffer.from(token.slice(0, dot), 'base64url').toString('latin1'));
+    if (!header) throw new TokenError('invalid', 'invalid token');
+    if (header.alg !== 'RS256') throw new TokenError('invalid', 'invalid algorithm');
+    if (this.publicKey.asymmetricKeyType !== 'rsa') throw new TokenError('invalid', 'the public key is not an RSA key');
+    const signed = Buffer.from(token.slice(0, last), 'latin1');
+    if (!crypto.verify('sha256', signed, this.publicKey, Buffer.from(token.slice(last + 1), 'base64url'))) {
+      throw new TokenError('invalid', 'invalid signature');
+    }
+    const payload = parseJsonObject(Buffer.from(token.slice(dot + 1, last), 'base64url').toString('utf8'));
+    if (!payload) throw new TokenError('invalid', 'invalid token payload');
+    return payload;
   }
 
   /** An access token: valid and not a refresh token. */

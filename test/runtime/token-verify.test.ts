@@ -1,0 +1,116 @@
+/**
+ * TokenService.verify against jsonwebtoken's `verify` (RS256 only, the service's issuer and
+ * audience): for every token below, both accept it or both refuse it, except where the service
+ * is stricter (it requires `exp` and a non-empty `sub`, and bounds `iat`); and a refusal for an
+ * expired token alone is `expired`, every other one `invalid`.
+ */
+import * as crypto from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import { loadSettings, TokenError, TokenService } from '../../runtime';
+import { otherKeys, testKeys } from '../support/keys';
+
+const { DEFAULT_SETTINGS } = require('../../generated/settings');
+
+const settings = loadSettings(DEFAULT_SETTINGS, {});
+const ISSUER = settings.SVC_JWT_ISSUER;
+const AUDIENCE = settings.SVC_JWT_AUDIENCE;
+const tokens = new TokenService(testKeys(), settings);
+const now = () => Math.floor(Date.now() / 1000);
+const b64 = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
+
+/** A token of `header` and `payload` (objects, or JSON text) signed RS256 with `key`. */
+function signed(header: unknown, payload: unknown, key = testKeys().privateKey): string {
+  const input = `${b64(header)}.${b64(payload)}`;
+  return `${input}.${crypto.sign('sha256', Buffer.from(input), key).toString('base64url')}`;
+}
+
+const claims = (extra: Record<string, unknown> = {}) => ({ sub: '7', iss: ISSUER, aud: AUDIENCE, iat: now(), exp: now() + 600, ...extra });
+const RS256 = { alg: 'RS256', typ: 'JWT' };
+
+function jsonwebtokenAccepts(token: string): boolean {
+  try {
+    jwt.verify(token, crypto.createPublicKey(testKeys().publicKey), { algorithms: ['RS256'], issuer: ISSUER, audience: AUDIENCE });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function outcome(token: string): 'valid' | 'expired' | 'invalid' {
+  try {
+    tokens.verify(token);
+    return 'valid';
+  } catch (err) {
+    if (!(err instanceof TokenError)) throw err;
+    return err.reason;
+  }
+}
+
+const good = signed(RS256, claims());
+const [goodHeader, goodPayload, goodSignature] = good.split('.');
+
+/** [case, token, what the service answers, whether jsonwebtoken accepts it] */
+const cases: [string, string, 'valid' | 'expired' | 'invalid', boolean][] = [
+  ['a valid token', good, 'valid', true],
+  ['one issued by TokenService', tokens.issueAccess(7), 'valid', true],
+  ['an audience list holding the audience', signed(RS256, claims({ aud: ['other', AUDIENCE] })), 'valid', true],
+  ['no typ header', signed({ alg: 'RS256' }, claims()), 'valid', true],
+  ['an nbf that has passed', signed(RS256, claims({ nbf: now() - 10 })), 'valid', true],
+  ['expired', signed(RS256, claims({ iat: now() - 900, exp: now() - 300 })), 'expired', false],
+  ['expiring now', signed(RS256, claims({ exp: now() })), 'expired', false],
+  ['expired and signed with another key', signed(RS256, claims({ exp: now() - 300 }), otherKeys().privateKey), 'invalid', false],
+  ['an nbf to come', signed(RS256, claims({ nbf: now() + 60 })), 'invalid', false],
+  ['an nbf that is not a number', signed(RS256, claims({ nbf: 'soon' })), 'invalid', false],
+  ['an exp that is not a number', signed(RS256, claims({ exp: String(now() + 600) })), 'invalid', false],
+  ['no exp', signed(RS256, claims({ exp: undefined })), 'invalid', true],
+  ['a wrong audience', signed(RS256, claims({ aud: 'other' })), 'invalid', false],
+  ['an audience list without it', signed(RS256, claims({ aud: ['other'] })), 'invalid', false],
+  ['no audience', signed(RS256, claims({ aud: undefined })), 'invalid', false],
+  ['a wrong issuer', signed(RS256, claims({ iss: 'evil' })), 'invalid', false],
+  ['no sub', signed(RS256, claims({ sub: undefined })), 'invalid', true],
+  ['an empty sub', signed(RS256, claims({ sub: '' })), 'invalid', true],
+  ['a numeric sub', signed(RS256, claims({ sub: 7 })), 'invalid', true],
+  ['an iat in the future', signed(RS256, claims({ iat: now() + 600 })), 'invalid', true],
+  ['alg none', `${b64({ alg: 'none' })}.${b64(claims())}.`, 'invalid', false],
+  ['alg RS512', signed({ alg: 'RS512' }, claims()), 'invalid', false],
+  ['HS256 with the public key as secret', jwt.sign(claims(), Buffer.from(testKeys().publicKey), { algorithm: 'HS256', noTimestamp: true }), 'invalid', false],
+  ['another key', signed(RS256, claims(), otherKeys().privateKey), 'invalid', false],
+  ['a tampered payload', `${goodHeader}.${b64(claims({ sub: '1' }))}.${goodSignature}`, 'invalid', false],
+  ['a tampered signature', `${goodHeader}.${goodPayload}.${goodSignature.slice(0, -4)}AAAA`, 'invalid', false],
+  ['no signature', `${goodHeader}.${goodPayload}.`, 'invalid', false],
+  ['padding in the signature', `${good}=`, 'invalid', false],
+  ['a character outside base64url', `${goodHeader}.${goodPayload}.${goodSignature.slice(0, -1)}+`, 'invalid', false],
+  ['two parts', `${goodHeader}.${goodPayload}`, 'invalid', false],
+  ['four parts', `${good}.${goodSignature}`, 'invalid', false],
+  ['a header that is not JSON', signed('not json', claims()), 'invalid', false],
+  ['a header that is an array', signed(['RS256'], claims()), 'invalid', false],
+  ['a payload that is not JSON', signed(RS256, 'sub=7'), 'invalid', false],
+  ['a payload that is a number', signed(RS256, '7'), 'invalid', false],
+  ['a payload that is null', signed(RS256, 'null'), 'invalid', false],
+  ['an empty string', '', 'invalid', false],
+  ['garbage', 'garbage', 'invalid', false],
+];
+
+describe('TokenService.verify', () => {
+  it.each(cases)('%s', (_name, token, expected, accepted) => {
+    expect(outcome(token)).toBe(expected);
+    expect(jsonwebtokenAccepts(token)).toBe(accepted);
+  });
+
+  it('returns the claims of a valid token', () => {
+    const token = signed(RS256, claims({ username: 'ann', is_staff: true }));
+    expect(tokens.verify(token)).toEqual(claims({ username: 'ann', is_staff: true }));
+  });
+
+  it('refuses every token when its public key is not an RSA key', () => {
+    const ec = crypto.generateKeyPairSync('ec', {
+      namedCurve: 'P-256',
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    });
+    const service = new TokenService({ privateKey: ec.privateKey, publicKey: ec.publicKey }, settings);
+    const input = `${b64(RS256)}.${b64(claims())}`;
+    const token = `${input}.${crypto.sign('sha256', Buffer.from(input), ec.privateKey).toString('base64url')}`;
+    expect(() => service.verify(token)).toThrow(new TokenError('invalid', 'the public key is not an RSA key'));
+  });
+});
