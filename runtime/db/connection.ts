@@ -8,7 +8,7 @@ import { loadDatabaseSettings, loadSqliteSettings, type DatabaseSettings, type S
 import { databaseOf, withDatabaseState, type Database } from './database';
 import { dialectForUrl, type Dialect } from './dialects';
 import { markConnectionFailure, type DirectReads, type PooledReads, type PooledStatement } from './dialects/dialect';
-import { acquireConnection, CONNECTION_WARNING, KNEX_ERROR_PREFIX, onAcquireFailure, QUERY_UID } from './knex-internals';
+import { acquireConnection, CONNECTION_WARNING, KNEX_ERROR_PREFIX, lightTransactions, onAcquireFailure, QUERY_UID } from './knex-internals';
 import { compiledQuery } from './sql-shapes';
 
 export type Db = Knex;
@@ -64,6 +64,7 @@ export function databaseConfig(
 export function connect(url: string | undefined, defaultSqliteFile: string, sqlite?: SqliteSettings, database?: DatabaseSettings): Db {
   const db = knex(databaseConfig(url, defaultSqliteFile, sqlite, database).knex);
   onAcquireFailure(db.client, markConnectionFailure);
+  lightTransactions(db.client);
   return db;
 }
 
