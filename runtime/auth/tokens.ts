@@ -159,6 +159,8 @@ export class TokenError extends Error {
 export class TokenService {
   /** The public key parsed once: given as PEM text, it would be parsed again for every token verified. */
   private readonly publicKey: crypto.KeyObject;
+  /** Whether the public key is an RSA key: RS256 verifies with nothing else. */
+  private readonly rsaKey: boolean;
 
   /**
    * @param extraClaims user fields copied into every access token `issueFor` signs (the service
@@ -170,6 +172,7 @@ export class TokenService {
     readonly extraClaims: readonly string[] = [],
   ) {
     this.publicKey = crypto.createPublicKey(keys.publicKey);
+    this.rsaKey = this.publicKey.asymmetricKeyType === 'rsa';
   }
 
   /** An access token for a user, with the configured extra claims taken from the user's fields. */
@@ -253,7 +256,7 @@ export class TokenService {
     const header = parseJsonObject(Buffer.from(token.slice(0, dot), 'base64url').toString('latin1'));
     if (!header) throw new TokenError('invalid', 'invalid token');
     if (header.alg !== 'RS256') throw new TokenError('invalid', 'invalid algorithm');
-    if (this.publicKey.asymmetricKeyType !== 'rsa') throw new TokenError('invalid', 'the public key is not an RSA key');
+    if (!this.rsaKey) throw new TokenError('invalid', 'the public key is not an RSA key');
     const signed = Buffer.from(token.slice(0, last), 'latin1');
     if (!crypto.verify('sha256', signed, this.publicKey, Buffer.from(token.slice(last + 1), 'base64url'))) {
       throw new TokenError('invalid', 'invalid signature');

@@ -18,7 +18,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { ConfigurationError } from '../core/settings';
 import { errorLogFields } from '../db/outage';
-import { setCheckedHeader } from './node-internals';
+import { checkedHeader } from './node-internals';
 
 export type { Logger } from 'pino';
 
@@ -198,6 +198,7 @@ export interface RequestLogOptions {
  * it ends. The line is built once, from fields read off the request: no child logger, one listener.
  */
 export function requestLogging({ logger, routeOf, onFinish }: RequestLogOptions): RequestHandler {
+  const setRequestId = checkedHeader('X-Request-Id');
   const logs = logger.isLevelEnabled('info');
   // A logger of createLogger gets the line without pino's generic serialization; any other, through pino.
   const lines = (logger as JsonLinesLogger)[JSON_LINES];
@@ -206,7 +207,7 @@ export function requestLogging({ logger, routeOf, onFinish }: RequestLogOptions)
     const id = requestIdOf(req);
     req.id = id;
     // The id is a UUID or matched REQUEST_ID_PATTERN: nothing for setHeader to check.
-    setCheckedHeader(res, 'X-Request-Id', id);
+    setRequestId(res, id);
     // 'close' comes once per response: after 'finish', or when the connection closed first.
     res.on('close', () => {
       const ms = performance.now() - started;

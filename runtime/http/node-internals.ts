@@ -87,13 +87,16 @@ export function presetHeaders(headers: readonly (readonly [string, string])[]): 
 }
 
 /**
- * Sets a header whose name and value the caller has checked (a name of letters, digits and `-`, a
- * value of visible ASCII characters): straight into the response's headers, without `setHeader`
- * checking them again. On a response whose head is sent, or where Node keeps its headers otherwise,
- * it is `setHeader`.
+ * A setter of the header `name` (checked once, here) for values the caller has checked (visible
+ * ASCII characters): straight into the response's headers, without `setHeader` checking them again.
+ * On a response whose head is sent, or where Node keeps its headers otherwise, it is `setHeader`.
  */
-export function setCheckedHeader(res: http.ServerResponse, name: string, value: string): void {
-  const headers = OUT_HEADERS_KEY && !res.headersSent ? (res as unknown as Record<symbol, Record<string, unknown> | null>)[OUT_HEADERS_KEY] : undefined;
-  if (headers) headers[name.toLowerCase()] = [name, value];
-  else res.setHeader(name, value);
+export function checkedHeader(name: string): (res: http.ServerResponse, value: string) => void {
+  http.validateHeaderName(name);
+  const key = name.toLowerCase();
+  return (res, value) => {
+    const headers = OUT_HEADERS_KEY && !res.headersSent ? (res as unknown as Record<symbol, Record<string, unknown> | null>)[OUT_HEADERS_KEY] : undefined;
+    if (headers) headers[key] = [name, value];
+    else res.setHeader(name, value);
+  };
 }

@@ -13,7 +13,7 @@ import {
   OUT_HEADERS_KEY,
   presetHeaders,
   SERVER_RESPONSE_PROPERTIES,
-  setCheckedHeader,
+  checkedHeader,
   uniqueHeadersKey,
 } from '../../runtime/http/node-internals';
 import { ServiceResponse } from '../../runtime/http/server';
@@ -92,7 +92,7 @@ describe(`${MODULE}: Node's HTTP server`, () => {
     holds('it emits finish, then close once the socket is destroyed', [events, res.closed], [['finish', 'close'], true]);
   });
 
-  it('a response keeps its headers under OUT_HEADERS_KEY, null until the first; presetHeaders and setCheckedHeader write there', async () => {
+  it('a response keeps its headers under OUT_HEADERS_KEY, null until the first; presetHeaders and checkedHeader write there', async () => {
     const fresh = new http.ServerResponse(new http.IncomingMessage(new net.Socket()));
     holds('OUT_HEADERS_KEY is found', typeof OUT_HEADERS_KEY, 'symbol');
     holds('a new response has none yet', (fresh as unknown as Record<symbol, unknown>)[OUT_HEADERS_KEY!], null);
@@ -103,7 +103,7 @@ describe(`${MODULE}: Node's HTTP server`, () => {
     const head = await serveOne((_server, _req, res) => {
       const first = preset(res);
       res.setHeader('Content-Type', 'text/plain');
-      setCheckedHeader(res, 'X-Request-Id', 'abc');
+      checkedHeader('X-Request-Id')(res, 'abc');
       const again = preset(res);
       const seen = { first, again, names: res.getHeaderNames(), frame: res.getHeader('x-frame-options'), has: res.hasHeader('Referrer-Policy') };
       res.removeHeader('Referrer-Policy');
@@ -124,7 +124,7 @@ describe(`${MODULE}: Node's HTTP server`, () => {
     const preset = presetHeaders([['X-Content-Type-Options', 'nosniff']]);
     const server = http.createServer((_req, res) => {
       preset(res);
-      setCheckedHeader(res, 'X-Request-Id', 'r-1');
+      checkedHeader('X-Request-Id')(res, 'r-1');
       res.setHeader('Content-Type', 'text/plain');
       res.end('ok');
     });
