@@ -18,7 +18,9 @@ import type { Request, RequestHandler, Response } from 'express';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { ConfigurationError } from '../core/settings';
 import { errorLogFields } from '../db/outage';
+import type { ServerResponse } from 'node:http';
 import { checkedHeader } from './node-internals';
+import { onResponseClose } from './server';
 
 export type { Logger } from 'pino';
 
@@ -27,6 +29,8 @@ declare global {
     interface Request {
       /** The request's id: its valid `X-Request-Id`, or a generated UUID. */
       id?: string;
+      /** When the request log began timing the request (`performance.now()`). */
+      startedAt?: number;
     }
   }
 }
@@ -202,25 +206,29 @@ export function requestLogging({ logger, routeOf, onFinish }: RequestLogOptions)
   const logs = logger.isLevelEnabled('info');
   // A logger of createLogger gets the line without pino's generic serialization; any other, through pino.
   const lines = (logger as JsonLinesLogger)[JSON_LINES];
+  // Once per response, when it closes: after 'finish', or when the connection closed first. One
+  // function for every request, reading what it logs off the request and the response.
+  const ended = (closed: ServerResponse) => {
+    const res = closed as Response;
+    const req = res.req;
+    const ms = performance.now() - req.startedAt!;
+    const route = routeOf(req);
+    // A response cut off before its head was sent has no status a client saw.
+    const status = res.headersSent ? res.statusCode : 0;
+    if (logs) {
+      const fields = { reqId: req.id!, method: req.method, route, status, durationMs: Math.round(ms * 100) / 100, userId: req.auth?.id };
+      if (lines) lines.write(requestLine(fields));
+      else logger.info(fields, 'request');
+    }
+    onFinish?.(req, res, route, ms / 1000);
+  };
   return (req, res, next) => {
-    const started = performance.now();
+    req.startedAt = performance.now();
     const id = requestIdOf(req);
     req.id = id;
     // The id is a UUID or matched REQUEST_ID_PATTERN: nothing for setHeader to check.
     setRequestId(res, id);
-    // 'close' comes once per response: after 'finish', or when the connection closed first.
-    res.on('close', () => {
-      const ms = performance.now() - started;
-      const route = routeOf(req);
-      // A response cut off before its head was sent has no status a client saw.
-      const status = res.headersSent ? res.statusCode : 0;
-      if (logs) {
-        const fields = { reqId: id, method: req.method, route, status, durationMs: Math.round(ms * 100) / 100, userId: req.auth?.id };
-        if (lines) lines.write(requestLine(fields));
-        else logger.info(fields, 'request');
-      }
-      onFinish?.(req, res, route, ms / 1000);
-    });
+    onResponseClose(res, ended);
     next();
   };
 }

@@ -54,6 +54,7 @@ export class ServiceRequest extends http.IncomingMessage {
   body: unknown = undefined;
   // The runtime.
   id: unknown = undefined;
+  startedAt: unknown = undefined;
   service: unknown = undefined;
   validated: unknown = undefined;
   auth: unknown = undefined;
@@ -73,10 +74,30 @@ export class ServiceRequest extends http.IncomingMessage {
 let uniqueHeadersKey: symbol | null | undefined;
 
 /**
+ * Where a response of `startServer` keeps what runs when it closes (`onResponseClose`): undefined on
+ * a response no server of `startServer` made, null while nothing is to run, else the hook.
+ */
+const CLOSE_HOOK = Symbol('svcgen.closeHook');
+
+type ClosingResponse = http.ServerResponse & { [CLOSE_HOOK]?: ((res: http.ServerResponse) => void) | null };
+
+/**
+ * Runs `hook(res)` once, when `res` closes: after 'finish', or when its connection closed first.
+ * A response of `startServer` has one 'close' listener, its server's, which runs the hook kept on
+ * the response: no listener and no closure of the caller's per response. Any other response (an
+ * application served by another server, as in tests) gets a listener of its own, as does a second hook.
+ */
+export function onResponseClose(res: http.ServerResponse, hook: (res: http.ServerResponse) => void): void {
+  const target = res as ClosingResponse;
+  if (target[CLOSE_HOOK] === null) target[CLOSE_HOOK] = hook;
+  else res.on('close', () => hook(res));
+}
+
+/**
  * The server's response: Node's, with what Express and Node's server set on it after it is made
  * there from the start (see ServiceRequest): Express's `locals`, the server's
- * `_maxRequestsPerSocket` and unique headers, and the status line, as the prototype has it (200,
- * no message) until the response sets its own.
+ * `_maxRequestsPerSocket` and unique headers, the status line, as the prototype has it (200,
+ * no message) until the response sets its own, and the hook its closing runs (`onResponseClose`).
  */
 export class ServiceResponse<Request extends http.IncomingMessage = http.IncomingMessage> extends http.ServerResponse<Request> {
   // Node passes options after the request (the socket's high-water mark…): handed on as they come.
@@ -88,6 +109,7 @@ export class ServiceResponse<Request extends http.IncomingMessage = http.Incomin
     self.statusMessage = undefined;
     self._maxRequestsPerSocket = undefined;
     if (uniqueHeadersKey) (this as unknown as Record<symbol, unknown>)[uniqueHeadersKey] = undefined;
+    (this as ClosingResponse)[CLOSE_HOOK] = undefined;
   }
 }
 
@@ -306,14 +328,19 @@ export async function startServer(app: http.RequestListener, options: ServeOptio
     connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4))),
   }, (req, res) => {
     responses.add(res);
-    res.on('close', () => {
-      responses.delete(res);
-      // A keep-alive connection whose response had started before the shutdown is idle now.
-      if (closing) server.closeIdleConnections();
-    });
+    // One listener for every response (`this` is the response), which runs its hook (onResponseClose).
+    (res as ClosingResponse)[CLOSE_HOOK] = null;
+    res.on('close', responseClosed);
     if (closing) res.setHeader('Connection', 'close');
     app(req, res);
   });
+  function responseClosed(this: ClosingResponse): void {
+    responses.delete(this);
+    // A keep-alive connection whose response had started before the shutdown is idle now.
+    if (closing) server.closeIdleConnections();
+    const hook = this[CLOSE_HOOK];
+    if (hook) hook(this);
+  }
   server.maxConnections = limits.maxConnections;
   uniqueHeadersKey ??= uniqueHeadersKeyOf(server);
   answerClientErrors(server);

@@ -8,7 +8,7 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import express from 'express';
 import { ConfigurationError, startServer, type RunningServer } from '../../runtime';
-import { errorLine, inheritsDirectly, listenAddress, ServiceRequest, ServiceResponse } from '../../runtime/http/server';
+import { errorLine, inheritsDirectly, listenAddress, onResponseClose, ServiceRequest, ServiceResponse } from '../../runtime/http/server';
 import { startBlog, type RunningService } from '../support/services';
 
 interface Answer {
@@ -245,6 +245,57 @@ describe('request and response objects', () => {
     for (const name of ['res', 'next', 'baseUrl', 'originalUrl', 'params', 'route', 'body', 'id', 'service', 'validated', 'auth']) {
       expect(seen[0].fields).toContain(name);
     }
+  });
+});
+
+describe('onResponseClose', () => {
+  it("runs each hook once when the response closes: the first from the server's one listener, another from a listener of its own", async () => {
+    const closed: string[] = [];
+    const listeners: number[] = [];
+    const app = express();
+    app.get('/answered', (_req, res) => {
+      onResponseClose(res, (r) => closed.push(`first ${r === res} ${r.statusCode}`));
+      onResponseClose(res, (r) => closed.push(`second ${r === res}`));
+      listeners.push(res.listenerCount('close'));
+      res.json({ ok: true });
+    });
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    app.get('/cut', (_req, res) => {
+      onResponseClose(res, (r) => closed.push(`cut ${r.headersSent}`));
+      entered();
+    });
+    const running = await startServer(app, { host: '127.0.0.1', port: 0, signals: [], shutdownTimeoutMs: 100 });
+    try {
+      expect(await get(running.port, '/answered')).toMatchObject({ status: 200, body: '{"ok":true}' });
+      // The client gives up on a request never answered: its response closes all the same.
+      const socket = net.connect(running.port, '127.0.0.1');
+      socket.write('GET /cut HTTP/1.1\r\nHost: x\r\n\r\n');
+      await inside;
+      socket.destroy();
+      for (let i = 0; i < 100 && !closed.includes('cut false'); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    } finally {
+      await running.shutdown();
+    }
+    expect(closed).toEqual(['first true 200', 'second true', 'cut false']);
+    // The server's listener, and the second hook's own.
+    expect(listeners).toEqual([2]);
+  });
+
+  it('runs the hook from a listener on a response of any other server', async () => {
+    const closed: boolean[] = [];
+    const server = http.createServer((_req, res) => {
+      onResponseClose(res, (r) => closed.push(r === res));
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      expect(await get((server.address() as net.AddressInfo).port, '/')).toMatchObject({ status: 200, body: 'ok' });
+      for (let i = 0; i < 100 && closed.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+    expect(closed).toEqual([true]);
   });
 });
 
