@@ -8,7 +8,7 @@ import { DatabaseTimeoutError } from '../db/dialects/dialect';
 import { isConnectionFailure } from '../db/driver-errors';
 import type { OutageMonitor } from '../db/outage';
 import type { Route, RouteDoc } from './routes';
-import { sendJson } from './send';
+import { sendJson, sendJsonText } from './send';
 import { z } from '../core/zod';
 
 const HealthSchema = z.object({ status: z.literal('ok') }).meta({ id: 'HealthSchema' });
@@ -22,7 +22,8 @@ const UnavailableSchema = z.object({ detail: z.literal('Service Unavailable') })
  * instance whose database is partitioned away in that time, not in the time TCP takes to give up.
  */
 export function healthRoutes(db: Db, outage: OutageMonitor): Route[] {
-  const ok = { status: 'ok' } as const;
+  // The answer of a healthy service, serialized once.
+  const ok = JSON.stringify({ status: 'ok' });
   const doc = (operationId: string, summary: string, unavailable: boolean): RouteDoc => ({
     operationId,
     summary,
@@ -38,7 +39,7 @@ export function healthRoutes(db: Db, outage: OutageMonitor): Route[] {
     {
       method: 'get',
       path: '/health',
-      handlers: [(_req, res) => sendJson(res, 200, ok)],
+      handlers: [(_req, res) => sendJsonText(res, 200, ok)],
       doc: doc('health_live', 'Liveness: the service is up (the database is not queried).', false),
     },
     {
@@ -54,7 +55,7 @@ export function healthRoutes(db: Db, outage: OutageMonitor): Route[] {
             sendJson(res, 503, { detail: 'Service Unavailable' });
             return;
           }
-          sendJson(res, 200, ok);
+          sendJsonText(res, 200, ok);
         },
       ],
       doc: doc('health_ready', 'Readiness: the service is up and its database answers.', true),

@@ -88,10 +88,11 @@ export function presetHeaders(headers: readonly (readonly [string, string])[]): 
 
 /**
  * A setter of the header `name` (checked once, here) for values the caller has checked (visible
- * ASCII characters): straight into the response's headers, without `setHeader` checking them again.
- * On a response whose head is sent, or where Node keeps its headers otherwise, it is `setHeader`.
+ * ASCII characters, or a number): straight into the response's headers, without `setHeader`
+ * checking them again. On a response with no header yet, whose head is sent, or where Node keeps
+ * its headers otherwise, it is `setHeader`.
  */
-export function checkedHeader(name: string): (res: http.ServerResponse, value: string) => void {
+export function checkedHeader(name: string): (res: http.ServerResponse, value: string | number) => void {
   http.validateHeaderName(name);
   const key = name.toLowerCase();
   return (res, value) => {

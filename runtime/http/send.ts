@@ -6,8 +6,13 @@
  * body, a write's the hash of the row's state, and only those responses carry one.
  */
 import type { ServerResponse } from 'node:http';
+import { checkedHeader } from './node-internals';
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+// The two headers of every answer, their names checked once (a length is a number, the type a constant).
+const setContentType = checkedHeader('Content-Type');
+const setContentLength = checkedHeader('Content-Length');
 
 /** Sends `body` as JSON with `status` (a HEAD request gets the headers alone, as Node sends them). */
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -17,7 +22,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 /** Sends JSON text serialized beforehand (a document that never changes, serialized once). */
 export function sendJsonText(res: ServerResponse, status: number, json: string): void {
   res.statusCode = status;
-  res.setHeader('Content-Type', JSON_CONTENT_TYPE);
-  res.setHeader('Content-Length', Buffer.byteLength(json));
+  setContentType(res, JSON_CONTENT_TYPE);
+  setContentLength(res, Buffer.byteLength(json));
   res.end(json);
 }
