@@ -198,7 +198,9 @@ export interface ClientQuery {
  * through its `_query(connection, obj)`, which leaves the rows of a read in `obj.response` and a
  * write's `{lastID, changes}` in `obj.context`; `_formatBindings` makes values bindable (dates,
  * booleans) without reading the client's state; `driver` is the better-sqlite3 constructor and `connectionSettings.filename` the file;
- * `queryCompiler(builder, formatter)` makes the compiler of each query.
+ * `queryCompiler(builder, formatter)` makes the compiler of each query; every value a query or a
+ * raw statement binds enters its SQL text through `parameter(value, builder, bindingsHolder)`,
+ * which adds a plain value to `bindingsHolder.bindings` and answers its placeholder, `?`.
  */
 export const BetterSqlite3Client = requireKnex('knex/lib/dialects/better-sqlite3') as new (config: Knex.Config) => {
   readonly driver: unknown;
@@ -206,6 +208,7 @@ export const BetterSqlite3Client = requireKnex('knex/lib/dialects/better-sqlite3
   readonly config: Knex.Config;
   _query(connection: SqliteConnection, obj: ClientQuery): Promise<ClientQuery>;
   _formatBindings(bindings: readonly unknown[] | undefined): unknown[];
+  parameter(value: unknown, builder: unknown, bindingsHolder: { bindings: unknown[] }): string;
   acquireRawConnection(): Promise<SqliteConnection>;
   destroyRawConnection(conn: SqliteConnection): Promise<unknown>;
   destroy(callback?: (err?: unknown) => void): Promise<void>;

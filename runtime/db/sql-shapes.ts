@@ -111,13 +111,22 @@ class ShapeReader {
   /** The parts read past the last node of the tree they lead to (`node`), when the tree has no further node. */
   unknown: unknown[] | undefined;
 
+  private readonly limitAsText: boolean;
+  private readonly booleansAsText: boolean;
+
   constructor(
     private readonly client: Builder['client'],
-    /** Whether the database's client writes an integer LIMIT as text (each LIMIT then a shape of its own). */
-    private readonly limitAsText: boolean,
+    /**
+     * Whether the database's client writes an integer LIMIT as text (each LIMIT then a shape of its
+     * own), and a boolean value (each then a part of the shape).
+     */
+    asText: Pick<Database['dialect'], 'limitAsText' | 'booleansAsText'>,
     public node: ShapeNode | undefined,
     private readonly marks?: (index: number) => string,
-  ) {}
+  ) {
+    this.limitAsText = asText.limitAsText;
+    this.booleansAsText = asText.booleansAsText;
+  }
 
   /** The next part of the shape: one step down the tree, or one more part the tree does not hold yet. */
   private part(part: unknown): void {
@@ -130,8 +139,15 @@ class ShapeReader {
     }
   }
 
-  /** A bound value: a part that stands for any value; with marks, its mark takes its place. */
+  /**
+   * A bound value: a part that stands for any value; with marks, its mark takes its place. A
+   * boolean the client writes as text is a part of the shape, as it is.
+   */
   private bound(value: unknown): unknown {
+    if (typeof value === 'boolean' && this.booleansAsText) {
+      this.part(value);
+      return value;
+    }
     if (!isPlainValue(value)) throw NOT_A_SHAPE;
     const index = this.values.push(value) - 1;
     this.part(BOUND);
@@ -312,8 +328,8 @@ function read(builder: Builder, reader: ShapeReader): { single?: Record<string, 
 const mark = (index: number) => `\u0000svcgen-binding-${index}\u0000`;
 
 /** The shape of `builder` whose SQL was just compiled as `compiled`, or null when it is not to be kept. */
-function learn(builder: Builder, limitAsText: boolean, values: readonly unknown[], compiled: CompiledQuery): Shape | null {
-  const reader = new ShapeReader(builder.client, limitAsText, undefined, mark);
+function learn(builder: Builder, asText: Database['dialect'], values: readonly unknown[], compiled: CompiledQuery): Shape | null {
+  const reader = new ShapeReader(builder.client, asText, undefined, mark);
   const parts = read(builder, reader);
   if (!parts) return null;
   const marked = builder.clone();
@@ -336,14 +352,13 @@ function learn(builder: Builder, limitAsText: boolean, values: readonly unknown[
 export function compiledQuery(query: Knex.QueryBuilder, database: Pick<Database, 'shapes' | 'dialect'>): CompiledQuery {
   const builder = builderInternals(query);
   const table = database.shapes;
-  const { limitAsText } = database.dialect;
-  const reader = new ShapeReader(builder.client, limitAsText, table.root);
+  const reader = new ShapeReader(builder.client, database.dialect, table.root);
   if (!read(builder, reader) || reader.length > MAX_SHAPE_LENGTH) return builder.toSQL();
   const { values, unknown } = reader;
   const found = unknown ? undefined : reader.node?.shape;
   if (found) return { sql: found.sql, bindings: found.order.map((i) => values[i]) };
   const compiled = builder.toSQL();
-  if (found === undefined) keep(table, reader.node as ShapeNode, unknown ?? [], learn(builder, limitAsText, values, compiled));
+  if (found === undefined) keep(table, reader.node as ShapeNode, unknown ?? [], learn(builder, database.dialect, values, compiled));
   return compiled;
 }
 

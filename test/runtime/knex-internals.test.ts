@@ -196,6 +196,24 @@ describe('Knex internals the runtime reads (SQLite classes)', () => {
     }
     const date = new Date(1000);
     assume('better-sqlite3 client', JSON.stringify(sqliteBindings([date, true, 'a'])) === JSON.stringify([1000, 1, 'a']), '_formatBindings');
+    // Every value of a query and of a raw statement enters through parameter(): our override writes booleans.
+    const db = connect('sqlite::memory:', '');
+    try {
+      const seen: unknown[] = [];
+      const client = db.client as unknown as { parameter: (value: unknown, builder: unknown, holder: { bindings: unknown[] }) => string };
+      const own = client.parameter;
+      client.parameter = function (this: unknown, value, builder, holder) {
+        seen.push(value);
+        return own.call(this, value, builder, holder);
+      };
+      const query = db('items').select('id').where('a', 5).whereIn('b', ['x', true]).update({ c: false }).toSQL();
+      const raw = db.raw('select ? as v, ? as w', [7, true]).toSQL();
+      assume('better-sqlite3 client', JSON.stringify(seen) === JSON.stringify([false, 5, 'x', true, 7, true]), `parameter() saw ${JSON.stringify(seen)}`);
+      assume('better-sqlite3 client', JSON.stringify(query.bindings) === '[5,"x"]' && JSON.stringify(raw.bindings) === '[7]', 'parameter() binds a plain value');
+      assume('better-sqlite3 client', raw.sql === 'select ? as v, 1 as w', `raw: ${raw.sql}`);
+    } finally {
+      void db.destroy();
+    }
   });
 
   it('better-sqlite3 client: _query leaves rows in response and a write in context', async () => {

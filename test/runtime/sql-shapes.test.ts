@@ -96,6 +96,42 @@ describe.each([
     expect(compiledQuery(offsetOnly).sql).toMatch(sqlite ? /limit -1 offset \?$/ : /offset \?$/);
   });
 
+  it('writes a boolean as 1 or 0 on SQLite (each a part of the shape) and binds it on PostgreSQL and MySQL', async () => {
+    const sqlite = dialectOf(db).booleansAsText;
+    expect(sqlite).toBe(_dialect === 'sqlite');
+    const published = (flag: boolean, views: number) => db('articles').select('id').where('is_published', flag).where('views', '>', views);
+    for (const [flag, views] of [[true, 1], [false, 2], [true, 3], [false, 4]] as const) {
+      const query = published(flag, views);
+      const expected = query.clone().toSQL();
+      const toSQL = jest.spyOn(query, 'toSQL');
+      const got = compiledQuery(query);
+      expect({ sql: got.sql, bindings: [...got.bindings] }).toEqual({ sql: expected.sql, bindings: expected.bindings });
+      if (sqlite) {
+        expect(got.sql).toContain(`= ${flag ? 1 : 0} and`);
+        expect(got.bindings).toEqual([views]);
+      } else expect(got.bindings).toEqual([flag, views]);
+      // Each of the two flags is a shape of its own on SQLite: the third query and later are not compiled.
+      if (views >= 3) expect(toSQL).not.toHaveBeenCalled();
+    }
+    if (!sqlite) return;
+    // The same rows as bound values give.
+    await db.schema.createTable('flags', (t) => {
+      t.integer('id').primary();
+      t.boolean('on');
+    });
+    try {
+      await db('flags').insert([{ id: 1, on: true }, { id: 2, on: false }, { id: 3, on: true }]);
+      expect(await db('flags').select('id').where('on', true).orderBy('id')).toEqual([{ id: 1 }, { id: 3 }]);
+      expect(await db('flags').select('id').where('on', false)).toEqual([{ id: 2 }]);
+      expect(await db('flags').select('id').whereRaw('"on" = ?', [true]).orderBy('id')).toEqual([{ id: 1 }, { id: 3 }]);
+      expect(await db('flags').whereIn('on', [false]).count({ n: '*' })).toEqual([{ n: 1 }]);
+      await db('flags').update({ on: false }).where('id', 3);
+      expect(await db('flags').select('id', 'on').orderBy('id')).toEqual([{ id: 1, on: 1 }, { id: 2, on: 0 }, { id: 3, on: 0 }]);
+    } finally {
+      await db.schema.dropTable('flags');
+    }
+  });
+
   it(`keeps the ${SQL_SHAPES_KEPT} newest shapes: an older one is compiled again, as a new one`, async () => {
     const own = open(); // shapes are kept per database: this one starts with none
     try {

@@ -186,6 +186,8 @@ export interface Dialect {
   lockForUpdate(query: Knex.QueryBuilder): void;
   /** Whether its Knex client writes an integer LIMIT into the SQL text instead of binding it. */
   readonly limitAsText: boolean;
+  /** Whether its Knex client writes a boolean value into the SQL text instead of binding it. */
+  readonly booleansAsText: boolean;
   /**
    * Whether an INSERT answers the columns its `returning` names (SQLite, PostgreSQL); MySQL's answers
    * the generated key alone, and the row is read again by it.

@@ -46,6 +46,7 @@ export const mysql: Dialect = {
   name: 'mysql',
   urlPrefix: 'mysql://',
   limitAsText: false,
+  booleansAsText: false,
   transactionalSchemaChanges: false,
   insertReturnsRows: false,
   joinsManyToMany: true,

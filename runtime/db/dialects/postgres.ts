@@ -67,6 +67,7 @@ export const postgres: Dialect = {
   name: 'postgres',
   urlPrefix: 'postgres://',
   limitAsText: false,
+  booleansAsText: false,
   transactionalSchemaChanges: true,
   insertReturnsRows: true,
   joinsManyToMany: true,

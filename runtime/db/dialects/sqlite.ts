@@ -93,6 +93,7 @@ export const sqlite: Dialect = {
   name: 'sqlite',
   urlPrefix: URL_PREFIX,
   limitAsText: true,
+  booleansAsText: true,
   transactionalSchemaChanges: true,
   insertReturnsRows: true,
   joinsManyToMany: false,
