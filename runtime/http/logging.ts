@@ -14,11 +14,11 @@
  *   pino-pretty when `NODE_ENV` is `development` (and pino-pretty is installed).
  */
 import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { ConfigurationError } from '../core/settings';
 import { errorLogFields } from '../db/outage';
-import type { ServerResponse } from 'node:http';
 import { checkedHeader } from './node-internals';
 import { onResponseClose } from './server';
 
