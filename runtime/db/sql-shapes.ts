@@ -56,12 +56,19 @@ const MAX_SHAPE_LENGTH = 4096;
  * a record, a statement…) begins and ends. A part is a key of a Map as it is, so reading a query's
  * shape walks the tree without building a string, and the number 1, the string "1" and a token stay
  * apart. Each group's end is marked, so a sequence of parts reads back one way only.
+ *
+ * Most nodes have one child (shapes share their beginnings and part where their queries differ):
+ * a node's first child is also kept beside the Map, and a part equal (`===`) to its part leads
+ * there without hashing the part. The Map holds every child, the first included, and answers any
+ * other part (and NaN, the one value `===` does not find equal to itself, where the Map does).
  */
 interface ShapeNode {
   readonly parent: ShapeNode | undefined;
   /** The part that leads here from `parent`. */
   readonly part: unknown;
   children: Map<unknown, ShapeNode> | undefined;
+  /** One of the children (the first kept, while it is), undefined when it has none. */
+  first: ShapeNode | undefined;
   /** Set when a shape ends here; null: compiled by Knex every time. */
   shape: Shape | null | undefined;
 }
@@ -72,7 +79,7 @@ export interface ShapeTable {
   readonly ends: Set<ShapeNode>;
 }
 
-const node = (parent: ShapeNode | undefined, part: unknown): ShapeNode => ({ parent, part, children: undefined, shape: undefined });
+const node = (parent: ShapeNode | undefined, part: unknown): ShapeNode => ({ parent, part, children: undefined, first: undefined, shape: undefined });
 
 /** A database's table of shapes, empty. */
 export function newShapeTable(): ShapeTable {
@@ -133,7 +140,8 @@ class ShapeReader {
     this.length += typeof part === 'string' ? part.length + 1 : 1;
     if (this.unknown) this.unknown.push(part);
     else if (this.node) {
-      const next = this.node.children?.get(part);
+      const first = this.node.first;
+      const next = first !== undefined && first.part === part ? first : this.node.children?.get(part);
       if (next) this.node = next;
       else this.unknown = [part];
     }
@@ -368,6 +376,7 @@ function keep(table: ShapeTable, at: ShapeNode, parts: readonly unknown[], shape
   for (const part of parts) {
     const next = node(end, part);
     (end.children ??= new Map()).set(part, next);
+    end.first ??= next;
     end = next;
   }
   end.shape = shape;
@@ -380,5 +389,9 @@ function keep(table: ShapeTable, at: ShapeNode, parts: readonly unknown[], shape
 function forget(table: ShapeTable, end: ShapeNode): void {
   table.ends.delete(end);
   end.shape = undefined;
-  for (let n = end; n.parent && n.shape === undefined && !n.children?.size; n = n.parent) n.parent.children?.delete(n.part);
+  for (let n = end; n.parent && n.shape === undefined && !n.children?.size; n = n.parent) {
+    const parent = n.parent;
+    parent.children?.delete(n.part);
+    if (parent.first === n) parent.first = parent.children?.values().next().value;
+  }
 }
