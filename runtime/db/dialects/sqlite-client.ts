@@ -1,6 +1,7 @@
 /**
  * SQLite's Knex client, made for speed: statements prepared once per connection, an integer LIMIT
- * written as text (so a prepared statement stays valid for every page), and reads outside
+ * and a boolean written as text (so a prepared statement stays valid for every page, and for every
+ * request of a filter on a flag), and reads outside
  * transactions served beside Knex's pool, on a connection that never sees uncommitted rows, in read
  * snapshots shared by the requests received together. Its state is one `SqliteReads` per database.
  */
