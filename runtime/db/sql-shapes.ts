@@ -118,22 +118,16 @@ class ShapeReader {
   /** The parts read past the last node of the tree they lead to (`node`), when the tree has no further node. */
   unknown: unknown[] | undefined;
 
-  private readonly limitAsText: boolean;
-  private readonly booleansAsText: boolean;
-
   constructor(
     private readonly client: Builder['client'],
     /**
      * Whether the database's client writes an integer LIMIT as text (each LIMIT then a shape of its
      * own), and a boolean value (each then a part of the shape).
      */
-    asText: Pick<Database['dialect'], 'limitAsText' | 'booleansAsText'>,
+    private readonly asText: Pick<Database['dialect'], 'limitAsText' | 'booleansAsText'>,
     public node: ShapeNode | undefined,
     private readonly marks?: (index: number) => string,
-  ) {
-    this.limitAsText = asText.limitAsText;
-    this.booleansAsText = asText.booleansAsText;
-  }
+  ) {}
 
   /** The next part of the shape: one step down the tree, or one more part the tree does not hold yet. */
   private part(part: unknown): void {
@@ -152,7 +146,7 @@ class ShapeReader {
    * boolean the client writes as text is a part of the shape, as it is.
    */
   private bound(value: unknown): unknown {
-    if (typeof value === 'boolean' && this.booleansAsText) {
+    if (typeof value === 'boolean' && this.asText.booleansAsText) {
       this.part(value);
       return value;
     }
@@ -292,7 +286,7 @@ class ShapeReader {
       this.part(field);
       // LIMIT and OFFSET are placeholders, unless the builder was told to write them as text, or
       // the client writes a LIMIT as text (then each LIMIT is a shape of its own).
-      const skip = skipBinding?.[field] || (field === 'limit' && this.limitAsText);
+      const skip = skipBinding?.[field] || (field === 'limit' && this.asText.limitAsText);
       // Knex writes no OFFSET for 0 and no LIMIT for null: such a value is part of the shape.
       const bound = (field === 'limit' && value !== undefined && value !== null) || (field === 'offset' && !!value);
       let copy: unknown;

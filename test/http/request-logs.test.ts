@@ -3,10 +3,11 @@
  * echoed in `X-Request-Id` and carried by error lines; never a password or a token.
  */
 import { spawnSync } from 'node:child_process';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import express from 'express';
 import request from 'supertest';
-import { ConfigurationError, connect, createApi, createLogger, loadSettings, type Logger } from '../../runtime';
+import { ConfigurationError, connect, createApi, createLogger, loadSettings, startServer, type Logger, type RunningServer } from '../../runtime';
 import { logLevelOf } from '../../runtime/http/logging';
 import { DIALECTS } from '../support/databases';
 import { testKeys } from '../support/keys';
@@ -190,6 +191,41 @@ describe.each(DIALECTS)('request logs (%s)', (dialect) => {
     const untimed = (text: string) => text.replace(/"time":"[^"]*"/, '"time":""');
     expect(log.raw.slice(2).map(untimed)).toEqual(written.map(untimed));
     expect(written.every((text) => text.endsWith('}\n'))).toBe(true);
+  });
+});
+
+describe('request logs through the service\'s own server', () => {
+  // startServer runs the log line from its one 'close' listener (onResponseClose): the same lines.
+  let svc: RunningService;
+  let running: RunningServer;
+  let log: ReturnType<typeof capture>;
+  beforeAll(async () => {
+    log = capture();
+    svc = await startBlog('sqlite', {}, { logger: log.logger });
+    running = await startServer(svc.app, { host: '127.0.0.1', port: 0, signals: [], log: () => undefined });
+  });
+  afterAll(async () => {
+    await running.shutdown();
+    await svc.close();
+  });
+
+  it('logs one line per request, and one for a request whose client left while its body was read (the 400 the body parser answered)', async () => {
+    const res = await fetch(`http://127.0.0.1:${running.port}/api/articles/?page=1`, { headers: { 'X-Request-Id': 'served-1' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-request-id')).toBe('served-1');
+    await res.text();
+    // A body that never ends: the request is in flight when its connection closes.
+    const socket = net.connect(running.port, '127.0.0.1');
+    await new Promise((resolve) => socket.on('connect', resolve));
+    socket.write('POST /api/auth/login/ HTTP/1.1\r\nHost: x\r\nX-Request-Id: cut-1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"user');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    socket.destroy();
+    for (let i = 0; i < 100 && log.lines.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setTimeout(resolve, 50)); // no second line for either
+    expect(log.lines.map(({ time, durationMs, ...rest }) => rest)).toEqual([
+      { level: 30, reqId: 'served-1', method: 'GET', route: '/api/articles/', status: 200, msg: 'request' },
+      { level: 30, reqId: 'cut-1', method: 'POST', route: '/api/auth/login/', status: 400, msg: 'request' },
+    ]);
   });
 });
 
