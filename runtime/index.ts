@@ -37,6 +37,7 @@ export {
   rowLookup,
   withArgs,
   type HookContext,
+  type InsertReference,
   type ModelInfo,
   type RequestContext,
   type ServiceContext,

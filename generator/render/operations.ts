@@ -6,7 +6,7 @@
 import type { Field, Operation, OperationKind, OrderingField, PathKind, SchemaModel } from '../model/model';
 import { camelCase, docLine, literal, pascalCase, str } from '../model/names';
 import { response, type RouteSpec, type RouteView } from './route';
-import { columnsOf, relatedKeyChecks } from './queries';
+import { columnsOf, insertChecksReferences, relatedKeyChecks } from './queries';
 import { expandableName } from './schemas';
 import type { ResourceRoutes } from './routes';
 
@@ -91,7 +91,8 @@ export function createHandle(o: Operation, rs: ResourceRoutes): object {
     beforeCreate: lifecycle(rs, 'before_create', '{ values, data }'),
     insertRow: rs.lookup('insertRow'),
     columns: `${rs.q()}.${columnsOf(r, r.responses.create)}`,
-    checkRelated: relatedKeyChecks(r.schemas.in).length > 0,
+    checkRelated: relatedKeyChecks(r.schemas.in).length > 0 && !insertChecksReferences(r.schemas.in),
+    references: insertChecksReferences(r.schemas.in) ? `${rs.q()}.insertReferences(data)` : undefined,
     setRelated,
     nested,
     usesKey: setRelated.length > 0 || (nested?.length ?? 0) > 0,

@@ -37,6 +37,22 @@ export function relatedKeyChecks(s: SchemaModel) {
 }
 
 /**
+ * Whether the create's insert checks the related keys its body names itself (`insertReferences`,
+ * the runtime's `insertRow`) instead of a query each before it: when each is a foreign key. A
+ * many-to-many list is checked first, so every key stays checked in the body's order.
+ */
+export function insertChecksReferences(s: SchemaModel): boolean {
+  const checks = relatedKeyChecks(s);
+  return checks.length > 0 && checks.every((c) => !c.many);
+}
+
+/** `insertReferences`: the related rows the create's body names, for its insert to check. */
+function insertReferencesView(s: SchemaModel, imports: Imports) {
+  imports.runtimeType('InsertReference');
+  return { schema: imports.type('./schemas', s.name), references: relatedKeyChecks(s) };
+}
+
+/**
  * `checkRelated`: the checks of the related keys the written bodies name, each key once, in one
  * function that create and update both call; undefined when no body names one.
  */
@@ -378,8 +394,10 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
   const written = [...(serves(r, 'create') ? [r.schemas.in] : []), ...(serves(r, 'update') ? [r.schemas.update] : [])];
   const writes = written.map((s) => writesView(r, s, s === r.schemas.in, imports));
   const setters = new Set(written.flatMap((s) => s.fields.filter((f) => f.m2m).map((f) => f.m2m!.name)));
-  const checkRelated = relatedCheckView(written, imports);
-  const relatedModels = new Set(checkRelated?.checks.map((c) => c.model));
+  const insertChecks = serves(r, 'create') && insertChecksReferences(r.schemas.in);
+  const checkRelated = relatedCheckView(insertChecks ? written.filter((s) => s !== r.schemas.in) : written, imports);
+  const insertReferences = insertChecks ? insertReferencesView(r.schemas.in, imports) : undefined;
+  const relatedModels = new Set([...(checkRelated?.checks ?? []), ...(insertReferences?.references ?? [])].map((c) => c.model));
   const related = model.resources
     .filter((x) => relatedModels.has(modelConst(x.model)))
     .map((x) => ({ constName: modelConst(x.model), verboseKey: x.verboseKey, classKey: x.classKey }));
@@ -404,6 +422,7 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
     expansions,
     writes,
     checkRelated,
+    insertReferences,
     m2m: r.m2m.filter((m) => setters.has(m.name)).map((m) => ({ ...m, pascal: pascalCase(m.name) })),
     relations: relationsQueriesView(r, model),
     softDelete: r.softDelete

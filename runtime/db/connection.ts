@@ -118,6 +118,53 @@ export async function writeReturning(db: Db, query: Knex.QueryBuilder): Promise<
   return database.dialect.rowsOf(await db.raw(sql, bindings as Knex.RawBinding[]), query);
 }
 
+/** A related row a write refers to: the key `key` of table `table`'s primary key `pk`. */
+export interface RowReference {
+  table: string;
+  pk: string;
+  key: unknown;
+}
+
+const GUARDED_INSERTS = {};
+
+/**
+ * The rows a one-row insert returns (`writeReturning`), written only when each row it refers to
+ * (`references`) exists: `insert into t (…) select … from (select 1) where exists (select 1 from r
+ * where pk = ?) and …`, one statement where checking each reference first takes a query each.
+ * When one is missing nothing is written and no row is returned: no constraint fails, so the
+ * transaction goes on and the caller can tell which. Undefined, with nothing run, for an insert
+ * that is not one row of values (the caller then checks the references first): its SQL text is
+ * Knex's `insert into t (…) values (…)`, with `returning …` where the database has it, on each
+ * database, and the text made from it is kept per shape.
+ */
+export async function insertWhereReferencesExist(db: Db, query: Knex.QueryBuilder, references: readonly RowReference[]): Promise<Row[] | undefined> {
+  const database = databaseOf(db);
+  const { sql, bindings } = compiledQuery(query, database);
+  let byVariant = database.fixedSql.get(GUARDED_INSERTS);
+  if (!byVariant) database.fixedSql.set(GUARDED_INSERTS, (byVariant = new Map()));
+  let variant = sql;
+  for (const r of references) variant += `\n${r.table} ${r.pk}`;
+  let guarded = byVariant.get(variant);
+  if (guarded === undefined) byVariant.set(variant, (guarded = guardedInsert(db, sql, references)));
+  if (guarded === '') return undefined;
+  const all = [...bindings, ...references.map((r) => r.key)];
+  return database.dialect.rowsOf(await db.raw(guarded, all as Knex.RawBinding[]), query);
+}
+
+/** `guardedInsert`'s text for Knex's one-row insert `sql`, or '' when it is not one. */
+function guardedInsert(db: Db, sql: string, references: readonly RowReference[]): string {
+  const open = sql.indexOf(') values (');
+  if (!sql.startsWith('insert into ') || open < 0 || sql.indexOf(') values (', open + 1) >= 0) return '';
+  let close = sql.lastIndexOf(') returning ');
+  if (close < open) close = sql.endsWith(')') ? sql.length - 1 : -1;
+  const values = sql.slice(open + ') values ('.length, close);
+  // One row: a second row would be a `), (` in the list (Knex writes a raw value's text as given).
+  if (close < 0 || values.includes('), (')) return '';
+  const id = (name: string) => db.raw('??', [name]).toQuery();
+  const exist = references.map((r) => `exists (select 1 from ${id(r.table)} where ${id(r.pk)} = ?)`).join(' and ');
+  return `${sql.slice(0, open)}) select ${values} from (select 1 as ${id('__one')}) as ${id('__row')} where ${exist}${sql.slice(close + 1)}`;
+}
+
 /**
  * The rows of a fixed SELECT: one whose SQL depends only on `owner` (e.g. a relation's spec) and
  * `variant` (e.g. how many keys it looks up), not on the values bound. `build` makes it with Knex

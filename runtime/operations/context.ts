@@ -4,10 +4,10 @@
  */
 import type { Request, RequestHandler } from 'express';
 import { requireAuth, type AuthContext, type Authenticator, type AuthUser } from '../auth/authenticators';
-import { dialectOf, selectFirst, selectFixed, writeReturning, type Db } from '../db/connection';
+import { dialectOf, insertWhereReferencesExist, selectFirst, selectFixed, writeReturning, type Db, type RowReference } from '../db/connection';
 import { NotFoundError, type ModelRef } from '../core/errors';
 import type { Knex } from 'knex';
-import type { ColumnOf, Row } from '../db/rows';
+import { exists, type ColumnOf, type Row } from '../db/rows';
 import type { Settings } from '../core/settings';
 import type { LoginThrottle } from '../auth/throttle';
 import type { ExceptionHandlers } from './exceptions';
@@ -21,6 +21,16 @@ export interface ModelInfo {
   verboseKey: string;
   /** Class name in snake case. */
   classKey: string;
+}
+
+/** A related row an insert names (`insertRow`): its table, key and model, for the 404 when it is missing. */
+export interface InsertReference extends RowReference {
+  model: ModelInfo;
+}
+
+/** A 404 with the model of the first of `references` that names no row. */
+async function checkReferences(ctx: RequestContext, references: readonly InsertReference[]): Promise<void> {
+  for (const r of references) if (!(await exists(ctx.db, r.table, r.pk, r.key))) throw new NotFoundError(ctx.service.model(r.model));
 }
 
 export function modelRef(model: ModelInfo, settings: Settings): ModelRef {
@@ -212,16 +222,28 @@ export function rowLookup<R extends Row = Row>(options: {
      * Inserts `values` and answers the new row with `columns` (and the state's): from the INSERT's
      * `RETURNING` where the database has it, else read again by the key it generated. Kept, as
      * `findRow` keeps the row it reads, for the ETag of the create's answer.
+     *
+     * `references`, the related rows the body names (a foreign key's value, null or undefined when
+     * it names none), must exist: the insert itself checks them (`insertWhereReferencesExist`), and
+     * writes nothing when one is missing, which is then a 404 with its model, the first missing in
+     * their order, as checking each before the insert answers.
      */
-    async insertRow(ctx: RequestContext, values: Partial<R>, columns: readonly string[]): Promise<R> {
+    async insertRow(ctx: RequestContext, values: Partial<R>, columns: readonly string[], references?: readonly InsertReference[]): Promise<R> {
       const all = readForState(columns);
-      let row: R | undefined;
-      if (dialectOf(ctx.db).insertReturnsRows) {
-        [row] = (await writeReturning(ctx.db, ctx.db(table).insert(values).returning(all as string[]))) as R[];
-      } else {
-        const [inserted] = await writeReturning(ctx.db, ctx.db(table).insert(values).returning(pk));
-        row = await byKeyAlone(ctx, inserted[pk], all);
+      const named = references?.filter((r) => r.key !== undefined && r.key !== null) ?? [];
+      const returnsRows = dialectOf(ctx.db).insertReturnsRows;
+      const insert = ctx.db(table).insert(values).returning(returnsRows ? (all as string[]) : pk);
+      let rows = named.length > 0 ? await insertWhereReferencesExist(ctx.db, insert, named) : undefined;
+      if (rows === undefined) {
+        if (named.length > 0) await checkReferences(ctx, named);
+        rows = await writeReturning(ctx.db, insert);
+      } else if (rows.length === 0) {
+        await checkReferences(ctx, named);
+        // Each exists now: the missing one was added since. As when it was checked first, a 404.
+        throw new NotFoundError(ctx.service.model(named[0].model));
       }
+      let row = rows[0] as R | undefined;
+      if (row && !returnsRows) row = await byKeyAlone(ctx, row[pk], all);
       if (!row) throw new NotFoundError(model);
       if (state) written.set(ctx, { key: row[pk], row });
       return row;

@@ -7,6 +7,7 @@ import {
   exists,
   type Expander,
   type ForeignSpec,
+  type InsertReference,
   loadForeign,
   loadManyToMany,
   loadRelations,
@@ -268,11 +269,16 @@ export async function updateValues(data: ArticleUpdate): Promise<Partial<Article
   });
 }
 
-/** Related records named in ArticleIn or ArticleUpdate must exist: a 404 with the related model's key otherwise. */
+/** Related records named in ArticleUpdate must exist: a 404 with the related model's key otherwise. */
 export async function checkRelated(db: Db, service: ServiceContext, data: { category?: number | null }): Promise<void> {
   if (data.category !== undefined && data.category !== null && !(await exists(db, 'categories', 'id', data.category))) {
     throw new NotFoundError(service.model(CATEGORY_MODEL));
   }
+}
+
+/** The related records ArticleIn names, which the insert checks itself (`insertRow`): a 404 with the model of the first missing. */
+export function insertReferences(data: ArticleIn): InsertReference[] {
+  return [{ table: 'categories', pk: 'id', key: data.category, model: CATEGORY_MODEL }];
 }
 
 /** The articles_tags relation, as the relation endpoints use it. */

@@ -127,8 +127,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
         async handle({ body: data }, ctx) {
           const values = await q.createValues(data);
           await hooks.setAuthor(withArgs(ctx, { values, data }));
-          await q.checkRelated(ctx.db, service, data);
-          const row = await insertRow(ctx, values, q.OUT_COLUMNS);
+          const row = await insertRow(ctx, values, q.OUT_COLUMNS, q.insertReferences(data));
           const [created] = await q.shapeArticleOut(ctx.db, [row]);
           return created;
         },

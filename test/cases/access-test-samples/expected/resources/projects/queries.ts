@@ -7,6 +7,7 @@ import {
   asJson,
   type Db,
   exists,
+  type InsertReference,
   type ModelInfo,
   NotFoundError,
   now,
@@ -118,9 +119,14 @@ export async function updateValues(data: ProjectUpdate): Promise<Partial<Project
   });
 }
 
-/** Related records named in ProjectIn or ProjectUpdate must exist: a 404 with the related model's key otherwise. */
+/** Related records named in ProjectUpdate must exist: a 404 with the related model's key otherwise. */
 export async function checkRelated(db: Db, service: ServiceContext, data: { owner?: number }): Promise<void> {
   if (data.owner !== undefined && data.owner !== null && !(await exists(db, 'members', 'id', data.owner))) {
     throw new NotFoundError(service.model(MEMBER_MODEL));
   }
+}
+
+/** The related records ProjectIn names, which the insert checks itself (`insertRow`): a 404 with the model of the first missing. */
+export function insertReferences(data: ProjectIn): InsertReference[] {
+  return [{ table: 'members', pk: 'id', key: data.owner, model: MEMBER_MODEL }];
 }

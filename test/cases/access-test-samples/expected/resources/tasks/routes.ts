@@ -47,8 +47,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
         etag: { state: stateETag, key: keyFromResult('id'), answerIsState: true },
         async handle({ body: data }, ctx) {
           const values = await q.createValues(data);
-          await q.checkRelated(ctx.db, service, data);
-          const row = await insertRow(ctx, values, q.OUT_COLUMNS);
+          const row = await insertRow(ctx, values, q.OUT_COLUMNS, q.insertReferences(data));
           const [created] = await q.shapeTaskOut(ctx.db, [row]);
           return created;
         },

@@ -4,6 +4,7 @@ import {
   asDate,
   type Db,
   exists,
+  type InsertReference,
   type ModelInfo,
   NotFoundError,
   type ServiceContext,
@@ -78,9 +79,14 @@ export async function updateValues(data: EventUpdate): Promise<Partial<EventRow>
   });
 }
 
-/** Related records named in EventIn or EventUpdate must exist: a 404 with the related model's key otherwise. */
+/** Related records named in EventUpdate must exist: a 404 with the related model's key otherwise. */
 export async function checkRelated(db: Db, service: ServiceContext, data: { venue?: number }): Promise<void> {
   if (data.venue !== undefined && data.venue !== null && !(await exists(db, 'venues', 'id', data.venue))) {
     throw new NotFoundError(service.model(VENUE_MODEL));
   }
+}
+
+/** The related records EventIn names, which the insert checks itself (`insertRow`): a 404 with the model of the first missing. */
+export function insertReferences(data: EventIn): InsertReference[] {
+  return [{ table: 'venues', pk: 'id', key: data.venue, model: VENUE_MODEL }];
 }

@@ -5,6 +5,7 @@ import {
   type Db,
   exists,
   type ForeignSpec,
+  type InsertReference,
   loadForeign,
   type ModelInfo,
   NotFoundError,
@@ -113,9 +114,14 @@ export async function updateValues(data: BookUpdate): Promise<Partial<BookRow>> 
   });
 }
 
-/** Related records named in BookIn or BookUpdate must exist: a 404 with the related model's key otherwise. */
+/** Related records named in BookUpdate must exist: a 404 with the related model's key otherwise. */
 export async function checkRelated(db: Db, service: ServiceContext, data: { writer?: number }): Promise<void> {
   if (data.writer !== undefined && data.writer !== null && !(await exists(db, 'writers', 'id', data.writer))) {
     throw new NotFoundError(service.model(WRITER_MODEL));
   }
+}
+
+/** The related records BookIn names, which the insert checks itself (`insertRow`): a 404 with the model of the first missing. */
+export function insertReferences(data: BookIn): InsertReference[] {
+  return [{ table: 'writers', pk: 'id', key: data.writer, model: WRITER_MODEL }];
 }
