@@ -129,8 +129,9 @@ const GUARDED_INSERTS = {};
 
 /**
  * The rows a one-row insert returns (`writeReturning`), written only when each row it refers to
- * (`references`) exists: `insert into t (…) select … from (select 1) where exists (select 1 from r
- * where pk = ?) and …`, one statement where checking each reference first takes a query each.
+ * (`references`) exists: `insert into t (…) select … from (select 1 as __one) as __row where exists
+ * (select 1 from r where pk = ?) and …`, one statement where checking each reference first takes a
+ * query each.
  * When one is missing nothing is written and no row is returned: no constraint fails, so the
  * transaction goes on and the caller can tell which. Undefined, with nothing run, for an insert
  * that is not one row of values (the caller then checks the references first): its SQL text is
@@ -151,7 +152,11 @@ export async function insertWhereReferencesExist(db: Db, query: Knex.QueryBuilde
   return database.dialect.rowsOf(await db.raw(guarded, all as Knex.RawBinding[]), query);
 }
 
-/** `guardedInsert`'s text for Knex's one-row insert `sql`, or '' when it is not one. */
+/**
+ * The statement `insertWhereReferencesExist` runs for Knex's insert `sql`: its column list, its
+ * values as a one-row SELECT that only answers a row when every reference exists, and its
+ * `returning` as it was; or '' when `sql` is not the insert of one row of values.
+ */
 function guardedInsert(db: Db, sql: string, references: readonly RowReference[]): string {
   const open = sql.indexOf(') values (');
   if (!sql.startsWith('insert into ') || open < 0 || sql.indexOf(') values (', open + 1) >= 0) return '';

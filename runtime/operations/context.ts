@@ -239,7 +239,8 @@ export function rowLookup<R extends Row = Row>(options: {
         rows = await writeReturning(ctx.db, insert);
       } else if (rows.length === 0) {
         await checkReferences(ctx, named);
-        // Each exists now: the missing one was added since. As when it was checked first, a 404.
+        // Each exists now: one was added after the insert found it missing (which one is not known). A
+        // check before the insert would have found it missing too: a 404, with the first one's model.
         throw new NotFoundError(ctx.service.model(named[0].model));
       }
       let row = rows[0] as R | undefined;
