@@ -86,13 +86,15 @@ export function createHandle(o: Operation, rs: ResourceRoutes): object {
   const { r } = rs;
   const setRelated = relatedSetters(rs, r.schemas.in, 'pk');
   const nested = nestedWrites(rs, 'create', 'pk');
+  // The foreign keys the body names are checked by the insert itself, else each before it.
+  const insertChecks = insertChecksReferences(r.schemas.in);
   return {
     override: o.override ? rs.hookCall(o.override, '{ data, proceed }') : undefined,
     beforeCreate: lifecycle(rs, 'before_create', '{ values, data }'),
     insertRow: rs.lookup('insertRow'),
     columns: `${rs.q()}.${columnsOf(r, r.responses.create)}`,
-    checkRelated: relatedKeyChecks(r.schemas.in).length > 0 && !insertChecksReferences(r.schemas.in),
-    references: insertChecksReferences(r.schemas.in) ? `${rs.q()}.insertReferences(data)` : undefined,
+    checkRelated: relatedKeyChecks(r.schemas.in).length > 0 && !insertChecks,
+    references: insertChecks ? `${rs.q()}.insertReferences(data)` : undefined,
     setRelated,
     nested,
     usesKey: setRelated.length > 0 || (nested?.length ?? 0) > 0,

@@ -125,7 +125,8 @@ export interface RowReference {
   key: unknown;
 }
 
-const GUARDED_INSERTS = {};
+/** Per database, the statements of `insertWhereReferencesExist`: by Knex's insert text, then by the tables and keys referred to. */
+const guardedInserts = new WeakMap<Database, Map<string, Map<string, string>>>();
 
 /**
  * The rows a one-row insert returns (`writeReturning`), written only when each row it refers to
@@ -141,12 +142,14 @@ const GUARDED_INSERTS = {};
 export async function insertWhereReferencesExist(db: Db, query: Knex.QueryBuilder, references: readonly RowReference[]): Promise<Row[] | undefined> {
   const database = databaseOf(db);
   const { sql, bindings } = compiledQuery(query, database);
-  let byVariant = database.fixedSql.get(GUARDED_INSERTS);
-  if (!byVariant) database.fixedSql.set(GUARDED_INSERTS, (byVariant = new Map()));
-  let variant = sql;
-  for (const r of references) variant += `\n${r.table} ${r.pk}`;
-  let guarded = byVariant.get(variant);
-  if (guarded === undefined) byVariant.set(variant, (guarded = guardedInsert(db, sql, references)));
+  let byInsert = guardedInserts.get(database);
+  if (!byInsert) guardedInserts.set(database, (byInsert = new Map()));
+  // The insert's text is the shape table's own string each time: a lookup by it hashes nothing new.
+  let byReferences = byInsert.get(sql);
+  if (!byReferences) byInsert.set(sql, (byReferences = new Map()));
+  const referred = references.map((r) => `${r.table} ${r.pk}`).join('\n');
+  let guarded = byReferences.get(referred);
+  if (guarded === undefined) byReferences.set(referred, (guarded = guardedInsert(db, sql, references)));
   if (guarded === '') return undefined;
   const all = [...bindings, ...references.map((r) => r.key)];
   return database.dialect.rowsOf(await db.raw(guarded, all as Knex.RawBinding[]), query);

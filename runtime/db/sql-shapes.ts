@@ -330,7 +330,7 @@ function read(builder: Builder, reader: ShapeReader): { single?: Record<string, 
 const mark = (index: number) => `\u0000svcgen-binding-${index}\u0000`;
 
 /** The shape of `builder` whose SQL was just compiled as `compiled`, or null when it is not to be kept. */
-function learn(builder: Builder, asText: Database['dialect'], values: readonly unknown[], compiled: CompiledQuery): Shape | null {
+function learn(builder: Builder, asText: Pick<Database['dialect'], 'limitAsText' | 'booleansAsText'>, values: readonly unknown[], compiled: CompiledQuery): Shape | null {
   const reader = new ShapeReader(builder.client, asText, undefined, mark);
   const parts = read(builder, reader);
   if (!parts) return null;
