@@ -37,6 +37,7 @@ export {
   rowLookup,
   withArgs,
   type HookContext,
+  type InsertOptions,
   type InsertReference,
   type ModelInfo,
   type RequestContext,
@@ -113,6 +114,7 @@ export {
   type ManyToManySpec,
   type ReverseSpec,
   type Row,
+  type StateRelations,
 } from './db/rows';
 export {
   createSearchIndex,

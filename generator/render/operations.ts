@@ -6,7 +6,7 @@
 import type { Field, Operation, OperationKind, OrderingField, PathKind, SchemaModel } from '../model/model';
 import { camelCase, docLine, literal, pascalCase, str } from '../model/names';
 import { response, type RouteSpec, type RouteView } from './route';
-import { columnsOf, insertChecksReferences, relatedKeyChecks } from './queries';
+import { columnsOf, createReadsStateRelations, insertChecksReferences, relatedKeyChecks, stateRelationsOf } from './queries';
 import { expandableName } from './schemas';
 import type { ResourceRoutes } from './routes';
 
@@ -81,6 +81,20 @@ function nestedWrites(rs: ResourceRoutes, kind: 'create' | 'update', parent: str
   });
 }
 
+/**
+ * What the create's insert checks and reads besides its row (`insertRow`'s options): the foreign
+ * keys its body names, when it checks them itself; the relations of its ETag's state, when nothing
+ * after the insert writes them.
+ */
+function insertOptions(rs: ResourceRoutes, checksReferences: boolean): string | undefined {
+  const q = rs.q();
+  const options = [
+    ...(checksReferences ? [`references: ${q}.insertReferences(data)`] : []),
+    ...(createReadsStateRelations(rs.r) ? [`relations: ${q}.${stateRelationsOf(rs.r)}`] : []),
+  ];
+  return options.length > 0 ? `{ ${options.join(', ')} }` : undefined;
+}
+
 /** What `operations/create` prints: one create of `data`, answering the created row (a bulk create runs it per item). */
 export function createHandle(o: Operation, rs: ResourceRoutes): object {
   const { r } = rs;
@@ -94,7 +108,7 @@ export function createHandle(o: Operation, rs: ResourceRoutes): object {
     insertRow: rs.lookup('insertRow'),
     columns: `${rs.q()}.${columnsOf(r, r.responses.create)}`,
     checkRelated: relatedKeyChecks(r.schemas.in).length > 0 && !insertChecks,
-    references: insertChecks ? `${rs.q()}.insertReferences(data)` : undefined,
+    insertOptions: insertOptions(rs, insertChecks),
     setRelated,
     nested,
     usesKey: setRelated.length > 0 || (nested?.length ?? 0) > 0,

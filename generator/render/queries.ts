@@ -134,6 +134,8 @@ interface Loader {
   call: string;
   /** The keys a foreign key or many-to-many relation reads for the rows: loaded with the shape's other such relations. */
   relationKeys?: string;
+  /** A foreign key's column, holding the related record's key; none for a relation listing what refers to the row. */
+  keyColumn?: string;
 }
 
 /**
@@ -161,6 +163,7 @@ function relationLoader(r: Resource, f: SchemaField, constName: string, varName:
       spec: `${imports.runtimeType('ForeignSpec')}<unknown, ${rowOf(rel.target)}>`,
       call: `${imports.runtime('loadForeign')}(db, ${constName}, rows.map((row) => row.${fk.column}))`,
       relationKeys: `rows.map((row) => row.${fk.column})`,
+      keyColumn: fk.column,
     };
     const expr = fk.nullable
       ? `row.${fk.column} === null ? null : (${varName}.get(row.${fk.column}) ?? null)`
@@ -223,11 +226,32 @@ function relationLoader(r: Resource, f: SchemaField, constName: string, varName:
 }
 
 /**
+ * Whether the create reads the relations of its ETag's state with its insert (`<X>_RELATIONS`, the
+ * runtime's `insertRow`): when its answer carries the state's ETag and is not the detail
+ * representation itself, the detail nests relations, and nothing the create does after the insert
+ * writes any (no many-to-many list or child the body names, no `after_create` hook, no override).
+ */
+export function createReadsStateRelations(r: Resource): boolean {
+  const create = r.operations.find((o) => o.kind === 'create');
+  if (!create || create.override || r.lifecycle.after_create || !serves(r, 'retrieve')) return false;
+  if (r.schemas.in.fields.some((f) => f.m2m) || r.nestedWrites.create.length > 0) return false;
+  const answer = r.responses.create;
+  if (answer.name === r.schemas.detail.name || !answer.fields.some((f) => f.name === r.pk.name)) return false;
+  return r.schemas.detail.fields.some((f) => !f.compute && RELATION_KINDS.has(f.kind));
+}
+
+const RELATION_KINDS = new Set<SchemaField['kind']>(['nested_one', 'many_to_many', 'nested_many', 'reverse', 'nested_reverse']);
+
+/** The name of the `StateRelations` constant of the state's schema (`createReadsStateRelations`). */
+export const stateRelationsOf = (r: Resource) => columnsOf(r, r.schemas.detail).replace(/_COLUMNS$/, '_RELATIONS');
+
+/**
  * `shape<Schema>(db, rows)`: the columns it reads and the related rows it loads. A schema with
  * computed fields reads every column of the record its hooks receive, and awaits them row by row.
- * `extraColumns` are read besides (the foreign keys `?expand=` follows).
+ * `extraColumns` are read besides (the foreign keys `?expand=` follows). With `relationsConst`, the
+ * relations it loads as a `StateRelations` constant of that name.
  */
-function shapeView(r: Resource, s: SchemaModel, columnsConst: string, file: QueriesFile, extraColumns: readonly string[] = []) {
+function shapeView(r: Resource, s: SchemaModel, columnsConst: string, file: QueriesFile, extraColumns: readonly string[] = [], relationsConst?: string) {
   const { self, imports, hooks } = file;
   const loaders: Loader[] = [];
   const computed = s.fields.some((f) => f.compute);
@@ -261,6 +285,18 @@ function shapeView(r: Resource, s: SchemaModel, columnsConst: string, file: Quer
     : `${andList(loaders.map((l) => l.varName))} with one query each`;
   // Only relations loaded together: their call alone, without Promise.all.
   const joinedOnly = together && alone.length === 0 ? { vars: grouped.map((l) => l.varName).join(', '), call: calls[0] } : undefined;
+  const foreign = loaders.filter((l) => l.keyColumn);
+  const children = loaders.filter((l) => !l.keyColumn);
+  const relations = relationsConst && {
+    name: relationsConst,
+    type: `${imports.runtimeType('StateRelations')}<${rowTypeOf(r, self, imports)}>`,
+    doc:
+      [foreign.length ? `${andList(foreign.map((l) => l.varName))} by ${foreign.length === 1 ? 'its key' : 'their keys'}` : '', children.length ? `${andList(children.map((l) => l.varName))}, none yet` : '']
+        .filter(Boolean)
+        .join('; '),
+    foreign: foreign.map((l) => `[${l.constName}, ${str(l.keyColumn!)}]`).join(', '),
+    children: children.map((l) => l.constName).join(', '),
+  };
   return {
     schema: imports.type('./schemas', s.name),
     row: rowTypeOf(r, self, imports),
@@ -274,6 +310,7 @@ function shapeView(r: Resource, s: SchemaModel, columnsConst: string, file: Quer
     loaded,
     joinedOnly,
     fields,
+    relations,
   };
 }
 
@@ -383,7 +420,10 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
   const file: QueriesFile = { self: r, model, imports, hooks };
   // List and retrieve read the foreign keys `?expand=` follows, whatever their schema shows.
   const expanded = new Set([r.schemas.out, r.schemas.detail]);
-  const shapes = rowSchemas(r).map(({ schema, columns }) => shapeView(r, schema, columns, file, expanded.has(schema) ? expandColumns(r) : []));
+  const stateRelations = createReadsStateRelations(r) ? stateRelationsOf(r) : undefined;
+  const shapes = rowSchemas(r).map(({ schema, columns }) =>
+    shapeView(r, schema, columns, file, expanded.has(schema) ? expandColumns(r) : [], schema === r.schemas.detail ? stateRelations : undefined),
+  );
   const expansions = expansionsView(r, file);
   for (const rel of r.relations) {
     if (rel.itemSchemaIsTargetOut) continue;

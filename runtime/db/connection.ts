@@ -110,12 +110,33 @@ export async function selectFirst(db: Db, query: Knex.QueryBuilder): Promise<Row
 /**
  * The rows a write that Knex built returns (an insert with `returning`), compiled once per shape
  * (`compiledQuery`: an insert's shape is its table, columns and `returning`). Run by Knex from its SQL
- * text, on the connection of `db` (the operation's transaction).
+ * text, on the connection of `db` (the operation's transaction). `also`: expressions the rows
+ * return besides, where the statement has a `returning` list (`returningAlso`).
  */
-export async function writeReturning(db: Db, query: Knex.QueryBuilder): Promise<Row[]> {
+export async function writeReturning(db: Db, query: Knex.QueryBuilder, also?: string): Promise<Row[]> {
   const database = databaseOf(db);
   const { sql, bindings } = compiledQuery(query, database);
-  return database.dialect.rowsOf(await db.raw(sql, bindings as Knex.RawBinding[]), query);
+  const text = also ? returningAlso(database, sql, also) : sql;
+  return database.dialect.rowsOf(await db.raw(text, bindings as Knex.RawBinding[]), query);
+}
+
+/** Per database, the statements of `returningAlso`: by the statement's text, then by what it returns besides. */
+const extendedReturns = new WeakMap<Database, Map<string, Map<string, string>>>();
+
+/**
+ * `sql`, a statement Knex built that ends with its `returning` list (an insert on PostgreSQL and
+ * SQLite), returning `also` as well (a list of expressions with no placeholder); `sql` as it is
+ * when it has no `returning`. The text is made once per statement and list: the same string each
+ * time, so the lookups by it hash nothing new.
+ */
+function returningAlso(database: Database, sql: string, also: string): string {
+  let byStatement = extendedReturns.get(database);
+  if (!byStatement) extendedReturns.set(database, (byStatement = new Map()));
+  let byAlso = byStatement.get(sql);
+  if (!byAlso) byStatement.set(sql, (byAlso = new Map()));
+  let text = byAlso.get(also);
+  if (text === undefined) byAlso.set(also, (text = sql.lastIndexOf(' returning ') < 0 ? sql : `${sql}, ${also}`));
+  return text;
 }
 
 /** A related row a write refers to: the key `key` of table `table`'s primary key `pk`. */
@@ -137,11 +158,13 @@ const guardedInserts = new WeakMap<Database, Map<string, Map<string, string>>>()
  * transaction goes on and the caller can tell which. Undefined, with nothing run, for an insert
  * that is not one row of values (the caller then checks the references first): its SQL text is
  * Knex's `insert into t (…) values (…)`, with `returning …` where the database has it, on each
- * database, and the text made from it is kept per shape.
+ * database, and the text made from it is kept per shape. `also`, as for `writeReturning`.
  */
-export async function insertWhereReferencesExist(db: Db, query: Knex.QueryBuilder, references: readonly RowReference[]): Promise<Row[] | undefined> {
+export async function insertWhereReferencesExist(db: Db, query: Knex.QueryBuilder, references: readonly RowReference[], also?: string): Promise<Row[] | undefined> {
   const database = databaseOf(db);
-  const { sql, bindings } = compiledQuery(query, database);
+  const compiled = compiledQuery(query, database);
+  const bindings = compiled.bindings;
+  const sql = also ? returningAlso(database, compiled.sql, also) : compiled.sql;
   let byInsert = guardedInserts.get(database);
   if (!byInsert) guardedInserts.set(database, (byInsert = new Map()));
   // The insert's text is the shape table's own string each time: a lookup by it hashes nothing new.

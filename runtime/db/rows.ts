@@ -3,6 +3,7 @@
  */
 import type { Knex } from 'knex';
 import { dialectOf, selectFixed, type Db } from './connection';
+import { databaseOf } from './database';
 
 /**
  * A row as the database returns it. Generated code names its own row types (an interface per table,
@@ -23,6 +24,8 @@ export interface ForeignSpec<T, R extends Row = Row> {
 
 /** The related rows named by `keys` (nulls skipped, duplicates queried once), by primary key. */
 export async function loadForeign<T, R extends Row = Row>(db: Db, spec: ForeignSpec<T, R>, keys: readonly unknown[]): Promise<Map<unknown, T>> {
+  const known = knownRelations.get(db)?.answer(spec, keys);
+  if (known) return known as Map<unknown, T>;
   const wanted = [...new Set(keys.filter((k) => k !== null && k !== undefined))];
   const out = new Map<unknown, T>();
   if (wanted.length === 0) return out;
@@ -45,6 +48,8 @@ const OWNER = '__owner';
 
 /** For each owner key, its related records, ordered by the related primary key. */
 export async function loadManyToMany<T, R extends Row = Row>(db: Db, spec: ManyToManySpec<T, R>, owners: readonly unknown[]): Promise<Map<unknown, T[]>> {
+  const known = knownRelations.get(db)?.answer(spec, owners);
+  if (known) return known as Map<unknown, T[]>;
   const wanted = [...new Set(owners)];
   const out = new Map<unknown, T[]>();
   if (wanted.length === 0) return out;
@@ -118,6 +123,11 @@ const specId = (spec: object) => {
  * second many-to-many relation, is one query per relation.
  */
 export async function loadRelations<const L extends readonly RelationLoad[]>(db: Db, loads: L): Promise<RelationsLoaded<L>> {
+  const known = knownRelations.get(db);
+  if (known) {
+    const answers = loads.map(([spec, keys]) => known.answer(spec, keys));
+    if (answers.every((answer) => answer !== undefined)) return answers as RelationsLoaded<L>;
+  }
   const only: unknown[] = [];
   let present = 0;
   let many = 0;
@@ -196,6 +206,8 @@ const RANK = '__rank';
  * SQLite ≥ 3.25, PostgreSQL, MySQL 8, MariaDB ≥ 10.2), never a query per parent.
  */
 export async function loadReverse<T, R extends Row = Row>(db: Db, spec: ReverseSpec<T, R>, owners: readonly unknown[]): Promise<Map<unknown, T[]>> {
+  const known = knownRelations.get(db)?.answer(spec, owners);
+  if (known) return known as Map<unknown, T[]>;
   const wanted = [...new Set(owners)];
   const out = new Map<unknown, T[]>();
   if (wanted.length === 0) return out;
@@ -221,6 +233,120 @@ export async function loadReverse<T, R extends Row = Row>(db: Db, spec: ReverseS
     }
   }
   return out;
+}
+
+/**
+ * The relations a representation nests, as a create's insert reads them with the row it writes
+ * (context.ts `insertRow`): each foreign key's related record, by the column of the row holding its
+ * key, and the relations that list what refers to the row (many-to-many, reverse), which a row just
+ * inserted has none of: what refers to a row (a join table's link, a child's foreign key) can only
+ * be written after it, and the constraints keep rows from referring to one that is not there.
+ */
+export interface StateRelations<R extends Row = Row> {
+  foreign: readonly (readonly [spec: ForeignSpec<any, any>, column: ColumnOf<R>])[];
+  children: readonly (ManyToManySpec<any, any> | ReverseSpec<any, any>)[];
+}
+
+/** The relations of one row, read with it: what `loadForeign`, `loadManyToMany`, `loadReverse` and `loadRelations` answer for them. */
+export class KnownRelations {
+  constructor(
+    /** The row's key: its children are looked up by it. */
+    private readonly key: unknown,
+    /** Each foreign key's related record, shaped, by the spec and then the key. */
+    private readonly foreign: ReadonlyMap<object, ReadonlyMap<unknown, unknown>>,
+    private readonly children: ReadonlySet<object>,
+  ) {}
+
+  /** What a load of `spec` for `keys` answers, or undefined when it is not known. */
+  answer(spec: object, keys: readonly unknown[]): Map<unknown, unknown> | undefined {
+    const records = this.foreign.get(spec);
+    if (records) {
+      const out = new Map<unknown, unknown>();
+      for (const key of keys) {
+        if (key === null || key === undefined) continue;
+        if (!records.has(key)) return undefined;
+        out.set(key, records.get(key));
+      }
+      return out;
+    }
+    return this.children.has(spec) && keys.every((key) => key === this.key) ? new Map() : undefined;
+  }
+}
+
+/** Per database (a transaction), the relations known while a row read with them is shaped (`withKnownRelations`). */
+const knownRelations = new WeakMap<Db, KnownRelations>();
+
+/** Runs `shape` on `db` with the relations `known` answering the loads they cover, without a query. */
+export async function withKnownRelations<T>(db: Db, known: KnownRelations, shape: () => Promise<T>): Promise<T> {
+  knownRelations.set(db, known);
+  try {
+    return await shape();
+  } finally {
+    knownRelations.delete(db);
+  }
+}
+
+/**
+ * The expressions an insert's RETURNING adds to read the related records of the foreign keys of
+ * `relations` beside the row it writes into `table`, and the reading of them off the returned row.
+ */
+export interface RelatedColumns {
+  /** `(select r.c from t as r where r.pk = table.fk) as __r{i}_{n}`, for column n of relation i, joined by commas. */
+  sql: string;
+  /**
+   * The row with key `key` the statement returned, without the added columns, and the relations
+   * they hold: none when a foreign key's value names no record, which the constraint rules out (its
+   * relations are then read as those of any other row).
+   */
+  read(returned: Row, key: unknown): { row: Row; known: KnownRelations | undefined };
+}
+
+/** Per database, per `StateRelations` and table, the columns of `relatedColumns`, made once. */
+const relatedColumnsMade = new WeakMap<object, WeakMap<StateRelations<any>, Map<string, RelatedColumns>>>();
+
+/** The columns of `relations`' foreign keys an insert into `table` returns (`RelatedColumns`), made once per database. */
+export function relatedColumns(db: Db, table: string, relations: StateRelations<any>): RelatedColumns {
+  const database = databaseOf(db);
+  let byRelations = relatedColumnsMade.get(database);
+  if (!byRelations) relatedColumnsMade.set(database, (byRelations = new WeakMap()));
+  let byTable = byRelations.get(relations);
+  if (!byTable) byRelations.set(relations, (byTable = new Map()));
+  let made = byTable.get(table);
+  if (!made) byTable.set(table, (made = makeRelatedColumns(db, table, relations)));
+  return made;
+}
+
+function makeRelatedColumns(db: Db, table: string, relations: StateRelations<any>): RelatedColumns {
+  const id = (name: string) => db.raw('??', [name]).toQuery();
+  const foreign = relations.foreign.map(([spec, column], i) => {
+    // The related table under an alias of its own: it may be the table written (a self-reference).
+    const alias = `__r${i}`;
+    const columns = spec.columns.includes(spec.pk) ? spec.columns : [...spec.columns, spec.pk];
+    const names = columns.map((_, n) => `__r${i}_${n}`);
+    const where = `${id(`${alias}.${spec.pk}`)} = ${id(`${table}.${column}`)}`;
+    const sql = columns.map((c, n) => `(select ${id(`${alias}.${c}`)} from ${id(spec.table)} as ${id(alias)} where ${where}) as ${id(names[n])}`);
+    return { spec, column, columns, names, keyName: names[columns.indexOf(spec.pk)], sql };
+  });
+  const children = new Set<object>(relations.children);
+  const added = new Set(foreign.flatMap((f) => f.names));
+  return {
+    sql: foreign.flatMap((f) => f.sql).join(', '),
+    read(returned, key) {
+      const row: Row = {};
+      for (const name in returned) if (!added.has(name)) row[name] = returned[name];
+      const records = new Map<object, Map<unknown, unknown>>();
+      let consistent = true;
+      for (const f of foreign) {
+        if (row[f.column] === null || row[f.column] === undefined) continue;
+        const related: Row = {};
+        f.columns.forEach((c, n) => (related[c] = returned[f.names[n]]));
+        const found = related[f.spec.pk];
+        if (found === null || found === undefined) consistent = false;
+        else records.set(f.spec, new Map([[found, f.spec.shape(related)]]));
+      }
+      return { row, known: consistent ? new KnownRelations(key, records, children) : undefined };
+    },
+  };
 }
 
 const EXISTS = {};

@@ -184,7 +184,7 @@ describe.each(DIALECTS)('insert checking its references (%s)', (dialect) => {
           } as unknown as RequestContext,
           values,
           ['id', 'name'],
-          references,
+          { references },
         ),
       );
     const named = (maker: unknown, widgetId: unknown): InsertReference[] => [

@@ -18,6 +18,7 @@ import {
   related,
   type RelationSpec,
   type ServiceContext,
+  type StateRelations,
   withoutUndefined,
 } from '@svcgen/runtime';
 import type { CategoryRow } from '../categories/queries';
@@ -162,6 +163,15 @@ const ARTICLE_DETAIL_TAGS = {
     name: row.name,
   }),
 } satisfies ManyToManySpec<unknown, TagRow>;
+
+/** ArticleDetail's relations, as a create's insert reads them with its row (`insertRow`): author and category by their keys; tags, none yet. */
+export const DETAIL_RELATIONS: StateRelations<ArticleRow> = {
+  foreign: [
+    [ARTICLE_DETAIL_AUTHOR, 'author_id'],
+    [ARTICLE_DETAIL_CATEGORY, 'category_id'],
+  ],
+  children: [ARTICLE_DETAIL_TAGS],
+};
 
 /** Rows as ArticleDetail, loading author, category and tags together (loadRelations). */
 export async function shapeArticleDetail(db: Db, rows: ArticleRow[]): Promise<ArticleDetail[]> {

@@ -127,7 +127,10 @@ export function articlesRoutes(service: ServiceContext): Route[] {
         async handle({ body: data }, ctx) {
           const values = await q.createValues(data);
           await hooks.setAuthor(withArgs(ctx, { values, data }));
-          const row = await insertRow(ctx, values, q.OUT_COLUMNS, q.insertReferences(data));
+          const row = await insertRow(ctx, values, q.OUT_COLUMNS, {
+            references: q.insertReferences(data),
+            relations: q.DETAIL_RELATIONS,
+          });
           const [created] = await q.shapeArticleOut(ctx.db, [row]);
           return created;
         },

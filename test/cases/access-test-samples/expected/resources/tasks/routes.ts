@@ -47,7 +47,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
         etag: { state: stateETag, key: keyFromResult('id'), answerIsState: true },
         async handle({ body: data }, ctx) {
           const values = await q.createValues(data);
-          const row = await insertRow(ctx, values, q.OUT_COLUMNS, q.insertReferences(data));
+          const row = await insertRow(ctx, values, q.OUT_COLUMNS, { references: q.insertReferences(data) });
           const [created] = await q.shapeTaskOut(ctx.db, [row]);
           return created;
         },

@@ -78,7 +78,7 @@ export function eventsRoutes(service: ServiceContext): Route[] {
         etag: { state: stateETag, key: keyFromResult('id'), answerIsState: true },
         async handle({ body: data }, ctx) {
           const values = await q.createValues(data);
-          const row = await insertRow(ctx, values, q.OUT_COLUMNS, q.insertReferences(data));
+          const row = await insertRow(ctx, values, q.OUT_COLUMNS, { references: q.insertReferences(data) });
           const [created] = await q.shapeEventOut(ctx.db, [row]);
           return created;
         },

@@ -11,6 +11,7 @@ import {
   NotFoundError,
   related,
   type ServiceContext,
+  type StateRelations,
   withoutUndefined,
 } from '@svcgen/runtime';
 import type { WriterRow } from '../writers/queries';
@@ -78,6 +79,12 @@ const BOOK_DETAIL_WRITER = {
     full_name: row.full_name,
   }),
 } satisfies ForeignSpec<unknown, WriterRow>;
+
+/** BookDetail's relations, as a create's insert reads them with its row (`insertRow`): writer by its key. */
+export const DETAIL_RELATIONS: StateRelations<BookRow> = {
+  foreign: [[BOOK_DETAIL_WRITER, 'writer_id']],
+  children: [],
+};
 
 /** Rows as BookDetail, loading writer with one query each. */
 export async function shapeBookDetail(db: Db, rows: BookRow[]): Promise<BookDetail[]> {

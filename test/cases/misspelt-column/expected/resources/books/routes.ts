@@ -46,7 +46,10 @@ export function booksRoutes(service: ServiceContext): Route[] {
         etag: { state: stateETag, key: keyFromResult('id') },
         async handle({ body: data }, ctx) {
           const values = await q.createValues(data);
-          const row = await insertRow(ctx, values, q.OUT_COLUMNS, q.insertReferences(data));
+          const row = await insertRow(ctx, values, q.OUT_COLUMNS, {
+            references: q.insertReferences(data),
+            relations: q.DETAIL_RELATIONS,
+          });
           const [created] = await q.shapeBookOut(ctx.db, [row]);
           return created;
         },
