@@ -148,7 +148,7 @@ export function createApi(options: ApiOptions): Express {
   if (metrics) route('get', '/metrics', metricsHandler(metrics));
 
   // Bodies are read by the routes of the methods that carry one (and by every route of `views()`).
-  const body = jsonBody({ limit: '1mb' });
+  const body = jsonBody({ limit: 1024 * 1024 });
   const register = (r: Route) => route(r.method, basePath + r.path, ...(METHODS_WITH_BODY.has(r.method) ? [body] : []), ...r.handlers);
   // The health routes first: probes come often, and no other route can take their paths.
   for (const r of routes) if (r.doc?.standalone) register(r);

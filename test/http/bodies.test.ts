@@ -4,6 +4,9 @@
  * codings and media types the service does not read (415), bodies over the limit (413), URLs over
  * 8 KB (414), undecodable percent escapes (400); requests without a body behave as before.
  */
+import * as http from 'node:http';
+import * as net from 'node:net';
+import type { AddressInfo } from 'node:net';
 import * as zlib from 'node:zlib';
 import request from 'supertest';
 import { BODY_ENCODINGS } from '../../runtime/http/body';
@@ -13,6 +16,14 @@ import { createUser, insertArticle, insertWidget, takeErrors, type TestUser } fr
 import { startBlog, startShowcase, type RunningService } from '../support/services';
 
 const CANNOT_PARSE = { detail: 'Cannot parse request body' };
+
+/** The service's application on a port of its own, for requests supertest does not send. */
+async function serve(svc: RunningService): Promise<{ port: number; close(): Promise<void> }> {
+  const server = http.createServer(svc.app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const close = () => new Promise<void>((resolve) => server.close(() => resolve()));
+  return { port: (server.address() as AddressInfo).port, close };
+}
 const UNSUPPORTED = { detail: 'Unsupported Media Type' };
 
 describe.each(DIALECTS)('request bodies on the showcase (%s)', (dialect) => {
@@ -139,6 +150,43 @@ describe.each(DIALECTS)('request bodies on the showcase (%s)', (dialect) => {
     const res = await raw('{bad', { 'Content-Type': 'application/json' });
     expect(res.status).toBe(400);
     expect(res.body).toEqual(CANNOT_PARSE);
+  });
+
+  it('plain JSON and the JSON the parser reads otherwise give the same answers: a byte order mark, blank text, a chunked body', async () => {
+    // A plain JSON body (UTF-8, a length, no coding) is read without the parser; the others through it.
+    const bom = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"name": "with-bom"}')]);
+    for (const type of ['application/json', 'application/vnd.example+json']) {
+      const read = await raw(bom, { 'Content-Type': type });
+      expect([read.status, read.body.name]).toEqual([201, 'with-bom']);
+      await svc.database.db('widgets').where({ id: read.body.id }).delete();
+      expect([(await raw(' \n ', { 'Content-Type': type })).status, (await raw(' \n ', { 'Content-Type': type })).body]).toEqual([400, CANNOT_PARSE]);
+    }
+    const server = await serve(svc);
+    const chunked = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port: server.port, path: '/v/widgets/', method: 'POST', headers: { 'Content-Type': 'application/json' } }, (res) => {
+        let body = '';
+        res.on('data', (chunk) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+      });
+      req.on('error', reject);
+      req.write('{"name": ');
+      req.end('"chunked"}');
+    });
+    await server.close();
+    expect([chunked.status, JSON.parse(chunked.body).name]).toEqual([201, 'chunked']);
+  });
+
+  it('a client that stops sending in the middle of a plain JSON body leaves nothing behind, and the next request is served', async () => {
+    const server = await serve(svc);
+    const socket = net.connect(server.port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write('POST /v/widgets/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name": "cut');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    socket.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await server.close();
+    expect(await svc.database.db('widgets').where('name', 'like', 'cut%').first()).toBeUndefined();
+    expect((await raw('{"name": "after-cut"}', { 'Content-Type': 'application/json' })).status).toBe(201);
   });
 
   describe('invalid UTF-8 in a JSON body → 400 {"detail": "Cannot parse request body"}, storing nothing', () => {
