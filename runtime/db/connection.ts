@@ -117,7 +117,22 @@ export async function writeReturning(db: Db, query: Knex.QueryBuilder, also?: st
   const database = databaseOf(db);
   const { sql, bindings } = compiledQuery(query, database);
   const text = also ? returningAlso(database, sql, also) : sql;
-  return database.dialect.rowsOf(await db.raw(text, bindings as Knex.RawBinding[]), query);
+  return writtenRows(db, database, text, bindings, query);
+}
+
+/**
+ * Runs a write that returns rows: in a transaction, where the database serves reads beside Knex's
+ * pool (SQLite), on the transaction's connection from the statement it keeps prepared, past Knex's
+ * runner as a read in a transaction runs, and reported to `query` and `query-response` listeners as
+ * Knex reports its own; anywhere else by Knex, from its SQL text.
+ */
+async function writtenRows(db: Db, database: Database, sql: string, bindings: readonly unknown[], query: Knex.QueryBuilder): Promise<Row[]> {
+  const reads = database.reads;
+  if (reads && db.isTransaction && !(db as Knex.Transaction).isCompleted()) {
+    const connection = await acquireConnection(db.client);
+    return reported(db, 'raw', sql, bindings, () => reads.returned(connection, sql, bindings));
+  }
+  return database.dialect.rowsOf(await db.raw(sql, bindings as Knex.RawBinding[]), query);
 }
 
 /** Per database, the statements of `returningAlso`: by the statement's text, then by what it returns besides. */
@@ -174,8 +189,7 @@ export async function insertWhereReferencesExist(db: Db, query: Knex.QueryBuilde
   let guarded = byReferences.get(referred);
   if (guarded === undefined) byReferences.set(referred, (guarded = guardedInsert(db, sql, references)));
   if (guarded === '') return undefined;
-  const all = [...bindings, ...references.map((r) => r.key)];
-  return database.dialect.rowsOf(await db.raw(guarded, all as Knex.RawBinding[]), query);
+  return writtenRows(db, database, guarded, [...bindings, ...references.map((r) => r.key)], query);
 }
 
 /**
@@ -269,11 +283,16 @@ async function pooledRows(db: Db, pooled: PooledReads, statement: PooledStatemen
 }
 
 function readRows(db: Db, reads: DirectReads, connection: unknown, sql: string, bindings: readonly unknown[]): Row[] {
-  const query = { sql, bindings, method: 'select', [QUERY_UID]: `read-${++readQueries}` };
+  return reported(db, 'select', sql, bindings, () => reads.all(connection, sql, bindings));
+}
+
+/** The rows `run` answers for a statement run past Knex's runner, reported to `db`'s listeners as Knex reports a query of this `method`. */
+function reported(db: Db, method: string, sql: string, bindings: readonly unknown[], run: () => Row[]): Row[] {
+  const query = { sql, bindings, method, [QUERY_UID]: `${method === 'select' ? 'read' : 'write'}-${++readQueries}` };
   const client = db.client as Knex.Client & EventEmitter;
   client.emit('query', query);
   try {
-    const rows = reads.all(connection, sql, bindings);
+    const rows = run();
     client.emit('query-response', rows, query);
     return rows;
   } catch (err) {

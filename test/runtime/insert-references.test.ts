@@ -65,6 +65,7 @@ describe.each(DIALECTS)('insert checking its references (%s)', (dialect) => {
     trx('parts')
       .insert(values)
       .returning(dialectOf(trx).insertReturnsRows ? ['id', 'name', 'flag', 'maker_code', 'widget_id'] : 'id');
+  const create2 = (name: string) => db.transaction((trx) => insertWhereReferencesExist(trx, insert(trx, { name }), [{ table: 'makers', pk: 'code', key: 'acme' }]));
   const names = async () => (await db('parts').select('name').orderBy('name')).map((r: { name: string }) => r.name);
 
   it('writes the row, in one statement, when each row it refers to exists, and answers it', async () => {
@@ -152,6 +153,20 @@ describe.each(DIALECTS)('insert checking its references (%s)', (dialect) => {
       { name: 'on', flag: true, widget_id: null },
       { name: 'on again', flag: true, widget_id: null },
     ]);
+  });
+
+  it('runs in the transaction and fails as through Knex: a unique value taken is the driver\'s constraint error', async () => {
+    await create2('taken');
+    const err = await db
+      .transaction((trx) => insertWhereReferencesExist(trx, insert(trx, { name: 'taken', maker_code: 'acme' }), [{ table: 'makers', pk: 'code', key: 'acme' }]))
+      .catch((e: unknown) => e);
+    const violation = dialectOf(db).constraintOf(err as Error);
+    expect(violation?.kind).toBe('unique');
+    // SQLite and PostgreSQL name the columns; MySQL names the index, which the service's conflicts map to them.
+    expect(violation?.columns ?? [violation?.constraint]).toEqual([expect.stringContaining('name')]);
+    // Reported to the listeners, as Knex reports its statements.
+    expect(statements.filter((s) => /^insert/i.test(s))).toHaveLength(2);
+    expect(await names()).toContain('taken');
   });
 
   it('leaves an insert that is not one row of values to the caller: undefined, nothing run', async () => {

@@ -124,6 +124,8 @@ export interface DirectReads {
   connection(): unknown;
   /** The rows of `sql` on `connection` (its own, or a transaction's), run synchronously. */
   all(connection: unknown, sql: string, bindings: readonly unknown[]): Row[];
+  /** The rows a write `sql` returns on a transaction's `connection` (an insert's RETURNING), run synchronously. */
+  returned(connection: unknown, sql: string, bindings: readonly unknown[]): Row[];
   /** Requests were received: their reads share one state of the database (see sqlite-client.ts). */
   requestsArrived(): void;
 }

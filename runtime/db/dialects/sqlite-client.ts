@@ -184,6 +184,20 @@ export class SqliteReads implements DirectReads {
   }
 
   /**
+   * The rows a write on a transaction's connection returns (an insert's `RETURNING`; none for a
+   * statement without one), run from the statement the connection keeps prepared, its values
+   * bound as the client binds them (`writeBindings`): what Knex's runner would run, without it.
+   */
+  returned(connection: unknown, sql: string, bindings: readonly unknown[]): Row[] {
+    if (this.lost) this.checkFile();
+    const statement = this.statement(connection as SqliteConnection, sql);
+    const values = writeBindings(bindings);
+    if (statement.reader) return statement.all(values) as Row[];
+    statement.run(values);
+    return [];
+  }
+
+  /**
    * Tells the database that a request was received (the API's first middleware calls it). The
    * first of a batch ends any snapshot begun before (a timer's), and the batch's snapshots end in the
    * loop's check phase, after the callbacks of every request the loop received with it.
@@ -227,6 +241,11 @@ export class SqliteReads implements DirectReads {
   };
 
   private readonly endSnapshotsNow = (): void => this.endSnapshots();
+}
+
+/** Values as the client binds them: a list (a `list` field's value) as its JSON text, the form its column holds here, then as Knex makes them bindable. */
+function writeBindings(bindings: readonly unknown[]): unknown[] {
+  return sqliteBindings(bindings.map((b) => (Array.isArray(b) ? JSON.stringify(b) : b)));
 }
 
 /**
@@ -278,7 +297,7 @@ export class CachedStatementsSqliteClient extends BetterSqlite3Client {
 
   /** A list (a `list` field's value) is bound as its JSON text, the form its column holds here. */
   override _formatBindings(bindings: readonly unknown[] | undefined): unknown[] {
-    return super._formatBindings(bindings?.map((b) => (Array.isArray(b) ? JSON.stringify(b) : b)));
+    return writeBindings(bindings ?? []);
   }
 
   override async _query(connection: SqliteConnection, obj: ClientQuery): Promise<ClientQuery> {
