@@ -3,7 +3,9 @@
  * echoed in `X-Request-Id` and carried by error lines; never a password or a token.
  */
 import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as net from 'node:net';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import express from 'express';
 import request from 'supertest';
@@ -64,6 +66,27 @@ describe('output', () => {
     });
     const lines = stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { n: number });
     expect(lines.map((l) => l.n)).toEqual([...Array(300).keys()]);
+  });
+
+  it('goes out whole and in order to a file too, where it is written in larger batches', () => {
+    // 2,000 lines of ~100 bytes into a file: batches of up to 64 KiB, and process.exit right after.
+    const script =
+      "const log = require('./runtime').createLogger(); for (let i = 0; i < 2000; i++) log.info({ n: i, pad: 'x'.repeat(40) }, 'line'); process.exit(0)";
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svcgen-log-'));
+    const file = path.join(dir, 'out.log');
+    const fd = fs.openSync(file, 'w');
+    try {
+      spawnSync(process.execPath, ['-r', path.join(root, 'register.js'), '-e', script], {
+        cwd: root,
+        env: { ...process.env, SVC_LOG_LEVEL: 'info', NODE_ENV: 'production' },
+        stdio: ['ignore', fd, 'inherit'],
+      });
+    } finally {
+      fs.closeSync(fd);
+    }
+    const lines = fs.readFileSync(file, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as { n: number });
+    fs.rmSync(dir, { recursive: true, force: true });
+    expect(lines.map((l) => l.n)).toEqual([...Array(2000).keys()]);
   });
 
   it('is one JSON line on stdout, and readable lines with NODE_ENV=development', () => {
