@@ -3,7 +3,7 @@
  */
 import type { Knex } from 'knex';
 import { dialectOf, selectFixed, type Db } from './connection';
-import { databaseOf } from './database';
+import { databaseOf, type Database } from './database';
 
 /**
  * A row as the database returns it. Generated code names its own row types (an interface per table,
@@ -302,7 +302,7 @@ export interface RelatedColumns {
 }
 
 /** Per database, per `StateRelations` and table, the columns of `relatedColumns`, made once. */
-const relatedColumnsMade = new WeakMap<object, WeakMap<StateRelations<any>, Map<string, RelatedColumns>>>();
+const relatedColumnsMade = new WeakMap<Database, WeakMap<StateRelations<any>, Map<string, RelatedColumns>>>();
 
 /** The columns of `relations`' foreign keys an insert into `table` returns (`RelatedColumns`), made once per database. */
 export function relatedColumns(db: Db, table: string, relations: StateRelations<any>): RelatedColumns {
@@ -325,7 +325,7 @@ function makeRelatedColumns(db: Db, table: string, relations: StateRelations<any
     const names = columns.map((_, n) => `__r${i}_${n}`);
     const where = `${id(`${alias}.${spec.pk}`)} = ${id(`${table}.${column}`)}`;
     const sql = columns.map((c, n) => `(select ${id(`${alias}.${c}`)} from ${id(spec.table)} as ${id(alias)} where ${where}) as ${id(names[n])}`);
-    return { spec, column, columns, names, keyName: names[columns.indexOf(spec.pk)], sql };
+    return { spec, column, columns, names, sql };
   });
   const children = new Set<object>(relations.children);
   const added = new Set(foreign.flatMap((f) => f.names));
@@ -337,7 +337,11 @@ function makeRelatedColumns(db: Db, table: string, relations: StateRelations<any
       const records = new Map<object, Map<unknown, unknown>>();
       let consistent = true;
       for (const f of foreign) {
-        if (row[f.column] === null || row[f.column] === undefined) continue;
+        // A key left null names no record: its load answers none.
+        if (row[f.column] === null || row[f.column] === undefined) {
+          records.set(f.spec, new Map());
+          continue;
+        }
         const related: Row = {};
         f.columns.forEach((c, n) => (related[c] = returned[f.names[n]]));
         const found = related[f.spec.pk];

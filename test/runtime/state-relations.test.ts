@@ -171,6 +171,7 @@ describe.each(DIALECTS)('a create reading its state with its insert (%s)', (dial
   it('hashes the same state for keys left null, and for a create without relations, which reads them', async () => {
     const bare = await create({ name: 'bare' }, RELATIONS);
     expect(bare.etag).toBe(await readETag(bare.row.id));
+    if (dialectOf(db).insertReturnsRows) expect(bare.after.filter((s) => /^select/i.test(s))).toEqual([]);
     const plain = await create({ name: 'plain', maker_code: 'acme', parent_id: root });
     expect(plain.etag).toBe(await readETag(plain.row.id));
     expect(plain.after.filter((s) => /^select/i.test(s)).length).toBeGreaterThan(0);
