@@ -86,7 +86,8 @@ export function countOf(row: Record<string, unknown> | undefined): number {
   return row ? Number(Object.values(row)[0]) : 0;
 }
 
-let readQueries = 0;
+/** The statements run past Knex's runner, numbered for their listeners (as Knex numbers its queries). */
+let directQueries = 0;
 
 /**
  * The rows of a SELECT that Knex built, compiled once per shape (`compiledQuery`). Outside a
@@ -109,9 +110,9 @@ export async function selectFirst(db: Db, query: Knex.QueryBuilder): Promise<Row
 
 /**
  * The rows a write that Knex built returns (an insert with `returning`), compiled once per shape
- * (`compiledQuery`: an insert's shape is its table, columns and `returning`). Run by Knex from its SQL
- * text, on the connection of `db` (the operation's transaction). `also`: expressions the rows
- * return besides, where the statement has a `returning` list (`returningAlso`).
+ * (`compiledQuery`: an insert's shape is its table, columns and `returning`), run on the connection
+ * of `db`, the operation's transaction (`writtenRows`). `also`: expressions the rows return
+ * besides, where the statement has a `returning` list (`returningAlso`).
  */
 export async function writeReturning(db: Db, query: Knex.QueryBuilder, also?: string): Promise<Row[]> {
   const database = databaseOf(db);
@@ -268,7 +269,7 @@ async function runSelect(db: Db, database: Database, sql: string, bindings: read
 
 /** Runs a read on the database's own path through Knex's pool, reported to listeners as Knex reports its own. */
 async function pooledRows(db: Db, pooled: PooledReads, statement: PooledStatement, bindings: readonly unknown[]): Promise<Row[]> {
-  const query = { sql: statement.text, bindings, method: 'select', [QUERY_UID]: `read-${++readQueries}` };
+  const query = { sql: statement.text, bindings, method: 'select', [QUERY_UID]: `read-${++directQueries}` };
   // Reported by the client, which passes it on to the database's listeners (and a transaction's).
   const client = db.client as Knex.Client & EventEmitter;
   client.emit('query', query);
@@ -288,7 +289,7 @@ function readRows(db: Db, reads: DirectReads, connection: unknown, sql: string, 
 
 /** The rows `run` answers for a statement run past Knex's runner, reported to `db`'s listeners as Knex reports a query of this `method`. */
 function reported(db: Db, method: string, sql: string, bindings: readonly unknown[], run: () => Row[]): Row[] {
-  const query = { sql, bindings, method, [QUERY_UID]: `${method === 'select' ? 'read' : 'write'}-${++readQueries}` };
+  const query = { sql, bindings, method, [QUERY_UID]: `${method === 'select' ? 'read' : 'write'}-${++directQueries}` };
   const client = db.client as Knex.Client & EventEmitter;
   client.emit('query', query);
   try {

@@ -88,10 +88,13 @@ function strictUtf8(_req: unknown, _res: unknown, buffer: Buffer, encoding: stri
 /** The `Content-Type` values of the bodies `readPlainJson` reads: JSON in UTF-8, as clients mostly send it. */
 const PLAIN_JSON_TYPES = new Set(['application/json', 'application/json; charset=utf-8', 'application/json;charset=utf-8']);
 
+/** A request as the body parser marks one whose body it has read. */
+type BodiedRequest = Request & { _body?: boolean };
+
 /**
- * The body of a request the parser would read as plain UTF-8 JSON, or undefined for any other: a
- * `Content-Type` of PLAIN_JSON_TYPES (any case), no `Content-Encoding` but `identity`, a
- * `Content-Length` within `limit` (so no `Transfer-Encoding`: Node refuses a request with both).
+ * The length of the body of a request the parser would read as plain UTF-8 JSON, or undefined for
+ * any other: a `Content-Type` of PLAIN_JSON_TYPES (any case), no `Content-Encoding` but `identity`,
+ * a `Content-Length` within `limit` (so no `Transfer-Encoding`: Node refuses a request with both).
  */
 function plainJsonLength(req: Request, limit: number): number | undefined {
   const type = req.headers['content-type'];
@@ -138,7 +141,7 @@ function readPlainJson(req: Request, length: number, next: (err?: unknown) => vo
     } catch {
       return next(new RequestBodyError(400, CANNOT_PARSE));
     }
-    (req as Request & { _body?: boolean })._body = true;
+    (req as BodiedRequest)._body = true;
     next();
   };
   const onAborted = () => {
@@ -157,9 +160,9 @@ function readPlainJson(req: Request, length: number, next: (err?: unknown) => vo
 }
 
 /**
- * The body parser of the API: JSON bodies up to `limit` bytes. Any other media type on POST, PUT or PATCH
- * is a 415; on other methods a body that is not JSON is ignored, as before. A plain JSON body (most
- * of them: `readPlainJson`) is read without the parser's stream and decoder, with the same answers.
+ * The body parser of the API: JSON bodies up to `limit` bytes. Any other media type on POST, PUT or
+ * PATCH is a 415; on other methods a body that is not JSON is ignored, as before. A plain JSON body
+ * (most of them: `readPlainJson`) is read without the parser's stream and decoder, with the same answers.
  */
 export function jsonBody(options: { limit: number }): RequestHandler {
   // Not `strict`: any JSON value parses (`null`, `"text"`, `42`), and a body of the wrong type is
@@ -171,7 +174,7 @@ export function jsonBody(options: { limit: number }): RequestHandler {
       next();
       return;
     }
-    const length = (req as Request & { _body?: boolean })._body ? undefined : plainJsonLength(req, limit);
+    const length = (req as BodiedRequest)._body ? undefined : plainJsonLength(req, limit);
     if (length !== undefined) {
       readPlainJson(req, length, next);
       return;
