@@ -181,6 +181,10 @@ export interface SqliteStatement {
   readonly reader: boolean;
   all(bindings: unknown[]): unknown[];
   run(bindings: unknown[]): { changes: number; lastInsertRowid: number | bigint };
+  /** Its result columns, in order (a statement that returns rows). */
+  columns(): { name: string }[];
+  /** Whether `all` answers each row as an array of its values, in the order of `columns()`, instead of an object. */
+  raw(toggle: boolean): SqliteStatement;
 }
 
 /** What Knex hands its client's `_query`: the compiled SQL, its bindings, and the driver's response once run. */

@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { ConfigurationError, connect, type Db } from '../../runtime';
 import { loadSqliteSettings } from '../../runtime/core/settings';
 import { requestsArrived, selectFirst, selectRows } from '../../runtime/db/connection';
+import { databaseOf } from '../../runtime/db/database';
 import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
 
 describe.each(DIALECTS)('reads (%s)', (dialect) => {
@@ -81,7 +82,7 @@ describe.each(DIALECTS)('reads (%s)', (dialect) => {
 
 /** What the tests use of a better-sqlite3 connection of their own (the package has no types of its own). */
 interface SqliteConnection {
-  prepare(sql: string): { run(...values: unknown[]): unknown };
+  prepare(sql: string): { run(...values: unknown[]): unknown; all(): unknown[] };
   pragma(source: string): unknown;
   close(): void;
 }
@@ -157,6 +158,77 @@ describe('read snapshots (sqlite)', () => {
     insertElsewhere('elsewhere');
     // A reader holding a snapshot would keep the log's frames: a TRUNCATE checkpoint would be busy.
     expect(other.pragma('wal_checkpoint(TRUNCATE)')).toEqual([expect.objectContaining({ busy: 0 })]);
+  });
+});
+
+describe('rows (sqlite)', () => {
+  // The service makes each row's object from the values the driver answers (sqlite-client.ts, `rowMaker`).
+  let database: TestDatabase;
+  let db: Db;
+  let own: SqliteConnection;
+  beforeAll(async () => {
+    database = await createDatabase('sqlite');
+    db = database.db;
+    await db.schema.createTable('items', (t) => {
+      t.increments('id');
+      t.string('name').notNullable();
+      t.integer('rank');
+    });
+    await db('items').insert([{ name: 'one', rank: 2 }, { name: 'two' }]);
+    own = new Database(database.url.slice('sqlite:'.length));
+  });
+  afterAll(async () => {
+    own.close();
+    await database.drop();
+  });
+
+  // Beside the pool (a read outside transactions) and through Knex's runner (`_query`).
+  const readers: [string, (sql: string) => Promise<object[]>][] = [
+    ['beside the pool', async (sql) => {
+      const reads = databaseOf(db).reads!;
+      return reads.all(reads.connection()!, sql, []);
+    }],
+    ['by Knex', (sql) => db.raw(sql)],
+  ];
+
+  it.each([
+    'select id, name, rank from items order by id',
+    'select rank, id as key, name from items order by id',
+    // Two columns of one name: the later's value, at the place of the first.
+    'select id as x, name, rank as x from items order by id',
+    'select count(*) as n, max(rank) * 2 as double from items',
+    'select * from items order by id',
+    // A column named __proto__ sets no prototype.
+    'select name as "__proto__", id from items order by id',
+    "select 'a*b' as text, id from items order by id",
+  ])('are the driver\'s own, their columns in order: %s', async (sql) => {
+    const expected = own.prepare(sql).all() as object[];
+    for (const [, read] of readers) {
+      for (let run = 0; run < 2; run++) {
+        const rows = await read(sql);
+        expect(rows.map((row) => Object.entries(row))).toEqual(expected.map((row) => Object.entries(row)));
+        expect(rows.map((row) => Object.getPrototypeOf(row))).toEqual(expected.map((row) => Object.getPrototypeOf(row)));
+      }
+    }
+  });
+
+  it('follow the table when it is made again with its columns in another order', async () => {
+    await db.schema.createTable('pairs', (t) => {
+      t.integer('a');
+      t.integer('b');
+    });
+    await db('pairs').insert({ a: 1, b: 2 });
+    const named = () => selectRows(db, db('pairs').select('a', 'b'));
+    const star = () => selectRows(db, db('pairs').select('*'));
+    expect([await named(), await star()]).toEqual([[{ a: 1, b: 2 }], [{ a: 1, b: 2 }]]);
+    await db.schema.dropTable('pairs');
+    await db.schema.createTable('pairs', (t) => {
+      t.integer('b');
+      t.integer('a');
+    });
+    await db('pairs').insert({ a: 1, b: 2 });
+    expect([await named(), await star()]).toEqual([[{ a: 1, b: 2 }], [{ b: 2, a: 1 }]]);
+    expect(Object.keys((await star())[0])).toEqual(['b', 'a']);
   });
 });
 
