@@ -56,16 +56,20 @@ describe('output', () => {
     }).stdout;
 
   it('goes out whole and in order: lines of one turn together, the rest at exit, also when the process exits at once', () => {
-    // 300 lines of ~100 bytes: more than one write of at most 4 KiB, and process.exit right after.
+    // 300 lines of ~100 bytes, some of them with characters of 2 and 4 bytes in UTF-8, and one of 3
+    // times the 4 KiB of a write: more than one write, one line written alone, and process.exit right after.
     const script =
-      "const log = require('./runtime').createLogger(); for (let i = 0; i < 300; i++) log.info({ n: i, pad: 'x'.repeat(40) }, 'line'); process.exit(0)";
+      "const log = require('./runtime').createLogger(); const pad = (i) => i === 150 ? 'é'.repeat(6000) : i % 3 === 0 ? 'x'.repeat(40) : i % 3 === 1 ? 'é'.repeat(20) : '😀'.repeat(10);" +
+      " for (let i = 0; i < 300; i++) log.info({ n: i, pad: pad(i) }, 'line'); process.exit(0)";
     const { stdout } = spawnSync(process.execPath, ['-r', path.join(root, 'register.js'), '-e', script], {
       cwd: root,
       env: { ...process.env, SVC_LOG_LEVEL: 'info', NODE_ENV: 'production' },
       encoding: 'utf8',
     });
-    const lines = stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { n: number });
+    const lines = stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { n: number; pad: string });
     expect(lines.map((l) => l.n)).toEqual([...Array(300).keys()]);
+    const pad = (i: number) => (i === 150 ? 'é'.repeat(6000) : i % 3 === 0 ? 'x'.repeat(40) : i % 3 === 1 ? 'é'.repeat(20) : '😀'.repeat(10));
+    expect(lines.map((l) => l.pad)).toEqual([...Array(300).keys()].map(pad));
   });
 
   it('goes out whole and in order to a file too, where it is written in larger batches', () => {
