@@ -89,15 +89,22 @@ export function presetHeaders(headers: readonly (readonly [string, string])[]): 
 /**
  * A setter of the header `name` (checked once, here) for values the caller has checked (visible
  * ASCII characters, or a number): straight into the response's headers, without `setHeader`
- * checking them again. On a response with no header yet, whose head is sent, or where Node keeps
- * its headers otherwise, it is `setHeader`.
+ * checking them again. The first header of a response makes its headers an ordinary object, as
+ * `presetHeaders` does (where `setHeader` would make the engine's hash table). On a response whose
+ * head is sent, or where Node keeps its headers otherwise, it is `setHeader`.
  */
 export function checkedHeader(name: string): (res: http.ServerResponse, value: string | number) => void {
   http.validateHeaderName(name);
   const key = name.toLowerCase();
+  const outHeaders = OUT_HEADERS_KEY;
+  if (!outHeaders) return (res, value) => void res.setHeader(name, value);
   return (res, value) => {
-    const headers = OUT_HEADERS_KEY && !res.headersSent ? (res as unknown as Record<symbol, Record<string, unknown> | null>)[OUT_HEADERS_KEY] : undefined;
-    if (headers) headers[key] = [name, value];
-    else res.setHeader(name, value);
+    if (res.headersSent) {
+      res.setHeader(name, value);
+      return;
+    }
+    const target = res as unknown as Record<symbol, Record<string, unknown> | null>;
+    const headers = target[outHeaders] ?? (target[outHeaders] = Object.create(HEADERS_PROTOTYPE) as Record<string, unknown>);
+    headers[key] = [name, value];
   };
 }
