@@ -149,6 +149,9 @@ export interface DirectDispatch {
   errorHandler: ErrorRequestHandler;
 }
 
+/** The prototype of a response's `locals`: nothing to inherit, no `__proto__` setter. */
+const LOCALS_PROTOTYPE: object = Object.freeze(Object.create(null));
+
 const noop = () => undefined;
 const UNSPLIT: string[] = [];
 const isPromise = (value: unknown): value is PromiseLike<unknown> =>
@@ -254,7 +257,9 @@ export function directDispatch(app: Express, { middleware, table, errorHandler }
     // The server made them with these prototypes (startServer); a request handed over otherwise gets them here.
     if (!inheritsDirectly(req, expressApp.request)) Object.setPrototypeOf(req, expressApp.request);
     if (!inheritsDirectly(res, expressApp.response)) Object.setPrototypeOf(res, expressApp.response);
-    if (!res.locals) res.locals = Object.create(null);
+    // Express's are an object without a prototype; one whose prototype is empty and has none reads
+    // the same (nothing inherited), and the engine does not make it a hash table.
+    if (!res.locals) res.locals = Object.create(LOCALS_PROTOTYPE);
     // The router ends at once, before any middleware, on a URL it cannot parse.
     if (pathOf(req) == null) return viaRouter.call(app, req, res, callback);
     req.baseUrl = req.baseUrl || '';

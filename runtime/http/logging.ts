@@ -148,27 +148,25 @@ export function createLogger(env: NodeJS.ProcessEnv = process.env, destination?:
 const JSON_LINES = Symbol('svcgen.jsonLines');
 type JsonLinesLogger = Logger & { [JSON_LINES]?: DestinationStream };
 
-/** A request's fields, as its line names them. */
-interface RequestLine {
-  reqId: string;
-  method: string;
-  route: string | undefined;
-  status: number;
-  durationMs: number;
-  userId: string | number | undefined;
-}
-
 /**
- * The request's line as pino writes `logger.info(fields, 'request')` for a logger of `createLogger`:
- * `level`, `time`, the fields (an undefined one left out), then `msg`. The request id and the numbers
- * need no escaping (an id is checked against REQUEST_ID_PATTERN or generated); the other strings are encoded.
+ * The request's line as pino writes `logger.info({reqId, method, route, status, durationMs, userId},
+ * 'request')` for a logger of `createLogger`: `level`, `time`, the fields (an undefined one left
+ * out), then `msg`. The request id and the numbers need no escaping (an id is checked against
+ * REQUEST_ID_PATTERN or generated); the other strings are encoded.
  */
-function requestLine(f: RequestLine): string {
-  const route = f.route === undefined ? '' : `,"route":${encoded(f.route)}`;
-  const user = f.userId === undefined ? '' : `,"userId":${JSON.stringify(f.userId)}`;
+function requestLine(
+  reqId: string,
+  method: string,
+  route: string | undefined,
+  status: number,
+  durationMs: number,
+  userId: string | number | undefined,
+): string {
+  const routeField = route === undefined ? '' : `,"route":${encoded(route)}`;
+  const user = userId === undefined ? '' : `,"userId":${JSON.stringify(userId)}`;
   return (
-    `{"level":30,"time":"${isoNow()}","reqId":"${f.reqId}","method":${encoded(f.method)}${route}` +
-    `,"status":${f.status},"durationMs":${f.durationMs}${user},"msg":"request"}\n`
+    `{"level":30,"time":"${isoNow()}","reqId":"${reqId}","method":${encoded(method)}${routeField}` +
+    `,"status":${status},"durationMs":${durationMs}${user},"msg":"request"}\n`
   );
 }
 
@@ -234,9 +232,9 @@ export function requestLogging({ logger, routeOf, onFinish }: RequestLogOptions)
     // A response cut off before its head was sent has no status a client saw.
     const status = res.headersSent ? res.statusCode : 0;
     if (logs) {
-      const fields = { reqId: req.id!, method: req.method, route, status, durationMs: Math.round(ms * 100) / 100, userId: req.auth?.id };
-      if (lines) lines.write(requestLine(fields));
-      else logger.info(fields, 'request');
+      const durationMs = Math.round(ms * 100) / 100;
+      if (lines) lines.write(requestLine(req.id!, req.method, route, status, durationMs, req.auth?.id));
+      else logger.info({ reqId: req.id!, method: req.method, route, status, durationMs, userId: req.auth?.id }, 'request');
     }
     onFinish?.(req, res, route, ms / 1000);
   };
