@@ -9,19 +9,26 @@ import { ConfigurationError, connect, type Db } from '../../runtime';
 import { loadSqliteSettings } from '../../runtime/core/settings';
 import { requestsArrived, selectFirst, selectRows } from '../../runtime/db/connection';
 import { databaseOf } from '../../runtime/db/database';
-import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
+import { createDatabase, type Dialect, DIALECTS, type TestDatabase } from '../support/databases';
+
+/** A new database of `dialect` with a table `items` (an id, a name, and `rank` if asked) holding `rows`. */
+async function withItems(dialect: Dialect, rows: Record<string, unknown>[], rank = false): Promise<TestDatabase> {
+  const database = await createDatabase(dialect);
+  await database.db.schema.createTable('items', (t) => {
+    t.increments('id');
+    t.string('name').notNullable();
+    if (rank) t.integer('rank');
+  });
+  await database.db('items').insert(rows);
+  return database;
+}
 
 describe.each(DIALECTS)('reads (%s)', (dialect) => {
   let database: TestDatabase;
   let db: Db;
   beforeAll(async () => {
-    database = await createDatabase(dialect);
+    database = await withItems(dialect, [{ name: 'one' }, { name: 'two' }]);
     db = database.db;
-    await db.schema.createTable('items', (t) => {
-      t.increments('id');
-      t.string('name').notNullable();
-    });
-    await db('items').insert([{ name: 'one' }, { name: 'two' }]);
   });
   afterAll(() => database.drop());
 
@@ -94,13 +101,8 @@ describe('read snapshots (sqlite)', () => {
   let db: Db;
   let other: SqliteConnection;
   beforeAll(async () => {
-    database = await createDatabase('sqlite');
+    database = await withItems('sqlite', [{ name: 'one' }]);
     db = database.db;
-    await db.schema.createTable('items', (t) => {
-      t.increments('id');
-      t.string('name').notNullable();
-    });
-    await db('items').insert([{ name: 'one' }]);
     other = new Database(database.url.slice('sqlite:'.length));
     other.pragma('busy_timeout = 5000');
   });
@@ -167,14 +169,8 @@ describe('rows (sqlite)', () => {
   let db: Db;
   let own: SqliteConnection;
   beforeAll(async () => {
-    database = await createDatabase('sqlite');
+    database = await withItems('sqlite', [{ name: 'one', rank: 2 }, { name: 'two' }], true);
     db = database.db;
-    await db.schema.createTable('items', (t) => {
-      t.increments('id');
-      t.string('name').notNullable();
-      t.integer('rank');
-    });
-    await db('items').insert([{ name: 'one', rank: 2 }, { name: 'two' }]);
     own = new Database(database.url.slice('sqlite:'.length));
   });
   afterAll(async () => {
