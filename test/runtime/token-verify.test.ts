@@ -7,6 +7,7 @@
 import * as crypto from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { loadSettings, TokenError, TokenService } from '../../runtime';
+import { VERIFIED_TOKEN_MAX_LENGTH, VERIFIED_TOKENS_KEPT } from '../../runtime/auth/tokens';
 import { otherKeys, testKeys } from '../support/keys';
 
 const { DEFAULT_SETTINGS } = require('../../generated/settings');
@@ -112,5 +113,70 @@ describe('TokenService.verify', () => {
     const input = `${b64(RS256)}.${b64(claims())}`;
     const token = `${input}.${crypto.sign('sha256', Buffer.from(input), ec.privateKey).toString('base64url')}`;
     expect(() => service.verify(token)).toThrow(new TokenError('invalid', 'the public key is not an RSA key'));
+  });
+});
+
+describe('tokens verified before', () => {
+  const nodeCrypto: typeof crypto = require('node:crypto');
+  let signatureChecks: jest.SpyInstance;
+
+  beforeEach(() => {
+    signatureChecks = jest.spyOn(nodeCrypto, 'verify');
+  });
+  afterEach(() => jest.restoreAllMocks());
+
+  it('check the signature of a token once, and its claims against the clock every time', () => {
+    const service = new TokenService(testKeys(), settings);
+    const token = signed(RS256, claims({ exp: now() + 60 }));
+    expect(service.verify(token)).toEqual(claims({ exp: now() + 60 }));
+    expect(service.verify(token).sub).toBe('7');
+    expect(signatureChecks).toHaveBeenCalledTimes(1);
+    const later = Date.now() + 61_000;
+    jest.spyOn(Date, 'now').mockReturnValue(later);
+    expect(() => service.verify(token)).toThrow(new TokenError('expired', 'token expired'));
+  });
+
+  it('decode the claims anew for each request: a change to one request’s claims is not the next one’s', () => {
+    const service = new TokenService(testKeys(), settings);
+    const token = signed(RS256, claims({ roles: ['reader'] }));
+    const first = service.verify(token);
+    first.sub = '1';
+    (first.roles as string[]).push('admin');
+    expect(service.verify(token)).toEqual(claims({ roles: ['reader'] }));
+  });
+
+  it('are kept by their exact text and by the service that checked them', () => {
+    const service = new TokenService(testKeys(), settings);
+    service.verify(good);
+    for (const token of [`${goodHeader}.${b64(claims({ sub: '1' }))}.${goodSignature}`, `${goodHeader}.${goodPayload}.${goodSignature.slice(0, -4)}AAAA`, `${good}=`]) {
+      expect(() => service.verify(token)).toThrow(TokenError);
+    }
+    const other = new TokenService(otherKeys(), settings);
+    expect(() => other.verify(good)).toThrow(new TokenError('invalid', 'invalid signature'));
+  });
+
+  it('keep no refused token: a token that failed is checked again', () => {
+    const service = new TokenService(testKeys(), settings);
+    const forged = signed(RS256, claims(), otherKeys().privateKey);
+    expect(() => service.verify(forged)).toThrow(new TokenError('invalid', 'invalid signature'));
+    expect(() => service.verify(forged)).toThrow(new TokenError('invalid', 'invalid signature'));
+    expect(signatureChecks).toHaveBeenCalledTimes(2);
+  });
+
+  it(`keep the last ${VERIFIED_TOKENS_KEPT}, and none longer than ${VERIFIED_TOKEN_MAX_LENGTH} characters`, () => {
+    const service = new TokenService(testKeys(), settings);
+    const many = Array.from({ length: VERIFIED_TOKENS_KEPT + 1 }, (_, i) => signed(RS256, claims({ n: i })));
+    for (const token of many) service.verify(token);
+    signatureChecks.mockClear();
+    service.verify(many[VERIFIED_TOKENS_KEPT]);
+    service.verify(many[1]);
+    expect(signatureChecks).toHaveBeenCalledTimes(0);
+    service.verify(many[0]);
+    expect(signatureChecks).toHaveBeenCalledTimes(1);
+
+    const long = signed(RS256, claims({ padding: 'x'.repeat(VERIFIED_TOKEN_MAX_LENGTH) }));
+    service.verify(long);
+    service.verify(long);
+    expect(signatureChecks).toHaveBeenCalledTimes(3);
   });
 });
