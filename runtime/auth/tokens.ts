@@ -290,11 +290,15 @@ export class TokenService {
     return payload;
   }
 
-  /** Adds `token` to `verifiedTokens`, the oldest going first beyond `VERIFIED_TOKENS_KEPT`; one longer than `VERIFIED_TOKEN_MAX_LENGTH` is not kept. */
+  /**
+   * Adds `token` to `verifiedTokens`, the oldest going first beyond `VERIFIED_TOKENS_KEPT`; one
+   * longer than `VERIFIED_TOKEN_MAX_LENGTH` is not kept. What is kept is a copy of the text: the
+   * token as received is a slice of the request's header, and would keep all of it.
+   */
   private remember(token: string): void {
     if (token.length > VERIFIED_TOKEN_MAX_LENGTH) return;
     if (this.verifiedTokens.size >= VERIFIED_TOKENS_KEPT) this.verifiedTokens.delete(this.verifiedTokens.values().next().value as string);
-    this.verifiedTokens.add(token);
+    this.verifiedTokens.add(Buffer.from(token, 'latin1').toString('latin1'));
   }
 
   /** An access token: valid and not a refresh token. */
