@@ -316,6 +316,24 @@ describe.each(DIALECTS)('blog credentials (%s)', (dialect) => {
       }
     });
 
+    it('a token accepted before is refused once it expires, or once its user is deactivated', async () => {
+      const user = await makeUser(svc);
+      const token = signRs256(accessClaims(user.id, { exp: nowSeconds() + 60 }));
+      for (let i = 0; i < 2; i++) expect((await api().get('/api/auth/me/').set('Authorization', `Bearer ${token}`)).status).toBe(200);
+      const later = Date.now() + 61_000;
+      const clock = jest.spyOn(Date, 'now').mockReturnValue(later);
+      try {
+        const res = await api().get('/api/auth/me/').set('Authorization', `Bearer ${token}`);
+        expect([res.status, res.body, res.headers['www-authenticate']]).toEqual([401, UNAUTHORIZED, ACCESS_EXPIRED]);
+      } finally {
+        clock.mockRestore();
+      }
+      expect((await api().get('/api/auth/me/').set('Authorization', `Bearer ${token}`)).status).toBe(200);
+      await db()('users').where({ id: user.id }).update({ is_active: false });
+      const res = await api().get('/api/auth/me/').set('Authorization', `Bearer ${token}`);
+      expect([res.status, res.body, res.headers['www-authenticate']]).toEqual([401, UNAUTHORIZED, ACCESS_INVALID]);
+    });
+
     it('answers that are not 401 carry no challenge', async () => {
       const user = await makeUser(svc);
       const ok = await api().get('/api/auth/me/').set('Authorization', user.bearer);
