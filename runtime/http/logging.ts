@@ -66,7 +66,15 @@ function prettyStream(): DestinationStream | undefined {
   }
 }
 
-let stdoutLines: DestinationStream | undefined;
+/**
+ * A stream of JSON lines that also takes a line whose size in bytes its writer already knows
+ * (`writeLine`): the request log's lines, which it builds from parts of known size.
+ */
+interface LineStream extends DestinationStream {
+  writeLine?(line: string, bytes: number): void;
+}
+
+let stdoutLines: LineStream | undefined;
 
 /** The most written at once to a pipe or socket: a pipe keeps writes up to this size whole (workers of a cluster share stdout). */
 const ATOMIC_WRITE_BYTES = 4096;
@@ -97,7 +105,7 @@ export const LOG_FLUSH_MS = 10;
  * most `LOG_FLUSH_MS`, and what is pending when the process exits is written then. One for the
  * process, as there is one stdout.
  */
-export function batchedStdout(): DestinationStream {
+export function batchedStdout(): LineStream {
   if (stdoutLines) return stdoutLines;
   const out = pino.destination({ dest: 1, sync: true });
   const most = batchBytes();
@@ -114,19 +122,17 @@ export function batchedStdout(): DestinationStream {
     out.write(text);
   };
   process.on('exit', flush);
-  stdoutLines = {
-    write(line: string) {
-      const size = Buffer.byteLength(line);
-      if (bytes + size > most) flush();
-      pending += line;
-      bytes += size;
-      if (!timer) {
-        timer = setTimeout(flush, LOG_FLUSH_MS);
-        // A line waiting to be written keeps no process alive ('exit' writes it).
-        timer.unref();
-      }
-    },
+  const writeLine = (line: string, size: number) => {
+    if (bytes + size > most) flush();
+    pending += line;
+    bytes += size;
+    if (!timer) {
+      timer = setTimeout(flush, LOG_FLUSH_MS);
+      // A line waiting to be written keeps no process alive ('exit' writes it).
+      timer.unref();
+    }
   };
+  stdoutLines = { write: (line: string) => writeLine(line, Buffer.byteLength(line)), writeLine };
   return stdoutLines;
 }
 
@@ -146,43 +152,70 @@ export function createLogger(env: NodeJS.ProcessEnv = process.env, destination?:
 
 /** Where a logger `createLogger` made that writes JSON lines, as pino writes them, keeps its stream. */
 const JSON_LINES = Symbol('svcgen.jsonLines');
-type JsonLinesLogger = Logger & { [JSON_LINES]?: DestinationStream };
+type JsonLinesLogger = Logger & { [JSON_LINES]?: LineStream };
+
+/** A request's log line, and its size in UTF-8. */
+export interface RequestLine {
+  line: string;
+  bytes: number;
+}
 
 /**
  * The request's line as pino writes `logger.info({reqId, method, route, status, durationMs, userId},
  * 'request')` for a logger of `createLogger`: `level`, `time`, the fields (an undefined one left
  * out), then `msg`. The request id and the numbers need no escaping (an id is checked against
- * REQUEST_ID_PATTERN or generated); the other strings are encoded.
+ * REQUEST_ID_PATTERN or generated); the other strings are encoded. Its size in bytes is counted
+ * from its parts: all of it is ASCII but the method, the route and a user id that is a string,
+ * whose extra bytes are known with their JSON.
  */
-function requestLine(
+export function requestLine(
   reqId: string,
   method: string,
   route: string | undefined,
   status: number,
   durationMs: number,
   userId: string | number | undefined,
-): string {
-  const routeField = route === undefined ? '' : `,"route":${encoded(route)}`;
-  const user = userId === undefined ? '' : `,"userId":${JSON.stringify(userId)}`;
-  return (
-    `{"level":30,"time":"${isoNow()}","reqId":"${reqId}","method":${encoded(method)}${routeField}` +
-    `,"status":${status},"durationMs":${durationMs}${user},"msg":"request"}\n`
-  );
+): RequestLine {
+  const methodJson = encoded(method);
+  let extra = methodJson.extra;
+  let routeField = '';
+  if (route !== undefined) {
+    const routeJson = encoded(route);
+    routeField = `,"route":${routeJson.json}`;
+    extra += routeJson.extra;
+  }
+  let user = '';
+  if (userId !== undefined) {
+    const json = JSON.stringify(userId);
+    user = `,"userId":${json}`;
+    if (typeof userId === 'string') extra += Buffer.byteLength(json) - json.length;
+  }
+  const line =
+    `{"level":30,"time":"${isoNow()}","reqId":"${reqId}","method":${methodJson.json}${routeField}` +
+    `,"status":${status},"durationMs":${durationMs}${user},"msg":"request"}\n`;
+  return { line, bytes: line.length + extra };
+}
+
+/** A string as JSON, and the bytes its UTF-8 has beyond one per UTF-16 code unit. */
+interface Encoded {
+  json: string;
+  extra: number;
 }
 
 /**
  * The JSON of a method or a route pattern, encoded once: there are as many as the service has
  * routes (and the methods clients send); past `ENCODED_KEPT` of them, encoded each time.
  */
-const encodedStrings = new Map<string, string>();
+const encodedStrings = new Map<string, Encoded>();
 const ENCODED_KEPT = 1000;
-function encoded(text: string): string {
-  let json = encodedStrings.get(text);
-  if (json === undefined) {
-    json = JSON.stringify(text);
-    if (encodedStrings.size < ENCODED_KEPT) encodedStrings.set(text, json);
+function encoded(text: string): Encoded {
+  let found = encodedStrings.get(text);
+  if (found === undefined) {
+    const json = JSON.stringify(text);
+    found = { json, extra: Buffer.byteLength(json) - json.length };
+    if (encodedStrings.size < ENCODED_KEPT) encodedStrings.set(text, found);
   }
-  return json;
+  return found;
 }
 
 /** The current time as an ISO string (pino's `isoTime`), formatted once per millisecond: the lines of one share it. */
@@ -233,8 +266,12 @@ export function requestLogging({ logger, routeOf, onFinish }: RequestLogOptions)
     const status = res.headersSent ? res.statusCode : 0;
     if (logs) {
       const durationMs = Math.round(ms * 100) / 100;
-      if (lines) lines.write(requestLine(req.id!, req.method, route, status, durationMs, req.auth?.id));
-      else logger.info({ reqId: req.id!, method: req.method, route, status, durationMs, userId: req.auth?.id }, 'request');
+      if (!lines) logger.info({ reqId: req.id!, method: req.method, route, status, durationMs, userId: req.auth?.id }, 'request');
+      else {
+        const { line, bytes } = requestLine(req.id!, req.method, route, status, durationMs, req.auth?.id);
+        if (lines.writeLine) lines.writeLine(line, bytes);
+        else lines.write(line);
+      }
     }
     onFinish?.(req, res, route, ms / 1000);
   };

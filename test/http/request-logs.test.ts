@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import express from 'express';
 import request from 'supertest';
 import { ConfigurationError, connect, createApi, createLogger, loadSettings, startServer, type Logger, type RunningServer } from '../../runtime';
-import { logLevelOf } from '../../runtime/http/logging';
+import { logLevelOf, requestLine } from '../../runtime/http/logging';
 import { DIALECTS } from '../support/databases';
 import { testKeys } from '../support/keys';
 import { startBlog, type RunningService } from '../support/services';
@@ -91,6 +91,24 @@ describe('output', () => {
     const lines = fs.readFileSync(file, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as { n: number });
     fs.rmSync(dir, { recursive: true, force: true });
     expect(lines.map((l) => l.n)).toEqual([...Array(2000).keys()]);
+  });
+
+  it("counts a request line's bytes from its parts: the batches to stdout stay within their size", () => {
+    const lines = [
+      requestLine('r-1', 'GET', '/api/articles/:pk/', 200, 1.25, 7),
+      requestLine('0f8a3c1e-1b2c-4d5e-8f90-a1b2c3d4e5f6', 'DELETE', undefined, 0, 0, undefined),
+      // Characters of 2, 3 and 4 bytes in UTF-8, and escapes, in the route and a user id that is a string.
+      requestLine('r-2', 'PATCH', '/api/cafés/:pk/€"\\', 409, 12.5, 'ü-😀-"\n'),
+      requestLine('r-3', 'GET', '/api/€', 200, 3, '\u00e9\ud800'),
+    ];
+    for (const { line, bytes } of lines) {
+      expect(bytes).toBe(Buffer.byteLength(line));
+      expect(line.endsWith('}\n')).toBe(true);
+    }
+    const { time, ...fields } = JSON.parse(lines[2].line);
+    expect(new Date(time).toISOString()).toBe(time);
+    expect(fields).toEqual({ level: 30, reqId: 'r-2', method: 'PATCH', route: '/api/cafés/:pk/€"\\', status: 409, durationMs: 12.5, userId: 'ü-😀-"\n', msg: 'request' });
+    expect(Object.keys(JSON.parse(lines[1].line))).toEqual(['level', 'time', 'reqId', 'method', 'status', 'durationMs', 'msg']);
   });
 
   it('is one JSON line on stdout, and readable lines with NODE_ENV=development', () => {
