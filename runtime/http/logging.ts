@@ -104,28 +104,40 @@ export const LOG_FLUSH_MS = 10;
  * system call per request. Under load a batch is written as soon as it is full; a line waits at
  * most `LOG_FLUSH_MS`, and what is pending when the process exits is written then. One for the
  * process, as there is one stdout.
+ *
+ * Each line is encoded into the batch's buffer as it comes (its size is known: `writeLine`), so
+ * that no line outlives its request as a string: a batch kept as text is a tree of a few thousand
+ * pieces that the collector copies while it waits and that is flattened and measured again when
+ * written. A full buffer is handed to the writer, which keeps it until written (a pipe that is
+ * full is retried), and the next batch gets a new one.
  */
 export function batchedStdout(): LineStream {
   if (stdoutLines) return stdoutLines;
-  const out = pino.destination({ dest: 1, sync: true });
+  // In 'buffer' mode sonic-boom takes Buffers (its types know only strings).
+  const out = pino.destination({ dest: 1, sync: true, contentMode: 'buffer' }) as unknown as { write(chunk: Buffer): boolean };
   const most = batchBytes();
-  let pending = '';
-  let bytes = 0;
+  let batch = Buffer.allocUnsafe(most);
+  let used = 0;
   let timer: NodeJS.Timeout | undefined;
   const flush = () => {
     if (timer) clearTimeout(timer);
     timer = undefined;
-    if (pending === '') return;
-    const text = pending;
-    pending = '';
-    bytes = 0;
-    out.write(text);
+    if (used === 0) return;
+    const full = batch.subarray(0, used);
+    batch = Buffer.allocUnsafe(most);
+    used = 0;
+    out.write(full);
   };
   process.on('exit', flush);
   const writeLine = (line: string, size: number) => {
-    if (bytes + size > most) flush();
-    pending += line;
-    bytes += size;
+    if (used + size > most) flush();
+    if (size > most) {
+      // A line larger than a batch (a long stack) goes out alone.
+      out.write(Buffer.from(line, 'utf8'));
+      return;
+    }
+    // A line with as many bytes as code units is ASCII, which latin1 encodes as UTF-8 does, faster.
+    used += batch.write(line, used, size === line.length ? 'latin1' : 'utf8');
     if (!timer) {
       timer = setTimeout(flush, LOG_FLUSH_MS);
       // A line waiting to be written keeps no process alive ('exit' writes it).
