@@ -3,6 +3,7 @@
  * `engines` field of `package.json` names the Node versions). `test/runtime/node-internals.test.ts`
  * checks every assumption below against the running Node and names this file when one breaks.
  */
+import { createHook } from 'node:async_hooks';
 import * as http from 'node:http';
 import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -107,4 +108,36 @@ export function checkedHeader(name: string): (res: http.ServerResponse, value: s
     const headers = target[outHeaders] ?? (target[outHeaders] = Object.create(HEADERS_PROTOTYPE) as Record<string, unknown>);
     headers[key] = [name, value];
   };
+}
+
+/** The queued callback `holdTickShape` keeps alive. */
+let heldTick: object | undefined;
+
+/**
+ * Keeps one of the objects `process.nextTick` queues alive for the life of the process, so that
+ * every later one gets the same hidden classes, and returns it.
+ *
+ * `nextTick` makes each callback it queues an object literal whose first two keys are symbols (its
+ * async ids). V8 remembers, for each of those two keys, the one hidden class it saw the object have
+ * there; on seeing another it gives up and defines them the slow way, in the runtime, from then on.
+ * Another class is what a service gets when the engine's memory reducer collects while it is idle
+ * after its start (it does once the start has loaded the application and its database client, before
+ * the first request): with no callback queued, none is alive, the collector drops their classes, and
+ * the next callback is given new ones. Every request queues several, so the service would lose
+ * about a tenth of a health check's CPU from its first request on. One object kept alive keeps its
+ * classes and their transitions alive. It is caught by an async hook enabled for one `nextTick`.
+ */
+export function holdTickShape(): object | undefined {
+  if (heldTick) return heldTick;
+  const hook = createHook({
+    init(_asyncId, type, _triggerAsyncId, resource) {
+      if (type === 'TickObject' && heldTick === undefined) heldTick = resource as object;
+    },
+  }).enable();
+  try {
+    process.nextTick(() => undefined);
+  } finally {
+    hook.disable();
+  }
+  return heldTick;
 }

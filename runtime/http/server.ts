@@ -23,7 +23,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ConfigurationError } from '../core/settings';
 import { MATCHED_ROUTE } from './express-internals';
-import { declareListenerCount, inFlightResponse, uniqueHeadersKey as uniqueHeadersKeyOf } from './node-internals';
+import { declareListenerCount, holdTickShape, inFlightResponse, uniqueHeadersKey as uniqueHeadersKeyOf } from './node-internals';
 
 /** The longest request target (path and query string) served, in bytes; longer is a 414. */
 export const MAX_URL_LENGTH = 8192;
@@ -308,6 +308,7 @@ function listenError(err: NodeJS.ErrnoException, host: string, port: number): Er
  * one-line error when the server cannot listen.
  */
 export async function startServer(app: http.RequestListener, options: ServeOptions): Promise<RunningServer> {
+  holdTickShape();
   const timeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
   const log = options.log ?? ((message: string) => console.log(message));
   const signals = options.signals ?? ['SIGTERM', 'SIGINT'];

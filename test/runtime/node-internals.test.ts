@@ -2,13 +2,16 @@
  * The assumptions of runtime/http/node-internals.ts, checked against the running Node. Each failure
  * names the module and the assumption: a Node upgrade that breaks one shows here.
  */
+import { spawnSync } from 'node:child_process';
 import * as http from 'node:http';
 import * as net from 'node:net';
+import * as path from 'node:path';
 import { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import {
   attachSocket,
   declareListenerCount,
+  holdTickShape,
   inFlightResponse,
   OUT_HEADERS_KEY,
   presetHeaders,
@@ -152,5 +155,51 @@ describe(`${MODULE}: Node's HTTP server`, () => {
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+});
+
+describe(`${MODULE}: process.nextTick`, () => {
+  it('queues each callback as an object with its two async ids: holdTickShape keeps one, and nextTick works as before', () => {
+    const held = holdTickShape();
+    const keys = held === undefined ? [] : Reflect.ownKeys(held).map((key) => (typeof key === 'symbol' ? `symbol ${key.description}` : key));
+    holds('a TickObject is caught: its callback and arguments, and its two async ids', keys.slice(0, 4), ['callback', 'args', 'symbol async_id_symbol', 'symbol trigger_async_id_symbol']);
+    holds('the same one on a second call', holdTickShape(), held);
+    let ran = 0;
+    return new Promise<void>((resolve) =>
+      process.nextTick(() => {
+        ran += 1;
+        setImmediate(() => {
+          holds('nextTick runs callbacks as before, once', ran, 1);
+          resolve();
+        });
+      }),
+    );
+  });
+
+  it('a callback queued after full collections with none queued has the hidden class of the one held', () => {
+    const root = path.resolve(__dirname, '../..');
+    const script = `
+      const { createHook } = require('node:async_hooks');
+      const { holdTickShape } = require(${JSON.stringify(path.join(root, 'runtime/http/node-internals.ts'))});
+      const held = holdTickShape();
+      const later = () => {
+        let caught;
+        const hook = createHook({ init(id, type, trigger, resource) { if (type === 'TickObject') caught = resource; } }).enable();
+        process.nextTick(() => {});
+        hook.disable();
+        return caught;
+      };
+      (async () => {
+        for (let i = 0; i < 1000; i++) await new Promise((resolve) => process.nextTick(resolve));
+        for (let i = 0; i < 3; i++) { gc(); await new Promise((resolve) => setTimeout(resolve, 10)); }
+        console.log(JSON.stringify({ same: %HaveSameMap(held, later()) }));
+      })();
+    `;
+    const run = spawnSync(process.execPath, ['--expose-gc', '--allow-natives-syntax', '-r', path.join(root, 'register.js'), '-e', script], {
+      cwd: root,
+      encoding: 'utf8',
+    });
+    holds('the child ran', [run.status, run.stderr], [0, '']);
+    holds('the same hidden class', JSON.parse(run.stdout), { same: true });
   });
 });
