@@ -16,6 +16,8 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import type { ServerResponse } from 'node:http';
+// Imported: the global `performance` is a getter that looks the module up on each use.
+import { performance } from 'node:perf_hooks';
 import type { Request, RequestHandler, Response } from 'express';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { ConfigurationError } from '../core/settings';
