@@ -123,9 +123,9 @@ let heldTick: object | undefined;
  * Another class is what a service gets when the engine's memory reducer collects while it is idle
  * after its start (it does once the start has loaded the application and its database client, before
  * the first request): with no callback queued, none is alive, the collector drops their classes, and
- * the next callback is given new ones. Every request queues several, so the service would lose
- * about a tenth of a health check's CPU from its first request on. One object kept alive keeps its
- * classes and their transitions alive. It is caught by an async hook enabled for one `nextTick`.
+ * the next callback is given new ones. Every request queues several: a health check took 18 µs of
+ * CPU instead of 14 from the first request on. One object kept alive keeps its classes and their
+ * transitions alive. It is caught by an async hook enabled for one `nextTick`.
  */
 export function holdTickShape(): object | undefined {
   if (heldTick) return heldTick;
