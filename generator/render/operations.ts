@@ -6,7 +6,7 @@
 import type { Field, Operation, OperationKind, OrderingField, PathKind, SchemaModel } from '../model/model';
 import { camelCase, docLine, literal, pascalCase, str } from '../model/names';
 import { response, type RouteSpec, type RouteView } from './route';
-import { columnsOf, createReadsStateRelations, insertChecksReferences, relatedKeyChecks, stateRelationsOf } from './queries';
+import { columnsOf, createReadsStateRelations, insertChecksReferences, relatedKeyChecks, retrieveReadsRelations, stateRelationsOf } from './queries';
 import { expandableName } from './schemas';
 import type { ResourceRoutes } from './routes';
 
@@ -249,6 +249,8 @@ function retrieveRoute(o: Operation, rs: ResourceRoutes): RouteView {
   const members = [...(r.fieldSelection ? [`fields: ${fieldsParam(rs, r.schemas.detail)}`] : []), ...(r.expand.length ? [`expand: ${expandParam(rs)}`] : [])];
   const query = params.length ? rs.constant('RetrieveQuery', () => `${rs.imports.runtime('z')}.object({ ${members.join(', ')} })`) : undefined;
   const shape = selected(rs, `${q}.shape${r.schemas.detail.name}`, 'fields', 'expand');
+  // The row is read with the related records its representation nests, where they can be joined.
+  const relations = retrieveReadsRelations(r) ? `, ${q}.${stateRelationsOf(r)}` : '';
   return route(o, rs, {
     params: rs.params(),
     query,
@@ -258,14 +260,14 @@ function retrieveRoute(o: Operation, rs: ResourceRoutes): RouteView {
     handle: r.objectPermission
       ? {
           // The record the hook receives is read once, and shaped into the response.
-          visible: `${rs.lookup('findVisible')}(ctx, pk, ${q}.RECORD_COLUMNS)`,
+          visible: `${rs.lookup('findVisible')}(ctx, pk, ${q}.RECORD_COLUMNS${relations})`,
           objectPermission: objectPermission(rs, 'retrieve', `${q}.to${r.model}Record(row)`),
           override: o.override ? rs.hookCall(o.override, '{ pk, proceed }') : undefined,
           read: `${shape}(ctx.db, [row])`,
         }
       : {
           override: o.override ? rs.hookCall(o.override, '{ pk, proceed }') : undefined,
-          read: `${shape}(ctx.db, [await ${rs.lookup('findVisible')}(ctx, pk, ${q}.${columnsOf(r, r.schemas.detail)})])`,
+          read: `${shape}(ctx.db, [await ${rs.lookup('findVisible')}(ctx, pk, ${q}.${columnsOf(r, r.schemas.detail)}${relations})])`,
         },
     responses: response(o.status, readSchema(rs, r.schemas.detail)),
   });

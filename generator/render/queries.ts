@@ -242,7 +242,17 @@ export function createReadsStateRelations(r: Resource): boolean {
 
 const RELATION_KINDS = new Set<SchemaField['kind']>(['nested_one', 'many_to_many', 'nested_many', 'reverse', 'nested_reverse']);
 
-/** The name of the `StateRelations` constant of the state's schema (`createReadsStateRelations`). */
+/**
+ * Whether the retrieve reads the related records of its representation with its row (the
+ * `<X>_RELATIONS` constant given to the runtime's `findVisible`): when the detail representation
+ * loads two or more foreign-key or many-to-many relations together (`loadRelations`, given the row).
+ */
+export function retrieveReadsRelations(r: Resource): boolean {
+  if (!serves(r, 'retrieve')) return false;
+  return r.schemas.detail.fields.filter((f) => !f.compute && (f.kind === 'nested_one' || f.kind === 'many_to_many' || f.kind === 'nested_many')).length >= 2;
+}
+
+/** The name of the `StateRelations` constant of the state's schema (`createReadsStateRelations`, `retrieveReadsRelations`). */
 export const stateRelationsOf = (r: Resource) => columnsOf(r, r.schemas.detail).replace(/_COLUMNS$/, '_RELATIONS');
 
 /**
@@ -276,7 +286,7 @@ function shapeView(r: Resource, s: SchemaModel, columnsConst: string, file: Quer
   const together = grouped.length >= 2;
   const alone = together ? loaders.filter((l) => !l.relationKeys) : loaders;
   const calls = [
-    ...(together ? [`${file.imports.runtime('loadRelations')}(db, [${grouped.map((l) => `[${l.constName}, ${l.relationKeys}]`).join(', ')}])`] : []),
+    ...(together ? [`${file.imports.runtime('loadRelations')}(db, [${grouped.map((l) => `[${l.constName}, ${l.relationKeys}]`).join(', ')}], rows)`] : []),
     ...alone.map((l) => l.call),
   ];
   const loaderVars = [...(together ? [`[${grouped.map((l) => l.varName).join(', ')}]`] : []), ...alone.map((l) => l.varName)].join(', ');
@@ -291,7 +301,7 @@ function shapeView(r: Resource, s: SchemaModel, columnsConst: string, file: Quer
     name: relationsConst,
     type: `${imports.runtimeType('StateRelations')}<${rowTypeOf(r, self, imports)}>`,
     doc:
-      [foreign.length ? `${andList(foreign.map((l) => l.varName))} by ${foreign.length === 1 ? 'its key' : 'their keys'}` : '', children.length ? `${andList(children.map((l) => l.varName))}, none yet` : '']
+      [foreign.length ? `${andList(foreign.map((l) => l.varName))} by ${foreign.length === 1 ? 'its key' : 'their keys'}` : '', children.length ? `${andList(children.map((l) => l.varName))} by the row's` : '']
         .filter(Boolean)
         .join('; '),
     foreign: foreign.map((l) => `[${l.constName}, ${str(l.keyColumn!)}]`).join(', '),
@@ -420,7 +430,7 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
   const file: QueriesFile = { self: r, model, imports, hooks };
   // List and retrieve read the foreign keys `?expand=` follows, whatever their schema shows.
   const expanded = new Set([r.schemas.out, r.schemas.detail]);
-  const stateRelations = createReadsStateRelations(r) ? stateRelationsOf(r) : undefined;
+  const stateRelations = createReadsStateRelations(r) || retrieveReadsRelations(r) ? stateRelationsOf(r) : undefined;
   const shapes = rowSchemas(r).map(({ schema, columns }) =>
     shapeView(r, schema, columns, file, expanded.has(schema) ? expandColumns(r) : [], schema === r.schemas.detail ? stateRelations : undefined),
   );

@@ -108,6 +108,27 @@ export async function selectFirst(db: Db, query: Knex.QueryBuilder): Promise<Row
   return (await selectRows(db, query.first() as unknown as Knex.QueryBuilder))[0];
 }
 
+/** Per database, the statements of `selectAround`: by the SELECT's text, then by what made them. */
+const statementsAround = new WeakMap<Database, Map<string, WeakMap<object, string>>>();
+
+/**
+ * The rows of the statement that `around` makes of the SQL text of a SELECT that Knex built, run as
+ * `selectRows` runs the SELECT: `around` binds nothing of its own, the SELECT's values are the
+ * statement's. The text is made once per shape of the SELECT and `around`: the same string each
+ * time, so that the prepared statement kept for it is found.
+ */
+export async function selectAround(db: Db, query: Knex.QueryBuilder, around: (sql: string) => string): Promise<Row[]> {
+  const database = databaseOf(db);
+  const { sql, bindings } = compiledQuery(query, database);
+  let bySelect = statementsAround.get(database);
+  if (!bySelect) statementsAround.set(database, (bySelect = new Map()));
+  let byAround = bySelect.get(sql);
+  if (!byAround) bySelect.set(sql, (byAround = new WeakMap()));
+  let text = byAround.get(around);
+  if (text === undefined) byAround.set(around, (text = around(sql)));
+  return runSelect(db, database, text, bindings);
+}
+
 /**
  * The rows a write that Knex built returns (an insert with `returning`), compiled once per shape
  * (`compiledQuery`: an insert's shape is its table, columns and `returning`), run on the connection

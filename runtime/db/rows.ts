@@ -93,7 +93,7 @@ async function joinedForeignKeysOnly<L extends readonly RelationLoad[]>(db: Db, 
   if (foreignKeys < 2) return eachAlone(db, loads);
   const foreign = loads.filter(([spec]) => !isManyToMany(spec));
   const [joined, ...many] = await Promise.all([
-    loadRelations(db, foreign),
+    loadTogether(db, foreign),
     ...loads.filter(([spec]) => isManyToMany(spec)).map(([spec, keys]) => loadManyToMany(db, spec as ManyToManySpec<any, any>, keys)),
   ]);
   let f = 0;
@@ -121,13 +121,25 @@ const specId = (spec: object) => {
  * (`joinsManyToMany`), one many-to-many relation through its join table (a row per related record,
  * the others repeated on each): a round trip instead of one per relation. A page of rows, or a
  * second many-to-many relation, is one query per relation.
+ *
+ * The relations already known are not read again: those of the row `rows` holds when the statement
+ * that read it read them too (`relationsJoin`), and those `withKnownRelations` gives.
  */
-export async function loadRelations<const L extends readonly RelationLoad[]>(db: Db, loads: L): Promise<RelationsLoaded<L>> {
-  const known = knownRelations.get(db);
-  if (known) {
-    const answers = loads.map(([spec, keys]) => known.answer(spec, keys));
-    if (answers.every((answer) => answer !== undefined)) return answers as RelationsLoaded<L>;
+export async function loadRelations<const L extends readonly RelationLoad[]>(db: Db, loads: L, rows?: readonly Row[]): Promise<RelationsLoaded<L>> {
+  const known = knownRelations.get(db) ?? (rows?.length === 1 ? readWith.get(rows[0]) : undefined);
+  if (!known) return loadTogether(db, loads);
+  const answers: (Map<unknown, unknown> | undefined)[] = loads.map(([spec, keys]) => known.answer(spec, keys));
+  const unknown = loads.filter((_, i) => answers[i] === undefined);
+  if (unknown.length > 0) {
+    const loaded = await loadTogether(db, unknown);
+    let next = 0;
+    for (let i = 0; i < answers.length; i++) answers[i] ??= loaded[next++] as Map<unknown, unknown>;
   }
+  return answers as RelationsLoaded<L>;
+}
+
+/** `loadRelations` of relations none of which is known. */
+async function loadTogether<const L extends readonly RelationLoad[]>(db: Db, loads: L): Promise<RelationsLoaded<L>> {
   const only: unknown[] = [];
   let present = 0;
   let many = 0;
@@ -254,7 +266,8 @@ export class KnownRelations {
     private readonly key: unknown,
     /** Each foreign key's related record, shaped, by the spec and then the key. */
     private readonly foreign: ReadonlyMap<object, ReadonlyMap<unknown, unknown>>,
-    private readonly children: ReadonlySet<object>,
+    /** The row's children, shaped, by the spec of their relation (none: an empty list). */
+    private readonly children: ReadonlyMap<object, readonly unknown[]>,
   ) {}
 
   /** What a load of `spec` for `keys` answers, or undefined when it is not known. */
@@ -269,9 +282,14 @@ export class KnownRelations {
       }
       return out;
     }
-    return this.children.has(spec) && keys.every((key) => key === this.key) ? new Map() : undefined;
+    const children = this.children.get(spec);
+    if (!children || !keys.every((key) => key === this.key)) return undefined;
+    return children.length > 0 && keys.length > 0 ? new Map([[this.key, children]]) : new Map();
   }
 }
+
+/** The relations read with a row by the statement that read it (`relationsJoin`), by the row. */
+const readWith = new WeakMap<Row, KnownRelations>();
 
 /** Per database (a transaction), the relations known while a row read with them is shaped (`withKnownRelations`). */
 const knownRelations = new WeakMap<Db, KnownRelations>();
@@ -327,7 +345,7 @@ function makeRelatedColumns(db: Db, table: string, relations: StateRelations<any
     const sql = columns.map((c, n) => `(select ${id(`${alias}.${c}`)} from ${id(spec.table)} as ${id(alias)} where ${where}) as ${id(names[n])}`);
     return { spec, column, columns, names, sql };
   });
-  const children = new Set<object>(relations.children);
+  const children = new Map<object, readonly unknown[]>(relations.children.map((spec) => [spec, []]));
   const added = new Set(foreign.flatMap((f) => f.names));
   return {
     sql: foreign.flatMap((f) => f.sql).join(', '),
@@ -349,6 +367,106 @@ function makeRelatedColumns(db: Db, table: string, relations: StateRelations<any
         else records.set(f.spec, new Map([[found, f.spec.shape(related)]]));
       }
       return { row, known: consistent ? new KnownRelations(key, records, children) : undefined };
+    },
+  };
+}
+
+/**
+ * How a retrieve reads its row and the related records of its representation in one statement
+ * (`selectAround`). The row's own SELECT, as hooks narrowed it, is a derived table: its names stay
+ * its own, and, as it only filters rows by their key (no LIMIT), the databases flatten it into the
+ * statement. Each foreign key's related table is LEFT JOINed on its key and, where the database is
+ * a server (`joinsManyToMany`), so is the first many-to-many relation, through its join table (a
+ * row per related record, ordered by its key as `loadManyToMany` orders them). What it does not
+ * join (a reverse relation, a second many-to-many one, one on SQLite) is loaded as for any row.
+ */
+export interface RelationsJoin {
+  /** The statement around the row's SELECT, whose SQL text is `sql`. */
+  around(sql: string): string;
+  /**
+   * The row the statement's rows hold (undefined when they are none), its relations known to the
+   * `loadRelations` that shapes it; not when a foreign key's value names no record, which the
+   * constraint rules out (its relations are then read as those of any other row).
+   */
+  read(rows: readonly Row[]): Row | undefined;
+}
+
+/** Per database, per `StateRelations` and list of the row's columns, the join of `relationsJoin`, made once (null: none). */
+const relationsJoins = new WeakMap<Database, WeakMap<StateRelations<any>, WeakMap<readonly string[], RelationsJoin | null>>>();
+
+/**
+ * The join reading the row of key column `pk` with `columns` and the relations of `relations`
+ * (`RelationsJoin`), made once per database; undefined when there is nothing to join, or a column
+ * is not a plain name.
+ */
+export function relationsJoin(db: Db, pk: string, columns: readonly string[], relations: StateRelations<any>): RelationsJoin | undefined {
+  const database = databaseOf(db);
+  let byRelations = relationsJoins.get(database);
+  if (!byRelations) relationsJoins.set(database, (byRelations = new WeakMap()));
+  let byColumns = byRelations.get(relations);
+  if (!byColumns) byRelations.set(relations, (byColumns = new WeakMap()));
+  let made = byColumns.get(columns);
+  if (made === undefined) byColumns.set(columns, (made = makeRelationsJoin(db, pk, columns, relations)));
+  return made ?? undefined;
+}
+
+const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+function makeRelationsJoin(db: Db, pk: string, columns: readonly string[], relations: StateRelations<any>): RelationsJoin | null {
+  if (!columns.includes(pk) || !columns.every((c) => PLAIN_NAME.test(c))) return null;
+  const id = (name: string) => db.raw('??', [name]).toQuery();
+  const row = id('__row');
+  // Each related table under an alias of its own: it may be the row's own table (a self-reference).
+  const joined = (spec: ForeignSpec<any>, alias: string) => {
+    const related = spec.columns.includes(spec.pk) ? spec.columns : [...spec.columns, spec.pk];
+    const names = related.map((_, n) => `${alias}_${n}`);
+    return { spec, related, names, key: names[related.indexOf(spec.pk)], select: related.map((c, n) => `${id(`${alias}.${c}`)} as ${id(names[n])}`) };
+  };
+  const foreign = relations.foreign
+    .filter(([, column]) => columns.includes(column))
+    .map(([spec, column], i) => ({ ...joined(spec, `__r${i}`), column, join: `left join ${id(spec.table)} as ${id(`__r${i}`)} on ${id(`__r${i}.${spec.pk}`)} = ${row}.${id(column)}` }));
+  const spec = dialectOf(db).joinsManyToMany ? relations.children.find(isManyToMany) : undefined;
+  const many = spec && {
+    ...joined(spec, '__m'),
+    join:
+      `left join ${id(spec.joinTable)} as ${id('__m_link')} on ${id(`__m_link.${spec.ownColumn}`)} = ${row}.${id(pk)} ` +
+      `left join ${id(spec.table)} as ${id('__m')} on ${id(`__m.${spec.pk}`)} = ${id(`__m_link.${spec.otherColumn}`)} order by ${id(`__m.${spec.pk}`)}`,
+  };
+  if (foreign.length === 0 && !many) return null;
+  const select = [`${row}.*`, ...foreign.flatMap((f) => f.select), ...(many?.select ?? [])].join(', ');
+  const head = `select ${select} from (`;
+  const tail = `) as ${row} ${[...foreign.map((f) => f.join), ...(many ? [many.join] : [])].join(' ')}`;
+  const relatedOf = (j: { related: readonly string[]; names: readonly string[] }, at: Row) => {
+    const related: Row = {};
+    for (let n = 0; n < j.related.length; n++) related[j.related[n]] = at[j.names[n]];
+    return related;
+  };
+  return {
+    around: (sql) => head + sql + tail,
+    read(rows) {
+      if (rows.length === 0) return undefined;
+      const first = rows[0];
+      const row: Row = {};
+      for (const column of columns) row[column] = first[column];
+      const records = new Map<object, Map<unknown, unknown>>();
+      for (const f of foreign) {
+        // A key left null names no record: its load answers none.
+        if (row[f.column] === null || row[f.column] === undefined) {
+          records.set(f.spec, new Map());
+          continue;
+        }
+        const found = first[f.key];
+        if (found === null || found === undefined) return row;
+        records.set(f.spec, new Map([[found, f.spec.shape(relatedOf(f, first))]]));
+      }
+      const children = new Map<object, unknown[]>();
+      if (many) {
+        const list: unknown[] = [];
+        for (const at of rows) if (at[many.key] !== null && at[many.key] !== undefined) list.push(many.spec.shape(relatedOf(many, at)));
+        children.set(many.spec, list);
+      }
+      readWith.set(row, new KnownRelations(row[pk], records, children));
+      return row;
     },
   };
 }

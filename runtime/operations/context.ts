@@ -4,15 +4,16 @@
  */
 import type { Request, RequestHandler } from 'express';
 import { requireAuth, type AuthContext, type Authenticator, type AuthUser } from '../auth/authenticators';
-import { dialectOf, insertWhereReferencesExist, selectFirst, selectFixed, writeReturning, type Db, type RowReference } from '../db/connection';
+import { dialectOf, insertWhereReferencesExist, selectAround, selectFirst, selectFixed, writeReturning, type Db, type RowReference } from '../db/connection';
 import { NotFoundError, type ModelRef } from '../core/errors';
 import type { Knex } from 'knex';
-import { exists, relatedColumns, withKnownRelations, type ColumnOf, type KnownRelations, type Row, type StateRelations } from '../db/rows';
+import { exists, relatedColumns, relationsJoin, withKnownRelations, type ColumnOf, type KnownRelations, type Row, type StateRelations } from '../db/rows';
 import type { Settings } from '../core/settings';
 import type { LoginThrottle } from '../auth/throttle';
 import type { ExceptionHandlers } from './exceptions';
 import type { Conflicts } from './conflicts';
 import { TransactionGate } from './transactions';
+import { onlyFilters } from '../db/knex-internals';
 import { checkIfMatch, etagOf } from './conditional';
 
 /** Both 404 keys of a model; the setting SVC_NOT_FOUND_ERROR_USE_VERBOSE_NAMES picks one. */
@@ -220,10 +221,17 @@ export function rowLookup<R extends Row = Row>(options: {
   }
   return {
     queryset,
-    /** The row with this primary key among those the caller may read, or a 404. */
-    async findVisible(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<R> {
+    /**
+     * The row with this primary key among those the caller may read, or a 404. With `relations`
+     * (those of the representation it is read for), the same statement reads the related records
+     * it can join (`relationsJoin`): shaping the row does not read them again.
+     */
+    async findVisible(ctx: RequestContext, key: unknown, columns: readonly string[], relations?: StateRelations<R>): Promise<R> {
       const { query } = await queryset(ctx);
-      const row = await selectFirst(ctx.db, query.select(columns).where(`${table}.${pk}`, key as any));
+      query.select(columns).where(`${table}.${pk}`, key as any);
+      // Joined where the query (as hooks narrowed it) is its table's rows filtered: the key is then one row's.
+      const join = relations && onlyFilters(query) ? relationsJoin(ctx.db, pk, columns, relations) : undefined;
+      const row = join ? join.read(await selectAround(ctx.db, query, join.around)) : await selectFirst(ctx.db, query);
       if (!row) throw new NotFoundError(model);
       return row as R;
     },

@@ -20,6 +20,7 @@ import {
   MysqlQueryCompiler,
   MysqlTableCompiler,
   onAcquireFailure,
+  onlyFilters,
   queryUidOf,
   sqliteBindings,
   SqliteQueryCompiler,
@@ -65,6 +66,26 @@ describe.each(DIALECTS)('Knex internals the runtime reads (%s)', (dialect) => {
     assume('builder fields', builderInternals(db('items').timeout(5))._timeout === 5, '_timeout');
     assume('builder fields', builderInternals(db('items').queryContext({ a: 1 }))._queryContext !== undefined, '_queryContext');
     assume('builder fields', (builderInternals(db('items').comment('c'))._comments ?? []).length === 1, '_comments');
+  });
+
+  it('builder fields: onlyFilters tells a query of its table\'s rows filtered from one that joins, groups, orders, limits or locks', () => {
+    const table = dialect === 'postgres' ? db('items').withSchema('public') : db('items');
+    const filtered = table.select(['id', 'name']).where('name', 'a').whereNull('id');
+    expect(onlyFilters(filtered.where((q) => q.where('id', 1).orWhere('id', 2)))).toBe(true);
+    expect(onlyFilters(db('items').where('id', 1))).toBe(true);
+    const others: [string, Knex.QueryBuilder][] = [
+      ['join', db('items').join('items as other', 'other.id', 'items.id')],
+      ['groupBy', db('items').select('name').groupBy('name')],
+      ['orderBy', db('items').orderBy('name')],
+      ['distinct', db('items').distinct('name')],
+      ['count', db('items').count('id')],
+      ['limit', db('items').limit(2)],
+      ['offset', db('items').offset(2)],
+      ['forUpdate', db('items').forUpdate()],
+      ['first', db('items').first('id') as unknown as Knex.QueryBuilder],
+      ['union', db('items').where('id', 1).union(db('items').where('id', 2))],
+    ];
+    for (const [name, query] of others) expect([name, onlyFilters(query)]).toEqual([name, false]);
   });
 
   it('where records: conditions on values keep their value in `value`, with the types the shape reader binds', () => {

@@ -5,7 +5,14 @@
  * no children yet; `stateETag` then hashes the state from them. The ETag is the one a read of the
  * committed row gives, with a key named or null, and where the insert returns no rows (MySQL) the
  * relations are read as before.
+ *
+ * A retrieve reading its relations with its row: `findVisible` with `relations` joins the related
+ * records of the foreign keys, and on a server the first many-to-many relation, into the row's
+ * statement, and the `loadRelations` that shapes the row reads only the others. The representation
+ * is the one loading every relation gives.
  */
+import type { Knex } from 'knex';
+import { NotFoundError } from '../../runtime/core/errors';
 import { etagOf } from '../../runtime/operations/conditional';
 import {
   loadRelations,
@@ -61,11 +68,15 @@ const RELATIONS: StateRelations<NodeRow> = {
 
 /** The representation of nodes: the maker and parent nested, the labels listed. */
 async function shapeNode(db: Db, rows: NodeRow[]) {
-  const [maker, parent, labels] = await loadRelations(db, [
-    [MAKER, rows.map((row) => row.maker_code)],
-    [PARENT, rows.map((row) => row.parent_id)],
-    [LABELS, rows.map((row) => row.id)],
-  ]);
+  const [maker, parent, labels] = await loadRelations(
+    db,
+    [
+      [MAKER, rows.map((row) => row.maker_code)],
+      [PARENT, rows.map((row) => row.parent_id)],
+      [LABELS, rows.map((row) => row.id)],
+    ],
+    rows,
+  );
   return rows.map((row) => ({
     id: row.id,
     name: row.name,
@@ -184,5 +195,90 @@ describe.each(DIALECTS)('a create reading its state with its insert (%s)', (dial
     const [state] = await shapeNode(db, [await db('nodes').select(COLUMNS).where('id', row.id).first()]);
     expect(state.labels).toEqual([{ id: expect.any(Number), text: 'red' }]);
     expect(statements.filter((s) => /labels/.test(s)).length).toBeGreaterThan(0);
+  });
+
+  describe('a retrieve reading the relations of its representation with its row', () => {
+    const selects = () => statements.filter((sql) => /^select/i.test(sql));
+    /** Hides rows named `hidden`, as a queryset_request hook does; with `join`, by a join of its own. */
+    const narrowed = (join: boolean) =>
+      rowLookup<NodeRow>({
+        table: 'nodes',
+        pk: 'id',
+        model: { notFoundKey: 'node' },
+        narrow: (_ctx, query: Knex.QueryBuilder) =>
+          join ? query.leftJoin('makers as made_by', 'made_by.code', 'nodes.maker_code').whereNot('nodes.name', 'hidden') : query.whereNot('nodes.name', 'hidden'),
+      });
+    const ctx = () => ({ db, service, req: {}, user: undefined }) as unknown as RequestContext;
+    /** The representation as `findVisible` with the relations reads and shapes it, and the SELECTs that took. */
+    async function retrieve(id: number, lookup = narrowed(false)) {
+      statements.length = 0;
+      const row = await lookup.findVisible(ctx(), id, COLUMNS, RELATIONS);
+      const [item] = await shapeNode(db, [row]);
+      return { row, item, selects: selects() };
+    }
+    /** The representation loading every relation, from the row read alone. */
+    const loaded = async (id: number) => (await shapeNode(db, [await db('nodes').select(COLUMNS).where('id', id).first()]))[0];
+    const labelIds: number[] = [];
+
+    beforeAll(async () => {
+      // Labels whose keys are not in the order they are linked: the list is ordered by key.
+      for (const text of ['blue', 'green', 'amber']) {
+        const [made] = await db('labels').insert({ text }).returning('id');
+        labelIds.push(typeof made === 'object' ? made.id : made);
+      }
+    });
+
+    it('reads the row, its maker and parent, and on a server its labels, in one statement', async () => {
+      const [made] = await db('nodes').insert({ name: 'full', maker_code: 'acme', parent_id: root }).returning('id');
+      const id: number = typeof made === 'object' ? made.id : made;
+      for (const label of [...labelIds].reverse()) await db('nodes_labels').insert({ node_id: id, label_id: label });
+      const { row, item, selects } = await retrieve(id);
+      expect(Object.keys(row)).toEqual(COLUMNS);
+      expect(item).toEqual(await loaded(id));
+      expect(item.labels.map((l) => l.id)).toEqual([...labelIds].sort((a, b) => a - b));
+      expect(item.maker).toEqual({ code: 'acme', label: 'Acme "Works"' });
+      // One statement on a server; SQLite reads the labels with a statement of their own.
+      expect(selects).toHaveLength(dialectOf(db).joinsManyToMany ? 1 : 2);
+      expect(selects[0]).toMatch(/ left join .?makers.? as /);
+    });
+
+    it('gives the representation loading gives for keys left null, no labels, and its own table as parent', async () => {
+      const [made] = await db('nodes').insert({ name: 'bare' }).returning('id');
+      const bare: number = typeof made === 'object' ? made.id : made;
+      const [again] = await db('nodes').insert({ name: 'child of bare', parent_id: bare }).returning('id');
+      const child: number = typeof again === 'object' ? again.id : again;
+      for (const id of [bare, child, root]) {
+        const { item, selects } = await retrieve(id);
+        expect(item).toEqual(await loaded(id));
+        expect(selects).toHaveLength(dialectOf(db).joinsManyToMany ? 1 : 2);
+      }
+      expect((await retrieve(child)).item.parent).toEqual({ id: bare, name: 'bare', done: false });
+    });
+
+    it('answers 404 for a row the hook hides or none has, and reads as before when the hook joins', async () => {
+      const [made] = await db('nodes').insert({ name: 'hidden', maker_code: 'acme' }).returning('id');
+      const hidden: number = typeof made === 'object' ? made.id : made;
+      await expect(retrieve(hidden)).rejects.toBeInstanceOf(NotFoundError);
+      await expect(retrieve(hidden, narrowed(true))).rejects.toBeInstanceOf(NotFoundError);
+      await expect(retrieve(999999)).rejects.toBeInstanceOf(NotFoundError);
+      // A query with a join of its own may answer a row more than once: nothing is joined to it.
+      const { item, selects } = await retrieve(root, narrowed(true));
+      expect(item).toEqual(await loaded(root));
+      expect(selects[0]).not.toMatch(/__r0/);
+      expect(selects.length).toBeGreaterThan(1);
+    });
+
+    it('reads the relations of a row whose key names no record as those of any other row', async () => {
+      // A maker looked up by its label: the join finds none for the code the row holds.
+      const byLabel = { ...MAKER, pk: 'label' } satisfies ForeignSpec<unknown>;
+      const relations: StateRelations<NodeRow> = { foreign: [[byLabel, 'maker_code']], children: [] };
+      const [made] = await db('nodes').insert({ name: 'dangling', maker_code: 'acme' }).returning('id');
+      const id: number = typeof made === 'object' ? made.id : made;
+      const row = await narrowed(false).findVisible(ctx(), id, COLUMNS, relations);
+      statements.length = 0;
+      const [maker] = await loadRelations(db, [[byLabel, [row.maker_code]]], [row]);
+      expect(maker.size).toBe(0);
+      expect(selects()).toHaveLength(1);
+    });
   });
 });

@@ -164,7 +164,7 @@ const ARTICLE_DETAIL_TAGS = {
   }),
 } satisfies ManyToManySpec<unknown, TagRow>;
 
-/** ArticleDetail's relations, as a create's insert reads them with its row (`insertRow`): author and category by their keys; tags, none yet. */
+/** ArticleDetail's relations, read with its row by the statement that finds it (`findVisible`) or inserts it (`insertRow`): author and category by their keys; tags by the row's. */
 export const DETAIL_RELATIONS: StateRelations<ArticleRow> = {
   foreign: [
     [ARTICLE_DETAIL_AUTHOR, 'author_id'],
@@ -175,11 +175,15 @@ export const DETAIL_RELATIONS: StateRelations<ArticleRow> = {
 
 /** Rows as ArticleDetail, loading author, category and tags together (loadRelations). */
 export async function shapeArticleDetail(db: Db, rows: ArticleRow[]): Promise<ArticleDetail[]> {
-  const [author, category, tags] = await loadRelations(db, [
-    [ARTICLE_DETAIL_AUTHOR, rows.map((row) => row.author_id)],
-    [ARTICLE_DETAIL_CATEGORY, rows.map((row) => row.category_id)],
-    [ARTICLE_DETAIL_TAGS, rows.map((row) => row.id)],
-  ]);
+  const [author, category, tags] = await loadRelations(
+    db,
+    [
+      [ARTICLE_DETAIL_AUTHOR, rows.map((row) => row.author_id)],
+      [ARTICLE_DETAIL_CATEGORY, rows.map((row) => row.category_id)],
+      [ARTICLE_DETAIL_TAGS, rows.map((row) => row.id)],
+    ],
+    rows,
+  );
   return rows.map((row) => ({
     id: row.id,
     title: row.title,

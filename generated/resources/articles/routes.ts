@@ -188,7 +188,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
           const [item] = await selectShape(
             expandShape(q.shapeArticleDetail, q.EXPANSIONS, expand),
             withExpanded(fields, expand),
-          )(ctx.db, [await findVisible(ctx, pk, q.DETAIL_COLUMNS)]);
+          )(ctx.db, [await findVisible(ctx, pk, q.DETAIL_COLUMNS, q.DETAIL_RELATIONS)]);
           return item;
         },
       },

@@ -80,7 +80,7 @@ const BOOK_DETAIL_WRITER = {
   }),
 } satisfies ForeignSpec<unknown, WriterRow>;
 
-/** BookDetail's relations, as a create's insert reads them with its row (`insertRow`): writer by its key. */
+/** BookDetail's relations, read with its row by the statement that finds it (`findVisible`) or inserts it (`insertRow`): writer by its key. */
 export const DETAIL_RELATIONS: StateRelations<BookRow> = {
   foreign: [[BOOK_DETAIL_WRITER, 'writer_id']],
   children: [],
