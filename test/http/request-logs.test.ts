@@ -111,6 +111,21 @@ describe('output', () => {
     expect(Object.keys(JSON.parse(lines[1].line))).toEqual(['level', 'time', 'reqId', 'method', 'status', 'durationMs', 'msg']);
   });
 
+  it("writes a line's time as toISOString writes it, the milliseconds padded, across seconds and days", () => {
+    const instants = ['2026-11-27T08:32:05.000Z', '2026-11-27T08:32:05.007Z', '2026-11-27T08:32:05.050Z', '2026-11-27T08:32:05.999Z', '2026-11-27T08:32:06.000Z'];
+    const more = [Date.UTC(2026, 11, 31, 23, 59, 59, 999), Date.UTC(2027, 0, 1), Date.UTC(2028, 1, 29, 12, 0, 0, 42), 0];
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+    try {
+      for (const at of [...instants.map((t) => Date.parse(t)), ...more]) {
+        jest.setSystemTime(at);
+        // Twice: the second line of a millisecond shares the first's string.
+        for (let i = 0; i < 2; i++) expect(JSON.parse(requestLine('r', 'GET', undefined, 200, 1, undefined).line).time).toBe(new Date(at).toISOString());
+      }
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('is one JSON line on stdout, and readable lines with NODE_ENV=development', () => {
     const { time, ...line } = JSON.parse(print({ NODE_ENV: 'production' }));
     expect(line).toEqual({ level: 30, reqId: 'r-1', status: 200, msg: 'request' });
