@@ -101,9 +101,22 @@ async function joinedForeignKeysOnly<L extends readonly RelationLoad[]>(db: Db, 
   return loads.map(([spec]) => (isManyToMany(spec) ? many[m++] : joined[f++])) as RelationsLoaded<L>;
 }
 
+/**
+ * `name` as the engine keeps the names of properties (internalized): a name made at run time, such
+ * as `__j0_1`, is otherwise looked up in the engine's string table each time it reads a property.
+ */
+const propertyName = (name: string): string => Object.keys({ [name]: 0 })[0];
+
+/** One entry: a Map constructed from a list of pairs goes through the iterator protocol. */
+function mapOf<K, V>(key: K, value: V): Map<K, V> {
+  const map = new Map<K, V>();
+  map.set(key, value);
+  return map;
+}
+
 /** `__j{i}_{n}`: the name in a joined row of column `n` of the relation at index `i`, made once. */
 const aliasNames: string[][] = [];
-const aliasOf = (i: number, n: number): string => ((aliasNames[i] ??= [])[n] ??= `__j${i}_${n}`);
+const aliasOf = (i: number, n: number): string => ((aliasNames[i] ??= [])[n] ??= propertyName(`__j${i}_${n}`));
 
 /** A number for each spec `loadRelations` joins, naming the statement of each set of specs. */
 const specIds = new WeakMap<object, number>();
@@ -126,7 +139,7 @@ const specId = (spec: object) => {
  * that read it read them too (`relationsJoin`), and those `withKnownRelations` gives.
  */
 export async function loadRelations<const L extends readonly RelationLoad[]>(db: Db, loads: L, rows?: readonly Row[]): Promise<RelationsLoaded<L>> {
-  const known = knownRelations.get(db) ?? (rows?.length === 1 ? readWith.get(rows[0]) : undefined);
+  const known = knownRelations.get(db) ?? (rows?.length === 1 ? (rows[0] as ReadRow)[READ_WITH] : undefined);
   if (!known) return loadTogether(db, loads);
   const answers: (Map<unknown, unknown> | undefined)[] = loads.map(([spec, keys]) => known.answer(spec, keys));
   const unknown = loads.filter((_, i) => answers[i] === undefined);
@@ -284,12 +297,16 @@ export class KnownRelations {
     }
     const children = this.children.get(spec);
     if (!children || !keys.every((key) => key === this.key)) return undefined;
-    return children.length > 0 && keys.length > 0 ? new Map([[this.key, children]]) : new Map();
+    return children.length > 0 && keys.length > 0 ? mapOf(this.key, children) : new Map();
   }
 }
 
-/** The relations read with a row by the statement that read it (`relationsJoin`), by the row. */
-const readWith = new WeakMap<Row, KnownRelations>();
+/**
+ * The key under which a row carries the relations the statement that read it read too
+ * (`relationsJoin`): a symbol, which no column, JSON or enumeration of its columns sees.
+ */
+const READ_WITH: unique symbol = Symbol('relations read with the row');
+type ReadRow = Row & { [READ_WITH]?: KnownRelations };
 
 /** Per database (a transaction), the relations known while a row read with them is shaped (`withKnownRelations`). */
 const knownRelations = new WeakMap<Db, KnownRelations>();
@@ -364,7 +381,7 @@ function makeRelatedColumns(db: Db, table: string, relations: StateRelations<any
         f.columns.forEach((c, n) => (related[c] = returned[f.names[n]]));
         const found = related[f.spec.pk];
         if (found === null || found === undefined) consistent = false;
-        else records.set(f.spec, new Map([[found, f.spec.shape(related)]]));
+        else records.set(f.spec, mapOf(found, f.spec.shape(related)));
       }
       return { row, known: consistent ? new KnownRelations(key, records, children) : undefined };
     },
@@ -384,9 +401,10 @@ export interface RelationsJoin {
   /** The statement around the row's SELECT, whose SQL text is `sql`. */
   around(sql: string): string;
   /**
-   * The row the statement's rows hold (undefined when they are none), its relations known to the
-   * `loadRelations` that shapes it; not when a foreign key's value names no record, which the
-   * constraint rules out (its relations are then read as those of any other row).
+   * The row the statement's rows hold (undefined when they are none): its columns, and the related
+   * records' under names of their own (`__r0_1`), which its representation does not read. Its
+   * relations are known to the `loadRelations` that shapes it; not when a foreign key's value names
+   * no record, which the constraint rules out (its relations are then read as for any other row).
    */
   read(rows: readonly Row[]): Row | undefined;
 }
@@ -419,7 +437,7 @@ function makeRelationsJoin(db: Db, pk: string, columns: readonly string[], relat
   // Each related table under an alias of its own: it may be the row's own table (a self-reference).
   const joined = (spec: ForeignSpec<any>, alias: string) => {
     const related = spec.columns.includes(spec.pk) ? spec.columns : [...spec.columns, spec.pk];
-    const names = related.map((_, n) => `${alias}_${n}`);
+    const names = related.map((_, n) => propertyName(`${alias}_${n}`));
     return { spec, related, names, key: names[related.indexOf(spec.pk)], select: related.map((c, n) => `${id(`${alias}.${c}`)} as ${id(names[n])}`) };
   };
   const foreign = relations.foreign
@@ -433,7 +451,8 @@ function makeRelationsJoin(db: Db, pk: string, columns: readonly string[], relat
       `left join ${id(spec.table)} as ${id('__m')} on ${id(`__m.${spec.pk}`)} = ${id(`__m_link.${spec.otherColumn}`)} order by ${id(`__m.${spec.pk}`)}`,
   };
   if (foreign.length === 0 && !many) return null;
-  const select = [`${row}.*`, ...foreign.flatMap((f) => f.select), ...(many?.select ?? [])].join(', ');
+  // The row's columns by name, not `*`: SQLite's reads make the rows of a statement whose columns its text names with one call each.
+  const select = [...columns.map((c) => `${row}.${id(c)}`), ...foreign.flatMap((f) => f.select), ...(many?.select ?? [])].join(', ');
   const head = `select ${select} from (`;
   const tail = `) as ${row} ${[...foreign.map((f) => f.join), ...(many ? [many.join] : [])].join(' ')}`;
   const relatedOf = (j: { related: readonly string[]; names: readonly string[] }, at: Row) => {
@@ -445,9 +464,7 @@ function makeRelationsJoin(db: Db, pk: string, columns: readonly string[], relat
     around: (sql) => head + sql + tail,
     read(rows) {
       if (rows.length === 0) return undefined;
-      const first = rows[0];
-      const row: Row = {};
-      for (const column of columns) row[column] = first[column];
+      const row = rows[0];
       const records = new Map<object, Map<unknown, unknown>>();
       for (const f of foreign) {
         // A key left null names no record: its load answers none.
@@ -455,9 +472,9 @@ function makeRelationsJoin(db: Db, pk: string, columns: readonly string[], relat
           records.set(f.spec, new Map());
           continue;
         }
-        const found = first[f.key];
+        const found = row[f.key];
         if (found === null || found === undefined) return row;
-        records.set(f.spec, new Map([[found, f.spec.shape(relatedOf(f, first))]]));
+        records.set(f.spec, mapOf(found, f.spec.shape(relatedOf(f, row))));
       }
       const children = new Map<object, unknown[]>();
       if (many) {
@@ -465,7 +482,7 @@ function makeRelationsJoin(db: Db, pk: string, columns: readonly string[], relat
         for (const at of rows) if (at[many.key] !== null && at[many.key] !== undefined) list.push(many.spec.shape(relatedOf(many, at)));
         children.set(many.spec, list);
       }
-      readWith.set(row, new KnownRelations(row[pk], records, children));
+      (row as ReadRow)[READ_WITH] = new KnownRelations(row[pk], records, children);
       return row;
     },
   };

@@ -233,7 +233,9 @@ describe.each(DIALECTS)('a create reading its state with its insert (%s)', (dial
       const id: number = typeof made === 'object' ? made.id : made;
       for (const label of [...labelIds].reverse()) await db('nodes_labels').insert({ node_id: id, label_id: label });
       const { row, item, selects } = await retrieve(id);
-      expect(Object.keys(row)).toEqual(COLUMNS);
+      // The row's columns, as a read of the row alone answers them (the related records' come after them).
+      expect(Object.keys(row).slice(0, COLUMNS.length)).toEqual(COLUMNS);
+      expect(Object.fromEntries(COLUMNS.map((c) => [c, row[c]]))).toEqual(await db('nodes').select(COLUMNS).where('id', id).first());
       expect(item).toEqual(await loaded(id));
       expect(item.labels.map((l) => l.id)).toEqual([...labelIds].sort((a, b) => a - b));
       expect(item.maker).toEqual({ code: 'acme', label: 'Acme "Works"' });
