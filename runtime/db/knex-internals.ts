@@ -57,16 +57,15 @@ export function statementsOf(query: Knex.QueryBuilder): readonly KnexStatement[]
 const TABLE_SINGLES: ReadonlySet<string> = new Set(['table', 'schema', 'only']);
 
 /**
- * Whether a query only selects columns of its table and filters its rows (see "builder fields": a
- * plain `select` is a `columns` clause with no `type` and no `distinct`; a join, a grouping, an
- * order, an aggregate, a limit, an offset or a lock is anything else): each row it answers is a
- * row of its table, answered once.
+ * Whether a query only filters the rows of its table (see "builder fields": its clauses are all
+ * `where` ones; a column selected, a join, a grouping, an order, a limit, an offset or a lock is
+ * anything else): each row it answers is a row of its table, answered once.
  */
 export function onlyFilters(query: Knex.QueryBuilder): boolean {
   const builder = builderInternals(query);
   if (builder._method !== undefined && builder._method !== 'select') return false;
   for (const key in builder._single) if (!TABLE_SINGLES.has(key)) return false;
-  return builder._statements.every((s) => s.grouping === 'where' || (s.grouping === 'columns' && s.type === undefined && !s.distinct && !s.distinctOn));
+  return builder._statements.every((s) => s.grouping === 'where');
 }
 
 /**

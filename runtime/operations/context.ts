@@ -228,9 +228,9 @@ export function rowLookup<R extends Row = Row>(options: {
      */
     async findVisible(ctx: RequestContext, key: unknown, columns: readonly string[], relations?: StateRelations<R>): Promise<R> {
       const { query } = await queryset(ctx);
-      query.select(columns).where(`${table}.${pk}`, key as any);
-      // Joined where the query (as hooks narrowed it) is its table's rows filtered: the key is then one row's.
+      // Joined where the query, as hooks narrowed it, only filters its table's rows: the key is then one row's.
       const join = relations && onlyFilters(query) ? relationsJoin(ctx.db, pk, columns, relations) : undefined;
+      query.select(columns).where(`${table}.${pk}`, key as any);
       const row = join ? join.read(await selectAround(ctx.db, query, join.around)) : await selectFirst(ctx.db, query);
       if (!row) throw new NotFoundError(model);
       return row as R;

@@ -199,18 +199,21 @@ describe.each(DIALECTS)('a create reading its state with its insert (%s)', (dial
 
   describe('a retrieve reading the relations of its representation with its row', () => {
     const selects = () => statements.filter((sql) => /^select/i.test(sql));
-    /** Hides rows named `hidden`, as a queryset_request hook does; with `join`, by a join of its own. */
-    const narrowed = (join: boolean) =>
+    /** Hides rows named `hidden`, as a queryset_request hook does; with `more`, with a join or a column of its own too. */
+    const narrowed = (more?: 'join' | 'select') =>
       rowLookup<NodeRow>({
         table: 'nodes',
         pk: 'id',
         model: { notFoundKey: 'node' },
-        narrow: (_ctx, query: Knex.QueryBuilder) =>
-          join ? query.leftJoin('makers as made_by', 'made_by.code', 'nodes.maker_code').whereNot('nodes.name', 'hidden') : query.whereNot('nodes.name', 'hidden'),
+        narrow: (_ctx, query: Knex.QueryBuilder) => {
+          query.whereNot('nodes.name', 'hidden');
+          if (more === 'join') query.leftJoin('makers as made_by', 'made_by.code', 'nodes.maker_code');
+          if (more === 'select') query.select('nodes.*');
+        },
       });
     const ctx = () => ({ db, service, req: {}, user: undefined }) as unknown as RequestContext;
     /** The representation as `findVisible` with the relations reads and shapes it, and the SELECTs that took. */
-    async function retrieve(id: number, lookup = narrowed(false)) {
+    async function retrieve(id: number, lookup = narrowed()) {
       statements.length = 0;
       const row = await lookup.findVisible(ctx(), id, COLUMNS, RELATIONS);
       const [item] = await shapeNode(db, [row]);
@@ -261,13 +264,16 @@ describe.each(DIALECTS)('a create reading its state with its insert (%s)', (dial
       const [made] = await db('nodes').insert({ name: 'hidden', maker_code: 'acme' }).returning('id');
       const hidden: number = typeof made === 'object' ? made.id : made;
       await expect(retrieve(hidden)).rejects.toBeInstanceOf(NotFoundError);
-      await expect(retrieve(hidden, narrowed(true))).rejects.toBeInstanceOf(NotFoundError);
+      await expect(retrieve(hidden, narrowed('join'))).rejects.toBeInstanceOf(NotFoundError);
       await expect(retrieve(999999)).rejects.toBeInstanceOf(NotFoundError);
-      // A query with a join of its own may answer a row more than once: nothing is joined to it.
-      const { item, selects } = await retrieve(root, narrowed(true));
-      expect(item).toEqual(await loaded(root));
-      expect(selects[0]).not.toMatch(/__r0/);
-      expect(selects.length).toBeGreaterThan(1);
+      // A query with a join of its own may answer a row more than once, one with columns of its own
+      // names them twice: nothing is joined to either.
+      for (const more of ['join', 'select'] as const) {
+        const { item, selects } = await retrieve(root, narrowed(more));
+        expect(item).toEqual(await loaded(root));
+        expect(selects[0]).not.toMatch(/__r0/);
+        expect(selects.length).toBeGreaterThan(1);
+      }
     });
 
     it('reads the relations of a row whose key names no record as those of any other row', async () => {
@@ -276,7 +282,7 @@ describe.each(DIALECTS)('a create reading its state with its insert (%s)', (dial
       const relations: StateRelations<NodeRow> = { foreign: [[byLabel, 'maker_code']], children: [] };
       const [made] = await db('nodes').insert({ name: 'dangling', maker_code: 'acme' }).returning('id');
       const id: number = typeof made === 'object' ? made.id : made;
-      const row = await narrowed(false).findVisible(ctx(), id, COLUMNS, relations);
+      const row = await narrowed().findVisible(ctx(), id, COLUMNS, relations);
       statements.length = 0;
       const [maker] = await loadRelations(db, [[byLabel, [row.maker_code]]], [row]);
       expect(maker.size).toBe(0);
