@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import express from 'express';
 import request from 'supertest';
 import { ConfigurationError, connect, createApi, createLogger, loadSettings, startServer, type Logger, type RunningServer } from '../../runtime';
-import { logLevelOf, requestLine } from '../../runtime/http/logging';
+import { logLevelOf, newUuid, requestLine } from '../../runtime/http/logging';
 import { DIALECTS } from '../support/databases';
 import { testKeys } from '../support/keys';
 import { startBlog, type RunningService } from '../support/services';
@@ -36,6 +36,18 @@ function capture(level = 'info'): { logger: Logger; lines: Line[]; raw: string[]
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+describe('newUuid', () => {
+  it('gives random version 4 UUIDs, each one once, across the draws of their random bytes', () => {
+    const ids = Array.from({ length: 1000 }, () => newUuid());
+    for (const id of ids) expect(id).toMatch(UUID);
+    expect(new Set(ids).size).toBe(ids.length);
+    // Random bits: each of the 30 hex digits that are neither the version nor the variant takes
+    // all 16 values over a thousand ids (missing one has a chance of about 10^-27).
+    for (const at of [0, 7, 9, 12, 15, 16, 17, 20, 24, 35]) expect(new Set(ids.map((id) => id[at])).size).toBe(16);
+    expect(new Set(ids.map((id) => id[19]))).toEqual(new Set(['8', '9', 'a', 'b']));
+  });
+});
 
 describe('SVC_LOG_LEVEL', () => {
   it('defaults to info and refuses unknown levels', () => {
