@@ -314,7 +314,7 @@ export interface RequestLogOptions {
  * it ends. The line is built once, from fields read off the request: no child logger, one listener.
  */
 export function requestLogging({ logger, routeOf, onFinish }: RequestLogOptions): RequestHandler {
-  const setRequestId = checkedHeader('X-Request-Id');
+  const setRequestId = checkedHeader('x-request-id');
   const logs = logger.isLevelEnabled('info');
   // A logger of createLogger gets the line without pino's generic serialization; any other, through pino.
   const lines = (logger as JsonLinesLogger)[JSON_LINES];

@@ -32,12 +32,17 @@ import { presetHeaders } from './node-internals';
 /** The policy of the API's answers: they load nothing and may not be framed. */
 export const API_CSP = "default-src 'none'; frame-ancestors 'none'";
 
-/** The headers every response carries with `SVC_SECURITY_HEADERS` true, but the CSP. */
+/**
+ * The headers every response carries with `SVC_SECURITY_HEADERS` true, but the CSP. Their names are
+ * sent in lower case, as are those of `sendJson` and the request id's: header names are
+ * case-insensitive (RFC 9110 §5.1), and Node lower-cases each name it writes to find its own
+ * headers among them, which costs nothing for a name already in lower case.
+ */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
-  'X-Frame-Options': 'DENY',
-  'Cross-Origin-Opener-Policy': 'same-origin',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+  'cross-origin-opener-policy': 'same-origin',
 });
 
 export const DOCS_ACCESS = ['public', 'off', 'staff'] as const;
@@ -64,7 +69,7 @@ export function httpSecuritySettings(env: NodeJS.ProcessEnv = process.env): Http
 
 /** The middleware that sets the security headers and the API's CSP on every response. */
 export function securityHeaders(): RequestHandler {
-  const entries: [string, string][] = [...Object.entries(SECURITY_HEADERS), ['Content-Security-Policy', API_CSP]];
+  const entries: [string, string][] = [...Object.entries(SECURITY_HEADERS), ['content-security-policy', API_CSP]];
   // Set at once on a response that has no header yet (the first middleware's), else one by one.
   const preset = presetHeaders(entries);
   return (_req, res, next) => {

@@ -10,9 +10,10 @@ import { checkedHeader } from './node-internals';
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
-// The two headers of every answer, their names checked once (a length is a number, the type a constant).
-const setContentType = checkedHeader('Content-Type');
-const setContentLength = checkedHeader('Content-Length');
+// The two headers of every answer, their names checked once (a length is a number, the type a
+// constant) and sent in lower case (see SECURITY_HEADERS).
+const setContentType = checkedHeader('content-type');
+const setContentLength = checkedHeader('content-length');
 
 /** Sends `body` as JSON with `status` (a HEAD request gets the headers alone, as Node sends them). */
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {

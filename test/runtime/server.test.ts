@@ -215,6 +215,24 @@ describe('requests Node refuses before Express, on the blog', () => {
     expect(answer.status).toBe(200);
     expect(JSON.parse(answer.body)).toEqual({ status: 'ok' });
   });
+
+  it('sends the names of the headers of every answer in lower case, and those Node adds as Node writes them', async () => {
+    const answer = await rawExchange(running.port, 'GET /api/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    const names = answer.split('\r\n\r\n')[0].split('\r\n').slice(1).map((line) => line.slice(0, line.indexOf(':')));
+    expect(names).toEqual([
+      'x-content-type-options',
+      'referrer-policy',
+      'x-frame-options',
+      'cross-origin-opener-policy',
+      'content-security-policy',
+      'x-request-id',
+      'content-type',
+      'content-length',
+      'Date',
+      'Connection',
+    ]);
+    expect(answer.endsWith('\r\n\r\n{"status":"ok"}')).toBe(true);
+  });
 });
 
 describe('request and response objects', () => {
