@@ -22,7 +22,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { ConfigurationError } from '../core/settings';
 import { errorLogFields } from '../db/outage';
-import { checkedHeader } from './node-internals';
+import { outHeaders } from './node-internals';
 import { onResponseClose } from './server';
 
 export type { Logger } from 'pino';
@@ -314,7 +314,6 @@ export interface RequestLogOptions {
  * it ends. The line is built once, from fields read off the request: no child logger, one listener.
  */
 export function requestLogging({ logger, routeOf, onFinish }: RequestLogOptions): RequestHandler {
-  const setRequestId = checkedHeader('x-request-id');
   const logs = logger.isLevelEnabled('info');
   // A logger of createLogger gets the line without pino's generic serialization; any other, through pino.
   const lines = (logger as JsonLinesLogger)[JSON_LINES];
@@ -343,7 +342,9 @@ export function requestLogging({ logger, routeOf, onFinish }: RequestLogOptions)
     const id = requestIdOf(req);
     req.id = id;
     // The id is a UUID or matched REQUEST_ID_PATTERN: nothing for setHeader to check.
-    setRequestId(res, id);
+    const headers = outHeaders(res);
+    if (headers) headers['x-request-id'] = ['x-request-id', id];
+    else res.setHeader('x-request-id', id);
     onResponseClose(res, ended);
     next();
   };

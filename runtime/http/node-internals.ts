@@ -56,58 +56,29 @@ export const OUT_HEADERS_KEY: symbol | null = (() => {
   return headers && typeof headers === 'object' && (headers as Record<string, unknown>)['x-probe'] !== undefined ? key! : null;
 })();
 
-/** The prototype of the header objects `presetHeaders` makes: nothing to inherit, no `__proto__` setter. */
+/** The prototype of the header objects `outHeaders` makes: nothing to inherit, no `__proto__` setter. */
 const HEADERS_PROTOTYPE: object = Object.freeze(Object.create(null));
 
-/**
- * Sets the same headers on many responses at once: `preset(res)` gives a response that has no
- * header yet its own copy of `headers` (checked once, here, as `setHeader` checks them) and returns
- * true; a response that has some already is left alone (false: set them one by one).
- *
- * Node keeps a response's headers in an object without a prototype, which the engine stores as a
- * hash table: each `setHeader` inserts into it, and writing the head enumerates it the slow way.
- * The copy is an ordinary object whose properties are added in one order every time, so every
- * response's headers share one hidden class, and what `setHeader` adds later extends it.
- */
-export function presetHeaders(headers: readonly (readonly [string, string])[]): (res: http.ServerResponse) => boolean {
-  for (const [name, value] of headers) {
-    http.validateHeaderName(name);
-    http.validateHeaderValue(name, value);
-  }
-  const key = OUT_HEADERS_KEY;
-  if (!key) return () => false;
-  const entries = headers.map(([name, value]) => [name.toLowerCase(), [name, value]] as const);
-  return (res) => {
-    const target = res as unknown as Record<symbol, unknown>;
-    if (target[key] !== null) return false;
-    const copy = Object.create(HEADERS_PROTOTYPE) as Record<string, unknown>;
-    for (let i = 0; i < entries.length; i++) copy[entries[i][0]] = entries[i][1];
-    target[key] = copy;
-    return true;
-  };
-}
+/** The headers of a response as Node keeps them: each under its lower-case name, as `[name, value]`. */
+export type OutHeaders = Record<string, [string, string | number]>;
 
 /**
- * A setter of the header `name` (checked once, here) for values the caller has checked (visible
- * ASCII characters, or a number): straight into the response's headers, without `setHeader`
- * checking them again. The first header of a response makes its headers an ordinary object, as
- * `presetHeaders` does (where `setHeader` would make the engine's hash table). On a response whose
- * head is sent, or where Node keeps its headers otherwise, it is `setHeader`.
+ * The object `res` keeps its headers in (`OUT_HEADERS_KEY`), for a caller that sets headers it has
+ * checked (a name that is a token, a value of visible ASCII characters or a number) without
+ * `setHeader` checking them again: `headers['x-name'] = ['x-name', value]`, a new array each time
+ * (Node's `appendHeader` adds to the array it finds). Undefined when the head is sent, or where Node
+ * keeps headers otherwise: then `setHeader`.
+ *
+ * A response that has no header yet is given an ordinary object, where `setHeader` would make one
+ * without a prototype, which the engine stores as a hash table and enumerates the slow way when the
+ * head is written. Set with literal names, in one order, the headers of every response share one
+ * hidden class, and each of those stores is a single check of it.
  */
-export function checkedHeader(name: string): (res: http.ServerResponse, value: string | number) => void {
-  http.validateHeaderName(name);
-  const key = name.toLowerCase();
-  const outHeaders = OUT_HEADERS_KEY;
-  if (!outHeaders) return (res, value) => void res.setHeader(name, value);
-  return (res, value) => {
-    if (res.headersSent) {
-      res.setHeader(name, value);
-      return;
-    }
-    const target = res as unknown as Record<symbol, Record<string, unknown> | null>;
-    const headers = target[outHeaders] ?? (target[outHeaders] = Object.create(HEADERS_PROTOTYPE) as Record<string, unknown>);
-    headers[key] = [name, value];
-  };
+export function outHeaders(res: http.ServerResponse): OutHeaders | undefined {
+  const key = OUT_HEADERS_KEY;
+  if (!key || res.headersSent) return undefined;
+  const target = res as unknown as Record<symbol, OutHeaders | null>;
+  return target[key] ?? (target[key] = Object.create(HEADERS_PROTOTYPE) as OutHeaders);
 }
 
 /** The queued callback `holdTickShape` keeps alive. */

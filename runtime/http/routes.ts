@@ -12,7 +12,7 @@ import { CookieAuth, type Authenticator } from '../auth/authenticators';
 import { requestContext, type ServiceContext } from '../operations/context';
 import { requireRoles } from '../operations/permissions';
 import { rateLimit, type RateLimit } from '../operations/rate-limit';
-import { checkedHeader } from './node-internals';
+import { outHeaders } from './node-internals';
 import { sendJson, sendJsonText } from './send';
 import { replicasOf } from '../db/replicas';
 import { etagOfJson, noneMatchHits } from '../operations/conditional';
@@ -208,8 +208,6 @@ async function sendCommitPosition(db: ServiceContext['db'], res: Response): Prom
   if (position !== undefined) res.setHeader(COMMIT_POSITION_HEADER, position);
 }
 
-/** A body's ETag is a quoted base64url hash (`etagOfJson`): set without `setHeader` checking it again. */
-const setETag = checkedHeader('ETag');
 
 /**
  * A read's reply tagged with the hash of its body: 304 Not Modified, without a body, when the
@@ -218,7 +216,10 @@ const setETag = checkedHeader('ETag');
 function sendTagged(req: Request, res: Response, body: unknown): void {
   const json = JSON.stringify(body) ?? 'null';
   const etag = etagOfJson(json);
-  setETag(res, etag);
+  // A quoted base64url hash (`etagOfJson`): nothing for setHeader to check.
+  const headers = outHeaders(res);
+  if (headers) headers.etag = ['ETag', etag];
+  else res.setHeader('ETag', etag);
   if (noneMatchHits(req.headers['if-none-match'], etag)) res.status(304).end();
   else sendJsonText(res, 200, json);
 }

@@ -6,14 +6,10 @@
  * body, a write's the hash of the row's state, and only those responses carry one.
  */
 import type { ServerResponse } from 'node:http';
-import { checkedHeader } from './node-internals';
+import { outHeaders } from './node-internals';
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
-// The two headers of every answer, their names checked once (a length is a number, the type a
-// constant) and sent in lower case (see SECURITY_HEADERS).
-const setContentType = checkedHeader('content-type');
-const setContentLength = checkedHeader('content-length');
 
 /** Sends `body` as JSON with `status` (a HEAD request gets the headers alone, as Node sends them). */
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -23,7 +19,15 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 /** Sends JSON text serialized beforehand (a document that never changes, serialized once). */
 export function sendJsonText(res: ServerResponse, status: number, json: string): void {
   res.statusCode = status;
-  setContentType(res, JSON_CONTENT_TYPE);
-  setContentLength(res, Buffer.byteLength(json));
+  const length = Buffer.byteLength(json);
+  // Nothing for setHeader to check: the type is a constant, the length a number. Sent in lower case (see SECURITY_HEADERS).
+  const headers = outHeaders(res);
+  if (headers) {
+    headers['content-type'] = ['content-type', JSON_CONTENT_TYPE];
+    headers['content-length'] = ['content-length', length];
+  } else {
+    res.setHeader('content-type', JSON_CONTENT_TYPE);
+    res.setHeader('content-length', length);
+  }
   res.end(json);
 }

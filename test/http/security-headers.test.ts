@@ -3,10 +3,12 @@
  * (SVC_DOCS), and a request with two `Authorization` headers (a 400).
  */
 import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { ConfigurationError } from '../../runtime';
 import { corsSettings } from '../../runtime/http/cors';
-import { API_CSP, docsPagePolicy, httpSecuritySettings, SWAGGER_UI_SCRIPT_STYLES } from '../../runtime/http/security-headers';
+import { API_CSP, docsPagePolicy, httpSecuritySettings, SECURITY_HEADERS, securityHeaders, SWAGGER_UI_SCRIPT_STYLES } from '../../runtime/http/security-headers';
 import { NOT_FOUND, STAFF_REQUIRED, UNAUTHORIZED } from '../support/blog-fixtures';
 import { DIALECTS } from '../support/databases';
 import { createUser, insertArticle } from '../support/fixtures';
@@ -36,6 +38,30 @@ describe('SVC_SECURITY_HEADERS and SVC_DOCS', () => {
     [{ SVC_DOCS: 'private' }, 'SVC_DOCS must be one of public, off, staff, got "private"'],
   ])('refuse %j', (env, message) => {
     expect(() => httpSecuritySettings(env)).toThrow(new ConfigurationError(message));
+  });
+
+  it('the middleware sets SECURITY_HEADERS and the CSP, with headers set before it or none; each response its own (an appended value stays on its response)', async () => {
+    expect(SECURITY_HEADERS).toEqual(SECURITY);
+    const middleware = securityHeaders();
+    const server = http.createServer((req, res) => {
+      if (req.url === '/after') res.setHeader('X-First', '1');
+      middleware(req as never, res as never, () => {
+        if (req.url === '/append') res.appendHeader('X-Frame-Options', 'SAMEORIGIN');
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const headersOf = async (path: string) => Object.fromEntries((await fetch(`http://127.0.0.1:${port}${path}`)).headers);
+      const appended = await headersOf('/append');
+      expect(securityHeadersOf(appended)).toEqual({ ...API_HEADERS, 'x-frame-options': 'DENY, SAMEORIGIN' });
+      expect(securityHeadersOf(await headersOf('/'))).toEqual(API_HEADERS);
+      const after = await headersOf('/after');
+      expect([after['x-first'], securityHeadersOf(after)]).toEqual(['1', API_HEADERS]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it("the docs page's policy allows its inline styles by hash, scripts from its origin only", () => {
