@@ -278,8 +278,24 @@ export function directDispatch(app: Express, { middleware, table, errorHandler }
   };
 }
 
-/** The request's path as the router reads it, or undefined when its URL cannot be parsed. */
-function pathOf(req: Request): string | undefined {
+/**
+ * The request's path as the router reads it (`parseurl`), or undefined when its URL cannot be parsed.
+ * A URL that begins with `/` and holds none of the characters that make parseurl parse it in full
+ * (whitespace, `#`, U+00A0, U+FEFF) has for path what comes before its first `?`: read here,
+ * without the object parseurl makes and keeps (`req._parsedUrl`, made when something else asks).
+ */
+export function pathOf(req: Pick<Request, 'url'>): string | undefined {
+  const url = req.url;
+  if (url.charCodeAt(0) === 0x2f) {
+    let end = url.length;
+    let i = 1;
+    for (; i < url.length; i++) {
+      const c = url.charCodeAt(i);
+      if (c === 0x3f && end === url.length) end = i;
+      else if (c === 0x20 || c === 0x23 || (c >= 0x09 && c <= 0x0d && c !== 0x0b) || c === 0xa0 || c === 0xfeff) break;
+    }
+    if (i === url.length) return end === url.length ? url : url.slice(0, end);
+  }
   try {
     return parseUrl(req)?.pathname ?? undefined;
   } catch {

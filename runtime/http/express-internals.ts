@@ -60,7 +60,7 @@ export type ExpressRouteObject = { path: string; methods: Record<string, boolean
 
 export const ExpressRoute = (expressRequire('express') as { Route: new (path: string) => ExpressRouteObject }).Route;
 
-export const parseUrl = routerRequire('parseurl') as (req: IncomingMessage) => { pathname?: string | null } | undefined;
+export const parseUrl = routerRequire('parseurl') as (req: Pick<IncomingMessage, 'url'>) => { pathname?: string | null } | undefined;
 
 export const finalHandler = expressRequire('finalhandler') as (
   req: IncomingMessage,

@@ -100,9 +100,11 @@ export function onResponseClose(res: http.ServerResponse, hook: (res: http.Serve
  * no message) until the response sets its own, and the hook its closing runs (`onResponseClose`).
  */
 export class ServiceResponse<Request extends http.IncomingMessage = http.IncomingMessage> extends http.ServerResponse<Request> {
-  // Node passes options after the request (the socket's high-water mark…): handed on as they come.
-  constructor(...args: ConstructorParameters<typeof http.ServerResponse<Request>>) {
-    super(...args);
+  // Node passes options after the request (the socket's high-water mark…), which its types do not
+  // declare: handed on as they come, as arguments (a spread call is slower).
+  constructor(req: Request, options?: object) {
+    // @ts-expect-error: ServerResponse takes options since Node 18.
+    super(req, options);
     const self = this as unknown as { locals: unknown; statusCode: number; statusMessage: unknown; _maxRequestsPerSocket: unknown };
     self.locals = undefined;
     self.statusCode = 200;
@@ -115,6 +117,9 @@ export class ServiceResponse<Request extends http.IncomingMessage = http.Incomin
 
 const isObject = (value: unknown): value is object => typeof value === 'object' && value !== null;
 
+/** Where the prototype of the classes `withPrototype` makes names the prototype it inherits. */
+const INHERITS = Symbol('svcgen.inherits');
+
 /**
  * A subclass of `Class` whose objects inherit from `prototype` (and no longer from `Class`'s, which
  * holds nothing but its constructor). Setting an object's prototype after it is made is a call into
@@ -124,11 +129,17 @@ const isObject = (value: unknown): value is object => typeof value === 'object' 
 function withPrototype<C extends new (...args: any[]) => object>(Class: C, prototype: object): C {
   const Made = class extends Class {};
   Object.setPrototypeOf(Made.prototype, prototype);
+  (Made.prototype as Record<symbol, unknown>)[INHERITS] = prototype;
   return Made;
 }
 
-/** Whether `value` inherits from `prototype` first: as its prototype, or its prototype's (`withPrototype`). */
+/**
+ * Whether `value` inherits from `prototype` first: as its prototype, or its prototype's
+ * (`withPrototype`). An object a class of `withPrototype` made is told by a property of the class's
+ * prototype (`INHERITS`), which the engine reads inline, where reading a prototype is a call into it.
+ */
 export function inheritsDirectly(value: object, prototype: object): boolean {
+  if ((value as Record<symbol, unknown>)[INHERITS] === prototype) return true;
   const own = Object.getPrototypeOf(value) as object | null;
   return own === prototype || (own !== null && Object.getPrototypeOf(own) === prototype);
 }

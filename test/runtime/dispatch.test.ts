@@ -4,7 +4,9 @@
  */
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import request from 'supertest';
-import { directDispatch, RouteTable } from '../../runtime/http/dispatch';
+import type { IncomingMessage } from 'node:http';
+import { directDispatch, pathOf, RouteTable } from '../../runtime/http/dispatch';
+import { parseUrl } from '../../runtime/http/express-internals';
 import type { Method } from '../../runtime/http/routes';
 
 const state = (req: express.Request) => ({
@@ -143,5 +145,40 @@ describe('direct dispatch', () => {
     const [expected, actual] = await Promise.all([send(viaRouter), send(direct)]);
     const seen = (res: request.Response) => ({ status: res.status, body: res.body as unknown, text: res.text, headers: { ...res.headers, date: undefined, etag: undefined } });
     expect(seen(actual)).toEqual(seen(expected));
+  });
+});
+
+describe('pathOf', () => {
+  it("reads a request's path as parseurl does, for URLs it reads itself and those it leaves to parseurl", () => {
+    const urls = [
+      '/',
+      '/api/health',
+      '/api/health?x=1',
+      '/api/health?x=1?y=2',
+      '/api/health?',
+      '/api/a%20b/?q=%23',
+      '/api/a b/',
+      '/api/a\tb/',
+      '/api/a#frag',
+      '/api/a?x=1#frag',
+      '/api/a\u00a0b',
+      '/api/a\ufeffb',
+      '/api/é/',
+      '//double',
+      'http://host/api/health?x=1',
+      '*',
+      '',
+    ];
+    for (const url of urls) {
+      // A fresh request each time: parseurl keeps what it parsed on the request.
+      const expected = (() => {
+        try {
+          return parseUrl({ url } as IncomingMessage)?.pathname ?? undefined;
+        } catch {
+          return undefined;
+        }
+      })();
+      expect([url, pathOf({ url })]).toEqual([url, expected]);
+    }
   });
 });
