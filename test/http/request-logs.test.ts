@@ -4,7 +4,9 @@
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import * as net from 'node:net';
+import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import express from 'express';
@@ -192,6 +194,31 @@ describe.each(DIALECTS)('request logs (%s)', (dialect) => {
     const res = await request(svc.app).get('/api/health').set('X-Request-Id', given);
     expect(res.headers['x-request-id']).toMatch(UUID);
     expect(log.lines[0].reqId).toBe(res.headers['x-request-id']);
+  });
+
+  it('reads X-Request-Id in any case, and replaces one sent twice with a new UUID', async () => {
+    const res = await request(svc.app).get('/api/health').set('x-ReQuest-iD', 'mixed-1');
+    expect(res.headers['x-request-id']).toBe('mixed-1');
+    expect(log.lines[0].reqId).toBe('mixed-1');
+    const server = http.createServer(svc.app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const id = await new Promise<string | undefined>((resolve, reject) => {
+        // An array is sent as one header line per value.
+        const headers = { 'X-Request-Id': ['r-1', 'r-2'] };
+        http
+          .get({ host: '127.0.0.1', port, path: '/api/health', headers }, (answer) => {
+            answer.resume();
+            resolve(answer.headers['x-request-id'] as string | undefined);
+          })
+          .on('error', reject);
+      });
+      expect(id).toMatch(UUID);
+      expect(log.lines[1].reqId).toBe(id);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('gives every request its own id when none is sent', async () => {
