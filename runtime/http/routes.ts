@@ -208,7 +208,6 @@ async function sendCommitPosition(db: ServiceContext['db'], res: Response): Prom
   if (position !== undefined) res.setHeader(COMMIT_POSITION_HEADER, position);
 }
 
-
 /**
  * A read's reply tagged with the hash of its body: 304 Not Modified, without a body, when the
  * request's `If-None-Match` names that ETag (conditional.ts).

@@ -68,10 +68,9 @@ export function httpSecuritySettings(env: NodeJS.ProcessEnv = process.env): Http
 }
 
 /**
- * The middleware that sets the security headers and the API's CSP on every response: the first
- * middleware, so on a response with no header yet, straight into its headers (`outHeaders`), each
- * under its literal name. `test/runtime/security-headers.test.ts` holds that they are
- * `SECURITY_HEADERS` and the CSP, as `setHeader` would set them.
+ * The middleware that sets the security headers and the API's CSP on every response, straight into
+ * its headers (`outHeaders`), each under its literal name. `test/http/security-headers.test.ts`
+ * holds that they are `SECURITY_HEADERS` and the CSP, as `setHeader` would set them.
  */
 export function securityHeaders(): RequestHandler {
   return (_req, res, next) => {

@@ -10,7 +10,6 @@ import { outHeaders } from './node-internals';
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
-
 /** Sends `body` as JSON with `status` (a HEAD request gets the headers alone, as Node sends them). */
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   sendJsonText(res, status, JSON.stringify(body) ?? 'null');
@@ -20,7 +19,8 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 export function sendJsonText(res: ServerResponse, status: number, json: string): void {
   res.statusCode = status;
   const length = Buffer.byteLength(json);
-  // Nothing for setHeader to check: the type is a constant, the length a number. Sent in lower case (see SECURITY_HEADERS).
+  // Nothing for setHeader to check: the type is a constant, the length a number. The names are
+  // sent in lower case (see SECURITY_HEADERS).
   const headers = outHeaders(res);
   if (headers) {
     headers['content-type'] = ['content-type', JSON_CONTENT_TYPE];
