@@ -97,7 +97,8 @@ export function onResponseClose(res: http.ServerResponse, hook: (res: http.Serve
  * The server's response: Node's, with what Express and Node's server set on it after it is made
  * there from the start (see ServiceRequest): Express's `locals`, the server's
  * `_maxRequestsPerSocket` and unique headers, the status line, as the prototype has it (200,
- * no message) until the response sets its own, and the hook its closing runs (`onResponseClose`).
+ * no message) until the response sets its own, the hook its closing runs (`onResponseClose`), and
+ * its place in its server's list of responses in flight (`InFlight`).
  */
 export class ServiceResponse<Request extends http.IncomingMessage = http.IncomingMessage> extends http.ServerResponse<Request> {
   // Node passes options after the request (the socket's high-water mark…), which its types do not
@@ -112,6 +113,55 @@ export class ServiceResponse<Request extends http.IncomingMessage = http.Incomin
     self._maxRequestsPerSocket = undefined;
     if (uniqueHeadersKey) (this as unknown as Record<symbol, unknown>)[uniqueHeadersKey] = undefined;
     (this as ClosingResponse)[CLOSE_HOOK] = undefined;
+    (this as ListedResponse)[PREVIOUS] = null;
+    (this as ListedResponse)[NEXT] = null;
+  }
+}
+
+/** Where a response of `startServer` keeps its neighbours in its server's list of responses in flight. */
+const PREVIOUS = Symbol('svcgen.previous');
+const NEXT = Symbol('svcgen.next');
+
+type ListedResponse = http.ServerResponse & { [PREVIOUS]?: ListedResponse | null; [NEXT]?: ListedResponse | null };
+
+/**
+ * A server's responses in flight, linked through the responses themselves (ServiceResponse): adding
+ * or removing one writes a few of its fields and its neighbours', where a Set hashes it and grows
+ * and shrinks its table as each turn of the event loop answers the requests it received.
+ */
+export class InFlight implements Iterable<http.ServerResponse> {
+  private head: ListedResponse | null = null;
+  /** The responses listed. */
+  size = 0;
+
+  add(response: http.ServerResponse): void {
+    const res = response as ListedResponse;
+    res[PREVIOUS] = null;
+    res[NEXT] = this.head;
+    if (this.head) this.head[PREVIOUS] = res;
+    this.head = res;
+    this.size++;
+  }
+
+  /** Removes `response` if it is listed. */
+  delete(response: http.ServerResponse): void {
+    const res = response as ListedResponse;
+    const previous = res[PREVIOUS];
+    const next = res[NEXT];
+    if (previous) previous[NEXT] = next;
+    else if (this.head === res) this.head = next ?? null;
+    else return;
+    if (next) next[PREVIOUS] = previous;
+    res[PREVIOUS] = null;
+    res[NEXT] = null;
+    this.size--;
+  }
+
+  /** The responses listed, the last added first (a copy: listing and removing them do not interfere). */
+  [Symbol.iterator](): Iterator<http.ServerResponse> {
+    const listed: http.ServerResponse[] = [];
+    for (let res: ListedResponse | null | undefined = this.head; res; res = res[NEXT]) listed.push(res);
+    return listed[Symbol.iterator]();
   }
 }
 
@@ -323,7 +373,7 @@ export async function startServer(app: http.RequestListener, options: ServeOptio
   const timeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
   const log = options.log ?? ((message: string) => console.log(message));
   const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
-  const responses = new Set<http.ServerResponse>();
+  const responses = new InFlight();
   let closing = false;
 
   const limits = options.limits ?? DEFAULT_SERVER_LIMITS;

@@ -8,7 +8,7 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import express from 'express';
 import { ConfigurationError, startServer, type RunningServer } from '../../runtime';
-import { errorLine, inheritsDirectly, listenAddress, onResponseClose, ServiceRequest, ServiceResponse } from '../../runtime/http/server';
+import { errorLine, InFlight, inheritsDirectly, listenAddress, onResponseClose, ServiceRequest, ServiceResponse } from '../../runtime/http/server';
 import { startBlog, type RunningService } from '../support/services';
 
 interface Answer {
@@ -263,6 +263,55 @@ describe('request and response objects', () => {
     for (const name of ['res', 'next', 'baseUrl', 'originalUrl', 'params', 'route', 'body', 'id', 'service', 'validated', 'auth']) {
       expect(seen[0].fields).toContain(name);
     }
+  });
+});
+
+describe('InFlight', () => {
+  const response = () => new ServiceResponse(new http.IncomingMessage(new net.Socket()));
+
+  it('lists what was added and not removed, the last added first, whichever is removed', () => {
+    const list = new InFlight();
+    const [a, b, c, d] = [response(), response(), response(), response()];
+    for (const res of [a, b, c, d]) list.add(res);
+    expect([...list]).toEqual([d, c, b, a]);
+    list.delete(b); // between two
+    expect([...list]).toEqual([d, c, a]);
+    list.delete(d); // the first
+    expect([...list]).toEqual([c, a]);
+    list.delete(a); // the last
+    expect([...list]).toEqual([c]);
+    expect(list.size).toBe(1);
+    list.delete(c);
+    expect([...list]).toEqual([]);
+    expect(list.size).toBe(0);
+  });
+
+  it('removes a response once: again, or one never added, changes nothing', () => {
+    const list = new InFlight();
+    const [a, b, other] = [response(), response(), response()];
+    list.add(a);
+    list.add(b);
+    list.delete(a);
+    list.delete(a);
+    list.delete(other);
+    expect([...list]).toEqual([b]);
+    expect(list.size).toBe(1);
+    // Removed, a response can be listed again.
+    list.add(a);
+    expect([...list]).toEqual([a, b]);
+  });
+
+  it('lists a copy: removing responses while going through it skips none', () => {
+    const list = new InFlight();
+    const all = [response(), response(), response()];
+    for (const res of all) list.add(res);
+    const seen: unknown[] = [];
+    for (const res of list) {
+      seen.push(res);
+      list.delete(res);
+    }
+    expect(seen).toEqual([...all].reverse());
+    expect(list.size).toBe(0);
   });
 });
 
