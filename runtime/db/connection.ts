@@ -97,7 +97,7 @@ let directQueries = 0;
  * reports its own; in a transaction (its reads must see its writes, and run on its connection) and
  * on PostgreSQL, Knex runs its SQL text.
  */
-export async function selectRows(db: Db, query: Knex.QueryBuilder): Promise<Row[]> {
+export function selectRows(db: Db, query: Knex.QueryBuilder): Promise<Row[]> {
   const database = databaseOf(db);
   const { sql, bindings } = compiledQuery(query, database);
   return runSelect(db, database, sql, bindings);
@@ -117,7 +117,7 @@ const statementsAround = new WeakMap<Database, Map<string, WeakMap<object, strin
  * statement's. The text is made once per shape of the SELECT and `around`: the same string each
  * time, so that the prepared statement kept for it is found.
  */
-export async function selectAround(db: Db, query: Knex.QueryBuilder, around: (sql: string) => string): Promise<Row[]> {
+export function selectAround(db: Db, query: Knex.QueryBuilder, around: (sql: string) => string): Promise<Row[]> {
   const database = databaseOf(db);
   const { sql, bindings } = compiledQuery(query, database);
   let bySelect = statementsAround.get(database);
@@ -238,7 +238,7 @@ function guardedInsert(db: Db, sql: string, references: readonly RowReference[])
  * the first time on each database; later calls reuse that SQL text and bind `bindings`, in the
  * order of its placeholders, without building a query. Run as `selectRows` runs a query.
  */
-export async function selectFixed(db: Db, owner: object, variant: string, build: () => Knex.QueryBuilder, bindings: readonly unknown[]): Promise<Row[]> {
+export function selectFixed(db: Db, owner: object, variant: string, build: () => Knex.QueryBuilder, bindings: readonly unknown[]): Promise<Row[]> {
   const database = databaseOf(db);
   let byVariant = database.fixedSql.get(owner);
   if (!byVariant) database.fixedSql.set(owner, (byVariant = new Map()));

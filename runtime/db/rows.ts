@@ -90,7 +90,7 @@ function eachAlone<L extends readonly RelationLoad[]>(db: Db, loads: L): Promise
 
 /** One row's foreign keys joined (`loadRelations`), its many-to-many relations each with a query of its own. */
 async function joinedForeignKeysOnly<L extends readonly RelationLoad[]>(db: Db, loads: L, foreignKeys: number): Promise<RelationsLoaded<L>> {
-  if (foreignKeys < 2) return eachAlone(db, loads);
+  if (foreignKeys < 2) return await eachAlone(db, loads);
   const foreign = loads.filter(([spec]) => !isManyToMany(spec));
   const [joined, ...many] = await Promise.all([
     loadTogether(db, foreign),
@@ -140,7 +140,7 @@ const specId = (spec: object) => {
  */
 export async function loadRelations<const L extends readonly RelationLoad[]>(db: Db, loads: L, rows?: readonly Row[]): Promise<RelationsLoaded<L>> {
   const known = knownRelations.get(db) ?? (rows?.length === 1 ? (rows[0] as ReadRow)[READ_WITH] : undefined);
-  if (!known) return loadTogether(db, loads);
+  if (!known) return await loadTogether(db, loads);
   const answers: (Map<unknown, unknown> | undefined)[] = loads.map(([spec, keys]) => known.answer(spec, keys));
   const unknown = loads.filter((_, i) => answers[i] === undefined);
   if (unknown.length > 0) {
@@ -160,17 +160,17 @@ async function loadTogether<const L extends readonly RelationLoad[]>(db: Db, loa
     let key: unknown;
     for (const k of keys) {
       if (k === null || k === undefined || k === key) continue;
-      if (key !== undefined) return eachAlone(db, loads);
+      if (key !== undefined) return await eachAlone(db, loads);
       key = k;
     }
     only.push(key);
     if (key === undefined) continue;
     present++;
     if (isManyToMany(spec)) many++;
-    if (!spec.columns.includes(spec.pk)) return eachAlone(db, loads);
+    if (!spec.columns.includes(spec.pk)) return await eachAlone(db, loads);
   }
-  if (many > 0 && !dialectOf(db).joinsManyToMany) return joinedForeignKeysOnly(db, loads, present - many);
-  if (present < 2 || many > 1) return eachAlone(db, loads);
+  if (many > 0 && !dialectOf(db).joinsManyToMany) return await joinedForeignKeysOnly(db, loads, present - many);
+  if (present < 2 || many > 1) return await eachAlone(db, loads);
   const joined = loads.flatMap(([spec], i) => (only[i] === undefined ? [] : [{ spec, key: only[i], alias: `__j${i}`, index: i }]));
   const build = () => {
     const query = db.select(joined.flatMap(({ spec, alias, index }) => spec.columns.map((c: string, n: number) => `${alias}.${c} as ${aliasOf(index, n)}`)));

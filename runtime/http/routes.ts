@@ -14,7 +14,7 @@ import { requireRoles } from '../operations/permissions';
 import { rateLimit, type RateLimit } from '../operations/rate-limit';
 import { outHeaders } from './node-internals';
 import { sendJson, sendJsonText } from './send';
-import { replicasOf } from '../db/replicas';
+import { replicasOf, type Replicas } from '../db/replicas';
 import { etagOfJson, noneMatchHits } from '../operations/conditional';
 import { parseInput, runParsed, type Operation, type OperationInput, type PartSchema, type QueryValues } from '../operations/operation';
 import type { z } from '../core/zod';
@@ -179,7 +179,10 @@ export function expressHandler<P extends PartSchema = undefined, Q extends PartS
     // The input validated before the decorators ran; parsed here only for a view called without it.
     const input = (req.validated as OperationInput<P, Q, B> | undefined) ?? parseInput(operation, rawRequest(req));
     const { status, body, etag } = await runParsed(operation, input, service.db, (db) => requestContext(req, db, service), { transactions: service.transactions, req });
-    if (req.method !== 'GET' && req.method !== 'HEAD') await sendCommitPosition(service.db, res);
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      const replicas = replicasOf(service.db);
+      if (replicas) await sendCommitPosition(replicas, res);
+    }
     if (status === 204) res.status(204).end();
     else if (operation.etag === 'body' && status === 200) sendTagged(req, res, body);
     else {
@@ -188,9 +191,11 @@ export function expressHandler<P extends PartSchema = undefined, Q extends PartS
     }
   };
   const decorated = uniqueView(operation.operationId, decorateView(view, ...(operation.decorators ?? [])));
-  return async (req, res) => {
+  // Not an async function: a throw of parseInput goes to `next` as the view's rejection does, and the
+  // view's promise is answered as it is, without a promise of its own to settle.
+  return (req, res) => {
     req.validated = parseInput(operation, rawRequest(req));
-    await decorated(req, res);
+    return decorated(req, res);
   };
 }
 
@@ -201,9 +206,7 @@ export function expressHandler<P extends PartSchema = undefined, Q extends PartS
  */
 export const COMMIT_POSITION_HEADER = 'X-Commit-Position';
 
-async function sendCommitPosition(db: ServiceContext['db'], res: Response): Promise<void> {
-  const replicas = replicasOf(db);
-  if (!replicas) return;
+async function sendCommitPosition(replicas: Replicas, res: Response): Promise<void> {
   const position = await replicas.commitPosition().catch(() => undefined);
   if (position !== undefined) res.setHeader(COMMIT_POSITION_HEADER, position);
 }

@@ -134,7 +134,7 @@ function normalized(operation: { normalize?(body: unknown): unknown }, body: unk
  * begun through the service's `gate` for the request `req` when given: see transactions.ts) with
  * the context `contextFor` builds around the database it runs on, and returns the reply.
  */
-export async function runParsed<P extends PartSchema, Q extends PartSchema, B extends PartSchema>(
+export function runParsed<P extends PartSchema, Q extends PartSchema, B extends PartSchema>(
   operation: Operation<P, Q, B>,
   input: OperationInput<P, Q, B>,
   db: Db,
