@@ -140,6 +140,7 @@ const specId = (spec: object) => {
  */
 export async function loadRelations<const L extends readonly RelationLoad[]>(db: Db, loads: L, rows?: readonly Row[]): Promise<RelationsLoaded<L>> {
   const known = knownRelations.get(db) ?? (rows?.length === 1 ? (rows[0] as ReadRow)[READ_WITH] : undefined);
+  // `return await`: an async function that returns another's promise settles its own two turns later.
   if (!known) return await loadTogether(db, loads);
   const answers: (Map<unknown, unknown> | undefined)[] = loads.map(([spec, keys]) => known.answer(spec, keys));
   const unknown = loads.filter((_, i) => answers[i] === undefined);
