@@ -12,11 +12,10 @@ import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import knex from 'knex';
+import { connect, generateKeyPair, loadSettings, migrateLatest, type Db } from '@svcgen/runtime';
 import { createService } from '../generated/app';
 import { migrations } from '../generated/migrations';
 import { DEFAULT_SETTINGS } from '../generated/settings';
-import { connect, loadSettings, migrateLatest, type Db } from '../runtime';
-import { generateKeyPair } from '../runtime/auth/tokens';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 // One log line per request would flood the output this command prints its table to; a run that
