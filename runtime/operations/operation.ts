@@ -158,13 +158,3 @@ export function runParsed<P extends PartSchema, Q extends PartSchema, B extends 
   if (!operation.transaction) return work(db);
   return gate ? gate.transactions.run(db, gate.req, work) : db.transaction(work);
 }
-
-/** Validates the request's parts (`parseInput`), then runs the operation on them (`runParsed`). */
-export function runOperation(
-  operation: Operation<PartSchema, PartSchema, PartSchema>,
-  request: RawRequest,
-  db: Db,
-  contextFor: (db: Db) => RequestContext,
-): Promise<Reply> {
-  return runParsed(operation, parseInput(operation, request), db, contextFor);
-}
