@@ -10,6 +10,7 @@ export const DEFAULT_SETTINGS: Settings = {
   SVC_PAGINATION_MAX_LIMIT: 100,
   SVC_NOT_FOUND_ERROR_USE_VERBOSE_NAMES: true,
   SVC_DEBUG: false,
+  SVC_NAMED_CONFLICTS: false,
   SVC_JWT_ISSUER: 'svc-blog',
   SVC_JWT_AUDIENCE: 'svc-blog-api',
   SVC_JWT_LEEWAY: 30,

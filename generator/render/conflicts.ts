@@ -1,5 +1,6 @@
 /**
- * The constraints a service's 409s name (the runtime's `Conflicts`, printed into app.ts): each unique
+ * The constraints a service's 409s name when `SVC_NAMED_CONFLICTS` is on (the runtime's `Conflicts`,
+ * printed into app.ts, so that the setting can be turned on at deploy time): each unique
  * constraint and index of a resource's table with the fields it holds, each foreign key that protects
  * its target (`on_delete: protect`) with the relation it is, by the names the migrations give them.
  */
@@ -8,10 +9,13 @@ import type { Resource, ServiceModel } from '../model/model';
 import { literal } from '../model/names';
 import { aOrAn, andList } from './english';
 
-/** `A category with this name already exists.` */
+/** A field's name as the words of a sentence: `ticket_type` → `ticket type`. */
+const words = (name: string) => name.replace(/_/g, ' ');
+
+/** `A category with this name already exists.`, `A seat with this ticket type and row already exists.` */
 function uniqueDetails(r: Resource, fields: string[]): string {
   const noun = aOrAn(r.verboseName);
-  return `${noun[0].toUpperCase()}${noun.slice(1)} with this ${andList(fields)} already exists.`;
+  return `${noun[0].toUpperCase()}${noun.slice(1)} with this ${andList(fields.map(words))} already exists.`;
 }
 
 /** The `conflicts` of `createServiceContext`, as TypeScript, or undefined when no table has a constraint to name. */
@@ -35,7 +39,7 @@ export function conflictsLiteral(model: ServiceModel): string | undefined {
         column: f.column,
         name: constraintName(r.table, [f.column], 'foreign'),
         target: f.relation.targetTable,
-        details: `Cannot delete this ${target?.verboseName ?? f.relation.target}: it is still the ${f.name.replace(/_/g, ' ')} of some ${r.verboseNamePlural}.`,
+        details: `Cannot delete this ${target?.verboseName ?? f.relation.target}: it is still the ${words(f.name)} of some ${r.verboseNamePlural}.`,
       });
     }
   }

@@ -573,6 +573,7 @@ export const SETTINGS = {
   SVC_PAGINATION_MAX_LIMIT: { type: 'integer', minimum: 1, default: 100 },
   SVC_NOT_FOUND_ERROR_USE_VERBOSE_NAMES: { type: 'boolean', default: true },
   SVC_DEBUG: { type: 'boolean', default: false },
+  SVC_NAMED_CONFLICTS: { type: 'boolean', default: false },
   SVC_JWT_ISSUER: { type: 'string', minLength: 1, default: 'svc' },
   SVC_JWT_AUDIENCE: { type: 'string', minLength: 1, default: 'svc-api' },
   SVC_JWT_LEEWAY: { type: 'integer', minimum: 0, default: 30 },

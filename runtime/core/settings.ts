@@ -9,6 +9,11 @@ export interface Settings {
   SVC_PAGINATION_MAX_LIMIT: number;
   SVC_NOT_FOUND_ERROR_USE_VERBOSE_NAMES: boolean;
   SVC_DEBUG: boolean;
+  /**
+   * Whether a 409 names the constraint it broke (`A category with this name already exists.`) instead
+   * of the error catalogue's `The request violates a database constraint.` Off by default.
+   */
+  SVC_NAMED_CONFLICTS: boolean;
   SVC_JWT_ISSUER: string;
   SVC_JWT_AUDIENCE: string;
   /** Seconds a token's `iat` may lie in the future (the issuer's clock ahead of this one); 0 allows none. */

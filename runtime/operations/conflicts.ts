@@ -1,9 +1,10 @@
 /**
- * Conflicts named: a constraint violation answers 409 in the seed's shape, `{"error": "conflict",
- * "details": "..."}`, with details that say what conflicts when the service knows the constraint —
- * the fields of a unique constraint (`A category with this name already exists.`), the relation that
- * still holds rows of a protected delete (`Cannot delete this company: it is still the maker of some
- * widgets.`) — and the seed's generic text otherwise.
+ * Conflicts named, an opt-in (`SVC_NAMED_CONFLICTS`): a constraint violation answers the error
+ * catalogue's 409, `{"error": "conflict", "details": "The request violates a database constraint."}`,
+ * unless the setting is on; then its details say what conflicts when the service knows the
+ * constraint — the fields of a unique constraint (`A category with this name already exists.`), the
+ * relation that still holds rows of a protected delete (`Cannot delete this company: it is still the
+ * maker of some widgets.`) — and the catalogue's text otherwise.
  *
  * The dialect adapter reads the constraint from its driver's error (`constraintOf`); the generated
  * code lists the constraints of its tables with their messages (`Conflicts`, in app.ts). SQLite does

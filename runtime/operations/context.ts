@@ -58,7 +58,10 @@ export interface ServiceContext extends AuthContext {
   loginThrottle?: LoginThrottle;
   /** The transactions of the service's operations, which a shutdown waits for (transactions.ts). */
   transactions: TransactionGate;
-  /** The constraints of the service's tables its 409s name (conflicts.ts); without them, every 409 has the generic details. */
+  /**
+   * The constraints of the service's tables its 409s name (conflicts.ts) when `SVC_NAMED_CONFLICTS`
+   * is on; without them, every 409 has the catalogue's details.
+   */
   conflicts?: Conflicts;
 }
 
@@ -76,6 +79,7 @@ export function createServiceContext(
 ): ServiceContext {
   const service: ServiceContext = {
     ...options,
+    conflicts: options.settings.SVC_NAMED_CONFLICTS ? options.conflicts : undefined,
     exceptionHandlers: options.exceptionHandlers ?? [],
     loginThrottle: undefined,
     transactions: new TransactionGate(),

@@ -221,7 +221,7 @@ describe.each(DIALECTS)('blog credentials (%s)', (dialect) => {
       const count = await userCount();
       const same = await post({ username: name });
       const lookalike = await post({ username: fullwidth(name) });
-      expect([same.status, same.body]).toEqual([409, { error: 'conflict', details: 'A user with this username already exists.' }]);
+      expect([same.status, same.body]).toEqual([409, { error: 'conflict', details: 'The request violates a database constraint.' }]);
       expect([lookalike.status, lookalike.body]).toEqual([same.status, same.body]);
       expect(await userCount()).toBe(count);
     });
