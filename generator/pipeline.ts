@@ -10,6 +10,7 @@ import { dbSchemaOf } from './migrate/db-schema';
 import { SpecError, sortDiagnostics, type Diagnostic } from './load/diagnostics';
 import { formatFiles } from './output/format';
 import { checkHookExports } from './spec/hook-exports';
+import { checkHookImports } from './spec/hook-imports';
 import { diagnosticAt, hasSyntaxError, loadSpecs, type LoadedSpecs } from './load/load';
 import { MANIFEST, manifestJson, previousManifest } from './output/manifest';
 import { planMigrations, readMigrationHistory, type MigrationHistory, type NewMigration } from './migrate/migrations';
@@ -80,7 +81,8 @@ export function checkSpecs(loaded: LoadedSpecs): { diagnostics: Diagnostic[]; de
   // (a resource unknown, a hook unused): the syntax errors are shown alone.
   const files = [loaded.service, ...loaded.resources].filter((s) => s !== undefined);
   if (files.some(hasSyntaxError)) return { diagnostics: sortDiagnostics(loaded.diagnostics), described };
-  const diagnostics = [...loaded.diagnostics, ...validation.diagnostics, ...checkModel(described)];
+  // What the hooks modules import from the runtime is read apart from the specs: reported with the rest.
+  const diagnostics = [...loaded.diagnostics, ...validation.diagnostics, ...checkModel(described), ...checkHookImports(described, loaded.cwd)];
   if (!diagnostics.length) diagnostics.push(...checkHookExports(described));
   // By file and position, the files whose model is unknown first: a missing `model:` is printed
   // before the relations to that model that fail in a file that sorts earlier.

@@ -94,6 +94,7 @@ export { expandParam, expandShape, withExpanded, type Expander } from './query/e
 // validation: the request parts' types.
 export { dateInput, dateTimeInput, decimalInput, intInput, jsonInput, listInput, urlInput, uuidInput } from './validation/fields';
 export { fromString, intFromString } from './validation/query-params';
+export { validateData } from './validation/validate';
 
 // db: connections, rows, migrations.
 export { connect, selectByKey, writeReturning, type Db } from './db/connection';

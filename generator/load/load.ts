@@ -25,6 +25,8 @@ export interface SpecFile {
 export interface LoadedSpecs {
   /** Absolute path of the specs directory. */
   dir: string;
+  /** The working directory diagnostics' paths are relative to. */
+  cwd: string;
   service: SpecFile | undefined;
   resources: SpecFile[];
   diagnostics: Diagnostic[];
@@ -56,7 +58,7 @@ export function loadSpecs(specsDir: string, cwd = process.cwd()): LoadedSpecs {
   const diagnostics: Diagnostic[] = [];
   if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
     diagnostics.push({ file: displayPath(dir, cwd), line: 1, column: 1, message: 'specs directory not found' });
-    return { dir, service: undefined, resources: [], diagnostics };
+    return { dir, cwd, service: undefined, resources: [], diagnostics };
   }
   let service: SpecFile | undefined;
   const resources: SpecFile[] = [];
@@ -90,7 +92,7 @@ export function loadSpecs(specsDir: string, cwd = process.cwd()): LoadedSpecs {
   if (!service) {
     diagnostics.push({ file: displayPath(path.join(dir, SERVICE_FILE), cwd), line: 1, column: 1, message: `missing service file ${SERVICE_FILE}` });
   }
-  return { dir, service, resources, diagnostics };
+  return { dir, cwd, service, resources, diagnostics };
 }
 
 /** True when a file is not valid YAML (duplicate keys aside): nothing read from it can be trusted. */

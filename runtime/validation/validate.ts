@@ -316,9 +316,11 @@ export function parseRequest<S extends z.ZodType>(schema: S, value: unknown, sou
 }
 
 /**
- * For custom code: validates `value` and throws the seed's 400 "Validation Error" body when it does not match.
+ * For custom code: `value` parsed by `schema`, or the error catalogue's 400
+ * `{"error": "Validation Error", "details": [{type, loc, msg}, ...]}` thrown when it does not match
+ * (a ZodError a hook throws, from `schema.parse(value)`, is answered the same).
  */
-export function validate<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+export function validateData<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
   const result = check(schema, value);
   if ('data' in result) return result.data;
   throw new ValidationError(result.entries);

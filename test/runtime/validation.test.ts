@@ -1,9 +1,9 @@
 /**
- * The NUL-character rule of `parseRequest` and `validate` on schema shapes the HTTP suites do not
+ * The NUL-character rule of `parseRequest` and `validateData` on schema shapes the HTTP suites do not
  * reach: nested objects and arrays, records, unions, loose and strict objects, defaults, deep JSON.
  */
 import { fieldsParam, fromString, intFromString, RequestValidationError, ValidationError, z } from '../../runtime';
-import { parseRequest, validate } from '../../runtime/validation/validate';
+import { parseRequest, validateData } from '../../runtime/validation/validate';
 
 const NUL_ENTRY = { type: 'null_characters_not_allowed', msg: 'String should not contain null characters' };
 
@@ -49,11 +49,11 @@ describe('NUL characters in request values', () => {
     expect(found[0].loc).toHaveLength(3 + 100_000);
   });
 
-  it('validate(), for custom code, applies the same rule with the 400 body', () => {
+  it('validateData(), for custom code, applies the same rule with the 400 body', () => {
     const schema = z.object({ name: z.string() });
-    expect(() => validate(schema, { name: 'a\u0000' })).toThrow(ValidationError);
-    expect(entries(() => validate(schema, { name: 'a\u0000' }))).toEqual([{ ...NUL_ENTRY, loc: ['name'] }]);
-    expect(validate(schema, { name: 'a' })).toEqual({ name: 'a' });
+    expect(() => validateData(schema, { name: 'a\u0000' })).toThrow(ValidationError);
+    expect(entries(() => validateData(schema, { name: 'a\u0000' }))).toEqual([{ ...NUL_ENTRY, loc: ['name'] }]);
+    expect(validateData(schema, { name: 'a' })).toEqual({ name: 'a' });
   });
 });
 
