@@ -13,7 +13,10 @@ export interface Drift {
   extra: string[];
   /** Files no build wrote that start with svcgen's header (copied or left over), which build removes; counted in `extra` too. */
   stray: string[];
-  /** Files of someone else's in the output folder (no build wrote them, not svcgen's): named, left alone, not a drift. */
+  /**
+   * Files of someone else's in the output folder (no build wrote them, not svcgen's) that
+   * `.svcgenignore` does not list: `build` leaves them alone, `check` fails on them.
+   */
   others: string[];
   /**
    * Migrations the specs call for that were never generated (the specs changed the schema after the
