@@ -1,0 +1,227 @@
+/**
+ * The error catalogue (docs/reference/errors.md) against the services: every row of its tables is
+ * provoked here on each database, and the whole body answered must be the row's body, its
+ * placeholders filled in with what the request provoked. A row without a request here, or a request
+ * without its row, fails the test too: the page and the services cannot drift apart.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import request from 'supertest';
+import { loginThrottle } from '../../runtime';
+import { MAX_URL_LENGTH } from '../../runtime/http/server';
+import { AUDIENCE, ISSUER, makeUser, nowSeconds, REFRESH_LIFETIME, signRs256, unique } from '../support/blog-fixtures';
+import { DIALECTS } from '../support/databases';
+import { insertWidget, takeErrors } from '../support/fixtures';
+import { startBlog, startShowcase, type RunningService } from '../support/services';
+
+const PAGE = path.join(__dirname, '..', '..', 'docs', 'reference', 'errors.md');
+
+interface Row {
+  table: string;
+  status: number;
+  when: string;
+  body: string;
+}
+
+/** The rows of the page's status tables (those whose header is `| Status | When | Body |`), by section. */
+function catalogueRows(): Row[] {
+  const rows: Row[] = [];
+  let section = '';
+  let inTable = false;
+  for (const line of fs.readFileSync(PAGE, 'utf8').split('\n')) {
+    if (line.startsWith('## ')) section = line.slice(3);
+    if (line === '| Status | When | Body |') inTable = true;
+    else if (!line.startsWith('|')) inTable = false;
+    else if (inTable && !line.startsWith('|---')) {
+      const [status, when, body] = line.slice(2, -2).split(' | ');
+      rows.push({ table: section, status: Number(status), when, body });
+    }
+  }
+  return rows;
+}
+
+/**
+ * A row's body as JSON, its placeholders filled: `<name>` by `values.name`, a list of validation
+ * entries (`[{type, loc, msg}, ...]`) by `values.entries`. The cell is code: `` `{…}` ``; anything
+ * after it (a note on a setting) is not part of the body.
+ */
+function bodyOf(row: Row, values: Record<string, unknown> = {}): unknown {
+  const code = /^`([^`]*)`/.exec(row.body)?.[1];
+  if (code === undefined) throw new Error(`the body of "${row.when}" is not code: ${row.body}`);
+  let text = code.replace('[{type, loc, msg}, ...]', () => JSON.stringify(values.entries));
+  text = text.replace(/<([a-z_]+)>/g, (_, name: string) => {
+    if (!(name in values)) throw new Error(`no value for <${name}> in "${row.when}"`);
+    return String(values[name]).replace(/"/g, '\\"');
+  });
+  return JSON.parse(text);
+}
+
+/** A body as the suites write it: `{ detail: 'Service Unavailable' }`. */
+const literal = (body: unknown) =>
+  `{ ${Object.entries(body as Record<string, string>)
+    .map(([k, v]) => `${k}: '${v}'`)
+    .join(', ')} }`;
+
+interface Services {
+  showcase: RunningService;
+  blog: RunningService;
+}
+
+interface Answer {
+  status: number;
+  body: unknown;
+  values?: Record<string, unknown>;
+  /** The suite that provokes the row, when this one cannot (a database's connections cut). */
+  elsewhere?: string;
+}
+
+const answer = (res: request.Response, values?: Record<string, unknown>): Answer => ({ status: res.status, body: res.body, values });
+
+/** How each row is provoked, by its table and its "When". */
+const PROVOKE: Record<string, Record<string, (s: Services) => Promise<Answer>>> = {
+  'Standard responses': {
+    'the body is not valid JSON (or not valid UTF-8, or not what its `Content-Encoding` says)': async ({ showcase }) =>
+      answer(await request(showcase.app).post('/v/widgets/').set('Content-Type', 'application/json').send('{"name": ')),
+    'validation fails in custom code: `validateData(schema, value)`, or a `ZodError` a hook throws': async ({ showcase }) =>
+      answer(await request(showcase.app).post('/v/widgets/').send({ name: unique('counted') }), {
+        entries: [{ type: 'greater_than_equal', loc: ['count'], msg: 'Input should be greater than or equal to 1' }],
+      }),
+    'an empty PATCH body where the resource sets `require_update_fields`': async ({ showcase }) => {
+      const id = await insertWidget(showcase.database.db, { name: unique('empty-patch') });
+      return answer(await request(showcase.app).patch(`/v/widgets/${id}/`).send({}));
+    },
+    'a single-object lookup of custom code matches several objects (`MultipleObjectsError`)': async ({ showcase }) => {
+      const id = await insertWidget(showcase.database.db, { name: 'twin' });
+      const res = await request(showcase.app).delete(`/v/widgets/${id}/`);
+      await showcase.database.db('widgets').where({ id }).delete();
+      return answer(res, { model_key: 'widget' });
+    },
+    'authentication fails': async ({ blog }) => answer(await request(blog.app).get('/api/auth/me/').set('Authorization', 'Bearer not-a-token')),
+    'a permission check returns false': async ({ showcase }) =>
+      answer(await request(showcase.app).post('/v/widgets/').send({ name: unique('forbid') }), { text: 'Widgets named forbid* are not allowed' }),
+    'the object, or a related object the body names, does not exist': async ({ showcase }) =>
+      answer(await request(showcase.app).get('/v/widgets/987654/'), { model_key: 'widget' }),
+    'a database constraint fails (a duplicate unique value, a protected delete, …)': async ({ blog }) => {
+      const staff = await makeUser(blog, { is_staff: true });
+      const name = unique('twice');
+      await request(blog.app).post('/api/categories/').set('Authorization', staff.bearer).send({ name });
+      return answer(await request(blog.app).post('/api/categories/').set('Authorization', staff.bearer).send({ name }));
+    },
+    'the body, a path parameter or a query parameter does not match its schema': async ({ showcase }) =>
+      answer(await request(showcase.app).post('/v/widgets/').send({ count: 1 }), { entries: [{ type: 'missing', loc: ['body', 'data', 'name'], msg: 'Field required' }] }),
+    'an unhandled exception': async ({ showcase }) => {
+      const res = answer(await request(showcase.app).post('/v/widgets/').send({ name: 'explode' }));
+      expect(takeErrors(showcase)).toEqual(['Error: exploded after the write']);
+      return res;
+    },
+  },
+  'Beyond the standard responses': {
+    'a path that cannot be decoded (a bad `%` escape)': async ({ showcase }) => answer(await request(showcase.app).get('/v/widgets/%E0%A4%A/')),
+    'no route matches the path': async ({ showcase }) => answer(await request(showcase.app).get('/v/no-such-thing/')),
+    'the route exists, for other methods': async ({ showcase }) => answer(await request(showcase.app).put('/v/widgets/')),
+    '`If-Match` names no current version of the object': async ({ showcase }) => {
+      const id = await insertWidget(showcase.database.db, { name: unique('if-match') });
+      return answer(await request(showcase.app).patch(`/v/widgets/${id}/`).set('If-Match', '"not-a-version"').send({ count: 2 }));
+    },
+    'a body larger than the limit (1 MB)': async ({ showcase }) =>
+      answer(await request(showcase.app).post('/v/widgets/').set('Content-Type', 'application/json').send(JSON.stringify({ name: 'big', notes: 'x'.repeat(1024 * 1024) }))),
+    'a request target longer than 8 KB': async ({ showcase }) => answer(await request(showcase.app).get(`/v/widgets/?ordering=${'n'.repeat(MAX_URL_LENGTH)}`)),
+    'a body in a media type or content coding the service does not read': async ({ showcase }) =>
+      answer(await request(showcase.app).post('/v/widgets/').set('Content-Type', 'text/plain').send('{"name": "as text"}')),
+    'a write without `If-Match` to a resource that sets `require_if_match`': async ({ showcase }) => {
+      const [row] = await showcase.database.db('readings').insert({ sensor: 'catalogue', value: 1, rank: 0, taken_at: new Date() }).returning('id');
+      const id = typeof row === 'object' ? (row as { id: number }).id : row;
+      return answer(await request(showcase.app).patch(`/v/readings/${id}/`).send({ rank: 1 }));
+    },
+    'the login throttle refuses an attempt; with `Retry-After`': async ({ blog }) => {
+      const user = await makeUser(blog);
+      let res!: request.Response;
+      for (let i = 0; i <= blog.settings.SVC_LOGIN_MAX_FAILURES_PER_USERNAME; i++) {
+        res = await request(blog.app).post('/api/auth/login/').send({ username: user.username, password: 'wrong password' });
+      }
+      expect(res.headers['retry-after']).toMatch(/^\d+$/);
+      return answer(res);
+    },
+    'a `throttle` rate of the resource is reached; with `Retry-After: <seconds>`': async ({ showcase }) => {
+      // The beacons' create: once an hour per client address.
+      expect((await request(showcase.app).post('/v/beacons/').set('X-User', 'ada').send({ name: 'one' })).status).toBe(201);
+      const res = await request(showcase.app).post('/v/beacons/').set('X-User', 'ada').send({ name: 'two' });
+      return answer(res, { seconds: res.headers['retry-after'] });
+    },
+    // Provoked by test/http/outage.test.ts, which cuts the connections of a running service.
+    'the database cannot be reached; with `Retry-After`': async () => ({ status: 503, body: { detail: 'Service Unavailable' }, elsewhere: 'test/http/outage.test.ts' }),
+  },
+  'The account endpoints': {
+    'register: the username is taken': async ({ blog }) => {
+      const user = await makeUser(blog);
+      return answer(await request(blog.app).post('/api/auth/register/').send({ username: user.username, email: `${unique('other')}@example.com`, password: 'correct horse battery staple' }));
+    },
+    'register: the email is registered': async ({ blog }) => {
+      const user = await makeUser(blog);
+      return answer(await request(blog.app).post('/api/auth/register/').send({ username: unique('other'), email: `${user.username}@example.com`, password: 'correct horse battery staple' }));
+    },
+    'login: no such user, or a wrong password': async ({ blog }) =>
+      answer(await request(blog.app).post('/api/auth/login/').send({ username: unique('nobody'), password: 'correct horse battery staple' })),
+    'login: the user is not active': async ({ blog }) => {
+      const user = await makeUser(blog, { is_active: false });
+      return answer(await request(blog.app).post('/api/auth/login/').send({ username: user.username, password: 'correct horse battery staple' }));
+    },
+    'refresh: the token is not a refresh token': async ({ blog }) => {
+      const user = await makeUser(blog);
+      return answer(await request(blog.app).post('/api/auth/refresh/').send({ refresh_token: user.token }));
+    },
+    'refresh: the refresh token has expired': async ({ blog }) => {
+      const user = await makeUser(blog);
+      const iat = nowSeconds() - REFRESH_LIFETIME - 120;
+      const expired = signRs256({ sub: String(user.id), iss: ISSUER, aud: AUDIENCE, iat, exp: iat + REFRESH_LIFETIME, type: 'refresh' });
+      return answer(await request(blog.app).post('/api/auth/refresh/').send({ refresh_token: expired }));
+    },
+    'refresh: any other failure of the token': async ({ blog }) => answer(await request(blog.app).post('/api/auth/refresh/').send({ refresh_token: 'abc.def.ghi' })),
+  },
+};
+
+const rows = catalogueRows();
+
+describe('the error catalogue page', () => {
+  it('has its three tables, each row provoked here, and nothing provoked that the page does not list', () => {
+    expect([...new Set(rows.map((r) => r.table))]).toEqual(Object.keys(PROVOKE));
+    expect(rows.map((r) => `${r.table}: ${r.when}`)).toEqual(Object.entries(PROVOKE).flatMap(([table, whens]) => Object.keys(whens).map((w) => `${table}: ${w}`)));
+  });
+});
+
+describe.each(DIALECTS)('the error catalogue on %s', (dialect) => {
+  const services = {} as Services;
+  beforeAll(async () => {
+    services.showcase = await startShowcase(dialect);
+    services.blog = await startBlog(dialect);
+  });
+  afterAll(async () => {
+    for (const svc of [services.showcase, services.blog]) {
+      await loginThrottle(svc.context).close();
+      await svc.close();
+    }
+  });
+  afterEach(() => {
+    expect(takeErrors(services.showcase)).toEqual([]);
+    expect(takeErrors(services.blog)).toEqual([]);
+  });
+
+  it.each(rows.map((r) => [`${r.status} ${r.when}`, r] as const))('%s', async (_, row) => {
+    const got = await PROVOKE[row.table][row.when](services);
+    expect({ status: got.status, body: got.body }).toEqual({ status: row.status, body: bodyOf(row, got.values) });
+    // The suite named asserts the same body.
+    if (got.elsewhere) expect(fs.readFileSync(path.join(__dirname, '..', '..', got.elsewhere), 'utf8')).toContain(`const UNAVAILABLE = ${literal(got.body)};`);
+  });
+
+  it('a 500 with SVC_DEBUG shows the stack as text, and only then', async () => {
+    const svc = await startShowcase(dialect, { SVC_DEBUG: true });
+    try {
+      const res = await request(svc.app).post('/v/widgets/').send({ name: 'explode' });
+      expect([res.status, res.headers['content-type']]).toEqual([500, 'text/plain; charset=utf-8']);
+      expect(res.text).toMatch(/^Error: exploded after the write\n    at /);
+      expect(takeErrors(svc)).toEqual(['Error: exploded after the write']);
+    } finally {
+      await svc.close();
+    }
+  });
+});
