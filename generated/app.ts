@@ -16,6 +16,7 @@ import {
   TokenService,
 } from '@svcgen/runtime';
 import type { Express } from 'express';
+import * as articlesHooks from '../specs/hooks/articles';
 import { EXTRA_CLAIMS, loadUser } from './auth';
 import { endpointRoutes } from './endpoints';
 import { articlesRoutes } from './resources/articles/routes';
@@ -78,6 +79,7 @@ export function createService(options: ServiceOptions): Service {
       ],
       protect: [],
     },
+    visibility: { articles: articlesHooks.visibleArticles },
   });
   const routes: Route[] = [
     ...endpointRoutes(context),

@@ -59,6 +59,7 @@ export {
 export { markDeleted, restoreRow, type SoftDeleteSpec } from './operations/soft-delete';
 export { deleteRow, type Conflicts, type ProtectConflict, type UniqueConflict } from './operations/conflicts';
 export { checkObjectPermission } from './operations/permissions';
+export { missingRelatedKeys, relatedExists, visibleOnly, type Visibility } from './operations/visibility';
 export { checkCaller, childKeys, writeChildren, type ChildWrites, type NestedMode, type NestedWriteSpec } from './operations/nested';
 export { rateLimit } from './operations/rate-limit';
 export type { ComputeArgs } from './operations/computed';

@@ -93,7 +93,8 @@ function listRoute(rel: Relation, rs: ResourceRoutes): RouteView {
     handle: {
       owner: `await ${rs.lookup('findVisible')}(ctx, pk, [${q}.PK])`,
       rows: `${imports.runtime('relatedRows')}(ctx.db, ${spec}, owner[${q}.PK])`,
-      filter,
+      // The related records the caller may see, when the related resource narrows them (queryset_request).
+      filter: target.querysetRequest ? `await ${imports.runtime('visibleOnly')}(ctx, ${spec}.table, query);\n${filter}` : filter,
       querySource: imports.runtime('querySource'),
       columns: item.columns,
       pk: `${spec}.pk`,
@@ -118,7 +119,13 @@ function manageRoute(rel: Relation, rs: ResourceRoutes): RouteView {
     `${pascal}Body`,
     () => `${imports.runtime('m2mBodySchema')}(${keySchema(target, imports)}, { add: ${rel.add}, remove: ${rel.remove} }, '${r.model}${pascal}Body')`,
   );
-  const resolve = rel.queryHandler ? `${imports.runtime('foundRow')}(await ${rs.hookCall(rel.queryHandler, '{ pk: key, instance: owner }')})` : undefined;
+  // A key names a related record when the query handler finds it (or it exists), and the related
+  // resource's queryset_request lets the caller see it: a hidden record is "not found" as a missing one.
+  const handled = rel.queryHandler ? `${imports.runtime('foundRow')}(await ${rs.hookCall(rel.queryHandler, '{ pk: key, instance: owner }')})` : undefined;
+  const visible = target.querysetRequest
+    ? `(await ${imports.runtime('relatedExists')}(ctx, ${q}.${relationConst(rel)}.table, ${q}.${relationConst(rel)}.pk, key))`
+    : undefined;
+  const resolve = handled && visible ? `${handled} && ${visible}` : (handled ?? visible);
   return rs.route({
     method: 'post',
     path: `'/${r.base}/:pk/${rel.path}/'`,

@@ -60,9 +60,9 @@ function relatedCheckView(written: readonly SchemaModel[], imports: Imports) {
   const checks = [...new Map(written.flatMap(relatedKeyChecks).map((c) => [c.field, c])).values()];
   if (checks.length === 0) return undefined;
   imports.runtime('NotFoundError');
-  imports.runtimeType('ServiceContext');
-  if (checks.some((c) => c.many)) imports.runtime('missingKeys');
-  if (checks.some((c) => !c.many)) imports.runtime('exists');
+  imports.runtimeType('RequestContext');
+  if (checks.some((c) => c.many)) imports.runtime('missingRelatedKeys');
+  if (checks.some((c) => !c.many)) imports.runtime('relatedExists');
   return {
     schemas: written.map((s) => imports.type('./schemas', s.name)).join(' or '),
     keys: checks.map((c) => `${c.field}?: ${c.type}`).join('; '),

@@ -71,6 +71,10 @@ export function appView(model: ServiceModel, ctx: RenderContext) {
   imports.value('./endpoints', 'endpointRoutes');
   imports.value('./settings', 'DEFAULT_SETTINGS');
   const resources = model.resources.map((r) => ({ routesFn: imports.value(`./resources/${r.moduleName}/routes`, `${camelCase(r.moduleName)}Routes`) }));
+  // Each resource's queryset_request, by table: the rows other resources' paths may show a caller.
+  const visibility = model.resources
+    .filter((r) => r.querysetRequest && r.hooks)
+    .map((r) => `${str(r.table)}: ${imports.namespace(hookModuleFrom(ctx, r.hooks!, 0), `${camelCase(r.moduleName)}Hooks`)}.${r.querysetRequest}`);
   return {
     header: header(`${ctx.specsName}/service.yaml`),
     title: model.title,
@@ -83,6 +87,7 @@ export function appView(model: ServiceModel, ctx: RenderContext) {
     basePath: model.basePath,
     exceptionHandlers: handlers.join(', '),
     conflicts: conflictsLiteral(model),
+    visibility: visibility.length ? `{ ${visibility.join(', ')} }` : undefined,
     views: model.views ? `${hooks()}.${model.views}` : undefined,
     resources,
     imports: imports.print(),

@@ -519,7 +519,7 @@ export async function setRelated(db: Db, joinTable: string, ownColumn: string, o
 }
 
 /** SQLite limits bound parameters per statement; 500 keeps well below every limit. */
-function* chunks<T>(values: readonly T[], size = 500): Generator<T[]> {
+export function* chunks<T>(values: readonly T[], size = 500): Generator<T[]> {
   for (let i = 0; i < values.length; i += size) yield values.slice(i, i + size);
 }
 

@@ -7,7 +7,7 @@ import { requireAuth, type AuthContext, type Authenticator, type AuthUser } from
 import { dialectOf, insertWhereReferencesExist, selectAround, selectFirst, selectFixed, writeReturning, type Db, type RowReference } from '../db/connection';
 import { NotFoundError, type ModelRef } from '../core/errors';
 import type { Knex } from 'knex';
-import { exists, relatedColumns, relationsJoin, withKnownRelations, type ColumnOf, type KnownRelations, type Row, type StateRelations } from '../db/rows';
+import { relatedColumns, relationsJoin, withKnownRelations, type ColumnOf, type KnownRelations, type Row, type StateRelations } from '../db/rows';
 import type { Settings } from '../core/settings';
 import type { LoginThrottle } from '../auth/throttle';
 import type { ExceptionHandlers } from './exceptions';
@@ -15,6 +15,7 @@ import type { Conflicts } from './conflicts';
 import { TransactionGate } from './transactions';
 import { onlyFilters } from '../db/knex-internals';
 import { checkIfMatch, etagOf } from './conditional';
+import { relatedExists, type Visibility } from './visibility';
 
 /** Both 404 keys of a model; the setting SVC_NOT_FOUND_ERROR_USE_VERBOSE_NAMES picks one. */
 export interface ModelInfo {
@@ -37,9 +38,9 @@ export interface InsertOptions<R extends Row = Row> {
   relations?: StateRelations<R>;
 }
 
-/** A 404 with the model of the first of `references` that names no row. */
+/** A 404 with the model of the first of `references` that names no row the caller may see. */
 async function checkReferences(ctx: RequestContext, references: readonly InsertReference[]): Promise<void> {
-  for (const r of references) if (!(await exists(ctx.db, r.table, r.pk, r.key))) throw new NotFoundError(ctx.service.model(r.model));
+  for (const r of references) if (!(await relatedExists(ctx, r.table, r.pk, r.key))) throw new NotFoundError(ctx.service.model(r.model));
 }
 
 export function modelRef(model: ModelInfo, settings: Settings): ModelRef {
@@ -63,6 +64,11 @@ export interface ServiceContext extends AuthContext {
    * is on; without them, every 409 has the catalogue's details.
    */
   conflicts?: Conflicts;
+  /**
+   * The `queryset_request` hook of each table whose resource has one: the rows of it a caller may
+   * see, which the related keys a write names and the relation endpoints are held to too (visibility.ts).
+   */
+  visibility?: Readonly<Record<string, Visibility>>;
 }
 
 declare global {
@@ -261,9 +267,12 @@ export function rowLookup<R extends Row = Row>(options: {
       const returnsRows = dialectOf(ctx.db).insertReturnsRows;
       const related = returnsRows && state && options.relations ? relatedColumns(ctx.db, table, options.relations) : undefined;
       const insert = ctx.db(table).insert(values).returning(returnsRows ? (all as string[]) : pk);
-      let rows = named.length > 0 ? await insertWhereReferencesExist(ctx.db, insert, named, related?.sql) : undefined;
+      // A reference to rows a hook narrows is checked with the hook first: the insert's own check sees every row.
+      const narrowed = named.length > 0 && ctx.service.visibility !== undefined && named.some((r) => ctx.service.visibility![r.table]);
+      if (narrowed) await checkReferences(ctx, named);
+      let rows = named.length > 0 && !narrowed ? await insertWhereReferencesExist(ctx.db, insert, named, related?.sql) : undefined;
       if (rows === undefined) {
-        if (named.length > 0) await checkReferences(ctx, named);
+        if (named.length > 0 && !narrowed) await checkReferences(ctx, named);
         rows = await writeReturning(ctx.db, insert, related?.sql);
       } else if (rows.length === 0) {
         await checkReferences(ctx, named);

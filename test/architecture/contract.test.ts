@@ -41,7 +41,9 @@ function importedNames(): Map<string, string> {
     ...sourcesOf(path.join(ROOT, 'templates'), /\.(hbs|js|ts)$/),
     ...sourcesOf(path.join(ROOT, 'specs')),
     ...sourcesOf(path.join(ROOT, 'test/fixtures')).filter((f) => f.includes(`${path.sep}hooks${path.sep}`)),
-    ...sourcesOf(path.join(ROOT, 'test/cases')).filter((f) => f.includes(`${path.sep}hooks${path.sep}`)),
+    // The hooks of every case but the one written against 0.1.0's runtime, which imports names it no longer has on purpose.
+    ...sourcesOf(path.join(ROOT, 'test/cases')).filter((f) => f.includes(`${path.sep}hooks${path.sep}`) && !f.includes(`${path.sep}hooks-old-runtime${path.sep}`)),
+    path.join(ROOT, 'docs/reference/errors.md'),
     path.join(ROOT, 'README.md'),
     path.join(ROOT, 'docs/spec-language.md'),
   ];

@@ -158,7 +158,7 @@ describe('svcgen build', () => {
     expect(first.stderr).toBe('');
     expect(first.status).toBe(0);
     const total = countFiles(ws.out);
-    expect(summary(first.stdout)).toMatchObject({ resources: 15, written: total, unchanged: 0, removed: 0 });
+    expect(summary(first.stdout)).toMatchObject({ resources: 16, written: total, unchanged: 0, removed: 0 });
     // Every route: CRUD, bulk, restore, actions, relations and custom endpoints, as the manifest lists them.
     const listed: string[] = JSON.parse(fs.readFileSync(path.join(ws.out, 'manifest.json'), 'utf8')).endpoints;
     expect(listed.some((e) => e.endsWith('/bulk/')) && listed.some((e) => e.endsWith('/restore/'))).toBe(true);
@@ -170,14 +170,14 @@ describe('svcgen build', () => {
     expect(second.status).toBe(0);
     expect(second.stderr).toBe('');
     expect(linesOf(second.stdout)).toHaveLength(1);
-    expect(summary(second.stdout)).toMatchObject({ resources: 15, written: 0, unchanged: total, removed: 0 });
+    expect(summary(second.stdout)).toMatchObject({ resources: 16, written: 0, unchanged: total, removed: 0 });
 
     fs.rmSync(path.join(ws.specs, 'resources/gadgets.yaml'));
     // Its table and its operations go: a destructive migration and a breaking change.
     const third = svcgen(['build', ws.specs, '--out', ws.out, '--allow-destructive', '--allow-breaking']);
     expect(third.status).toBe(0);
     const s3 = summary(third.stdout);
-    expect(s3).toMatchObject({ resources: 14, removed: 3 });
+    expect(s3).toMatchObject({ resources: 15, removed: 3 });
     // The manifest and the files that list every resource (app, migrations) change; the rest is untouched.
     expect(s3.written).toBeGreaterThanOrEqual(1);
     // Three files of the resource go; one migration (dropping its table) comes.

@@ -4,7 +4,6 @@ import {
   asBool,
   asDateTime,
   type Db,
-  exists,
   type Expander,
   type ForeignSpec,
   type InsertReference,
@@ -16,8 +15,9 @@ import {
   NotFoundError,
   now,
   related,
+  relatedExists,
   type RelationSpec,
-  type ServiceContext,
+  type RequestContext,
   type StateRelations,
   withoutUndefined,
 } from '@svcgen/runtime';
@@ -283,10 +283,14 @@ export async function updateValues(data: ArticleUpdate): Promise<Partial<Article
   });
 }
 
-/** Related records named in ArticleUpdate must exist: a 404 with the related model's key otherwise. */
-export async function checkRelated(db: Db, service: ServiceContext, data: { category?: number | null }): Promise<void> {
-  if (data.category !== undefined && data.category !== null && !(await exists(db, 'categories', 'id', data.category))) {
-    throw new NotFoundError(service.model(CATEGORY_MODEL));
+/** Related records named in ArticleUpdate must exist, and be ones the caller may see: a 404 with the related model's key otherwise. */
+export async function checkRelated(ctx: RequestContext, data: { category?: number | null }): Promise<void> {
+  if (
+    data.category !== undefined &&
+    data.category !== null &&
+    !(await relatedExists(ctx, 'categories', 'id', data.category))
+  ) {
+    throw new NotFoundError(ctx.service.model(CATEGORY_MODEL));
   }
 }
 

@@ -216,7 +216,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
           const instance = q.toArticleRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           const proceed = async () => {
             const values = await q.updateValues(data);
-            await q.checkRelated(ctx.db, service, data);
+            await q.checkRelated(ctx, data);
             if (Object.keys(values).length > 0) await ctx.db(q.TABLE).where(q.PK, instance.id).update(values);
             const [updated] = await q.shapeArticleOut(ctx.db, [await findRow(ctx, instance.id, q.OUT_COLUMNS)]);
             return updated;

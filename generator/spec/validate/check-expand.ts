@@ -7,7 +7,7 @@
 import type { YamlPath } from '../../load/load';
 import { didYouMean } from '../suggest';
 import { asRec, type Ctx, eachEntry, eachItem, has, type Rec, report } from './context';
-import { checkReverseVisible } from './check-reverse';
+import { checkRelatedVisible, checkReverseVisible } from './check-reverse';
 import { fieldOf, RELATION_TYPES, relationTarget, type Resource } from './resources';
 
 export function checkExpand(ctx: Ctx, res: Resource, vs: Rec): void {
@@ -31,7 +31,10 @@ export function checkExpand(ctx: Ctx, res: Resource, vs: Rec): void {
     }
     if (has(spec, 'limit')) report(ctx, res.spec, [...at, 'limit'], `"limit" caps the children of a reverse relation; "${name}" is a ${field.type} field`, true);
     const target = relationTarget(ctx, field);
-    if (target) checkExpandFields(ctx, res, target, spec, at);
+    if (target) {
+      checkRelatedVisible(ctx, res.spec, target, name, at, 'expand');
+      checkExpandFields(ctx, res, target, spec, at);
+    }
   });
 }
 

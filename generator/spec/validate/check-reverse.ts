@@ -40,3 +40,22 @@ export function checkReverseVisible(ctx: Ctx, spec: SpecFile, from: Resource, na
     report(ctx, spec, at, `reverse relation "${name}" would show every ${from.name}, also those its queryset_request (${hook}) hides: it cannot be shown here`, key);
   }
 }
+
+/**
+ * A foreign key or many-to-many relation shown as records (`expand`, a nested read field) reads the
+ * related rows of a whole page in one statement, past the related resource's `queryset_request`:
+ * a related resource that narrows what callers may read would leak the rows it hides (another
+ * author's draft, with its title and content), so it is refused. The key itself stays showable.
+ */
+export function checkRelatedVisible(ctx: Ctx, spec: SpecFile, target: Resource, name: string, at: YamlPath, shownAs: string): void {
+  const hook = asStr(asRec(target.data.viewset)?.queryset_request);
+  if (hook !== undefined) {
+    report(
+      ctx,
+      spec,
+      at,
+      `${shownAs} "${name}" would show every ${target.name}, also those its queryset_request (${hook}) hides: show "${name}" by key, and let clients read the records through ${target.name}'s own routes`,
+      true,
+    );
+  }
+}

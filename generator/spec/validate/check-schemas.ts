@@ -5,7 +5,7 @@
  */
 import type { SpecFile, YamlPath } from '../../load/load';
 import { DEFAULT_VIEWSET_CLASS, softDeleteFieldName, VIEWSET_OPERATIONS } from '../resource-names';
-import { checkReverseVisible } from './check-reverse';
+import { checkRelatedVisible, checkReverseVisible } from './check-reverse';
 import { asRec, asStr, type Ctx, eachEntry, eachItem, has, isRec, listWords, type Rec, report } from './context';
 import { didYouMean } from '../suggest';
 import { type Field, fieldOf, RELATION_TYPES, relationTarget, type Resource } from './resources';
@@ -203,7 +203,10 @@ function checkNestedEntry(ctx: Ctx, s: Section, name: string, nested: Rec, at: Y
     return;
   }
   const target = relationTarget(ctx, field);
-  if (target) checkNestedFields(ctx, s, target, nested, at);
+  if (target) {
+    checkRelatedVisible(ctx, s.spec, target, name, at, 'nested field');
+    checkNestedFields(ctx, s, target, nested, at);
+  }
 }
 
 /** The modes of a nested write each input section takes. */

@@ -6,12 +6,12 @@ import {
   asDecimal,
   asJson,
   type Db,
-  exists,
   type InsertReference,
   type ModelInfo,
   NotFoundError,
   now,
-  type ServiceContext,
+  relatedExists,
+  type RequestContext,
   toDb,
   withoutUndefined,
 } from '@svcgen/runtime';
@@ -119,10 +119,10 @@ export async function updateValues(data: ProjectUpdate): Promise<Partial<Project
   });
 }
 
-/** Related records named in ProjectUpdate must exist: a 404 with the related model's key otherwise. */
-export async function checkRelated(db: Db, service: ServiceContext, data: { owner?: number }): Promise<void> {
-  if (data.owner !== undefined && data.owner !== null && !(await exists(db, 'members', 'id', data.owner))) {
-    throw new NotFoundError(service.model(MEMBER_MODEL));
+/** Related records named in ProjectUpdate must exist, and be ones the caller may see: a 404 with the related model's key otherwise. */
+export async function checkRelated(ctx: RequestContext, data: { owner?: number }): Promise<void> {
+  if (data.owner !== undefined && data.owner !== null && !(await relatedExists(ctx, 'members', 'id', data.owner))) {
+    throw new NotFoundError(ctx.service.model(MEMBER_MODEL));
   }
 }
 

@@ -123,7 +123,7 @@ export function projectsRoutes(service: ServiceContext): Route[] {
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toProjectRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           const values = await q.updateValues(data);
-          await q.checkRelated(ctx.db, service, data);
+          await q.checkRelated(ctx, data);
           if (Object.keys(values).length > 0) await ctx.db(q.TABLE).where(q.PK, instance.id).update(values);
           const [updated] = await q.shapeProjectOut(ctx.db, [await findRow(ctx, instance.id, q.OUT_COLUMNS)]);
           return updated;

@@ -2,11 +2,11 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import {
   type Db,
-  exists,
   type InsertReference,
   type ModelInfo,
   NotFoundError,
-  type ServiceContext,
+  relatedExists,
+  type RequestContext,
   withoutUndefined,
 } from '@svcgen/runtime';
 import type { TaskIn, TaskOut, TaskUpdate } from './schemas';
@@ -79,17 +79,20 @@ export async function updateValues(data: TaskUpdate): Promise<Partial<TaskRow>> 
   });
 }
 
-/** Related records named in TaskUpdate must exist: a 404 with the related model's key otherwise. */
+/** Related records named in TaskUpdate must exist, and be ones the caller may see: a 404 with the related model's key otherwise. */
 export async function checkRelated(
-  db: Db,
-  service: ServiceContext,
+  ctx: RequestContext,
   data: { project?: string; parent?: number | null },
 ): Promise<void> {
-  if (data.project !== undefined && data.project !== null && !(await exists(db, 'projects', 'id', data.project))) {
-    throw new NotFoundError(service.model(PROJECT_MODEL));
+  if (
+    data.project !== undefined &&
+    data.project !== null &&
+    !(await relatedExists(ctx, 'projects', 'id', data.project))
+  ) {
+    throw new NotFoundError(ctx.service.model(PROJECT_MODEL));
   }
-  if (data.parent !== undefined && data.parent !== null && !(await exists(db, 'tasks', 'id', data.parent))) {
-    throw new NotFoundError(service.model(TASK_MODEL));
+  if (data.parent !== undefined && data.parent !== null && !(await relatedExists(ctx, 'tasks', 'id', data.parent))) {
+    throw new NotFoundError(ctx.service.model(TASK_MODEL));
   }
 }
 

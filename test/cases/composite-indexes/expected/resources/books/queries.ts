@@ -2,11 +2,11 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import {
   type Db,
-  exists,
   type InsertReference,
   type ModelInfo,
   NotFoundError,
-  type ServiceContext,
+  relatedExists,
+  type RequestContext,
   withoutUndefined,
 } from '@svcgen/runtime';
 import type { BookIn, BookOut, BookUpdate } from './schemas';
@@ -78,10 +78,10 @@ export async function updateValues(data: BookUpdate): Promise<Partial<BookRow>> 
   });
 }
 
-/** Related records named in BookUpdate must exist: a 404 with the related model's key otherwise. */
-export async function checkRelated(db: Db, service: ServiceContext, data: { shelf?: number | null }): Promise<void> {
-  if (data.shelf !== undefined && data.shelf !== null && !(await exists(db, 'shelves', 'id', data.shelf))) {
-    throw new NotFoundError(service.model(SHELF_MODEL));
+/** Related records named in BookUpdate must exist, and be ones the caller may see: a 404 with the related model's key otherwise. */
+export async function checkRelated(ctx: RequestContext, data: { shelf?: number | null }): Promise<void> {
+  if (data.shelf !== undefined && data.shelf !== null && !(await relatedExists(ctx, 'shelves', 'id', data.shelf))) {
+    throw new NotFoundError(ctx.service.model(SHELF_MODEL));
   }
 }
 

@@ -3,11 +3,11 @@
 import {
   asDate,
   type Db,
-  exists,
   type InsertReference,
   type ModelInfo,
   NotFoundError,
-  type ServiceContext,
+  relatedExists,
+  type RequestContext,
   withoutUndefined,
 } from '@svcgen/runtime';
 import type { EventIn, EventOut, EventUpdate } from './schemas';
@@ -79,10 +79,10 @@ export async function updateValues(data: EventUpdate): Promise<Partial<EventRow>
   });
 }
 
-/** Related records named in EventUpdate must exist: a 404 with the related model's key otherwise. */
-export async function checkRelated(db: Db, service: ServiceContext, data: { venue?: number }): Promise<void> {
-  if (data.venue !== undefined && data.venue !== null && !(await exists(db, 'venues', 'id', data.venue))) {
-    throw new NotFoundError(service.model(VENUE_MODEL));
+/** Related records named in EventUpdate must exist, and be ones the caller may see: a 404 with the related model's key otherwise. */
+export async function checkRelated(ctx: RequestContext, data: { venue?: number }): Promise<void> {
+  if (data.venue !== undefined && data.venue !== null && !(await relatedExists(ctx, 'venues', 'id', data.venue))) {
+    throw new NotFoundError(ctx.service.model(VENUE_MODEL));
   }
 }
 

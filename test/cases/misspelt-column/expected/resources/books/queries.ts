@@ -3,14 +3,14 @@
 import {
   asDate,
   type Db,
-  exists,
   type ForeignSpec,
   type InsertReference,
   loadForeign,
   type ModelInfo,
   NotFoundError,
   related,
-  type ServiceContext,
+  relatedExists,
+  type RequestContext,
   type StateRelations,
   withoutUndefined,
 } from '@svcgen/runtime';
@@ -121,10 +121,10 @@ export async function updateValues(data: BookUpdate): Promise<Partial<BookRow>> 
   });
 }
 
-/** Related records named in BookUpdate must exist: a 404 with the related model's key otherwise. */
-export async function checkRelated(db: Db, service: ServiceContext, data: { writer?: number }): Promise<void> {
-  if (data.writer !== undefined && data.writer !== null && !(await exists(db, 'writers', 'id', data.writer))) {
-    throw new NotFoundError(service.model(WRITER_MODEL));
+/** Related records named in BookUpdate must exist, and be ones the caller may see: a 404 with the related model's key otherwise. */
+export async function checkRelated(ctx: RequestContext, data: { writer?: number }): Promise<void> {
+  if (data.writer !== undefined && data.writer !== null && !(await relatedExists(ctx, 'writers', 'id', data.writer))) {
+    throw new NotFoundError(ctx.service.model(WRITER_MODEL));
   }
 }
 

@@ -4,11 +4,11 @@ import {
   type Db,
   loadManyToMany,
   type ManyToManySpec,
-  missingKeys,
+  missingRelatedKeys,
   type ModelInfo,
   NotFoundError,
   type RelationSpec,
-  type ServiceContext,
+  type RequestContext,
   setRelated,
   withoutUndefined,
 } from '@svcgen/runtime';
@@ -89,10 +89,10 @@ export async function updateValues(data: BookUpdate): Promise<Partial<BookRow>> 
   });
 }
 
-/** Related records named in BookIn or BookUpdate must exist: a 404 with the related model's key otherwise. */
-export async function checkRelated(db: Db, service: ServiceContext, data: { tags?: readonly number[] }): Promise<void> {
-  if (data.tags !== undefined && (await missingKeys(db, 'tags', 'id', data.tags)).length > 0) {
-    throw new NotFoundError(service.model(TAG_MODEL));
+/** Related records named in BookIn or BookUpdate must exist, and be ones the caller may see: a 404 with the related model's key otherwise. */
+export async function checkRelated(ctx: RequestContext, data: { tags?: readonly number[] }): Promise<void> {
+  if (data.tags !== undefined && (await missingRelatedKeys(ctx, 'tags', 'id', data.tags)).length > 0) {
+    throw new NotFoundError(ctx.service.model(TAG_MODEL));
   }
 }
 

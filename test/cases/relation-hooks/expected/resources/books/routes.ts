@@ -65,7 +65,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
         etag: { state: stateETag, key: keyFromResult('id'), answerIsState: true },
         async handle({ body: data }, ctx) {
           const values = await q.createValues(data);
-          await q.checkRelated(ctx.db, service, data);
+          await q.checkRelated(ctx, data);
           const row = await insertRow(ctx, values, q.OUT_COLUMNS);
           const pk = row[q.PK];
           await q.setTags(ctx.db, pk, data.tags);
@@ -144,7 +144,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toBookRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           const values = await q.updateValues(data);
-          await q.checkRelated(ctx.db, service, data);
+          await q.checkRelated(ctx, data);
           if (Object.keys(values).length > 0) await ctx.db(q.TABLE).where(q.PK, instance.id).update(values);
           await q.setTags(ctx.db, instance.id, data.tags);
           const [updated] = await q.shapeBookOut(ctx.db, [await findRow(ctx, instance.id, q.OUT_COLUMNS)]);
