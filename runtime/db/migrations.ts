@@ -153,7 +153,7 @@ export async function migrationStatus(db: Db, migrations: readonly Migration[]):
 /** What reverting a migration would lose: tables with rows, columns with values, rows. */
 export interface DataLoss {
   migration: string;
-  /** `table (N rows)`, `table.column (N values)`, `table: N rows`. */
+  /** `table T (N rows)`, `column T.C (N values)`, `N rows of T` (`1 row`, `1 value` for one). */
   losses: string[];
 }
 
@@ -195,21 +195,114 @@ async function census(knex: Knex): Promise<Census> {
   return out;
 }
 
-/** What went missing between two censuses: a table that had rows, a column that had values, rows. */
-function lost(before: Census, after: Census): string[] {
+/** `n` `noun`s, singular for one: `1 value`, `7 values`. */
+const counted = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
+/** A column of `table` that a `down` took away while it added another one holding as many values: maybe a rename. */
+interface RenameCandidate {
+  table: string;
+  gone: string;
+  added: string;
+}
+
+/**
+ * What went missing between two censuses: a table that had rows, a column that had values (unless
+ * `renamed` says it is now another column of its table), rows.
+ */
+function lost(before: Census, after: Census, renamed: readonly RenameCandidate[] = []): string[] {
   const out: string[] = [];
   for (const [table, was] of before) {
     const now = after.get(table);
     if (!now) {
-      if (was.rows > 0) out.push(`table ${table} (${was.rows} rows)`);
+      if (was.rows > 0) out.push(`table ${table} (${counted(was.rows, 'row')})`);
       continue;
     }
-    if (now.rows < was.rows) out.push(`${was.rows - now.rows} rows of ${table}`);
+    if (now.rows < was.rows) out.push(`${counted(was.rows - now.rows, 'row')} of ${table}`);
     for (const [column, values] of was.columns) {
-      if (values > 0 && !now.columns.has(column)) out.push(`column ${table}.${column} (${values} values)`);
+      if (values > 0 && !now.columns.has(column) && !renamed.some((r) => r.table === table && r.gone === column)) {
+        out.push(`column ${table}.${column} (${counted(values, 'value')})`);
+      }
     }
   }
   return out;
+}
+
+/**
+ * The columns that held values and are gone from a table that gained, each, a column holding as many:
+ * the pairs a rename would make (`renameColumn` back, in the `down` of a rename). Each gone column
+ * is paired with every such new column; `sameValues` tells which pair is the rename.
+ */
+function renameCandidates(before: Census, after: Census): RenameCandidate[] {
+  const out: RenameCandidate[] = [];
+  for (const [table, was] of before) {
+    const now = after.get(table);
+    if (!now || now.rows !== was.rows) continue;
+    for (const [gone, values] of was.columns) {
+      if (values === 0 || now.columns.has(gone)) continue;
+      for (const [added, count] of now.columns) {
+        if (!was.columns.has(added) && count === values) out.push({ table, gone, added });
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Every row's value of `column` in `table`, in the order of the table's primary key, as JSON text;
+ * undefined when the table has no primary key (its rows cannot be matched one for one).
+ */
+async function columnValues(knex: Knex, table: string, column: string): Promise<string[] | undefined> {
+  const { primaryKey } = await dialectOf(knex).describeKeys(knex, table);
+  if (!primaryKey.length || primaryKey.includes(column)) return undefined;
+  const rows: Record<string, unknown>[] = await knex(table).select(knex.ref(column).as('v')).orderBy(primaryKey);
+  return rows.map((r) => JSON.stringify(r.v instanceof Buffer ? r.v.toString('base64') : r.v));
+}
+
+/** Thrown inside the savepoint of a first try of a `down` to undo it: the values of the columns it added. */
+class UndoProbe extends Error {
+  constructor(readonly added: Map<RenameCandidate, string[] | undefined>) {
+    super('undo the probe');
+  }
+}
+
+/**
+ * Runs `m.down` in `trx`, and throws DataLossError when it lost data (see `lost`). A column that
+ * the `down` took away is not lost when the same `down` added a column to its table holding the same
+ * values row for row (a rename, back): the `down` is first tried in a savepoint, the new columns'
+ * values read and the savepoint rolled back, the old columns' values read and compared, then the
+ * `down` run again. A `down` that drops no column with values runs once.
+ */
+async function revertChecked(trx: Knex.Transaction, m: Migration): Promise<void> {
+  const before = await census(trx);
+  let added: Map<RenameCandidate, string[] | undefined>;
+  try {
+    await trx.transaction(async (savepoint) => {
+      await m.down(savepoint);
+      const after = await census(savepoint);
+      const candidates = renameCandidates(before, after);
+      if (!candidates.length) {
+        const losses = lost(before, after);
+        if (losses.length) throw new DataLossError({ migration: m.name, losses });
+        return;
+      }
+      const values = new Map<RenameCandidate, string[] | undefined>();
+      for (const c of candidates) values.set(c, await columnValues(savepoint, c.table, c.added));
+      throw new UndoProbe(values);
+    });
+    return;
+  } catch (err) {
+    if (!(err instanceof UndoProbe)) throw err;
+    added = err.added;
+  }
+  const renamed: RenameCandidate[] = [];
+  for (const [c, values] of added) {
+    if (values === undefined || renamed.some((r) => r.table === c.table && (r.gone === c.gone || r.added === c.added))) continue;
+    const old = await columnValues(trx, c.table, c.gone);
+    if (old !== undefined && old.length === values.length && old.every((v, i) => v === values[i])) renamed.push(c);
+  }
+  await m.down(trx);
+  const losses = lost(before, await census(trx), renamed);
+  if (losses.length) throw new DataLossError({ migration: m.name, losses });
 }
 
 /**
@@ -217,7 +310,8 @@ function lost(before: Census, after: Census): string[] {
  * migration lock; returns the names reverted. Before and after each migration's `down` the tables
  * are counted: a table that had rows and is gone, a column that held values and is gone, or rows
  * gone from a table, is data loss, and unless `allowDataLoss` it throws DataLossError after rolling
- * everything back (nothing is reverted). A type narrowed by a `down` is not seen as a loss. Where
+ * everything back (nothing is reverted). A column a `down` renames back is not lost: its values are
+ * all in the column it becomes (see `revertChecked`). A type narrowed by a `down` is not seen as a loss. Where
  * schema changes are not transactional (MySQL), nothing can be tried and undone: without
  * `allowDataLoss` it throws UncheckedRollbackError before reverting anything.
  */
@@ -244,12 +338,8 @@ export function rollbackMigrations(
       db.transaction(async (trx) => {
         await config.beforeAll?.(trx, targets);
         for (const m of targets) {
-          const before = options.allowDataLoss ? undefined : await census(trx);
-          await m.down(trx);
-          if (before) {
-            const losses = lost(before, await census(trx));
-            if (losses.length) throw new DataLossError({ migration: m.name, losses });
-          }
+          if (options.allowDataLoss) await m.down(trx);
+          else await revertChecked(trx, m);
           await trx(table).where({ name: m.name }).delete();
         }
         await config.afterAll?.(trx, targets);
