@@ -101,17 +101,69 @@ export function listDefault(knex: Knex, items: ListItemType, values: readonly un
 }
 
 /**
- * Applies every pending migration (all in one transaction), then the runtime's own pending
- * migrations, holding the migration lock; returns the names of the service's migrations applied.
+ * What a start does when the database has migrations the service does not know (applied by
+ * another version of it: a newer release rolled back, the other colour of a blue/green deployment,
+ * another branch): `refuse` (the default) stops with UnknownMigrationsError; `serve` goes on beside
+ * them, when none of the service's own migrations is pending. `SVC_UNKNOWN_MIGRATIONS` sets it.
  */
-export function migrateLatest(db: Db, migrations: readonly Migration[]): Promise<string[]> {
-  return withMigrationLock(db, () => applyPending(db, migrations));
+export type UnknownMigrationsPolicy = 'refuse' | 'serve';
+
+export const UNKNOWN_MIGRATIONS_POLICIES: readonly UnknownMigrationsPolicy[] = ['refuse', 'serve'];
+
+/**
+ * The database has migrations the service does not know, and the policy refuses them, or the
+ * service's own are pending beside them (two versions' histories diverged): nothing was applied.
+ */
+export class UnknownMigrationsError extends Error {
+  constructor(
+    readonly unknown: readonly string[],
+    readonly pending: readonly string[],
+  ) {
+    const names = unknown.join(', ');
+    const revert = `revert them with the version that applied them (its \`migrate rollback ${unknown.length}\`)`;
+    super(
+      pending.length
+        ? `the database has migrations this version of the service does not know (${names}) and lacks some of its own (${pending.join(', ')}): ` +
+            `the two versions' migrations diverged; ${revert}, then start this version`
+        : `the database has migrations this version of the service does not know (${names}), applied by another version (a newer release, another branch): ` +
+            `${revert} before starting this one, or, if this version can run beside them (they only added tables, or columns that are nullable or have a default), ` +
+            'set SVC_UNKNOWN_MIGRATIONS=serve',
+    );
+    this.name = 'UnknownMigrationsError';
+  }
 }
 
-async function applyPending(db: Db, migrations: readonly Migration[]): Promise<string[]> {
-  const [, applied] = (await dialectOf(db).runMigrations(db, MIGRATOR_CONFIG, (config) =>
-    db.migrate.latest({ ...config, migrationSource: migrationSource(migrations) }),
-  )) as [number, string[]];
+/** How `migrateLatest` treats migrations the service does not know. */
+export interface MigrateOptions {
+  /** `refuse` unless given. */
+  unknown?: UnknownMigrationsPolicy;
+  /** Told the names of the unknown migrations the `serve` policy goes on beside. */
+  onUnknown?: (names: string[]) => void;
+}
+
+/**
+ * Applies every pending migration (all in one transaction), then the runtime's own pending
+ * migrations, holding the migration lock; returns the names of the service's migrations applied.
+ * Migrations of the database the service does not know are refused (UnknownMigrationsError) unless
+ * `options.unknown` is `serve` and none of the service's is pending; then nothing of the service's
+ * is applied.
+ */
+export function migrateLatest(db: Db, migrations: readonly Migration[], options: MigrateOptions = {}): Promise<string[]> {
+  return withMigrationLock(db, () => applyPending(db, migrations, options));
+}
+
+async function applyPending(db: Db, migrations: readonly Migration[], options: MigrateOptions): Promise<string[]> {
+  const status = await migrationStatus(db, migrations);
+  let applied: string[] = [];
+  if (status.unknown.length) {
+    // Knex's own check would only call the database corrupt.
+    if (options.unknown !== 'serve' || status.pending.length) throw new UnknownMigrationsError(status.unknown, status.pending);
+    options.onUnknown?.(status.unknown);
+  } else {
+    [, applied] = (await dialectOf(db).runMigrations(db, MIGRATOR_CONFIG, (config) =>
+      db.migrate.latest({ ...config, migrationSource: migrationSource(migrations) }),
+    )) as [number, string[]];
+  }
   // Only new tables here: no table rebuild (SQLite), so run without the dialect's additions.
   await db.migrate.latest({ tableName: 'svc_runtime_migrations', migrationSource: migrationSource(RUNTIME_MIGRATIONS) });
   return applied;
