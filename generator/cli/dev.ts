@@ -66,6 +66,8 @@ export function startDev(options: DevOptions): DevSession {
   let changed: Set<string> | undefined;
   /** Whether the compiled service lags the sources: a compile failed, or nothing compiled yet. */
   let stale = true;
+  /** When the last compile began: the output written before it is compiled, or its problems were printed. */
+  let compiledAt = 0;
 
   async function stopService(): Promise<void> {
     const running = child;
@@ -105,12 +107,15 @@ export function startDev(options: DevOptions): DevSession {
       // No code of the specs folder changed (specs, an editor's or sed's temporary files), the specs
       // render what is there already, and the compiled service is newer than every file of the
       // output (whoever wrote it): nothing to compile or restart.
-      const specsChanged = since !== undefined && [...since].some((f) => !insideOut(f));
+      const outputOnly = since !== undefined && since.size > 0 && [...since].every(insideOut);
       const noCode = since !== undefined && ![...since].some((f) => !insideOut(f) && CODE_FILE.test(f));
-      if (!stale && noCode && !written.written.length && !written.removed.length && !compiledOlderThanOutput()) {
-        // Only the output changed, as this session's own build wrote it: nothing to say.
-        if (specsChanged) log(`svcgen dev: the specs changed, the output did not (built in ${Date.now() - started} ms); the service keeps running`);
-        return;
+      if (!written.written.length && !written.removed.length) {
+        // The output changed as this session wrote it, and it was compiled (or tried) since: nothing to do or say.
+        if (outputOnly && newestFile(outDir) <= compiledAt) return;
+        if (!stale && noCode && !compiledOlderThanOutput()) {
+          if (!outputOnly) log(`svcgen dev: the specs changed, the output did not (built in ${Date.now() - started} ms); the service keeps running`);
+          return;
+        }
       }
     } catch (err) {
       // What changed is still to compile once the specs are fixed.
@@ -121,6 +126,7 @@ export function startDev(options: DevOptions): DevSession {
       return;
     }
     stale = true;
+    compiledAt = Date.now();
     const compileProblems = compiler.compile();
     if (compileProblems.length) {
       for (const line of compileProblems) log(line);
