@@ -127,7 +127,10 @@ export {
   migrateRollback,
   renameForeignKey,
   renameSearchIndex,
+  UnknownMigrationsError,
   type Migration,
+  type MigrateOptions,
+  type UnknownMigrationsPolicy,
 } from './db/migrations';
 export { isConstraintViolation } from './db/driver-errors';
 

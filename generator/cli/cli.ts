@@ -139,19 +139,27 @@ options:
     positional: 'DIR',
   },
   dev: {
-    usage: `usage: svcgen dev [SPECS] [--out DIR] [--tsconfig FILE] [-- SERVICE ARGS]
+    usage: `usage: svcgen dev [SPECS] [--out DIR] [--tsconfig FILE] [--allow-destructive] [--allow-widen] [--allow-breaking] [-- SERVICE ARGS]
 
 Builds SPECS (default: specs) into DIR (default: generated), compiles the project with FILE
 (default: tsconfig.json; its outDir holds the compiled service) and runs DIR/main.js compiled, as a
 child process. Then watches SPECS, the spec files and the hook modules inside it: a moment after a
-change it builds, compiles and restarts the service again. Problems in the specs or the TypeScript
-are printed as file:line:column: message; the last good service keeps running until they are fixed.
-Stops on Ctrl-C. Migrations are written as by build (a destructive step stops the build).
+change it builds, compiles and restarts the service again. It watches DIR too: whenever the
+compiled service is older than a file of DIR (another svcgen build wrote it, say with
+--allow-breaking), it compiles and restarts the service, which applies any new migration.
+Problems in the specs or the TypeScript are printed as file:line:column: message; the last good
+service keeps running until they are fixed. Stops on Ctrl-C. Migrations are written as by build:
+a destructive step, a widened access or a breaking API change stops the build unless its flag
+was given.
 
 options:
-  --out DIR         output folder (default: generated)
-  --tsconfig FILE   the project's TypeScript configuration (default: tsconfig.json)`,
+  --out DIR             output folder (default: generated)
+  --tsconfig FILE       the project's TypeScript configuration (default: tsconfig.json)
+  --allow-destructive   as build's, for every build of the session
+  --allow-widen         as build's, for every build of the session
+  --allow-breaking      as build's, for every build of the session`,
     options: ['--out', '--tsconfig'],
+    flags: ['--allow-destructive', '--allow-widen', '--allow-breaking'],
     positional: 'SPECS',
   },
 };
@@ -474,7 +482,15 @@ function explainAccess([caller, operation, specsDir = 'specs']: string[]): numbe
 
 /** `svcgen dev SPECS`: builds, runs and rebuilds until SIGINT or SIGTERM. */
 async function runDev(specsDir: string, args: Parsed): Promise<number> {
-  const session = startDev({ specsDir, outDir: args.out, tsconfig: args.tsconfig, serviceArgs: args.rest });
+  const session = startDev({
+    specsDir,
+    outDir: args.out,
+    tsconfig: args.tsconfig,
+    serviceArgs: args.rest,
+    allowDestructive: args.allowDestructive,
+    allowWiden: args.allowWiden,
+    allowBreaking: args.allowBreaking,
+  });
   await session.ready;
   await new Promise<void>((resolve) => {
     const end = () => {

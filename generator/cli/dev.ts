@@ -4,9 +4,12 @@
  * specs and the hook modules inside it, however they are saved: watch.ts) and, a moment after the
  * last change, builds again; when that changed the output or a hook module changed, it compiles
  * and restarts the service (a change of the specs that renders the same output, such as a comment,
- * leaves the service running). Problems are printed as `file:line:column: message` lines, the
- * specs' and the compiler's alike; the command keeps running (and the last good service keeps
- * serving) until they are fixed.
+ * leaves the service running). It watches the output folder too: whenever the compiled service is
+ * older than a file of the output (written by another `svcgen build`, say one with
+ * `--allow-breaking`), it compiles and restarts the service, whose start applies any new migration.
+ * The gates of `build` (`allowDestructive`, `allowWiden`, `allowBreaking`) hold for the session.
+ * Problems are printed as `file:line:column: message` lines, the specs' and the compiler's alike;
+ * the command keeps running (and the last good service keeps serving) until they are fixed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -29,6 +32,10 @@ export interface DevOptions {
   debounceMs?: number;
   /** Where progress and problems go (default: the console). */
   log?: (line: string) => void;
+  /** `build`'s gates, open for the whole session: destructive migration steps, widened access, breaking API changes. */
+  allowDestructive?: boolean;
+  allowWiden?: boolean;
+  allowBreaking?: boolean;
 }
 
 /** A running `svcgen dev`: `stop()` ends the service and the watch. */
@@ -48,6 +55,7 @@ export function startDev(options: DevOptions): DevSession {
   if (!fs.existsSync(specsDir) || !fs.statSync(specsDir).isDirectory()) throw new DevError(`${options.specsDir}: no such specs folder`);
   const compiler = new Compiler(path.resolve(cwd, options.tsconfig), cwd);
   const mainJs = compiler.outputOf(path.join(outDir, 'main.ts'));
+  const insideOut = (p: string) => !path.relative(outDir, p).startsWith('..');
 
   let child: ChildProcess | undefined;
   let building: Promise<void> = Promise.resolve();
@@ -58,6 +66,8 @@ export function startDev(options: DevOptions): DevSession {
   let changed: Set<string> | undefined;
   /** Whether the compiled service lags the sources: a compile failed, or nothing compiled yet. */
   let stale = true;
+  /** When the last compile began: the output written before it is compiled, or its problems were printed. */
+  let compiledAt = 0;
 
   async function stopService(): Promise<void> {
     const running = child;
@@ -83,16 +93,29 @@ export function startDev(options: DevOptions): DevSession {
     const since = changed;
     changed = new Set();
     try {
-      const { files } = await generate({ specsDir: options.specsDir, outDir: options.outDir, cwd });
+      const { files } = await generate({
+        specsDir: options.specsDir,
+        outDir: options.outDir,
+        cwd,
+        allowDestructive: options.allowDestructive,
+        allowWiden: options.allowWiden,
+        allowBreaking: options.allowBreaking,
+      });
       const written = writeOutput(outDir, files);
       for (const f of written.written) log(`  wrote      ${options.outDir}/${f}`);
       for (const f of written.removed) log(`  removed    ${options.outDir}/${f}`);
-      // No code changed (specs, an editor's or sed's temporary files) and the specs render what is
-      // there already: nothing to compile or restart.
-      const noCode = since !== undefined && ![...since].some((f) => CODE_FILE.test(f));
-      if (!stale && noCode && !written.written.length && !written.removed.length) {
-        log(`svcgen dev: the specs changed, the output did not (built in ${Date.now() - started} ms); the service keeps running`);
-        return;
+      // No code of the specs folder changed (specs, an editor's or sed's temporary files), the specs
+      // render what is there already, and the compiled service is newer than every file of the
+      // output (whoever wrote it): nothing to compile or restart.
+      const outputOnly = since !== undefined && since.size > 0 && [...since].every(insideOut);
+      const noCode = since !== undefined && ![...since].some((f) => !insideOut(f) && CODE_FILE.test(f));
+      if (!written.written.length && !written.removed.length) {
+        // The output changed as this session wrote it, and it was compiled (or tried) since: nothing to do or say.
+        if (outputOnly && newestFile(outDir) <= compiledAt) return;
+        if (!stale && noCode && !compiledOlderThanOutput()) {
+          if (!outputOnly) log(`svcgen dev: the specs changed, the output did not (built in ${Date.now() - started} ms); the service keeps running`);
+          return;
+        }
       }
     } catch (err) {
       // What changed is still to compile once the specs are fixed.
@@ -103,6 +126,7 @@ export function startDev(options: DevOptions): DevSession {
       return;
     }
     stale = true;
+    compiledAt = Date.now();
     const compileProblems = compiler.compile();
     if (compileProblems.length) {
       for (const line of compileProblems) log(line);
@@ -131,7 +155,17 @@ export function startDev(options: DevOptions): DevSession {
     });
   }
 
-  const insideOut = (p: string) => !path.relative(outDir, p).startsWith('..');
+  /** Whether a file of the output is newer than the compiled service (its main.js), or it has none. */
+  function compiledOlderThanOutput(): boolean {
+    let compiled: number;
+    try {
+      compiled = fs.statSync(mainJs).mtimeMs;
+    } catch {
+      return true;
+    }
+    return newestFile(outDir) > compiled;
+  }
+
   const watcher = watchTree(
     specsDir,
     (file) => {
@@ -143,6 +177,14 @@ export function startDev(options: DevOptions): DevSession {
     insideOut,
   );
 
+  // The output folder, watched apart (another build may write it): see compiledOlderThanOutput.
+  fs.mkdirSync(outDir, { recursive: true });
+  const outWatcher = watchTree(outDir, (file) => {
+    changed?.add(file);
+    clearTimeout(timer);
+    timer = setTimeout(schedule, options.debounceMs ?? 150);
+  });
+
   schedule();
   const ready = building;
   return {
@@ -151,10 +193,28 @@ export function startDev(options: DevOptions): DevSession {
       stopped = true;
       clearTimeout(timer);
       watcher.close();
+      outWatcher.close();
       await building;
       await stopService();
     },
   };
+}
+
+/** The modification time of the newest file under `dir` (0 for none). */
+function newestFile(dir: string): number {
+  let newest = 0;
+  let entries: fs.Dirent[] = [];
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  for (const e of entries) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) newest = Math.max(newest, newestFile(p));
+    else if (e.isFile()) newest = Math.max(newest, fs.statSync(p, { throwIfNoEntry: false })?.mtimeMs ?? 0);
+  }
+  return newest;
 }
 
 /** A file the compile reads: a hook module or what it imports. */

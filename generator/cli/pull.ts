@@ -2,7 +2,7 @@
  * `svcgen pull DATABASE_URL [--out DIR]`: specs written from an existing SQLite or PostgreSQL
  * database, so that a team can start from what it has. One resource file per table (its name the
  * table's, its model the singular in PascalCase), with each column as a field: the type from the
- * column's (lengths, nullability, simple defaults kept), foreign keys as `foreign_key` fields with
+ * column's (lengths, nullability, simple defaults kept, a PostgreSQL array's too), foreign keys as `foreign_key` fields with
  * their delete rule, one-column unique indexes as `unique`, other indexes as `indexes`. A table
  * holding only two foreign keys (and an `id`) is a many-to-many join table: it becomes a
  * `many_to_many` field of the first side, with a relation endpoint. Every resource is public
@@ -11,6 +11,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import pluralize from 'pluralize';
+import type { ListItemType } from '@svcgen/runtime/catalogue';
 import { introspectUrl, type ColumnInfo, type TableInfo } from '@svcgen/runtime/introspect';
 import { pascalCase } from '../model/names';
 
@@ -35,10 +36,11 @@ function fieldType(c: ColumnInfo): { type: string; of?: string; max_length?: num
   return { type: 'text' };
 }
 
-/** A column default the spec can say (a number, a boolean, a quoted string), or undefined. */
+/** A column default the spec can say (a number, a boolean, a quoted string, a list of them), or undefined. */
 function defaultOf(c: ColumnInfo, type: string): unknown {
   const d = c.defaultValue;
   if (d === null) return undefined;
+  if (type === 'list') return c.list ? listDefaultOf(d, c.list) : undefined;
   const text = d.replace(/::[a-z ]+(\[\])?$/i, '').trim();
   if (type === 'boolean') {
     if (/^(true|'?1'?)$/i.test(text)) return true;
@@ -49,6 +51,73 @@ function defaultOf(c: ColumnInfo, type: string): unknown {
   const quoted = /^'((?:[^']|'')*)'$/.exec(text);
   if (quoted && ['string', 'text', 'password'].includes(type)) return quoted[1].replace(/''/g, "'");
   return undefined;
+}
+
+/** A cast PostgreSQL writes after an array default: `::text[]`, `::character varying(20)[]`. */
+const ARRAY_CAST = String.raw`(?:::[a-z ]+(?:\(\d+(?:,\d+)?\))?\[\])?`;
+
+/**
+ * The items of a PostgreSQL array column's default, as the list field's `default`: an array literal
+ * (`'{}'::text[]`, `'{M,"X L"}'::text[]`, `'{1,2}'::integer[]`, `'{t}'::boolean[]`) or an ARRAY
+ * constructor (`ARRAY['a'::text, 'b'::text]`); undefined for anything else (an expression, a NULL
+ * item, a nested array), which the specs cannot say.
+ */
+function listDefaultOf(d: string, items: ListItemType): unknown[] | undefined {
+  const text = d.trim();
+  let raw: (string | null)[] | undefined;
+  const literal = new RegExp(`^'((?:[^']|'')*)'${ARRAY_CAST}$`, 'i').exec(text);
+  const constructed = new RegExp(`^ARRAY\\[(.*)\\]${ARRAY_CAST}$`, 'is').exec(text);
+  if (literal) raw = arrayLiteralItems(literal[1].replace(/''/g, "'"));
+  else if (constructed) raw = arrayConstructorItems(constructed[1]);
+  if (!raw || raw.some((v) => v === null)) return undefined;
+  const values = (raw as string[]).map((v): unknown => {
+    if (items === 'integer' || items === 'big_integer' || items === 'float') return /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(v) ? Number(v) : undefined;
+    if (items === 'boolean') return /^(t|true)$/i.test(v) ? true : /^(f|false)$/i.test(v) ? false : undefined;
+    return v;
+  });
+  return values.includes(undefined) ? undefined : values;
+}
+
+/** The items of an array literal's text (`{a,"b \"c\"",NULL}`; null for NULL), or undefined when it is not a flat one. */
+function arrayLiteralItems(text: string): (string | null)[] | undefined {
+  if (!text.startsWith('{') || !text.endsWith('}')) return undefined;
+  const body = text.slice(1, -1);
+  if (!body.trim()) return [];
+  const out: (string | null)[] = [];
+  let i = 0;
+  for (;;) {
+    while (body[i] === ' ') i++;
+    let item = '';
+    if (body[i] === '"') {
+      for (i++; i < body.length && body[i] !== '"'; i++) item += body[i] === '\\' ? body[++i] : body[i];
+      if (body[i++] !== '"') return undefined;
+      out.push(item);
+    } else {
+      for (; i < body.length && body[i] !== ','; i++) {
+        if ('{}"'.includes(body[i])) return undefined;
+        item += body[i];
+      }
+      item = item.trim();
+      out.push(/^null$/i.test(item) ? null : item);
+    }
+    while (body[i] === ' ') i++;
+    if (i >= body.length) return out;
+    if (body[i++] !== ',') return undefined;
+  }
+}
+
+/** The items of an ARRAY constructor's list (`'a'::text, 'b'::text`, `1, 2`); undefined for an expression. */
+function arrayConstructorItems(text: string): (string | null)[] | undefined {
+  if (!text.trim()) return [];
+  const item = /\s*(?:'((?:[^']|'')*)'|(-?[\w.]+))(?:::[a-z ]+(?:\(\d+(?:,\d+)?\))?)?\s*(,|$)/iy;
+  const out: (string | null)[] = [];
+  while (item.lastIndex < text.length) {
+    const m = item.exec(text);
+    if (!m) return undefined;
+    out.push(m[1] !== undefined ? m[1].replace(/''/g, "'") : /^null$/i.test(m[2]) ? null : m[2]);
+    if (!m[3]) break;
+  }
+  return out;
 }
 
 const ON_DELETE: Record<string, string> = { cascade: 'cascade', 'set null': 'set_null', restrict: 'protect', 'no action': 'protect' };

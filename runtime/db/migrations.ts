@@ -101,17 +101,69 @@ export function listDefault(knex: Knex, items: ListItemType, values: readonly un
 }
 
 /**
- * Applies every pending migration (all in one transaction), then the runtime's own pending
- * migrations, holding the migration lock; returns the names of the service's migrations applied.
+ * What a start does when the database has migrations the service does not know (applied by
+ * another version of it: a newer release rolled back, the other colour of a blue/green deployment,
+ * another branch): `refuse` (the default) stops with UnknownMigrationsError; `serve` goes on beside
+ * them, when none of the service's own migrations is pending. `SVC_UNKNOWN_MIGRATIONS` sets it.
  */
-export function migrateLatest(db: Db, migrations: readonly Migration[]): Promise<string[]> {
-  return withMigrationLock(db, () => applyPending(db, migrations));
+export type UnknownMigrationsPolicy = 'refuse' | 'serve';
+
+export const UNKNOWN_MIGRATIONS_POLICIES: readonly UnknownMigrationsPolicy[] = ['refuse', 'serve'];
+
+/**
+ * The database has migrations the service does not know, and the policy refuses them, or the
+ * service's own are pending beside them (two versions' histories diverged): nothing was applied.
+ */
+export class UnknownMigrationsError extends Error {
+  constructor(
+    readonly unknown: readonly string[],
+    readonly pending: readonly string[],
+  ) {
+    const names = unknown.join(', ');
+    const revert = `revert them with the version that applied them (its \`migrate rollback ${unknown.length}\`)`;
+    super(
+      pending.length
+        ? `the database has migrations this version of the service does not know (${names}) and lacks some of its own (${pending.join(', ')}): ` +
+            `the two versions' migrations diverged; ${revert}, then start this version`
+        : `the database has migrations this version of the service does not know (${names}), applied by another version (a newer release, another branch): ` +
+            `${revert} before starting this one, or, if this version can run beside them (they only added tables, or columns that are nullable or have a default), ` +
+            'set SVC_UNKNOWN_MIGRATIONS=serve',
+    );
+    this.name = 'UnknownMigrationsError';
+  }
 }
 
-async function applyPending(db: Db, migrations: readonly Migration[]): Promise<string[]> {
-  const [, applied] = (await dialectOf(db).runMigrations(db, MIGRATOR_CONFIG, (config) =>
-    db.migrate.latest({ ...config, migrationSource: migrationSource(migrations) }),
-  )) as [number, string[]];
+/** How `migrateLatest` treats migrations the service does not know. */
+export interface MigrateOptions {
+  /** `refuse` unless given. */
+  unknown?: UnknownMigrationsPolicy;
+  /** Told the names of the unknown migrations the `serve` policy goes on beside. */
+  onUnknown?: (names: string[]) => void;
+}
+
+/**
+ * Applies every pending migration (all in one transaction), then the runtime's own pending
+ * migrations, holding the migration lock; returns the names of the service's migrations applied.
+ * Migrations of the database the service does not know are refused (UnknownMigrationsError) unless
+ * `options.unknown` is `serve` and none of the service's is pending; then nothing of the service's
+ * is applied.
+ */
+export function migrateLatest(db: Db, migrations: readonly Migration[], options: MigrateOptions = {}): Promise<string[]> {
+  return withMigrationLock(db, () => applyPending(db, migrations, options));
+}
+
+async function applyPending(db: Db, migrations: readonly Migration[], options: MigrateOptions): Promise<string[]> {
+  const status = await migrationStatus(db, migrations);
+  let applied: string[] = [];
+  if (status.unknown.length) {
+    // Knex's own check would only call the database corrupt.
+    if (options.unknown !== 'serve' || status.pending.length) throw new UnknownMigrationsError(status.unknown, status.pending);
+    options.onUnknown?.(status.unknown);
+  } else {
+    [, applied] = (await dialectOf(db).runMigrations(db, MIGRATOR_CONFIG, (config) =>
+      db.migrate.latest({ ...config, migrationSource: migrationSource(migrations) }),
+    )) as [number, string[]];
+  }
   // Only new tables here: no table rebuild (SQLite), so run without the dialect's additions.
   await db.migrate.latest({ tableName: 'svc_runtime_migrations', migrationSource: migrationSource(RUNTIME_MIGRATIONS) });
   return applied;
@@ -153,7 +205,7 @@ export async function migrationStatus(db: Db, migrations: readonly Migration[]):
 /** What reverting a migration would lose: tables with rows, columns with values, rows. */
 export interface DataLoss {
   migration: string;
-  /** `table (N rows)`, `table.column (N values)`, `table: N rows`. */
+  /** `table T (N rows)`, `column T.C (N values)`, `N rows of T` (`1 row`, `1 value` for one). */
   losses: string[];
 }
 
@@ -195,21 +247,114 @@ async function census(knex: Knex): Promise<Census> {
   return out;
 }
 
-/** What went missing between two censuses: a table that had rows, a column that had values, rows. */
-function lost(before: Census, after: Census): string[] {
+/** `n` `noun`s, singular for one: `1 value`, `7 values`. */
+const counted = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
+/** A column of `table` that a `down` took away while it added another one holding as many values: maybe a rename. */
+interface RenameCandidate {
+  table: string;
+  gone: string;
+  added: string;
+}
+
+/**
+ * What went missing between two censuses: a table that had rows, a column that had values (unless
+ * `renamed` says it is now another column of its table), rows.
+ */
+function lost(before: Census, after: Census, renamed: readonly RenameCandidate[] = []): string[] {
   const out: string[] = [];
   for (const [table, was] of before) {
     const now = after.get(table);
     if (!now) {
-      if (was.rows > 0) out.push(`table ${table} (${was.rows} rows)`);
+      if (was.rows > 0) out.push(`table ${table} (${counted(was.rows, 'row')})`);
       continue;
     }
-    if (now.rows < was.rows) out.push(`${was.rows - now.rows} rows of ${table}`);
+    if (now.rows < was.rows) out.push(`${counted(was.rows - now.rows, 'row')} of ${table}`);
     for (const [column, values] of was.columns) {
-      if (values > 0 && !now.columns.has(column)) out.push(`column ${table}.${column} (${values} values)`);
+      if (values > 0 && !now.columns.has(column) && !renamed.some((r) => r.table === table && r.gone === column)) {
+        out.push(`column ${table}.${column} (${counted(values, 'value')})`);
+      }
     }
   }
   return out;
+}
+
+/**
+ * The columns that held values and are gone from a table that gained, each, a column holding as many:
+ * the pairs a rename would make (`renameColumn` back, in the `down` of a rename). Each gone column
+ * is paired with every such new column; `sameValues` tells which pair is the rename.
+ */
+function renameCandidates(before: Census, after: Census): RenameCandidate[] {
+  const out: RenameCandidate[] = [];
+  for (const [table, was] of before) {
+    const now = after.get(table);
+    if (!now || now.rows !== was.rows) continue;
+    for (const [gone, values] of was.columns) {
+      if (values === 0 || now.columns.has(gone)) continue;
+      for (const [added, count] of now.columns) {
+        if (!was.columns.has(added) && count === values) out.push({ table, gone, added });
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Every row's value of `column` in `table`, in the order of the table's primary key, as JSON text;
+ * undefined when the table has no primary key (its rows cannot be matched one for one).
+ */
+async function columnValues(knex: Knex, table: string, column: string): Promise<string[] | undefined> {
+  const { primaryKey } = await dialectOf(knex).describeKeys(knex, table);
+  if (!primaryKey.length || primaryKey.includes(column)) return undefined;
+  const rows: Record<string, unknown>[] = await knex(table).select(knex.ref(column).as('v')).orderBy(primaryKey);
+  return rows.map((r) => JSON.stringify(r.v instanceof Buffer ? r.v.toString('base64') : r.v));
+}
+
+/** Thrown inside the savepoint of a first try of a `down` to undo it: the values of the columns it added. */
+class UndoProbe extends Error {
+  constructor(readonly added: Map<RenameCandidate, string[] | undefined>) {
+    super('undo the probe');
+  }
+}
+
+/**
+ * Runs `m.down` in `trx`, and throws DataLossError when it lost data (see `lost`). A column that
+ * the `down` took away is not lost when the same `down` added a column to its table holding the same
+ * values row for row (a rename, back): the `down` is first tried in a savepoint, the new columns'
+ * values read and the savepoint rolled back, the old columns' values read and compared, then the
+ * `down` run again. A `down` that drops no column with values runs once.
+ */
+async function revertChecked(trx: Knex.Transaction, m: Migration): Promise<void> {
+  const before = await census(trx);
+  let added: Map<RenameCandidate, string[] | undefined>;
+  try {
+    await trx.transaction(async (savepoint) => {
+      await m.down(savepoint);
+      const after = await census(savepoint);
+      const candidates = renameCandidates(before, after);
+      if (!candidates.length) {
+        const losses = lost(before, after);
+        if (losses.length) throw new DataLossError({ migration: m.name, losses });
+        return;
+      }
+      const values = new Map<RenameCandidate, string[] | undefined>();
+      for (const c of candidates) values.set(c, await columnValues(savepoint, c.table, c.added));
+      throw new UndoProbe(values);
+    });
+    return;
+  } catch (err) {
+    if (!(err instanceof UndoProbe)) throw err;
+    added = err.added;
+  }
+  const renamed: RenameCandidate[] = [];
+  for (const [c, values] of added) {
+    if (values === undefined || renamed.some((r) => r.table === c.table && (r.gone === c.gone || r.added === c.added))) continue;
+    const old = await columnValues(trx, c.table, c.gone);
+    if (old !== undefined && old.length === values.length && old.every((v, i) => v === values[i])) renamed.push(c);
+  }
+  await m.down(trx);
+  const losses = lost(before, await census(trx), renamed);
+  if (losses.length) throw new DataLossError({ migration: m.name, losses });
 }
 
 /**
@@ -217,7 +362,8 @@ function lost(before: Census, after: Census): string[] {
  * migration lock; returns the names reverted. Before and after each migration's `down` the tables
  * are counted: a table that had rows and is gone, a column that held values and is gone, or rows
  * gone from a table, is data loss, and unless `allowDataLoss` it throws DataLossError after rolling
- * everything back (nothing is reverted). A type narrowed by a `down` is not seen as a loss. Where
+ * everything back (nothing is reverted). A column a `down` renames back is not lost: its values are
+ * all in the column it becomes (see `revertChecked`). A type narrowed by a `down` is not seen as a loss. Where
  * schema changes are not transactional (MySQL), nothing can be tried and undone: without
  * `allowDataLoss` it throws UncheckedRollbackError before reverting anything.
  */
@@ -244,12 +390,8 @@ export function rollbackMigrations(
       db.transaction(async (trx) => {
         await config.beforeAll?.(trx, targets);
         for (const m of targets) {
-          const before = options.allowDataLoss ? undefined : await census(trx);
-          await m.down(trx);
-          if (before) {
-            const losses = lost(before, await census(trx));
-            if (losses.length) throw new DataLossError({ migration: m.name, losses });
-          }
+          if (options.allowDataLoss) await m.down(trx);
+          else await revertChecked(trx, m);
           await trx(table).where({ name: m.name }).delete();
         }
         await config.afterAll?.(trx, targets);

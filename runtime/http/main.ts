@@ -12,7 +12,16 @@ import { normalizeUsername, usernameProblems } from '../auth/username';
 import { now } from '../core/convert';
 import { ConfigurationError, loadDatabaseSettings, loadSettings, type Settings } from '../core/settings';
 import { connect, dialectOf, type Db } from '../db/connection';
-import { DataLossError, migrateLatest, migrationStatus, rollbackMigrations, UncheckedRollbackError, type Migration } from '../db/migrations';
+import {
+  DataLossError,
+  migrateLatest,
+  migrationStatus,
+  rollbackMigrations,
+  UncheckedRollbackError,
+  UNKNOWN_MIGRATIONS_POLICIES,
+  type Migration,
+  type UnknownMigrationsPolicy,
+} from '../db/migrations';
 import { attachReplicas, destroyDatabase, replicaUrls } from '../db/replicas';
 import { seed, SeedError, type SeedResource } from '../operations/seed';
 import { isClusterWorker, runPrimary, shutdownSignals, workerCount } from './cluster';
@@ -76,7 +85,7 @@ Environment: DATABASE_URL (unset: SQLite file ${service.defaultSqliteFile}; sqli
 DATABASE_DIRECT_URL, DATABASE_REPLICA_URLS, SVC_DB_CONNECT_TIMEOUT, SVC_DB_ACQUIRE_TIMEOUT,
 SVC_DB_STATEMENT_TIMEOUT, SVC_DB_POOL_MAX, HOST, PORT, NODE_ENV, SVC_JWT_PRIVATE_KEY_FILE,
 SVC_JWT_PUBLIC_KEY_FILE, SVC_WORKERS, SVC_LOG_LEVEL, SVC_METRICS, SVC_CORS_*, SVC_SECURITY_HEADERS, SVC_DOCS, SVC_HEADERS_TIMEOUT, SVC_REQUEST_TIMEOUT,
-SVC_KEEP_ALIVE_TIMEOUT, SVC_MAX_CONNECTIONS and the SVC_* settings.`;
+SVC_KEEP_ALIVE_TIMEOUT, SVC_MAX_CONNECTIONS, SVC_UNKNOWN_MIGRATIONS and the SVC_* settings.`;
 }
 
 /**
@@ -130,13 +139,23 @@ function connectDatabase(service: ServiceMain): Db {
   return db;
 }
 
+/** `SVC_UNKNOWN_MIGRATIONS`: what a start does beside migrations of another version (`refuse` unless set). */
+function unknownMigrationsPolicy(): UnknownMigrationsPolicy {
+  const value = process.env.SVC_UNKNOWN_MIGRATIONS || 'refuse';
+  if (!(UNKNOWN_MIGRATIONS_POLICIES as readonly string[]).includes(value)) {
+    throw new ConfigurationError(`SVC_UNKNOWN_MIGRATIONS must be ${UNKNOWN_MIGRATIONS_POLICIES.join(' or ')}, got "${value}"`);
+  }
+  return value as UnknownMigrationsPolicy;
+}
+
 /**
  * Applies pending migrations, then connects. Migrations and their lock go through
  * DATABASE_DIRECT_URL when it is set (the database itself, where DATABASE_URL names a pooler such as
  * PgBouncer in transaction mode), on a connection of their own without the statement timeout (a
- * migration may rebuild a large table).
+ * migration may rebuild a large table). Migrations of another version of the service in the
+ * database stop it unless `unknownPolicy` (SVC_UNKNOWN_MIGRATIONS) is `serve`: see migrateLatest.
  */
-async function openDatabase(service: ServiceMain, log: (message: string) => void): Promise<Db> {
+async function openDatabase(service: ServiceMain, log: (message: string) => void, unknownPolicy = unknownMigrationsPolicy()): Promise<Db> {
   const db = connectDatabase(service);
   const direct = process.env.DATABASE_DIRECT_URL || undefined;
   const migrating = connect(direct ?? process.env.DATABASE_URL, service.defaultSqliteFile, undefined, { ...loadDatabaseSettings(), statementTimeoutMs: 0 });
@@ -144,8 +163,10 @@ async function openDatabase(service: ServiceMain, log: (message: string) => void
     if (direct !== undefined && dialectOf(migrating) !== dialectOf(db)) {
       throw new ConfigurationError(`DATABASE_DIRECT_URL must name the same kind of database as DATABASE_URL (${dialectOf(db).name})`);
     }
-    const applied = await migrateLatest(migrating, service.migrations);
-    log(applied.length ? `applied migrations: ${applied.join(', ')}` : 'database is up to date');
+    let unknown: string[] = [];
+    const applied = await migrateLatest(migrating, service.migrations, { unknown: unknownPolicy, onUnknown: (names) => (unknown = names) });
+    if (unknown.length) log(`database has migrations this version does not know (${unknown.join(', ')}); serving beside them (SVC_UNKNOWN_MIGRATIONS=serve)`);
+    else log(applied.length ? `applied migrations: ${applied.join(', ')}` : 'database is up to date');
   } catch (err) {
     await destroyDatabase(db);
     throw err;
@@ -169,6 +190,7 @@ async function serve(service: ServiceMain): Promise<number> {
   const security = httpSecuritySettings();
   const limits = serverLimits();
   const workers = workerCount();
+  const unknownPolicy = unknownMigrationsPolicy();
   const keys = loadKeys({
     privateKeyFile: process.env.SVC_JWT_PRIVATE_KEY_FILE,
     publicKeyFile: process.env.SVC_JWT_PUBLIC_KEY_FILE,
@@ -179,7 +201,7 @@ async function serve(service: ServiceMain): Promise<number> {
   let db: Db;
   try {
     // The primary (or the single process) has applied the migrations before any worker starts.
-    db = isClusterWorker() ? connectDatabase(service) : await openDatabase(service, console.log);
+    db = isClusterWorker() ? connectDatabase(service) : await openDatabase(service, console.log, unknownPolicy);
   } catch (err) {
     console.error(`cannot open the database: ${errorLine(err)}`);
     return 1;

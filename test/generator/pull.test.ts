@@ -99,3 +99,63 @@ describe.each(DIALECTS)('svcgen pull of list columns (%s)', (dialect) => {
     }
   });
 });
+
+describe('svcgen pull of list defaults (postgres)', () => {
+  const itPostgres = DIALECTS.includes('postgres') ? it : it.skip;
+  itPostgres("keeps an array column's default (a literal or an ARRAY constructor) as the list field's default, so the field stays optional", async () => {
+    const database = await createDatabase('postgres');
+    let specs: Map<string, string>;
+    try {
+      const knex = database.db;
+      await knex.schema.createTable('bookmarks', (t) => {
+        t.increments('id');
+        t.specificType('tags', 'text[]').notNullable().defaultTo(knex.raw("'{}'"));
+        t.specificType('sizes', 'text[]').notNullable().defaultTo(knex.raw(`'{M,"X \\"L\\"","a,b"}'`));
+        t.specificType('ratings', 'integer[]').notNullable().defaultTo(knex.raw("'{1,-2}'"));
+        t.specificType('flags', 'boolean[]').notNullable().defaultTo(knex.raw("'{t,f}'"));
+        t.specificType('words', 'text[]').notNullable().defaultTo(knex.raw("ARRAY['x', 'it''s']"));
+        t.specificType('computed', 'text[]').notNullable().defaultTo(knex.raw("ARRAY[current_user]::text[]"));
+      });
+      const columns = Object.fromEntries((await introspect(knex))[0].columns.map((c) => [c.name, c.defaultValue]));
+      expect(columns.tags).toBe("'{}'::text[]");
+      specs = specsFromTables(await introspect(knex), 'Pulled');
+    } finally {
+      await database.drop();
+    }
+    expect(specs.get('resources/bookmarks.yaml')).toContain(
+      [
+        '  tags: {type: list, of: string, default: []}',
+        '  sizes: {type: list, of: string, default: [M, "X \\"L\\"", "a,b"]}',
+        '  ratings: {type: list, of: integer, default: [1, -2]}',
+        '  flags: {type: list, of: boolean, default: [true, false]}',
+        '  words: {type: list, of: string, default: [x, "it\'s"]}',
+        // An expression: no default the specs can say.
+        '  computed: {type: list, of: string}',
+      ].join('\n'),
+    );
+    // The pulled specs build, and a create without the defaulted lists is valid.
+    const tmp = path.join(ROOT, 'test', '.tmp');
+    fs.mkdirSync(tmp, { recursive: true });
+    const root = fs.mkdtempSync(path.join(tmp, 'pull-list-'));
+    const ws: Workspace = { root, specs: path.join(root, 'specs'), out: path.join(root, 'generated'), remove: () => fs.rmSync(root, { recursive: true, force: true }) };
+    try {
+      for (const [file, text] of specs) {
+        fs.mkdirSync(path.dirname(path.join(ws.specs, file)), { recursive: true });
+        fs.writeFileSync(path.join(ws.specs, file), text);
+      }
+      await build(ws);
+      const api = JSON.parse(fs.readFileSync(path.join(ws.out, 'api.json'), 'utf8'));
+      const body: Record<string, { required?: boolean }> = api.operations.create_bookmark.body;
+      expect(Object.fromEntries(Object.entries(body).map(([name, field]) => [name, field.required ?? false]))).toEqual({
+        tags: false,
+        sizes: false,
+        ratings: false,
+        flags: false,
+        words: false,
+        computed: true,
+      });
+    } finally {
+      ws.remove();
+    }
+  });
+});

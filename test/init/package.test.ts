@@ -196,7 +196,7 @@ describe('the svcgen packages', () => {
     expect(pkg.dependencies).toEqual({ '@svcgen/runtime': `file:${path.resolve(app, '../..', `svcgen-runtime-${VERSION}.tgz`)}` });
     expect(pkg.devDependencies).toEqual({ svcgen: `file:${path.resolve(app, '../..', `svcgen-${VERSION}.tgz`)}` });
     expect(pkg.allowScripts).toEqual({ 'better-sqlite3': true, bcrypt: true, '@scarf/scarf': false });
-    expect(pkg.scripts.start).toBe('svcgen build specs && svcgen-tsc -b && node dist/generated/main.js');
+    expect(pkg.scripts.start).toBe('node scripts/compiled.js --build && node dist/generated/main.js');
     expect(fs.readFileSync(path.join(app, 'generated/app.ts'), 'utf8')).toMatch(/from '@svcgen\/runtime';/);
     // The deployment files: an image installing svcgen from package.json, and compose with PostgreSQL.
     for (const f of ['Dockerfile', 'compose.yaml', '.dockerignore']) expect({ f, exists: fs.existsSync(path.join(app, f)) }).toEqual({ f, exists: true });
@@ -332,7 +332,8 @@ describe('the svcgen packages', () => {
     expect(fs.existsSync(path.join(productionModules, '@svcgen/runtime/dist/index.js'))).toBe(true);
 
     // The compiled service starts from it: migrations up to date, health answered.
-    const production = start(process.execPath, ['dist/generated/main.js'], app, port);
+    // npm start as well: in a production install it runs the compiled service as it is (scripts/compiled.js).
+    const production = start('npm', ['start'], app, port);
     running.push(production);
     const productionHealth = await waitFor(`http://127.0.0.1:${port}/api/health`, production);
     expect(productionHealth.status).toBe(200);

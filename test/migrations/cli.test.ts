@@ -171,8 +171,10 @@ describe('svcgen usage for the migration options and init', () => {
     expect(svcgen('--help').stdout).toContain('  dev [SPECS] [--out DIR] ');
     const dev = svcgen('dev', '--help');
     expect(dev.status).toBe(0);
-    expect(dev.stdout.split('\n')[0]).toBe('usage: svcgen dev [SPECS] [--out DIR] [--tsconfig FILE] [-- SERVICE ARGS]');
-    for (const s of ['--out DIR', '--tsconfig FILE', 'file:line:column: message']) expect(dev.stdout).toContain(s);
+    expect(dev.stdout.split('\n')[0]).toBe('usage: svcgen dev [SPECS] [--out DIR] [--tsconfig FILE] [--allow-destructive] [--allow-widen] [--allow-breaking] [-- SERVICE ARGS]');
+    for (const s of ['--out DIR', '--tsconfig FILE', 'file:line:column: message', '  --allow-breaking      as build\'s, for every build of the session']) expect(dev.stdout).toContain(s);
+    // The gate flags are the session's: accepted before the specs folder is looked at.
+    expect(svcgen('dev', 'no-such-specs', '--allow-breaking', '--allow-widen', '--allow-destructive')).toMatchObject({ status: 1, stderr: 'svcgen: no-such-specs: no such specs folder\n' });
     expect(svcgen('dev', 'no-such-specs')).toMatchObject({ status: 1, stderr: 'svcgen: no-such-specs: no such specs folder\n' });
   });
 });

@@ -87,7 +87,7 @@ describe.each(DIALECTS)('migrate status and rollback (%s)', (dialect) => {
     await db()('items').insert([{ name: 'a', note: 'kept' }, { name: 'b', note: null }]);
     const refused = await rollbackMigrations(db(), [ITEMS, NOTE], 1).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(DataLossError);
-    expect((refused as DataLossError).loss).toEqual({ migration: '0002_items_note', losses: ['column items.note (1 values)'] });
+    expect((refused as DataLossError).loss).toEqual({ migration: '0002_items_note', losses: ['column items.note (1 value)'] });
     expect(await db()('items').select('name', 'note').orderBy('id')).toEqual([{ name: 'a', note: 'kept' }, { name: 'b', note: null }]);
     expect((await migrationStatus(db(), [ITEMS, NOTE])).applied.map((a) => a.name)).toEqual(['0001_items', '0002_items_note']);
 
@@ -101,7 +101,7 @@ describe.each(DIALECTS)('migrate status and rollback (%s)', (dialect) => {
     // 0003 and 0002 lose nothing (tags is empty, note has no values); 0001 would drop a row.
     const refused = await rollbackMigrations(db(), [ITEMS, NOTE, TAGS], 3).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(DataLossError);
-    expect((refused as Error).message).toBe('reverting 0001_items would lose data: table items (1 rows)');
+    expect((refused as Error).message).toBe('reverting 0001_items would lose data: table items (1 row)');
     expect(await db().schema.hasTable('tags')).toBe(true);
     expect(await db().schema.hasColumn('items', 'note')).toBe(true);
     expect((await migrationStatus(db(), [ITEMS, NOTE, TAGS])).pending).toEqual([]);

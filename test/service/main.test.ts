@@ -155,7 +155,7 @@ describe('generated main', () => {
     expect({ status: refused.status, stdout: refused.stdout, stderr: refused.stderr.trim() }).toEqual({
       status: 1,
       stdout: '',
-      stderr: `migrate rollback: refused: reverting ${names[0]} would lose data: table users (1 rows); nothing was reverted. Run it again with --allow-data-loss to revert anyway.`,
+      stderr: `migrate rollback: refused: reverting ${names[0]} would lose data: table users (1 row); nothing was reverted. Run it again with --allow-data-loss to revert anyway.`,
     });
     expect(run(['migrate', 'status'], { DATABASE_URL: own }).stdout).toBe(all);
     const bad = run(['migrate', 'rollback', 'all'], { DATABASE_URL: own });
