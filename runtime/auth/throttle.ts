@@ -1,15 +1,21 @@
 /**
- * Throttling of failed logins, per username and per client address.
+ * Throttling of failed logins, per username and client address together, and per client address.
  *
- * A login attempt is counted against both before the password is checked (`LoginThrottle.begin`),
- * so that concurrent attempts cannot all slip under the limit: when either counter already holds
- * its limit of failures within the window, the attempt is refused with 429
- * `{"detail": "Too many failed login attempts. Try again later."}` and `Retry-After` (seconds until
- * the blocking counter's window ends), and counts for nothing. An attempt whose password matches
- * forgets the username's failures and does not count against the address; an attempt that ends
- * without a verdict on the password (an inactive account, a database error) counts for neither.
- * Windows are fixed: they start with the first counted failure and a refused attempt does not
- * extend them.
+ * A login attempt is counted before the password is checked (`LoginThrottle.begin`), so that
+ * concurrent attempts cannot all slip under the limit, against three counters: the failures of this
+ * username from this address within the window (`SVC_LOGIN_MAX_FAILURES_PER_USERNAME` in
+ * `SVC_LOGIN_FAILURES_WINDOW` seconds), the same pair within a day (three times as many: a client
+ * that keeps guessing waits a day, not a window, so the delay grows), and every failure from the
+ * address within the window (`SVC_LOGIN_MAX_FAILURES_PER_ADDRESS`). When one already holds its
+ * limit, the attempt is refused with 429 `{"detail": "Too many failed login attempts. Try again
+ * later."}` and `Retry-After` (seconds until the blocking counter's window ends), and counts for
+ * nothing. A username is never locked for everyone: failures from one address do not stop its
+ * owner, who logs in from another, so failed logins are not a lever to lock a user out. An attempt
+ * whose password matches forgets the pair's failures and does not count against the address; an
+ * attempt that ends without a verdict on the password (an inactive account, a database error)
+ * counts for none. Windows are fixed: they start with the first counted failure and a refused
+ * attempt does not extend them. Behind a proxy, the client address is what `SVC_TRUST_PROXY`
+ * lets Express read from `X-Forwarded-For`.
  *
  * The counters live in memory (one process) unless `SVC_REDIS_URL` names a Redis server, whose
  * counters every instance shares (one Lua script per check, so checking and counting are atomic).
@@ -25,10 +31,11 @@ import { TOO_MANY_LOGIN_FAILURES_MESSAGE } from '../core/catalogue';
 import { TooManyRequestsError } from '../core/errors';
 import type { Settings } from '../core/settings';
 
-/** One counter of an attempt and the number of failures it may hold. */
+/** One counter of an attempt, the number of failures it may hold, and its window when not the call's. */
 export interface ThrottleRule {
   key: string;
   limit: number;
+  windowMs?: number;
 }
 
 export type Reservation = { allowed: true } | { allowed: false; retryAfterMs: number };
@@ -36,9 +43,9 @@ export type Reservation = { allowed: true } | { allowed: false; retryAfterMs: nu
 /** Where the counters are kept. Every method is atomic over the keys it is given. */
 export interface ThrottleStore {
   /**
-   * When every counter is below its limit, adds one to each (a new counter expires `windowMs`
-   * after it is created) and allows the attempt; otherwise changes nothing and answers how long
-   * until the longest blocking window ends.
+   * When every counter is below its limit, adds one to each (a new counter expires its rule's
+   * `windowMs`, else `windowMs`, after it is created) and allows the attempt; otherwise changes
+   * nothing and answers how long until the longest blocking window ends.
    */
   reserve(rules: readonly ThrottleRule[], windowMs: number): Promise<Reservation>;
   /** Takes one back from each counter that still holds something (an attempt that did not fail). */
@@ -87,7 +94,7 @@ export class MemoryThrottleStore implements ThrottleStore {
     for (const rule of rules) {
       const counter = this.live(rule.key, now);
       if (counter) counter.count += 1;
-      else this.counters.set(rule.key, { count: 1, expiresAt: now + windowMs });
+      else this.counters.set(rule.key, { count: 1, expiresAt: now + (rule.windowMs ?? windowMs) });
     }
     return { allowed: true };
   }
@@ -109,24 +116,24 @@ export class MemoryThrottleStore implements ThrottleStore {
   }
 }
 
-// KEYS: the counters; ARGV[1]: the window in ms; ARGV[i + 1]: the limit of KEYS[i].
+// KEYS: the counters; ARGV[2i - 1]: the limit of KEYS[i], ARGV[2i]: its window in ms.
 // Answers 0 when the attempt was counted, else the milliseconds until the longest blocking window ends.
 const RESERVE_SCRIPT = `
 local wait = 0
 for i, key in ipairs(KEYS) do
-  if tonumber(redis.call('GET', key) or '0') >= tonumber(ARGV[i + 1]) then
+  if tonumber(redis.call('GET', key) or '0') >= tonumber(ARGV[2 * i - 1]) then
     local ttl = redis.call('PTTL', key)
     if ttl < 0 then
-      ttl = tonumber(ARGV[1])
+      ttl = tonumber(ARGV[2 * i])
       redis.call('PEXPIRE', key, ttl)
     end
     if ttl > wait then wait = ttl end
   end
 end
 if wait > 0 then return wait end
-for _, key in ipairs(KEYS) do
+for i, key in ipairs(KEYS) do
   if redis.call('INCR', key) == 1 or redis.call('PTTL', key) < 0 then
-    redis.call('PEXPIRE', key, ARGV[1])
+    redis.call('PEXPIRE', key, ARGV[2 * i])
   end
 end
 return 0
@@ -215,7 +222,8 @@ export class RedisThrottleStore implements ThrottleStore {
   reserve(rules: readonly ThrottleRule[], windowMs: number): Promise<Reservation> {
     return this.run(async () => {
       const keys = rules.map((r) => r.key);
-      const wait = Number(await this.client.svcThrottleReserve(keys.length, ...keys, windowMs, ...rules.map((r) => r.limit)));
+      const args = rules.flatMap((r) => [r.limit, r.windowMs ?? windowMs]);
+      const wait = Number(await this.client.svcThrottleReserve(keys.length, ...keys, ...args));
       return wait > 0 ? { allowed: false, retryAfterMs: wait } : { allowed: true };
     }, { allowed: true } as Reservation);
   }
@@ -271,7 +279,7 @@ function ipv6Groups(address: string): string[] {
 
 export interface LoginThrottleOptions {
   store: ThrottleStore;
-  /** Failures allowed per username within the window. */
+  /** Failures allowed per username from one client address within the window (three times as many within a day). */
   perUsername: number;
   /** Failures allowed per client address within the window. */
   perAddress: number;
@@ -280,23 +288,26 @@ export interface LoginThrottleOptions {
   keyPrefix?: string;
 }
 
+/** The day a username's failures from one address are also counted over: the longer, growing delay. */
+const DAY_MS = 24 * 60 * 60 * 1000;
+
 /** One counted login attempt: tell it how it ended. A failure needs nothing: it stays counted. */
 export class LoginAttempt {
   constructor(
     private readonly store: ThrottleStore,
-    private readonly usernameKey: string,
+    private readonly pairKeys: readonly string[],
     private readonly addressKey: string,
   ) {}
 
-  /** The password matched: the username's failures are forgotten; the attempt does not count against the address. */
+  /** The password matched: the username's failures from this address are forgotten; the attempt does not count against the address. */
   async succeeded(): Promise<void> {
-    await this.store.reset([this.usernameKey]);
+    await this.store.reset(this.pairKeys);
     await this.store.release([this.addressKey]);
   }
 
   /** The attempt ended without a verdict on the password (an inactive account, an error): it counts for nothing. */
   async abandoned(): Promise<void> {
-    await this.store.release([this.usernameKey, this.addressKey]);
+    await this.store.release([...this.pairKeys, this.addressKey]);
   }
 }
 
@@ -326,10 +337,14 @@ export class LoginThrottle {
     });
   }
 
-  /** The counter keys of a username (hashed: a username may be long) and of an address. */
-  keys(username: string, address: string): { username: string; address: string } {
-    const digest = crypto.createHash('sha256').update(username, 'utf8').digest('base64url');
-    return { username: `${this.options.keyPrefix}user:${digest}`, address: `${this.options.keyPrefix}addr:${address}` };
+  /**
+   * The counter keys of a username from an address (hashed together: a username may be long, and
+   * its pair with the address says nothing of either), over the window and over a day, and of the address.
+   */
+  keys(username: string, address: string): { pair: string; pairDay: string; address: string } {
+    const digest = crypto.createHash('sha256').update(username, 'utf8').update('\0').update(address).digest('base64url');
+    const prefix = this.options.keyPrefix;
+    return { pair: `${prefix}user:${digest}`, pairDay: `${prefix}user-day:${digest}`, address: `${prefix}addr:${address}` };
   }
 
   /**
@@ -341,7 +356,8 @@ export class LoginThrottle {
     const keys = this.keys(username, clientAddress(req));
     const reservation = await this.store.reserve(
       [
-        { key: keys.username, limit: this.options.perUsername },
+        { key: keys.pair, limit: this.options.perUsername },
+        { key: keys.pairDay, limit: this.options.perUsername * 3, windowMs: Math.max(DAY_MS, this.options.windowSeconds * 1000) },
         { key: keys.address, limit: this.options.perAddress },
       ],
       this.options.windowSeconds * 1000,
@@ -350,7 +366,7 @@ export class LoginThrottle {
       const seconds = Math.max(1, Math.ceil(reservation.retryAfterMs / 1000));
       throw new TooManyRequestsError(seconds, TOO_MANY_LOGIN_FAILURES);
     }
-    return new LoginAttempt(this.store, keys.username, keys.address);
+    return new LoginAttempt(this.store, [keys.pair, keys.pairDay], keys.address);
   }
 
   close(): Promise<void> {

@@ -186,3 +186,27 @@ export function loadDatabaseSettings(env: NodeJS.ProcessEnv = process.env): Data
     poolMax: poolMax === undefined ? d.poolMax : Number(poolMax),
   };
 }
+
+/** The names Express's `trust proxy` takes for address ranges, besides addresses and CIDR ranges. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * `SVC_TRUST_PROXY`: which proxies in front of the service may say who the client is, in
+ * `X-Forwarded-For` (the client address the login throttle, registration throttle and rate limits
+ * count by). Unset or `false`: none, the connection's peer is the client. A whole number: that many
+ * proxies in front (`1` behind one load balancer). Otherwise a comma-separated list of their
+ * addresses, CIDR ranges, or `loopback`, `linklocal`, `uniquelocal`. `true` (trust any sender of
+ * the header) is refused: a client could then name any address.
+ */
+export function trustProxySetting(env: NodeJS.ProcessEnv = process.env): false | number | string[] {
+  const raw = env.SVC_TRUST_PROXY?.trim();
+  if (!raw || /^(false|0|no|off)$/i.test(raw)) return false;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  if (/^(true|yes|on)$/i.test(raw)) {
+    throw new ConfigurationError('SVC_TRUST_PROXY=true would let any client name its own address: give the number of proxies in front of the service, or their addresses');
+  }
+  const entries = raw.split(',').map((e) => e.trim()).filter(Boolean);
+  const bad = entries.filter((e) => !PROXY_RANGE_NAMES.includes(e) && !/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(e));
+  if (bad.length) throw new ConfigurationError(`SVC_TRUST_PROXY: ${bad.join(', ')} is not an address, a CIDR range or one of ${PROXY_RANGE_NAMES.join(', ')}`);
+  return entries;
+}

@@ -20,7 +20,7 @@ import { directDispatch, RouteTable } from './dispatch';
 import { healthRoutes } from './health';
 import { COMMIT_POSITION_HEADER, fallback, orderRoutes, type Method, type Route } from './routes';
 import { replicasOf } from '../db/replicas';
-import { ConfigurationError, type Settings } from '../core/settings';
+import { ConfigurationError, trustProxySetting, type Settings } from '../core/settings';
 import { sendJson, sendJsonText } from './send';
 import { MAX_URL_LENGTH } from './server';
 import { docsPagePolicy, httpSecuritySettings, securityHeaders, type HttpSecuritySettings } from './security-headers';
@@ -105,6 +105,8 @@ export function createApi(options: ApiOptions): Express {
   app.set('strict routing', true);
   app.set('case sensitive routing', true);
   app.set('query parser', 'simple');
+  // The proxies that may say who the client is (X-Forwarded-For), for req.ip and the client address.
+  app.set('trust proxy', trustProxySetting());
   // The app-level middleware run for every request, and the application's routes, at their full
   // paths, are dispatched directly (dispatch.ts), in the order they are added here; the rest stays on
   // Express's router. Only the routes of a `views()` hook are on a router mounted at the base path,

@@ -474,6 +474,35 @@ describe.each(DIALECTS)('blog credentials (%s)', (dialect) => {
     });
   });
 
+  describe('failed logins do not lock a user out: they are counted per username and client address', () => {
+    it('behind a trusted proxy (SVC_TRUST_PROXY), the owner logs in from another address while a guesser is throttled', async () => {
+      process.env.SVC_TRUST_PROXY = 'loopback';
+      const own = await startBlog(dialect).finally(() => delete process.env.SVC_TRUST_PROXY);
+      try {
+        const user = await makeUser(own);
+        const from = (address: string, password: string) =>
+          request(own.app).post('/api/auth/login/').set('X-Forwarded-For', address).send({ username: user.username, password });
+        for (let i = 0; i < 5; i++) expect((await from('203.0.113.7', `wrong ${i}`)).status).toBe(401);
+        expect([(await from('203.0.113.7', user.password)).status]).toEqual([429]);
+        const owner = await from('198.51.100.20', user.password);
+        expect([owner.status, owner.body]).toEqual([200, TOKEN_RESPONSE]);
+        // The guesser's window is untouched by the owner's success.
+        expect((await from('203.0.113.7', user.password)).status).toBe(429);
+        expect(own.errors).toEqual([]);
+      } finally {
+        await own.close();
+      }
+    });
+
+    it('without SVC_TRUST_PROXY, X-Forwarded-For is not read: a client cannot pick its own address', async () => {
+      const user = await makeUser(svc);
+      const from = (address: string, password: string) =>
+        api().post('/api/auth/login/').set('X-Forwarded-For', address).send({ username: user.username, password });
+      for (let i = 0; i < 5; i++) expect((await from(`203.0.113.${i}`, `wrong ${i}`)).status).toBe(401);
+      expect((await from('203.0.113.99', user.password)).status).toBe(429);
+    });
+  });
+
   describe('failed logins are throttled per client address', () => {
     it('after the address\'s failures any username is a 429, and the window ends', async () => {
       const own = await startBlog(dialect, { SVC_LOGIN_MAX_FAILURES_PER_ADDRESS: 3, SVC_LOGIN_FAILURES_WINDOW: 2 });
@@ -519,10 +548,11 @@ describe.each(DIALECTS)('blog credentials (%s)', (dialect) => {
           expect(Number(res.headers['retry-after'])).toBeGreaterThan(890);
         }
         const keys = (await admin.keys(`${prefix}*`)).sort();
-        expect(keys).toHaveLength(2);
+        expect(keys).toHaveLength(3);
         expect(keys[0]).toMatch(/^svc:svc-test-[0-9a-f]+:login:addr:/);
-        expect(keys[1]).toMatch(/^svc:svc-test-[0-9a-f]+:login:user:/);
-        expect(await admin.get(keys[1])).toBe('3');
+        expect(keys[1]).toMatch(/^svc:svc-test-[0-9a-f]+:login:user-day:/);
+        expect(keys[2]).toMatch(/^svc:svc-test-[0-9a-f]+:login:user:/);
+        expect(await admin.mget(keys[1], keys[2])).toEqual(['3', '3']);
         expect(own.errors).toEqual([]);
       } finally {
         if (saved === undefined) delete process.env.SVC_REDIS_URL;

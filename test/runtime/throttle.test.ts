@@ -10,6 +10,7 @@ import type { Request } from 'express';
 import Redis from 'ioredis';
 import { LoginThrottle, TooManyRequestsError } from '../../runtime';
 import { clientAddress, MemoryThrottleStore, RedisThrottleStore, TOO_MANY_LOGIN_FAILURES, type ThrottleStore } from '../../runtime/auth/throttle';
+import { ConfigurationError, trustProxySetting } from '../../runtime/core/settings';
 
 const REDIS_URL = process.env.SVC_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -120,7 +121,7 @@ describe('LoginThrottle', () => {
     return new LoginThrottle({ store, perUsername: 2, perAddress: 3, windowSeconds: 900 });
   }
 
-  it('refuses with TooManyRequestsError and Retry-After in whole seconds once a username has its failures', async () => {
+  it('refuses with TooManyRequestsError and Retry-After in whole seconds once a username has its failures from an address', async () => {
     const t = throttle();
     const req = fakeRequest('10.0.0.1');
     await t.begin(req, 'ada');
@@ -131,16 +132,34 @@ describe('LoginThrottle', () => {
     expect((refused as TooManyRequestsError).body()).toEqual({ detail: TOO_MANY_LOGIN_FAILURES });
     // The seconds to wait, whole: the error middleware's Retry-After (test/runtime/error-middleware.test.ts).
     expect((refused as TooManyRequestsError).retryAfter).toBe(900);
+    // The same username from another address is not locked out: failures are no lever against its owner.
+    await expect(t.begin(fakeRequest('10.0.0.2'), 'ada')).resolves.toBeDefined();
     // Another username from another address is not affected.
-    await expect(t.begin(fakeRequest('10.0.0.2'), 'grace')).resolves.toBeDefined();
+    await expect(t.begin(fakeRequest('10.0.0.3'), 'grace')).resolves.toBeDefined();
   });
 
-  it('a success forgets the username and does not count against the address; an abandoned attempt counts for nothing', async () => {
+  it('a client that keeps guessing waits longer each time: the window, the window again, then a day', async () => {
+    let now = 0;
+    const t = new LoginThrottle({ store: new MemoryThrottleStore(() => now), perUsername: 2, perAddress: 100, windowSeconds: 900 });
+    const req = fakeRequest('10.0.0.1');
+    const waits: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 2; i++) await t.begin(req, 'ada');
+      const refused = (await t.begin(req, 'ada').catch((e: unknown) => e)) as TooManyRequestsError;
+      waits.push(refused.retryAfter);
+      now += refused.retryAfter * 1000;
+    }
+    expect(waits).toEqual([900, 900, 24 * 3600 - 1800]);
+    // The day over, guessing starts again.
+    await expect(t.begin(req, 'ada')).resolves.toBeDefined();
+  });
+
+  it('a success forgets the pair and does not count against the address; an abandoned attempt counts for nothing', async () => {
     const t = throttle();
     const req = fakeRequest('10.0.0.1');
     await t.begin(req, 'ada');
     await (await t.begin(req, 'ada')).succeeded();
-    // Username reset; the address holds one failure.
+    // The pair reset; the address holds one failure.
     await t.begin(req, 'ada');
     await (await t.begin(req, 'bob')).abandoned();
     // Address: two failures counted (the success and the abandoned attempt do not count): one more is allowed.
@@ -148,10 +167,12 @@ describe('LoginThrottle', () => {
     await expect(t.begin(fakeRequest('10.0.0.1'), 'dave')).rejects.toBeInstanceOf(TooManyRequestsError);
   });
 
-  it('keys: the username hashed (any length, any character), under the prefix', () => {
+  it('keys: the username and the address hashed together (any length, any character), under the prefix', () => {
     const t = new LoginThrottle({ store: new MemoryThrottleStore(), perUsername: 1, perAddress: 1, windowSeconds: 1, keyPrefix: 'svc:blog:login:' });
     const keys = t.keys('x'.repeat(10_000), '10.0.0.1');
-    expect(keys.username).toMatch(/^svc:blog:login:user:[A-Za-z0-9_-]{43}$/);
+    expect(keys.pair).toMatch(/^svc:blog:login:user:[A-Za-z0-9_-]{43}$/);
+    expect(keys.pairDay).toBe(keys.pair.replace(':user:', ':user-day:'));
+    expect(t.keys('x'.repeat(10_000), '10.0.0.2').pair).not.toBe(keys.pair);
     expect(keys.address).toBe('svc:blog:login:addr:10.0.0.1');
   });
 });
@@ -224,9 +245,11 @@ describe('RedisThrottleStore', () => {
     const options = { perUsername: 2, perAddress: 100, windowSeconds: 60, keyPrefix: prefix };
     const one = new LoginThrottle({ ...options, store: store() });
     const two = new LoginThrottle({ ...options, store: store() });
-    await one.begin(fakeRequest('10.0.0.1'), 'ada');
-    await two.begin(fakeRequest('10.0.0.2'), 'ada');
-    const req = fakeRequest('10.0.0.3');
+    const req = fakeRequest('10.0.0.1');
+    await one.begin(req, 'ada');
+    await two.begin(req, 'ada');
+    // The day's counter has the day as its window, the pair's the window.
+    expect(await admin.pttl(one.keys('ada', '10.0.0.1').pairDay)).toBeGreaterThan(60_000);
     const refused = await one.begin(req, 'ada').catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(TooManyRequestsError);
     expect((refused as TooManyRequestsError).retryAfter).toBeGreaterThanOrEqual(59);
@@ -273,5 +296,26 @@ describe('RedisThrottleStore', () => {
     } finally {
       await proxy.cut();
     }
+  });
+});
+
+describe('SVC_TRUST_PROXY', () => {
+  const setting = (value?: string) => trustProxySetting(value === undefined ? {} : { SVC_TRUST_PROXY: value });
+
+  it.each([
+    [undefined, false],
+    ['', false],
+    ['false', false],
+    ['1', 1],
+    ['2', 2],
+    ['loopback', ['loopback']],
+    ['10.0.0.0/8, 192.168.1.7,fd00::/8', ['10.0.0.0/8', '192.168.1.7', 'fd00::/8']],
+  ])('%s → %j', (value, expected) => {
+    expect(setting(value)).toEqual(expected);
+  });
+
+  it('refuses true, which would let any client name its own address, and what is not an address', () => {
+    expect(() => setting('true')).toThrow(new ConfigurationError('SVC_TRUST_PROXY=true would let any client name its own address: give the number of proxies in front of the service, or their addresses'));
+    expect(() => setting('proxy.example.com')).toThrow(/^SVC_TRUST_PROXY: proxy\.example\.com is not an address, a CIDR range or one of loopback, linklocal, uniquelocal$/);
   });
 });
