@@ -583,6 +583,8 @@ export const SETTINGS = {
   SVC_LOGIN_MAX_FAILURES_PER_USERNAME: { type: 'integer', minimum: 1, default: 5 },
   SVC_LOGIN_MAX_FAILURES_PER_ADDRESS: { type: 'integer', minimum: 1, default: 20 },
   SVC_LOGIN_FAILURES_WINDOW: { type: 'integer', minimum: 1, default: 900 },
+  SVC_REGISTRATIONS_PER_ADDRESS: { type: 'integer', minimum: 1, default: 20 },
+  SVC_REGISTRATIONS_WINDOW: { type: 'integer', minimum: 1, default: 3600 },
   SVC_AUTH_COOKIE_SECURE: { type: 'boolean', default: true },
   SVC_AUTH_COOKIE_SAMESITE: { enum: ['Lax', 'Strict'], default: 'Lax' },
   SVC_MCP: { type: 'boolean', default: false },

@@ -27,7 +27,7 @@ import * as crypto from 'node:crypto';
 import * as net from 'node:net';
 import type { Request } from 'express';
 import Redis from 'ioredis';
-import { TOO_MANY_LOGIN_FAILURES_MESSAGE } from '../core/catalogue';
+import { TOO_MANY_LOGIN_FAILURES_MESSAGE, TOO_MANY_REGISTRATIONS_MESSAGE } from '../core/catalogue';
 import { TooManyRequestsError } from '../core/errors';
 import type { Settings } from '../core/settings';
 
@@ -284,6 +284,9 @@ export interface LoginThrottleOptions {
   /** Failures allowed per client address within the window. */
   perAddress: number;
   windowSeconds: number;
+  /** Accounts registered per client address within `registrationWindowSeconds` (default: no limit). */
+  registrationsPerAddress?: number;
+  registrationWindowSeconds?: number;
   /** Prefix of the counters' keys, so that services sharing one Redis keep apart. */
   keyPrefix?: string;
 }
@@ -316,7 +319,7 @@ export class LoginThrottle {
   private readonly options: Required<LoginThrottleOptions>;
 
   constructor(options: LoginThrottleOptions) {
-    this.options = { keyPrefix: 'svc:login:', ...options };
+    this.options = { keyPrefix: 'svc:login:', registrationsPerAddress: Infinity, registrationWindowSeconds: 3600, ...options };
     this.store = options.store;
   }
 
@@ -333,6 +336,8 @@ export class LoginThrottle {
       perUsername: settings.SVC_LOGIN_MAX_FAILURES_PER_USERNAME,
       perAddress: settings.SVC_LOGIN_MAX_FAILURES_PER_ADDRESS,
       windowSeconds: settings.SVC_LOGIN_FAILURES_WINDOW,
+      registrationsPerAddress: settings.SVC_REGISTRATIONS_PER_ADDRESS,
+      registrationWindowSeconds: settings.SVC_REGISTRATIONS_WINDOW,
       keyPrefix: `svc:${settings.SVC_JWT_AUDIENCE}:login:`,
     });
   }
@@ -367,6 +372,20 @@ export class LoginThrottle {
       throw new TooManyRequestsError(seconds, TOO_MANY_LOGIN_FAILURES);
     }
     return new LoginAttempt(this.store, [keys.pair, keys.pairDay], keys.address);
+  }
+
+  /**
+   * Counts an account about to be registered from the request's client address: past
+   * `registrationsPerAddress` within the window, TooManyRequestsError (429, `Retry-After`). Returns
+   * what to call when no account was made after all (the registration failed), to take it back.
+   */
+  async beginRegistration(req: Request): Promise<() => Promise<void>> {
+    const key = `${this.options.keyPrefix}register:${clientAddress(req)}`;
+    const reservation = await this.store.reserve([{ key, limit: this.options.registrationsPerAddress }], this.options.registrationWindowSeconds * 1000);
+    if (!reservation.allowed) {
+      throw new TooManyRequestsError(Math.max(1, Math.ceil(reservation.retryAfterMs / 1000)), TOO_MANY_REGISTRATIONS_MESSAGE);
+    }
+    return () => this.store.release([key]);
   }
 
   close(): Promise<void> {

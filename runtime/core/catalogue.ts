@@ -91,3 +91,6 @@ export type AccountEndpoint = (typeof ACCOUNT_ENDPOINTS)[number];
 
 /** The detail of the 429 a throttled login (or password change) answers. */
 export const TOO_MANY_LOGIN_FAILURES_MESSAGE = 'Too many failed login attempts. Try again later.';
+
+/** The detail of the 429 a throttled registration answers. */
+export const TOO_MANY_REGISTRATIONS_MESSAGE = 'Too many accounts registered from this address. Try again later.';

@@ -28,6 +28,10 @@ export interface Settings {
   SVC_LOGIN_MAX_FAILURES_PER_ADDRESS: number;
   /** Seconds a window of failed logins lasts, from its first failure. */
   SVC_LOGIN_FAILURES_WINDOW: number;
+  /** Accounts the built-in register creates for one client address within SVC_REGISTRATIONS_WINDOW before further ones are a 429. */
+  SVC_REGISTRATIONS_PER_ADDRESS: number;
+  /** Seconds a window of registrations lasts, from its first. */
+  SVC_REGISTRATIONS_WINDOW: number;
   /** Whether the authentication cookies are `Secure` (sent over HTTPS only); false for a development server on http://localhost. */
   SVC_AUTH_COOKIE_SECURE: boolean;
   /** The `SameSite` attribute of the authentication cookies: `Lax` or `Strict`. */

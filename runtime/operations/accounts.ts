@@ -152,6 +152,8 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
       const problems = credentialProblems(username, password, { usernameMaxLength: users.usernameMaxLength });
       if (problems.length > 0) throw new RequestValidationError(problems);
       await checkAvailable(ctx.db, username, email);
+      // Anti-automation: accounts made per client address are counted, and taken back when none is made.
+      const unregister = await loginThrottle(ctx.service).beginRegistration(ctx.req);
       const values: Record<string, unknown> = {
         username,
         email,
@@ -169,6 +171,7 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
           return row[pk];
         });
       } catch (err) {
+        await unregister();
         if (!isConstraintViolation(err)) throw err;
         await checkAvailable(ctx.db, username, email);
         throw err;

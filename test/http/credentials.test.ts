@@ -524,6 +524,27 @@ describe.each(DIALECTS)('blog credentials (%s)', (dialect) => {
     });
   });
 
+  describe('registration is throttled per client address', () => {
+    it('past SVC_REGISTRATIONS_PER_ADDRESS accounts in the window, a 429 with Retry-After; refused registrations do not count', async () => {
+      const own = await startBlog(dialect, { SVC_REGISTRATIONS_PER_ADDRESS: 2 });
+      try {
+        const register = (overrides: Record<string, unknown> = {}) => request(own.app).post('/api/auth/register/').send(registerBody(overrides));
+        const taken = await makeUser(own);
+        // A registration that makes no account (a taken username) is not counted.
+        expect((await register({ username: taken.username })).status).toBe(400);
+        expect((await register()).status).toBe(201);
+        expect((await register()).status).toBe(201);
+        const third = await register();
+        expect([third.status, third.body]).toEqual([429, { detail: 'Too many accounts registered from this address. Try again later.' }]);
+        expect(Number(third.headers['retry-after'])).toBeGreaterThan(3590);
+        expect(own.errors).toEqual([]);
+      } finally {
+        await loginThrottle(own.context).close();
+        await own.close();
+      }
+    });
+  });
+
   describe('failed logins throttled through Redis (SVC_REDIS_URL)', () => {
     it('two instances share the counters under svc:<audience>:login:', async () => {
       const audience = `svc-test-${crypto.randomBytes(6).toString('hex')}`;

@@ -160,6 +160,19 @@ const PROVOKE: Record<string, Record<string, (s: Services) => Promise<Answer>>> 
       const user = await makeUser(blog);
       return answer(await request(blog.app).post('/api/auth/register/').send({ username: unique('other'), email: `${user.username}@example.com`, password: 'correct horse battery staple' }));
     },
+    'register: the client address made `SVC_REGISTRATIONS_PER_ADDRESS` accounts within the window; with `Retry-After`': async () => {
+      const own = await startBlog(DIALECT, { SVC_REGISTRATIONS_PER_ADDRESS: 1 });
+      const register = () => {
+        const username = unique('many');
+        return request(own.app).post('/api/auth/register/').send({ username, email: `${username}@example.com`, password: 'correct horse battery staple' });
+      };
+      expect((await register()).status).toBe(201);
+      const res = await register();
+      expect(res.headers['retry-after']).toMatch(/^\d+$/);
+      await loginThrottle(own.context).close();
+      await own.close();
+      return answer(res);
+    },
     'login: no such user, or a wrong password': async ({ blog }) =>
       answer(await request(blog.app).post('/api/auth/login/').send({ username: unique('nobody'), password: 'correct horse battery staple' })),
     'login: the user is not active': async ({ blog }) => {
@@ -189,9 +202,13 @@ describe('the error catalogue page', () => {
   });
 });
 
+/** The database of the suite running, for the rows that start a service of their own. */
+let DIALECT: (typeof DIALECTS)[number];
+
 describe.each(DIALECTS)('the error catalogue on %s', (dialect) => {
   const services = {} as Services;
   beforeAll(async () => {
+    DIALECT = dialect;
     services.showcase = await startShowcase(dialect);
     services.blog = await startBlog(dialect);
   });
