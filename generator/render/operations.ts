@@ -53,7 +53,7 @@ export function lifecycle(rs: ResourceRoutes, hook: keyof ResourceRoutes['r']['l
 /** The calls that replace the many-to-many rows a body names, for the row with key `pk`. */
 function relatedSetters(rs: ResourceRoutes, s: SchemaModel, pk: string): string[] {
   const q = rs.q();
-  return s.fields.filter((f) => f.m2m).map((f) => `${q}.set${pascalCase(f.m2m!.name)}(ctx.db, ${pk}, data.${f.name})`);
+  return s.fields.filter((f) => f.m2m).map((f) => `${q}.set${pascalCase(f.m2m!.name)}Keys(ctx.db, ${pk}, data.${f.name})`);
 }
 
 /** The written row read back by key alone, shaped into the operation's response schema. */
