@@ -10,6 +10,7 @@ import { dbSchemaOf } from './migrate/db-schema';
 import { SpecError, sortDiagnostics, type Diagnostic } from './load/diagnostics';
 import { formatFiles } from './output/format';
 import { checkHookExports } from './spec/hook-exports';
+import { checkGeneratedNames } from './spec/generated-names';
 import { diagnosticAt, hasSyntaxError, loadSpecs, type LoadedSpecs } from './load/load';
 import { MANIFEST, manifestJson, previousManifest } from './output/manifest';
 import { planMigrations, readMigrationHistory, type MigrationHistory, type NewMigration } from './migrate/migrations';
@@ -70,8 +71,8 @@ export function validate(specsDir: string, cwd = process.cwd()): Diagnostic[] {
 /**
  * Every problem: YAML (alone when a file is not YAML), the meta-schema and the meaning of each file,
  * the model's names and hook references across files, and the hooks modules' exports and signatures
- * (of each file whose hooks module is usable, and each hook name no other problem is reported at).
- * Returns the described specs too: the model is built from them, so names are derived once.
+ * (of each file whose hooks module is usable, and each hook name no other problem is reported at);
+ * then, when all those pass, clashes of the names the generated code derives from the specs. Returns the described specs too: the model is built from them, so names are derived once.
  */
 export function checkSpecs(loaded: LoadedSpecs): { diagnostics: Diagnostic[]; described: DescribedSpecs } {
   const validation = validateSpecs(loaded);
@@ -83,6 +84,8 @@ export function checkSpecs(loaded: LoadedSpecs): { diagnostics: Diagnostic[]; de
   const diagnostics = [...loaded.diagnostics, ...validation.diagnostics, ...checkModel(described)];
   // Hooks whose module and name are sound are checked alongside the rest, so one run says everything.
   diagnostics.push(...checkHookExports(hookExportsCheckable(described, diagnostics)));
+  // The names generated code derives need the model, so they are checked when the specs are sound.
+  if (!diagnostics.length) diagnostics.push(...checkGeneratedNames(buildModel(described), loaded));
   // By file and position, the files whose model is unknown first: a missing `model:` is printed
   // before the relations to that model that fail in a file that sorts earlier.
   const causes = validation.causes;
