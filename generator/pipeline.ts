@@ -5,12 +5,13 @@
  */
 import * as path from 'node:path';
 import { buildModel } from './model/build-model';
-import { checkModel, describeSpecs, type DescribedSpecs } from './spec/check-model';
+import { checkModel, describeSpecs, hookExportsCheckable, type DescribedSpecs } from './spec/check-model';
 import { dbSchemaOf } from './migrate/db-schema';
 import { SpecError, sortDiagnostics, type Diagnostic } from './load/diagnostics';
 import { formatFiles } from './output/format';
 import { checkHookExports } from './spec/hook-exports';
 import { checkHookImports } from './spec/hook-imports';
+import { checkGeneratedNames } from './spec/generated-names';
 import { diagnosticAt, hasSyntaxError, loadSpecs, type LoadedSpecs } from './load/load';
 import { MANIFEST, manifestJson, previousManifest } from './output/manifest';
 import { planMigrations, readMigrationHistory, type MigrationHistory, type NewMigration } from './migrate/migrations';
@@ -70,9 +71,9 @@ export function validate(specsDir: string, cwd = process.cwd()): Diagnostic[] {
 
 /**
  * Every problem: YAML (alone when a file is not YAML), the meta-schema and the meaning of each file,
- * then the model's names and hook references across files, then (when all those pass) the hooks
- * modules' exports and signatures. Returns the
- * described specs too: the model is built from them, so names are derived once.
+ * the model's names and hook references across files, and the hooks modules' exports and signatures
+ * (of each file whose hooks module is usable, and each hook name no other problem is reported at);
+ * then, when all those pass, clashes of the names the generated code derives from the specs. Returns the described specs too: the model is built from them, so names are derived once.
  */
 export function checkSpecs(loaded: LoadedSpecs): { diagnostics: Diagnostic[]; described: DescribedSpecs } {
   const validation = validateSpecs(loaded);
@@ -83,7 +84,10 @@ export function checkSpecs(loaded: LoadedSpecs): { diagnostics: Diagnostic[]; de
   if (files.some(hasSyntaxError)) return { diagnostics: sortDiagnostics(loaded.diagnostics), described };
   // What the hooks modules import from the runtime is read apart from the specs: reported with the rest.
   const diagnostics = [...loaded.diagnostics, ...validation.diagnostics, ...checkModel(described), ...checkHookImports(described, loaded.cwd)];
-  if (!diagnostics.length) diagnostics.push(...checkHookExports(described));
+  // Hooks whose module and name are sound are checked alongside the rest, so one run says everything.
+  diagnostics.push(...checkHookExports(hookExportsCheckable(described, diagnostics)));
+  // The names generated code derives need the model, so they are checked when the specs are sound.
+  if (!diagnostics.length) diagnostics.push(...checkGeneratedNames(buildModel(described), loaded));
   // By file and position, the files whose model is unknown first: a missing `model:` is printed
   // before the relations to that model that fail in a file that sorts earlier.
   const causes = validation.causes;

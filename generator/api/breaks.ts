@@ -7,9 +7,10 @@
  * request field or status, a wider type or enum.
  *
  * Breaking: an operation removed or renamed (its id or its route), a success status removed, a
- * response field removed or its type changed, or made nullable; a request field removed, made
- * required (or a new required one), its type changed, made non-nullable, its enum narrowed or its
- * max_length shortened; a path or query parameter removed (an optional one too: the service would
+ * response field removed or its type changed, or made nullable; a request field removed or renamed
+ * (an optional one too: a client still sending it has its value ignored, or refused under
+ * `extra_fields: forbid`), made required (or a new required one), its type changed, made
+ * non-nullable, its enum narrowed or its max_length shortened; a path or query parameter removed (an optional one too: the service would
  * ignore it), made required (or a new required one), its type changed, its enum narrowed (`ordering`
  * losing a name, a `fields` losing a field) or its range narrowed.
  */
@@ -67,10 +68,10 @@ function fieldBreaks(before: Record<string, ApiField>, after: Record<string, Api
     const now = after[name];
     const label = `${prefix}${name}`;
     if (!now) {
-      // A request field the client may omit can go: the service ignores what it no longer reads.
-      if (kind === 'param') out.push({ field: name, message: `${where} ${noun} "${label}" removed` });
-      else if (!request) out.push({ field: name, message: `${where} field "${label}" removed` });
+      // An optional request field too: a client still sending it would get a 2xx and its value dropped.
+      if (kind === 'param' || !request) out.push({ field: name, message: `${where} ${noun} "${label}" removed` });
       else if (old.required) out.push({ field: name, message: `${where} field "${label}" removed (clients send it)` });
+      else out.push({ field: name, message: `${where} field "${label}" removed (clients may still send it)` });
       continue;
     }
     if (old.type !== now.type) {

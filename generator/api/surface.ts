@@ -37,7 +37,7 @@ export interface ApiOperation {
    * (`in`) is an `array<…>`, a `range` a `range<…>`.
    */
   query?: Record<string, ApiField>;
-  /** The request body's fields; absent without a body of known fields. */
+  /** The request body's fields (of each item, for a bulk create or update); absent without a body of known fields. */
   body?: Record<string, ApiField>;
   /** Success status → the response's fields (of each item, for a list), or null when it has no body of known fields. */
   responses: Record<string, Record<string, ApiField> | null>;
@@ -205,6 +205,8 @@ interface Parts {
   queryAt?: SourceRef[];
   sources: SourceRef[];
   schemaSources: SourceRef[];
+  /** Where the request body's fields are written, when not `schemaSources`. */
+  bodySources?: SourceRef[];
 }
 
 /** A read schema of list or retrieve with the relations only `?expand=` shows (a field a client may be sent). */
@@ -224,6 +226,8 @@ function resourceParts(r: Resource, base: string): Parts[] {
   const item = `${base}/${r.base}/{pk}/`;
   const collection = `${base}/${r.base}/`;
   const schemas = schemaSources(r);
+  // A create or update body is written in the serializer, or else is the resource's fields.
+  const bodySources = [at('serializer'), at('viewset', 'serializer_class'), at('fields'), at()];
   const ops: Parts[] = [];
   const viewset = [at('viewset', 'disable'), at('viewset'), at()];
   const pk: Record<string, Param> = { pk: { field: pkParam(r), at: [at('fields', r.pk.name), at('fields'), at()] } };
@@ -236,13 +240,15 @@ function resourceParts(r: Resource, base: string): Parts[] {
     update: () => ({ path: item, pathParams: pk, body: r.schemas.update, responses: { 200: r.nestedResults.update ?? r.responses.update } }),
     delete: (o) => ({ path: item, pathParams: pk, responses: o.override ? { 200: null, 204: null } : { 204: null } as Parts['responses'] }),
   };
-  for (const o of r.operations) ops.push({ operationId: o.operationId, method: o.method, ...shapes[o.kind](o), sources: viewset, schemaSources: schemas });
+  for (const o of r.operations) ops.push({ operationId: o.operationId, method: o.method, ...shapes[o.kind](o), sources: viewset, schemaSources: schemas, bodySources });
   if (r.softDelete) {
     ops.push({ operationId: r.softDelete.restore.operationId, method: 'post', path: `${item}restore/`, pathParams: pk, responses: { 200: r.schemas.out }, sources: [at('viewset', 'soft_delete'), ...viewset], schemaSources: schemas });
     if (r.softDelete.hardDelete) ops.push({ operationId: r.softDelete.hardDelete.operationId, method: 'delete', path: `${item}hard/`, pathParams: pk, responses: { 204: null }, sources: [at('viewset', 'soft_delete'), ...viewset], schemaSources: schemas });
   }
   for (const b of r.bulk) {
-    ops.push({ operationId: b.operationId, method: b.method, path: `${base}/${r.base}/bulk/`, responses: { [b.atomic ? b.operation.status : 207]: null }, sources: [at('viewset', 'bulk'), ...viewset], schemaSources: schemas });
+    // A bulk create's items are create bodies, a bulk update's the key and the update fields; a bulk delete takes keys.
+    const body = b.kind === 'create' ? r.schemas.in : b.kind === 'update' ? (r.bulkUpdateItem ?? undefined) : undefined;
+    ops.push({ operationId: b.operationId, method: b.method, path: `${base}/${r.base}/bulk/`, body, responses: { [b.atomic ? b.operation.status : 207]: null }, sources: [at('viewset', 'bulk'), ...viewset], schemaSources: schemas, bodySources });
   }
   for (const a of r.actions) {
     const actionAt = [at('viewset', 'actions', a.name), at('viewset', 'actions'), ...viewset];
@@ -329,7 +335,7 @@ export function apiSurface(model: ServiceModel, serviceFile = 'service.yaml'): {
     sources.operations[p.operationId] = p.sources;
     const parts_ = [...(p.body ? [['body', p.body] as const] : []), ...Object.entries(p.responses).map(([s, schema]) => [s, schema] as const)];
     for (const [part, schema] of parts_) {
-      sources.schemas[`${p.operationId} ${part}`] = p.schemaSources;
+      sources.schemas[`${p.operationId} ${part}`] = part === 'body' ? (p.bodySources ?? p.schemaSources) : p.schemaSources;
       for (const f of schema?.fields ?? []) if (f.field) sources.fields[`${p.operationId} ${part} ${f.name}`] = f.field.source;
     }
   }

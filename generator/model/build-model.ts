@@ -132,6 +132,7 @@ export function buildModel(described: DescribedSpecs): ServiceModel {
     license: service?.license,
     contact: service?.contact,
     basePath: service?.base_path ?? '',
+    extraFields: service?.extra_fields ?? 'ignore',
     tokenPaths: (service?.endpoints ?? []).filter((e) => e.response?.fields.access_token !== undefined).map((e) => e.path),
     settings,
     sqliteFile: service?.database?.sqlite_file ?? 'data/service.sqlite3',
@@ -148,7 +149,7 @@ export function buildModel(described: DescribedSpecs): ServiceModel {
     sharedHooks: [...(service?.paginators ?? []), ...(service?.auth?.authenticators ?? [])],
     endpoints: endpointsOf(service?.endpoints ?? [], 'default', (i) => ['endpoints', i, 'handler'], described.service?.spec.file ?? ''),
     exceptionHandlers: Object.entries(service?.exception_handlers ?? {}).map(([exception, handler]) => ({ exception, handler })),
-    resources: withNestedWrites(drafts, drafts.map((d) => buildResource(d, byModel, m2ms, reverse))),
+    resources: withNestedWrites(drafts, drafts.map((d) => buildResource(d, byModel, m2ms, reverse, service?.extra_fields ?? 'ignore'))),
   };
 }
 
@@ -317,6 +318,7 @@ function buildResource(
   byModel: ReadonlyMap<string, Draft>,
   m2ms: ReadonlyMap<string, ManyToMany[]>,
   reverses: ReadonlyMap<string, ReverseRelation[]>,
+  extraFields: 'ignore' | 'forbid',
 ): Resource {
   const viewset: ViewsetSpec = d.spec.viewset ?? {};
   const names = d.names;
@@ -382,6 +384,7 @@ function buildResource(
     expand: Object.entries(viewset.expand ?? {}).map(([name, spec]) => schemaFieldFor(ctx, lookup(ctx, name), 'out', spec.fields, spec.limit)),
     fieldSelection: viewset.field_selection === true,
     requireIfMatch: viewset.require_if_match === true,
+    extraFields: viewset.extra_fields ?? extraFields,
     search: viewset.search_fields
       ? { fields: viewset.search_fields.map((name) => ({ name, lookup: compileLookup(graph, d.model, `${name}__icontains`) })) }
       : null,

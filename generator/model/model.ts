@@ -426,6 +426,11 @@ export interface Resource {
   fieldSelection: boolean;
   /** `require_if_match`: writes to an existing row without `If-Match` are refused (428); see conditional requests. */
   requireIfMatch: boolean;
+  /**
+   * `extra_fields` (the viewset's, else the service file's): a key of a request body (create, update,
+   * bulk item, nested write item, custom endpoint) that is no field is ignored, or refused with a 422.
+   */
+  extraFields: 'ignore' | 'forbid';
   /** `search_fields`: each field's `icontains` lookup, compiled (through relations for `author__username`); null when none. */
   search: { fields: { name: string; lookup: LookupPlan }[] } | null;
   /** List filters (query_params, filter mixins, relations_filters, match cases) with their lookups compiled; null when none. */
@@ -440,6 +445,8 @@ export interface ServiceModel {
   license?: { name: string; identifier?: string; url?: string };
   contact?: { name?: string; url?: string; email?: string };
   basePath: string;
+  /** `extra_fields`: what the service endpoints' request bodies do with a key that is no field (resources may say otherwise). */
+  extraFields: 'ignore' | 'forbid';
   /** Paths (below `basePath`) of the service endpoints that answer with an `access_token`: where a client gets one. */
   tokenPaths: string[];
   settings: Record<SettingName, string | number | boolean>;

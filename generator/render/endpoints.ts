@@ -103,7 +103,7 @@ function endpointSchemas(model: ServiceModel, imports: Imports): ObjectSchemaVie
   return model.endpoints.flatMap((e) =>
     [e.request, e.response]
       .filter((s): s is SchemaModel => s !== undefined && !seen.has(s.name) && seen.add(s.name) !== undefined)
-      .map((s) => objectSchemaView(s, s.role === 'in' ? `Request body of ${e.handler}.` : `Response of ${e.handler}.`, imports)),
+      .map((s) => objectSchemaView(s, s.role === 'in' ? `Request body of ${e.handler}.` : `Response of ${e.handler}.`, imports, model.extraFields)),
   );
 }
 

@@ -53,7 +53,7 @@ export function lifecycle(rs: ResourceRoutes, hook: keyof ResourceRoutes['r']['l
 /** The calls that replace the many-to-many rows a body names, for the row with key `pk`. */
 function relatedSetters(rs: ResourceRoutes, s: SchemaModel, pk: string): string[] {
   const q = rs.q();
-  return s.fields.filter((f) => f.m2m).map((f) => `${q}.set${pascalCase(f.m2m!.name)}(ctx.db, ${pk}, data.${f.name})`);
+  return s.fields.filter((f) => f.m2m).map((f) => `${q}.set${pascalCase(f.m2m!.name)}Keys(ctx.db, ${pk}, data.${f.name})`);
 }
 
 /** The written row read back by key alone, shaped into the operation's response schema. */
@@ -64,7 +64,9 @@ export function reread(rs: ResourceRoutes, s: SchemaModel, key: string): string 
 
 /**
  * The lists of children a create (update) writes after the record, each through the child
- * resource's writes (`<child>Writes(service)`, built once before the routes), under its name.
+ * resource's writes (`<child module>Writes(service)`, built once before the routes as
+ * `<relation>Writer`: the relation is often named like the child's module, `items` of table `items`,
+ * and a constant named like the import would shadow it).
  */
 function nestedWrites(rs: ResourceRoutes, kind: 'create' | 'update', parent: string) {
   const writes = rs.r.nestedWrites[kind];
@@ -73,7 +75,7 @@ function nestedWrites(rs: ResourceRoutes, kind: 'create' | 'update', parent: str
   return writes.map((w) => {
     const child = w.child;
     const fn = rs.imports.value(`../${child.moduleName}/routes`, `${camelCase(child.moduleName)}Writes`);
-    const writer = rs.constant(`${camelCase(w.name)}Writes`, () => `${fn}(service)`);
+    const writer = rs.constant(`${camelCase(w.name)}Writer`, () => `${fn}(service)`);
     const spec = `{ at: ['body', 'data', ${str(w.name)}], mode: '${w.mode}', key: ${str(child.pk.name)}, names: ${literal({ child: child.verboseName, parent: rs.r.verboseName })}, writes: ${writer} }`;
     const call = `await ${writeChildren}(ctx, ${parent}, data.${w.name}${kind === 'create' ? ' ?? []' : ''}, ${spec})`;
     // An update leaves the children alone when its body has no list.

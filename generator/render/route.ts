@@ -131,12 +131,15 @@ export class RouteFile {
     return this.schemaModule ? this.imports.value(this.schemaModule, n) : n;
   }
 
-  /** `const <name> = <value>`, declared once before the routes; `value` runs on the first use. */
+  /**
+   * `const <name> = <value>`, declared once before the routes; `value` runs on each use and the first
+   * declares it. Two uses of one name with different values are two declarations of that name (not
+   * one shared by both): the generated-name check reports them at the spec position the name comes from.
+   */
   constant(name: string, value: () => string, type?: string): string {
-    if (!this.constants.has(name)) {
-      const code = value();
-      this.constants.set(name, { name, type, value: code });
-    }
+    const code = value();
+    const same = [...this.constants.values()].filter((c) => c.name === name);
+    if (!same.some((c) => c.value === code && c.type === type)) this.constants.set(same.length ? `${name}\0${same.length + 1}` : name, { name, type, value: code });
     return name;
   }
 

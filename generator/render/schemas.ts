@@ -12,13 +12,23 @@ import { zodInput, zodOutput } from './zod';
 export interface ObjectSchemaView {
   name: string;
   doc: string;
+  /** `object`, or `strictObject` for a request body that refuses keys that are no field (`extra_fields: forbid`). */
+  object: 'object' | 'strictObject';
   fields: { name: string; zod: string }[];
 }
 
-/** An object schema: request schemas validate (`zodInput`), response schemas document (`zodOutput`). */
-export function objectSchemaView(s: SchemaModel, doc: string, imports: Imports): ObjectSchemaView {
+/**
+ * An object schema: request schemas validate (`zodInput`), response schemas document (`zodOutput`).
+ * `extraFields`: what a request schema does with a key that is no field (a response schema ignores it).
+ */
+export function objectSchemaView(s: SchemaModel, doc: string, imports: Imports, extraFields: 'ignore' | 'forbid' = 'ignore'): ObjectSchemaView {
   const input = s.role === 'in' || s.role === 'update';
-  return { name: s.name, doc, fields: s.fields.map((f) => ({ name: f.name, zod: input ? zodInput(f, imports) : zodOutput(f, imports) })) };
+  return {
+    name: s.name,
+    doc,
+    object: input && extraFields === 'forbid' ? 'strictObject' : 'object',
+    fields: s.fields.map((f) => ({ name: f.name, zod: input ? zodInput(f, imports) : zodOutput(f, imports) })),
+  };
 }
 
 const SCHEMA_DOC: Record<SchemaModel['role'], string> = {
@@ -92,7 +102,7 @@ function expandableView(r: Resource, s: SchemaModel, imports: Imports): ObjectSc
   for (const e of r.expand) if (!s.fields.some((f) => f.name === e.name)) fields.push({ name: e.name, zod: `${zodOutput(e, imports)}.optional()` });
   const names = r.expand.map((f) => f.name).join(', ');
   const answers = s === r.schemas.detail ? (s === r.schemas.out ? 'list and retrieve answer' : 'retrieve answers') : 'the list answers';
-  return { name: expandableName(s), doc: `${s.name} as ${answers} it: ?expand= shows ${names} as related records.`, fields };
+  return { name: expandableName(s), doc: `${s.name} as ${answers} it: ?expand= shows ${names} as related records.`, object: 'object', fields };
 }
 
 /** Schemas of actions, relation items and endpoints, after the resource's own, each once. */
@@ -111,21 +121,21 @@ export function schemasView(r: Resource, ctx: RenderContext) {
   for (const s of [r.responses.create, r.responses.update]) if (!own.includes(s)) own.push(s);
   // The items of nested writes come first: the request schemas name them.
   const items = [...r.nestedWrites.create, ...r.nestedWrites.update].map((w) =>
-    objectSchemaView(w.item, nestedItemDoc(r, w), imports),
+    objectSchemaView(w.item, nestedItemDoc(r, w), imports, r.extraFields),
   );
   const results = (['create', 'update'] as const).flatMap((kind) => {
     const s = r.nestedResults[kind];
     return s ? [objectSchemaView(s, `The response of ${kind}: ${r.responses[kind].name} and the ${andList(r.nestedWrites[kind].map((w) => w.name))} it wrote.`, imports)] : [];
   });
-  const schemas = [...items, ...own.map((s) => objectSchemaView(s, schemaDoc(r, s), imports)), ...results];
+  const schemas = [...items, ...own.map((s) => objectSchemaView(s, schemaDoc(r, s), imports, r.extraFields)), ...results];
   if (r.expand.length) {
     for (const s of new Set([r.schemas.out, r.schemas.detail])) schemas.push(expandableView(r, s, imports));
   }
   for (const s of extraSchemas(r)) {
     if (schemas.some((x) => x.name === s.name)) continue;
-    schemas.push(objectSchemaView(s, s.role === 'in' ? 'Request body of a custom endpoint.' : 'Response of a custom action or endpoint.', imports));
+    schemas.push(objectSchemaView(s, s.role === 'in' ? 'Request body of a custom endpoint.' : 'Response of a custom action or endpoint.', imports, r.extraFields));
   }
-  if (r.bulkUpdateItem) schemas.push(objectSchemaView(r.bulkUpdateItem, `One item of a bulk update: the primary key of the ${r.verboseName} to change, then the update fields.`, imports));
+  if (r.bulkUpdateItem) schemas.push(objectSchemaView(r.bulkUpdateItem, `One item of a bulk update: the primary key of the ${r.verboseName} to change, then the update fields.`, imports, r.extraFields));
   const pk = pkParam(r, imports);
   const errorSchema = r.errorSchema ? objectSchemaView(r.errorSchema, 'Documented body of error responses (error_schema).', imports) : undefined;
   return {

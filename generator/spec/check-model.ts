@@ -209,6 +209,28 @@ function checkHookModules(described: DescribedSpecs): Diagnostic[] {
 }
 
 /**
+ * The hook references whose exports can be checked while other problems are reported: those of a
+ * file whose hooks module is usable (for a name the service file shares, the service file's module),
+ * and at whose position no other problem is reported (a name already said to be wrong is not
+ * checked again). Every other file and name is left out, so the export check never reads a module
+ * that is missing or outside the specs folder.
+ */
+export function hookExportsCheckable(described: DescribedSpecs, reported: readonly Diagnostic[]): DescribedSpecs {
+  const usable = (module: string | undefined) => module !== undefined && moduleProblem(described.dir, module) === undefined;
+  const serviceUsable = described.service !== undefined && usable(described.service.data.hooks);
+  const taken = new Set(reported.map((d) => `${d.file}\0${d.line}\0${d.column}`));
+  const keep = (spec: SpecFile, module: string | undefined, refs: readonly HookRef[]) =>
+    refs.filter((ref) => {
+      if (!(ref.module === 'service' ? serviceUsable : usable(module))) return false;
+      const at = diagnosticAt(spec, ref.source.path, '', ref.key);
+      return !taken.has(`${at.file}\0${at.line}\0${at.column}`);
+    });
+  const service = described.service && { ...described.service, hooks: keep(described.service.spec, described.service.data.hooks, described.service.hooks) };
+  const resources = described.resources.map((res) => ({ ...res, hooks: keep(res.spec, res.data.hooks, res.hooks) }));
+  return { dir: described.dir, service, resources };
+}
+
+/**
  * A hook named in a file without a hooks module. A name in place of a built-in (an authenticator, a
  * paginator, an exception class) is most often a misspelt or imagined built-in: say which exist.
  */

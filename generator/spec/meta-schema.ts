@@ -454,6 +454,8 @@ export const viewsetSchema = {
     field_selection: { type: 'boolean' },
     expand: expandSpec,
     require_if_match: { type: 'boolean' },
+    /** Request body keys that are not fields: ignored (the default), or refused with a 422 (`forbid`). */
+    extra_fields: { enum: ['ignore', 'forbid'] },
     soft_delete: softDeleteSpec,
     default_ordering: { type: 'string', pattern: '^-?[a-z][a-z0-9_]*(,-?[a-z][a-z0-9_]*)*$' },
     require_update_fields: { type: 'boolean' },
@@ -612,6 +614,8 @@ export const serviceSchema = {
       properties: { name: { type: 'string', minLength: 1 }, url: { type: 'string', minLength: 1 }, email: { type: 'string', minLength: 1 } },
     },
     base_path: { type: 'string', pattern: '^(/[a-z0-9_-]+)*$' },
+    /** Request body keys that are not fields, for every resource whose viewset does not say: ignored (the default), or refused (`forbid`). */
+    extra_fields: { enum: ['ignore', 'forbid'] },
     hooks: modulePath,
     views: exportName,
     database: {

@@ -45,7 +45,7 @@ function describe(issue: Issue): [string, string] {
     case 'invalid_value':
       return ['enum', `Input should be ${issue.values.map((v) => JSON.stringify(v)).join(' or ')}`];
     case 'unrecognized_keys':
-      return ['extra_forbidden', `Extra inputs are not permitted: ${issue.keys.join(', ')}`];
+      return ['extra_forbidden', 'Extra inputs are not permitted'];
     case 'custom': {
       const type = (issue.params as { type?: unknown } | undefined)?.type;
       return [typeof type === 'string' ? type : 'value_error', issue.message];
@@ -62,11 +62,16 @@ function describe(issue: Issue): [string, string] {
   }
 }
 
-/** Turns Zod issues into entries whose `loc` starts with `prefix` (e.g. `['body', 'data']`, `['query']`). */
+/**
+ * Turns Zod issues into entries whose `loc` starts with `prefix` (e.g. `['body', 'data']`, `['query']`).
+ * Keys a strict object does not know are one entry each, at the key (as Pydantic's `extra="forbid"`).
+ */
 export function toEntries(issues: readonly z.core.$ZodIssue[], prefix: readonly (string | number)[]): ValidationEntry[] {
-  return issues.map((issue) => {
+  return issues.flatMap((issue) => {
     const [type, msg] = describe(issue as Issue);
-    return { type, loc: [...prefix, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))], msg };
+    const loc = [...prefix, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))];
+    if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ type, loc: [...loc, key], msg }));
+    return [{ type, loc, msg }];
   });
 }
 

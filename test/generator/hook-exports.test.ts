@@ -39,7 +39,7 @@ describe('hook exports', () => {
     fs.writeFileSync(path.join(dir, 'service.yaml'), fs.readFileSync(path.join(dir, 'service.yaml'), 'utf8').replace('TeapotError: handleTeapot', 'TeapotError: handleKettle'));
     expect(validate(dir, dir).map(formatDiagnostic)).toEqual([
       'resources/gadgets.yaml:9:29: hook "ThreePerPagePagination" is not exported by hooks/gadgets.ts (did you mean "TwoPerPagePagination"?): export it from that module or fix the name',
-      'service.yaml:16:16: hook "handleKettle" is not exported by hooks/service.ts: export it from that module or fix the name',
+      'service.yaml:19:16: hook "handleKettle" is not exported by hooks/service.ts: export it from that module or fix the name',
     ]);
   });
 

@@ -10,6 +10,7 @@ import { formatDiagnostic } from '../../generator/load/diagnostics';
 import { loadSpecs } from '../../generator/load/load';
 import type { Resource, SchemaField, SchemaModel, ServiceModel } from '../../generator/model/model';
 import { checkSpecs } from '../../generator/pipeline';
+import { renderService } from '../../generator/render/render';
 import { softDeleteFieldName } from '../../generator/spec/resource-names';
 
 const SERVICE = 'title: Test API\nversion: 1.0.0\n';
@@ -760,5 +761,33 @@ describe('buildModel: pagination and ordering', () => {
   it('has no ordering unless the spec asks for one', () => {
     const r = res(modelOf(resource('posts', 'model: Post', 'fields: {title: {type: string}}')), 'Post');
     expect(r.ordering).toEqual({ fields: [], default: [] });
+  });
+});
+
+describe('extra_fields', () => {
+  const item = (name: string, model: string, ...viewset: string[]) =>
+    resource(name, `model: ${model}`, 'fields:', '  label: {type: string, max_length: 20}', ...(viewset.length ? ['viewset:', ...viewset] : []));
+
+  it('ignores keys that are no field by default, in the service and each resource', () => {
+    const model = modelOf({ ...item('boxes', 'Box') });
+    expect({ service: model.extraFields, boxes: res(model, 'Box').extraFields }).toEqual({ service: 'ignore', boxes: 'ignore' });
+  });
+
+  it("takes the service file's setting in each resource whose viewset says nothing, the viewset's otherwise", () => {
+    const model = modelOf({
+      'service.yaml': `${SERVICE}extra_fields: forbid\n`,
+      ...item('boxes', 'Box'),
+      ...item('bins', 'Bin', '  extra_fields: ignore'),
+    });
+    expect({ service: model.extraFields, boxes: res(model, 'Box').extraFields, bins: res(model, 'Bin').extraFields }).toEqual({
+      service: 'forbid',
+      boxes: 'forbid',
+      bins: 'ignore',
+    });
+    // The request schemas refuse the keys they do not know (a strict object); the response schemas do not.
+    const { files } = renderService(model, { runtimeFromRoot: '@svcgen/runtime', specsFromRoot: '../specs', specsName: 'specs' });
+    const objects = (file: string) => [...files.get(file)!.matchAll(/export const (\w+) = z\s*\.(\w+)\(/g)].map((m) => `${m[1]} ${m[2]}`);
+    expect(objects('resources/boxes/schemas.ts')).toEqual(['BoxIn strictObject', 'BoxOut object', 'BoxUpdate strictObject', 'BoxParams object']);
+    expect(objects('resources/bins/schemas.ts')).toEqual(['BinIn object', 'BinOut object', 'BinUpdate object', 'BinParams object']);
   });
 });

@@ -238,10 +238,10 @@ describe.each(DIALECTS)('article tags relation (%s)', (dialect) => {
       const [t] = await newTags(1);
       const res = await post(article, { bogus: [] });
       expect(res.status).toBe(422);
-      expect(res.body).toEqual({ detail: [{ type: 'extra_forbidden', loc: ['body', 'data'], msg: 'Extra inputs are not permitted: bogus' }] });
+      expect(res.body).toEqual({ detail: [{ type: 'extra_forbidden', loc: ['body', 'data', 'bogus'], msg: 'Extra inputs are not permitted' }] });
       const mixed = await post(article, { add: [t], set: [t] });
       expect(mixed.status).toBe(422);
-      expect(mixed.body).toEqual({ detail: [{ type: 'extra_forbidden', loc: ['body', 'data'], msg: 'Extra inputs are not permitted: set' }] });
+      expect(mixed.body).toEqual({ detail: [{ type: 'extra_forbidden', loc: ['body', 'data', 'set'], msg: 'Extra inputs are not permitted' }] });
       expect(await articleTagIds(db(), article)).toEqual([]);
     });
 
@@ -555,7 +555,7 @@ describe.each(DIALECTS)('widget labels relation (%s)', (dialect) => {
     const widget = await newWidget();
     const bogus = await post(widget, { bogus: [] });
     expect(bogus.status).toBe(422);
-    expect(bogus.body).toEqual({ detail: [{ type: 'extra_forbidden', loc: ['body', 'data'], msg: 'Extra inputs are not permitted: bogus' }] });
+    expect(bogus.body).toEqual({ detail: [{ type: 'extra_forbidden', loc: ['body', 'data', 'bogus'], msg: 'Extra inputs are not permitted' }] });
     const notUuid = await post(widget, { add: [1] });
     expect(notUuid.status).toBe(422);
     expect(notUuid.body).toEqual({ detail: [{ type: 'string_type', loc: ['body', 'data', 'add', 0], msg: 'Input should be a valid string' }] });

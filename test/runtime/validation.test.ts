@@ -33,10 +33,21 @@ describe('NUL characters in request values', () => {
     expect(entries(() => parseRequest(loose, { a: 'ok', extra: 'e\u0000' }, 'body'))).toEqual([{ ...NUL_ENTRY, loc: ['body', 'data', 'extra'] }]);
   });
 
+  it("a strict object's unknown keys are one entry each, at the key, through lists of strict items too", () => {
+    const item = z.strictObject({ text: z.string() });
+    const strict = z.strictObject({ title: z.string(), lines: z.array(item) });
+    const extra = (...loc: (string | number)[]) => ({ type: 'extra_forbidden', loc: ['body', 'data', ...loc], msg: 'Extra inputs are not permitted' });
+    expect(entries(() => parseRequest(strict, { title: 'x', titel: 'y', lines: [{ text: 'a' }, { text: 'b', txt: 'c' }], more: 1 }, 'body'))).toEqual([
+      extra('lines', 1, 'txt'),
+      extra('titel'),
+      extra('more'),
+    ]);
+  });
+
   it('a strict object reports the unknown key, not its NUL', () => {
     const strict = z.strictObject({ a: z.string() });
     expect(entries(() => parseRequest(strict, { a: 'ok', extra: '\u0000' }, 'body'))).toEqual([
-      { type: 'extra_forbidden', loc: ['body', 'data'], msg: 'Extra inputs are not permitted: extra' },
+      { type: 'extra_forbidden', loc: ['body', 'data', 'extra'], msg: 'Extra inputs are not permitted' },
     ]);
   });
 

@@ -1,1 +1,1 @@
-export function importNotes(): void {}
+export function importNotes(_ctx: unknown): void {}

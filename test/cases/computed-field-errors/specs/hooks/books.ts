@@ -6,3 +6,6 @@ export function bookTitle({ instance }: ComputeArgs<{ title: string }>): string 
 export function bookSlug(): string {
   return '';
 }
+export function isLong({ instance }: ComputeArgs<{ pages: number }>): boolean {
+  return instance.pages > 300;
+}

@@ -1,1 +1,1 @@
-export function archiveNote(): void {}
+export function archiveNote(_ctx: unknown): void {}

@@ -1,1 +1,1 @@
-export function overview(): void {}
+export function overview(_ctx: unknown): void {}

@@ -1,5 +1,5 @@
-export function taskOverview(): void {}
-export function taskStats(): void {}
-export function archiveTask(): void {}
-export function postStats(): void {}
-export function postArchive(): void {}
+export function taskOverview(_ctx: unknown): void {}
+export function taskStats(_ctx: unknown): void {}
+export function archiveTask(_ctx: unknown): void {}
+export function postStats(_ctx: unknown): void {}
+export function postArchive(_ctx: unknown): void {}

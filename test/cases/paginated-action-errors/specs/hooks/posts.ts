@@ -1,6 +1,6 @@
-export function recentPosts(): void {}
-export function pinnedPost(): void {}
-export function purgePosts(): void {}
-export function editPosts(): void {}
-export function summaryPosts(): void {}
-export function postFeed(): void {}
+export function recentPosts(_ctx: unknown): void {}
+export function pinnedPost(_ctx: unknown): void {}
+export function purgePosts(_ctx: unknown): void {}
+export function editPosts(_ctx: unknown): void {}
+export function summaryPosts(_ctx: unknown): void {}
+export function postFeed(_ctx: unknown): void {}

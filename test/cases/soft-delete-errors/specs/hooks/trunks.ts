@@ -1,2 +1,2 @@
-export function restoreTrunk(): void {}
-export function shred(): void {}
+export function restoreTrunk(_ctx: unknown): void {}
+export function shred(_ctx: unknown): void {}

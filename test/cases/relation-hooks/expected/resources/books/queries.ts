@@ -97,7 +97,7 @@ export async function checkRelated(ctx: RequestContext, data: { tags?: readonly 
 }
 
 /** Replaces the tags of one book when the body names them. */
-export async function setTags(db: Db, pk: unknown, keys: readonly unknown[] | undefined): Promise<void> {
+export async function setTagsKeys(db: Db, pk: unknown, keys: readonly unknown[] | undefined): Promise<void> {
   if (keys !== undefined) await setRelated(db, 'books_tags', 'book_id', 'tag_id', pk, keys);
 }
 

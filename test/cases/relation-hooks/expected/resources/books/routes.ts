@@ -68,7 +68,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
           await q.checkRelated(ctx, data);
           const row = await insertRow(ctx, values, q.OUT_COLUMNS);
           const pk = row[q.PK];
-          await q.setTags(ctx.db, pk, data.tags);
+          await q.setTagsKeys(ctx.db, pk, data.tags);
           const [created] = await q.shapeBookOut(ctx.db, [row]);
           return created;
         },
@@ -146,7 +146,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
           const values = await q.updateValues(data);
           await q.checkRelated(ctx, data);
           if (Object.keys(values).length > 0) await ctx.db(q.TABLE).where(q.PK, instance.id).update(values);
-          await q.setTags(ctx.db, instance.id, data.tags);
+          await q.setTagsKeys(ctx.db, instance.id, data.tags);
           const [updated] = await q.shapeBookOut(ctx.db, [await findRow(ctx, instance.id, q.OUT_COLUMNS)]);
           return updated;
         },

@@ -1,0 +1,2 @@
+// Exports registerViews; the service file names registerView.
+export function registerViews(): void {}
