@@ -45,28 +45,14 @@ function before(previous: CommittedAccess['operations'][string], caller: string)
   return previous.access[caller] ?? (caller.startsWith('role:') ? previous.access.authenticated : undefined);
 }
 
-/** The collection part of a route, up to its first parameter: `PATCH /api/articles/{pk}/` → `/api/articles`. */
-function collectionOf(route: string): string {
-  const p = route.slice(route.indexOf(' ') + 1);
-  const i = p.indexOf('{');
-  return (i < 0 ? p : p.slice(0, i)).replace(/\/+$/, '');
-}
-
-/** Whether a new route belongs to a resource the previous matrix had: its collection, or the one above (a list action). */
-function ofKnownResource(route: string, known: Set<string>): boolean {
-  const collection = collectionOf(route);
-  return known.has(collection) || known.has(collection.slice(0, collection.lastIndexOf('/')));
-}
-
 /** Every widening from `previous` to `matrix`, in the matrix's order, with the row it is in. */
 export function widenings(previous: CommittedAccess, matrix: AccessMatrix): { widening: Widening; row: AccessRow }[] {
   const out: { widening: Widening; row: AccessRow }[] = [];
-  const known = new Set(Object.values(previous.operations).map((op) => collectionOf(op.route)));
   for (const row of matrix.rows) {
     const old = previous.operations[row.operationId];
-    // A new resource is a change review sees whole (its rows are new in access.md); a new operation
-    // of a resource that was there (re-enabled by `disable`, a new action or relation) is not.
-    if (!old && !ofKnownResource(row.route, known)) continue;
+    // A new operation, of a resource that was there (re-enabled by `disable`, a new action or
+    // relation) or of a new resource alike: a new resource left to the defaults is writable by
+    // anyone, and its rows among the others in access.md are easy to pass over.
     for (const caller of matrix.callers) {
       const to = row.access[caller.name];
       if (!old) {
