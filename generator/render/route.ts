@@ -46,7 +46,8 @@ export interface RouteView {
   params: string | undefined;
   query: string | undefined;
   body: string | undefined;
-  optionalBody: boolean;
+  /** Code: `true`, or a function of the request deciding whether a missing body is read as `{}`. */
+  optionalBody: string | undefined;
   normalize?: string;
   transaction: boolean;
   status: number;
@@ -79,7 +80,8 @@ export interface RouteSpec {
   body?: string;
   /** The documented body when it is not the validated one (a bulk route checks its items one by one). */
   docBody?: string;
-  optionalBody?: boolean;
+  /** `true`, or code: a function of the raw request deciding it per request. */
+  optionalBody?: boolean | string;
   /** Code: the function given the body as received, returning the body to validate (`normalize_input`). */
   normalize?: string;
   transaction: boolean;
@@ -175,7 +177,7 @@ export class RouteFile {
       params: spec.params,
       query: spec.query,
       body: spec.body,
-      optionalBody: spec.optionalBody === true,
+      optionalBody: spec.optionalBody === true ? 'true' : spec.optionalBody || undefined,
       normalize: spec.normalize,
       transaction: spec.transaction,
       status: spec.status,

@@ -227,7 +227,7 @@ function sendTagged(req: Request, res: Response, body: unknown): void {
 }
 
 function rawRequest(req: Request) {
-  return { params: req.params as Record<string, string>, query: req.query as QueryValues, body: req.body as unknown };
+  return { params: req.params as Record<string, string>, query: req.query as QueryValues, body: req.body as unknown, headers: req.headers };
 }
 
 /**
