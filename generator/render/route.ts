@@ -19,6 +19,7 @@ export interface ConstantView {
 /** What documentation adds to the operation (code); the runtime's `operationRoute` derives the rest. */
 export interface DocView {
   summary: string;
+  title: string | undefined;
   description: string | undefined;
   tags: string;
   /** Error statuses the hook answers → the body it sends, as literal text. */
@@ -91,6 +92,8 @@ export interface RouteSpec {
   partial: string;
   handle: object;
   summary: string;
+  /** Code: the MCP tool's title when the summary is the seed's generic one (not in the OpenAPI document). */
+  title?: string;
   description?: string;
   tags: string;
   responses: string;
@@ -187,6 +190,7 @@ export class RouteFile {
       handle: spec.handle,
       doc: {
         summary: spec.summary,
+        title: spec.title,
         description: spec.description,
         tags: spec.tags,
         errors: spec.errors,

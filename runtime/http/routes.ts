@@ -31,6 +31,8 @@ export interface RouteResponse {
 export interface RouteDoc {
   operationId: string;
   summary?: string;
+  /** The MCP tool's title, when it should not be the summary (not in the OpenAPI document). */
+  title?: string;
   description?: string;
   tags: string[];
   params?: z.ZodObject;
@@ -236,6 +238,8 @@ function rawRequest(req: Request) {
  */
 export interface OperationDoc {
   summary?: string;
+  /** The MCP tool's title, when it should not be the summary (not in the OpenAPI document). */
+  title?: string;
   description?: string;
   tags: string[];
   responses: RouteResponse[];
