@@ -134,6 +134,7 @@ export function endpointRoutes(service: ServiceContext): Route[] {
       operation: {
         operationId: 'refresh',
         body: RefreshSchema,
+        optionalBody: accounts.refreshCookieSent,
         transaction: true,
         status: 200,
         async handle({ params, query, body }, ctx) {
@@ -154,6 +155,7 @@ export function endpointRoutes(service: ServiceContext): Route[] {
       operation: {
         operationId: 'logout',
         body: LogoutSchema,
+        optionalBody: accounts.refreshCookieSent,
         transaction: true,
         status: 204,
         async handle({ params, query, body }, ctx) {

@@ -20,10 +20,10 @@ import { outputImports } from './render/output-imports';
 import { renderService } from './render/render';
 import { changesSince, endpointsOf, type BuildChanges } from './output/summary';
 import { validateSpecs } from './spec/validate';
-import { accessMatrix, type AccessMatrix } from './access/matrix';
+import { accessMatrix, type AccessMatrix, type AccessRow } from './access/matrix';
 import { apiSurface } from './api/surface';
 import { API_JSON, apiBreaks, apiJson, committedApi, type FoundBreak } from './api/breaks';
-import { ACCESS_JSON, ACCESS_MD, accessJson, accessMarkdown, committedAccess, sourceOf, wideningMessage, widenings } from './access/gate';
+import { ACCESS_JSON, ACCESS_MD, accessJson, accessMarkdown, committedAccess, sourceOf, wideningMessage, widenings, type Widening } from './access/gate';
 
 // The pipeline's public names, for callers that import the generator as one module.
 export { drift, unifiedDiff, type Drift } from './output/drift';
@@ -189,21 +189,24 @@ function accessFiles(loaded: LoadedSpecs, model: ServiceModel, outDir: string, o
   const matrix = accessMatrix(model, 'service.yaml');
   const previous = options.firstBuild ? undefined : committedAccess(outDir);
   const widened = previous ? widenings(previous, matrix) : [];
-  if (widened.length && !options.allowWiden) {
-    const specs = [loaded.service, ...loaded.resources].filter((s) => s !== undefined);
-    const specOf = (source: SourceRef) => specs.find((s) => s.relPath === source.file);
-    const exists = (source: SourceRef) => specOf(source)?.doc.getIn(source.path, true) !== undefined;
-    const at = (source: SourceRef, message: string) => {
-      const spec = specOf(source);
-      return spec ? diagnosticAt(spec, source.path, message, true) : { file: source.file, line: 1, column: 1, message };
-    };
-    throw new SpecError(sortDiagnostics(widened.map(({ widening, row }) => at(sourceOf(row, widening, exists), wideningMessage(widening)))));
-  }
+  if (widened.length && !options.allowWiden) throw new SpecError(wideningDiagnostics(loaded, widened));
   const acknowledged = [...(previous?.acknowledged ?? []), ...widened.map((w) => w.widening)];
   return new Map([
     [ACCESS_JSON, accessJson(matrix, acknowledged)],
     [ACCESS_MD, accessMarkdown(model.title, matrix, acknowledged)],
   ]);
+}
+
+/** Widenings as diagnostics, each at the spec position of the rule that decides it; `hint` replaces the build's. */
+export function wideningDiagnostics(loaded: LoadedSpecs, widened: readonly { widening: Widening; row: AccessRow }[], hint?: string): Diagnostic[] {
+  const specs = [loaded.service, ...loaded.resources].filter((s) => s !== undefined);
+  const specOf = (source: SourceRef) => specs.find((s) => s.relPath === source.file);
+  const exists = (source: SourceRef) => specOf(source)?.doc.getIn(source.path, true) !== undefined;
+  const at = (source: SourceRef, message: string) => {
+    const spec = specOf(source);
+    return spec ? diagnosticAt(spec, source.path, message, true) : { file: source.file, line: 1, column: 1, message };
+  };
+  return sortDiagnostics(widened.map(({ widening, row }) => at(sourceOf(row, widening, exists), wideningMessage(widening, hint))));
 }
 
 /** A diagnostic at a model element's place in the specs (its file's start when the file is not a spec). */

@@ -36,8 +36,7 @@ export interface CommittedAccess {
 export function committedAccess(outDir: string): CommittedAccess | undefined {
   const file = path.join(outDir, ACCESS_JSON);
   if (!fs.existsSync(file)) return undefined;
-  const parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<CommittedAccess>;
-  return { callers: parsed.callers ?? [], operations: parsed.operations ?? {}, acknowledged: parsed.acknowledged ?? [] };
+  return parseAccess(fs.readFileSync(file, 'utf8'));
 }
 
 /** The cell a caller had before: its own column, or for a caller kind new to the matrix (a new role), an authenticated user's. */
@@ -45,28 +44,14 @@ function before(previous: CommittedAccess['operations'][string], caller: string)
   return previous.access[caller] ?? (caller.startsWith('role:') ? previous.access.authenticated : undefined);
 }
 
-/** The collection part of a route, up to its first parameter: `PATCH /api/articles/{pk}/` → `/api/articles`. */
-function collectionOf(route: string): string {
-  const p = route.slice(route.indexOf(' ') + 1);
-  const i = p.indexOf('{');
-  return (i < 0 ? p : p.slice(0, i)).replace(/\/+$/, '');
-}
-
-/** Whether a new route belongs to a resource the previous matrix had: its collection, or the one above (a list action). */
-function ofKnownResource(route: string, known: Set<string>): boolean {
-  const collection = collectionOf(route);
-  return known.has(collection) || known.has(collection.slice(0, collection.lastIndexOf('/')));
-}
-
 /** Every widening from `previous` to `matrix`, in the matrix's order, with the row it is in. */
 export function widenings(previous: CommittedAccess, matrix: AccessMatrix): { widening: Widening; row: AccessRow }[] {
   const out: { widening: Widening; row: AccessRow }[] = [];
-  const known = new Set(Object.values(previous.operations).map((op) => collectionOf(op.route)));
   for (const row of matrix.rows) {
     const old = previous.operations[row.operationId];
-    // A new resource is a change review sees whole (its rows are new in access.md); a new operation
-    // of a resource that was there (re-enabled by `disable`, a new action or relation) is not.
-    if (!old && !ofKnownResource(row.route, known)) continue;
+    // A new operation, of a resource that was there (re-enabled by `disable`, a new action or
+    // relation) or of a new resource alike: a new resource left to the defaults is writable by
+    // anyone, and its rows among the others in access.md are easy to pass over.
     for (const caller of matrix.callers) {
       const to = row.access[caller.name];
       if (!old) {
@@ -82,9 +67,37 @@ export function widenings(previous: CommittedAccess, matrix: AccessMatrix): { wi
 }
 
 /** The message of a widening the build refuses. */
-export function wideningMessage(w: Widening): string {
-  const was = w.from === 'none' ? 'a new operation' : w.from;
-  return `access widened: ${w.operationId} (${w.route}) for ${w.caller}: ${was} → ${w.to}; if intended, build with --allow-widen (recorded in ${ACCESS_MD})`;
+export function wideningMessage(w: Widening, hint = `; if intended, build with --allow-widen (recorded in ${ACCESS_MD})`): string {
+  return `access widened: ${wideningText(w)}${hint}`;
+}
+
+/** A widening in words: `create_note (POST /notes/) for anonymous: 401 → 2xx`. */
+export function wideningText(w: Widening): string {
+  return `${w.operationId} (${w.route}) for ${w.caller}: ${w.from === 'none' ? 'a new operation' : w.from} → ${w.to}`;
+}
+
+/** Parses an access.json's text (as `git show` gives a revision's). */
+export function parseAccess(text: string): CommittedAccess {
+  const parsed = JSON.parse(text) as Partial<CommittedAccess>;
+  return { callers: parsed.callers ?? [], operations: parsed.operations ?? {}, acknowledged: parsed.acknowledged ?? [] };
+}
+
+/**
+ * The widenings since `base` (a revision's access.json) that `current`'s acknowledgements made since
+ * then do not cover: an acknowledgement covers a widening of the same operation for the same caller
+ * to the same cell (the log only grows, so those since are the ones `base` does not hold).
+ */
+export function unacknowledgedSince<T extends { widening: Widening }>(base: CommittedAccess, current: CommittedAccess | undefined, widened: readonly T[]): T[] {
+  const key = (w: Widening) => `${w.operationId} ${w.caller} ${w.from} ${w.to}`;
+  const before = new Map<string, number>();
+  for (const w of base.acknowledged) before.set(key(w), (before.get(key(w)) ?? 0) + 1);
+  const since = new Set<string>();
+  for (const w of current?.acknowledged ?? []) {
+    const n = before.get(key(w)) ?? 0;
+    if (n > 0) before.set(key(w), n - 1);
+    else since.add(`${w.operationId} ${w.caller} ${w.to}`);
+  }
+  return widened.filter(({ widening: w }) => !since.has(`${w.operationId} ${w.caller} ${w.to}`));
 }
 
 const isRoles = (s: SourceRef) => s.path.some((p) => p === 'permission_roles' || p === 'hard_delete_roles');

@@ -12,12 +12,13 @@ import { GENERATOR_VERSION } from '../output/manifest';
 import { MigrationOptionError } from '../migrate/migrations';
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
-import { accessOf, breakDiagnostics, checkSpecs, generate, validate } from '../pipeline';
+import { accessOf, breakDiagnostics, checkSpecs, generate, validate, wideningDiagnostics } from '../pipeline';
 import { loadSpecs } from '../load/load';
 import { buildModel } from '../model/build-model';
 import { apiSurface } from '../api/surface';
 import { API_JSON, apiBreaks, committedApi, parseApi } from '../api/breaks';
-import { explain } from '../access/gate';
+import { ACCESS_JSON, committedAccess, explain, parseAccess, unacknowledgedSince, wideningText, widenings } from '../access/gate';
+import { accessMatrix } from '../access/matrix';
 import { writeOutput } from '../output/write';
 import { endpointsOf } from '../output/summary';
 import { RUNTIME_PACKAGE } from '../render/output-imports';
@@ -110,8 +111,9 @@ they differ (run "svcgen build SPECS" and commit the result), 0 when DIR is curr
 options:
   --out DIR    output folder (default: generated)
   --base REF   also list the breaking changes of the API since the git revision REF (its
-               DIR/api.json): those acknowledged since (build --allow-breaking) are printed, any
-               other fails the check`,
+               DIR/api.json), and the access widened since (its DIR/access.json): those
+               acknowledged since (build --allow-breaking, --allow-widen) are printed, any other
+               fails the check`,
     options: ['--out', '--base'],
   },
   init: {
@@ -378,7 +380,7 @@ async function buildService(specsDir: string, args: Parsed): Promise<number> {
 /** `svcgen check SPECS`: compares what build would write with the output folder; a diff and a hint when they differ. */
 async function checkOutput(specsDir: string, args: Parsed): Promise<number> {
   // The breaks since the base first: a break not acknowledged also stops the render below.
-  const broken = args.base === undefined ? 0 : reportBreaksSince(args.base, specsDir, args.out);
+  const broken = args.base === undefined ? 0 : reportBreaksSince(args.base, specsDir, args.out) + reportWideningsSince(args.base, specsDir, args.out);
   const { files, migration } = await generate({
     specsDir,
     outDir: args.out,
@@ -448,6 +450,30 @@ function reportBreaksSince(ref: string, specsDir: string, outDir: string): numbe
   for (const b of breaks.filter((x) => !open.includes(x))) console.log(`acknowledged breaking change since ${ref}: ${b.brk.message}`);
   for (const d of breakDiagnostics(loaded, open, `; not acknowledged since ${ref}`)) console.error(formatDiagnostic(d));
   console.log(`svcgen check: ${breaks.length} breaking change${breaks.length === 1 ? '' : 's'} since ${ref}, ${open.length} not acknowledged`);
+  return open.length;
+}
+
+/**
+ * `check --base REF`: the access widened from REF's access.json to what the specs declare now (a
+ * cell opened, a new operation open to anonymous callers), each at the rule that decides it; those
+ * acknowledged since REF (build --allow-widen, in the access.json committed now) are printed as
+ * such. Returns how many are not acknowledged.
+ */
+function reportWideningsSince(ref: string, specsDir: string, outDir: string): number {
+  const shown = spawnSync('git', ['show', `${ref}:./${path.posix.join(outDir.split(path.sep).join('/'), ACCESS_JSON)}`], { encoding: 'utf8' });
+  if (shown.status !== 0) {
+    console.error(`svcgen check: no ${ACCESS_JSON} in ${outDir} at ${ref}: ${shown.stderr.trim()}`);
+    return 1;
+  }
+  const before = parseAccess(shown.stdout);
+  const loaded = loadSpecs(specsDir, process.cwd());
+  const { diagnostics, described } = checkSpecs(loaded);
+  if (diagnostics.length) throw new SpecError(diagnostics);
+  const widened = widenings(before, accessMatrix(buildModel(described), 'service.yaml'));
+  const open = unacknowledgedSince(before, committedAccess(outDir), widened);
+  for (const w of widened.filter((x) => !open.includes(x))) console.log(`acknowledged access widened since ${ref}: ${wideningText(w.widening)}`);
+  for (const d of wideningDiagnostics(loaded, open, `; not acknowledged since ${ref}`)) console.error(formatDiagnostic(d));
+  console.log(`svcgen check: ${widened.length} access widening${widened.length === 1 ? '' : 's'} since ${ref}, ${open.length} not acknowledged`);
   return open.length;
 }
 

@@ -125,6 +125,8 @@ export function buildModel(described: DescribedSpecs): ServiceModel {
   const settings = Object.fromEntries(
     (Object.keys(SETTINGS) as SettingName[]).map((name) => [name, service?.settings?.[name] ?? SETTINGS[name].default]),
   ) as Record<SettingName, string | number | boolean>;
+  // The authenticators of a resource's writes the spec leaves NOT_SET: `auth.default_write_auth`, else public (the seed's).
+  const writeAuth: AuthSpec = service?.auth?.default_write_auth ? [...service.auth.default_write_auth] : null;
   return {
     title: service?.title ?? '',
     version: String(service?.version ?? ''),
@@ -149,7 +151,7 @@ export function buildModel(described: DescribedSpecs): ServiceModel {
     sharedHooks: [...(service?.paginators ?? []), ...(service?.auth?.authenticators ?? [])],
     endpoints: endpointsOf(service?.endpoints ?? [], 'default', (i) => ['endpoints', i, 'handler'], described.service?.spec.file ?? ''),
     exceptionHandlers: Object.entries(service?.exception_handlers ?? {}).map(([exception, handler]) => ({ exception, handler })),
-    resources: withNestedWrites(drafts, drafts.map((d) => buildResource(d, byModel, m2ms, reverse, service?.extra_fields ?? 'ignore'))),
+    resources: withNestedWrites(drafts, drafts.map((d) => buildResource(d, byModel, m2ms, reverse, service?.extra_fields ?? 'ignore', writeAuth))),
   };
 }
 
@@ -319,6 +321,7 @@ function buildResource(
   m2ms: ReadonlyMap<string, ManyToMany[]>,
   reverses: ReadonlyMap<string, ReverseRelation[]>,
   extraFields: 'ignore' | 'forbid',
+  writeAuth: AuthSpec,
 ): Resource {
   const viewset: ViewsetSpec = d.spec.viewset ?? {};
   const names = d.names;
@@ -340,7 +343,7 @@ function buildResource(
       }))
     : [];
 
-  const operations = operationsOf(names, viewset);
+  const operations = operationsOf(names, viewset, writeAuth);
   return {
     model: d.model,
     snake: names.snake,
@@ -360,7 +363,7 @@ function buildResource(
     m2m,
     reverse,
     indexes: names.indexes.map(({ name, columns, unique, entry }) => ({ name, columns, unique, source: entry })),
-    softDelete: softDeleteOf(d, viewset),
+    softDelete: softDeleteOf(d, viewset, writeAuth),
     schemas,
     hasDetail: detail !== undefined,
     responses: { create: responseSchema(ctx, schemas, 'create'), update: responseSchema(ctx, schemas, 'update') },
@@ -379,8 +382,8 @@ function buildResource(
     normalizeInput: viewset.normalize_input,
     querysetWrite: viewset.queryset_write ?? viewset.queryset_request,
     objectPermission: viewset.has_object_permission,
-    actions: actionsOf(names, viewset),
-    relations: relationsOf(ctx, viewset, m2m),
+    actions: actionsOf(names, viewset, writeAuth),
+    relations: relationsOf(ctx, viewset, m2m, writeAuth),
     expand: Object.entries(viewset.expand ?? {}).map(([name, spec]) => schemaFieldFor(ctx, lookup(ctx, name), 'out', spec.fields, spec.limit)),
     fieldSelection: viewset.field_selection === true,
     requireIfMatch: viewset.require_if_match === true,
@@ -389,7 +392,7 @@ function buildResource(
       ? { fields: viewset.search_fields.map((name) => ({ name, lookup: compileLookup(graph, d.model, `${name}__icontains`) })) }
       : null,
     filters: buildFilters(viewset, d.model, graph),
-    endpoints: endpointsOf(viewset.endpoints ?? [], names.tag, (i) => ['viewset', 'endpoints', i, 'handler'], d.described.spec.file),
+    endpoints: endpointsOf(viewset.endpoints ?? [], names.tag, (i) => ['viewset', 'endpoints', i, 'handler'], d.described.spec.file, writeAuth),
   };
 }
 
@@ -398,10 +401,10 @@ function buildResource(
  * delete routes (authenticated as delete is; restore also takes delete's `permission_roles`), and the
  * columns that stay unique among live rows: each unique field and each unique index.
  */
-function softDeleteOf(d: Draft, viewset: ViewsetSpec): SoftDelete | null {
+function softDeleteOf(d: Draft, viewset: ViewsetSpec, writeAuth: AuthSpec): SoftDelete | null {
   const names = d.names.softDelete;
   if (!names) return null;
-  const auth = resolveAuth(viewset.delete_auth, viewset.auth);
+  const auth = resolveAuth(viewset.delete_auth, viewset.auth, writeAuth);
   const route = (operationId: string, roles: string[] | undefined): SoftDeleteRoute => ({
     operationId,
     auth,
@@ -421,7 +424,7 @@ function softDeleteOf(d: Draft, viewset: ViewsetSpec): SoftDelete | null {
   };
 }
 
-function relationsOf(ctx: SchemaContext, viewset: ViewsetSpec, m2m: ManyToMany[]): Relation[] {
+function relationsOf(ctx: SchemaContext, viewset: ViewsetSpec, m2m: ManyToMany[], writeAuth: AuthSpec): Relation[] {
   return (viewset.m2m_relations ?? []).map((rel: RelationSpec) => {
     const field = m2m.find((m) => m.name === rel.related_name)!;
     const target = ctx.byModel.get(rel.model)!;
@@ -445,7 +448,7 @@ function relationsOf(ctx: SchemaContext, viewset: ViewsetSpec, m2m: ManyToMany[]
       target: rel.model,
       m2m: field,
       getAuth: resolveAuth(rel.get_auth, fallback),
-      postAuth: resolveAuth(rel.post_auth, fallback),
+      postAuth: resolveAuth(rel.post_auth, fallback, writeAuth),
       add: rel.add !== false,
       remove: rel.remove !== false,
       get: rel.get !== false,
@@ -466,7 +469,7 @@ function relationsOf(ctx: SchemaContext, viewset: ViewsetSpec, m2m: ManyToMany[]
   });
 }
 
-function actionsOf(names: ResourceNames, viewset: ViewsetSpec): Action[] {
+function actionsOf(names: ResourceNames, viewset: ViewsetSpec, writeAuth: AuthSpec): Action[] {
   return Object.entries(viewset.actions ?? {}).map(([name, a]: [string, ActionSpec], i) => ({
     name,
     handler: a.handler,
@@ -476,7 +479,8 @@ function actionsOf(names: ResourceNames, viewset: ViewsetSpec): Action[] {
       operationId: route.operationId.name,
       transaction: route.method !== 'get',
     })),
-    auth: resolveAuth(a.auth, viewset.auth),
+    // One set of authenticators for the action's routes: those of a write when any route writes.
+    auth: resolveAuth(a.auth, viewset.auth, names.actions[i].routes.some((route) => route.method !== 'get') ? writeAuth : null),
     summary: a.summary,
     description: a.description,
     decorators: a.decorators ?? [],
@@ -496,7 +500,13 @@ function throttlesOf(viewset: ViewsetSpec, spec: ThrottleSpec | undefined, own: 
   return [...(viewset.throttle ? [limit(viewset.throttle, table)] : []), ...(spec ? [limit(spec, own)] : [])];
 }
 
-function endpointsOf(list: readonly (EndpointSpec & { account?: AccountKind })[], tag: string, at: (i: number) => (string | number)[], file: string): Endpoint[] {
+function endpointsOf(
+  list: readonly (EndpointSpec & { account?: AccountKind })[],
+  tag: string,
+  at: (i: number) => (string | number)[],
+  file: string,
+  writeAuth: AuthSpec = null,
+): Endpoint[] {
   return list.map((e, i) => {
     const method = endpointMethod(e.method) as Endpoint['method'];
     return {
@@ -504,7 +514,7 @@ function endpointsOf(list: readonly (EndpointSpec & { account?: AccountKind })[]
       path: e.path.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ':$1'),
       handler: e.handler,
       operationId: endpointOperationId(e.handler, { file, path: at(i) }).name,
-      auth: resolveAuth(e.auth, undefined),
+      auth: resolveAuth(e.auth, undefined, READ_METHODS.has(method) ? null : writeAuth),
       status: e.status ?? (method === 'post' ? 201 : 200),
       transaction: !READ_METHODS.has(method),
       tags: e.tags ?? [tag],
@@ -561,13 +571,20 @@ const OPERATION_TABLE: Record<
 
 const isNotSet = (v: unknown) => v === undefined || v === 'NOT_SET';
 
-/** The seed's resolution: a per-operation attribute overrides `auth` unless NOT_SET; null is public. */
-export function resolveAuth(operationAuth: AuthListSpec, fallback: AuthListSpec): AuthSpec {
+/**
+ * The seed's resolution: a per-operation attribute overrides `auth` unless NOT_SET; null is public.
+ * Both NOT_SET: `unset`, public unless the service sets `auth.default_write_auth` for a write.
+ */
+export function resolveAuth(operationAuth: AuthListSpec, fallback: AuthListSpec, unset: AuthSpec = null): AuthSpec {
   const chosen = !isNotSet(operationAuth) ? operationAuth : fallback;
-  return chosen === undefined || chosen === 'NOT_SET' || chosen === null ? null : [...chosen];
+  if (chosen === undefined || chosen === 'NOT_SET') return unset && [...unset];
+  return chosen === null ? null : [...chosen];
 }
 
-function operationsOf(names: ResourceNames, viewset: ViewsetSpec): Operation[] {
+/** The operations that write. */
+const WRITES = new Set<OperationKind>(['create', 'update', 'delete']);
+
+function operationsOf(names: ResourceNames, viewset: ViewsetSpec, writeAuth: AuthSpec): Operation[] {
   return names.operations.map(({ kind, operationId }) => {
     const op = OPERATION_TABLE[kind];
     return {
@@ -579,7 +596,7 @@ function operationsOf(names: ResourceNames, viewset: ViewsetSpec): Operation[] {
       operationId: operationId.name,
       summary: DEFAULT_DOCS[kind],
       description: viewset[`${kind}_docs`],
-      auth: resolveAuth(viewset[OPERATION_AUTH_KEYS[kind]], viewset.auth),
+      auth: resolveAuth(viewset[OPERATION_AUTH_KEYS[kind]], viewset.auth, WRITES.has(kind) ? writeAuth : null),
       decorators: viewset.extra_decorators?.[kind] ?? [],
       override: viewset.overrides?.[kind],
       roles: viewset.permission_roles?.[kind],

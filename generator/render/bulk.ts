@@ -4,6 +4,7 @@
  * (`templates/partials/operations/bulk.hbs`) hands each item to `runBulk` with the single-item
  * operation's own code, printed by its partial (`operations/create`, `update`, `delete`).
  */
+import { operationTitle } from './english';
 import type { BulkOperation } from '../model/model';
 import { str } from '../model/names';
 import { createHandle, deleteHandle, updateHandle } from './operations';
@@ -70,6 +71,7 @@ export function bulkRoute(b: BulkOperation, rs: ResourceRoutes): RouteView {
       item: handles[b.kind](o, rs),
     },
     summary: str(SUMMARIES[b.kind]),
+    title: str(operationTitle(`bulk_${b.kind}`, rs.r)),
     description: str(description(b)),
     tags: rs.tag(),
     responses,

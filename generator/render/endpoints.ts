@@ -16,7 +16,7 @@ import { objectSchemaView, type ObjectSchemaView } from './schemas';
  * whole list, which the paginator pages. The page parameters are the operation's query schema, so
  * they are validated with the body before the decorators run.
  */
-export function endpointRoute(e: Endpoint, file: RouteFile, accounts?: string): RouteView {
+export function endpointRoute(e: Endpoint, file: RouteFile, accounts?: string, cookies = false): RouteView {
   const { imports } = file;
   const paginator = e.paginate ? file.constant(`${camelCase(e.handler)}Paginator`, () => file.newPaginator(e.paginate!)) : undefined;
   const request = e.request ? file.schema(e.request) : undefined;
@@ -32,6 +32,8 @@ export function endpointRoute(e: Endpoint, file: RouteFile, accounts?: string): 
     decorators: e.decorators,
     query: paginator ? `${paginator}.querySchema` : undefined,
     body: request,
+    // With cookies, a refresh or logout without a body uses the refresh cookie (a page's bodiless fetch).
+    optionalBody: cookies && (e.account === 'refresh' || e.account === 'logout') ? `${accounts!}.refreshCookieSent` : undefined,
     // The hook receives path parameters as strings; the document names them.
     docParams: pathParams.length ? `${z}.object({ ${pathParams.map((p) => `${p}: ${z}.string()`).join(', ')} })` : undefined,
     transaction: e.transaction,
@@ -116,7 +118,7 @@ export function endpointsView(model: ServiceModel, ctx: RenderContext) {
   if (schemas.length) imports.runtime('z');
   // The account endpoints' handlers, made once per service.
   const accounts = model.endpoints.some((e) => e.account) ? file.constant('accounts', () => accountHandlersExpr(model, imports)) : undefined;
-  const routes = model.endpoints.map((e) => endpointRoute(e, file, accounts));
+  const routes = model.endpoints.map((e) => endpointRoute(e, file, accounts, model.auth.cookies));
   return {
     header: header(`${ctx.specsName}/service.yaml`),
     schemas,

@@ -18,3 +18,28 @@ export function andList(items: readonly string[]): string {
   if (items.length <= 1) return items.join('');
   return `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
 }
+
+/** The operations whose OpenAPI summary is the seed's generic one ("List all objects."). */
+export type GenericOperation = 'list' | 'create' | 'retrieve' | 'update' | 'delete' | 'bulk_create' | 'bulk_update' | 'bulk_delete' | 'restore' | 'hard_delete';
+
+/**
+ * The MCP tool title of such an operation, naming its resource: `List articles`, `Create an
+ * article`. The OpenAPI summary keeps the seed's words; a tool list needs to tell the tools apart.
+ */
+export function operationTitle(kind: GenericOperation, r: { verboseName: string; verboseNamePlural: string }): string {
+  const one = aOrAn(r.verboseName);
+  const many = r.verboseNamePlural;
+  const titles: Record<GenericOperation, string> = {
+    list: `List ${many}`,
+    create: `Create ${one}`,
+    retrieve: `Retrieve ${one}`,
+    update: `Update ${one}`,
+    delete: `Delete ${one}`,
+    bulk_create: `Create several ${many}`,
+    bulk_update: `Update several ${many}`,
+    bulk_delete: `Delete several ${many}`,
+    restore: `Restore a soft-deleted ${r.verboseName}`,
+    hard_delete: `Delete ${one} for good`,
+  };
+  return titles[kind];
+}

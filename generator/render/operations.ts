@@ -3,6 +3,7 @@
  * kind, each naming the partial that prints its `handle` (`templates/partials/operations/<kind>.hbs`).
  * An operation with an override hands the generated implementation to it as `proceed`.
  */
+import { operationTitle } from './english';
 import type { Field, Operation, OperationKind, OrderingField, PathKind, SchemaModel } from '../model/model';
 import { camelCase, docLine, literal, pascalCase, str } from '../model/names';
 import { response, type RouteSpec, type RouteView } from './route';
@@ -31,6 +32,7 @@ function route(o: Operation, rs: ResourceRoutes, own: OwnSpec): RouteView {
     status: o.status,
     transaction: o.transaction,
     summary: str(docLine(o.summary)),
+    title: str(operationTitle(o.kind, rs.r)),
     description: o.description === undefined ? undefined : str(o.description),
     tags: rs.tag(),
     errorSchema: rs.errorSchema(),

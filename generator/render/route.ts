@@ -19,6 +19,7 @@ export interface ConstantView {
 /** What documentation adds to the operation (code); the runtime's `operationRoute` derives the rest. */
 export interface DocView {
   summary: string;
+  title: string | undefined;
   description: string | undefined;
   tags: string;
   /** Error statuses the hook answers → the body it sends, as literal text. */
@@ -46,7 +47,8 @@ export interface RouteView {
   params: string | undefined;
   query: string | undefined;
   body: string | undefined;
-  optionalBody: boolean;
+  /** Code: `true`, or a function of the request deciding whether a missing body is read as `{}`. */
+  optionalBody: string | undefined;
   normalize?: string;
   transaction: boolean;
   status: number;
@@ -79,7 +81,8 @@ export interface RouteSpec {
   body?: string;
   /** The documented body when it is not the validated one (a bulk route checks its items one by one). */
   docBody?: string;
-  optionalBody?: boolean;
+  /** `true`, or code: a function of the raw request deciding it per request. */
+  optionalBody?: boolean | string;
   /** Code: the function given the body as received, returning the body to validate (`normalize_input`). */
   normalize?: string;
   transaction: boolean;
@@ -89,6 +92,8 @@ export interface RouteSpec {
   partial: string;
   handle: object;
   summary: string;
+  /** Code: the MCP tool's title when the summary is the seed's generic one (not in the OpenAPI document). */
+  title?: string;
   description?: string;
   tags: string;
   responses: string;
@@ -178,7 +183,7 @@ export class RouteFile {
       params: spec.params,
       query: spec.query,
       body: spec.body,
-      optionalBody: spec.optionalBody === true,
+      optionalBody: spec.optionalBody === true ? 'true' : spec.optionalBody || undefined,
       normalize: spec.normalize,
       transaction: spec.transaction,
       status: spec.status,
@@ -188,6 +193,7 @@ export class RouteFile {
       handle: spec.handle,
       doc: {
         summary: spec.summary,
+        title: spec.title,
         description: spec.description,
         tags: spec.tags,
         errors: spec.errors,

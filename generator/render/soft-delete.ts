@@ -4,6 +4,7 @@
  * for the roles `hard_delete_roles` names, removes a row for good, deleted or not. The delete
  * operation itself stamps the row (operations.ts).
  */
+import { operationTitle } from './english';
 import type { SoftDelete } from '../model/model';
 import { docLine, literal, str } from '../model/names';
 import { restoreConflictMessage } from '@svcgen/runtime/soft-delete';
@@ -41,6 +42,7 @@ function restoreRoute(sd: SoftDelete, rs: ResourceRoutes): RouteView {
       reread: reread(rs, detail, 'pk'),
     },
     summary: str(docLine('Restore a soft-deleted object by its primary key.')),
+    title: str(operationTitle('restore', r)),
     description: str(`A ${r.verboseName} that is not deleted is a 404.`),
     tags: rs.tag(),
     errors: first ? literal({ 409: { error: 'conflict', details: restoreConflictMessage(r.verboseName, first.fields) } }) : undefined,
@@ -78,6 +80,7 @@ function hardDeleteRoute(sd: SoftDelete, rs: ResourceRoutes): RouteView {
       afterDelete: lifecycle(rs, 'after_delete', '{ instance }'),
     },
     summary: str(docLine('Delete an object for good by its primary key, soft-deleted or not.')),
+    title: str(operationTitle('hard_delete', rs.r)),
     tags: rs.tag(),
     responses: response(204),
     errorSchema: rs.errorSchema(),

@@ -7,7 +7,7 @@
  * clash between files, ...) live in `validate/` and `check-model.ts`.
  */
 import type { FromSchema } from 'json-schema-to-ts';
-import { ACCOUNT_ENDPOINTS, FILTER_MIXINS, LIST_ITEM_TYPES, type AccountEndpoint } from '@svcgen/runtime/catalogue';
+import { ACCOUNT_ENDPOINTS, BUILTIN_AUTHENTICATORS, FILTER_MIXINS, LIST_ITEM_TYPES, type AccountEndpoint } from '@svcgen/runtime/catalogue';
 
 const identifier = { type: 'string', pattern: '^[a-z][a-z0-9_]*$', maxLength: 63 } as const;
 const className = { type: 'string', pattern: '^[A-Z][A-Za-z0-9]*$', maxLength: 63 } as const;
@@ -641,6 +641,13 @@ export const serviceSchema = {
         profile_fields: { type: 'array', items: identifier, uniqueItems: true },
         /** The account endpoints also keep the tokens in cookies, which the built-in CookieAuth reads. */
         cookies: { type: 'boolean' },
+        /**
+         * The authenticators of every write of a resource (create, update, delete and what follows
+         * them, a relation's add/remove, an action or endpoint that does not only read) whose spec
+         * leaves them NOT_SET, which the seed makes public. Built-in ones only: it applies to every
+         * resource. `svcgen init` writes `[JWTAuth]`; absent, writes left NOT_SET stay public.
+         */
+        default_write_auth: { type: 'array', items: { enum: BUILTIN_AUTHENTICATORS }, minItems: 1, uniqueItems: true },
       },
     },
     exception_handlers: { type: 'object', propertyNames: exportName, additionalProperties: exportName },

@@ -41,7 +41,7 @@ export interface CookiePaths {
 }
 
 /** The request's cookies by name (the first of a repeated name); values are taken as sent, unquoted. */
-export function requestCookies(req: Request): Record<string, string> {
+export function requestCookies(req: Pick<Request, 'headers'>): Record<string, string> {
   const header = req.headers.cookie;
   const cookies: Record<string, string> = {};
   if (!header) return cookies;
@@ -57,7 +57,7 @@ export function requestCookies(req: Request): Record<string, string> {
 }
 
 /** One cookie of the request, or undefined. */
-export function requestCookie(req: Request, name: string): string | undefined {
+export function requestCookie(req: Pick<Request, 'headers'>, name: string): string | undefined {
   return requestCookies(req)[name] || undefined;
 }
 

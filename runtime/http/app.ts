@@ -69,6 +69,10 @@ function duplicateAuthorization(rawHeaders: readonly string[]): boolean {
   return false;
 }
 
+/** The route label of a request no Express route matches but a mounted handler serves (Swagger UI's files). */
+const ROUTE_LABEL = Symbol('route label');
+type LabelledRequest = express.Request & { [ROUTE_LABEL]?: string };
+
 /** The methods whose routes read a body (body.ts refuses a non-JSON one on POST, PUT and PATCH only). */
 const METHODS_WITH_BODY: ReadonlySet<Method> = new Set(['post', 'put', 'patch', 'delete']);
 
@@ -120,7 +124,7 @@ export function createApi(options: ApiOptions): Express {
   middleware.push(
     requestLogging({
       logger,
-      routeOf: (req) => (req.route ? (appRoutes.has(req.route) ? req.route.path : basePath + req.route.path) : undefined),
+      routeOf: (req) => (req.route ? (appRoutes.has(req.route) ? req.route.path : basePath + req.route.path) : (req as LabelledRequest)[ROUTE_LABEL]),
       onFinish: metrics ? (req, res, route, seconds) => metrics.observe(req.method, route, res.statusCode, seconds) : undefined,
     }),
   );
@@ -170,8 +174,14 @@ export function createApi(options: ApiOptions): Express {
       route('get', `${basePath}/docs`, (req, res, next) => (req.originalUrl.split('?')[0].endsWith('/') ? next() : res.redirect(301, `${basePath}/docs/`)));
       // Swagger UI answers every request under its prefix, here on Express's router.
       table.prefix(`${basePath}/docs/`);
+      const docsLabel: express.RequestHandler = (req, _res, next) => {
+        // Its page and files under one route label (the logs' and /metrics'), as a route pattern would.
+        (req as LabelledRequest)[ROUTE_LABEL] = `${basePath}/docs/*`;
+        next();
+      };
       app.use(
         `${basePath}/docs/`,
+        docsLabel,
         ...(security.headers ? [((_req, res, next) => (res.setHeader('Content-Security-Policy', policy), next())) as express.RequestHandler] : []),
         swaggerUi.serveFiles(undefined, { swaggerUrl: openapiUrl }),
         swaggerUi.setup(undefined, ui),

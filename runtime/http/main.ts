@@ -66,7 +66,7 @@ function usage(service: ServiceMain): string {
   const createUser = service.users
     ? `
   createuser  --username NAME --email E --password P [--staff] [--superuser] [--inactive]
-              create a user (password hashed); prints the new id`
+              create a user (password hashed; a superuser is staff too); prints the new id`
     : '';
   return `usage: node main.js [serve|migrate|seed${service.users ? '|createuser' : ''}]
 
@@ -337,7 +337,8 @@ async function createUser(service: ServiceMain, users: UserTable, db: Db, args: 
       email: values.email,
       password: await hashPassword(values.password),
       is_active: !on.has('--inactive'),
-      is_staff: on.has('--staff'),
+      // As Django creates them: a superuser is staff too (the access matrix's superuser column counts on it).
+      is_staff: on.has('--staff') || on.has('--superuser'),
       is_superuser: on.has('--superuser'),
       ...Object.fromEntries(users.nowColumns.map((column) => [column, now()])),
     })

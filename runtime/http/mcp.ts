@@ -128,7 +128,7 @@ export function mcpTools(document: unknown, routes: readonly Route[], basePath: 
     tools.push({
       tool: {
         name: operation.operationId,
-        ...(operation.summary ? { title: operation.summary } : {}),
+        ...(route.doc.title || operation.summary ? { title: route.doc.title || operation.summary } : {}),
         description: [operation.summary, operation.description, `HTTP: ${http}`].filter(Boolean).join('\n\n'),
         inputSchema: inputSchemaOf(operation, components.schemas),
         annotations: {

@@ -2,7 +2,8 @@
  * Prometheus metrics, served at `GET /metrics` when `SVC_METRICS` is true (404 otherwise):
  *
  * - `http_requests_total{method, route, status}`: requests answered, by route pattern
- *   (`/api/articles/:pk/`; `unmatched` when no route matched, so URLs never become labels);
+ *   (`/api/articles/:pk/`; `/api/docs/*` for Swagger UI's page and files; `unmatched` when no route
+ *   matched, so URLs never become labels);
  * - `http_request_duration_seconds{method, route, status}`: their latency, a histogram;
  * - `db_pool_connections{state}`: the database pool's connections `used` and `free`, and
  *   `pending` acquisitions (requests waiting for a connection), read at each scrape;

@@ -31,6 +31,8 @@ export interface RouteResponse {
 export interface RouteDoc {
   operationId: string;
   summary?: string;
+  /** The MCP tool's title, when it should not be the summary (not in the OpenAPI document). */
+  title?: string;
   description?: string;
   tags: string[];
   params?: z.ZodObject;
@@ -227,7 +229,7 @@ function sendTagged(req: Request, res: Response, body: unknown): void {
 }
 
 function rawRequest(req: Request) {
-  return { params: req.params as Record<string, string>, query: req.query as QueryValues, body: req.body as unknown };
+  return { params: req.params as Record<string, string>, query: req.query as QueryValues, body: req.body as unknown, headers: req.headers };
 }
 
 /**
@@ -236,6 +238,8 @@ function rawRequest(req: Request) {
  */
 export interface OperationDoc {
   summary?: string;
+  /** The MCP tool's title, when it should not be the summary (not in the OpenAPI document). */
+  title?: string;
   description?: string;
   tags: string[];
   responses: RouteResponse[];

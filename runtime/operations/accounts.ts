@@ -42,6 +42,7 @@ import { RequestValidationError, SerializeError } from '../core/errors';
 import type { Db } from '../db/connection';
 import { isConstraintViolation } from '../db/driver-errors';
 import type { HookContext, RequestContext } from './context';
+import type { RawRequest } from './operation';
 
 /** The user table the account endpoints read and write, as the generator describes the user model. */
 export interface AccountTable {
@@ -144,6 +145,15 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
   }
 
   return {
+    /**
+     * The `optionalBody` of refresh and logout with cookies: a request without a body that carries
+     * the refresh cookie is read as `{}`, so a page's bodiless `fetch` refreshes or logs out by the
+     * cookie (after the CSRF defence); without the cookie, a missing body stays the 422 of the body.
+     */
+    refreshCookieSent(request: RawRequest): boolean {
+      return cookies !== undefined && request.headers !== undefined && requestCookie({ headers: request.headers }, REFRESH_COOKIE) !== undefined;
+    },
+
     async register(ctx: HookContext<{ body: Body }>): Promise<TokenPair> {
       // Checked, compared and stored in its NFKC form.
       const username = normalizeUsername(String(ctx.body.username));

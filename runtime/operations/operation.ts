@@ -5,6 +5,7 @@
  * input and the request context whose result becomes the reply. A binding (`expressHandler` in
  * routes.ts) turns an operation into one framework's request handler.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import { etagOf } from './conditional';
 import type { RequestContext } from './context';
 import type { Db } from '../db/connection';
@@ -22,6 +23,8 @@ export interface RawRequest {
   params: Record<string, string>;
   query: QueryValues;
   body: unknown;
+  /** The request's headers, for an operation whose `optionalBody` depends on them. */
+  headers?: IncomingHttpHeaders;
 }
 
 /** A request part: what its schema outputs when the operation has one, else the part as received. */
@@ -46,8 +49,11 @@ export interface Operation<P extends PartSchema = undefined, Q extends PartSchem
   query?: Q;
   /** Schema of the body. */
   body?: B;
-  /** Reads a request without a body as `{}`: a PATCH without one changes nothing. */
-  optionalBody?: boolean;
+  /**
+   * Reads a request without a body as `{}`: a PATCH without one changes nothing. A function decides
+   * per request: a refresh or logout without a body takes the refresh token from its cookie.
+   */
+  optionalBody?: boolean | ((request: RawRequest) => boolean);
   /**
    * Given the body as received (any JSON value), before the body schema sees it; returns the body
    * to validate, or undefined to validate the one it was given (changed in place). The spec's
@@ -118,8 +124,14 @@ export function parseInput<P extends PartSchema, Q extends PartSchema, B extends
   return {
     params: params ? parseRequest(params, request.params, 'path') : request.params,
     query: query ? parseRequest(query, request.query, 'query') : request.query,
-    body: body ? parseRequest(body, normalized(operation, operation.optionalBody && request.body === undefined ? {} : request.body), 'body') : request.body,
+    body: body ? parseRequest(body, normalized(operation, request.body === undefined && bodyOptional(operation, request) ? {} : request.body), 'body') : request.body,
   } as OperationInput<P, Q, B>;
+}
+
+/** Whether a request without a body is read as `{}`. */
+function bodyOptional(operation: { optionalBody?: Operation['optionalBody'] }, request: RawRequest): boolean {
+  const { optionalBody } = operation;
+  return typeof optionalBody === 'function' ? optionalBody(request) : optionalBody === true;
 }
 
 /** The body an operation's `normalize` makes of the one received. */

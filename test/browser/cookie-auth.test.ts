@@ -81,6 +81,48 @@ async function foreignPublish({ api, articleId }: { api: string; articleId: numb
   return { readsCsrfCookie: csrf !== undefined, cors, noCorsType: opaque.type };
 }
 
+/**
+ * Runs in the same-origin page: the example of docs/spec-language.md ("Cookie authentication") as
+ * written, each fetch's answer kept, with a bodiless refresh by the cookie before the logout.
+ */
+async function documentedExample({ username, password }: { username: string; password: string }) {
+  const outcome = async (res: Response): Promise<Outcome> => ({ status: res.status, body: res.status === 204 ? null : await res.json() });
+  const document = (globalThis as unknown as { document: { cookie: string } }).document;
+  const login = await fetch('/api/auth/login/', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ username, password }),
+  });
+  const refreshToken = ((await login.clone().json()) as { refresh_token: string }).refresh_token;
+  let csrf = /(?:^|; )csrftoken=([^;]*)/.exec(document.cookie)?.[1] ?? '';
+  const me = await fetch('/api/auth/me/'); // a read: the cookie is enough
+  const created = await fetch('/api/articles/', {
+    // a write: the cookie and the header
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
+    body: JSON.stringify({ title: 'From the page', content: 'Written with the cookie.' }),
+  });
+  const refreshed = await fetch('/api/auth/refresh/', { method: 'POST', headers: { 'X-CSRF-Token': csrf } });
+  const rotated = ((await refreshed.clone().json()) as { refresh_token: string }).refresh_token;
+  csrf = /(?:^|; )csrftoken=([^;]*)/.exec(document.cookie)?.[1] ?? '';
+  const logout = await fetch('/api/auth/logout/', { method: 'POST', headers: { 'X-CSRF-Token': csrf } });
+  const cookiesAfter = document.cookie;
+  const meAfter = await fetch('/api/auth/me/');
+  // The refresh tokens are spent: the first by the refresh, the rotated one by the logout.
+  const spend = (token: string) => fetch('/api/auth/refresh/', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ refresh_token: token }) });
+  return {
+    login: login.status,
+    me: (await outcome(me)).status,
+    created: created.status,
+    refreshed: await outcome(refreshed),
+    logout: await outcome(logout),
+    cookiesAfter,
+    meAfter: await outcome(meAfter),
+    firstAgain: await outcome(await spend(refreshToken)),
+    rotatedAgain: await outcome(await spend(rotated)),
+  };
+}
+
 describe.each(DIALECTS)('cookie authentication in Chromium (%s)', (dialect) => {
   let svc: RunningService;
   let alice: BlogUser;
@@ -127,6 +169,38 @@ describe.each(DIALECTS)('cookie authentication in Chromium (%s)', (dialect) => {
     await new Promise((resolve) => apiServer?.close(resolve));
     await new Promise((resolve) => pages?.close(resolve));
     await svc?.close();
+  });
+
+  it('the documented example runs as written: login, me, a write, a bodiless refresh and logout by the cookies', async () => {
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(`${api}/app/`);
+      arrivals.length = 0;
+      const run = await page.evaluate(documentedExample, { username: 'alice', password: alice.password });
+      const invalid = { status: 401, body: { detail: 'Invalid refresh token' } };
+      expect(run).toEqual({
+        login: 200,
+        me: 200,
+        created: 201,
+        refreshed: { status: 200, body: { access_token: expect.any(String), refresh_token: expect.any(String), token_type: 'bearer', expires_in: 900 } },
+        logout: { status: 204, body: null },
+        cookiesAfter: '',
+        meAfter: { status: 401, body: { detail: 'Unauthorized' } },
+        firstAgain: invalid,
+        rotatedAgain: invalid,
+      });
+      expect(await context.cookies()).toEqual([]);
+      // The refresh and the logout went without a body, as the page sent them.
+      expect(arrivals.filter((a) => a.path === '/api/auth/refresh/' || a.path === '/api/auth/logout/').map((a) => [a.path, a.cookie, a.status])).toEqual([
+        ['/api/auth/refresh/', true, 200],
+        ['/api/auth/logout/', true, 204],
+        ['/api/auth/refresh/', false, 401],
+        ['/api/auth/refresh/', false, 401],
+      ]);
+    } finally {
+      await context.close();
+    }
   });
 
   it('a page of the same origin logs in, reads and writes with the cookies; other sites and origins cannot write', async () => {

@@ -364,6 +364,65 @@ describe('svcgen: the access gate', () => {
   });
 });
 
+describe('svcgen check --base: access widened since a revision', () => {
+  it('lists the widenings since the base, those build --allow-widen acknowledged as such, any other as a failure at its rule', () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'svcgen-widen-'));
+    dirs.push(root);
+    const git = (...args: string[]) => {
+      const r = spawnSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: root, encoding: 'utf8' });
+      expect(r.status).toBe(0);
+      return r.stdout;
+    };
+    const specs = path.join(root, 'specs');
+    // The base: notes behind JWTAuth everywhere.
+    fs.cpSync(path.join(ROOT, 'test/cases/access-narrowed/specs'), specs, { recursive: true });
+    expect(svcgen(['build', 'specs', '--out', 'out'], root).status).toBe(0);
+    git('init', '-q');
+    git('add', '.');
+    git('commit', '-qm', 'base');
+
+    // Since: public note reads, and a new resource open to anyone.
+    fs.cpSync(path.join(ROOT, 'test/cases/access-widened/specs/resources/notes.yaml'), path.join(specs, 'resources/notes.yaml'));
+    fs.cpSync(path.join(ROOT, 'test/cases/access-new-resource/specs/resources/comments.yaml'), path.join(specs, 'resources/comments.yaml'));
+    expect(svcgen(['build', 'specs', '--out', 'out'], root).status).toBe(1);
+    expect(svcgen(['build', 'specs', '--out', 'out', '--allow-widen'], root).status).toBe(0);
+    const widened = [
+      'create_comment (POST /comments/) for anonymous: a new operation → 2xx',
+      'delete_comment (DELETE /comments/{pk}/) for anonymous: a new operation → 2xx',
+      'list_comments (GET /comments/) for anonymous: a new operation → 2xx',
+      'list_notes (GET /notes/) for anonymous: 401 → 2xx',
+      'retrieve_comment (GET /comments/{pk}/) for anonymous: a new operation → 2xx',
+      'retrieve_note (GET /notes/{pk}/) for anonymous: 401 → 2xx',
+      'update_comment (PATCH /comments/{pk}/) for anonymous: a new operation → 2xx',
+    ];
+    const since = svcgen(['check', 'specs', '--out', 'out', '--base', 'HEAD'], root);
+    expect({ status: since.status, stderr: since.stderr }).toEqual({ status: 0, stderr: '' });
+    const stdout = linesOf(since.stdout);
+    expect(stdout.filter((l) => l.startsWith('acknowledged access')).sort()).toEqual(widened.map((w) => `acknowledged access widened since HEAD: ${w}`));
+    expect(stdout.filter((l) => !l.startsWith('acknowledged access'))).toEqual([
+      'svcgen check: 0 breaking changes since HEAD, 0 not acknowledged',
+      'svcgen check: 7 access widenings since HEAD, 0 not acknowledged',
+      'svcgen check: out is up to date with specs',
+    ]);
+
+    // With the base's access.json (no acknowledgement since) and the output otherwise current, each fails check --base at its rule.
+    git('checkout', '-q', '--', 'out/access.json', 'out/access.md');
+    const open = svcgen(['check', 'specs', '--out', 'out', '--base', 'HEAD'], root);
+    expect(open.status).toBe(1);
+    const notAcknowledged = (at: string, w: string) => `specs/resources/${at}: access widened: ${w}; not acknowledged since HEAD`;
+    expect(linesOf(open.stderr).filter((l) => l.includes('not acknowledged since'))).toEqual([
+      notAcknowledged('comments.yaml:8:1', widened[0]),
+      notAcknowledged('comments.yaml:8:1', widened[1]),
+      notAcknowledged('comments.yaml:8:1', widened[6]),
+      notAcknowledged('comments.yaml:9:3', widened[2]),
+      notAcknowledged('comments.yaml:9:3', widened[4]),
+      notAcknowledged('notes.yaml:8:3', widened[3]),
+      notAcknowledged('notes.yaml:8:3', widened[5]),
+    ]);
+    expect(linesOf(open.stdout)).toContain('svcgen check: 7 access widenings since HEAD, 7 not acknowledged');
+  });
+});
+
 describe('svcgen: the breaking-change gate', () => {
   it('refuses a removed response field at the field until --allow-breaking records it; check --base lists the breaks since a revision', () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'svcgen-api-'));
@@ -401,6 +460,7 @@ describe('svcgen: the breaking-change gate', () => {
       'acknowledged breaking change since HEAD: operation retrieve_note (GET /notes/{pk}/): response 200 field "rank" removed',
       'acknowledged breaking change since HEAD: operation update_note (PATCH /notes/{pk}/): response 200 field "rank" removed',
       'svcgen check: 4 breaking changes since HEAD, 0 not acknowledged',
+      'svcgen check: 0 access widenings since HEAD, 0 not acknowledged',
       'svcgen check: out is up to date with specs',
     ]);
 

@@ -666,6 +666,101 @@ describe('buildModel: auth', () => {
   });
 });
 
+describe('buildModel: auth.default_write_auth', () => {
+  const WITH_DEFAULT = `${SERVICE}auth:\n  default_write_auth: [JWTAuth]\n`;
+  const modelWith = (service: string, ...viewset: string[]) =>
+    res(
+      modelOf({
+        'service.yaml': service,
+        ...resource(
+          'tags',
+          'model: Tag',
+          'fields: {name: {type: string}}',
+          'serializer: {ReadSerializer: {fields: [id, name]}}',
+        ),
+        ...resource(
+          'posts',
+          'model: Post',
+          'hooks: hooks/posts.ts',
+          'fields:',
+          '  title: {type: string}',
+          '  tags: {type: many_to_many, to: Tag}',
+          '  deleted_at: {type: datetime, null: true}',
+          'viewset:',
+          '  soft_delete: {hard_delete_roles: [staff]}',
+          '  bulk: {operations: [create]}',
+          '  m2m_relations:',
+          '    - {model: Tag, related_name: tags}',
+          '  actions:',
+          '    publish: {handler: publish, detail: true, methods: [post]}',
+          '    stats: {handler: stats, detail: false, methods: [get]}',
+          '  endpoints:',
+          '    - {path: /posts/ping/, method: api_post, handler: ping}',
+          '    - {path: /posts/pong/, method: api_get, handler: pong}',
+          ...viewset,
+        ),
+        'hooks/posts.ts': ['publish', 'stats', 'ping', 'pong'].map((h) => `export const ${h} = (_ctx: unknown) => ({});\n`).join(''),
+      }),
+      'Post',
+    );
+  const authsOf = (r: Resource) => ({
+    ...Object.fromEntries(r.operations.map((o) => [o.kind, o.auth])),
+    bulk_create: r.bulk[0].operation.auth,
+    restore: r.softDelete?.restore.auth,
+    hard_delete: r.softDelete?.hardDelete?.auth,
+    relation_get: r.relations[0].getAuth,
+    relation_post: r.relations[0].postAuth,
+    ...Object.fromEntries(r.actions.map((a) => [a.name, a.auth])),
+    ...Object.fromEntries(r.endpoints.map((e) => [e.handler, e.auth])),
+  });
+
+  it('gives writes left NOT_SET its authenticators, and leaves reads public', () => {
+    expect(authsOf(modelWith(WITH_DEFAULT))).toEqual({
+      create: ['JWTAuth'],
+      list: null,
+      retrieve: null,
+      update: ['JWTAuth'],
+      delete: ['JWTAuth'],
+      bulk_create: ['JWTAuth'],
+      restore: ['JWTAuth'],
+      hard_delete: ['JWTAuth'],
+      relation_get: null,
+      relation_post: ['JWTAuth'],
+      publish: ['JWTAuth'],
+      stats: null,
+      ping: ['JWTAuth'],
+      pong: null,
+    });
+  });
+
+  it('yields to any auth the spec writes, null included', () => {
+    expect(authsOf(modelWith(WITH_DEFAULT, '  auth: null'))).toEqual({
+      create: null,
+      list: null,
+      retrieve: null,
+      update: null,
+      delete: null,
+      bulk_create: null,
+      restore: null,
+      hard_delete: null,
+      relation_get: null,
+      relation_post: null,
+      publish: null,
+      stats: null,
+      ping: ['JWTAuth'],
+      pong: null,
+    });
+    const own = modelWith(WITH_DEFAULT, '  post_auth: [AdminAuth]', '  delete_auth: null');
+    expect(authsOf(own)).toMatchObject({ create: ['AdminAuth'], update: ['JWTAuth'], delete: null, restore: null });
+  });
+
+  it('without it, NOT_SET is public as the seed says', () => {
+    const all = authsOf(modelWith(SERVICE));
+    expect(Object.values(all).every((a) => a === null)).toBe(true);
+    expect(Object.keys(all)).toHaveLength(14);
+  });
+});
+
 describe('buildModel: soft delete', () => {
   const softDeleted = (softDelete: string, field: string) =>
     res(

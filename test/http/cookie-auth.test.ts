@@ -171,6 +171,46 @@ describe.each(DIALECTS)('cookie authentication of the blog (%s)', (dialect) => {
     expect({ status: refresh.status, body: refresh.body }).toEqual({ status: 401, body: INVALID_REFRESH });
   });
 
+  it('refresh and logout by the cookie need no body, as a page\'s bodiless fetch sends them', async () => {
+    const s = await login();
+    // No body and no Content-Type: what `fetch(url, {method: 'POST', headers: {'X-CSRF-Token': csrf}})` sends.
+    const noCsrf = await api().post('/api/auth/refresh/').set('Cookie', authCookies(s));
+    expect({ status: noCsrf.status, body: noCsrf.body, cookies: setCookiesOf(noCsrf) }).toEqual({ status: 403, body: TOKEN_REFUSED, cookies: [] });
+    const refreshed = await api().post('/api/auth/refresh/').set('Cookie', authCookies(s)).set('X-CSRF-Token', s.csrf);
+    expect({ status: refreshed.status, body: refreshed.body }).toEqual({ status: 200, body: TOKEN_RESPONSE });
+    const next = sessionOf(refreshed);
+    expect([next.access === s.access, next.refresh === s.refresh, next.csrf === s.csrf]).toEqual([false, false, false]);
+    expect(next.refresh).toBe(refreshed.body.refresh_token);
+
+    const out = await api().post('/api/auth/logout/').set('Cookie', authCookies(next)).set('X-CSRF-Token', next.csrf);
+    expect({ status: out.status, body: out.body, cookies: setCookiesOf(out) }).toEqual({
+      status: 204,
+      body: {},
+      cookies: [
+        'access_token=; Path=/api; Max-Age=0; HttpOnly; Secure; SameSite=Lax',
+        'refresh_token=; Path=/api/auth/; Max-Age=0; HttpOnly; Secure; SameSite=Lax',
+        'csrftoken=; Path=/; Max-Age=0; Secure; SameSite=Lax',
+      ],
+    });
+    // The refresh cookie is spent: neither the cookie nor the token in a body refreshes any more.
+    const byCookie = await api().post('/api/auth/refresh/').set('Cookie', authCookies(next)).set('X-CSRF-Token', next.csrf);
+    expect({ status: byCookie.status, body: byCookie.body }).toEqual({ status: 401, body: INVALID_REFRESH });
+    const byBody = await api().post('/api/auth/refresh/').send({ refresh_token: next.refresh });
+    expect({ status: byBody.status, body: byBody.body }).toEqual({ status: 401, body: INVALID_REFRESH });
+  });
+
+  it('without a body and without the refresh cookie, refresh and logout answer the 422 of the missing body, as without cookies', async () => {
+    const s = await login();
+    const missingBody = { detail: [{ type: 'missing', loc: ['body', 'data'], msg: 'Field required' }] };
+    for (const path of ['/api/auth/refresh/', '/api/auth/logout/']) {
+      const bare = await api().post(path);
+      expect({ path, status: bare.status, body: bare.body }).toEqual({ path, status: 422, body: missingBody });
+      // The access cookie alone is not the refresh cookie.
+      const accessOnly = await api().post(path).set('Cookie', apiCookies(s)).set('X-CSRF-Token', s.csrf);
+      expect({ path, status: accessOnly.status, body: accessOnly.body }).toEqual({ path, status: 422, body: missingBody });
+    }
+  });
+
   it('bearer clients are unaffected: no CSRF token needed, and a bearer header wins over the cookie', async () => {
     const bearer = await api().post('/api/articles/').set('Authorization', `Bearer ${bob.token}`).send(article);
     expect({ status: bearer.status, author: bearer.body.author }).toEqual({ status: 201, author: bob.id });

@@ -104,6 +104,61 @@ describe.each(DIALECTS)('MCP endpoint (%s)', (dialect) => {
     expect(retrieve.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true });
   });
 
+  it('titles each tool by its operation and resource; the OpenAPI summaries stay the seed\'s', async () => {
+    const client = await mcp();
+    const { tools } = await client.listTools();
+    const titleOf = (name: string) => tools.find((t) => t.name === name)?.title;
+    expect(
+      ['list_articles', 'create_article', 'retrieve_article', 'update_article', 'delete_article', 'list_categories', 'create_category', 'list_tags', 'retrieve_user'].map((n) => [n, titleOf(n)]),
+    ).toEqual([
+      ['list_articles', 'List articles'],
+      ['create_article', 'Create an article'],
+      ['retrieve_article', 'Retrieve an article'],
+      ['update_article', 'Update an article'],
+      ['delete_article', 'Delete an article'],
+      ['list_categories', 'List categories'],
+      ['create_category', 'Create a category'],
+      ['list_tags', 'List tags'],
+      ['retrieve_user', 'Retrieve a user'],
+    ]);
+    // No two tools share a title; an action or endpoint keeps its own summary as its title.
+    const titles = tools.map((t) => t.title);
+    expect(new Set(titles).size).toBe(titles.length);
+    expect(titleOf('publish_article')).toBe('Publish a draft (staff only).');
+    // The description still opens with the seed's summary, as the OpenAPI document has it.
+    const openapi = (await http().get('/api/openapi.json').expect(200)).body;
+    expect(openapi.paths['/api/articles/'].get.summary).toBe('List all objects.');
+    expect(openapi.paths['/api/articles/'].get.title).toBeUndefined();
+    expect(tools.find((t) => t.name === 'list_articles')!.description).toBe('List all objects.\n\nHTTP: GET /api/articles/');
+  });
+
+  it('titles bulk, restore and hard-delete tools by their resource too (the showcase)', async () => {
+    const showcase = await startShowcase(dialect, { SVC_MCP: true });
+    const { server: showServer, url: showUrl } = await listen(showcase);
+    try {
+      const client = await connect(`${showUrl}/v/mcp`);
+      clients.push(client);
+      const { tools } = await client.listTools();
+      const titleOf = (name: string) => tools.find((t) => t.name === name)?.title;
+      expect(
+        ['bulk_create_widgets', 'bulk_update_widgets', 'bulk_delete_widgets', 'restore_coupon', 'hard_delete_coupon'].map((n) => [n, titleOf(n)]),
+      ).toEqual([
+        ['bulk_create_widgets', 'Create several widgets'],
+        ['bulk_update_widgets', 'Update several widgets'],
+        ['bulk_delete_widgets', 'Delete several widgets'],
+        ['restore_coupon', 'Restore a soft-deleted coupon'],
+        ['hard_delete_coupon', 'Delete a coupon for good'],
+      ]);
+      // No tool is titled by the seed's "objects" any more.
+      expect(tools.filter((t) => /\bobjects?\b/.test(t.title ?? '')).map((t) => [t.name, t.title])).toEqual([]);
+      const titles = tools.map((t) => t.title);
+      expect(new Set(titles).size).toBe(titles.length);
+    } finally {
+      await new Promise((resolve) => showServer.close(resolve));
+      await showcase.close();
+    }
+  });
+
   it('create_article: 401 anonymous, 201 with a user token, as over HTTP', async () => {
     const article = { title: 'Over MCP', content: 'Body' };
     const anonymous = await call(await mcp(), 'create_article', { body: article });

@@ -77,5 +77,21 @@ describe.each(DIALECTS)('metrics (%s)', (dialect) => {
       const again = await request(svc.app).get('/metrics');
       expect(sample(again.text, 'http_requests_total{method="GET",route="/metrics",status="200"}')).toBe(1);
     });
+
+    it('counts Swagger UI, its page and its files, under one route label of its own, not as unmatched', async () => {
+      const before = await request(svc.app).get('/metrics');
+      const unmatched = sample(before.text, 'http_requests_total{method="GET",route="unmatched",status="200"}');
+      expect((await request(svc.app).get('/api/docs')).status).toBe(301);
+      expect((await request(svc.app).get('/api/docs/')).status).toBe(200);
+      expect((await request(svc.app).get('/api/docs/swagger-ui.css')).status).toBe(200);
+      expect((await request(svc.app).get('/api/docs/swagger-ui-init.js')).status).toBe(200);
+
+      const text = (await request(svc.app).get('/metrics')).text;
+      expect(sample(text, 'http_requests_total{method="GET",route="/api/docs",status="301"}')).toBe(1);
+      expect(sample(text, 'http_requests_total{method="GET",route="/api/docs/*",status="200"}')).toBe(3);
+      expect(sample(text, 'http_requests_total{method="GET",route="unmatched",status="200"}')).toBe(unmatched);
+      expect(unmatched).toBeUndefined();
+      expect(text).not.toContain('swagger-ui.css');
+    });
   });
 });

@@ -50,7 +50,8 @@ describe('svcgen build and check with migrations', () => {
       'authors.yaml': AUTHORS.replace('  born: {type: date, null: true}\n', '  born: {type: date, null: true}\n  country: {type: string, max_length: 2, default: "NZ"}\n'),
       'books.yaml': 'model: Book\nfields:\n  title: {type: string, max_length: 100}\n  author: {type: foreign_key, to: Author}\nviewset: {auth: null}\n',
     });
-    const r = svcgen('build', specs, '--out', out);
+    // The books are public: a new resource anonymous callers may write widens access (the access gate's own tests: test/cases/access-*).
+    const r = svcgen('build', specs, '--out', out, '--allow-widen');
     expect(r.status).toBe(0);
     const shown = lines(r.stdout).filter((l) => !l.startsWith('  wrote '));
     expect(shown).toEqual([
@@ -97,11 +98,15 @@ describe('svcgen build and check with migrations', () => {
     expect(lines(stopped.stderr)).toEqual([
       `${specs}/resources/authors.yaml:2:1: removing field born drops column authors.born and its data; run svcgen build with --allow-destructive ` +
         'to write it, or put the field back (to rename it instead, add renamed_from: born to the field with the new name)',
+      // Clients sending born break too (the value would be dropped without a word), at the resource's fields.
+      ...['create_author (POST /api/authors/)', 'update_author (PATCH /api/authors/{pk}/)'].map(
+        (op) => `${specs}/resources/authors.yaml:2:1: breaking change: operation ${op}: request body field "born" removed (clients may still send it); if intended, build with --allow-breaking (recorded in api.json)`,
+      ),
       // Clients reading born break too: the API gate says so in the same run.
       ...['create_author (POST /api/authors/): response 201', 'list_authors (GET /api/authors/): response 200', 'retrieve_author (GET /api/authors/{pk}/): response 200', 'update_author (PATCH /api/authors/{pk}/): response 200'].map(
         (op) => `${specs}/resources/authors.yaml:4:1: breaking change: operation ${op} field "born" removed; if intended, build with --allow-breaking (recorded in api.json)`,
       ),
-      '5 problems found',
+      '7 problems found',
     ]);
     expect(fs.readFileSync(path.join(ws.out, 'manifest.json'), 'utf8')).toBe(manifest);
     expect(fs.readdirSync(path.join(ws.out, 'migrations')).sort()).toEqual(['0001_initial.ts', 'index.ts', 'schema.json']);

@@ -9,6 +9,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import knex from 'knex';
+import request from 'supertest';
+import { connect, loadSettings } from '../../runtime';
+import { testKeys } from '../support/keys';
 
 const root = path.resolve(__dirname, '../..');
 const main = path.join(root, 'dist/generated/main.js');
@@ -79,6 +82,25 @@ describe('generated main', () => {
       { username: 'zoë.o+1@x', password: true, is_active: 1, is_staff: 0, is_superuser: 0 },
       { username: 'wide1', password: true, is_active: 1, is_staff: 0, is_superuser: 0 },
     ]);
+  });
+
+  it('createuser --superuser makes a staff user too, as Django does, whom AdminAuth routes serve', async () => {
+    const made = run(['createuser', '--username', 'boss', '--email', 'boss@example.com', '--password', 'correct horse', '--superuser'], { DATABASE_URL: url });
+    expect([made.status, made.stdout]).toEqual([0, '5\n']);
+    const db = connect(url, 'unused.sqlite3');
+    try {
+      const row = await db('users').where({ username: 'boss' }).first('is_active', 'is_staff', 'is_superuser');
+      expect(row).toEqual({ is_active: 1, is_staff: 1, is_superuser: 1 });
+      // The blog's categories are written behind AdminAuth: access.md says 2xx for a superuser.
+      const { app, context } = require('../../generated/app').createService({ db, keys: testKeys(), settings: loadSettings(require('../../generated/settings').DEFAULT_SETTINGS, {}, {}) });
+      const token = `Bearer ${context.tokens.issueAccess(5)}`;
+      const created = await request(app).post('/api/categories/').set('Authorization', token).send({ name: 'Staff picks', description: 'Chosen by the boss' });
+      expect({ status: created.status, body: created.body }).toEqual({ status: 201, body: { id: created.body.id, name: 'Staff picks', description: 'Chosen by the boss' } });
+      const users = await request(app).get('/api/users/5/').set('Authorization', token);
+      expect(users.status).toBe(200);
+    } finally {
+      await db.destroy();
+    }
   });
 
   it('refuses to serve in production without keys, before touching the database', () => {

@@ -137,6 +137,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Create a new object.',
+        title: 'Create an article',
         tags: ['Articles'],
         responses: [{ status: 201, description: 'Created', schema: ArticleOut }],
         errorSchema: GenericMessageSchema,
@@ -169,6 +170,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'List all objects.',
+        title: 'List articles',
         tags: ['Articles'],
         responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(ArticleOutExpandable) }],
         errorSchema: GenericMessageSchema,
@@ -194,6 +196,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Retrieve a specific object by its primary key.',
+        title: 'Retrieve an article',
         tags: ['Articles'],
         responses: [{ status: 200, description: 'OK', schema: ArticleDetailExpandable }],
         errorSchema: GenericMessageSchema,
@@ -226,6 +229,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Update an object by its primary key.',
+        title: 'Update an article',
         tags: ['Articles'],
         responses: [{ status: 200, description: 'OK', schema: ArticleOut }],
         errorSchema: GenericMessageSchema,
@@ -251,6 +255,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Delete an object by its primary key.',
+        title: 'Delete an article',
         tags: ['Articles'],
         responses: [
           { status: 200, description: 'OK (the override answers with a body)' },

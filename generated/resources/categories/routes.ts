@@ -54,6 +54,7 @@ export function categoriesRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Create a new object.',
+        title: 'Create a category',
         tags: ['Categories'],
         responses: [{ status: 201, description: 'Created', schema: CategoryOut }],
         errorSchema: GenericMessageSchema,
@@ -81,6 +82,7 @@ export function categoriesRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'List all objects.',
+        title: 'List categories',
         tags: ['Categories'],
         responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(CategoryOut) }],
         errorSchema: GenericMessageSchema,
@@ -102,6 +104,7 @@ export function categoriesRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Retrieve a specific object by its primary key.',
+        title: 'Retrieve a category',
         tags: ['Categories'],
         responses: [{ status: 200, description: 'OK', schema: CategoryOut }],
         errorSchema: GenericMessageSchema,
@@ -130,6 +133,7 @@ export function categoriesRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Update an object by its primary key.',
+        title: 'Update a category',
         tags: ['Categories'],
         responses: [{ status: 200, description: 'OK', schema: CategoryOut }],
         errorSchema: GenericMessageSchema,
@@ -152,6 +156,7 @@ export function categoriesRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Delete an object by its primary key.',
+        title: 'Delete a category',
         tags: ['Categories'],
         responses: [{ status: 204, description: 'No Content' }],
         errorSchema: GenericMessageSchema,

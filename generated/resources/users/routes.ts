@@ -60,6 +60,7 @@ export function usersRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Create a new object.',
+        title: 'Create a user',
         tags: ['Users'],
         responses: [{ status: 201, description: 'Created', schema: UserOut }],
         errorSchema: GenericMessageSchema,
@@ -87,6 +88,7 @@ export function usersRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'List all objects.',
+        title: 'List users',
         tags: ['Users'],
         responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(UserOut) }],
         errorSchema: GenericMessageSchema,
@@ -108,6 +110,7 @@ export function usersRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Retrieve a specific object by its primary key.',
+        title: 'Retrieve a user',
         tags: ['Users'],
         responses: [{ status: 200, description: 'OK', schema: UserOut }],
         errorSchema: GenericMessageSchema,
@@ -136,6 +139,7 @@ export function usersRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Update an object by its primary key.',
+        title: 'Update a user',
         tags: ['Users'],
         responses: [{ status: 200, description: 'OK', schema: UserOut }],
         errorSchema: GenericMessageSchema,
@@ -158,6 +162,7 @@ export function usersRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Delete an object by its primary key.',
+        title: 'Delete a user',
         tags: ['Users'],
         responses: [{ status: 204, description: 'No Content' }],
         errorSchema: GenericMessageSchema,

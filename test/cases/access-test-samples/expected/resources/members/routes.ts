@@ -54,6 +54,7 @@ export function membersRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Create a new object.',
+        title: 'Create a member',
         tags: ['Members'],
         responses: [{ status: 201, description: 'Created', schema: MemberOut }],
         errorSchema: GenericMessageSchema,
@@ -81,6 +82,7 @@ export function membersRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'List all objects.',
+        title: 'List members',
         tags: ['Members'],
         responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(MemberOut) }],
         errorSchema: GenericMessageSchema,
@@ -102,6 +104,7 @@ export function membersRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Retrieve a specific object by its primary key.',
+        title: 'Retrieve a member',
         tags: ['Members'],
         responses: [{ status: 200, description: 'OK', schema: MemberOut }],
         errorSchema: GenericMessageSchema,
@@ -130,6 +133,7 @@ export function membersRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Update an object by its primary key.',
+        title: 'Update a member',
         tags: ['Members'],
         responses: [{ status: 200, description: 'OK', schema: MemberOut }],
         errorSchema: GenericMessageSchema,
@@ -152,6 +156,7 @@ export function membersRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Delete an object by its primary key.',
+        title: 'Delete a member',
         tags: ['Members'],
         responses: [{ status: 204, description: 'No Content' }],
         errorSchema: GenericMessageSchema,

@@ -54,6 +54,7 @@ export function projectsRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Create a new object.',
+        title: 'Create a project',
         tags: ['Projects'],
         responses: [{ status: 201, description: 'Created', schema: ProjectOut }],
         errorSchema: GenericMessageSchema,
@@ -81,6 +82,7 @@ export function projectsRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'List all objects.',
+        title: 'List projects',
         tags: ['Projects'],
         responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(ProjectOut) }],
         errorSchema: GenericMessageSchema,
@@ -102,6 +104,7 @@ export function projectsRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Retrieve a specific object by its primary key.',
+        title: 'Retrieve a project',
         tags: ['Projects'],
         responses: [{ status: 200, description: 'OK', schema: ProjectOut }],
         errorSchema: GenericMessageSchema,
@@ -131,6 +134,7 @@ export function projectsRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Update an object by its primary key.',
+        title: 'Update a project',
         tags: ['Projects'],
         responses: [{ status: 200, description: 'OK', schema: ProjectOut }],
         errorSchema: GenericMessageSchema,
@@ -153,6 +157,7 @@ export function projectsRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Delete an object by its primary key.',
+        title: 'Delete a project',
         tags: ['Projects'],
         responses: [{ status: 204, description: 'No Content' }],
         errorSchema: GenericMessageSchema,

@@ -54,6 +54,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Create a new object.',
+        title: 'Create a task',
         tags: ['Tasks'],
         responses: [{ status: 201, description: 'Created', schema: TaskOut }],
         errorSchema: GenericMessageSchema,
@@ -81,6 +82,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'List all objects.',
+        title: 'List tasks',
         tags: ['Tasks'],
         responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(TaskOut) }],
         errorSchema: GenericMessageSchema,
@@ -102,6 +104,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Retrieve a specific object by its primary key.',
+        title: 'Retrieve a task',
         tags: ['Tasks'],
         responses: [{ status: 200, description: 'OK', schema: TaskOut }],
         errorSchema: GenericMessageSchema,
@@ -131,6 +134,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Update an object by its primary key.',
+        title: 'Update a task',
         tags: ['Tasks'],
         responses: [{ status: 200, description: 'OK', schema: TaskOut }],
         errorSchema: GenericMessageSchema,
@@ -154,6 +158,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Delete an object by its primary key.',
+        title: 'Delete a task',
         tags: ['Tasks'],
         responses: [{ status: 204, description: 'No Content' }],
         errorSchema: GenericMessageSchema,

@@ -65,6 +65,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Create a new object.',
+        title: 'Create a task',
         tags: ['Tasks'],
         responses: [{ status: 201, description: 'Created', schema: TaskOut }],
         errorSchema: GenericMessageSchema,
@@ -92,6 +93,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'List all objects.',
+        title: 'List tasks',
         tags: ['Tasks'],
         responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(TaskOut) }],
         errorSchema: GenericMessageSchema,
@@ -113,6 +115,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Retrieve a specific object by its primary key.',
+        title: 'Retrieve a task',
         tags: ['Tasks'],
         responses: [{ status: 200, description: 'OK', schema: TaskOut }],
         errorSchema: GenericMessageSchema,
@@ -141,6 +144,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Update an object by its primary key.',
+        title: 'Update a task',
         tags: ['Tasks'],
         responses: [{ status: 200, description: 'OK', schema: TaskOut }],
         errorSchema: GenericMessageSchema,
@@ -163,6 +167,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Delete an object by its primary key.',
+        title: 'Delete a task',
         tags: ['Tasks'],
         responses: [{ status: 204, description: 'No Content' }],
         errorSchema: GenericMessageSchema,

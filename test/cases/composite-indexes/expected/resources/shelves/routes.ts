@@ -53,6 +53,7 @@ export function shelvesRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Create a new object.',
+        title: 'Create a shelf',
         tags: ['Shelves'],
         responses: [{ status: 201, description: 'Created', schema: ShelfOut }],
         errorSchema: GenericMessageSchema,
@@ -80,6 +81,7 @@ export function shelvesRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'List all objects.',
+        title: 'List shelves',
         tags: ['Shelves'],
         responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(ShelfOut) }],
         errorSchema: GenericMessageSchema,
@@ -101,6 +103,7 @@ export function shelvesRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Retrieve a specific object by its primary key.',
+        title: 'Retrieve a shelf',
         tags: ['Shelves'],
         responses: [{ status: 200, description: 'OK', schema: ShelfOut }],
         errorSchema: GenericMessageSchema,
@@ -129,6 +132,7 @@ export function shelvesRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Update an object by its primary key.',
+        title: 'Update a shelf',
         tags: ['Shelves'],
         responses: [{ status: 200, description: 'OK', schema: ShelfOut }],
         errorSchema: GenericMessageSchema,
@@ -151,6 +155,7 @@ export function shelvesRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Delete an object by its primary key.',
+        title: 'Delete a shelf',
         tags: ['Shelves'],
         responses: [{ status: 204, description: 'No Content' }],
         errorSchema: GenericMessageSchema,

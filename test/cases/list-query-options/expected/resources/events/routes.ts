@@ -85,6 +85,7 @@ export function eventsRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Create a new object.',
+        title: 'Create an event',
         tags: ['Events'],
         responses: [{ status: 201, description: 'Created', schema: EventOut }],
         errorSchema: GenericMessageSchema,
@@ -114,6 +115,7 @@ export function eventsRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'List all objects.',
+        title: 'List events',
         tags: ['Events'],
         responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(EventOut) }],
         errorSchema: GenericMessageSchema,
@@ -138,6 +140,7 @@ export function eventsRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Retrieve a specific object by its primary key.',
+        title: 'Retrieve an event',
         tags: ['Events'],
         responses: [{ status: 200, description: 'OK', schema: EventOut }],
         errorSchema: GenericMessageSchema,
@@ -167,6 +170,7 @@ export function eventsRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Update an object by its primary key.',
+        title: 'Update an event',
         tags: ['Events'],
         responses: [{ status: 200, description: 'OK', schema: EventOut }],
         errorSchema: GenericMessageSchema,
@@ -189,6 +193,7 @@ export function eventsRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Delete an object by its primary key.',
+        title: 'Delete an event',
         tags: ['Events'],
         responses: [{ status: 204, description: 'No Content' }],
         errorSchema: GenericMessageSchema,

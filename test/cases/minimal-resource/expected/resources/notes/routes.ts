@@ -53,6 +53,7 @@ export function notesRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Create a new object.',
+        title: 'Create a note',
         tags: ['Notes'],
         responses: [{ status: 201, description: 'Created', schema: NoteOut }],
         errorSchema: GenericMessageSchema,
@@ -80,6 +81,7 @@ export function notesRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'List all objects.',
+        title: 'List notes',
         tags: ['Notes'],
         responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(NoteOut) }],
         errorSchema: GenericMessageSchema,
@@ -101,6 +103,7 @@ export function notesRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Retrieve a specific object by its primary key.',
+        title: 'Retrieve a note',
         tags: ['Notes'],
         responses: [{ status: 200, description: 'OK', schema: NoteOut }],
         errorSchema: GenericMessageSchema,
@@ -129,6 +132,7 @@ export function notesRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Update an object by its primary key.',
+        title: 'Update a note',
         tags: ['Notes'],
         responses: [{ status: 200, description: 'OK', schema: NoteOut }],
         errorSchema: GenericMessageSchema,
@@ -151,6 +155,7 @@ export function notesRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Delete an object by its primary key.',
+        title: 'Delete a note',
         tags: ['Notes'],
         responses: [{ status: 204, description: 'No Content' }],
         errorSchema: GenericMessageSchema,

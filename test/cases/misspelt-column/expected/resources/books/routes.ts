@@ -56,6 +56,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Create a new object.',
+        title: 'Create a book',
         tags: ['Books'],
         responses: [{ status: 201, description: 'Created', schema: BookOut }],
         errorSchema: GenericMessageSchema,
@@ -83,6 +84,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'List all objects.',
+        title: 'List books',
         tags: ['Books'],
         responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(BookOut) }],
         errorSchema: GenericMessageSchema,
@@ -104,6 +106,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Retrieve a specific object by its primary key.',
+        title: 'Retrieve a book',
         tags: ['Books'],
         responses: [{ status: 200, description: 'OK', schema: BookDetail }],
         errorSchema: GenericMessageSchema,
@@ -133,6 +136,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Update an object by its primary key.',
+        title: 'Update a book',
         tags: ['Books'],
         responses: [{ status: 200, description: 'OK', schema: BookOut }],
         errorSchema: GenericMessageSchema,
@@ -155,6 +159,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Delete an object by its primary key.',
+        title: 'Delete a book',
         tags: ['Books'],
         responses: [{ status: 204, description: 'No Content' }],
         errorSchema: GenericMessageSchema,

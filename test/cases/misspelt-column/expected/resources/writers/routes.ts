@@ -53,6 +53,7 @@ export function writersRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Create a new object.',
+        title: 'Create a writer',
         tags: ['Writers'],
         responses: [{ status: 201, description: 'Created', schema: WriterOut }],
         errorSchema: GenericMessageSchema,
@@ -80,6 +81,7 @@ export function writersRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'List all objects.',
+        title: 'List writers',
         tags: ['Writers'],
         responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(WriterOut) }],
         errorSchema: GenericMessageSchema,
@@ -101,6 +103,7 @@ export function writersRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Retrieve a specific object by its primary key.',
+        title: 'Retrieve a writer',
         tags: ['Writers'],
         responses: [{ status: 200, description: 'OK', schema: WriterOut }],
         errorSchema: GenericMessageSchema,
@@ -129,6 +132,7 @@ export function writersRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Update an object by its primary key.',
+        title: 'Update a writer',
         tags: ['Writers'],
         responses: [{ status: 200, description: 'OK', schema: WriterOut }],
         errorSchema: GenericMessageSchema,
@@ -151,6 +155,7 @@ export function writersRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Delete an object by its primary key.',
+        title: 'Delete a writer',
         tags: ['Writers'],
         responses: [{ status: 204, description: 'No Content' }],
         errorSchema: GenericMessageSchema,

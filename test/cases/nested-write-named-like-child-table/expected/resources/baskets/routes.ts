@@ -66,6 +66,7 @@ export function basketsRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Create a new object.',
+        title: 'Create a basket',
         tags: ['Baskets'],
         responses: [{ status: 201, description: 'Created', schema: BasketCreateResult }],
         errorSchema: GenericMessageSchema,
@@ -93,6 +94,7 @@ export function basketsRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'List all objects.',
+        title: 'List baskets',
         tags: ['Baskets'],
         responses: [{ status: 200, description: 'OK', schema: z.array(BasketOut) }],
         errorSchema: GenericMessageSchema,
@@ -114,6 +116,7 @@ export function basketsRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Retrieve a specific object by its primary key.',
+        title: 'Retrieve a basket',
         tags: ['Baskets'],
         responses: [{ status: 200, description: 'OK', schema: BasketOut }],
         errorSchema: GenericMessageSchema,
@@ -155,6 +158,7 @@ export function basketsRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Update an object by its primary key.',
+        title: 'Update a basket',
         tags: ['Baskets'],
         responses: [{ status: 200, description: 'OK', schema: BasketUpdateResult }],
         errorSchema: GenericMessageSchema,
@@ -177,6 +181,7 @@ export function basketsRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Delete an object by its primary key.',
+        title: 'Delete a basket',
         tags: ['Baskets'],
         responses: [{ status: 204, description: 'No Content' }],
         errorSchema: GenericMessageSchema,

@@ -55,6 +55,7 @@ export function itemsRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Create a new object.',
+        title: 'Create an item',
         tags: ['Items'],
         responses: [{ status: 201, description: 'Created', schema: ItemOut }],
         errorSchema: GenericMessageSchema,
@@ -82,6 +83,7 @@ export function itemsRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'List all objects.',
+        title: 'List items',
         tags: ['Items'],
         responses: [{ status: 200, description: 'OK', schema: z.array(ItemOut) }],
         errorSchema: GenericMessageSchema,
@@ -103,6 +105,7 @@ export function itemsRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Retrieve a specific object by its primary key.',
+        title: 'Retrieve an item',
         tags: ['Items'],
         responses: [{ status: 200, description: 'OK', schema: ItemOut }],
         errorSchema: GenericMessageSchema,
@@ -132,6 +135,7 @@ export function itemsRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Update an object by its primary key.',
+        title: 'Update an item',
         tags: ['Items'],
         responses: [{ status: 200, description: 'OK', schema: ItemOut }],
         errorSchema: GenericMessageSchema,
@@ -154,6 +158,7 @@ export function itemsRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Delete an object by its primary key.',
+        title: 'Delete an item',
         tags: ['Items'],
         responses: [{ status: 204, description: 'No Content' }],
         errorSchema: GenericMessageSchema,

@@ -53,6 +53,7 @@ export function tagsRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Create a new object.',
+        title: 'Create a tag',
         tags: ['Tags'],
         responses: [{ status: 201, description: 'Created', schema: TagOut }],
         errorSchema: GenericMessageSchema,
@@ -80,6 +81,7 @@ export function tagsRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'List all objects.',
+        title: 'List tags',
         tags: ['Tags'],
         responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(TagOut) }],
         errorSchema: GenericMessageSchema,
@@ -101,6 +103,7 @@ export function tagsRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Retrieve a specific object by its primary key.',
+        title: 'Retrieve a tag',
         tags: ['Tags'],
         responses: [{ status: 200, description: 'OK', schema: TagOut }],
         errorSchema: GenericMessageSchema,
@@ -129,6 +132,7 @@ export function tagsRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Update an object by its primary key.',
+        title: 'Update a tag',
         tags: ['Tags'],
         responses: [{ status: 200, description: 'OK', schema: TagOut }],
         errorSchema: GenericMessageSchema,
@@ -151,6 +155,7 @@ export function tagsRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Delete an object by its primary key.',
+        title: 'Delete a tag',
         tags: ['Tags'],
         responses: [{ status: 204, description: 'No Content' }],
         errorSchema: GenericMessageSchema,
