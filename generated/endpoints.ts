@@ -135,7 +135,6 @@ export function endpointRoutes(service: ServiceContext): Route[] {
         operationId: 'refresh',
         body: RefreshSchema,
         optionalBody: accounts.refreshCookieSent,
-        transaction: true,
         status: 200,
         async handle({ params, query, body }, ctx) {
           return accounts.refresh(withArgs(ctx, { body, params, query }));
@@ -156,7 +155,6 @@ export function endpointRoutes(service: ServiceContext): Route[] {
         operationId: 'logout',
         body: LogoutSchema,
         optionalBody: accounts.refreshCookieSent,
-        transaction: true,
         status: 204,
         async handle({ params, query, body }, ctx) {
           return accounts.logout(withArgs(ctx, { body, params, query }));

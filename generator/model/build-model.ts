@@ -516,7 +516,9 @@ function endpointsOf(
       operationId: endpointOperationId(e.handler, { file, path: at(i) }).name,
       auth: resolveAuth(e.auth, undefined, READ_METHODS.has(method) ? null : writeAuth),
       status: e.status ?? (method === 'post' ? 201 : 200),
-      transaction: !READ_METHODS.has(method),
+      // Refresh and logout write one row at a time, each atomic alone, and must keep what they write
+      // when they answer 401: a reused refresh token's family stays revoked.
+      transaction: !READ_METHODS.has(method) && e.account !== 'refresh' && e.account !== 'logout',
       tags: e.tags ?? [tag],
       summary: e.summary,
       description: e.description,

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import jwt from 'jsonwebtoken';
 import type { Db } from '../db/connection';
-import { USED_REFRESH_TOKENS_TABLE } from '../db/migrations';
+import { TOKEN_REVOCATIONS_TABLE, USED_REFRESH_TOKENS_TABLE } from '../db/migrations';
 import { ConfigurationError, type Settings } from '../core/settings';
 
 export interface KeyPair {
@@ -217,11 +217,15 @@ export class TokenService {
     });
   }
 
-  /** A refresh token: `type: "refresh"` and no extra claims. */
-  issueRefresh(userId: string | number): string {
+  /**
+   * A refresh token: `type: "refresh"` and no extra claims. Its `jti` names its family (the refresh
+   * tokens one login led to, each exchanged for the next: a new family unless `family` is given)
+   * before a dot, then the token itself: `<family>.<id>`.
+   */
+  issueRefresh(userId: string | number, family: string = crypto.randomUUID()): string {
     return jwt.sign({ type: 'refresh' }, this.keys.privateKey, {
       algorithm: 'RS256',
-      jwtid: crypto.randomUUID(),
+      jwtid: `${family}.${crypto.randomBytes(16).toString('base64url')}`,
       subject: String(userId),
       issuer: this.settings.SVC_JWT_ISSUER,
       audience: this.settings.SVC_JWT_AUDIENCE,
@@ -325,7 +329,8 @@ export const USED_REFRESH_TOKENS_PURGE_INTERVAL_MS = 60_000;
 let nextPurgeAt = 0;
 
 /** Deletes the ids of used refresh tokens that expired before `nowSeconds`; returns how many. */
-export function purgeUsedRefreshTokens(db: Db, nowSeconds = Math.floor(Date.now() / 1000)): Promise<number> {
+export async function purgeUsedRefreshTokens(db: Db, nowSeconds = Math.floor(Date.now() / 1000)): Promise<number> {
+  await db(TOKEN_REVOCATIONS_TABLE).where('expires_at', '<', nowSeconds).delete();
   return db(USED_REFRESH_TOKENS_TABLE).where('expires_at', '<', nowSeconds).delete();
 }
 
@@ -356,3 +361,58 @@ export async function consumeRefreshToken(db: Db, token: string, claims: TokenCl
     .returning('jti');
   return inserted.length === 1;
 }
+
+/** The family of a refresh token: its `jti` before the dot, when it has one (tokens of earlier releases have none). */
+export function refreshFamily(claims: TokenClaims): string | undefined {
+  const jti = claims.jti;
+  if (typeof jti !== 'string' || jti.length > 64) return undefined;
+  const dot = jti.indexOf('.');
+  return dot > 0 ? jti.slice(0, dot) : undefined;
+}
+
+/** The revocation keys a refresh token is held to: its family's, and its user's. */
+function revocationKeys(claims: TokenClaims): string[] {
+  const fam = refreshFamily(claims);
+  return [...(fam ? [`fam:${fam}`] : []), `user:${claims.sub}`];
+}
+
+/**
+ * Whether a verified refresh token was ended before it expired: its family revoked (a token of it
+ * was used twice), or every token of its user (the password changed) issued at or before it. One
+ * primary-key lookup; an `iat`-less token counts as issued at the start of time.
+ */
+export async function refreshTokenRevoked(db: Db, claims: TokenClaims): Promise<boolean> {
+  const iat = typeof claims.iat === 'number' ? claims.iat : 0;
+  const rows: { issued_before: number | string }[] = await db(TOKEN_REVOCATIONS_TABLE).select('issued_before').whereIn('key', revocationKeys(claims));
+  return rows.some((r) => iat <= Number(r.issued_before));
+}
+
+/**
+ * Ends refresh tokens before they expire: those of `key` issued up to `until` (seconds; this second
+ * included). The row is kept until every token it ends has expired (`lifetime` seconds after
+ * `until`); a later revocation of the same key moves both forward.
+ */
+async function revokeRefreshTokens(db: Db, key: string, until: number, lifetime: number): Promise<void> {
+  await db(TOKEN_REVOCATIONS_TABLE)
+    .insert({ key, issued_before: until, expires_at: until + lifetime })
+    .onConflict('key')
+    .merge(['issued_before', 'expires_at']);
+}
+
+/** Ends every refresh token of a user issued up to now (a password change). */
+export function revokeUserRefreshTokens(db: Db, userId: string | number, lifetime: number): Promise<void> {
+  return revokeRefreshTokens(db, `user:${String(userId)}`, Math.floor(Date.now() / 1000), lifetime);
+}
+
+/**
+ * Ends a refresh token's whole family, for as long as any of its tokens can live: a token of it was
+ * used twice, so one of the two holders is a thief, and neither chain goes on (RFC 9700 §4.14.2).
+ * A token without a family (issued by an earlier release) has nothing to end.
+ */
+export async function revokeRefreshFamily(db: Db, claims: TokenClaims, lifetime: number): Promise<void> {
+  const fam = refreshFamily(claims);
+  if (!fam) return;
+  const now = Math.floor(Date.now() / 1000);
+  await revokeRefreshTokens(db, `fam:${fam}`, now + lifetime, lifetime);
+}
+

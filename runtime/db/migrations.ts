@@ -36,6 +36,14 @@ const MIGRATOR_CONFIG: Knex.MigratorConfigWithLifecycleHooks = { tableName: 'svc
 /** The table where the runtime keeps the ids (`jti`) of refresh tokens already exchanged, until they expire. */
 export const USED_REFRESH_TOKENS_TABLE = 'svc_used_refresh_tokens';
 
+/**
+ * The table where the runtime keeps what ends refresh tokens before they expire: a family of tokens
+ * a reused one belonged to (`fam:<id>`), or every token of a user whose password changed
+ * (`user:<id>`); tokens of the key issued at or before `issued_before` are refused, until `expires_at`
+ * (when every such token has expired anyway).
+ */
+export const TOKEN_REVOCATIONS_TABLE = 'svc_token_revocations';
+
 /** The runtime's own tables, the same for every generated service. */
 export const RUNTIME_MIGRATIONS: readonly Migration[] = [
   {
@@ -49,6 +57,20 @@ export const RUNTIME_MIGRATIONS: readonly Migration[] = [
     },
     async down(knex) {
       await knex.schema.dropTableIfExists(USED_REFRESH_TOKENS_TABLE);
+    },
+  },
+  {
+    name: 'runtime_0002_token_revocations',
+    async up(knex) {
+      await knex.schema.createTable(TOKEN_REVOCATIONS_TABLE, (t) => {
+        t.string('key', 100).primary();
+        // Seconds since the epoch, as `iat` and `exp` are.
+        t.bigInteger('issued_before').notNullable();
+        t.bigInteger('expires_at').notNullable().index();
+      });
+    },
+    async down(knex) {
+      await knex.schema.dropTableIfExists(TOKEN_REVOCATIONS_TABLE);
     },
   },
 ];

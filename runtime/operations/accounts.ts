@@ -14,12 +14,17 @@
  *   `Retry-After`; counted in Redis when `SVC_REDIS_URL` is set, see auth/throttle.ts); and answers
  *   the seed's 401s (`Invalid credentials`, `Account is disabled`).
  * - refresh accepts each refresh token once (auth/tokens.ts, `consumeRefreshToken`), and answers
- *   the seed's 401s (`Invalid token type`, `Refresh token expired`, `Invalid refresh token`).
+ *   the catalogue's 401s (`Invalid token type`, `Refresh token expired`, `Invalid refresh token`).
+ *   The token it answers carries on the family (`fam`) of the one it replaces; a token spent twice
+ *   revokes its whole family, so a thief's chain ends when the owner's reuse is refused.
  * - logout spends a refresh token the same way, so it can no longer be exchanged (204); the access
  *   tokens already issued stay valid until they expire.
  * - me answers the caller: id, username, email and the profile fields.
  * - password change (an access token) checks the current password, throttled as a login of the
- *   caller's username is, applies the policy to the new one and stores its hash (204).
+ *   caller's username is, applies the policy to the new one, stores its hash and ends every
+ *   refresh token issued before (204).
+ *
+ * Answers that carry tokens, and me's, are `Cache-Control: no-store`.
  *
  * Every 401 carries `WWW-Authenticate: Bearer`, with `error="invalid_token"` and a description
  * when a token was refused.
@@ -35,7 +40,7 @@ import { checkCsrf, clearAuthCookies, REFRESH_COOKIE, requestCookie, setAuthCook
 import { credentialProblems } from '../auth/credentials';
 import { hashPassword, passwordFitsBcrypt, passwordProblems, passwordTooLongEntry, verifyPassword } from '../auth/password';
 import { loginThrottle } from '../auth/throttle';
-import { consumeRefreshToken, TokenError, type TokenClaims } from '../auth/tokens';
+import { consumeRefreshToken, refreshFamily, refreshTokenRevoked, revokeRefreshFamily, revokeUserRefreshTokens, TokenError, type TokenClaims } from '../auth/tokens';
 import { normalizeUsername } from '../auth/username';
 import { now } from '../core/convert';
 import { RequestValidationError, SerializeError } from '../core/errors';
@@ -85,11 +90,13 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
   const { cookies } = options;
 
   /** What a client gets for valid credentials: an access token with the extra claims, and a refresh token (also as cookies). */
-  function tokensFor(ctx: RequestContext, user: AuthUser): TokenPair {
+  function tokensFor(ctx: RequestContext, user: AuthUser, family?: string): TokenPair {
     const tokens = ctx.service.tokens;
+    // Answers that carry credentials are never stored by a cache (RFC 6749 §5.1).
+    ctx.req.res?.setHeader('Cache-Control', 'no-store');
     const pair = {
       access_token: tokens.issueFor(user),
-      refresh_token: tokens.issueRefresh(user.id),
+      refresh_token: tokens.issueRefresh(user.id, family),
       token_type: 'bearer',
       expires_in: tokens.accessLifetime,
     };
@@ -138,6 +145,28 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
       throw unauthorized(ctx.req, { detail: 'Invalid token type' }, { error: 'invalid_token', description: 'The token is not a refresh token' });
     }
     return claims;
+  }
+
+  /**
+   * The claims of a refresh token: the catalogue's 401s for one that is invalid, expired, or ended
+   * early (its family revoked, or its user's password changed since it was issued).
+   */
+  async function liveRefreshClaims(ctx: RequestContext, token: string): Promise<TokenClaims> {
+    const claims = refreshClaims(ctx, token);
+    if (await refreshTokenRevoked(ctx.db, claims)) throw invalidRefresh(ctx);
+    return claims;
+  }
+
+  /**
+   * Spends a refresh token: single use, so a second exchange of it, even a concurrent one, is the
+   * 401. A token spent twice is a stolen one (or a stolen one was spent first): its whole family is
+   * revoked, so the chain the thief holds ends too. Each write commits alone (these operations run
+   * no transaction), so the revocation outlives the 401 that follows it.
+   */
+  async function spend(ctx: RequestContext, token: string, claims: TokenClaims): Promise<void> {
+    if (await consumeRefreshToken(ctx.db, token, claims)) return;
+    await revokeRefreshFamily(ctx.db, claims, ctx.service.settings.SVC_REFRESH_TOKEN_LIFETIME);
+    throw invalidRefresh(ctx);
   }
 
   function invalidRefresh(ctx: RequestContext) {
@@ -221,24 +250,25 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
 
     async refresh(ctx: HookContext<{ body: Body }>): Promise<TokenPair> {
       const token = presentedRefreshToken(ctx);
-      const claims = refreshClaims(ctx, token);
-      // Single use: a second exchange of the same token, even a concurrent one, is refused.
-      if (!(await consumeRefreshToken(ctx.db, token, claims))) throw invalidRefresh(ctx);
+      const claims = await liveRefreshClaims(ctx, token);
+      // Refused for an inactive user before it is spent: re-activated, the user refreshes with it.
       const user = await ctx.service.loadUser(ctx.db, claims.sub);
       if (!user || !user.is_active) throw invalidRefresh(ctx);
-      return tokensFor(ctx, user);
+      await spend(ctx, token, claims);
+      // The new refresh token carries on the family of the one it replaces.
+      return tokensFor(ctx, user, refreshFamily(claims));
     },
 
     async logout(ctx: HookContext<{ body: Body }>): Promise<undefined> {
       // Cleared whatever the answer: a browser logging out with a spent or expired token is logged out too.
       if (cookies) clearAuthCookies(ctx.req, ctx.service.settings, cookies);
       const token = presentedRefreshToken(ctx);
-      const claims = refreshClaims(ctx, token);
-      if (!(await consumeRefreshToken(ctx.db, token, claims))) throw invalidRefresh(ctx);
+      await spend(ctx, token, await liveRefreshClaims(ctx, token));
       return undefined;
     },
 
-    me({ user }: RequestContext): Record<string, unknown> {
+    me({ req, user }: RequestContext): Record<string, unknown> {
+      req.res?.setHeader('Cache-Control', 'no-store');
       const caller = user as AuthUser;
       return Object.fromEntries(['id', 'username', 'email', ...users.profileFields].map((f) => [f, f === 'id' ? caller[pk] : caller[f]]));
     },
@@ -263,6 +293,8 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
       if (!ok) throw new SerializeError({ current_password: 'Incorrect password' });
       await attempt.succeeded();
       await ctx.db(table).where(pk, key).update({ password: await hashPassword(next) });
+      // Every session of the old password ends: its refresh tokens are refused from now on.
+      await revokeUserRefreshTokens(ctx.db, key, ctx.service.settings.SVC_REFRESH_TOKEN_LIFETIME);
       return undefined;
     },
   };

@@ -104,7 +104,7 @@ describe.each(DIALECTS)('the account endpoints of a project made by svcgen init 
     });
   });
 
-  it('refresh exchanges a refresh token once: the second use is 401 "Invalid refresh token"', async () => {
+  it('refresh exchanges a refresh token once: the second use is 401 "Invalid refresh token", and ends its family', async () => {
     const reg = await api().post('/api/auth/register/').send(newUser());
     const first = await api().post('/api/auth/refresh/').send({ refresh_token: reg.body.refresh_token });
     expect({ status: first.status, body: first.body }).toEqual({ status: 200, body: TOKENS });
@@ -115,8 +115,9 @@ describe.each(DIALECTS)('the account endpoints of a project made by svcgen init 
       body: INVALID_REFRESH,
       challenge: INVALID_REFRESH_CHALLENGE,
     });
+    // A reuse revokes the family: the token the first exchange answered is refused too.
     const next = await api().post('/api/auth/refresh/').send({ refresh_token: first.body.refresh_token });
-    expect(next.status).toBe(200);
+    expect({ status: next.status, body: next.body }).toEqual({ status: 401, body: INVALID_REFRESH });
   });
 
   it('logout spends the refresh token (204): it can no longer be exchanged, nor logged out again', async () => {
@@ -141,9 +142,11 @@ describe.each(DIALECTS)('the account endpoints of a project made by svcgen init 
     }
   });
 
-  it('password change: the current password must match (400), the new one follows the policy (422); then only the new one logs in', async () => {
+  it('password change: the current password must match (400), the new one follows the policy (422); then only the new one logs in, and the old sessions end', async () => {
     const body = newUser();
     const reg = await api().post('/api/auth/register/').send(body);
+    // Another session of the old password, on another device.
+    const elsewhere = await api().post('/api/auth/login/').send({ username: body.username, password: body.password });
     const auth = bearer(reg.body.access_token);
     const wrong = await api().post('/api/auth/password/').set(auth).send({ current_password: 'not the password', new_password: 'a new password' });
     expect({ status: wrong.status, body: wrong.body }).toEqual({ status: 400, body: { current_password: 'Incorrect password' } });
@@ -158,6 +161,11 @@ describe.each(DIALECTS)('the account endpoints of a project made by svcgen init 
     expect({ status: old.status, body: old.body }).toEqual({ status: 401, body: { detail: 'Invalid credentials' } });
     const fresh = await api().post('/api/auth/login/').send({ username: body.username, password: 'a new password' });
     expect({ status: fresh.status, body: fresh.body }).toEqual({ status: 200, body: TOKENS });
+    // The refresh tokens issued before the change are refused: a thief's session does not outlive it.
+    for (const token of [reg.body.refresh_token, elsewhere.body.refresh_token]) {
+      const refreshed = await api().post('/api/auth/refresh/').send({ refresh_token: token });
+      expect({ status: refreshed.status, body: refreshed.body }).toEqual({ status: 401, body: { detail: 'Invalid refresh token' } });
+    }
   });
 
   it('the users resource is staff-only, and creates no user (registration does)', async () => {

@@ -240,14 +240,41 @@ describe.each(DIALECTS)('blog credentials (%s)', (dialect) => {
       const exchanged = await api().post('/api/auth/refresh/').send({ refresh_token: first.refresh_token });
       expect(exchanged.status).toBe(200);
       expect(exchanged.body).toEqual(TOKEN_RESPONSE);
-      const again = await api().post('/api/auth/refresh/').send({ refresh_token: first.refresh_token });
-      expect(again.status).toBe(401);
-      expect(again.body).toEqual(INVALID_REFRESH);
-      expect(again.headers['www-authenticate']).toBe(REFRESH_INVALID);
       const next = await api().post('/api/auth/refresh/').send({ refresh_token: exchanged.body.refresh_token });
       expect(next.status).toBe(200);
       const nextAgain = await api().post('/api/auth/refresh/').send({ refresh_token: exchanged.body.refresh_token });
       expect([nextAgain.status, nextAgain.body]).toEqual([401, INVALID_REFRESH]);
+      expect(nextAgain.headers['www-authenticate']).toBe(REFRESH_INVALID);
+    });
+
+    it('a reused refresh token revokes its family: the chain a thief refreshed on ends too (RFC 9700 §4.14.2)', async () => {
+      const user = await makeUser(svc);
+      const stolen = await tokens(user.username, user.password);
+      // The thief exchanges the stolen token first, and holds the next one of the family.
+      const thief = await api().post('/api/auth/refresh/').send({ refresh_token: stolen.refresh_token });
+      expect(thief.status).toBe(200);
+      // The owner's client uses the same token: refused, and the family is revoked.
+      const owner = await api().post('/api/auth/refresh/').send({ refresh_token: stolen.refresh_token });
+      expect([owner.status, owner.body]).toEqual([401, INVALID_REFRESH]);
+      const chain = await api().post('/api/auth/refresh/').send({ refresh_token: thief.body.refresh_token });
+      expect([chain.status, chain.body]).toEqual([401, INVALID_REFRESH]);
+      // Another login is another family: the owner logs in again and refreshes.
+      const again = await tokens(user.username, user.password);
+      expect((await api().post('/api/auth/refresh/').send({ refresh_token: again.refresh_token })).status).toBe(200);
+    });
+
+    it('answers that carry tokens, and /auth/me/, are Cache-Control: no-store', async () => {
+      const user = await makeUser(svc);
+      const logged = await login(user.username, user.password);
+      const refreshed = await api().post('/api/auth/refresh/').send({ refresh_token: logged.body.refresh_token });
+      const registered = await api().post('/api/auth/register/').send(registerBody());
+      const me = await api().get('/api/auth/me/').set('Authorization', `Bearer ${logged.body.access_token}`);
+      expect([logged, refreshed, registered, me].map((r) => [r.status, r.headers['cache-control']])).toEqual([
+        [200, 'no-store'],
+        [200, 'no-store'],
+        [201, 'no-store'],
+        [200, 'no-store'],
+      ]);
     });
 
     it('a token without jti is single-use too', async () => {
