@@ -116,6 +116,8 @@ const schemaFieldEntry = {
           limit: { type: 'integer', minimum: 1, maximum: 1000 },
           /** Input sections: a reverse relation's children written with the parent (nested writes). */
           write: { enum: ['create', 'replace', 'merge'] },
+          /** Nested writes only: the most items one request may send in the list (default DEFAULT_NESTED_MAX_ITEMS). */
+          max_items: { type: 'integer', minimum: 1, maximum: 1000 },
         },
       },
     },

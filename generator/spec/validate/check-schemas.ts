@@ -130,7 +130,10 @@ function checkSection(ctx: Ctx, s: Section): void {
       note(name, nestedAt, true);
       const spec = asRec(nested) ?? {};
       if (has(spec, 'write')) checkNestedWrite(ctx, s, name, spec, nestedAt);
-      else checkNestedEntry(ctx, s, name, spec, nestedAt);
+      else {
+        if (has(spec, 'max_items')) report(ctx, s.spec, [...nestedAt, 'max_items'], `"max_items" caps the items of a nested write: "${name}" has no write`, true);
+        checkNestedEntry(ctx, s, name, spec, nestedAt);
+      }
     });
   });
   eachItem(s.value.excludes, [...s.at, 'excludes'], (name, at) => {
