@@ -831,7 +831,11 @@ function schemaFieldFor(ctx: SchemaContext, ref: FieldRef, role: SchemaRole, nes
       bounds: boundsOf(kind),
       description: ref.description,
     };
-    if (nested) sf.nested = { target: ref.target, fields: nestedFields(ctx, ref.target, nested) };
+    // The related records (not their keys, which an update sends back whole): at most `limit` per item.
+    if (nested) {
+      sf.nested = { target: ref.target, fields: nestedFields(ctx, ref.target, nested) };
+      sf.limit = limit ?? DEFAULT_REVERSE_LIMIT;
+    }
     return sf;
   }
   const kind = valueKind(ref);

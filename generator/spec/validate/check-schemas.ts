@@ -190,8 +190,10 @@ function checkNestedEntry(ctx: Ctx, s: Section, name: string, nested: Rec, at: Y
   }
   const field = fieldOf(ctx, s.spec, s.target, name, 'schema field', at, true);
   if (!field || field.type === undefined) return;
-  if (has(nested, 'limit')) {
-    report(ctx, s.spec, [...at, 'limit'], `"limit" caps the children of a reverse relation; "${name}" is a ${field.type} field`, true);
+  if (has(nested, 'limit') && field.type !== 'many_to_many') {
+    report(ctx, s.spec, [...at, 'limit'], `"limit" caps the children of a reverse relation or the records of a many-to-many field; "${name}" is a ${field.type} field`, true);
+  } else if (has(nested, 'limit') && !has(nested, 'fields')) {
+    report(ctx, s.spec, [...at, 'limit'], `"limit" caps the records of a many-to-many field shown with fields; its keys are shown whole (an update sends them back): add fields or remove limit`, true);
   }
   if (!RELATION_TYPES.includes(field.type)) {
     report(ctx, s.spec, at, `nested field "${name}" must be a foreign_key or many_to_many field, not ${field.type}`, true);
