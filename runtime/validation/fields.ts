@@ -66,9 +66,9 @@ export function listInput<T extends z.ZodType>(item: T, maxItems?: number) {
 
 /**
  * How deep a `json` field's value may nest objects and lists: `{"a": [1]}` is 2 deep. MariaDB
- * refuses a JSON value nested 32 deep in its JSON functions, and every database gives up somewhere
- * (PostgreSQL's jsonb and SQLite's json functions at a few thousand levels), so a deeper value is a
- * 422 on each, before it is stored.
+ * refuses a JSON value nested 32 deep (a 409, where SQLite and PostgreSQL stored it), and the JSON
+ * functions of the others have limits of their own, deeper: a deeper value is a 422 on every
+ * database, before it is stored, and what is stored can be read by any of them.
  */
 export const JSON_MAX_DEPTH = 20;
 
