@@ -86,6 +86,8 @@ export function probeOf(db: Db): Db {
     const config = db.client.config as Knex.Config;
     const made = knex({ ...config, pool: { ...config.pool, min: 0, max: 1 } });
     onAcquireFailure(made.client, markConnectionFailure);
+    // Its statements are told to `db`'s listeners as `db`'s own: a probe that succeeds ends a logged outage.
+    for (const event of ['query', 'query-error', 'query-response'] as const) made.on(event, (...args: unknown[]) => db.emit(event, ...args));
     probes.set(database, (probe = made));
     // Closed with `db` (whose `destroy` is its client's).
     const client = db.client as { destroy(callback?: unknown): Promise<void> };
