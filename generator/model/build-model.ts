@@ -170,7 +170,7 @@ function withNestedWrites(drafts: Draft[], resources: Resource[]): Resource[] {
         if (typeof entry === 'string') continue;
         const [name, spec] = Object.entries(entry)[0];
         if (spec.write === undefined) continue;
-        const write = nestedWrite(r, name, spec.write, byModel, kind);
+        const write = nestedWrite(r, name, spec.write, byModel, kind, spec.max_items ?? DEFAULT_NESTED_MAX_ITEMS);
         schema.fields.push({ name, kind: 'nested_write', value: 'list', required: false, nullable: false, write });
         r.nestedWrites[kind].push(write);
       }
@@ -185,7 +185,7 @@ function withNestedWrites(drafts: Draft[], resources: Resource[]): Resource[] {
 }
 
 /** The nested write of the reverse relation `name` (validated: a reverse foreign key whose resource creates its rows). */
-function nestedWrite(r: Resource, name: string, mode: NestedWrite['mode'], byModel: ReadonlyMap<string, Resource>, kind: 'create' | 'update'): NestedWrite {
+function nestedWrite(r: Resource, name: string, mode: NestedWrite['mode'], byModel: ReadonlyMap<string, Resource>, kind: 'create' | 'update', maxItems: number): NestedWrite {
   const relation = r.reverse.find((rel) => rel.name === name)!;
   const child = byModel.get(relation.from)!;
   const fields = child.schemas.in.fields.filter((f) => f.field !== relation.field && f.kind !== 'nested_write');
@@ -193,7 +193,7 @@ function nestedWrite(r: Resource, name: string, mode: NestedWrite['mode'], byMod
   // In an update, an item naming a child's key changes that child; one without creates a child.
   const key: SchemaField = { ...bulkKeyOf(child.pk), required: false };
   const item: SchemaModel = { name: `${r.model}${pascalCase(name)}${suffix}`, role: 'in', source: 'serializer', fields: kind === 'create' ? fields : [key, ...fields.filter((f) => f.name !== key.name)] };
-  return { name, relation, mode, child, item };
+  return { name, relation, mode, child, item, maxItems };
 }
 
 /** The primary key field: the one marked `primary_key`, else the implicit auto-increment `id`. */
@@ -237,6 +237,19 @@ function implicitId(file: string): Field {
 
 const DEFAULT_MAX_LENGTH: Partial<Record<FieldType, number>> = { email: 254, url: 200, password: 128 };
 
+/**
+ * The items a `list` field holds when its spec sets no `max_items`: a list is read whole by every
+ * `contains` and `overlap` filter on it, row by row, so its length is the work one row costs.
+ */
+export const DEFAULT_LIST_MAX_ITEMS = 1000;
+
+/**
+ * The items one request may send in a nested write's list when the spec sets no `max_items`: each
+ * is a write of the parent's one transaction, which holds a connection (and SQLite's write lock)
+ * until the last is written. As a bulk route's default.
+ */
+export const DEFAULT_NESTED_MAX_ITEMS = 100;
+
 /** A column field; `target` is the table and primary key a foreign key refers to. */
 function makeField(file: string, name: string, f: FieldSpec, target: { table: string; pk: Field } | undefined): Field {
   const type = f.type as FieldType;
@@ -260,7 +273,7 @@ function makeField(file: string, name: string, f: FieldSpec, target: { table: st
     maxDigits: type === 'decimal' ? (f.max_digits ?? 12) : undefined,
     decimalPlaces: type === 'decimal' ? (f.decimal_places ?? 2) : undefined,
     choices: f.choices,
-    list: type === 'list' ? { of: f.of!, maxItems: f.max_items } : undefined,
+    list: type === 'list' ? { of: f.of!, maxItems: f.max_items ?? DEFAULT_LIST_MAX_ITEMS } : undefined,
     description: f.description,
     relation: isFk && target ? { target: f.to!, targetTable: target.table, targetPk: target.pk, onDelete: f.on_delete ?? 'cascade' } : undefined,
     renamedFrom: f.renamed_from,
@@ -840,7 +853,11 @@ function schemaFieldFor(ctx: SchemaContext, ref: FieldRef, role: SchemaRole, nes
       bounds: boundsOf(kind),
       description: ref.description,
     };
-    if (nested) sf.nested = { target: ref.target, fields: nestedFields(ctx, ref.target, nested) };
+    // The related records (not their keys, which an update sends back whole): at most `limit` per item.
+    if (nested) {
+      sf.nested = { target: ref.target, fields: nestedFields(ctx, ref.target, nested) };
+      sf.limit = limit ?? DEFAULT_REVERSE_LIMIT;
+    }
     return sf;
   }
   const kind = valueKind(ref);

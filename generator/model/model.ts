@@ -171,6 +171,8 @@ export interface NestedWrite {
   child: Resource;
   /** One item of the list: the child's create fields without the foreign key (and, in an update, its optional key first). */
   item: SchemaModel;
+  /** The most items one request may send in the list (`max_items`, default 100): more is a 422. */
+  maxItems: number;
 }
 
 export interface SchemaModel {

@@ -120,6 +120,8 @@ interface Loader {
   m2m: boolean;
   joinTable?: string;
   ownColumn?: string;
+  /** A many-to-many relation's records: the most one item carries. */
+  m2mLimit?: number;
   otherColumn?: string;
   table: string;
   pk: string;
@@ -208,8 +210,9 @@ function relationLoader(r: Resource, f: SchemaField, constName: string, varName:
   const loader: Loader = {
     constName,
     varName,
-    doc: `${f.name}: the related ${m.target} ${f.kind === 'nested_many' ? `records with ${andList(nested.map((n) => n.name))}` : 'keys'}, through ${m.joinTable}.`,
+    doc: `${f.name}: the related ${m.target} ${f.kind === 'nested_many' ? `records with ${andList(nested.map((n) => n.name))}, at most ${f.limit} each` : 'keys'}, through ${m.joinTable}.`,
     m2m: true,
+    m2mLimit: f.kind === 'nested_many' ? f.limit : undefined,
     joinTable: m.joinTable,
     ownColumn: m.ownColumn,
     otherColumn: m.otherColumn,

@@ -95,7 +95,7 @@ function arrayOf(item: string, sf: SchemaField, imports: Imports): string {
 
 /** The schema of a request field: validates and converts what the client sends. */
 export function zodInput(sf: SchemaField, imports: Imports): string {
-  if (sf.kind === 'nested_write') return withModifiers(`${imports.runtime('z')}.array(${sf.write!.item.name})`, sf, true);
+  if (sf.kind === 'nested_write') return withModifiers(`${imports.runtime('listInput')}(${sf.write!.item.name}, ${sf.write!.maxItems})`, sf, true);
   const item = inputValue(sf.value, sf, imports);
   const list = sf.list ? `${imports.runtime('listInput')}(${item}${sf.list.maxItems !== undefined ? `, ${sf.list.maxItems}` : ''})` : undefined;
   const expr = list ?? (sf.kind === 'many_to_many' ? `${imports.runtime('z')}.array(${item})` : item);

@@ -112,10 +112,12 @@ const schemaFieldEntry = {
         properties: {
           /** Read sections: the related record's fields shown. */
           fields: { type: 'array', items: identifier, minItems: 1, uniqueItems: true },
-          /** Reverse relations only: the most children one item carries (default DEFAULT_REVERSE_LIMIT). */
+          /** Reverse relations and many-to-many records: the most one item carries (default DEFAULT_REVERSE_LIMIT). */
           limit: { type: 'integer', minimum: 1, maximum: 1000 },
           /** Input sections: a reverse relation's children written with the parent (nested writes). */
           write: { enum: ['create', 'replace', 'merge'] },
+          /** Nested writes only: the most items one request may send in the list (default DEFAULT_NESTED_MAX_ITEMS). */
+          max_items: { type: 'integer', minimum: 1, maximum: 1000 },
         },
       },
     },

@@ -154,7 +154,10 @@ export function loadSqliteSettings(env: NodeJS.ProcessEnv = process.env): Sqlite
  * - `SVC_DB_STATEMENT_TIMEOUT` (`10`): one statement. PostgreSQL cancels it at that time
  *   (`statement_timeout`, sent with each connection's start-up); a server that does not answer at
  *   all within it and one second more is given up, and its connection closed. `0` turns both off.
- * - `SVC_DB_POOL_MAX` (`10`): connections per process (per worker), PostgreSQL only.
+ * - `SVC_DB_POOL_MAX` (`10`): connections per process (per worker), PostgreSQL and MySQL.
+ * - `SVC_DB_TRANSACTION_TIMEOUT` (`30`): one transaction of an operation, from its BEGIN. Past it,
+ *   its next statement is not run and its COMMIT not sent: it rolls back and is answered 503. `0`
+ *   turns it off.
  */
 export interface DatabaseSettings {
   connectTimeoutMs: number;
@@ -162,9 +165,11 @@ export interface DatabaseSettings {
   /** 0: no statement timeout. */
   statementTimeoutMs: number;
   poolMax: number;
+  /** 0: no transaction time limit. */
+  transactionTimeoutMs: number;
 }
 
-export const DEFAULT_DATABASE_SETTINGS: DatabaseSettings = Object.freeze({ connectTimeoutMs: 5000, acquireTimeoutMs: 5000, statementTimeoutMs: 10_000, poolMax: 10 });
+export const DEFAULT_DATABASE_SETTINGS: DatabaseSettings = Object.freeze({ connectTimeoutMs: 5000, acquireTimeoutMs: 5000, statementTimeoutMs: 10_000, poolMax: 10, transactionTimeoutMs: 30_000 });
 
 function seconds(name: string, raw: string | undefined, fallbackMs: number, mayBeZero: boolean): number {
   if (raw === undefined) return fallbackMs;
@@ -188,6 +193,7 @@ export function loadDatabaseSettings(env: NodeJS.ProcessEnv = process.env): Data
     acquireTimeoutMs: seconds('SVC_DB_ACQUIRE_TIMEOUT', env.SVC_DB_ACQUIRE_TIMEOUT, d.acquireTimeoutMs, false),
     statementTimeoutMs: seconds('SVC_DB_STATEMENT_TIMEOUT', env.SVC_DB_STATEMENT_TIMEOUT, d.statementTimeoutMs, true),
     poolMax: poolMax === undefined ? d.poolMax : Number(poolMax),
+    transactionTimeoutMs: seconds('SVC_DB_TRANSACTION_TIMEOUT', env.SVC_DB_TRANSACTION_TIMEOUT, d.transactionTimeoutMs, true),
   };
 }
 

@@ -68,6 +68,38 @@ export function connect(url: string | undefined, defaultSqliteFile: string, sqli
   return db;
 }
 
+/** Per database, the connection readiness asks (`probeOf`). */
+const probes = new WeakMap<Database, Db>();
+
+/**
+ * Where readiness (`/health/ready`) runs its `select 1`: on PostgreSQL and MySQL a pool of one
+ * connection of its own, beside the requests' pool, so that a probe never waits behind requests
+ * holding every connection of theirs (long transactions are not an outage); it is closed with `db`.
+ * On SQLite `db` itself: its one connection checks, before the probe, that the file is still the
+ * one it opened (SQLite's transactions are bounded by SVC_DB_TRANSACTION_TIMEOUT).
+ */
+export function probeOf(db: Db): Db {
+  const database = databaseOf(db);
+  if (database.reads) return db;
+  let probe = probes.get(database);
+  if (!probe) {
+    const config = db.client.config as Knex.Config;
+    const made = knex({ ...config, pool: { ...config.pool, min: 0, max: 1 } });
+    onAcquireFailure(made.client, markConnectionFailure);
+    // Its statements are told to `db`'s listeners as `db`'s own: a probe that succeeds ends a logged outage.
+    for (const event of ['query', 'query-error', 'query-response'] as const) made.on(event, (...args: unknown[]) => db.emit(event, ...args));
+    probes.set(database, (probe = made));
+    // Closed with `db` (whose `destroy` is its client's).
+    const client = db.client as { destroy(callback?: unknown): Promise<void> };
+    const destroy = client.destroy;
+    client.destroy = async function (this: unknown, callback?: unknown) {
+      await made.destroy();
+      return destroy.call(this, callback);
+    };
+  }
+  return probe;
+}
+
 /** The adapter of `db`'s database (a property read: asked on every query that differs by database). */
 export function dialectOf(db: Db): Dialect {
   return databaseOf(db).dialect;

@@ -576,9 +576,30 @@ function makeTxClient(trx: TransactionInternals, client: ClientInternals, connec
     };
   trxClient.query = guarded(trxClient.query);
   trxClient.stream = guarded(trxClient.stream as (conn: unknown, obj: unknown, stream: unknown, options: unknown) => Promise<unknown>);
-  trxClient.acquireConnection = () => Promise.resolve(connection);
+  // Every statement of the transaction (Knex's runner, and the runtime's own reads and writes in
+  // it, savepoints included) asks for its connection here: past the transaction's deadline it is
+  // refused, so the work fails and the transaction rolls back (`limitTransaction`).
+  trxClient.acquireConnection = () => {
+    const deadline = deadlines.get(connection as object);
+    return deadline && Date.now() >= deadline.at ? Promise.reject(deadline.error()) : Promise.resolve(connection);
+  };
   trxClient.releaseConnection = () => Promise.resolve();
   return trxClient;
+}
+
+/** The deadlines of transactions in flight, by their connection (`limitTransaction`). */
+const deadlines = new WeakMap<object, { at: number; error: () => Error }>();
+
+/**
+ * From `at` (a `Date.now()` time) on, every statement `trx` (a transaction of a database
+ * `lightTransactions` made light) or a savepoint in it would run is refused with `error()`
+ * before it reaches the database; its COMMIT and ROLLBACK are not statements of its work and still
+ * run. Returns what lifts the limit, to call once the transaction has ended.
+ */
+export async function limitTransaction(trx: Knex.Transaction, at: number, error: () => Error): Promise<() => void> {
+  const connection = (await acquireConnection(trx.client)) as object;
+  deadlines.set(connection, { at, error });
+  return () => deadlines.delete(connection);
 }
 
 /** Knex's `makeTransactor` (transaction.js), on a light instance. */

@@ -42,25 +42,41 @@ export interface ManyToManySpec<T, R extends Row = Row> extends ForeignSpec<T, R
   ownColumn: string;
   /** Join-table column that points at the related record. */
   otherColumn: string;
+  /** The most related records one owner carries (the first by key); none: all of them. */
+  limit?: number;
 }
 
 const OWNER = '__owner';
 
-/** For each owner key, its related records, ordered by the related primary key. */
+/**
+ * For each owner key, its related records, ordered by the related primary key; with `spec.limit`,
+ * the first `limit` of them, capped per owner in SQL (`ROW_NUMBER() OVER (PARTITION BY …)`, as
+ * `loadReverse`), in the one statement of the page.
+ */
 export async function loadManyToMany<T, R extends Row = Row>(db: Db, spec: ManyToManySpec<T, R>, owners: readonly unknown[]): Promise<Map<unknown, T[]>> {
   const known = knownRelations.get(db)?.answer(spec, owners);
   if (known) return known as Map<unknown, T[]>;
   const wanted = [...new Set(owners)];
   const out = new Map<unknown, T[]>();
   if (wanted.length === 0) return out;
+  const { limit } = spec;
   for (const chunk of chunks(wanted)) {
-    const query = () =>
+    const linked = () =>
       db(spec.joinTable)
         .join(spec.table, `${spec.table}.${spec.pk}`, '=', `${spec.joinTable}.${spec.otherColumn}`)
         .select([`${spec.joinTable}.${spec.ownColumn} as ${OWNER}`, ...spec.columns.map((c) => `${spec.table}.${c}`)])
-        .whereIn(`${spec.joinTable}.${spec.ownColumn}`, chunk as any[])
-        .orderBy([{ column: `${spec.joinTable}.${spec.ownColumn}` }, { column: `${spec.table}.${spec.pk}` }]);
-    for (const row of await selectFixed(db, spec, String(chunk.length), query, chunk)) {
+        .whereIn(`${spec.joinTable}.${spec.ownColumn}`, chunk as any[]);
+    const query = () => {
+      if (limit === undefined) return linked().orderBy([{ column: `${spec.joinTable}.${spec.ownColumn}` }, { column: `${spec.table}.${spec.pk}` }]);
+      const ranked = linked().rowNumber(RANK, (window) => window.orderBy(`${spec.table}.${spec.pk}`).partitionBy(`${spec.joinTable}.${spec.ownColumn}`));
+      return db
+        .select('*')
+        .from(ranked.as('ranked'))
+        .where(RANK, '<=', limit)
+        .orderBy([{ column: OWNER }, { column: RANK }]);
+    };
+    const bindings = limit === undefined ? chunk : [...chunk, limit];
+    for (const row of await selectFixed(db, spec, String(chunk.length), query, bindings)) {
       const list = out.get(row[OWNER]) ?? [];
       list.push(spec.shape(row as R));
       out.set(row[OWNER], list);
@@ -200,7 +216,8 @@ async function loadTogether<const L extends readonly RelationLoad[]>(db: Db, loa
       const related: Row = {};
       spec.columns.forEach((c: string, n: number) => (related[c] = row[aliasOf(i, n)]));
       if (!isManyToMany(spec)) out.set(related[spec.pk], spec.shape(related));
-      else records.push(spec.shape(related));
+      // A many-to-many relation's first `limit` records (ordered by key): the rest are left out.
+      else if (spec.limit === undefined || records.length < spec.limit) records.push(spec.shape(related));
     }
     if (records.length > 0) out.set(only[i], records);
     return out;

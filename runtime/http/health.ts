@@ -1,7 +1,7 @@
 /**
  * The health routes every service serves: liveness (`GET /health`) and readiness (`GET /health/ready`).
  */
-import type { Db } from '../db/connection';
+import { probeOf, type Db } from '../db/connection';
 import { RETRY_AFTER_SECONDS } from '../core/errors';
 import { databaseOf } from '../db/database';
 import { DatabaseTimeoutError } from '../db/dialects/dialect';
@@ -20,6 +20,8 @@ const UnavailableSchema = z.object({ detail: z.literal('Service Unavailable') })
  * cannot answer it within the connect timeout (SVC_DB_CONNECT_TIMEOUT), which starts or continues
  * the logged outage like any request failing on it. A load balancer that checks it routes around an
  * instance whose database is partitioned away in that time, not in the time TCP takes to give up.
+ * The probe has a connection of its own (`probeOf`): requests holding every connection of the pool
+ * (long transactions) do not make the instance unready.
  */
 export function healthRoutes(db: Db, outage: OutageMonitor): Route[] {
   // The answer of a healthy service, serialized once.
@@ -48,7 +50,7 @@ export function healthRoutes(db: Db, outage: OutageMonitor): Route[] {
       handlers: [
         async (_req, res) => {
           try {
-            await answersWithin(db, databaseOf(db).settings.connectTimeoutMs);
+            await answersWithin(probeOf(db), databaseOf(db).settings.connectTimeoutMs);
           } catch (err) {
             if (isConnectionFailure(err)) outage.failed(err);
             res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));

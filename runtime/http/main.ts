@@ -158,7 +158,7 @@ function unknownMigrationsPolicy(): UnknownMigrationsPolicy {
 async function openDatabase(service: ServiceMain, log: (message: string) => void, unknownPolicy = unknownMigrationsPolicy()): Promise<Db> {
   const db = connectDatabase(service);
   const direct = process.env.DATABASE_DIRECT_URL || undefined;
-  const migrating = connect(direct ?? process.env.DATABASE_URL, service.defaultSqliteFile, undefined, { ...loadDatabaseSettings(), statementTimeoutMs: 0 });
+  const migrating = connect(direct ?? process.env.DATABASE_URL, service.defaultSqliteFile, undefined, { ...loadDatabaseSettings(), statementTimeoutMs: 0, transactionTimeoutMs: 0 });
   try {
     if (direct !== undefined && dialectOf(migrating) !== dialectOf(db)) {
       throw new ConfigurationError(`DATABASE_DIRECT_URL must name the same kind of database as DATABASE_URL (${dialectOf(db).name})`);

@@ -11,11 +11,32 @@
  * - `abort()`, once that wait is over too: a transaction whose work ends from then on rolls back
  *   (503) instead of committing, so the connections the server closes then have committed nothing.
  *   A request already `committing` is never cut: its answer follows its COMMIT.
+ *
+ * Each transaction also has a time limit (SVC_DB_TRANSACTION_TIMEOUT, 30 s by default): from then
+ * on its statements are refused before they reach the database, and its COMMIT is not sent, so it
+ * rolls back and is answered 503. A statement already running when the limit passes ends under
+ * SVC_DB_STATEMENT_TIMEOUT, so a transaction holds its connection (and SQLite's write lock) at most
+ * the two together.
  */
 import type { EventEmitter } from 'node:events';
 import type { Knex } from 'knex';
 import { ServiceUnavailableError } from '../core/errors';
 import type { Db } from '../db/connection';
+import { databaseOf } from '../db/database';
+import { limitTransaction } from '../db/knex-internals';
+
+/**
+ * A transaction that ran past SVC_DB_TRANSACTION_TIMEOUT: its next statement was refused (or its
+ * COMMIT not sent), so it rolled back; answered 503 `{"detail": "Service Unavailable"}` with
+ * `Retry-After`, as a statement past SVC_DB_STATEMENT_TIMEOUT is.
+ */
+export class TransactionTimeoutError extends ServiceUnavailableError {
+  override readonly message: string;
+  constructor(limitMs: number) {
+    super();
+    this.message = `the transaction ran past SVC_DB_TRANSACTION_TIMEOUT (${limitMs / 1000} s) and was rolled back`;
+  }
+}
 
 /** Where a request stands with its transaction: one in flight, or past the point of committing. */
 export type TransactionHold = 'open' | 'committing';
@@ -38,7 +59,17 @@ export class TransactionGate {
         if (this.state !== 'open') throw new ServiceUnavailableError();
         if (!this.held.has(key)) release = !this.holdUntilAnswered(key);
         this.held.set(key, 'open');
-        const result = await work(trx);
+        const limitMs = databaseOf(db).settings.transactionTimeoutMs;
+        const at = Date.now() + limitMs;
+        const unlimit = limitMs > 0 ? await limitTransaction(trx, at, () => new TransactionTimeoutError(limitMs)) : undefined;
+        let result: T;
+        try {
+          result = await work(trx);
+        } finally {
+          unlimit?.();
+        }
+        // Past the time limit, the work's last statement ended after it: no COMMIT either.
+        if (limitMs > 0 && Date.now() >= at) throw new TransactionTimeoutError(limitMs);
         if (this.aborting()) throw new ServiceUnavailableError();
         // Set in the same turn as the check above: a shutdown cannot cut the request from here on.
         this.held.set(key, 'committing');

@@ -64,10 +64,35 @@ export function listInput<T extends z.ZodType>(item: T, maxItems?: number) {
   return maxItems === undefined ? list : list.max(maxItems, onlyLists);
 }
 
-/** Any JSON value (the body is JSON already); documented as free-form. `undefined` is a missing value. */
+/**
+ * How deep a `json` field's value may nest objects and lists: `{"a": [1]}` is 2 deep. MariaDB
+ * refuses a JSON value nested 32 deep (a 409, where SQLite and PostgreSQL stored it), and the JSON
+ * functions of the others have limits of their own, deeper: a deeper value is a 422 on every
+ * database, before it is stored, and what is stored can be read by any of them.
+ */
+export const JSON_MAX_DEPTH = 20;
+
+/** The 422 entry of a `json` value nested deeper than JSON_MAX_DEPTH. */
+export const JSON_TOO_DEEP = { type: 'json_too_deep', msg: `JSON value should be nested at most ${JSON_MAX_DEPTH} levels deep` } as const;
+
+/** Whether `value` (parsed JSON) nests objects and lists more than `max` deep: walked level by level, without recursion, up to the first level past `max`. */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  const isContainer = (v: unknown): v is object => v !== null && typeof v === 'object';
+  let level: object[] = isContainer(value) ? [value] : [];
+  for (let depth = 1; level.length > 0; depth++) {
+    if (depth > max) return true;
+    const next: object[] = [];
+    for (const container of level) for (const v of Array.isArray(container) ? container : Object.values(container)) if (isContainer(v)) next.push(v);
+    level = next;
+  }
+  return false;
+}
+
+/** Any JSON value (the body is JSON already), nested at most JSON_MAX_DEPTH deep; documented as free-form. `undefined` is a missing value. */
 export function jsonInput() {
   return z
-    .custom<z.core.util.JSONType>((value) => value !== undefined, { message: 'Field required', params: { type: 'missing' } })
+    .custom<z.core.util.JSONType>((value) => value !== undefined, { message: 'Field required', params: { type: 'missing' }, abort: true })
+    .refine((value) => !nestedDeeperThan(value, JSON_MAX_DEPTH), { message: JSON_TOO_DEEP.msg, params: { type: JSON_TOO_DEEP.type } })
     .meta({ type: ['object', 'array', 'string', 'number', 'boolean', 'null'], description: 'Any JSON value' });
 }
 

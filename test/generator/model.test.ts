@@ -214,6 +214,8 @@ describe('buildModel: nested writes', () => {
     const lines = fieldOf(order.schemas.in, 'lines');
     expect([lines.kind, lines.required, lines.write?.mode, lines.write?.child.model]).toEqual(['nested_write', false, 'create', 'Line']);
     expect(lines.write!.item.name).toBe('OrderLinesItem');
+    // No max_items: the default cap of a nested write's list.
+    expect(lines.write!.maxItems).toBe(100);
     expect(required(lines.write!.item)).toEqual({ product: true, quantity: false });
     const update = fieldOf(order.schemas.update, 'lines').write!;
     expect([update.mode, update.item.name]).toEqual(['merge', 'OrderLinesUpdateItem']);

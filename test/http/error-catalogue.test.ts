@@ -149,7 +149,12 @@ const PROVOKE: Record<string, Record<string, (s: Services) => Promise<Answer>>> 
       return answer(res, { seconds: res.headers['retry-after'] });
     },
     // Provoked by test/http/outage.test.ts, which cuts the connections of a running service.
-    'the database cannot be reached; with `Retry-After`': async () => ({ status: 503, body: { detail: 'Service Unavailable' }, elsewhere: 'test/http/outage.test.ts' }),
+    // The timeouts' 503: test/http/timeouts.test.ts and test/http/work-bounds.test.ts.
+    'the database cannot be reached, a statement ran past `SVC_DB_STATEMENT_TIMEOUT`, or a transaction past `SVC_DB_TRANSACTION_TIMEOUT` (rolled back); with `Retry-After`': async () => ({
+      status: 503,
+      body: { detail: 'Service Unavailable' },
+      elsewhere: 'test/http/outage.test.ts',
+    }),
   },
   'The account endpoints': {
     'register: the username is taken': async ({ blog }) => {

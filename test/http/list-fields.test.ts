@@ -136,8 +136,9 @@ describe.each(DIALECTS)('list fields (%s)', (dialect) => {
     const res = await request(svc.app).get('/v/openapi.json');
     const schemas = res.body.components.schemas;
     expect(schemas.BookmarkIn.properties.tags).toEqual({ type: 'array', items: { type: 'string', maxLength: 20 }, maxItems: 5 });
-    expect(schemas.BookmarkIn.properties.ratings).toEqual({ type: ['array', 'null'], items: { type: 'integer', minimum: -2147483648, maximum: 2147483647 } });
-    expect(schemas.BookmarkOut.properties.ratings).toEqual({ type: ['array', 'null'], items: { type: 'integer' } });
-    expect(schemas.BookmarkOut.properties.sizes).toEqual({ type: 'array', items: { type: 'string', enum: ['S', 'M', 'L'] } });
+    // No max_items in the spec: the default, 1000.
+    expect(schemas.BookmarkIn.properties.ratings).toEqual({ type: ['array', 'null'], items: { type: 'integer', minimum: -2147483648, maximum: 2147483647 }, maxItems: 1000 });
+    expect(schemas.BookmarkOut.properties.ratings).toEqual({ type: ['array', 'null'], items: { type: 'integer' }, maxItems: 1000 });
+    expect(schemas.BookmarkOut.properties.sizes).toEqual({ type: 'array', items: { type: 'string', enum: ['S', 'M', 'L'] }, maxItems: 1000 });
   });
 });

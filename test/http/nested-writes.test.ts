@@ -195,7 +195,7 @@ describe.each(DIALECTS)('nested writes (%s)', (dialect) => {
     const res = await request(svc.app).get('/v/openapi.json');
     expect(res.status).toBe(200);
     const schemas = res.body.components.schemas;
-    expect(schemas.OrderIn.properties.lines).toEqual({ type: 'array', items: { $ref: '#/components/schemas/OrderLinesItem' } });
+    expect(schemas.OrderIn.properties.lines).toEqual({ type: 'array', items: { $ref: '#/components/schemas/OrderLinesItem' }, maxItems: 100 });
     expect(schemas.OrderUpdateItem).toBeUndefined();
     expect(schemas.OrderLinesUpdateItem.properties.id).toBeDefined();
     expect(schemas.OrderCreateResult.required).toEqual(['id', 'customer', 'lines', 'notes']);

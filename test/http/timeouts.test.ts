@@ -26,20 +26,20 @@ const { DEFAULT_SETTINGS } = require('../../generated/settings');
 const UNAVAILABLE = { detail: 'Service Unavailable' };
 
 /** Short timeouts: a request waits at most acquire + statement + 1 s = 2.5 s for a silent database. */
-const SHORT: DatabaseSettings = { connectTimeoutMs: 500, acquireTimeoutMs: 1000, statementTimeoutMs: 500, poolMax: 4 };
+const SHORT: DatabaseSettings = { connectTimeoutMs: 500, acquireTimeoutMs: 1000, statementTimeoutMs: 500, poolMax: 4, transactionTimeoutMs: 30_000 };
 /** What the assertions allow: twice the worst case, for a loaded machine. */
 const BOUND_MS = 5000;
 
 describe('loadDatabaseSettings', () => {
   it('has defaults', () => {
-    expect(loadDatabaseSettings({})).toEqual({ connectTimeoutMs: 5000, acquireTimeoutMs: 5000, statementTimeoutMs: 10_000, poolMax: 10 });
+    expect(loadDatabaseSettings({})).toEqual({ connectTimeoutMs: 5000, acquireTimeoutMs: 5000, statementTimeoutMs: 10_000, poolMax: 10, transactionTimeoutMs: 30_000 });
     expect(loadDatabaseSettings({})).toEqual(DEFAULT_DATABASE_SETTINGS);
   });
 
   it('reads seconds, decimals allowed, and a statement timeout of 0 as none', () => {
     expect(
-      loadDatabaseSettings({ SVC_DB_CONNECT_TIMEOUT: '1.5', SVC_DB_ACQUIRE_TIMEOUT: ' 2 ', SVC_DB_STATEMENT_TIMEOUT: '0', SVC_DB_POOL_MAX: '3' }),
-    ).toEqual({ connectTimeoutMs: 1500, acquireTimeoutMs: 2000, statementTimeoutMs: 0, poolMax: 3 });
+      loadDatabaseSettings({ SVC_DB_CONNECT_TIMEOUT: '1.5', SVC_DB_ACQUIRE_TIMEOUT: ' 2 ', SVC_DB_STATEMENT_TIMEOUT: '0', SVC_DB_POOL_MAX: '3', SVC_DB_TRANSACTION_TIMEOUT: '0' }),
+    ).toEqual({ connectTimeoutMs: 1500, acquireTimeoutMs: 2000, statementTimeoutMs: 0, poolMax: 3, transactionTimeoutMs: 0 });
   });
 
   it.each([
@@ -47,6 +47,7 @@ describe('loadDatabaseSettings', () => {
     ['SVC_DB_ACQUIRE_TIMEOUT', '-1', 'SVC_DB_ACQUIRE_TIMEOUT must be a positive number of seconds, got "-1"'],
     ['SVC_DB_STATEMENT_TIMEOUT', '5s', 'SVC_DB_STATEMENT_TIMEOUT must be a non-negative number of seconds, got "5s"'],
     ['SVC_DB_POOL_MAX', '0', 'SVC_DB_POOL_MAX must be a positive integer, got "0"'],
+    ['SVC_DB_TRANSACTION_TIMEOUT', '30s', 'SVC_DB_TRANSACTION_TIMEOUT must be a non-negative number of seconds, got "30s"'],
   ])('refuses %s=%s', (name, value, message) => {
     expect(() => loadDatabaseSettings({ [name]: value })).toThrow(new ConfigurationError(message));
   });

@@ -150,11 +150,12 @@ const ARTICLE_DETAIL_CATEGORY = {
   }),
 } satisfies ForeignSpec<unknown, CategoryRow>;
 
-/** tags: the related Tag records with id and name, through articles_tags. */
+/** tags: the related Tag records with id and name, at most 100 each, through articles_tags. */
 const ARTICLE_DETAIL_TAGS = {
   joinTable: 'articles_tags',
   ownColumn: 'article_id',
   otherColumn: 'tag_id',
+  limit: 100,
   table: 'tags',
   pk: 'id',
   columns: ['id', 'name'],
@@ -220,11 +221,12 @@ const ARTICLE_EXPAND_CATEGORY = {
   }),
 } satisfies ForeignSpec<unknown, CategoryRow>;
 
-/** tags: the related Tag records with id and name, through articles_tags. */
+/** tags: the related Tag records with id and name, at most 100 each, through articles_tags. */
 const ARTICLE_EXPAND_TAGS = {
   joinTable: 'articles_tags',
   ownColumn: 'article_id',
   otherColumn: 'tag_id',
+  limit: 100,
   table: 'tags',
   pk: 'id',
   columns: ['id', 'name'],

@@ -37,7 +37,7 @@ export const ArticleDetail = z
     content: z.string(),
     author: z.object({ id: z.int(), username: z.string(), first_name: z.string(), last_name: z.string() }),
     category: z.object({ id: z.int(), name: z.string() }).nullable(),
-    tags: z.array(z.object({ id: z.int(), name: z.string() })),
+    tags: z.array(z.object({ id: z.int(), name: z.string() })).max(100),
     is_published: z.boolean(),
     created_at: z.iso.datetime(),
     views: z.int(),
@@ -67,7 +67,10 @@ export const ArticleOutExpandable = z
     is_published: z.boolean(),
     created_at: z.iso.datetime(),
     views: z.int(),
-    tags: z.array(z.object({ id: z.int(), name: z.string() })).optional(),
+    tags: z
+      .array(z.object({ id: z.int(), name: z.string() }))
+      .max(100)
+      .optional(),
   })
   .meta({ id: 'ArticleOutExpandable' });
 export type ArticleOutExpandable = z.infer<typeof ArticleOutExpandable>;
@@ -84,7 +87,7 @@ export const ArticleDetailExpandable = z
       z.object({ id: z.int(), username: z.string() }),
     ]),
     category: z.object({ id: z.int(), name: z.string() }).nullable(),
-    tags: z.array(z.object({ id: z.int(), name: z.string() })),
+    tags: z.array(z.object({ id: z.int(), name: z.string() })).max(100),
     is_published: z.boolean(),
     created_at: z.iso.datetime(),
     views: z.int(),

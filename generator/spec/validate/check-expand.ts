@@ -29,7 +29,9 @@ export function checkExpand(ctx: Ctx, res: Resource, vs: Rec): void {
       report(ctx, res.spec, at, `expand "${name}" must be a foreign_key, a many_to_many field or a reverse relation, not ${field.type}`, true);
       return;
     }
-    if (has(spec, 'limit')) report(ctx, res.spec, [...at, 'limit'], `"limit" caps the children of a reverse relation; "${name}" is a ${field.type} field`, true);
+    if (has(spec, 'limit') && field.type !== 'many_to_many') {
+      report(ctx, res.spec, [...at, 'limit'], `"limit" caps the children of a reverse relation or the records of a many-to-many field; "${name}" is a ${field.type} field`, true);
+    }
     const target = relationTarget(ctx, field);
     if (target) {
       checkRelatedVisible(ctx, res.spec, target, name, at, 'expand');

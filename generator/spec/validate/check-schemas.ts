@@ -130,7 +130,10 @@ function checkSection(ctx: Ctx, s: Section): void {
       note(name, nestedAt, true);
       const spec = asRec(nested) ?? {};
       if (has(spec, 'write')) checkNestedWrite(ctx, s, name, spec, nestedAt);
-      else checkNestedEntry(ctx, s, name, spec, nestedAt);
+      else {
+        if (has(spec, 'max_items')) report(ctx, s.spec, [...nestedAt, 'max_items'], `"max_items" caps the items of a nested write: "${name}" has no write`, true);
+        checkNestedEntry(ctx, s, name, spec, nestedAt);
+      }
     });
   });
   eachItem(s.value.excludes, [...s.at, 'excludes'], (name, at) => {
@@ -187,8 +190,10 @@ function checkNestedEntry(ctx: Ctx, s: Section, name: string, nested: Rec, at: Y
   }
   const field = fieldOf(ctx, s.spec, s.target, name, 'schema field', at, true);
   if (!field || field.type === undefined) return;
-  if (has(nested, 'limit')) {
-    report(ctx, s.spec, [...at, 'limit'], `"limit" caps the children of a reverse relation; "${name}" is a ${field.type} field`, true);
+  if (has(nested, 'limit') && field.type !== 'many_to_many') {
+    report(ctx, s.spec, [...at, 'limit'], `"limit" caps the children of a reverse relation or the records of a many-to-many field; "${name}" is a ${field.type} field`, true);
+  } else if (has(nested, 'limit') && !has(nested, 'fields')) {
+    report(ctx, s.spec, [...at, 'limit'], `"limit" caps the records of a many-to-many field shown with fields; its keys are shown whole (an update sends them back): add fields or remove limit`, true);
   }
   if (!RELATION_TYPES.includes(field.type)) {
     report(ctx, s.spec, at, `nested field "${name}" must be a foreign_key or many_to_many field, not ${field.type}`, true);

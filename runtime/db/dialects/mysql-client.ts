@@ -27,6 +27,7 @@
  */
 import * as crypto from 'node:crypto';
 import type { Knex } from 'knex';
+import { databaseOfClient } from '../database';
 import {
   Mysql2Client,
   MysqlColumnCompiler,
@@ -294,6 +295,14 @@ export class MysqlClient extends Mysql2Client {
     // REPEATABLE READ, would keep a transaction's first snapshot: a check made again after a
     // concurrent insert's duplicate key would not see that insert).
     await query(conn, 'set session transaction isolation level read committed');
+    // SVC_DB_STATEMENT_TIMEOUT for every statement of the session: MariaDB's max_statement_time
+    // (seconds) ends any statement past it (errno 1969); MySQL's max_execution_time (milliseconds)
+    // bounds SELECTs only (errno 3024). Both are answered 503, as PostgreSQL's statement_timeout is.
+    const { statementTimeoutMs } = databaseOfClient(this as unknown as Knex.Client).settings;
+    if (statementTimeoutMs > 0) {
+      if (server.mariadb) await query(conn, `set session max_statement_time = ${statementTimeoutMs / 1000}`);
+      else await query(conn, `set session max_execution_time = ${statementTimeoutMs}`);
+    }
     return conn;
   }
 

@@ -137,11 +137,15 @@ export const sqlite: Dialect = {
   asText: (text) => `CAST(${text} AS TEXT)`,
 
   // The JSON text's items, one row each (`json_each`): a string item is TEXT, compared byte for
-  // byte; a number INTEGER or REAL; true and false 1 and 0, as booleans are bound.
+  // byte; a number INTEGER or REAL; true and false 1 and 0, as booleans are bound. The items are
+  // read once per row and matched against the values in one `IN` (an index SQLite builds once per
+  // statement): `overlap` asks for one, `contains` counts the distinct values found. (An EXISTS per
+  // value would read the list once per value, and 940 of them make an expression tree deeper than
+  // SQLite's limit of 1000.)
   whereList(query, column, _items, op, values) {
-    const item = (count: number) => `EXISTS (SELECT 1 FROM json_each(??) WHERE value ${count === 1 ? '= ?' : `IN (${Array(count).fill('?').join(', ')})`})`;
-    if (op === 'overlap') query.whereRaw(item(values.length), [column, ...values] as Knex.Value[]);
-    else for (const value of values) query.whereRaw(item(1), [column, value as Knex.Value]);
+    const matching = `FROM json_each(??) WHERE value ${values.length === 1 ? '= ?' : `IN (${Array(values.length).fill('?').join(', ')})`}`;
+    const sql = op === 'overlap' || values.length === 1 ? `EXISTS (SELECT 1 ${matching})` : `(SELECT count(DISTINCT value) ${matching}) = ${values.length}`;
+    query.whereRaw(sql, [column, ...values] as Knex.Value[]);
   },
 
   listColumnType: () => 'json',
