@@ -37,11 +37,13 @@ test('register, me, refresh once, logout', async (t) => {
   assert.equal(refreshed.status, 200);
   const reused = await call('POST', '/auth/refresh/', { refresh_token: registered.body.refresh_token });
   assert.deepEqual(reused, { status: 401, body: { detail: 'Invalid refresh token' } }, 'a refresh token is used once');
-
-  assert.equal((await call('POST', '/auth/logout/', { refresh_token: refreshed.body.refresh_token })).status, 204);
-  const afterLogout = await call('POST', '/auth/refresh/', { refresh_token: refreshed.body.refresh_token });
-  assert.equal(afterLogout.status, 401, 'a logged-out refresh token is spent');
+  // A reuse ends the token's whole family: the one the first exchange answered is refused too.
+  const family = await call('POST', '/auth/refresh/', { refresh_token: refreshed.body.refresh_token });
+  assert.equal(family.status, 401, 'a reused refresh token revokes its family');
 
   const login = await call('POST', '/auth/login/', { username: 'ada', password: 'correct horse' });
   assert.equal(login.status, 200);
+  assert.equal((await call('POST', '/auth/logout/', { refresh_token: login.body.refresh_token })).status, 204);
+  const afterLogout = await call('POST', '/auth/refresh/', { refresh_token: login.body.refresh_token });
+  assert.equal(afterLogout.status, 401, 'a logged-out refresh token is spent');
 });
