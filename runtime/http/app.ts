@@ -98,6 +98,8 @@ export function createApi(options: ApiOptions): Express {
           version: options.version,
           tools: mcpTools(openApiDocument(), served, basePath),
           send: (from, request) => requestInProcess(app, from, request),
+          docs: security.docs,
+          docsRequest: { method: 'get', url: `${basePath}/openapi.json`, headers: {} },
         }),
       ])
     : served;
