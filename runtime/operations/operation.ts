@@ -5,7 +5,7 @@
  * input and the request context whose result becomes the reply. A binding (`expressHandler` in
  * routes.ts) turns an operation into one framework's request handler.
  */
-import { etagOf } from './conditional';
+import { etagOf, settleFailedPrecondition } from './conditional';
 import type { RequestContext } from './context';
 import type { Db } from '../db/connection';
 import { parseRequest } from '../validation/validate';
@@ -144,7 +144,7 @@ export function runParsed<P extends PartSchema, Q extends PartSchema, B extends 
   const { etag } = operation;
   const work = async (on: Db): Promise<Reply> => {
     const ctx = contextFor(on);
-    const answer = reply(operation.status, await operation.handle(input, ctx));
+    const answer = await settleFailedPrecondition(ctx.req, async () => reply(operation.status, await operation.handle(input, ctx)));
     // The state's ETag is read in the same transaction as the write, before it commits.
     if (etag && etag !== 'body' && answer.status < 300 && answer.body !== undefined) {
       if (etag.answerIsState) answer.etag = etagOf(answer.body);

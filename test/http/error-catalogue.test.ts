@@ -123,6 +123,10 @@ const PROVOKE: Record<string, Record<string, (s: Services) => Promise<Answer>>> 
       const id = await insertWidget(showcase.database.db, { name: unique('if-match') });
       return answer(await request(showcase.app).patch(`/v/widgets/${id}/`).set('If-Match', '"not-a-version"').send({ count: 2 }));
     },
+    '`If-None-Match` names the object\'s current version, or is `*`, on a write to it': async ({ showcase }) => {
+      const id = await insertWidget(showcase.database.db, { name: unique('if-none-match') });
+      return answer(await request(showcase.app).patch(`/v/widgets/${id}/`).set('If-None-Match', '*').send({ count: 2 }));
+    },
     'a body larger than the limit (1 MB)': async ({ showcase }) =>
       answer(await request(showcase.app).post('/v/widgets/').set('Content-Type', 'application/json').send(JSON.stringify({ name: 'big', notes: 'x'.repeat(1024 * 1024) }))),
     'a request target longer than 8 KB': async ({ showcase }) => answer(await request(showcase.app).get(`/v/widgets/?ordering=${'n'.repeat(MAX_URL_LENGTH)}`)),
