@@ -31,6 +31,7 @@
  * 422 a body without `refresh_token` gets without cookies.
  */
 import { unauthorized, type AuthUser } from '../auth/authenticators';
+import { answerNotKept } from './idempotency';
 import { checkCsrf, clearAuthCookies, REFRESH_COOKIE, requestCookie, setAuthCookies, type CookiePaths } from '../auth/cookies';
 import { credentialProblems } from '../auth/credentials';
 import { hashPassword, passwordFitsBcrypt, passwordProblems, passwordTooLongEntry, verifyPassword } from '../auth/password';
@@ -145,6 +146,8 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
 
   return {
     async register(ctx: HookContext<{ body: Body }>): Promise<TokenPair> {
+      // Credentials in the request or the answer: never kept with an Idempotency-Key.
+      answerNotKept(ctx.req);
       // Checked, compared and stored in its NFKC form.
       const username = normalizeUsername(String(ctx.body.username));
       const email = String(ctx.body.email);
@@ -177,6 +180,8 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
     },
 
     async login(ctx: HookContext<{ body: Body }>): Promise<TokenPair> {
+      // Credentials in the request or the answer: never kept with an Idempotency-Key.
+      answerNotKept(ctx.req);
       const { req } = ctx;
       // The form usernames are stored in: `ａｌｉｃｅ` logs in as `alice`, and shares its throttle.
       const username = normalizeUsername(String(ctx.body.username));
@@ -207,6 +212,8 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
     },
 
     async refresh(ctx: HookContext<{ body: Body }>): Promise<TokenPair> {
+      // Credentials in the request or the answer: never kept with an Idempotency-Key.
+      answerNotKept(ctx.req);
       const token = presentedRefreshToken(ctx);
       const claims = refreshClaims(ctx, token);
       // Single use: a second exchange of the same token, even a concurrent one, is refused.
@@ -217,6 +224,8 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
     },
 
     async logout(ctx: HookContext<{ body: Body }>): Promise<undefined> {
+      // Credentials in the request or the answer: never kept with an Idempotency-Key.
+      answerNotKept(ctx.req);
       // Cleared whatever the answer: a browser logging out with a spent or expired token is logged out too.
       if (cookies) clearAuthCookies(ctx.req, ctx.service.settings, cookies);
       const token = presentedRefreshToken(ctx);
@@ -231,6 +240,8 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
     },
 
     async changePassword(ctx: HookContext<{ body: Body }>): Promise<undefined> {
+      // Credentials in the request or the answer: never kept with an Idempotency-Key.
+      answerNotKept(ctx.req);
       const caller = ctx.user as AuthUser;
       const key = caller[pk] as string | number;
       const current = String(ctx.body.current_password);

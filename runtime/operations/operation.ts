@@ -11,6 +11,9 @@ import type { Db } from '../db/connection';
 import { parseRequest } from '../validation/validate';
 import type { z } from '../core/zod';
 import type { TransactionGate } from './transactions';
+import { idempotencyKeyOf, runIdempotent } from './idempotency';
+import type { Request } from 'express';
+import type { Knex } from 'knex';
 
 /** The query string as received, before validation: strings, lists of strings, nested records. */
 export interface QueryValues {
@@ -93,6 +96,8 @@ export interface Reply {
   body: unknown;
   /** The ETag of the written row's state, when the operation tags its replies so. */
   etag?: string;
+  /** The stored answer of an earlier request with the same Idempotency-Key (idempotency.ts). */
+  replayed?: boolean;
 }
 
 /**
@@ -155,6 +160,13 @@ export function runParsed<P extends PartSchema, Q extends PartSchema, B extends 
     }
     return answer;
   };
+  // A POST with an Idempotency-Key runs in a transaction that records the key with its answer
+  // (idempotency.ts), also where the operation begins its own (a bulk route's, nested in it).
+  const key = idempotencyKeyOf(gate?.req as Request | undefined);
+  if (key !== undefined) {
+    const transaction = <T>(run: (trx: Knex.Transaction) => Promise<T>) => (gate ? gate.transactions.run(db, gate.req, run) : db.transaction(run));
+    return runIdempotent(gate!.req as Request, key, transaction, work);
+  }
   if (!operation.transaction) return work(db);
   return gate ? gate.transactions.run(db, gate.req, work) : db.transaction(work);
 }

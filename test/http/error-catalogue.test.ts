@@ -155,6 +155,13 @@ const PROVOKE: Record<string, Record<string, (s: Services) => Promise<Answer>>> 
     'a request target longer than 8 KB': async ({ showcase }) => answer(await request(showcase.app).get(`/v/widgets/?ordering=${'n'.repeat(MAX_URL_LENGTH)}`)),
     'a body in a media type or content coding the service does not read': async ({ showcase }) =>
       answer(await request(showcase.app).post('/v/widgets/').set('Content-Type', 'text/plain').send('{"name": "as text"}')),
+    'a POST\'s `Idempotency-Key` was sent before with another request': async ({ blog }) => {
+      const user = await makeUser(blog);
+      const key = unique('idempotency');
+      const create = (title: string) => request(blog.app).post('/api/articles/').set('Authorization', user.bearer).set('Idempotency-Key', key).send({ title, content: 'x' });
+      expect((await create('First')).status).toBe(201);
+      return answer(await create('Another'));
+    },
     'a write without `If-Match` to a resource that sets `require_if_match`': async ({ showcase }) => {
       const [row] = await showcase.database.db('readings').insert({ sensor: 'catalogue', value: 1, rank: 0, taken_at: new Date() }).returning('id');
       const id = typeof row === 'object' ? (row as { id: number }).id : row;
