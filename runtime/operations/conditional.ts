@@ -12,7 +12,9 @@
  * PostgreSQL `SELECT … FOR UPDATE`, on SQLite the one writing connection. The check reads the row's
  * state in the write's transaction, so of N writes sent with the same ETag one wins and the others,
  * run after it, see its ETag changed: 412. `If-Match` may list several ETags (a bulk request lists
- * one per item); `*` matches any row that exists.
+ * one per item); `*` matches any row that exists. `If-None-Match` naming the row's state (or `*`)
+ * fails such a write too. A failure is answered only once the write's work is done, so the checks
+ * of permissions, hooks and overrides answer first (`checkPreconditions`).
  */
 import * as crypto from 'node:crypto';
 import { PreconditionFailedError, PreconditionRequiredError, type ApiException } from '../core/errors';
@@ -56,31 +58,19 @@ export function ifMatchHolds(header: string, etag: string | undefined): boolean 
 /** The 412 details of a write whose `If-None-Match` names the record's current version, or is `*`. */
 export const NONE_MATCH_FAILED = 'The object exists in a version If-None-Match names: a write with If-None-Match is made only where none of its versions exists.';
 
-/**
- * The `If-Match` check of a write holding the row it changes: nothing without the header unless
- * `required` (428); with it, a 412 unless it names the row's current state, computed by `state`
- * (undefined: the row has no representation left). Throws at once; `checkPreconditions` defers.
- */
-export async function checkIfMatch(header: string | undefined, required: boolean, state: () => Promise<string | undefined>): Promise<void> {
-  if (header === undefined) {
-    if (required) throw new PreconditionRequiredError();
-    return;
-  }
-  if (!ifMatchHolds(header, await state())) throw new PreconditionFailedError();
-}
-
-/** The failed precondition of each request in a write, until the write's work is done (`throwFailedPrecondition`). */
+/** The failed precondition of each request in a write, until the write's work is done (`settleFailedPrecondition`). */
 const failedPreconditions = new WeakMap<object, ApiException>();
 
 /**
  * The preconditions of a write holding the existing row it changes (RFC 9110 §13.2.2): `If-Match`
- * as `checkIfMatch` (428 when `required` and absent, 412 when it names no current state), then,
+ * (without it, a 428 when `required`; with it, a 412 unless it names the row's current state,
+ * computed by `state`, undefined when the row has no representation left), then,
  * when it holds or is absent, `If-None-Match`, which on a state-changing method fails (412) when it
  * names the row's current state (weak comparison) or is `*` (the row exists).
  *
  * The state is read now, in the write's transaction with the row locked, so of writes sent with one
  * ETag exactly one holds; but a failure is only recorded for `req` and thrown once the write's work
- * is done (`throwFailedPrecondition`, before the commit, which it then prevents): the checks that
+ * is done (`settleFailedPrecondition`, before the commit, which it then prevents): the checks that
  * would fail the request otherwise, authentication and the permissions hooks and overrides check,
  * answer first (RFC 9110 §13.2.1). `deferred` false (the write runs outside a transaction) throws at once.
  */

@@ -144,9 +144,10 @@ export function withArgs<Args extends object>(ctx: RequestContext, args: Args): 
  *
  * With `state` (the columns and shaping of the resource's detail representation), `stateETag`
  * answers the ETag of a row's state, and `lockRow` and `lockAny` check the request's `If-Match`
- * against it once the row is held (conditional.ts): a 412 when stale, and with `requireIfMatch` a
- * 428 when the request has none. `lockDeleted` (a restore) checks nothing: a deleted row has no
- * representation to match.
+ * and `If-None-Match` against it once the row is held (conditional.ts): a 412 when stale (or, for
+ * `If-None-Match`, current), and with `requireIfMatch` a 428 when the request has no `If-Match`,
+ * answered once the write's work is done without another failure. `lockDeleted` (a restore)
+ * checks nothing: a deleted row has no representation to match.
  */
 export function rowLookup<R extends Row = Row>(options: {
   table: string;
