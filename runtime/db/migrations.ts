@@ -2,7 +2,8 @@
  * Running the generated migrations with Knex. Migrations are modules in the generated code,
  * listed in order; each runs in its own transaction.
  *
- * The runtime has a few tables of its own (today: the refresh tokens already used, see auth/tokens.ts),
+ * The runtime has a few tables of its own (the refresh tokens already used, see auth/tokens.ts; the
+ * Idempotency-Key of POST requests, see operations/idempotency.ts),
  * created by its own migrations, recorded apart in `svc_runtime_migrations` so that the generated
  * migrations, their names and their rollbacks stay exactly what the specs call for.
  *
@@ -44,6 +45,9 @@ export const USED_REFRESH_TOKENS_TABLE = 'svc_used_refresh_tokens';
  */
 export const TOKEN_REVOCATIONS_TABLE = 'svc_token_revocations';
 
+/** The table where the runtime keeps the Idempotency-Key of POST requests with their answers (operations/idempotency.ts). */
+export const IDEMPOTENCY_KEYS_TABLE = 'svc_idempotency_keys';
+
 /** The runtime's own tables, the same for every generated service. */
 export const RUNTIME_MIGRATIONS: readonly Migration[] = [
   {
@@ -71,6 +75,28 @@ export const RUNTIME_MIGRATIONS: readonly Migration[] = [
     },
     async down(knex) {
       await knex.schema.dropTableIfExists(TOKEN_REVOCATIONS_TABLE);
+    },
+  },
+  {
+    name: 'runtime_0003_idempotency_keys',
+    async up(knex) {
+      await knex.schema.createTable(IDEMPOTENCY_KEYS_TABLE, (t) => {
+        // The SHA-256 of the caller and the key, in hex.
+        t.string('id', 64).primary();
+        // The request that holds the key now (random, per request).
+        t.string('claim', 32).notNullable();
+        // The SHA-256 of the method, the path and query, the caller and the body.
+        t.string('fingerprint', 64).notNullable();
+        t.integer('status').nullable();
+        // The answer's JSON text: `longtext` on MySQL/MariaDB, whose `text` holds 64 KB.
+        t.text('body', 'longtext').nullable();
+        t.string('etag', 64).nullable();
+        // Seconds since the epoch: compared as plain integers on every database.
+        t.bigInteger('expires_at').notNullable().index();
+      });
+    },
+    async down(knex) {
+      await knex.schema.dropTableIfExists(IDEMPOTENCY_KEYS_TABLE);
     },
   },
 ];

@@ -54,14 +54,14 @@ export interface ApiOptions extends ApiInfo {
 }
 
 /**
- * Whether a request holds more than one `Authorization` header. Node keeps the first in
- * `req.headers` and drops the others; the raw headers still hold them all.
+ * Whether a request holds more than one header `name` (in lower case). Node keeps the first
+ * `Authorization` or `Host` in `req.headers` and drops the others; the raw headers still hold them all.
  */
-function duplicateAuthorization(rawHeaders: readonly string[]): boolean {
+function duplicateHeader(rawHeaders: readonly string[], name: string): boolean {
   let seen = false;
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i];
-    if (name.length === 13 && name.toLowerCase() === 'authorization') {
+    const raw = rawHeaders[i];
+    if (raw.length === name.length && raw.toLowerCase() === name) {
       if (seen) return true;
       seen = true;
     }
@@ -72,6 +72,9 @@ function duplicateAuthorization(rawHeaders: readonly string[]): boolean {
 /** The route label of a request no Express route matches but a mounted handler serves (Swagger UI's files). */
 const ROUTE_LABEL = Symbol('route label');
 type LabelledRequest = express.Request & { [ROUTE_LABEL]?: string };
+
+/** Where the links the service builds start (pagination.ts): `SVC_PUBLIC_URL`, or nothing (a path). */
+export const PUBLIC_URL_LOCAL = 'svcPublicUrl';
 
 /** The methods whose routes read a body (body.ts refuses a non-JSON one on POST, PUT and PATCH only). */
 const METHODS_WITH_BODY: ReadonlySet<Method> = new Set(['post', 'put', 'patch', 'delete']);
@@ -102,9 +105,12 @@ export function createApi(options: ApiOptions): Express {
           version: options.version,
           tools: mcpTools(openApiDocument(), served, basePath),
           send: (from, request) => requestInProcess(app, from, request),
+          docs: security.docs,
+          docsRequest: { method: 'get', url: `${basePath}/openapi.json`, headers: {} },
         }),
       ])
     : served;
+  app.locals[PUBLIC_URL_LOCAL] = security.publicUrl;
   app.disable('x-powered-by');
   app.set('strict routing', true);
   app.set('case sensitive routing', true);
@@ -133,9 +139,12 @@ export function createApi(options: ApiOptions): Express {
   middleware.push((req, res, next) => {
     reads?.requestsArrived();
     if (req.url.length > MAX_URL_LENGTH) sendJson(res, 414, { detail: 'URI Too Long' });
-    else if (req.headers.authorization !== undefined && duplicateAuthorization(req.rawHeaders)) {
+    else if (req.headers.authorization !== undefined && duplicateHeader(req.rawHeaders, 'authorization')) {
       // RFC 6750 §3.1: a request that is malformed, here with two credentials, is an invalid_request.
       res.setHeader('WWW-Authenticate', 'Bearer error="invalid_request"');
+      sendJson(res, 400, { detail: 'Bad Request' });
+    } else if (duplicateHeader(req.rawHeaders, 'host')) {
+      // RFC 9112 §3.2: a request with more than one Host header field is answered 400.
       sendJson(res, 400, { detail: 'Bad Request' });
     } else next();
   });

@@ -30,9 +30,10 @@ export const DEFAULT_CORS: CorsSettings = Object.freeze({
   origins: [],
   methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
   // If-Match and If-None-Match: conditional requests (operations/conditional.ts), whose ETag is exposed;
-  // X-CSRF-Token: the double-submit token of writes authenticated by a cookie (auth/cookies.ts).
-  headers: ['Authorization', 'Content-Type', 'If-Match', 'If-None-Match', 'X-CSRF-Token', 'X-Request-Id'],
-  exposeHeaders: ['ETag', 'Retry-After', 'WWW-Authenticate', 'X-Commit-Position', 'X-Request-Id'],
+  // X-CSRF-Token: the double-submit token of writes authenticated by a cookie (auth/cookies.ts);
+  // Idempotency-Key: a POST's retry key, whose replayed answers say Idempotent-Replayed (operations/idempotency.ts).
+  headers: ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-Match', 'If-None-Match', 'X-CSRF-Token', 'X-Request-Id'],
+  exposeHeaders: ['ETag', 'Idempotent-Replayed', 'Retry-After', 'WWW-Authenticate', 'X-Commit-Position', 'X-Request-Id'],
   credentials: false,
   maxAge: 600,
 });

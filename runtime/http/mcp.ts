@@ -10,7 +10,10 @@
  *   `Authorization`, permissions, rate limits keyed by the same client address, validation, hooks,
  *   the error format, the request log), and its result is the response's status and JSON body.
  * - The transport is stateless: every POST carries one JSON-RPC message and is answered on its own,
- *   so any process of any instance can take any message, and no session outlives its request.
+ *   so any process of any instance can take any message, and no session outlives its request. A
+ *   batch (a JSON array) is refused: one POST is at most one tool call.
+ * - `tools/list` follows `SVC_DOCS`, as the OpenAPI document it describes: off, it does not exist;
+ *   staff, it answers whoever may read the document.
  */
 import { IncomingMessage, ServerResponse, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
@@ -22,6 +25,7 @@ import { ConfigurationError } from '../core/settings';
 import { LOC } from '../validation/validate';
 import { attachSocket } from './node-internals';
 import { openApiPath, type Method, type Route } from './routes';
+import { sendJson } from './send';
 
 /** The path of the endpoint below the base path. */
 export const MCP_PATH = '/mcp';
@@ -347,20 +351,66 @@ export interface McpEndpointOptions {
   tools: readonly McpTool[];
   /** Sends a tool call's request through the service, on behalf of the MCP request `from`. */
   send(from: Request, request: ToolRequest): Promise<ToolResponse>;
+  /**
+   * Who may list the tools (`SVC_DOCS`, which says who may read the OpenAPI document they are read
+   * off): `public` anyone; `off` no one (`tools/list` is a method the server does not have);
+   * `staff` a caller the document's own route lets read it, asked with `docsRequest`.
+   */
+  docs: 'public' | 'off' | 'staff';
+  /** The request of the OpenAPI document (`GET {base}/openapi.json`), whose answer says who may list the tools with `staff`. */
+  docsRequest: ToolRequest;
+}
+
+/**
+ * The JSON-RPC error of a batch (a JSON array of messages): the endpoint takes one message per
+ * POST, as the MCP transport has since its 2025-06-18 revision. The SDK's code for a request it
+ * refuses (`-32600`, Invalid Request) with the HTTP 400 the SDK answers it with, and no id (a
+ * batch has none of its own).
+ */
+export const BATCH_REFUSED = {
+  jsonrpc: '2.0',
+  error: { code: -32600, message: 'Invalid Request: a POST carries one JSON-RPC message; batches are not supported' },
+  id: null,
+} as const;
+
+/** Whether a JSON-RPC message is a `tools/list` request. */
+function listsTools(message: unknown): boolean {
+  return message !== null && typeof message === 'object' && (message as { method?: unknown }).method === 'tools/list';
 }
 
 /**
  * The endpoint's route: `POST {basePath}/mcp`, each POST one JSON-RPC message answered as JSON. GET
  * (a stream of server-initiated messages) and DELETE (the end of a session) mean nothing without
  * sessions: they are the 405 of every route, which MCP clients expect of a stateless server.
+ *
+ * A batch is refused (400, `BATCH_REFUSED`) before any of its messages is read: one POST is one
+ * tool call, counted once by rate limits and bounded by one response. With `docs` `staff`, a
+ * `tools/list` from a caller the OpenAPI document refuses is answered that refusal, its HTTP status
+ * and body (401 or 403); with `off` the method does not exist (JSON-RPC `-32601`).
  */
 export function mcpRoute(options: McpEndpointOptions): Route {
   const { McpServer, StreamableHTTPServerTransport, CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } = sdk();
   const byName = new Map(options.tools.map((t) => [t.tool.name, t]));
   const tools = options.tools.map((t) => t.tool);
   const handler = async (req: Request, res: Response) => {
+    if (Array.isArray(req.body)) {
+      sendJson(res, 400, BATCH_REFUSED);
+      return;
+    }
+    if (options.docs === 'staff' && listsTools(req.body)) {
+      const docs = await options.send(req, options.docsRequest);
+      if (docs.status !== 200) {
+        for (const [name, value] of Object.entries(docs.headers)) res.setHeader(name, value);
+        sendJson(res, docs.status, docs.body);
+        return;
+      }
+    }
     const server = new McpServer({ name: options.name, version: options.version }, { capabilities: { tools: { listChanged: false } } });
-    server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
+    server.server.setRequestHandler(ListToolsRequestSchema, () => {
+      // The SDK's own answer to a method it does not serve.
+      if (options.docs === 'off') throw Object.assign(new Error('Method not found'), { code: ErrorCode.MethodNotFound });
+      return { tools };
+    });
     server.server.setRequestHandler(CallToolRequestSchema, async ({ params }) => {
       const tool = byName.get(params.name);
       if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);

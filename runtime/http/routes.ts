@@ -16,6 +16,7 @@ import { outHeaders } from './node-internals';
 import { sendJson, sendJsonText } from './send';
 import { replicasOf, type Replicas } from '../db/replicas';
 import { etagOfJson, noneMatchHits } from '../operations/conditional';
+import { IDEMPOTENT_REPLAYED_HEADER } from '../operations/idempotency';
 import { parseInput, runParsed, type Operation, type OperationInput, type PartSchema, type QueryValues } from '../operations/operation';
 import type { z } from '../core/zod';
 import type { ConditionalDoc } from './openapi-conditional';
@@ -180,7 +181,8 @@ export function expressHandler<P extends PartSchema = undefined, Q extends PartS
   const view: View = async (req, res) => {
     // The input validated before the decorators ran; parsed here only for a view called without it.
     const input = (req.validated as OperationInput<P, Q, B> | undefined) ?? parseInput(operation, rawRequest(req));
-    const { status, body, etag } = await runParsed(operation, input, service.db, (db) => requestContext(req, db, service), { transactions: service.transactions, req });
+    const { status, body, etag, replayed } = await runParsed(operation, input, service.db, (db) => requestContext(req, db, service), { transactions: service.transactions, req });
+    if (replayed) res.setHeader(IDEMPOTENT_REPLAYED_HEADER, 'true');
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       const replicas = replicasOf(service.db);
       if (replicas) await sendCommitPosition(replicas, res);

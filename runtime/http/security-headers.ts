@@ -53,9 +53,32 @@ export interface HttpSecuritySettings {
   headers: boolean;
   /** `SVC_DOCS`: who may read the OpenAPI document and Swagger UI. */
   docs: DocsAccess;
+  /**
+   * `SVC_PUBLIC_URL`: the service's URL as its clients reach it (`https://api.example.com`, with
+   * the path a proxy serves it under, if any), without a trailing slash. The links the service
+   * builds (cursor pagination's `next` and `previous`) are this and the request's path and query;
+   * unset, they are the path and query alone (a relative reference). Never the request's `Host`.
+   */
+  publicUrl?: string;
 }
 
-/** `SVC_SECURITY_HEADERS` and `SVC_DOCS`, checked: a bad value is a ConfigurationError at start. */
+/** `SVC_PUBLIC_URL` checked: an http or https URL without query, fragment or credentials; undefined when unset. */
+export function publicUrlSetting(value: string | undefined): string | undefined {
+  const raw = value?.trim();
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigurationError(`SVC_PUBLIC_URL must be an http or https URL, got "${value}"`);
+  }
+  if (!/^https?:$/.test(url.protocol) || url.search || url.hash || url.username || url.password || raw.includes('?') || raw.includes('#')) {
+    throw new ConfigurationError(`SVC_PUBLIC_URL must be an http or https URL without query, fragment or credentials, got "${value}"`);
+  }
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+/** `SVC_SECURITY_HEADERS`, `SVC_DOCS` and `SVC_PUBLIC_URL`, checked: a bad value is a ConfigurationError at start. */
 export function httpSecuritySettings(env: NodeJS.ProcessEnv = process.env): HttpSecuritySettings {
   const rawHeaders = env.SVC_SECURITY_HEADERS?.trim() ?? 'true';
   let headers: boolean;
@@ -64,7 +87,8 @@ export function httpSecuritySettings(env: NodeJS.ProcessEnv = process.env): Http
   else throw new ConfigurationError(`SVC_SECURITY_HEADERS must be true or false, got "${env.SVC_SECURITY_HEADERS}"`);
   const docs = (env.SVC_DOCS?.trim().toLowerCase() || 'public') as DocsAccess;
   if (!DOCS_ACCESS.includes(docs)) throw new ConfigurationError(`SVC_DOCS must be one of ${DOCS_ACCESS.join(', ')}, got "${env.SVC_DOCS}"`);
-  return { headers, docs };
+  const publicUrl = publicUrlSetting(env.SVC_PUBLIC_URL);
+  return publicUrl === undefined ? { headers, docs } : { headers, docs, publicUrl };
 }
 
 /**

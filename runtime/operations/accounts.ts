@@ -36,6 +36,7 @@
  * 422 a body without `refresh_token` gets without cookies.
  */
 import { unauthorized, type AuthUser } from '../auth/authenticators';
+import { answerNotKept } from './idempotency';
 import { checkCsrf, clearAuthCookies, REFRESH_COOKIE, requestCookie, setAuthCookies, type CookiePaths } from '../auth/cookies';
 import { credentialProblems } from '../auth/credentials';
 import { hashPassword, passwordFitsBcrypt, passwordProblems, passwordTooLongEntry, verifyPassword } from '../auth/password';
@@ -184,6 +185,8 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
     },
 
     async register(ctx: HookContext<{ body: Body }>): Promise<TokenPair> {
+      // Credentials in the request or the answer: never kept with an Idempotency-Key.
+      answerNotKept(ctx.req);
       // Checked, compared and stored in its NFKC form.
       const username = normalizeUsername(String(ctx.body.username));
       const email = String(ctx.body.email);
@@ -219,6 +222,8 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
     },
 
     async login(ctx: HookContext<{ body: Body }>): Promise<TokenPair> {
+      // Credentials in the request or the answer: never kept with an Idempotency-Key.
+      answerNotKept(ctx.req);
       const { req } = ctx;
       // The form usernames are stored in: `ａｌｉｃｅ` logs in as `alice`, and shares its throttle.
       const username = normalizeUsername(String(ctx.body.username));
@@ -249,6 +254,8 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
     },
 
     async refresh(ctx: HookContext<{ body: Body }>): Promise<TokenPair> {
+      // Credentials in the request or the answer: never kept with an Idempotency-Key.
+      answerNotKept(ctx.req);
       const token = presentedRefreshToken(ctx);
       const claims = await liveRefreshClaims(ctx, token);
       // Refused for an inactive user before it is spent: re-activated, the user refreshes with it.
@@ -260,6 +267,8 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
     },
 
     async logout(ctx: HookContext<{ body: Body }>): Promise<undefined> {
+      // Credentials in the request or the answer: never kept with an Idempotency-Key.
+      answerNotKept(ctx.req);
       // Cleared whatever the answer: a browser logging out with a spent or expired token is logged out too.
       if (cookies) clearAuthCookies(ctx.req, ctx.service.settings, cookies);
       const token = presentedRefreshToken(ctx);
@@ -274,6 +283,8 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
     },
 
     async changePassword(ctx: HookContext<{ body: Body }>): Promise<undefined> {
+      // Credentials in the request or the answer: never kept with an Idempotency-Key.
+      answerNotKept(ctx.req);
       const caller = ctx.user as AuthUser;
       const key = caller[pk] as string | number;
       const current = String(ctx.body.current_password);

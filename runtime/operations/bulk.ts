@@ -4,6 +4,7 @@
  * 422 before any item is looked at); then every item is validated by the single-item schema, and
  * applied either all in one transaction (`atomic`) or each in its own, with a result per item.
  */
+import { settleFailedPrecondition } from './conditional';
 import { handledError } from './exceptions';
 import type { RequestContext } from './context';
 import { RequestValidationError, type ValidationEntry } from '../core/errors';
@@ -66,7 +67,7 @@ class FailedItem extends Error {
 
 /** Runs `apply` and makes its result the item's reply; an error status from an override is thrown. */
 async function applyItem<T>(apply: (item: T, ctx: RequestContext) => unknown, item: T, ctx: RequestContext, status: number): Promise<Reply> {
-  const answer = reply(status, await apply(item, ctx));
+  const answer = await settleFailedPrecondition(ctx.req, async () => reply(status, await apply(item, ctx)));
   if (answer.status >= 400) throw new FailedItem(answer);
   return answer;
 }

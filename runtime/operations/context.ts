@@ -14,7 +14,7 @@ import type { ExceptionHandlers } from './exceptions';
 import type { Conflicts } from './conflicts';
 import { TransactionGate } from './transactions';
 import { onlyFilters } from '../db/knex-internals';
-import { checkIfMatch, etagOf } from './conditional';
+import { checkPreconditions, etagOf } from './conditional';
 import { relatedExists, type Visibility } from './visibility';
 
 /** Both 404 keys of a model; the setting SVC_NOT_FOUND_ERROR_USE_VERBOSE_NAMES picks one. */
@@ -113,11 +113,6 @@ export function requestContext(req: Request, db: Db, service: ServiceContext): R
   return { req, user: req.auth, db, service };
 }
 
-/** The request's `If-Match` header, as Node joins repeated ones. */
-function ifMatchOf(ctx: RequestContext): string | undefined {
-  return ctx.req?.headers?.['if-match'];
-}
-
 /**
  * What a hook receives: the request context plus the hook's own arguments (for example `values` and
  * `data` before a create, `instance` for an action, `proceed` for an override). Every hook takes
@@ -149,9 +144,10 @@ export function withArgs<Args extends object>(ctx: RequestContext, args: Args): 
  *
  * With `state` (the columns and shaping of the resource's detail representation), `stateETag`
  * answers the ETag of a row's state, and `lockRow` and `lockAny` check the request's `If-Match`
- * against it once the row is held (conditional.ts): a 412 when stale, and with `requireIfMatch` a
- * 428 when the request has none. `lockDeleted` (a restore) checks nothing: a deleted row has no
- * representation to match.
+ * and `If-None-Match` against it once the row is held (conditional.ts): a 412 when stale (or, for
+ * `If-None-Match`, current), and with `requireIfMatch` a 428 when the request has no `If-Match`,
+ * answered once the write's work is done without another failure. `lockDeleted` (a restore)
+ * checks nothing: a deleted row has no representation to match.
  */
 export function rowLookup<R extends Row = Row>(options: {
   table: string;
@@ -200,7 +196,7 @@ export function rowLookup<R extends Row = Row>(options: {
     const row: R | undefined = await query.first();
     if (!row) throw new NotFoundError(model);
     written.delete(ctx);
-    if (state && rows !== 'deleted') await checkIfMatch(ifMatchOf(ctx), requireIfMatch, () => currentETag(ctx, key));
+    if (state && rows !== 'deleted') await checkPreconditions(ctx.req, requireIfMatch, () => currentETag(ctx, key), ctx.db.isTransaction === true);
     return row;
   }
   /** The row with this key by key alone, or undefined. */

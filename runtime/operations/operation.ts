@@ -6,12 +6,15 @@
  * routes.ts) turns an operation into one framework's request handler.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { etagOf } from './conditional';
+import { etagOf, settleFailedPrecondition } from './conditional';
 import type { RequestContext } from './context';
 import type { Db } from '../db/connection';
 import { parseRequest } from '../validation/validate';
 import type { z } from '../core/zod';
 import type { TransactionGate } from './transactions';
+import { idempotencyKeyOf, runIdempotent } from './idempotency';
+import type { Request } from 'express';
+import type { Knex } from 'knex';
 
 /** The query string as received, before validation: strings, lists of strings, nested records. */
 export interface QueryValues {
@@ -99,6 +102,8 @@ export interface Reply {
   body: unknown;
   /** The ETag of the written row's state, when the operation tags its replies so. */
   etag?: string;
+  /** The stored answer of an earlier request with the same Idempotency-Key (idempotency.ts). */
+  replayed?: boolean;
 }
 
 /**
@@ -156,7 +161,7 @@ export function runParsed<P extends PartSchema, Q extends PartSchema, B extends 
   const { etag } = operation;
   const work = async (on: Db): Promise<Reply> => {
     const ctx = contextFor(on);
-    const answer = reply(operation.status, await operation.handle(input, ctx));
+    const answer = await settleFailedPrecondition(ctx.req, async () => reply(operation.status, await operation.handle(input, ctx)));
     // The state's ETag is read in the same transaction as the write, before it commits.
     if (etag && etag !== 'body' && answer.status < 300 && answer.body !== undefined) {
       if (etag.answerIsState) answer.etag = etagOf(answer.body);
@@ -167,6 +172,13 @@ export function runParsed<P extends PartSchema, Q extends PartSchema, B extends 
     }
     return answer;
   };
+  // A POST with an Idempotency-Key runs in a transaction that records the key with its answer
+  // (idempotency.ts), also where the operation begins its own (a bulk route's, nested in it).
+  const key = idempotencyKeyOf(gate?.req as Request | undefined);
+  if (key !== undefined) {
+    const transaction = <T>(run: (trx: Knex.Transaction) => Promise<T>) => (gate ? gate.transactions.run(db, gate.req, run) : db.transaction(run));
+    return runIdempotent(gate!.req as Request, key, transaction, work);
+  }
   if (!operation.transaction) return work(db);
   return gate ? gate.transactions.run(db, gate.req, work) : db.transaction(work);
 }

@@ -186,12 +186,17 @@ const cursorParam = () =>
 /** A 422 on the cursor that decodes but does not fit this list. */
 const cursorError = (msg: string) => new RequestValidationError([{ type: 'value_error', loc: ['query', 'cursor'], msg }]);
 
-/** The request's own URL with `cursor` set to `cursor`, or without it (the first page). */
+/**
+ * The request's own path and query with `cursor` set to `cursor`, or without it (the first page),
+ * after `SVC_PUBLIC_URL` when it is set: a relative reference otherwise. The request's `Host` (and
+ * an absolute request target's host) never makes a link: a client may send any.
+ */
 function pageLink(req: Request, cursor: Cursor | null): string {
-  const url = new URL(req.originalUrl, `${req.protocol}://${req.get('host') ?? 'localhost'}`);
+  const url = new URL(req.originalUrl, 'http://localhost');
   if (cursor) url.searchParams.set('cursor', encodeCursor(cursor));
   else url.searchParams.delete('cursor');
-  return url.href;
+  const base = req.app?.locals?.svcPublicUrl as string | undefined;
+  return `${base ?? ''}${url.pathname}${url.search}`;
 }
 
 /**

@@ -85,6 +85,16 @@ export const LOC = {
 /** The entry of a string that holds a NUL character, which PostgreSQL cannot store in text. */
 export const NUL_CHARACTER = { type: 'null_characters_not_allowed', msg: 'String should not contain null characters' } as const;
 
+/**
+ * The entry of a string that holds a lone surrogate (a JSON escape such as `"\ud800"` without its
+ * pair): no UTF-8 encodes it, so each database would store something else (U+FFFD once on
+ * PostgreSQL and MariaDB, three times on SQLite) or refuse it.
+ */
+export const LONE_SURROGATE = { type: 'string_unicode', msg: 'String should not contain lone surrogates' } as const;
+
+/** What is wrong with a string no database stores as it is. */
+type BadString = typeof NUL_CHARACTER | typeof LONE_SURROGATE;
+
 type Path = (string | number)[];
 
 /** The definition of a Zod schema, as far as the walk below reads it. */
@@ -102,7 +112,17 @@ const defOf = (schema: z.ZodType | undefined): Def | undefined => (schema as { _
 
 const WRAPPERS = new Set(['optional', 'nullable', 'default', 'prefault', 'nonoptional', 'readonly', 'catch']);
 
-const hasNul = (text: string) => text.includes('\u0000');
+/** Whether a string holds a NUL character or a lone surrogate: what `badString` names. */
+const hasNul = (text: string) => text.includes('\u0000') || !(text as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/** What is wrong with a string `hasNul` found: a NUL character first. */
+const badString = (text: string): BadString => (text.includes('\u0000') ? NUL_CHARACTER : LONE_SURROGATE);
+
+/** A string found bad, where. */
+interface Found {
+  path: Path;
+  entry: BadString;
+}
 
 /** At most this many NUL entries are reported for one value (a body may hold any number of strings). */
 const MAX_NUL_ENTRIES = 100;
@@ -120,12 +140,12 @@ function pathOf(base: Path, place: Place | undefined): Path {
 }
 
 /** Every string in `value`, object keys included, depth first without recursion (free-form JSON may nest deeply). */
-function allNulPaths(value: unknown, base: Path, out: Path[]): void {
+function allNulPaths(value: unknown, base: Path, out: Found[]): void {
   const stack: [unknown, Place | undefined][] = [[value, undefined]];
   while (stack.length > 0 && out.length < MAX_NUL_ENTRIES) {
     const [item, place] = stack.pop()!;
     if (typeof item === 'string') {
-      if (hasNul(item)) out.push(pathOf(base, place));
+      if (hasNul(item)) out.push({ path: pathOf(base, place), entry: badString(item) });
     } else if (Array.isArray(item)) {
       for (let i = item.length - 1; i >= 0; i--) stack.push([item[i], { key: i, parent: place }]);
     } else if (item !== null && typeof item === 'object') {
@@ -170,9 +190,9 @@ function anyNul(value: unknown): boolean {
  * object keys the schema does not declare are dropped by it and not looked at. Below any other kind
  * of schema (a union, a record, free-form JSON) every string is looked at, object keys included.
  */
-function nulPaths(schema: z.ZodType | undefined, value: unknown, path: Path, out: Path[], depth = 0): void {
+function nulPaths(schema: z.ZodType | undefined, value: unknown, path: Path, out: Found[], depth = 0): void {
   if (typeof value === 'string') {
-    if (hasNul(value) && out.length < MAX_NUL_ENTRIES) out.push(path);
+    if (hasNul(value) && out.length < MAX_NUL_ENTRIES) out.push({ path, entry: badString(value) });
     return;
   }
   if (value === null || typeof value !== 'object' || out.length >= MAX_NUL_ENTRIES) return;
@@ -268,7 +288,7 @@ function objectFastParse(schema: z.ZodType): FastParse | null {
 
 /**
  * Runs `schema` on a request value, with one rule on top for every database alike: no string the
- * schema accepts may hold a NUL character. Returns the data, or the entries (`loc` without prefix)
+ * schema accepts may hold a NUL character or a lone surrogate. Returns the data, or the entries (`loc` without prefix)
  * in schema order; a NUL character is reported only where the schema found nothing else, after
  * the entries of the fields before it. A value the schema's fast parser takes is its output at once.
  */
@@ -279,7 +299,7 @@ function check<S extends z.ZodType>(schema: S, value: unknown): { data: z.output
     if (data !== NOT_FAST) return { data: data as z.output<S> };
   }
   const result = schema.safeParse(value, { reportInput: true });
-  const nul: Path[] = [];
+  const nul: Found[] = [];
   if (anyNul(value)) nulPaths(schema, value, [], nul);
   if (result.success && nul.length === 0) return { data: result.data };
   const entries = result.success ? [] : toEntries(result.error.issues, []);
@@ -288,10 +308,10 @@ function check<S extends z.ZodType>(schema: S, value: unknown): { data: z.output
     const i = order.indexOf(String(loc[0]));
     return i < 0 ? order.length : i;
   };
-  for (const path of nul) {
+  for (const { path, entry } of nul) {
     if (entries.some((e) => startsWith(path, e.loc) || startsWith(e.loc, path))) continue;
     const at = entries.findIndex((e) => rank(e.loc) > rank(path));
-    entries.splice(at < 0 ? entries.length : at, 0, { ...NUL_CHARACTER, loc: path });
+    entries.splice(at < 0 ? entries.length : at, 0, { ...entry, loc: path });
   }
   return { entries };
 }

@@ -12,6 +12,10 @@ const STALE = {
   error: 'precondition_failed',
   details: 'The object has changed since it was read: If-Match names none of its current versions.',
 };
+const EXISTS = {
+  error: 'precondition_failed',
+  details: 'The object exists in a version If-None-Match names: a write with If-None-Match is made only where none of its versions exists.',
+};
 const STRONG_ETAG = /^"[A-Za-z0-9_-]{22}"$/;
 
 /** Statuses and bodies of concurrent responses, counted. */
@@ -160,6 +164,45 @@ describe.each(DIALECTS)('conditional requests (%s)', (dialect) => {
     const gone = await request(svc.app).delete(path).set('Authorization', author.bearer).set('If-Match', `${stale}, ${listed}`);
     expect(gone.status).toBe(200);
     expect(await svc.database.db('articles').where('id', id).first()).toBeUndefined();
+  });
+
+  it('If-None-Match on a write: `*` or the current ETag is a 412 and nothing is written; another ETag lets it through', async () => {
+    const { author, id, path } = await article();
+    const current = (await request(svc.app).get(path)).headers.etag;
+    for (const header of ['*', current, `"other", W/${current}`]) {
+      const patch = await request(svc.app).patch(path).set('Authorization', author.bearer).set('If-None-Match', header).send({ title: 'Overwritten' });
+      expect({ status: patch.status, body: patch.body }).toEqual({ status: 412, body: EXISTS });
+      const remove = await request(svc.app).delete(path).set('Authorization', author.bearer).set('If-None-Match', header);
+      expect({ status: remove.status, body: remove.body }).toEqual({ status: 412, body: EXISTS });
+    }
+    expect((await svc.database.db('articles').where('id', id).first()).title).toBe('First');
+    const other = await request(svc.app).patch(path).set('Authorization', author.bearer).set('If-None-Match', '"other"').send({ title: 'Changed' });
+    expect({ status: other.status, title: other.body.title }).toEqual({ status: 200, title: 'Changed' });
+    const gone = await request(svc.app).delete(path).set('Authorization', author.bearer).set('If-None-Match', current);
+    expect(gone.status).toBe(200);
+  });
+
+  it('a caller who may not write gets its 401 or 403, not the 412 of a stale If-Match or a matching If-None-Match', async () => {
+    const { author, id, path } = await article();
+    const other = await makeUser(svc);
+    const stale = '"AAAAAAAAAAAAAAAAAAAAAA"';
+    const current = (await request(svc.app).get(path)).headers.etag;
+    const anonymous = await request(svc.app).patch(path).set('If-Match', stale).send({ title: 'x' });
+    expect({ status: anonymous.status, body: anonymous.body }).toEqual({ status: 401, body: { detail: 'Unauthorized' } });
+    const patch = await request(svc.app).patch(path).set('Authorization', other.bearer).set('If-Match', stale).send({ title: 'x' });
+    expect({ status: patch.status, body: patch.body }).toEqual({ status: 403, body: { detail: 'You can only edit your own articles' } });
+    const remove = await request(svc.app).delete(path).set('Authorization', other.bearer).set('If-Match', stale);
+    expect({ status: remove.status, body: remove.body }).toEqual({ status: 403, body: { detail: 'You can only delete your own articles' } });
+    const noneMatch = await request(svc.app).delete(path).set('Authorization', other.bearer).set('If-None-Match', current);
+    expect({ status: noneMatch.status, body: noneMatch.body }).toEqual({ status: 403, body: { detail: 'You can only delete your own articles' } });
+    const draft = await makeArticle(svc.database.db, { author_id: author.id, is_published: false });
+    // The author of a draft may see it, and may not publish it: the action's hook refuses.
+    const publish = await request(svc.app).post(`/api/articles/${draft}/publish/`).set('Authorization', author.bearer).set('If-Match', stale);
+    expect({ status: publish.status, body: publish.body }).toEqual({ status: 403, body: { error: 'forbidden', details: 'Only staff can publish' } });
+    // The author, who may write, gets the 412, and nothing is written.
+    const own = await request(svc.app).patch(path).set('Authorization', author.bearer).set('If-Match', stale).send({ title: 'x' });
+    expect({ status: own.status, body: own.body }).toEqual({ status: 412, body: STALE });
+    expect((await svc.database.db('articles').where('id', id).first()).title).toBe('First');
   });
 
   it('a missing article is still a 404 with If-Match, and unconditional writes still work', async () => {

@@ -14,8 +14,8 @@ describe('SVC_CORS_* settings', () => {
     expect(corsSettings({})).toEqual({
       origins: [],
       methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-      headers: ['Authorization', 'Content-Type', 'If-Match', 'If-None-Match', 'X-CSRF-Token', 'X-Request-Id'],
-      exposeHeaders: ['ETag', 'Retry-After', 'WWW-Authenticate', 'X-Commit-Position', 'X-Request-Id'],
+      headers: ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-Match', 'If-None-Match', 'X-CSRF-Token', 'X-Request-Id'],
+      exposeHeaders: ['ETag', 'Idempotent-Replayed', 'Retry-After', 'WWW-Authenticate', 'X-Commit-Position', 'X-Request-Id'],
       credentials: false,
       maxAge: 600,
     });
@@ -88,7 +88,7 @@ describe.each(DIALECTS)('CORS (%s)', (dialect) => {
       expect(res.headers).toMatchObject({
         'access-control-allow-origin': APP,
         'access-control-allow-methods': 'GET, HEAD, POST, PUT, PATCH, DELETE',
-        'access-control-allow-headers': 'Authorization, Content-Type, If-Match, If-None-Match, X-CSRF-Token, X-Request-Id',
+        'access-control-allow-headers': 'Authorization, Content-Type, Idempotency-Key, If-Match, If-None-Match, X-CSRF-Token, X-Request-Id',
         'access-control-allow-credentials': 'true',
         'access-control-max-age': '600',
         vary: 'Origin',
@@ -102,7 +102,7 @@ describe.each(DIALECTS)('CORS (%s)', (dialect) => {
       expect(res.headers).toMatchObject({
         'access-control-allow-origin': 'http://localhost:3000',
         'access-control-allow-credentials': 'true',
-        'access-control-expose-headers': 'ETag, Retry-After, WWW-Authenticate, X-Commit-Position, X-Request-Id',
+        'access-control-expose-headers': 'ETag, Idempotent-Replayed, Retry-After, WWW-Authenticate, X-Commit-Position, X-Request-Id',
         vary: 'Origin',
       });
     });

@@ -54,18 +54,14 @@ describe.each(DIALECTS)('CursorPagination: the showcase readings (%s)', (dialect
   afterEach(() => expect(takeErrors(svc)).toEqual([]));
 
   /**
-   * GET of a path with its query, or of a page link. Links are absolute URLs on the host the request
-   * named (each supertest request has a port of its own): checked, then kept as path and query.
+   * GET of a path with its query, or of a page link. Links are the path and query of the page
+   * (without SVC_PUBLIC_URL, a relative reference: never on the host the request named).
    */
   async function get(target: string): Promise<{ status: number; body: any }> {
-    const url = new URL(target, 'http://placeholder');
-    const res = await request(svc.app).get(`${url.pathname}${url.search}`);
-    const origin = new URL(res.request.url).origin;
+    const res = await request(svc.app).get(target);
     const body = res.body;
     for (const key of ['next', 'previous'] as const) {
-      if (typeof body?.[key] !== 'string') continue;
-      expect(body[key].startsWith(`${origin}/`)).toBe(true);
-      body[key] = body[key].slice(origin.length);
+      if (typeof body?.[key] === 'string') expect(body[key].startsWith('/v/')).toBe(true);
     }
     return { status: res.status, body };
   }

@@ -5,6 +5,8 @@
  * without its row, fails the test too: the page and the services cannot drift apart.
  */
 import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import request from 'supertest';
 import { loginThrottle } from '../../runtime';
@@ -77,6 +79,26 @@ interface Answer {
 
 const answer = (res: request.Response, values?: Record<string, unknown>): Answer => ({ status: res.status, body: res.body, values });
 
+/** The answer to a request written byte for byte (`head`: its request line and headers), as HTTP clients cannot send it. */
+async function rawAnswer(svc: RunningService, head: string): Promise<Answer> {
+  const server = http.createServer(svc.app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const text = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
+      let received = '';
+      socket.on('data', (chunk) => (received += chunk.toString('utf8')));
+      socket.on('end', () => resolve(received));
+      socket.on('error', reject);
+      socket.write(`${head}Connection: close\r\n\r\n`);
+    });
+    const [statusLine] = text.split('\r\n');
+    return { status: Number(statusLine.split(' ')[1]), body: JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) };
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
 /** How each row is provoked, by its table and its "When". */
 const PROVOKE: Record<string, Record<string, (s: Services) => Promise<Answer>>> = {
   'Standard responses': {
@@ -117,17 +139,29 @@ const PROVOKE: Record<string, Record<string, (s: Services) => Promise<Answer>>> 
   },
   'Beyond the standard responses': {
     'a path that cannot be decoded (a bad `%` escape)': async ({ showcase }) => answer(await request(showcase.app).get('/v/widgets/%E0%A4%A/')),
+    'a request with more than one `Host` header': async ({ showcase }) => rawAnswer(showcase, 'GET /v/widgets/ HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n'),
     'no route matches the path': async ({ showcase }) => answer(await request(showcase.app).get('/v/no-such-thing/')),
     'the route exists, for other methods': async ({ showcase }) => answer(await request(showcase.app).put('/v/widgets/')),
     '`If-Match` names no current version of the object': async ({ showcase }) => {
       const id = await insertWidget(showcase.database.db, { name: unique('if-match') });
       return answer(await request(showcase.app).patch(`/v/widgets/${id}/`).set('If-Match', '"not-a-version"').send({ count: 2 }));
     },
+    '`If-None-Match` names the object\'s current version, or is `*`, on a write to it': async ({ showcase }) => {
+      const id = await insertWidget(showcase.database.db, { name: unique('if-none-match') });
+      return answer(await request(showcase.app).patch(`/v/widgets/${id}/`).set('If-None-Match', '*').send({ count: 2 }));
+    },
     'a body larger than the limit (1 MB)': async ({ showcase }) =>
       answer(await request(showcase.app).post('/v/widgets/').set('Content-Type', 'application/json').send(JSON.stringify({ name: 'big', notes: 'x'.repeat(1024 * 1024) }))),
     'a request target longer than 8 KB': async ({ showcase }) => answer(await request(showcase.app).get(`/v/widgets/?ordering=${'n'.repeat(MAX_URL_LENGTH)}`)),
     'a body in a media type or content coding the service does not read': async ({ showcase }) =>
       answer(await request(showcase.app).post('/v/widgets/').set('Content-Type', 'text/plain').send('{"name": "as text"}')),
+    'a POST\'s `Idempotency-Key` was sent before with another request': async ({ blog }) => {
+      const user = await makeUser(blog);
+      const key = unique('idempotency');
+      const create = (title: string) => request(blog.app).post('/api/articles/').set('Authorization', user.bearer).set('Idempotency-Key', key).send({ title, content: 'x' });
+      expect((await create('First')).status).toBe(201);
+      return answer(await create('Another'));
+    },
     'a write without `If-Match` to a resource that sets `require_if_match`': async ({ showcase }) => {
       const [row] = await showcase.database.db('readings').insert({ sensor: 'catalogue', value: 1, rank: 0, taken_at: new Date() }).returning('id');
       const id = typeof row === 'object' ? (row as { id: number }).id : row;

@@ -141,7 +141,7 @@ describe.each(DIALECTS)('input caps: ordering read by position under CursorPagin
       const res = await request(svc.app).get(target);
       expect(res.status).toBe(200);
       seen.push(...res.body.results.map((r: { id: number }) => r.id));
-      target = res.body.next ? new URL(res.body.next).pathname + new URL(res.body.next).search : null;
+      target = res.body.next ?? null;
     }
     expect(seen).toHaveLength(6);
     expect(new Set(seen).size).toBe(6);

@@ -11,6 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import request from 'supertest';
 import { createLogger } from '../../runtime';
+import { httpSecuritySettings } from '../../runtime/http/security-headers';
 import { DIALECTS } from '../support/databases';
 import { createUser, insertArticle, takeErrors, type TestUser } from '../support/fixtures';
 import { startBlog, startShowcase, type RunningService } from '../support/services';
@@ -253,6 +254,23 @@ describe.each(DIALECTS)('MCP endpoint (%s)', (dialect) => {
     expect(overMcp).toEqual({ status: 429, body: overHttp.body, headers: { 'retry-after': expect.any(String) }, isError: true });
   });
 
+  it('refuses a batch with 400 and the JSON-RPC Invalid Request, running none of its calls', async () => {
+    const accept = 'application/json, text/event-stream';
+    const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'create_article', arguments: { body: { title: `Batched ${dialect} ${id}`, content: 'x' } } } });
+    const batch = await http().post('/api/mcp').set('Accept', accept).set('Authorization', user.bearer).send([call(1), call(2), call(3)]);
+    expect([batch.status, batch.body]).toEqual([
+      400,
+      { jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: a POST carries one JSON-RPC message; batches are not supported' }, id: null },
+    ]);
+    const single = await http().post('/api/mcp').set('Accept', accept).send([{ jsonrpc: '2.0', id: 1, method: 'tools/list' }]);
+    expect(single.status).toBe(400);
+    expect(Number((await svc.database.db('articles').where('title', 'like', 'Batched%').count({ n: '*' }).first())!.n)).toBe(0);
+    // One message per POST, as the SDK's client sends them, is served.
+    const one = await http().post('/api/mcp').set('Accept', accept).set('Authorization', user.bearer).send(call(4));
+    expect(one.status).toBe(200);
+    expect(one.body).toMatchObject({ jsonrpc: '2.0', id: 4, result: { structuredContent: { status: 201 } } });
+  });
+
   it('answers GET and DELETE with 405: the transport is stateless', async () => {
     const get = await http().get('/api/mcp');
     expect([get.status, get.body, get.headers.allow]).toEqual([405, { detail: 'Method Not Allowed' }, 'POST']);
@@ -332,6 +350,58 @@ describe.each(DIALECTS)('MCP endpoint: request logs (%s)', (dialect) => {
       await new Promise((resolve) => server.close(resolve));
       await svc.close();
     }
+  });
+});
+
+describe.each(DIALECTS)('MCP endpoint: tools/list follows SVC_DOCS (%s)', (dialect) => {
+  const services: { svc: RunningService; server: Server }[] = [];
+  const clients: Client[] = [];
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close()));
+    for (const { svc, server } of services) {
+      await new Promise((resolve) => server.close(resolve));
+      await svc.close();
+    }
+  });
+  const start = async (docs: string) => {
+    const svc = await startBlog(dialect, { SVC_MCP: true }, { security: httpSecuritySettings({ SVC_DOCS: docs }) });
+    const { server, url } = await listen(svc);
+    services.push({ svc, server });
+    const mcp = async (bearer?: string) => {
+      const client = await connect(`${url}/api/mcp`, bearer ? { Authorization: bearer } : {});
+      clients.push(client);
+      return client;
+    };
+    return { svc, url, mcp };
+  };
+  const listRequest = { jsonrpc: '2.0', id: 7, method: 'tools/list' };
+  const accept = 'application/json, text/event-stream';
+
+  it('off: tools/list is a method the server does not have; the tools can still be called', async () => {
+    const { svc, url, mcp } = await start('off');
+    const res = await request(url).post('/api/mcp').set('Accept', accept).send(listRequest);
+    expect([res.status, res.body]).toEqual([200, { jsonrpc: '2.0', id: 7, error: { code: -32601, message: 'Method not found' } }]);
+    const client = await mcp();
+    await expect(client.listTools()).rejects.toThrow(/-32601/);
+    const user = await createUser(svc);
+    expect(await call(await mcp(user.bearer), 'me')).toMatchObject({ status: 200, body: { id: user.id } });
+    expect(takeErrors(svc)).toEqual([]);
+  });
+
+  it('staff: tools/list answers a staff token, and the 401 or 403 of the document to anyone else', async () => {
+    const { svc, url, mcp } = await start('staff');
+    const anonymous = await request(url).post('/api/mcp').set('Accept', accept).send(listRequest);
+    expect([anonymous.status, anonymous.body]).toEqual([401, UNAUTHORIZED]);
+    const user = await createUser(svc);
+    const notStaff = await request(url).post('/api/mcp').set('Accept', accept).set('Authorization', user.bearer).send(listRequest);
+    expect([notStaff.status, notStaff.body]).toEqual([403, STAFF_REQUIRED]);
+    await expect((await mcp(user.bearer)).listTools()).rejects.toThrow(/Staff privileges required/);
+    const staff = await createUser(svc, { is_staff: true });
+    const { tools } = await (await mcp(staff.bearer)).listTools();
+    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['create_article', 'list_articles']));
+    // A tool call is the HTTP request's business: a user's call is served.
+    expect(await call(await mcp(user.bearer), 'me')).toMatchObject({ status: 200, body: { id: user.id } });
+    expect(takeErrors(svc)).toEqual([]);
   });
 });
 

@@ -156,3 +156,55 @@ describe.each(DIALECTS)('NUL characters on the blog (%s)', (dialect) => {
     expect(res.body).toEqual({ detail: [nul(['body', 'data', 'title'])] });
   });
 });
+
+/**
+ * Lone surrogates (a JSON escape such as "\ud800" without its pair): no UTF-8 encodes one, so each
+ * database would store something else (U+FFFD once or three times) or refuse a list holding one.
+ * Refused on all three alike: a 422 at the string's place, nothing written.
+ */
+describe.each(DIALECTS)('lone surrogates (%s)', (dialect) => {
+  let svc: RunningService;
+  beforeAll(async () => {
+    svc = await startShowcase(dialect);
+  });
+  afterAll(() => svc.close());
+  afterEach(() => expect(takeErrors(svc)).toEqual([]));
+
+  const lone = (loc: (string | number)[]) => ({ type: 'string_unicode', loc, msg: 'String should not contain lone surrogates' });
+  /** A JSON text as a client writes it, the escape and all (JSON.stringify writes a lone surrogate so too). */
+  const send = (path: string, json: string) => request(svc.app).post(path).set('Content-Type', 'application/json').send(json);
+
+  it.each([
+    ['a high surrogate', '"x\\ud800y"'],
+    ['a low surrogate', '"x\\udc00y"'],
+    ['a high one at the end', '"x\\ud83d"'],
+    ['a pair reversed', '"\\udc00\\ud800"'],
+  ])('%s in a string field → 422 at its field, nothing written', async (_what, text) => {
+    const res = await send('/v/widgets/', `{"name": ${text.replace('x', 'surrogate-x')}}`);
+    expect([res.status, res.body]).toEqual([422, { detail: [lone(['body', 'data', 'name'])] }]);
+    expect(await svc.database.db('widgets').where('name', 'like', 'surrogate%').first()).toBeUndefined();
+  });
+
+  it('in an item of a list field, in a JSON field (a value or a key), in an update: at its exact place', async () => {
+    const list = await send('/v/bookmarks/', '{"title": "surrogate-list", "tags": ["fine", "bad\\ud800"]}');
+    expect([list.status, list.body]).toEqual([422, { detail: [lone(['body', 'data', 'tags', 1])] }]);
+    expect(await svc.database.db('bookmarks').where('title', 'surrogate-list').first()).toBeUndefined();
+    const deep = await send('/v/widgets/', '{"name": "surrogate-json", "extra": {"list": ["fine", "bad\\udfff"]}}');
+    expect([deep.status, deep.body]).toEqual([422, { detail: [lone(['body', 'data', 'extra', 'list', 1])] }]);
+    const key = await send('/v/widgets/', '{"name": "surrogate-key", "extra": {"k\\ud800": 1}}');
+    expect([key.status, key.body]).toEqual([422, { detail: [lone(['body', 'data', 'extra', 'k\ud800'])] }]);
+    const id = await insertWidget(svc.database.db, { name: 'surrogate-kept' });
+    const patch = await request(svc.app).patch(`/v/widgets/${id}/`).set('Content-Type', 'application/json').send('{"notes": "n\\ud800"}');
+    expect([patch.status, patch.body]).toEqual([422, { detail: [lone(['body', 'data', 'notes'])] }]);
+    expect((await svc.database.db('widgets').where('id', id).first()).notes).not.toContain('\ufffd');
+  });
+
+  it('a NUL and a lone surrogate in one string: the NUL entry; a well-formed pair is stored as sent', async () => {
+    const both = await send('/v/widgets/', '{"name": "surrogate\\u0000\\ud800"}');
+    expect([both.status, both.body]).toEqual([422, { detail: [nul(['body', 'data', 'name'])] }]);
+    const pair = await send('/v/widgets/', '{"name": "surrogate-pair \\ud83d\\ude00"}');
+    expect(pair.status).toBe(201);
+    expect(pair.body.name).toBe('surrogate-pair 😀');
+    expect((await svc.database.db('widgets').where('id', pair.body.id).first()).name).toBe('surrogate-pair 😀');
+  });
+});

@@ -27,15 +27,23 @@ function securityHeadersOf(headers: Record<string, unknown>): Record<string, unk
   return Object.fromEntries(Object.entries(headers).filter(([name]) => SECURITY_NAMES.includes(name)));
 }
 
-describe('SVC_SECURITY_HEADERS and SVC_DOCS', () => {
+describe('SVC_SECURITY_HEADERS, SVC_DOCS and SVC_PUBLIC_URL', () => {
   it('default to headers on and the docs public', () => {
     expect(httpSecuritySettings({})).toEqual({ headers: true, docs: 'public' });
     expect(httpSecuritySettings({ SVC_SECURITY_HEADERS: 'off', SVC_DOCS: ' Staff ' })).toEqual({ headers: false, docs: 'staff' });
   });
 
+  it('SVC_PUBLIC_URL: an http or https URL, kept without its trailing slash', () => {
+    expect(httpSecuritySettings({ SVC_PUBLIC_URL: 'https://api.example.com/' })).toEqual({ headers: true, docs: 'public', publicUrl: 'https://api.example.com' });
+    expect(httpSecuritySettings({ SVC_PUBLIC_URL: ' http://example.com:8080/svc// ' }).publicUrl).toBe('http://example.com:8080/svc');
+  });
+
   it.each([
     [{ SVC_SECURITY_HEADERS: 'maybe' }, 'SVC_SECURITY_HEADERS must be true or false, got "maybe"'],
     [{ SVC_DOCS: 'private' }, 'SVC_DOCS must be one of public, off, staff, got "private"'],
+    [{ SVC_PUBLIC_URL: 'api.example.com' }, 'SVC_PUBLIC_URL must be an http or https URL, got "api.example.com"'],
+    [{ SVC_PUBLIC_URL: 'ftp://api.example.com' }, 'SVC_PUBLIC_URL must be an http or https URL without query, fragment or credentials, got "ftp://api.example.com"'],
+    [{ SVC_PUBLIC_URL: 'https://api.example.com/?x=1' }, 'SVC_PUBLIC_URL must be an http or https URL without query, fragment or credentials, got "https://api.example.com/?x=1"'],
   ])('refuse %j', (env, message) => {
     expect(() => httpSecuritySettings(env)).toThrow(new ConfigurationError(message));
   });

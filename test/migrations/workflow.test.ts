@@ -151,7 +151,10 @@ describe.each(DIALECTS)('editing the specs of a service with data (%s)', (dialec
     expect(detail.status).toBe(200);
     expect(detail.body).toMatchObject({ title: 'Hello', abstract: 'A short hello', rating: 3, category: { id: category.body.id, name: 'News' } });
     expect(detail.body.tags).toEqual([{ id: tag.body.id, name: 'databases' }]);
-    const comment = await request(app2).post('/api/comments/').send({ article: hello.body.id, body: 'Nice post' });
+    // The article is its author's draft: a comment may name it for its author, and for no one who cannot see it.
+    const hidden = await request(app2).post('/api/comments/').send({ article: hello.body.id, body: 'Nice post' });
+    expect([hidden.status, hidden.body]).toEqual([404, { article: 'not found' }]);
+    const comment = await request(app2).post('/api/comments/').set('Authorization', auth).send({ article: hello.body.id, body: 'Nice post' });
     expect(comment.status).toBe(201);
     expect(comment.body).toMatchObject({ article: hello.body.id, body: 'Nice post' });
     const comments = await request(app2).get('/api/comments/');

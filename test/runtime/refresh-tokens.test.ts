@@ -31,7 +31,7 @@ describe.each(DIALECTS)('used refresh tokens (%s)', (dialect) => {
   it('the runtime migration creates the table apart from the service migrations, once', async () => {
     expect(await db.schema.hasTable(USED_REFRESH_TOKENS_TABLE)).toBe(true);
     expect(await db('svc_migrations').pluck('name')).toEqual(migrationNames);
-    expect(await db('svc_runtime_migrations').pluck('name')).toEqual(['runtime_0001_used_refresh_tokens', 'runtime_0002_token_revocations']);
+    expect(await db('svc_runtime_migrations').pluck('name')).toEqual(['runtime_0001_used_refresh_tokens', 'runtime_0002_token_revocations', 'runtime_0003_idempotency_keys']);
     // Nothing pending: nothing applied.
     expect(await migrateLatest(db, migrations)).toEqual([]);
   });
