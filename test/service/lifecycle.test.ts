@@ -251,7 +251,8 @@ describe.each(DIALECTS)('SIGTERM under 100 concurrent registrations (%s)', (dial
       url = database.url;
     }
     // One second of drain, then one more for the transactions in flight.
-    const service = start({ DATABASE_URL: url, SVC_SHUTDOWN_TIMEOUT: '1' });
+    // A hundred accounts from one address: past the registration throttle's default, which is not what is tested here.
+    const service = start({ DATABASE_URL: url, SVC_SHUTDOWN_TIMEOUT: '1', SVC_REGISTRATIONS_PER_ADDRESS: '1000' });
     const port = await listening(service);
     const names = Array.from({ length: 100 }, (_, i) => `drain${i}`);
     let answered = 0;
