@@ -63,7 +63,7 @@ export { missingRelatedKeys, relatedExists, visibleOnly, type Visibility } from 
 export { checkCaller, childKeys, writeChildren, type ChildWrites, type NestedMode, type NestedWriteSpec } from './operations/nested';
 export { rateLimit } from './operations/rate-limit';
 export type { ComputeArgs } from './operations/computed';
-export { accountHandlers, type AccountHandlers, type AccountTable, type TokenPair } from './operations/accounts';
+export { accountHandlers, type AccountHandlers, type AccountTable, type CookieTokenAnswer, type TokenPair } from './operations/accounts';
 
 // auth: authenticators, tokens, passwords, usernames, the login throttle.
 export { AdminAuth, bearerToken, CookieAuth, JWTAuth, SuperuserAuth, unauthorized, type Authenticator, type AuthUser } from './auth/authenticators';

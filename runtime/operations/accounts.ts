@@ -33,7 +33,8 @@
  * authentication cookies (auth/cookies.ts) and answer the same body; refresh and logout read the
  * refresh token from its cookie when the body holds none, after the CSRF defence of a write; logout
  * clears the cookies whatever it answers. Without a token in the body or a cookie, both answer the
- * 422 a body without `refresh_token` gets without cookies.
+ * 422 a body without `refresh_token` gets without cookies. With `auth.cookies: only`, register,
+ * login and refresh answer `{token_type, expires_in}`: the tokens are in the cookies alone.
  */
 import { unauthorized, type AuthUser } from '../auth/authenticators';
 import { answerNotKept } from './idempotency';
@@ -76,6 +77,17 @@ export interface TokenPair {
 export interface AccountOptions {
   /** Set: the tokens are also kept in cookies (the service file's `auth.cookies`). */
   cookies?: CookiePaths;
+  /**
+   * With `cookies`, the tokens are kept in the cookies alone (`auth.cookies: only`): register, login
+   * and refresh answer `{token_type, expires_in}`, so that no script of the page reads a token.
+   */
+  cookiesOnly?: boolean;
+}
+
+/** What register, login and refresh answer with `auth.cookies: only`: the tokens are in the cookies. */
+export interface CookieTokenAnswer {
+  token_type: string;
+  expires_in: number;
 }
 
 type Body = Record<string, any>;
@@ -89,9 +101,10 @@ function missingRefreshToken(): RequestValidationError {
 export function accountHandlers(users: AccountTable, options: AccountOptions = {}) {
   const { table, pk } = users;
   const { cookies } = options;
+  const cookiesOnly = cookies !== undefined && options.cookiesOnly === true;
 
   /** What a client gets for valid credentials: an access token with the extra claims, and a refresh token (also as cookies). */
-  function tokensFor(ctx: RequestContext, user: AuthUser, family?: string): TokenPair {
+  function tokensFor(ctx: RequestContext, user: AuthUser, family?: string): TokenPair | CookieTokenAnswer {
     const tokens = ctx.service.tokens;
     // Answers that carry credentials are never stored by a cache (RFC 6749 §5.1).
     ctx.req.res?.setHeader('Cache-Control', 'no-store');
@@ -102,7 +115,7 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
       expires_in: tokens.accessLifetime,
     };
     if (cookies) setAuthCookies(ctx.req, ctx.service.settings, cookies, { access: pair.access_token, refresh: pair.refresh_token });
-    return pair;
+    return cookiesOnly ? { token_type: pair.token_type, expires_in: pair.expires_in } : pair;
   }
 
   /**
@@ -184,7 +197,7 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
       return cookies !== undefined && request.headers !== undefined && requestCookie({ headers: request.headers }, REFRESH_COOKIE) !== undefined;
     },
 
-    async register(ctx: HookContext<{ body: Body }>): Promise<TokenPair> {
+    async register(ctx: HookContext<{ body: Body }>): Promise<TokenPair | CookieTokenAnswer> {
       // Credentials in the request or the answer: never kept with an Idempotency-Key.
       answerNotKept(ctx.req);
       // Checked, compared and stored in its NFKC form.
@@ -221,7 +234,7 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
       return tokensFor(ctx, await loaded(ctx, id));
     },
 
-    async login(ctx: HookContext<{ body: Body }>): Promise<TokenPair> {
+    async login(ctx: HookContext<{ body: Body }>): Promise<TokenPair | CookieTokenAnswer> {
       // Credentials in the request or the answer: never kept with an Idempotency-Key.
       answerNotKept(ctx.req);
       const { req } = ctx;
@@ -253,7 +266,7 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
       return tokensFor(ctx, user);
     },
 
-    async refresh(ctx: HookContext<{ body: Body }>): Promise<TokenPair> {
+    async refresh(ctx: HookContext<{ body: Body }>): Promise<TokenPair | CookieTokenAnswer> {
       // Credentials in the request or the answer: never kept with an Idempotency-Key.
       answerNotKept(ctx.req);
       const token = presentedRefreshToken(ctx);
