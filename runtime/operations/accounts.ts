@@ -38,7 +38,7 @@
  */
 import { unauthorized, type AuthUser } from '../auth/authenticators';
 import { answerNotKept } from './idempotency';
-import { checkCsrf, clearAuthCookies, REFRESH_COOKIE, requestCookie, setAuthCookies, type CookiePaths } from '../auth/cookies';
+import { checkCsrf, clearAuthCookies, cookieNames, requestCookie, requestCookies, setAuthCookies, unverifiedSubject, type CookiePaths } from '../auth/cookies';
 import { credentialProblems } from '../auth/credentials';
 import { hashPassword, passwordFitsBcrypt, passwordProblems, passwordTooLongEntry, verifyPassword } from '../auth/password';
 import { loginThrottle } from '../auth/throttle';
@@ -114,7 +114,10 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
       token_type: 'bearer',
       expires_in: tokens.accessLifetime,
     };
-    if (cookies) setAuthCookies(ctx.req, ctx.service.settings, cookies, { access: pair.access_token, refresh: pair.refresh_token });
+    if (cookies) {
+      const csrf = { key: tokens.csrfKey(), session: String(user.id) };
+      setAuthCookies(ctx.req, ctx.service.settings, cookies, { access: pair.access_token, refresh: pair.refresh_token }, csrf);
+    }
     return cookiesOnly ? { token_type: pair.token_type, expires_in: pair.expires_in } : pair;
   }
 
@@ -125,9 +128,11 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
   function presentedRefreshToken(ctx: HookContext<{ body: Body }>): string {
     const sent = ctx.body.refresh_token;
     if (sent !== undefined) return String(sent);
-    const cookie = cookies ? requestCookie(ctx.req, REFRESH_COOKIE) : undefined;
+    const names = cookieNames(ctx.service.settings.SVC_AUTH_COOKIE_SECURE);
+    const cookie = cookies ? requestCookie(ctx.req, names.refresh) : undefined;
     if (cookie === undefined) throw missingRefreshToken();
-    checkCsrf(ctx.req, ctx.service.trustedOrigins ?? []);
+    // The CSRF token must be signed for the user the refresh token names (verified next).
+    checkCsrf(ctx.req, ctx.service.trustedOrigins ?? [], names.csrf, { key: ctx.service.tokens.csrfKey(), session: unverifiedSubject(cookie) });
     return cookie;
   }
 
@@ -192,9 +197,13 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
      * The `optionalBody` of refresh and logout with cookies: a request without a body that carries
      * the refresh cookie is read as `{}`, so a page's bodiless `fetch` refreshes or logs out by the
      * cookie (after the CSRF defence); without the cookie, a missing body stays the 422 of the body.
+     * The settings are not at hand here: the cookie under either name (with or without its prefix)
+     * counts, and one under the name the settings do not give is then the 422 of the missing field.
      */
     refreshCookieSent(request: RawRequest): boolean {
-      return cookies !== undefined && request.headers !== undefined && requestCookie({ headers: request.headers }, REFRESH_COOKIE) !== undefined;
+      if (cookies === undefined || request.headers === undefined) return false;
+      const sent = requestCookies({ headers: request.headers });
+      return [cookieNames(true).refresh, cookieNames(false).refresh].some((name) => sent[name]);
     },
 
     async register(ctx: HookContext<{ body: Body }>): Promise<TokenPair | CookieTokenAnswer> {
