@@ -79,7 +79,7 @@ describe.each(DIALECTS)('cookie-only authentication (%s)', (dialect) => {
   };
   const api = () => request(app);
 
-  /** The cookies a response sets, by name (each name's value; prefixes as set). */
+  /** The cookies a response sets, by name (with its prefix). */
   function cookiesOf(res: request.Response): Record<string, string> {
     const header = (res.headers['set-cookie'] as unknown as string[] | undefined) ?? [];
     return Object.fromEntries(header.map((c) => c.split(';')[0]).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
@@ -94,7 +94,7 @@ describe.each(DIALECTS)('cookie-only authentication (%s)', (dialect) => {
   it('register answers no token in its body, no-store, and sets the access, refresh and CSRF cookies', async () => {
     const res = await api().post('/api/auth/register/').send(newUser());
     expect({ status: res.status, body: res.body, cache: res.headers['cache-control'] }).toEqual({ status: 201, body: NO_TOKENS, cache: 'no-store' });
-    expect(names(res).map((name) => name.replace(/^__(Host|Secure)-/, ''))).toEqual(['access_token', 'refresh_token', 'csrftoken']);
+    expect(names(res)).toEqual(['__Secure-access_token', '__Secure-refresh_token', '__Host-csrftoken']);
     expect(valueOf(res, 'access_token')).toMatch(JWT);
     expect(valueOf(res, 'refresh_token')).toMatch(JWT);
   });
@@ -118,6 +118,15 @@ describe.each(DIALECTS)('cookie-only authentication (%s)', (dialect) => {
     expect(valueOf(res, 'refresh_token')).not.toBe(valueOf(reg, 'refresh_token'));
     const again = await api().post('/api/auth/refresh/').set('Cookie', cookieHeader(reg)).set('X-CSRF-Token', csrf);
     expect({ status: again.status, body: again.body }).toEqual({ status: 401, body: { detail: 'Invalid refresh token' } });
+  });
+
+  it('logout by the cookie spends the refresh token and clears the cookies, as with auth.cookies: true', async () => {
+    const reg = await api().post('/api/auth/register/').send(newUser());
+    const csrf = valueOf(reg, 'csrftoken');
+    const out = await api().post('/api/auth/logout/').set('Cookie', cookieHeader(reg)).set('X-CSRF-Token', csrf);
+    expect({ status: out.status, body: out.body, cleared: Object.values(cookiesOf(out)) }).toEqual({ status: 204, body: {}, cleared: ['', '', ''] });
+    const refresh = await api().post('/api/auth/refresh/').set('Cookie', cookieHeader(reg)).set('X-CSRF-Token', csrf);
+    expect({ status: refresh.status, body: refresh.body }).toEqual({ status: 401, body: { detail: 'Invalid refresh token' } });
   });
 
   it('the OpenAPI document answers CookieTokenResponse, without tokens, for register, login and refresh', async () => {
