@@ -454,8 +454,11 @@ export interface ServiceModel {
   settings: Record<SettingName, string | number | boolean>;
   sqliteFile: string;
   /** `profileFields`: user fields beside username and email that the account endpoints' register accepts and `me` answers. */
-  /** `cookies`: the account endpoints also keep the tokens in cookies (`auth.cookies`). */
-  auth: { userModel?: string; keysDir: string; extraClaims: string[]; profileFields: string[]; cookies: boolean };
+  /**
+   * `cookies`: the account endpoints also keep the tokens in cookies (`auth.cookies` true or `only`);
+   * `cookiesOnly`: in the cookies alone, their answers carry no token (`auth.cookies: only`).
+   */
+  auth: { userModel?: string; keysDir: string; extraClaims: string[]; profileFields: string[]; cookies: boolean; cookiesOnly: boolean };
   hooks?: string;
   /** Every hook the service file names, with its position. */
   hookRefs: HookRef[];

@@ -88,7 +88,7 @@ function accountHandlersExpr(model: ServiceModel, imports: Imports): string {
   // The refresh cookie goes only to the routes that read it: the longest path both lie under.
   const reading = model.endpoints.filter((e) => e.account === 'refresh' || e.account === 'logout').map((e) => model.basePath + e.path);
   const cookies = { path: model.basePath || '/', refreshPath: commonPath(reading.length ? reading : [model.basePath + '/']) };
-  return `${imports.runtime('accountHandlers')}(${literal(table)}, ${literal({ cookies })})`;
+  return `${imports.runtime('accountHandlers')}(${literal(table)}, ${literal(model.auth.cookiesOnly ? { cookies, cookiesOnly: true } : { cookies })})`;
 }
 
 /** The longest path, ending with `/`, that every one of `paths` lies under. */

@@ -84,6 +84,14 @@ const TOKEN_RESPONSE: ManualSchemaSpec = {
   name: 'TokenResponse',
   fields: { access_token: 'str', refresh_token: 'str', token_type: 'str', expires_in: 'int' },
 };
+/** The answer of register, login and refresh with `auth.cookies: only`: the tokens are in the cookies alone. */
+const COOKIE_TOKEN_RESPONSE: ManualSchemaSpec = {
+  name: 'CookieTokenResponse',
+  fields: { token_type: 'str', expires_in: 'int' },
+};
+
+/** How the account endpoints keep the tokens: in the bodies only, also in cookies, or in cookies only. */
+export type AccountCookies = boolean | 'only';
 
 /** The request and response schemas of one built-in. */
 function schemasOf(
@@ -91,10 +99,11 @@ function schemasOf(
   user: (name: string) => UserFieldInfo,
   pkType: string,
   profile: readonly string[],
-  cookies: boolean,
+  cookies: AccountCookies,
 ): { request?: ManualSchemaSpec; response: ManualSchemaSpec | null } {
+  const tokens = cookies === 'only' ? COOKIE_TOKEN_RESPONSE : TOKEN_RESPONSE;
   // With cookies, the refresh token may come in its cookie instead (the runtime answers the 422 of a missing field when neither does).
-  const refreshToken: ManualFieldSpec = cookies ? { type: 'str', required: false } : 'str';
+  const refreshToken: ManualFieldSpec = cookies !== false ? { type: 'str', required: false } : 'str';
   const profileIn = Object.fromEntries(
     profile.map((name) => {
       const f = user(name);
@@ -127,12 +136,12 @@ function schemasOf(
             ...profileIn,
           },
         },
-        response: TOKEN_RESPONSE,
+        response: tokens,
       };
     case 'login':
-      return { request: { name: 'LoginSchema', fields: { username: 'str', password: PASSWORD_FIELD } }, response: TOKEN_RESPONSE };
+      return { request: { name: 'LoginSchema', fields: { username: 'str', password: PASSWORD_FIELD } }, response: tokens };
     case 'refresh':
-      return { request: { name: 'RefreshSchema', fields: { refresh_token: refreshToken } }, response: TOKEN_RESPONSE };
+      return { request: { name: 'RefreshSchema', fields: { refresh_token: refreshToken } }, response: tokens };
     case 'logout':
       return { request: { name: 'LogoutSchema', fields: { refresh_token: refreshToken } }, response: null };
     case 'me':
@@ -156,7 +165,7 @@ export function expandAccountEndpoint(
   user: (name: string) => UserFieldInfo,
   pkType: string,
   profile: readonly string[],
-  cookies = false,
+  cookies: AccountCookies = false,
 ): ServiceEndpointSpec {
   const kind = entry.account;
   const d = ACCOUNT_DEFAULTS[kind];

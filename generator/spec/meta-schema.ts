@@ -641,8 +641,11 @@ export const serviceSchema = {
         authenticators: { type: 'array', items: exportName },
         /** User fields beside username and email that the account endpoints' register accepts and `me` answers. */
         profile_fields: { type: 'array', items: identifier, uniqueItems: true },
-        /** The account endpoints also keep the tokens in cookies, which the built-in CookieAuth reads. */
-        cookies: { type: 'boolean' },
+        /**
+         * The account endpoints also keep the tokens in cookies, which the built-in CookieAuth reads;
+         * `only`: in the cookies alone, the answers' bodies carry no token.
+         */
+        cookies: { anyOf: [{ type: 'boolean' }, { const: 'only' }] },
         /**
          * The authenticators of every write of a resource (create, update, delete and what follows
          * them, a relation's add/remove, an action or endpoint that does not only read) whose spec

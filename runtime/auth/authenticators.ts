@@ -14,8 +14,9 @@ import type { NextFunction, Request, RequestHandler } from 'express';
 import type { BuiltinAuthenticator } from '../core/catalogue';
 import type { Db } from '../db/connection';
 import { AuthError, ForbiddenError, type ErrorBody } from '../core/errors';
-import { ACCESS_COOKIE, checkCsrf, requestCookie } from './cookies';
+import { checkCsrf, cookieNames, requestCookie } from './cookies';
 import { TokenError, type TokenClaims, type TokenService } from './tokens';
+import type { Settings } from '../core/settings';
 
 /** The authenticated user as handlers see it (`req.auth`): the user's row, password excluded. */
 export interface AuthUser {
@@ -52,6 +53,8 @@ export interface AuthContext {
    * (`CookieAuth`): those of `SVC_CORS_ORIGINS`, set when the API is created.
    */
   trustedOrigins?: readonly string[];
+  /** The settings; `CookieAuth` reads `SVC_AUTH_COOKIE_SECURE` to know its cookies' names (absent: `Secure`). */
+  settings?: Settings;
 }
 
 export interface Authenticator {
@@ -154,7 +157,7 @@ export const SuperuserAuth: Authenticator = {
 };
 
 /**
- * A valid access token in the `access_token` cookie (auth/cookies.ts), for browsers. A request with
+ * A valid access token in the access cookie (`__Secure-access_token`, auth/cookies.ts), for browsers. A request with
  * an `Authorization` header is left to the bearer authenticators: listed beside JWTAuth, a bearer
  * token wins. A write (not GET, HEAD or OPTIONS) must pass the CSRF defence, else 403.
  */
@@ -162,10 +165,12 @@ export const CookieAuth: Authenticator = {
   name: 'CookieAuth',
   async authenticate(req, ctx) {
     if (req.headers.authorization !== undefined) return null;
-    const token = requestCookie(req, ACCESS_COOKIE);
+    const names = cookieNames(ctx.settings?.SVC_AUTH_COOKIE_SECURE);
+    const token = requestCookie(req, names.access);
     if (!token) return null;
     const user = await userOfAccessToken(req, ctx, token, false);
-    if (user) checkCsrf(req, ctx.trustedOrigins ?? []);
+    // The CSRF token must be signed for the user the access token names.
+    if (user) checkCsrf(req, ctx.trustedOrigins ?? [], names.csrf, { key: ctx.tokens.csrfKey(), session: req.claims!.sub });
     return user;
   },
 };

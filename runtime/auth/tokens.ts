@@ -195,6 +195,19 @@ export class TokenService {
     this.rsaKey = this.publicKey.asymmetricKeyType === 'rsa';
   }
 
+  /** The key of the CSRF tokens' signatures, derived once from the signing key (`csrfKey`). */
+  private csrfSecret?: Buffer;
+
+  /**
+   * The key that signs the CSRF tokens of cookie authentication (auth/cookies.ts): derived from the
+   * private signing key with HKDF-SHA256 under its own label, so there is no other secret to
+   * configure, and neither the key nor a token signature reveals anything of the signing key.
+   */
+  csrfKey(): Buffer {
+    this.csrfSecret ??= Buffer.from(crypto.hkdfSync('sha256', Buffer.from(this.keys.privateKey), 'svcgen', 'csrftoken signature v1', 32));
+    return this.csrfSecret;
+  }
+
   /** An access token for a user, with the configured extra claims taken from the user's fields. */
   issueFor(user: { id: string | number } & Record<string, unknown>): string {
     return this.issueAccess(user.id, Object.fromEntries(this.extraClaims.map((name) => [name, user[name]])));

@@ -8,7 +8,7 @@ import { STATUS_CODES } from 'node:http';
 import { accepts, metadataOf, SchemaWriter, type SchemaObject } from './openapi-schema';
 import { openApiPath, type Route, type RouteDoc } from './routes';
 import { z } from '../core/zod';
-import { ACCESS_COOKIE, CSRF_COOKIE, CSRF_HEADER } from '../auth/cookies';
+import { cookieNames, CSRF_HEADER } from '../auth/cookies';
 
 export interface ApiInfo {
   title: string;
@@ -22,6 +22,8 @@ export interface ApiInfo {
   basePath: string;
   /** Routes (below `basePath`) that issue access tokens, named in the security scheme's description. */
   tokenPaths?: readonly string[];
+  /** `SVC_AUTH_COOKIE_SECURE`, which names the authentication cookies (auth/cookies.ts); absent, `Secure`. */
+  settings?: { SVC_AUTH_COOKIE_SECURE: boolean };
 }
 
 /** The seed's GenericMessageSchema: an object with string values. */
@@ -187,11 +189,12 @@ export function buildOpenApi(info: ApiInfo, routes: readonly Route[]): unknown {
   };
   // Declared only where an operation lists CookieAuth: the documents of other services stay as they were.
   const usesCookie = routes.some((r) => r.doc?.cookie);
+  const names = cookieNames(info.settings?.SVC_AUTH_COOKIE_SECURE);
   const cookie = {
     type: 'apiKey',
     in: 'cookie',
-    name: ACCESS_COOKIE,
-    description: `The access token in the \`${ACCESS_COOKIE}\` cookie that the account endpoints set with \`auth.cookies\`. A write must also send the \`${CSRF_COOKIE}\` cookie's value in the \`${CSRF_HEADER}\` header.`,
+    name: names.access,
+    description: `The access token in the \`${names.access}\` cookie that the account endpoints set with \`auth.cookies\`. A write must also send the \`${names.csrf}\` cookie's value in the \`${CSRF_HEADER}\` header.`,
   };
   return {
     openapi: '3.1.0',

@@ -33,11 +33,12 @@
  * authentication cookies (auth/cookies.ts) and answer the same body; refresh and logout read the
  * refresh token from its cookie when the body holds none, after the CSRF defence of a write; logout
  * clears the cookies whatever it answers. Without a token in the body or a cookie, both answer the
- * 422 a body without `refresh_token` gets without cookies.
+ * 422 a body without `refresh_token` gets without cookies. With `auth.cookies: only`, register,
+ * login and refresh answer `{token_type, expires_in}`: the tokens are in the cookies alone.
  */
 import { unauthorized, type AuthUser } from '../auth/authenticators';
 import { answerNotKept } from './idempotency';
-import { checkCsrf, clearAuthCookies, REFRESH_COOKIE, requestCookie, setAuthCookies, type CookiePaths } from '../auth/cookies';
+import { checkCsrf, clearAuthCookies, cookieNames, requestCookie, requestCookies, setAuthCookies, unverifiedSubject, type CookiePaths } from '../auth/cookies';
 import { credentialProblems } from '../auth/credentials';
 import { hashPassword, passwordFitsBcrypt, passwordProblems, passwordTooLongEntry, verifyPassword } from '../auth/password';
 import { loginThrottle } from '../auth/throttle';
@@ -76,6 +77,17 @@ export interface TokenPair {
 export interface AccountOptions {
   /** Set: the tokens are also kept in cookies (the service file's `auth.cookies`). */
   cookies?: CookiePaths;
+  /**
+   * With `cookies`, the tokens are kept in the cookies alone (`auth.cookies: only`): register, login
+   * and refresh answer `{token_type, expires_in}`, so that no script of the page reads a token.
+   */
+  cookiesOnly?: boolean;
+}
+
+/** What register, login and refresh answer with `auth.cookies: only`: the tokens are in the cookies. */
+export interface CookieTokenAnswer {
+  token_type: string;
+  expires_in: number;
 }
 
 type Body = Record<string, any>;
@@ -89,9 +101,10 @@ function missingRefreshToken(): RequestValidationError {
 export function accountHandlers(users: AccountTable, options: AccountOptions = {}) {
   const { table, pk } = users;
   const { cookies } = options;
+  const cookiesOnly = cookies !== undefined && options.cookiesOnly === true;
 
   /** What a client gets for valid credentials: an access token with the extra claims, and a refresh token (also as cookies). */
-  function tokensFor(ctx: RequestContext, user: AuthUser, family?: string): TokenPair {
+  function tokensFor(ctx: RequestContext, user: AuthUser, family?: string): TokenPair | CookieTokenAnswer {
     const tokens = ctx.service.tokens;
     // Answers that carry credentials are never stored by a cache (RFC 6749 §5.1).
     ctx.req.res?.setHeader('Cache-Control', 'no-store');
@@ -101,8 +114,11 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
       token_type: 'bearer',
       expires_in: tokens.accessLifetime,
     };
-    if (cookies) setAuthCookies(ctx.req, ctx.service.settings, cookies, { access: pair.access_token, refresh: pair.refresh_token });
-    return pair;
+    if (cookies) {
+      const csrf = { key: tokens.csrfKey(), session: String(user.id) };
+      setAuthCookies(ctx.req, ctx.service.settings, cookies, { access: pair.access_token, refresh: pair.refresh_token }, csrf);
+    }
+    return cookiesOnly ? { token_type: pair.token_type, expires_in: pair.expires_in } : pair;
   }
 
   /**
@@ -112,9 +128,11 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
   function presentedRefreshToken(ctx: HookContext<{ body: Body }>): string {
     const sent = ctx.body.refresh_token;
     if (sent !== undefined) return String(sent);
-    const cookie = cookies ? requestCookie(ctx.req, REFRESH_COOKIE) : undefined;
+    const names = cookieNames(ctx.service.settings.SVC_AUTH_COOKIE_SECURE);
+    const cookie = cookies ? requestCookie(ctx.req, names.refresh) : undefined;
     if (cookie === undefined) throw missingRefreshToken();
-    checkCsrf(ctx.req, ctx.service.trustedOrigins ?? []);
+    // The CSRF token must be signed for the user the refresh token names (verified next).
+    checkCsrf(ctx.req, ctx.service.trustedOrigins ?? [], names.csrf, { key: ctx.service.tokens.csrfKey(), session: unverifiedSubject(cookie) });
     return cookie;
   }
 
@@ -179,12 +197,16 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
      * The `optionalBody` of refresh and logout with cookies: a request without a body that carries
      * the refresh cookie is read as `{}`, so a page's bodiless `fetch` refreshes or logs out by the
      * cookie (after the CSRF defence); without the cookie, a missing body stays the 422 of the body.
+     * The settings are not at hand here: the cookie under either name (with or without its prefix)
+     * counts, and one under the name the settings do not give is then the 422 of the missing field.
      */
     refreshCookieSent(request: RawRequest): boolean {
-      return cookies !== undefined && request.headers !== undefined && requestCookie({ headers: request.headers }, REFRESH_COOKIE) !== undefined;
+      if (cookies === undefined || request.headers === undefined) return false;
+      const sent = requestCookies({ headers: request.headers });
+      return [cookieNames(true).refresh, cookieNames(false).refresh].some((name) => sent[name]);
     },
 
-    async register(ctx: HookContext<{ body: Body }>): Promise<TokenPair> {
+    async register(ctx: HookContext<{ body: Body }>): Promise<TokenPair | CookieTokenAnswer> {
       // Credentials in the request or the answer: never kept with an Idempotency-Key.
       answerNotKept(ctx.req);
       // Checked, compared and stored in its NFKC form.
@@ -221,7 +243,7 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
       return tokensFor(ctx, await loaded(ctx, id));
     },
 
-    async login(ctx: HookContext<{ body: Body }>): Promise<TokenPair> {
+    async login(ctx: HookContext<{ body: Body }>): Promise<TokenPair | CookieTokenAnswer> {
       // Credentials in the request or the answer: never kept with an Idempotency-Key.
       answerNotKept(ctx.req);
       const { req } = ctx;
@@ -253,7 +275,7 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
       return tokensFor(ctx, user);
     },
 
-    async refresh(ctx: HookContext<{ body: Body }>): Promise<TokenPair> {
+    async refresh(ctx: HookContext<{ body: Body }>): Promise<TokenPair | CookieTokenAnswer> {
       // Credentials in the request or the answer: never kept with an Idempotency-Key.
       answerNotKept(ctx.req);
       const token = presentedRefreshToken(ctx);

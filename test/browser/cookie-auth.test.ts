@@ -4,17 +4,18 @@
  * origins: http://localhost:Q (another site) and http://127.0.0.1:Q (the same site, another origin).
  *
  * - The same-origin page logs in with fetch: the browser keeps the HttpOnly cookies (the page's
- *   script sees only `csrftoken`), reads `/auth/me/` with them, and writes with `X-CSRF-Token`
+ *   script sees only `__Host-csrftoken`), reads `/auth/me/` with them, and writes with `X-CSRF-Token`
  *   (without it, 403).
  * - The page of another site cannot write with the cookie: its JSON write fails its preflight, and
  *   a bodiless `no-cors` POST reaches the API without the cookie (SameSite=Lax): 401.
  * - The page of the same site gets the cookie sent (SameSite does not tell ports apart) and can even
- *   read `csrftoken`; the origin check refuses its write: 403.
+ *   read `__Host-csrftoken`; the origin check refuses its write: 403.
  * The API's own log of requests shows what reached it, with or without the cookie; the article the
  * other pages tried to publish stays a draft.
  *
- * The cookies keep their `Secure` attribute: Chromium stores Secure cookies set over
- * http://127.0.0.1 and http://localhost, which it counts as potentially trustworthy origins.
+ * The cookies keep their `Secure` attribute and their `__Host-` and `__Secure-` prefixes: Chromium
+ * stores Secure cookies set over http://127.0.0.1 and http://localhost, which it counts as
+ * potentially trustworthy origins.
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -56,7 +57,7 @@ async function sameOriginSession({ username, password }: { username: string; pas
   // The cookies the page's script can read (test code is compiled without the DOM's types).
   const cookies = (globalThis as unknown as { document: { cookie: string } }).document.cookie;
   const visible = cookies.split('; ').map((c) => c.split('=')[0]);
-  const csrf = /(?:^|; )csrftoken=([^;]*)/.exec(cookies)?.[1] ?? '';
+  const csrf = /(?:^|; )__Host-csrftoken=([^;]*)/.exec(cookies)?.[1] ?? '';
   const me = await call('/api/auth/me/');
   const article = JSON.stringify({ title: 'From the page', content: 'Written with the cookie.' });
   const withoutToken = await call('/api/articles/', { method: 'POST', headers: json, body: article });
@@ -69,7 +70,7 @@ async function sameOriginSession({ username, password }: { username: string; pas
 async function foreignPublish({ api, articleId }: { api: string; articleId: number }) {
   const url = `${api}/api/articles/${articleId}/publish/`;
   const cookies = (globalThis as unknown as { document: { cookie: string } }).document.cookie;
-  const csrf = /(?:^|; )csrftoken=([^;]*)/.exec(cookies)?.[1];
+  const csrf = /(?:^|; )__Host-csrftoken=([^;]*)/.exec(cookies)?.[1];
   let cors: string;
   try {
     const res = await fetch(url, { method: 'POST', credentials: 'include', headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf ?? 'guess' }, body: '{}' });
@@ -94,7 +95,7 @@ async function documentedExample({ username, password }: { username: string; pas
     body: JSON.stringify({ username, password }),
   });
   const refreshToken = ((await login.clone().json()) as { refresh_token: string }).refresh_token;
-  let csrf = /(?:^|; )csrftoken=([^;]*)/.exec(document.cookie)?.[1] ?? '';
+  let csrf = /(?:^|; )__Host-csrftoken=([^;]*)/.exec(document.cookie)?.[1] ?? '';
   const me = await fetch('/api/auth/me/'); // a read: the cookie is enough
   const created = await fetch('/api/articles/', {
     // a write: the cookie and the header
@@ -104,7 +105,7 @@ async function documentedExample({ username, password }: { username: string; pas
   });
   const refreshed = await fetch('/api/auth/refresh/', { method: 'POST', headers: { 'X-CSRF-Token': csrf } });
   const rotated = ((await refreshed.clone().json()) as { refresh_token: string }).refresh_token;
-  csrf = /(?:^|; )csrftoken=([^;]*)/.exec(document.cookie)?.[1] ?? '';
+  csrf = /(?:^|; )__Host-csrftoken=([^;]*)/.exec(document.cookie)?.[1] ?? '';
   const logout = await fetch('/api/auth/logout/', { method: 'POST', headers: { 'X-CSRF-Token': csrf } });
   const cookiesAfter = document.cookie;
   const meAfter = await fetch('/api/auth/me/');
@@ -144,7 +145,7 @@ describe.each(DIALECTS)('cookie authentication in Chromium (%s)', (dialect) => {
         res.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><title>blog</title>');
         return;
       }
-      const cookie = /(?:^|; )access_token=/.test(req.headers.cookie ?? '');
+      const cookie = /(?:^|; )__Secure-access_token=/.test(req.headers.cookie ?? '');
       let body = '';
       const end = res.end.bind(res) as (...args: unknown[]) => http.ServerResponse;
       res.end = ((...args: unknown[]) => {
@@ -211,7 +212,7 @@ describe.each(DIALECTS)('cookie authentication in Chromium (%s)', (dialect) => {
       const session = await page.evaluate(sameOriginSession, { username: 'alice', password: alice.password });
       expect(session).toEqual({
         login: 200,
-        visible: ['csrftoken'],
+        visible: ['__Host-csrftoken'],
         me: { status: 200, body: { id: alice.id, username: 'alice', email: 'alice@example.com', first_name: '', last_name: '' } },
         withoutToken: { status: 403, body: { error: 'forbidden', details: CSRF_TOKEN_REFUSED } },
         created: 201,
@@ -219,9 +220,9 @@ describe.each(DIALECTS)('cookie authentication in Chromium (%s)', (dialect) => {
       });
       const kept = (await context.cookies()).map((c) => [c.name, c.domain, c.path, c.httpOnly, c.secure, c.sameSite]);
       expect(kept.sort()).toEqual([
-        ['access_token', '127.0.0.1', '/api', true, true, 'Lax'],
-        ['csrftoken', '127.0.0.1', '/', false, true, 'Lax'],
-        ['refresh_token', '127.0.0.1', '/api/auth/', true, true, 'Lax'],
+        ['__Host-csrftoken', '127.0.0.1', '/', false, true, 'Lax'],
+        ['__Secure-access_token', '127.0.0.1', '/api', true, true, 'Lax'],
+        ['__Secure-refresh_token', '127.0.0.1', '/api/auth/', true, true, 'Lax'],
       ]);
 
       // Another site (localhost is not 127.0.0.1): the browser does not send the cookie.

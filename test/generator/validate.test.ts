@@ -150,6 +150,11 @@ describe('validateSpecs: meta-schema messages', () => {
     ]);
   });
 
+  it('auth.cookies takes true, false or "only", and says so', () => {
+    expect(check({ 'service.yaml': `${SERVICE}auth:\n  cookies: only\n` })).toEqual([]);
+    expect(check({ 'service.yaml': `${SERVICE}auth:\n  cookies: always\n` })).toEqual(['service.yaml:4:12: expected one of: true or false, "only"']);
+  });
+
   it('reports identical messages at one position once', () => {
     const out = check(resource('a', 'model: A', 'fields: {x: {type: string}}', 'serializer:', '  CreateSerializer:', '    optionals: [[x, str, y]]'));
     expect(out).toEqual(['resources/a.yaml:5:17: expected at most 2 items']);

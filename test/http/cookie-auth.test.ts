@@ -38,12 +38,14 @@ function setCookiesOf(res: request.Response): string[] {
 function sessionOf(res: request.Response): Session {
   const setCookie = setCookiesOf(res);
   const value = (name: string) => setCookie.find((c) => c.startsWith(`${name}=`))!.split(';')[0].slice(name.length + 1);
-  return { access: value('access_token'), refresh: value('refresh_token'), csrf: value('csrftoken'), setCookie };
+  return { access: value('__Secure-access_token'), refresh: value('__Secure-refresh_token'), csrf: value('__Host-csrftoken'), setCookie };
 }
 
 /** What a browser sends to `/api/...`: the access and CSRF cookies; to `/api/auth/...` the refresh cookie too. */
-const apiCookies = (s: Session) => `access_token=${s.access}; csrftoken=${s.csrf}`;
-const authCookies = (s: Session) => `refresh_token=${s.refresh}; access_token=${s.access}; csrftoken=${s.csrf}`;
+const apiCookies = (s: Session) => `__Secure-access_token=${s.access}; __Host-csrftoken=${s.csrf}`;
+const authCookies = (s: Session) => `__Secure-refresh_token=${s.refresh}; __Secure-access_token=${s.access}; __Host-csrftoken=${s.csrf}`;
+/** A CSRF token: a random part and its signature for the session's user. */
+const CSRF = '[A-Za-z0-9_-]{43}\\.[A-Za-z0-9_-]{43}';
 
 describe.each(DIALECTS)('cookie authentication of the blog (%s)', (dialect) => {
   let svc: RunningService;
@@ -71,9 +73,9 @@ describe.each(DIALECTS)('cookie authentication of the blog (%s)', (dialect) => {
     expect({ status: res.status, body: res.body }).toEqual({ status: 200, body: TOKEN_RESPONSE });
     const cookies = setCookiesOf(res);
     expect(cookies).toHaveLength(3);
-    expect(cookies[0]).toMatch(new RegExp(`^access_token=${JWT}; Path=/api; Max-Age=900; HttpOnly; Secure; SameSite=Lax$`));
-    expect(cookies[1]).toMatch(new RegExp(`^refresh_token=${JWT}; Path=/api/auth/; Max-Age=604800; HttpOnly; Secure; SameSite=Lax$`));
-    expect(cookies[2]).toMatch(/^csrftoken=[A-Za-z0-9_-]{43}; Path=\/; Max-Age=604800; Secure; SameSite=Lax$/);
+    expect(cookies[0]).toMatch(new RegExp(`^__Secure-access_token=${JWT}; Path=/api; Max-Age=900; HttpOnly; Secure; SameSite=Lax$`));
+    expect(cookies[1]).toMatch(new RegExp(`^__Secure-refresh_token=${JWT}; Path=/api/auth/; Max-Age=604800; HttpOnly; Secure; SameSite=Lax$`));
+    expect(cookies[2]).toMatch(new RegExp(`^__Host-csrftoken=${CSRF}; Path=/; Max-Age=604800; Secure; SameSite=Lax$`));
     const session = sessionOf(res);
     expect(session.access).toBe(res.body.access_token);
     expect(session.refresh).toBe(res.body.refresh_token);
@@ -82,7 +84,7 @@ describe.each(DIALECTS)('cookie authentication of the blog (%s)', (dialect) => {
   it('register sets the cookies too', async () => {
     const res = await api().post('/api/auth/register/').send({ username: 'carol', email: 'carol@example.com', password: 'pw-123456' });
     expect({ status: res.status, body: res.body }).toEqual({ status: 201, body: TOKEN_RESPONSE });
-    expect(setCookiesOf(res).map((c) => c.split('=')[0])).toEqual(['access_token', 'refresh_token', 'csrftoken']);
+    expect(setCookiesOf(res).map((c) => c.split('=')[0])).toEqual(['__Secure-access_token', '__Secure-refresh_token', '__Host-csrftoken']);
   });
 
   it('the access cookie authenticates a read, which needs no CSRF token', async () => {
@@ -107,7 +109,7 @@ describe.each(DIALECTS)('cookie authentication of the blog (%s)', (dialect) => {
     expect({ status: none.status, body: none.body }).toEqual({ status: 403, body: TOKEN_REFUSED });
     const wrong = await api().post('/api/articles/').set('Cookie', apiCookies(s)).set('X-CSRF-Token', 'x'.repeat(43)).send(article);
     expect({ status: wrong.status, body: wrong.body }).toEqual({ status: 403, body: TOKEN_REFUSED });
-    const noCookie = await api().post('/api/articles/').set('Cookie', `access_token=${s.access}`).set('X-CSRF-Token', s.csrf).send(article);
+    const noCookie = await api().post('/api/articles/').set('Cookie', `__Secure-access_token=${s.access}`).set('X-CSRF-Token', s.csrf).send(article);
     expect({ status: noCookie.status, body: noCookie.body }).toEqual({ status: 403, body: TOKEN_REFUSED });
     const ok = await api().post('/api/articles/').set('Cookie', apiCookies(s)).set('X-CSRF-Token', s.csrf).send(article);
     expect({ status: ok.status, author: ok.body.author }).toEqual({ status: 201, author: alice.id });
@@ -163,9 +165,9 @@ describe.each(DIALECTS)('cookie authentication of the blog (%s)', (dialect) => {
     const out = await api().post('/api/auth/logout/').set('Cookie', authCookies(s)).set('X-CSRF-Token', s.csrf).send({});
     expect(out.status).toBe(204);
     expect(setCookiesOf(out)).toEqual([
-      'access_token=; Path=/api; Max-Age=0; HttpOnly; Secure; SameSite=Lax',
-      'refresh_token=; Path=/api/auth/; Max-Age=0; HttpOnly; Secure; SameSite=Lax',
-      'csrftoken=; Path=/; Max-Age=0; Secure; SameSite=Lax',
+      '__Secure-access_token=; Path=/api; Max-Age=0; HttpOnly; Secure; SameSite=Lax',
+      '__Secure-refresh_token=; Path=/api/auth/; Max-Age=0; HttpOnly; Secure; SameSite=Lax',
+      '__Host-csrftoken=; Path=/; Max-Age=0; Secure; SameSite=Lax',
     ]);
     const refresh = await api().post('/api/auth/refresh/').send({ refresh_token: s.refresh });
     expect({ status: refresh.status, body: refresh.body }).toEqual({ status: 401, body: INVALID_REFRESH });
@@ -187,9 +189,9 @@ describe.each(DIALECTS)('cookie authentication of the blog (%s)', (dialect) => {
       status: 204,
       body: {},
       cookies: [
-        'access_token=; Path=/api; Max-Age=0; HttpOnly; Secure; SameSite=Lax',
-        'refresh_token=; Path=/api/auth/; Max-Age=0; HttpOnly; Secure; SameSite=Lax',
-        'csrftoken=; Path=/; Max-Age=0; Secure; SameSite=Lax',
+        '__Secure-access_token=; Path=/api; Max-Age=0; HttpOnly; Secure; SameSite=Lax',
+        '__Secure-refresh_token=; Path=/api/auth/; Max-Age=0; HttpOnly; Secure; SameSite=Lax',
+        '__Host-csrftoken=; Path=/; Max-Age=0; Secure; SameSite=Lax',
       ],
     });
     // The refresh cookie is spent: neither the cookie nor the token in a body refreshes any more.
@@ -223,12 +225,52 @@ describe.each(DIALECTS)('cookie authentication of the blog (%s)', (dialect) => {
     expect({ status: refresh.status, body: refresh.body }).toEqual({ status: 200, body: TOKEN_RESPONSE });
   });
 
+  it('with Secure, only the prefixed cookies count: an unprefixed one (a sibling subdomain can set it) is ignored', async () => {
+    const s = await login(alice);
+    const bobs = await login(bob);
+    const me = await api().get('/api/auth/me/').set('Cookie', `access_token=${s.access}`);
+    expect({ status: me.status, body: me.body }).toEqual({ status: 401, body: UNAUTHORIZED });
+    // A tossed csrftoken beside the real cookies, echoed in the header: not the CSRF cookie.
+    const tossed = await api()
+      .post('/api/articles/')
+      .set('Cookie', `csrftoken=${bobs.csrf}; __Secure-access_token=${s.access}`)
+      .set('X-CSRF-Token', bobs.csrf)
+      .send(article);
+    expect({ status: tossed.status, body: tossed.body }).toEqual({ status: 403, body: TOKEN_REFUSED });
+    const refresh = await api().post('/api/auth/refresh/').set('Cookie', `refresh_token=${s.refresh}`).send({});
+    expect({ status: refresh.status, body: refresh.body }).toEqual({
+      status: 422,
+      body: { detail: [{ type: 'missing', loc: ['body', 'data', 'refresh_token'], msg: 'Field required' }] },
+    });
+  });
+
+  it('the CSRF token is bound to the session: another account\'s token, or an unsigned one, with a matching header is a 403', async () => {
+    const s = await login(alice);
+    const bobs = await login(bob);
+    const withCsrf = (cookies: string, csrf: string) => api().post('/api/articles/').set('Cookie', cookies).set('X-CSRF-Token', csrf).send(article);
+    const planted = await withCsrf(`__Secure-access_token=${s.access}; __Host-csrftoken=${bobs.csrf}`, bobs.csrf);
+    expect({ status: planted.status, body: planted.body }).toEqual({ status: 403, body: TOKEN_REFUSED });
+    const random = s.csrf.split('.')[0];
+    const unsigned = await withCsrf(`__Secure-access_token=${s.access}; __Host-csrftoken=${random}`, random);
+    expect({ status: unsigned.status, body: unsigned.body }).toEqual({ status: 403, body: TOKEN_REFUSED });
+    const forged = `${random}.${'A'.repeat(43)}`;
+    const badSignature = await withCsrf(`__Secure-access_token=${s.access}; __Host-csrftoken=${forged}`, forged);
+    expect({ status: badSignature.status, body: badSignature.body }).toEqual({ status: 403, body: TOKEN_REFUSED });
+    // Refresh and logout by the cookie check the token against the refresh token's user.
+    for (const path of ['/api/auth/refresh/', '/api/auth/logout/']) {
+      const res = await api().post(path).set('Cookie', `__Secure-refresh_token=${s.refresh}; __Host-csrftoken=${bobs.csrf}`).set('X-CSRF-Token', bobs.csrf);
+      expect({ path, status: res.status, body: res.body }).toEqual({ path, status: 403, body: TOKEN_REFUSED });
+    }
+    const own = await withCsrf(apiCookies(s), s.csrf);
+    expect({ status: own.status, author: own.body.author }).toEqual({ status: 201, author: alice.id });
+  });
+
   it('the cookie is documented in OpenAPI beside the bearer token', async () => {
     const doc = (await api().get('/api/openapi.json')).body;
     expect(doc.components.securitySchemes.CookieAuth).toEqual({
       type: 'apiKey',
       in: 'cookie',
-      name: 'access_token',
+      name: '__Secure-access_token',
       description: expect.stringContaining('X-CSRF-Token'),
     });
     expect(doc.paths['/api/auth/me/'].get.security).toEqual([{ BearerAuth: [] }, { CookieAuth: [] }]);
@@ -244,15 +286,33 @@ describe.each(DIALECTS)('cookie attributes from the settings (%s)', (dialect) =>
   });
   afterAll(() => svc.close());
 
-  it('SVC_AUTH_COOKIE_SECURE=false drops Secure, SVC_AUTH_COOKIE_SAMESITE=Strict sets Strict', async () => {
+  it('SVC_AUTH_COOKIE_SECURE=false drops Secure and the prefixes, SVC_AUTH_COOKIE_SAMESITE=Strict sets Strict', async () => {
     const user = await makeUser(svc);
     const res = await request(svc.app).post('/api/auth/login/').send({ username: user.username, password: user.password });
     expect(res.status).toBe(200);
+    expect(setCookiesOf(res).map((c) => c.split('=')[0])).toEqual(['access_token', 'refresh_token', 'csrftoken']);
     expect(setCookiesOf(res).map((c) => c.split('; ').slice(1).join('; '))).toEqual([
       'Path=/api; Max-Age=900; HttpOnly; SameSite=Strict',
       'Path=/api/auth/; Max-Age=604800; HttpOnly; SameSite=Strict',
       'Path=/; Max-Age=604800; SameSite=Strict',
     ]);
+  });
+
+  it('without the prefixes, a csrftoken planted by a sibling subdomain (another account\'s, matching the header) is a 403', async () => {
+    const victim = await makeUser(svc);
+    const attacker = await makeUser(svc);
+    const cookiesOf = async (user: BlogUser) => {
+      const res = await request(svc.app).post('/api/auth/login/').send({ username: user.username, password: user.password });
+      return Object.fromEntries(setCookiesOf(res).map((c) => c.split(';')[0].split('=') as [string, string]));
+    };
+    const v = await cookiesOf(victim);
+    const a = await cookiesOf(attacker);
+    const write = (csrf: string) =>
+      request(svc.app).post('/api/articles/').set('Cookie', `access_token=${v.access_token}; csrftoken=${csrf}`).set('X-CSRF-Token', csrf).send({ title: 'Tossed', content: 'A planted token.' });
+    const tossed = await write(a.csrftoken);
+    expect({ status: tossed.status, body: tossed.body }).toEqual({ status: 403, body: TOKEN_REFUSED });
+    const own = await write(v.csrftoken);
+    expect({ status: own.status, author: own.body.author }).toEqual({ status: 201, author: victim.id });
   });
 });
 

@@ -69,6 +69,6 @@ function checkAccounts(ctx: Ctx, spec: SpecFile, data: Rec, userModel: string | 
     };
   };
   const list = data.endpoints as unknown[];
-  const cookies = auth?.cookies === true;
+  const cookies = auth?.cookies === 'only' ? 'only' : auth?.cookies === true;
   for (const i of accounts) list[i] = expandAccountEndpoint(list[i] as AccountEndpointSpec, fieldInfo, user?.pk.type ?? 'integer', profile, cookies);
 }
