@@ -269,6 +269,20 @@ describe.each(DIALECTS)('the error catalogue on %s', (dialect) => {
     if (got.elsewhere) expect(fs.readFileSync(path.join(__dirname, '..', '..', got.elsewhere), 'utf8')).toContain(`const UNAVAILABLE = ${literal(got.body)};`);
   });
 
+  it('the 404 key: the verbose name with _ for spaces, or the model name in snake_case with SVC_NOT_FOUND_ERROR_USE_VERBOSE_NAMES false', async () => {
+    const row = rows.find((r) => r.status === 404 && r.body.includes('<model_key>'))!;
+    const missing = '/v/tag-labels/00000000-0000-4000-8000-000000000000/';
+    const verbose = await request(services.showcase.app).get(missing);
+    expect([verbose.status, verbose.body]).toEqual([404, bodyOf(row, { model_key: 'tag_label' })]);
+    const svc = await startShowcase(dialect, { SVC_NOT_FOUND_ERROR_USE_VERBOSE_NAMES: false });
+    try {
+      const byClass = await request(svc.app).get(missing);
+      expect([byClass.status, byClass.body]).toEqual([404, bodyOf(row, { model_key: 'label' })]);
+    } finally {
+      await svc.close();
+    }
+  });
+
   it('a 500 with SVC_DEBUG shows the stack as text, and only then', async () => {
     const svc = await startShowcase(dialect, { SVC_DEBUG: true });
     try {
