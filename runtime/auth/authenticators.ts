@@ -118,9 +118,10 @@ async function userOfAccessToken(req: Request, ctx: AuthContext, token: string, 
     if (bearer) req.bearerRefusal = { error: 'invalid_token', description: expired ? ACCESS_TOKEN_EXPIRED : ACCESS_TOKEN_INVALID };
     return null;
   }
-  // A user that was deactivated or deleted: the token no longer authenticates anyone.
+  // A user that was deactivated or deleted, or whose tokens were ended since this one was issued
+  // (a password change): the token no longer authenticates anyone.
   const user = await ctx.loadUser(ctx.db, claims.sub);
-  if (!user || !user.is_active) {
+  if (!user || !user.is_active || (await ctx.tokens.userTokensEndedFor(ctx.db, claims))) {
     if (bearer) req.bearerRefusal = { error: 'invalid_token', description: ACCESS_TOKEN_INVALID };
     return null;
   }

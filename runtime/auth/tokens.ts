@@ -140,6 +140,11 @@ function payloadOf(token: string): Record<string, any> | undefined {
 /** How many tokens that passed the signature check a `TokenService` keeps (see `verifiedTokens`). */
 export const VERIFIED_TOKENS_KEPT = 1000;
 
+/** How often, at most, a process reads again whether a user's tokens were ended (`userTokensEndedFor`). */
+export const USER_REVOCATIONS_READ_EVERY_MS = 1000;
+/** How many users' answers a process keeps. */
+const USER_REVOCATIONS_KEPT = 10_000;
+
 /** The longest token kept: 1,000 of them hold at most 4 MB. */
 export const VERIFIED_TOKEN_MAX_LENGTH = 4096;
 
@@ -197,6 +202,34 @@ export class TokenService {
 
   /** The key of the CSRF tokens' signatures, derived once from the signing key (`csrfKey`). */
   private csrfSecret?: Buffer;
+
+  /**
+   * Per user (`sub`), the second up to which their tokens were ended (a password change; -1: never),
+   * as last read from the database and when: read at most once a second per user and process, so
+   * an access token is refused within a second of the change on every instance, and within the
+   * request on the instance that made it (`noteUserTokensEnded`).
+   */
+  private readonly userTokensEnded = new Map<string, { until: number; readAt: number }>();
+
+  /** Whether the tokens of `claims`' user issued at its `iat` were ended since (a password change). */
+  async userTokensEndedFor(db: Db, claims: TokenClaims): Promise<boolean> {
+    const now = Date.now();
+    let known = this.userTokensEnded.get(claims.sub);
+    if (!known || now - known.readAt >= USER_REVOCATIONS_READ_EVERY_MS) {
+      const row = (await db(TOKEN_REVOCATIONS_TABLE).select('issued_before').where('key', `user:${claims.sub}`).first()) as { issued_before: number | string } | undefined;
+      known = { until: row ? Number(row.issued_before) : -1, readAt: now };
+      if (this.userTokensEnded.size >= USER_REVOCATIONS_KEPT) this.userTokensEnded.delete(this.userTokensEnded.keys().next().value as string);
+      this.userTokensEnded.delete(claims.sub);
+      this.userTokensEnded.set(claims.sub, known);
+    }
+    const iat = typeof claims.iat === 'number' ? claims.iat : 0;
+    return iat <= known.until;
+  }
+
+  /** What this process knows at once of a user whose tokens were just ended up to `until` (seconds). */
+  noteUserTokensEnded(userId: string | number, until: number): void {
+    this.userTokensEnded.set(String(userId), { until, readAt: Date.now() });
+  }
 
   /**
    * The key that signs the CSRF tokens of cookie authentication (auth/cookies.ts): derived from the
@@ -412,9 +445,15 @@ async function revokeRefreshTokens(db: Db, key: string, until: number, lifetime:
     .merge(['issued_before', 'expires_at']);
 }
 
-/** Ends every refresh token of a user issued up to now (a password change). */
-export function revokeUserRefreshTokens(db: Db, userId: string | number, lifetime: number): Promise<void> {
-  return revokeRefreshTokens(db, `user:${String(userId)}`, Math.floor(Date.now() / 1000), lifetime);
+/**
+ * Ends every token of a user issued up to now, this second included (a password change): refresh
+ * tokens at their next use, access tokens at their next request (`TokenService.userTokensEndedFor`).
+ * Returns that second.
+ */
+export async function revokeUserTokens(db: Db, userId: string | number, lifetime: number): Promise<number> {
+  const now = Math.floor(Date.now() / 1000);
+  await revokeRefreshTokens(db, `user:${String(userId)}`, now, lifetime);
+  return now;
 }
 
 /**

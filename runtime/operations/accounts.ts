@@ -22,7 +22,7 @@
  * - me answers the caller: id, username, email and the profile fields.
  * - password change (an access token) checks the current password, throttled as a login of the
  *   caller's username is, applies the policy to the new one, stores its hash and ends every
- *   refresh token issued before (204).
+ *   token issued before: refresh tokens at their next use, access tokens at their next request (204).
  *
  * Answers that carry tokens, and me's, are `Cache-Control: no-store`.
  *
@@ -42,7 +42,7 @@ import { checkCsrf, clearAuthCookies, cookieNames, requestCookie, requestCookies
 import { credentialProblems } from '../auth/credentials';
 import { hashPassword, passwordFitsBcrypt, passwordProblems, passwordTooLongEntry, verifyPassword } from '../auth/password';
 import { loginThrottle } from '../auth/throttle';
-import { consumeRefreshToken, refreshFamily, refreshTokenRevoked, revokeRefreshFamily, revokeUserRefreshTokens, TokenError, type TokenClaims } from '../auth/tokens';
+import { consumeRefreshToken, refreshFamily, refreshTokenRevoked, revokeRefreshFamily, revokeUserTokens, TokenError, type TokenClaims } from '../auth/tokens';
 import { normalizeUsername } from '../auth/username';
 import { now } from '../core/convert';
 import { RequestValidationError, SerializeError } from '../core/errors';
@@ -326,8 +326,9 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
       if (!ok) throw new SerializeError({ current_password: 'Incorrect password' });
       await attempt.succeeded();
       await ctx.db(table).where(pk, key).update({ password: await hashPassword(next) });
-      // Every session of the old password ends: its refresh tokens are refused from now on.
-      await revokeUserRefreshTokens(ctx.db, key, ctx.service.settings.SVC_REFRESH_TOKEN_LIFETIME);
+      // Every session of the old password ends: its refresh and access tokens are refused from now on.
+      const until = await revokeUserTokens(ctx.db, key, ctx.service.settings.SVC_REFRESH_TOKEN_LIFETIME);
+      ctx.service.tokens.noteUserTokensEnded(key, until);
       return undefined;
     },
   };

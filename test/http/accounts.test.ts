@@ -161,10 +161,14 @@ describe.each(DIALECTS)('the account endpoints of a project made by svcgen init 
     expect({ status: old.status, body: old.body }).toEqual({ status: 401, body: { detail: 'Invalid credentials' } });
     const fresh = await api().post('/api/auth/login/').send({ username: body.username, password: 'a new password' });
     expect({ status: fresh.status, body: fresh.body }).toEqual({ status: 200, body: TOKENS });
-    // The refresh tokens issued before the change are refused: a thief's session does not outlive it.
+    // The tokens issued before the change are refused: a thief's session does not outlive it.
     for (const token of [reg.body.refresh_token, elsewhere.body.refresh_token]) {
       const refreshed = await api().post('/api/auth/refresh/').send({ refresh_token: token });
       expect({ status: refreshed.status, body: refreshed.body }).toEqual({ status: 401, body: { detail: 'Invalid refresh token' } });
+    }
+    for (const token of [reg.body.access_token, elsewhere.body.access_token]) {
+      const me = await api().get('/api/auth/me/').set(bearer(token));
+      expect({ status: me.status, body: me.body }).toEqual({ status: 401, body: { detail: 'Unauthorized' } });
     }
   });
 
