@@ -213,8 +213,30 @@ async function applyPending(db: Db, migrations: readonly Migration[], options: M
     )) as [number, string[]];
   }
   // Only new tables here: no table rebuild (SQLite), so run without the dialect's additions.
-  await db.migrate.latest({ tableName: 'svc_runtime_migrations', migrationSource: migrationSource(RUNTIME_MIGRATIONS) });
+  await db.migrate.latest({ tableName: RUNTIME_MIGRATIONS_TABLE, migrationSource: migrationSource(await runtimeMigrationsOf(db)) });
   return applied;
+}
+
+/** Where the runtime records its own migrations. */
+const RUNTIME_MIGRATIONS_TABLE = 'svc_runtime_migrations';
+
+/**
+ * The runtime's migrations, and beside them those of a newer runtime this database already has
+ * (a release rolled back): each of those only added a table of its own, which this runtime never
+ * reads, so it is left as it is, known by name (Knex would otherwise call the database corrupt).
+ */
+async function runtimeMigrationsOf(db: Db): Promise<readonly Migration[]> {
+  if (!(await db.schema.hasTable(RUNTIME_MIGRATIONS_TABLE))) return RUNTIME_MIGRATIONS;
+  const known = new Set(RUNTIME_MIGRATIONS.map((m) => m.name));
+  const newer = ((await db(RUNTIME_MIGRATIONS_TABLE).pluck('name')) as string[]).filter((name) => !known.has(name));
+  const leftAsTheyAre = newer.map((name) => ({
+    name,
+    async up() {},
+    async down() {
+      throw new Error(`${name} is a migration of a newer runtime: revert it with the release that applied it`);
+    },
+  }));
+  return [...RUNTIME_MIGRATIONS, ...leftAsTheyAre];
 }
 
 /** Reverts the last batch, holding the migration lock; returns the names reverted. */

@@ -36,6 +36,16 @@ describe.each(DIALECTS)('used refresh tokens (%s)', (dialect) => {
     expect(await migrateLatest(db, migrations)).toEqual([]);
   });
 
+  it('a runtime migration of a newer release (a release rolled back) is left as it is: the service starts', async () => {
+    const batch = Number((await db('svc_runtime_migrations').max({ b: 'batch' }))[0].b) + 1;
+    await db('svc_runtime_migrations').insert({ name: 'runtime_0099_from_a_newer_release', batch, migration_time: new Date() });
+    try {
+      expect(await migrateLatest(db, migrations)).toEqual([]);
+    } finally {
+      await db('svc_runtime_migrations').where({ name: 'runtime_0099_from_a_newer_release' }).delete();
+    }
+  });
+
   it('a token is consumed once; its id and expiry are kept', async () => {
     const token = tokens.issueRefresh(7);
     const claims = tokens.verify(token);
