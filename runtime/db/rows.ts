@@ -51,7 +51,7 @@ const OWNER = '__owner';
 /**
  * For each owner key, its related records, ordered by the related primary key; with `spec.limit`,
  * the first `limit` of them, capped per owner in SQL (`ROW_NUMBER() OVER (PARTITION BY …)`, as
- * `loadReverse`), in the one statement of the page.
+ * `loadReverse`), in the one statement of the page; for one owner, by a plain `LIMIT`.
  */
 export async function loadManyToMany<T, R extends Row = Row>(db: Db, spec: ManyToManySpec<T, R>, owners: readonly unknown[]): Promise<Map<unknown, T[]>> {
   const known = knownRelations.get(db)?.answer(spec, owners);
@@ -68,6 +68,8 @@ export async function loadManyToMany<T, R extends Row = Row>(db: Db, spec: ManyT
         .whereIn(`${spec.joinTable}.${spec.ownColumn}`, chunk as any[]);
     const query = () => {
       if (limit === undefined) return linked().orderBy([{ column: `${spec.joinTable}.${spec.ownColumn}` }, { column: `${spec.table}.${spec.pk}` }]);
+      // One owner (a retrieve's): a plain LIMIT caps it, without the window a page needs.
+      if (chunk.length === 1) return linked().orderBy(`${spec.table}.${spec.pk}`).limit(limit, { skipBinding: true });
       const ranked = linked().rowNumber(RANK, (window) => window.orderBy(`${spec.table}.${spec.pk}`).partitionBy(`${spec.joinTable}.${spec.ownColumn}`));
       return db
         .select('*')
@@ -75,7 +77,8 @@ export async function loadManyToMany<T, R extends Row = Row>(db: Db, spec: ManyT
         .where(RANK, '<=', limit)
         .orderBy([{ column: OWNER }, { column: RANK }]);
     };
-    const bindings = limit === undefined ? chunk : [...chunk, limit];
+    // The spec's limit is written into the one-owner statement, a binding of the page's.
+    const bindings = limit === undefined || chunk.length === 1 ? chunk : [...chunk, limit];
     for (const row of await selectFixed(db, spec, String(chunk.length), query, bindings)) {
       const list = out.get(row[OWNER]) ?? [];
       list.push(spec.shape(row as R));
