@@ -119,7 +119,9 @@ export {
   type StateRelations,
 } from './db/rows';
 export {
+  createFoldedUnique,
   createSearchIndex,
+  dropFoldedUnique,
   dropSearchIndex,
   listColumnType,
   listDefault,

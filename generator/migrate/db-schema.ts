@@ -40,6 +40,11 @@ export interface DbIndex {
    * (PostgreSQL: a trigram GIN index on `lower(column)`; SQLite: none, see runtime/db/migrations.ts).
    */
   search?: true;
+  /**
+   * A unique index over its one column compared without ASCII case (a field's `ignore_case`),
+   * created by the database's adapter (runtime/db/migrations.ts, `createFoldedUnique`).
+   */
+  folded?: true;
 }
 
 export interface DbTable {
@@ -127,7 +132,7 @@ export function dbSchemaOf(model: ServiceModel): DbSchema {
         ...columnType(f),
         nullable: f.nullable,
         // With soft delete, uniqueness holds among live rows: a partial index (indexesOf).
-        unique: f.unique && !f.primaryKey && !r.softDelete,
+        unique: f.unique && !f.primaryKey && !r.softDelete && !f.ignoreCase,
         primary: f.primaryKey,
         index: f.index && !f.unique && !leadsAnIndex(r, f.column),
         default: storedDefault(f),
@@ -165,16 +170,17 @@ function leadsAnIndex(r: Resource, column: string): boolean {
 }
 
 /**
- * A resource's named indexes: its `indexes`, and with soft delete one unique index per unique field
- * (named like Knex's unique constraint), every unique index partial over the live rows
- * (`WHERE deleted_at IS NULL`), so a soft-deleted row does not hold its values.
+ * A resource's named indexes: its `indexes`, and one unique index per unique field (named like
+ * Knex's unique constraint) that is compared without case (`ignore_case`) or belongs to a
+ * soft-deleting resource, every unique index then partial over the live rows (`WHERE deleted_at IS
+ * NULL`), so a soft-deleted row does not hold its values.
  */
 function indexesOf(r: Resource): { indexes?: DbIndex[] } {
   const live = r.softDelete?.field.column;
   const own: DbIndex[] = r.indexes.map(({ name, columns, unique }) => ({ name, columns, unique, ...(unique && live ? { whereNull: live } : {}) }));
-  const fields: DbIndex[] = live
-    ? r.fields.filter((f) => f.unique && !f.primaryKey).map((f) => ({ name: indexName(r.table, [f.column], true), columns: [f.column], unique: true, whereNull: live }))
-    : [];
+  const fields: DbIndex[] = r.fields
+    .filter((f) => f.unique && !f.primaryKey && (live || f.ignoreCase))
+    .map((f) => ({ name: indexName(r.table, [f.column], true), columns: [f.column], unique: true, ...(live ? { whereNull: live } : {}), ...(f.ignoreCase ? { folded: true as const } : {}) }));
   const all = [...fields, ...own];
   return all.length ? { indexes: all } : {};
 }
@@ -275,10 +281,26 @@ export function createTableStatements(t: DbTable): string[] {
   for (const c of t.columns) lines.push(`    ${columnStatement(c)}`);
   for (const c of t.columns) if (c.index) lines.push(`    t.index([${literal(c.name)}]);`);
   for (const u of t.uniques) lines.push(`    t.unique(${literal(u)});`);
-  for (const i of t.indexes ?? []) if (!i.search) lines.push(`    ${indexStatement(i)}`);
+  for (const i of t.indexes ?? []) if (!i.search && !i.folded) lines.push(`    ${indexStatement(i)}`);
   lines.push('  });');
+  for (const i of t.indexes ?? []) if (i.folded) lines.push(`  ${createFoldedUniqueStatement(t.name, i)}`);
   for (const i of t.indexes ?? []) if (i.search) lines.push(`  ${createSearchIndexStatement(t.name, i)}`);
   return lines;
+}
+
+/** The runtime functions a migration calls to create and drop a case-insensitive unique index (`DbIndex.folded`). */
+export const CREATE_FOLDED_UNIQUE = 'createFoldedUnique';
+export const DROP_FOLDED_UNIQUE = 'dropFoldedUnique';
+
+/** The statement (outside `alterTable`) creating the case-insensitive unique index `i` of `table`. */
+export function createFoldedUniqueStatement(table: string, i: DbIndex): string {
+  const args = [table, i.columns[0], i.name, ...(i.whereNull ? [i.whereNull] : [])].map((a) => literal(a));
+  return `await ${CREATE_FOLDED_UNIQUE}(knex, ${args.join(', ')});`;
+}
+
+/** The statement (outside `alterTable`) dropping the case-insensitive unique index `i` of `table`. */
+export function dropFoldedUniqueStatement(table: string, i: DbIndex): string {
+  return `await ${DROP_FOLDED_UNIQUE}(knex, ${literal(table)}, ${literal(i.name)});`;
 }
 
 /** The runtime functions a migration calls to create and drop a search index (`DbIndex.search`). */
@@ -298,7 +320,11 @@ export function dropSearchIndexStatement(table: string, i: DbIndex): string {
 
 /** The runtime functions `createTableStatements(t)` calls. */
 export function createTableRuntime(t: DbTable): string[] {
-  return [...columnsRuntime(t.columns), ...(t.indexes?.some((i) => i.search) ? [CREATE_SEARCH_INDEX] : [])];
+  return [
+    ...columnsRuntime(t.columns),
+    ...(t.indexes?.some((i) => i.folded) ? [CREATE_FOLDED_UNIQUE] : []),
+    ...(t.indexes?.some((i) => i.search) ? [CREATE_SEARCH_INDEX] : []),
+  ];
 }
 
 /**

@@ -13,10 +13,14 @@ import {
   createTableRuntime,
   columnsRuntime,
   createTableStatements,
+  CREATE_FOLDED_UNIQUE,
   CREATE_SEARCH_INDEX,
+  createFoldedUniqueStatement,
   dropIndexStatement,
   dropSearchIndexStatement,
+  DROP_FOLDED_UNIQUE,
   DROP_SEARCH_INDEX,
+  dropFoldedUniqueStatement,
   dropTableStatement,
   RENAME_SEARCH_INDEX,
   indexStatement,
@@ -385,15 +389,17 @@ function uniquesStep(table: string, a: string[][], b: string[][]): Step | undefi
 }
 
 const describeIndex = (table: string, i: DbIndex) =>
-  `${i.search ? 'search index' : i.unique ? 'unique index' : 'index'} ${i.name} on ${table} (${i.columns.join(', ')})${i.whereNull ? ` where ${i.whereNull} is null` : ''}`;
+  `${i.search ? 'search index' : i.folded ? 'case-insensitive unique index' : i.unique ? 'unique index' : 'index'} ${i.name} on ${table} (${i.columns.join(', ')})${i.whereNull ? ` where ${i.whereNull} is null` : ''}`;
 
 /** The lines creating index `i` of `table`, and the runtime functions they call. */
 function createIndexLines(table: string, i: DbIndex): { lines: string[]; runtime: string[] } {
+  if (i.folded) return { lines: [`  ${createFoldedUniqueStatement(table, i)}`], runtime: [CREATE_FOLDED_UNIQUE] };
   return i.search ? { lines: [`  ${createSearchIndexStatement(table, i)}`], runtime: [CREATE_SEARCH_INDEX] } : { lines: alterTable(table, [indexStatement(i)]), runtime: [] };
 }
 
 /** The lines dropping index `i` of `table`, and the runtime functions they call. */
 function dropIndexLines(table: string, i: DbIndex): { lines: string[]; runtime: string[] } {
+  if (i.folded) return { lines: [`  ${dropFoldedUniqueStatement(table, i)}`], runtime: [DROP_FOLDED_UNIQUE] };
   return i.search ? { lines: [`  ${dropSearchIndexStatement(table, i)}`], runtime: [DROP_SEARCH_INDEX] } : { lines: alterTable(table, [dropIndexStatement(i)]), runtime: [] };
 }
 
@@ -425,7 +431,7 @@ function dropIndexStep(table: string, i: DbIndex): Step {
  */
 function indexSteps(table: string, was: DbIndex[], now: DbIndex[]): { drops: Step[]; adds: Step[] } {
   const same = (a: DbIndex, b: DbIndex) =>
-    a.name === b.name && a.unique === b.unique && sameValue(a.columns, b.columns) && a.whereNull === b.whereNull && !a.search === !b.search;
+    a.name === b.name && a.unique === b.unique && sameValue(a.columns, b.columns) && a.whereNull === b.whereNull && !a.search === !b.search && !a.folded === !b.folded;
   return {
     drops: was.filter((a) => !now.some((b) => same(a, b))).map((a) => dropIndexStep(table, a)),
     adds: now.filter((b) => !was.some((a) => same(a, b))).map((b) => addIndexStep(table, b)),

@@ -43,6 +43,8 @@ export interface Field {
   nullable: boolean;
   blank: boolean;
   unique: boolean;
+  /** A unique field compared without ASCII case (`ignore_case`): `Alice` and `alice` clash. */
+  ignoreCase: boolean;
   index: boolean;
   hasDefault: boolean;
   default: unknown;

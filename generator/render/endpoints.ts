@@ -2,7 +2,7 @@
  * Custom endpoints: the route of one endpoint (in a resource's routes.ts or the service's
  * endpoints.ts), and the view of `endpoints.ts`, the service's endpoints with their schemas.
  */
-import type { Endpoint, SchemaModel, ServiceModel } from '../model/model';
+import type { Endpoint, Resource, SchemaModel, ServiceModel } from '../model/model';
 import type { AccountKind } from '../spec/meta-schema';
 import { camelCase, docLine, literal, str } from '../model/names';
 import { header, hookModuleFrom, runtimeFrom, type RenderContext } from './context';
@@ -65,12 +65,19 @@ const ACCOUNT_HANDLER: Record<AccountKind, string> = {
   login: 'login',
   refresh: 'refresh',
   logout: 'logout',
+  logout_all: 'logoutAll',
   me: 'me',
   password: 'changePassword',
 };
 
 /** The fields a registration sets whatever it is sent: an active account, with no role. */
 const NEW_ACCOUNT: Record<string, boolean> = { is_active: true, is_staff: false, is_superuser: false };
+
+/** Of the user model's username and email, those unique without case (`ignore_case`), when any is. */
+function ignoreCaseOf(user: Resource): { ignoreCase?: string[] } {
+  const names = ['username', 'email'].filter((name) => user.fields.find((f) => f.name === name)?.ignoreCase);
+  return names.length ? { ignoreCase: names } : {};
+}
 
 /** The `accountHandlers(...)` of the user model: its table, its username's length, the profile fields. */
 function accountHandlersExpr(model: ServiceModel, imports: Imports): string {
@@ -83,6 +90,7 @@ function accountHandlersExpr(model: ServiceModel, imports: Imports): string {
     profileFields: model.auth.profileFields.map(column),
     newAccount: Object.fromEntries(Object.entries(NEW_ACCOUNT).filter(([name]) => user.fields.some((f) => f.name === name))),
     nowColumns: user.fields.filter((f) => f.autoNowAdd || f.autoNow).map((f) => f.column),
+    ...ignoreCaseOf(user),
   };
   if (!model.auth.cookies) return `${imports.runtime('accountHandlers')}(${literal(table)})`;
   // The refresh cookie goes only to the routes that read it: the longest path both lie under.

@@ -10,6 +10,8 @@ import type { AccountEndpointSpec, AccountKind, ManualFieldSpec, ManualSchemaSpe
 /** What each built-in answers, before what the entry writes. */
 interface AccountDefaults {
   method: ServiceEndpointSpec['method'];
+  /** The path under the base path, when it is not `/auth/<kind>/`. */
+  path?: string;
   handler: string;
   auth: null | string[];
   status: number;
@@ -29,6 +31,14 @@ export const ACCOUNT_DEFAULTS: Record<AccountKind, AccountDefaults> = {
   },
   refresh: { method: 'api_post', handler: 'refresh', auth: null, status: 200, summary: 'Exchange a refresh token for a new access and refresh token.' },
   logout: { method: 'api_post', handler: 'logout', auth: null, status: 204, summary: 'Spend a refresh token so that it can no longer be exchanged.' },
+  logout_all: {
+    method: 'api_post',
+    path: '/auth/logout-all/',
+    handler: 'logout_all',
+    auth: ['JWTAuth'],
+    status: 204,
+    summary: "End every session of the caller: their refresh and access tokens issued until now.",
+  },
   me: { method: 'api_get', handler: 'me', auth: ['JWTAuth'], status: 200, summary: 'The authenticated user.' },
   password: {
     method: 'api_post',
@@ -144,6 +154,8 @@ function schemasOf(
       return { request: { name: 'RefreshSchema', fields: { refresh_token: refreshToken } }, response: tokens };
     case 'logout':
       return { request: { name: 'LogoutSchema', fields: { refresh_token: refreshToken } }, response: null };
+    case 'logout_all':
+      return { response: null };
     case 'me':
       return {
         response: {
@@ -173,7 +185,7 @@ export function expandAccountEndpoint(
   const out: ServiceEndpointSpec = {
     account: kind,
     method: d.method,
-    path: entry.path ?? `/auth/${kind}/`,
+    path: entry.path ?? d.path ?? `/auth/${kind}/`,
     handler: entry.handler ?? d.handler,
     auth: entry.auth === undefined ? d.auth : entry.auth,
     status: d.status,

@@ -225,6 +225,7 @@ const fieldSpec = {
     null: { type: 'boolean' },
     blank: { type: 'boolean' },
     unique: { type: 'boolean' },
+    ignore_case: { type: 'boolean' },
     db_index: { type: 'boolean' },
     default: true,
     auto_now_add: { type: 'boolean' },

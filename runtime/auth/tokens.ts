@@ -204,7 +204,8 @@ export class TokenService {
   private csrfSecret?: Buffer;
 
   /**
-   * Per user (`sub`), the second up to which their tokens were ended (a password change; -1: never),
+   * Per user (`sub`), the second up to which their tokens were ended (a password change, a logout
+   * everywhere; -1: never),
    * as last read from the database and when: read at most once a second per user and process, so
    * an access token is refused within a second of the change on every instance, and within the
    * request on the instance that made it (`noteUserTokensEnded`).
@@ -213,17 +214,32 @@ export class TokenService {
 
   /** Whether the tokens of `claims`' user issued at its `iat` were ended since (a password change). */
   async userTokensEndedFor(db: Db, claims: TokenClaims): Promise<boolean> {
+    const iat = typeof claims.iat === 'number' ? claims.iat : 0;
+    return iat <= (await this.userTokensEndedUntil(db, claims.sub));
+  }
+
+  /** The second up to which `sub`'s tokens were ended (-1: never), read at most once a second. */
+  private async userTokensEndedUntil(db: Db, sub: string): Promise<number> {
     const now = Date.now();
-    let known = this.userTokensEnded.get(claims.sub);
+    let known = this.userTokensEnded.get(sub);
     if (!known || now - known.readAt >= USER_REVOCATIONS_READ_EVERY_MS) {
-      const row = (await db(TOKEN_REVOCATIONS_TABLE).select('issued_before').where('key', `user:${claims.sub}`).first()) as { issued_before: number | string } | undefined;
+      const row = (await db(TOKEN_REVOCATIONS_TABLE).select('issued_before').where('key', `user:${sub}`).first()) as { issued_before: number | string } | undefined;
       known = { until: row ? Number(row.issued_before) : -1, readAt: now };
       if (this.userTokensEnded.size >= USER_REVOCATIONS_KEPT) this.userTokensEnded.delete(this.userTokensEnded.keys().next().value as string);
-      this.userTokensEnded.delete(claims.sub);
-      this.userTokensEnded.set(claims.sub, known);
+      this.userTokensEnded.delete(sub);
+      this.userTokensEnded.set(sub, known);
     }
-    const iat = typeof claims.iat === 'number' ? claims.iat : 0;
-    return iat <= known.until;
+    return known.until;
+  }
+
+  /**
+   * Waits, when the user's tokens were ended within this very second (a password change, a logout
+   * everywhere), for the next second: a token's `iat` counts whole seconds, so one issued now would
+   * be refused with the ended ones. At most a second, once, right after such a change.
+   */
+  async waitPastUserTokensEnded(db: Db, userId: string | number): Promise<void> {
+    const wait = Math.min(1000, ((await this.userTokensEndedUntil(db, String(userId))) + 1) * 1000 - Date.now());
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
   }
 
   /** What this process knows at once of a user whose tokens were just ended up to `until` (seconds). */

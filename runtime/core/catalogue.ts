@@ -86,7 +86,7 @@ export const isLookupOperator = (name: string): name is LookupOperator => (LOOKU
 export const INT32 = { min: -2147483648, max: 2147483647 } as const;
 
 /** Built-in account endpoints a service file's `endpoints` may declare (`- account: login`), handled by the runtime. */
-export const ACCOUNT_ENDPOINTS = ['register', 'login', 'refresh', 'logout', 'me', 'password'] as const;
+export const ACCOUNT_ENDPOINTS = ['register', 'login', 'refresh', 'logout', 'logout_all', 'me', 'password'] as const;
 export type AccountEndpoint = (typeof ACCOUNT_ENDPOINTS)[number];
 
 /** The detail of the 429 a throttled login (or password change) answers. */

@@ -136,6 +136,19 @@ export function renameSearchIndex(knex: Knex, table: string, from: string, to: s
 }
 
 /**
+ * Creates the unique index `name` of `table` over `column` compared without ASCII case (a field's
+ * `ignore_case`), among the rows where `whereNull` is NULL when given (the live rows).
+ */
+export function createFoldedUnique(knex: Knex, table: string, column: string, name: string, whereNull?: string): Promise<void> {
+  return dialectOf(knex).createFoldedUnique(knex, table, column, name, whereNull);
+}
+
+/** Drops the index `createFoldedUnique` made. */
+export function dropFoldedUnique(knex: Knex, table: string, name: string): Promise<void> {
+  return dialectOf(knex).dropFoldedUnique(knex, table, name);
+}
+
+/**
  * The column type of a `list` field whose items are of type `items` on the database `knex` opens (a
  * native array on PostgreSQL, JSON elsewhere). Generated migrations call it for every list column.
  */

@@ -19,6 +19,9 @@
  *   revokes its whole family, so a thief's chain ends when the owner's reuse is refused.
  * - logout spends a refresh token the same way, so it can no longer be exchanged (204); the access
  *   tokens already issued stay valid until they expire.
+ * - logout everywhere (an access token) ends every token of the caller issued until now, as a
+ *   password change does (204). A login within that same second waits for the next one, since a
+ *   token's `iat` counts whole seconds.
  * - me answers the caller: id, username, email and the profile fields.
  * - password change (an access token) checks the current password, throttled as a login of the
  *   caller's username is, applies the policy to the new one, stores its hash and ends every
@@ -46,7 +49,7 @@ import { consumeRefreshToken, refreshFamily, refreshTokenRevoked, revokeRefreshF
 import { normalizeUsername } from '../auth/username';
 import { now } from '../core/convert';
 import { RequestValidationError, SerializeError } from '../core/errors';
-import type { Db } from '../db/connection';
+import { dialectOf, type Db } from '../db/connection';
 import { isConstraintViolation } from '../db/driver-errors';
 import type { HookContext, RequestContext } from './context';
 import type { RawRequest } from './operation';
@@ -64,6 +67,8 @@ export interface AccountTable {
   newAccount: Readonly<Record<string, unknown>>;
   /** Columns set to the current time at registration (auto_now and auto_now_add fields). */
   nowColumns: readonly string[];
+  /** Of username and email, those unique whatever their ASCII case (`ignore_case`): registration checks them so. */
+  ignoreCase?: readonly ('username' | 'email')[];
 }
 
 export interface TokenPair {
@@ -121,6 +126,12 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
     return cookiesOnly ? { token_type: pair.token_type, expires_in: pair.expires_in } : pair;
   }
 
+  /** Ends every token of the user issued until now: refresh tokens at their next use, access tokens at their next request. */
+  async function endSessions(ctx: RequestContext, key: string | number): Promise<void> {
+    const until = await revokeUserTokens(ctx.db, key, ctx.service.settings.SVC_REFRESH_TOKEN_LIFETIME);
+    ctx.service.tokens.noteUserTokensEnded(key, until);
+  }
+
   /**
    * The refresh token of a refresh or a logout: the body's, else (with cookies) the cookie's, which
    * only a write passing the CSRF defence may use; neither is the 422 of a missing field.
@@ -138,8 +149,14 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
 
   /** The seed's friendly answers to a username or an email that is already taken (username first). */
   async function checkAvailable(db: Db, username: string, email: string): Promise<void> {
-    if (await db(table).where({ username }).first(pk)) throw new SerializeError({ username: 'Username already taken' });
-    if (await db(table).where({ email }).first(pk)) throw new SerializeError({ email: 'Email already registered' });
+    if (await taken(db, 'username', username)) throw new SerializeError({ username: 'Username already taken' });
+    if (await taken(db, 'email', email)) throw new SerializeError({ email: 'Email already registered' });
+  }
+
+  /** Whether a user holds `value` in `column`: exactly, or without ASCII case where the field says so. */
+  function taken(db: Db, column: 'username' | 'email', value: string): Promise<unknown> {
+    if (!users.ignoreCase?.includes(column)) return db(table).where(column, value).first(pk);
+    return db(table).whereRaw(`${dialectOf(db).foldedColumnSql} = ?`, [column, value.replace(/[A-Z]/g, (c) => c.toLowerCase())]).first(pk);
   }
 
   /** The user as tokens see it (the service's user loader: the extra claims' fields converted). */
@@ -272,6 +289,7 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
         throw unauthorized(req, { detail: 'Account is disabled' });
       }
       await attempt.succeeded();
+      await ctx.service.tokens.waitPastUserTokensEnded(ctx.db, user.id);
       return tokensFor(ctx, user);
     },
 
@@ -295,6 +313,14 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
       if (cookies) clearAuthCookies(ctx.req, ctx.service.settings, cookies);
       const token = presentedRefreshToken(ctx);
       await spend(ctx, token, await liveRefreshClaims(ctx, token));
+      return undefined;
+    },
+
+    async logoutAll(ctx: HookContext): Promise<undefined> {
+      // Credentials in the request or the answer: never kept with an Idempotency-Key.
+      answerNotKept(ctx.req);
+      if (cookies) clearAuthCookies(ctx.req, ctx.service.settings, cookies);
+      await endSessions(ctx, (ctx.user as AuthUser)[pk] as string | number);
       return undefined;
     },
 
@@ -327,8 +353,7 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
       await attempt.succeeded();
       await ctx.db(table).where(pk, key).update({ password: await hashPassword(next) });
       // Every session of the old password ends: its refresh and access tokens are refused from now on.
-      const until = await revokeUserTokens(ctx.db, key, ctx.service.settings.SVC_REFRESH_TOKEN_LIFETIME);
-      ctx.service.tokens.noteUserTokensEnded(key, until);
+      await endSessions(ctx, key);
       return undefined;
     },
   };

@@ -29,6 +29,8 @@ function emittedNames(): { values: Set<string>; types: Set<string> } {
   values.add('createSearchIndex');
   values.add('dropSearchIndex');
   values.add('renameSearchIndex');
+  values.add('createFoldedUnique');
+  values.add('dropFoldedUnique');
   return { values, types };
 }
 

@@ -212,6 +212,23 @@ describe('validateSpecs: fields', () => {
     ]);
   });
 
+  it('takes ignore_case on a unique string, email or url field only', () => {
+    const out = check(
+      resource(
+        'a',
+        'model: A',
+        'fields:',
+        '  s: {type: string, max_length: 20, unique: true, ignore_case: true}',
+        '  t: {type: string, max_length: 20, ignore_case: true}',
+        '  n: {type: integer, unique: true, ignore_case: true}',
+      ),
+    );
+    expect(out).toEqual([
+      'resources/a.yaml:4:37: "ignore_case" makes a unique field unique whatever the case of its letters: it needs "unique: true" (and no "primary_key")',
+      'resources/a.yaml:5:36: "ignore_case" only applies to string, email and url fields, not integer',
+    ]);
+  });
+
   it('checks relations: a known target, "to" present, set_null on a nullable field', () => {
     const out = check({
       ...user,

@@ -1,5 +1,5 @@
 /**
- * The built-in account endpoints of a new project: `svcgen init` writes a users resource and the six
+ * The built-in account endpoints of a new project: `svcgen init` writes a users resource and the seven
  * `account:` entries in service.yaml; the project's specs built into a service (as init builds them)
  * register, log in, refresh (a second use refused), answer me, log out and change a password, on
  * real SQLite and PostgreSQL, with exact statuses and bodies. The blog's own account endpoints keep
@@ -161,6 +161,9 @@ describe.each(DIALECTS)('the account endpoints of a project made by svcgen init 
     expect({ status: old.status, body: old.body }).toEqual({ status: 401, body: { detail: 'Invalid credentials' } });
     const fresh = await api().post('/api/auth/login/').send({ username: body.username, password: 'a new password' });
     expect({ status: fresh.status, body: fresh.body }).toEqual({ status: 200, body: TOKENS });
+    // Issued after the change, even within its second: accepted.
+    const mine = await api().get('/api/auth/me/').set(bearer(fresh.body.access_token));
+    expect({ status: mine.status, username: mine.body.username }).toEqual({ status: 200, username: body.username });
     // The tokens issued before the change are refused: a thief's session does not outlive it.
     for (const token of [reg.body.refresh_token, elsewhere.body.refresh_token]) {
       const refreshed = await api().post('/api/auth/refresh/').send({ refresh_token: token });
@@ -170,6 +173,31 @@ describe.each(DIALECTS)('the account endpoints of a project made by svcgen init 
       const me = await api().get('/api/auth/me/').set(bearer(token));
       expect({ status: me.status, body: me.body }).toEqual({ status: 401, body: { detail: 'Unauthorized' } });
     }
+  });
+
+  it('logout everywhere (204) ends every session of the caller, access and refresh tokens alike; a login right after it is not refused', async () => {
+    const body = newUser();
+    const reg = await api().post('/api/auth/register/').send(body);
+    const elsewhere = await api().post('/api/auth/login/').send({ username: body.username, password: body.password });
+    const anonymous = await api().post('/api/auth/logout-all/');
+    expect({ status: anonymous.status, body: anonymous.body }).toEqual({ status: 401, body: { detail: 'Unauthorized' } });
+    const out = await api().post('/api/auth/logout-all/').set(bearer(elsewhere.body.access_token));
+    expect({ status: out.status, text: out.text, cache: out.headers['cache-control'] }).toEqual({ status: 204, text: '', cache: undefined });
+    for (const token of [reg.body.refresh_token, elsewhere.body.refresh_token]) {
+      const refreshed = await api().post('/api/auth/refresh/').send({ refresh_token: token });
+      expect({ status: refreshed.status, body: refreshed.body }).toEqual({ status: 401, body: INVALID_REFRESH });
+    }
+    for (const token of [reg.body.access_token, elsewhere.body.access_token]) {
+      const me = await api().get('/api/auth/me/').set(bearer(token));
+      expect({ status: me.status, body: me.body }).toEqual({ status: 401, body: { detail: 'Unauthorized' } });
+    }
+    // Within the second of the logout: the new session's tokens are issued after it, and accepted.
+    const again = await api().post('/api/auth/login/').send({ username: body.username, password: body.password });
+    expect({ status: again.status, body: again.body }).toEqual({ status: 200, body: TOKENS });
+    const me = await api().get('/api/auth/me/').set(bearer(again.body.access_token));
+    expect({ status: me.status, username: me.body.username }).toEqual({ status: 200, username: body.username });
+    const refreshed = await api().post('/api/auth/refresh/').send({ refresh_token: again.body.refresh_token });
+    expect({ status: refreshed.status, body: refreshed.body }).toEqual({ status: 200, body: TOKENS });
   });
 
   it('the users resource is staff-only, and creates no user (registration does)', async () => {

@@ -62,8 +62,8 @@ describe('the access matrix test of an init project', () => {
     const r = accessTest();
     expect({ status: r.status, fail: /^# fail (\d+)/m.exec(r.out)?.[1] }).toEqual({ status: 0, fail: '0' });
     expect(r.out).toMatch(/^ok \d+ - access matrix: update_note \(PATCH \/api\/notes\/\{pk\}\/\)$/m);
-    // One test per operation (6 account endpoints, 5 of notes, 4 of users), its callers as subtests.
-    expect(r.out).toMatch(/^# tests 75$/m);
+    // One test per operation (7 account endpoints, 5 of notes, 4 of users), its callers as subtests.
+    expect(r.out).toMatch(/^# tests 80$/m);
   });
 
   it('fails when a hook lets an anonymous caller update, naming the operation and the caller', () => {

@@ -18,6 +18,7 @@ const OPTION_TYPES: Record<string, string[]> = {
   reverse_name: RELATION_TYPES,
   on_delete: ['foreign_key'],
   max_length: ['string', 'email', 'url', 'password', 'list'],
+  ignore_case: ['string', 'email', 'url'],
   of: ['list'],
   max_items: ['list'],
   max_digits: ['decimal'],
@@ -63,6 +64,9 @@ function checkOptionsFitType(ctx: Ctx, res: Resource, field: Field, at: YamlPath
     if (has(field.spec, option) && !types.includes(type)) {
       report(ctx, res.spec, [...at, option], `"${option}" only applies to ${listWords(types, 'and')} fields, not ${type}`, true);
     }
+  }
+  if (field.spec.ignore_case === true && (field.spec.unique !== true || field.spec.primary_key === true)) {
+    report(ctx, res.spec, [...at, 'ignore_case'], '"ignore_case" makes a unique field unique whatever the case of its letters: it needs "unique: true" (and no "primary_key")', true);
   }
   if (type !== 'many_to_many') return;
   for (const option of NOT_ON_MANY_TO_MANY) {

@@ -228,6 +228,22 @@ export interface Dialect {
   /** Renames the index `createSearchIndex` made, after its column (absent with it). */
   renameSearchIndex?(knex: Knex, table: string, from: string, to: string): Promise<void>;
 
+  /**
+   * The SQL of `column` (`??`, bound to it) with the ASCII letters A–Z folded to a–z and every other
+   * character as it is, the same on every database: what a case-insensitive unique field
+   * (`ignore_case`) is unique by, and how its value is looked up.
+   */
+  readonly foldedColumnSql: string;
+  /**
+   * Creates the unique index `name` of `table` over the folded value of `column` (`foldedColumnSql`),
+   * over the rows where `whereNull` is NULL when given: an expression index where the database has
+   * them, else an indexed invisible generated column named `name` (MySQL: columns and indexes are
+   * named apart).
+   */
+  createFoldedUnique(knex: Knex, table: string, column: string, name: string, whereNull?: string): Promise<void>;
+  /** Drops what `createFoldedUnique` made. */
+  dropFoldedUnique(knex: Knex, table: string, name: string): Promise<void>;
+
   /** The names of the database's own tables (the current schema's; not the database's catalogue), sorted. */
   listTables(knex: Knex): Promise<string[]>;
   /** After rows were inserted with explicit keys: the table's key sequence moved past them, where the database keeps one apart. */

@@ -11,6 +11,13 @@ import type { ConstraintViolation, Dialect, DriverError } from './dialect';
 import { insertedRows, MysqlClient } from './mysql-client';
 import { unicodeLower } from './sqlite';
 
+
+/**
+ * `??` with the ASCII letters folded to lower case, byte for byte as PostgreSQL's `lower(… collate
+ * "C")` and SQLite's `lower()` fold them: MySQL's LOWER() also folds every other letter of utf8mb4.
+ */
+const FOLDED_COLUMN_SQL = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZ'].reduce((sql, c) => `replace(${sql}, '${c}', '${c.toLowerCase()}')`, '??');
+
 /**
  * mysql2's codes of a server that cannot be reached or dropped the connection: connection lost
  * or refused by the server (too many connections, shutting down, killed), or a handshake that
@@ -205,6 +212,34 @@ export const mysql: Dialect = {
       ...refs,
     ]);
   },
+  foldedColumnSql: FOLDED_COLUMN_SQL,
+
+  /**
+   * MySQL has no expression index in MariaDB: the folded value is an invisible generated column,
+   * named as the index, as long as its column, and NULL for a deleted row, which never clashes.
+   */
+  async createFoldedUnique(knex, table, column, name, whereNull) {
+    const [[info]] = (await knex.raw(
+      'select character_maximum_length as length from information_schema.columns where table_schema = database() and table_name = ? and column_name = ?',
+      [table, column],
+    )) as [{ length: number | null }[]];
+    const length = Number(info?.length);
+    if (!Number.isSafeInteger(length) || length < 1 || length > 16_383) throw new Error(`${table}.${column}: a case-insensitive unique column needs a length (max_length)`);
+    const value = whereNull ? `(case when ?? is null then ${FOLDED_COLUMN_SQL} end)` : FOLDED_COLUMN_SQL;
+    await knex.raw(`alter table ?? add column ?? varchar(${length}) as (${value}) virtual invisible, add unique index ?? (??)`, [
+      table,
+      name,
+      ...(whereNull ? [whereNull] : []),
+      column,
+      name,
+      name,
+    ]);
+  },
+
+  async dropFoldedUnique(knex, table, name) {
+    await knex.raw('alter table ?? drop index ??, drop column ??', [table, name, name]);
+  },
+
   async listTables(knex) {
     const [rows] = (await knex.raw(
       "select table_name as name from information_schema.tables where table_schema = database() and table_type = 'BASE TABLE' order by table_name",

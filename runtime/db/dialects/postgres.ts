@@ -180,6 +180,18 @@ export const postgres: Dialect = {
     await knex.raw('alter index ?? rename to ??', [from, to]);
   },
 
+  // Under the C collation lower() folds the ASCII letters only, whatever the database's locale.
+  foldedColumnSql: 'lower(?? collate "C")',
+
+  async createFoldedUnique(knex, table, column, name, whereNull) {
+    const where = whereNull ? ' where ?? is null' : '';
+    await knex.raw(`create unique index ?? on ?? (lower(?? collate "C"))${where}`, [name, table, column, ...(whereNull ? [whereNull] : [])]);
+  },
+
+  async dropFoldedUnique(knex, _table, name) {
+    await knex.raw('drop index if exists ??', [name]);
+  },
+
   // Positions are WAL LSNs: the primary's insert position (with asynchronous commit the write
   // position may still be before a commit record just made), a standby's last replayed one.
   positions: {

@@ -196,6 +196,18 @@ export const sqlite: Dialect = {
   // SQLite's foreign keys are unnamed: they follow their column by themselves.
   async renameForeignKey() {},
 
+  // SQLite's lower() folds the ASCII letters only (without the ICU extension, which the service does not load).
+  foldedColumnSql: 'lower(??)',
+
+  async createFoldedUnique(knex, table, column, name, whereNull) {
+    const where = whereNull ? ' where ?? is null' : '';
+    await knex.raw(`create unique index ?? on ?? (lower(??))${where}`, [name, table, column, ...(whereNull ? [whereNull] : [])]);
+  },
+
+  async dropFoldedUnique(knex, _table, name) {
+    await knex.raw('drop index if exists ??', [name]);
+  },
+
   async listTables(knex) {
     const rows = (await knex.raw("select name from sqlite_master where type = 'table' and name not like 'sqlite\\_%' escape '\\' order by name")) as { name: string }[];
     return rows.map((r) => r.name);
