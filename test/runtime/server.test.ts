@@ -216,21 +216,11 @@ describe('requests Node refuses before Express, on the blog', () => {
     expect(JSON.parse(answer.body)).toEqual({ status: 'ok' });
   });
 
-  it('sends the names of the headers of every answer in lower case, and those Node adds as Node writes them', async () => {
+  it('sends the headers of an answer once each: the security headers, the request id, the body\'s, then those Node adds', async () => {
     const answer = await rawExchange(running.port, 'GET /api/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
-    const names = answer.split('\r\n\r\n')[0].split('\r\n').slice(1).map((line) => line.slice(0, line.indexOf(':')));
-    expect(names).toEqual([
-      'x-content-type-options',
-      'referrer-policy',
-      'x-frame-options',
-      'cross-origin-opener-policy',
-      'content-security-policy',
-      'x-request-id',
-      'content-type',
-      'content-length',
-      'Date',
-      'Connection',
-    ]);
+    const names = answer.split('\r\n\r\n')[0].split('\r\n').slice(1).map((line) => line.slice(0, line.indexOf(':')).toLowerCase());
+    expect(names.slice(0, 5).sort()).toEqual(['content-security-policy', 'cross-origin-opener-policy', 'referrer-policy', 'x-content-type-options', 'x-frame-options']);
+    expect(names.slice(5)).toEqual(['x-request-id', 'content-type', 'content-length', 'date', 'connection']);
     expect(answer.endsWith('\r\n\r\n{"status":"ok"}')).toBe(true);
   });
 });
