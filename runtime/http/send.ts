@@ -6,7 +6,6 @@
  * body, a write's the hash of the row's state, and only those responses carry one.
  */
 import type { ServerResponse } from 'node:http';
-import { outHeaders } from './node-internals';
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
@@ -19,15 +18,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 export function sendJsonText(res: ServerResponse, status: number, json: string): void {
   res.statusCode = status;
   const length = Buffer.byteLength(json);
-  // Nothing for setHeader to check: the type is a constant, the length a number. The names are
-  // sent in lower case (see SECURITY_HEADERS).
-  const headers = outHeaders(res);
-  if (headers) {
-    headers['content-type'] = ['content-type', JSON_CONTENT_TYPE];
-    headers['content-length'] = ['content-length', length];
-  } else {
-    res.setHeader('content-type', JSON_CONTENT_TYPE);
-    res.setHeader('content-length', length);
-  }
+  res.setHeader('content-type', JSON_CONTENT_TYPE);
+  res.setHeader('content-length', length);
   res.end(json);
 }
