@@ -1,5 +1,5 @@
 /**
- * Cross-origin requests (CORS), for browsers on other origins calling the API.
+ * Cross-origin requests (CORS) through the `cors` package, for browsers on other origins calling the API.
  *
  * Off unless `SVC_CORS_ORIGINS` lists origins (`https://app.example.com,http://localhost:3000`, or
  * `*` for any). For a request whose `Origin` is listed:

@@ -1,5 +1,7 @@
 /**
- * Request logs: one JSON line per request through pino, and request ids.
+ * Request logs, hand-written on pino rather than pino-http: one JSON line per request with the route's
+ * pattern in place of the URL, built from a few fields without a child logger or serializers per
+ * request, and request ids.
  *
  * - A request's id is its `X-Request-Id` header when that is 1 to 128 characters among letters,
  *   digits and `-` `_` `.` `:` `@` `/` `+` `=`; otherwise a new random UUID (`newUuid`). The

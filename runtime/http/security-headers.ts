@@ -1,5 +1,6 @@
 /**
- * Security headers, and who may read the API's documentation.
+ * Security headers through helmet, but the CSPs, written here because helmet joins a policy's
+ * directives with `;` where the service sends `; `; and who may read the API's documentation.
  *
  * With `SVC_SECURITY_HEADERS` true (the default), every response the application sends carries:
  * - `X-Content-Type-Options: nosniff`: a browser never reads a JSON answer as a script or a page;

@@ -1,5 +1,6 @@
 /**
- * The one way the service answers with JSON: the body serialized once, sent with its
+ * JSON answers hand-written on `res.end` rather than Express's `res.json`, which hashes every body for
+ * an ETag. The one way the service answers with JSON: the body serialized once, sent with its
  * `Content-Type` and `Content-Length` and nothing else. Express's `res.json` would also look up the
  * media type, hash the body for an `ETag` and compare it with the request's `If-None-Match` on every
  * response. ETags are the operations' own (operations/conditional.ts): a read's is the hash of its

@@ -1,6 +1,7 @@
 /**
- * Serving a generated service: the HTTP server, its answers to requests that never reach Express,
- * and a graceful shutdown.
+ * Serving a generated service, hand-written on node:http because no shutdown library waits for the
+ * service's transactions to commit: the HTTP server, its answers to requests that never reach
+ * Express, and a graceful shutdown.
  *
  * - A request whose head the HTTP parser refuses is answered in JSON: headers over Node's limit
  *   (16 KB by default) 431 `{"detail": "Request Header Fields Too Large"}`, or 414
