@@ -16,7 +16,6 @@ import { createMetrics, metricsEnabled, metricsHandler, type Metrics } from './m
 import { OutageMonitor } from '../db/outage';
 import type { ExceptionHandlers } from '../operations/exceptions';
 import { errorMiddleware } from './error-middleware';
-import { directDispatch, RouteTable } from './dispatch';
 import { healthRoutes } from './health';
 import { COMMIT_POSITION_HEADER, fallback, orderRoutes, type Method, type Route } from './routes';
 import { replicasOf } from '../db/replicas';
@@ -69,9 +68,11 @@ function duplicateHeader(rawHeaders: readonly string[], name: string): boolean {
   return false;
 }
 
-/** The route label of a request no Express route matches but a mounted handler serves (Swagger UI's files). */
-const ROUTE_LABEL = Symbol('route label');
-type LabelledRequest = express.Request & { [ROUTE_LABEL]?: string };
+/**
+ * Where a request no Express route matches but a mounted handler serves (Swagger UI's files) keeps
+ * its route label, in `res.locals`.
+ */
+const ROUTE_LABEL = 'svcRouteLabel';
 
 /** Where the links the service builds start (pagination.ts): `SVC_PUBLIC_URL`, or nothing (a path). */
 export const PUBLIC_URL_LOCAL = 'svcPublicUrl';
@@ -117,26 +118,27 @@ export function createApi(options: ApiOptions): Express {
   app.set('query parser', 'simple');
   // The proxies that may say who the client is (X-Forwarded-For), for req.ip and the client address.
   app.set('trust proxy', trustProxySetting());
-  // The app-level middleware run for every request, and the application's routes, at their full
-  // paths, are dispatched directly (dispatch.ts), in the order they are added here; the rest stays on
-  // Express's router. Only the routes of a `views()` hook are on a router mounted at the base path,
-  // their paths relative to it.
-  const middleware: express.RequestHandler[] = [];
-  const table = new RouteTable();
+  // Express's router routes every request: the app-level middleware, then the application's routes
+  // at their full paths, in the order they are added here. Only the routes of a `views()` hook are on
+  // a router mounted at the base path, their paths relative to it.
   const appRoutes = new WeakSet<object>();
-  const route = (method: Method, path: string, ...handlers: express.RequestHandler[]) => appRoutes.add(table.route(method, path, handlers));
-  // The security headers first: set at once on a response that has none yet (security-headers.ts).
-  if (security.headers) middleware.push(securityHeaders());
-  middleware.push(
+  const route = (method: Method, path: string, ...handlers: express.RequestHandler[]) => {
+    const added = app.route(path);
+    added[method](...handlers);
+    appRoutes.add(added);
+  };
+  if (security.headers) app.use(securityHeaders());
+  app.use(
     requestLogging({
       logger,
-      routeOf: (req) => (req.route ? (appRoutes.has(req.route) ? req.route.path : basePath + req.route.path) : (req as LabelledRequest)[ROUTE_LABEL]),
+      // The route's pattern: an application route's is its full path, a `views()` route's is below the base path.
+      routeOf: (req) => (req.route ? (appRoutes.has(req.route) ? req.route.path : basePath + req.route.path) : (req.res?.locals[ROUTE_LABEL] as string | undefined)),
       onFinish: metrics ? (req, res, route, seconds) => metrics.observe(req.method, route, res.statusCode, seconds) : undefined,
     }),
   );
   // Where the database serves reads beside its pool (SQLite), the requests received together share read snapshots.
   const reads = databaseOf(db).reads;
-  middleware.push((req, res, next) => {
+  app.use((req, res, next) => {
     reads?.requestsArrived();
     if (req.url.length > MAX_URL_LENGTH) sendJson(res, 414, { detail: 'URI Too Long' });
     else if (req.headers.authorization !== undefined && duplicateHeader(req.rawHeaders, 'authorization')) {
@@ -153,13 +155,13 @@ export function createApi(options: ApiOptions): Express {
   const replicas = replicasOf(db);
   if (replicas) {
     const header = COMMIT_POSITION_HEADER.toLowerCase();
-    middleware.push((req, _res, next) => {
+    app.use((req, _res, next) => {
       const presented = req.headers[header];
       const position = typeof presented === 'string' && replicas.validPosition(presented.trim()) ? presented.trim() : undefined;
       replicas.within({ replica: req.method === 'GET' || req.method === 'HEAD', position }, next);
     });
   }
-  if (corsHandler) middleware.push(corsHandler);
+  if (corsHandler) app.use(corsHandler);
   if (metrics) route('get', '/metrics', metricsHandler(metrics));
 
   // Bodies are read by the routes of the methods that carry one (and by every route of `views()`).
@@ -181,11 +183,10 @@ export function createApi(options: ApiOptions): Express {
       const ui = { customSiteTitle: options.title, swaggerUrl: openapiUrl, swaggerOptions: { persistAuthorization: true } };
       const policy = docsPagePolicy(swaggerUi.generateHTML(undefined, ui));
       route('get', `${basePath}/docs`, (req, res, next) => (req.originalUrl.split('?')[0].endsWith('/') ? next() : res.redirect(301, `${basePath}/docs/`)));
-      // Swagger UI answers every request under its prefix, here on Express's router.
-      table.prefix(`${basePath}/docs/`);
-      const docsLabel: express.RequestHandler = (req, _res, next) => {
+      // Swagger UI answers every request under its prefix.
+      const docsLabel: express.RequestHandler = (_req, res, next) => {
         // Its page and files under one route label (the logs' and /metrics'), as a route pattern would.
-        (req as LabelledRequest)[ROUTE_LABEL] = `${basePath}/docs/*`;
+        res.locals[ROUTE_LABEL] = `${basePath}/docs/*`;
         next();
       };
       app.use(
@@ -205,8 +206,6 @@ export function createApi(options: ApiOptions): Express {
   api.use(fallback(routes));
   app.use(basePath || '/', api);
   app.use(fallback([]));
-  const errorHandler = errorMiddleware(settings, options.exceptionHandlers ?? [], logError, outage, options.context?.conflicts);
-  app.use(errorHandler);
-  directDispatch(app, { middleware, table, errorHandler });
+  app.use(errorMiddleware(settings, options.exceptionHandlers ?? [], logError, outage, options.context?.conflicts));
   return app;
 }

@@ -1,6 +1,8 @@
 /**
- * Request bodies: JSON only, and every way a body can fail to be read is a 4xx in the seed's
- * `{"detail": ...}` shape, never a 500.
+ * Hand-written around `express.json()`, which reads the bodies: what it leaves to the application
+ * (a 415 for a body that is not JSON, a refusal of bytes that are not UTF-8, its errors as the
+ * catalogue's answers). Request bodies: JSON only, and every way a body can fail to be read is a 4xx
+ * in the seed's `{"detail": ...}` shape, never a 500.
  *
  * - a body whose media type is not JSON on POST, PUT or PATCH: 415 `{"detail": "Unsupported Media Type"}`
  * - a `Content-Encoding` other than identity, gzip, deflate or br (or zstd where Node has it), or a
@@ -52,17 +54,29 @@ function hasContent(req: Request): boolean {
 
 /**
  * The response for an error of a body parser (Express's own or one a `views()` hook adds), or
- * `undefined` when `err` is not one: body-parser's errors are 4xx and carry a `type`.
+ * `undefined` when `err` is not one: body-parser's errors are 4xx and carry a documented `type`.
  */
 export function bodyParserError(err: unknown): RequestBodyError | undefined {
   if (err instanceof RequestBodyError) return err;
   if (!err || typeof err !== 'object') return undefined;
   const { type, status } = err as { type?: unknown; status?: unknown };
   if (typeof type !== 'string' || typeof status !== 'number' || status < 400 || status >= 500) return undefined;
-  if (type === 'encoding.unsupported') return new RequestBodyError(415, reason(415), { 'Accept-Encoding': BODY_ENCODINGS.join(', ') });
-  if (type === 'charset.unsupported') return new RequestBodyError(415, reason(415));
-  // entity.parse.failed, request.aborted, request.size.invalid (400): the body cannot be read; entity.too.large (413).
-  return new RequestBodyError(status, status === 400 ? CANNOT_PARSE : reason(status));
+  switch (type) {
+    case 'encoding.unsupported':
+      return new RequestBodyError(415, reason(415), { 'Accept-Encoding': BODY_ENCODINGS.join(', ') });
+    case 'charset.unsupported':
+      return new RequestBodyError(415, reason(415));
+    case 'entity.too.large':
+      return new RequestBodyError(413, reason(413));
+    // The body cannot be read: not JSON, not UTF-8 (`strictUtf8`), cut short, or of another length than announced.
+    case 'entity.parse.failed':
+    case 'entity.verify.failed':
+    case 'request.aborted':
+    case 'request.size.invalid':
+      return new RequestBodyError(400, CANNOT_PARSE);
+    default:
+      return new RequestBodyError(status, status === 400 ? CANNOT_PARSE : reason(status));
+  }
 }
 
 /**
@@ -85,98 +99,18 @@ function strictUtf8(_req: unknown, _res: unknown, buffer: Buffer, encoding: stri
   if ((encoding === null || /^utf-?8$/i.test(encoding)) && !isUtf8(buffer)) throw new RequestBodyError(400, CANNOT_PARSE);
 }
 
-/** The `Content-Type` values of the bodies `readPlainJson` reads: JSON in UTF-8, as clients mostly send it. */
-const PLAIN_JSON_TYPES = new Set(['application/json', 'application/json; charset=utf-8', 'application/json;charset=utf-8']);
-
-/** A request as the body parser marks one whose body it has read. */
-type BodiedRequest = Request & { _body?: boolean };
-
 /**
- * The length of the body of a request the parser would read as plain UTF-8 JSON, or undefined for
- * any other: a `Content-Type` of PLAIN_JSON_TYPES (any case), no `Content-Encoding` but `identity`,
- * a `Content-Length` within `limit` (so no `Transfer-Encoding`: Node refuses a request with both).
- */
-function plainJsonLength(req: Request, limit: number): number | undefined {
-  const type = req.headers['content-type'];
-  if (type === undefined || !PLAIN_JSON_TYPES.has(type.length <= 31 ? type.toLowerCase() : '')) return undefined;
-  const encoding = req.headers['content-encoding'];
-  if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return undefined;
-  const header = req.headers['content-length'];
-  if (header === undefined || !/^\d{1,10}$/.test(header)) return undefined;
-  const length = Number(header);
-  return length > 0 && length <= limit ? length : undefined;
-}
-
-/**
- * Reads a plain JSON body (`plainJsonLength`) as the parser reads it, without its stream, decoder
- * and options: the same `req.body` (a leading byte order mark skipped, any JSON value) and the same
- * errors: not valid UTF-8 or not JSON, 400; the client gone before the end of it, 400 (as the
- * parser's `request.aborted`, though no one reads the answer). Node never gives more than the
- * `Content-Length` of a request's body, nor ends it short but when the client went; once no
- * listener is left, it emits no error for the request (so none goes uncaught).
- */
-function readPlainJson(req: Request, length: number, next: (err?: unknown) => void): void {
-  const chunks: Buffer[] = [];
-  let received = 0;
-  const cleanup = () => {
-    req.removeListener('data', onData);
-    req.removeListener('end', onEnd);
-    req.removeListener('aborted', onAborted);
-    req.removeListener('close', onAborted);
-    req.removeListener('error', onError);
-  };
-  const onData = (chunk: Buffer) => {
-    chunks.push(chunk);
-    received += chunk.length;
-  };
-  const onEnd = () => {
-    cleanup();
-    if (received !== length) return next(new RequestBodyError(400, CANNOT_PARSE));
-    const buffer = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received);
-    if (!isUtf8(buffer)) return next(new RequestBodyError(400, CANNOT_PARSE));
-    let text = buffer.toString('utf8');
-    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-    try {
-      req.body = JSON.parse(text);
-    } catch {
-      return next(new RequestBodyError(400, CANNOT_PARSE));
-    }
-    (req as BodiedRequest)._body = true;
-    next();
-  };
-  const onAborted = () => {
-    cleanup();
-    next(new RequestBodyError(400, CANNOT_PARSE));
-  };
-  const onError = (err: unknown) => {
-    cleanup();
-    next(readError(Object.assign(err instanceof Error ? err : new Error(String(err)), { status: 400 })));
-  };
-  req.on('data', onData);
-  req.on('end', onEnd);
-  req.on('aborted', onAborted);
-  req.on('close', onAborted);
-  req.on('error', onError);
-}
-
-/**
- * The body parser of the API: JSON bodies up to `limit` bytes. Any other media type on POST, PUT or
- * PATCH is a 415; on other methods a body that is not JSON is ignored, as before. A plain JSON body
- * (most of them: `readPlainJson`) is read without the parser's stream and decoder, with the same answers.
+ * The body parser of the API: JSON bodies up to `limit` bytes, read by `express.json()`. Any other
+ * media type on POST, PUT or PATCH is a 415; on other methods a body that is not JSON is ignored.
  */
 export function jsonBody(options: { limit: number }): RequestHandler {
   // Not `strict`: any JSON value parses (`null`, `"text"`, `42`), and a body of the wrong type is
   // the 422 of its schema, not a body that cannot be parsed.
   const parse = express.json({ limit: options.limit, type: JSON_MEDIA_TYPES, verify: strictUtf8, strict: false });
-  const limit = options.limit;
+  const parsed = (next: (err?: unknown) => void) => (err?: unknown) => next(err === undefined ? undefined : readError(err));
   return (req, res, next) => {
     if (!hasContent(req)) {
       next();
-      return;
-    }
-    const length = (req as BodiedRequest)._body ? undefined : plainJsonLength(req, limit);
-    if (length !== undefined) {
-      readPlainJson(req, length, next);
       return;
     }
     if (BODY_METHODS.has(req.method) && !req.is(JSON_MEDIA_TYPES)) {
@@ -184,7 +118,7 @@ export function jsonBody(options: { limit: number }): RequestHandler {
       return;
     }
     try {
-      parse(req, res, (err?: unknown) => next(err === undefined ? undefined : readError(err)));
+      parse(req, res, parsed(next));
     } catch {
       // A Content-Type the parser cannot read at all.
       next(new RequestBodyError(415, reason(415)));

@@ -1,5 +1,5 @@
 /**
- * Cross-origin requests (CORS), for browsers on other origins calling the API.
+ * Cross-origin requests (CORS) through the `cors` package, for browsers on other origins calling the API.
  *
  * Off unless `SVC_CORS_ORIGINS` lists origins (`https://app.example.com,http://localhost:3000`, or
  * `*` for any). For a request whose `Origin` is listed:
@@ -12,6 +12,7 @@
  * A request from an origin not listed gets no `Access-Control-*` header (its preflight goes on to
  * the routes: 405, as without CORS), so the browser refuses the answer to the page.
  */
+import corsMiddleware from 'cors';
 import type { RequestHandler } from 'express';
 import { ConfigurationError } from '../core/settings';
 
@@ -86,29 +87,47 @@ export function corsSettings(env: NodeJS.ProcessEnv = process.env): CorsSettings
   };
 }
 
-/** The CORS middleware, or undefined when no origin is allowed. Header values are joined once, here. */
+/**
+ * The CORS middleware (the `cors` package), or undefined when no origin is allowed. Header values
+ * are joined once, here, with `, `. Which origins are listed, and which requests are preflights, is
+ * told before `cors` runs, so that an origin not listed gets no `Access-Control-*` header (but
+ * `Vary: Origin`) and goes on as without CORS, an `OPTIONS` without `Access-Control-Request-Method`
+ * is served as any request, and a preflight's 204 has no `Content-Length` (which a 204 must not have).
+ */
 export function cors(settings: CorsSettings): RequestHandler | undefined {
   if (settings.origins.length === 0) return undefined;
   const any = settings.origins[0] === '*';
   const allowed = new Set(settings.origins);
-  const methods = settings.methods.join(', ');
-  const headers = settings.headers.join(', ');
-  const expose = settings.exposeHeaders.join(', ');
-  const maxAge = String(settings.maxAge);
+  // `*`, or the request's own origin echoed (with `Vary: Origin`).
+  const origin = any ? '*' : true;
+  const credentials = settings.credentials;
+  const preflight = corsMiddleware({
+    origin,
+    credentials,
+    methods: settings.methods.join(', '),
+    // An empty list: no Access-Control-Allow-Headers (`cors` would echo the request's headers for none).
+    allowedHeaders: settings.headers.length > 0 ? settings.headers.join(', ') : [],
+    maxAge: settings.maxAge,
+    preflightContinue: true,
+  });
+  const actual = corsMiddleware({
+    origin,
+    credentials,
+    // What `cors` would add to an OPTIONS request that is not a preflight: nothing but the exposed headers.
+    methods: '',
+    allowedHeaders: [],
+    exposedHeaders: settings.exposeHeaders.length > 0 ? settings.exposeHeaders.join(', ') : undefined,
+    preflightContinue: true,
+  });
+  const answerPreflight = (res: Parameters<RequestHandler>[1]) => {
+    res.statusCode = 204;
+    res.end();
+  };
   return (req, res, next) => {
-    const origin = req.headers.origin;
     if (!any) res.vary('Origin');
-    if (origin === undefined || !(any || allowed.has(origin.toLowerCase()))) return next();
-    res.setHeader('Access-Control-Allow-Origin', any ? '*' : origin);
-    if (settings.credentials) res.setHeader('Access-Control-Allow-Credentials', 'true');
-    if (req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined) {
-      res.setHeader('Access-Control-Allow-Methods', methods);
-      if (headers) res.setHeader('Access-Control-Allow-Headers', headers);
-      res.setHeader('Access-Control-Max-Age', maxAge);
-      res.status(204).end();
-      return;
-    }
-    if (expose) res.setHeader('Access-Control-Expose-Headers', expose);
-    next();
+    const from = req.headers.origin;
+    if (from === undefined || !(any || allowed.has(from.toLowerCase()))) return next();
+    if (req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined) preflight(req, res, () => answerPreflight(res));
+    else actual(req, res, next);
   };
 }

@@ -1,5 +1,7 @@
 /**
- * Request logs: one JSON line per request through pino, and request ids.
+ * Request logs, hand-written on pino rather than pino-http: one JSON line per request with the route's
+ * pattern in place of the URL, built from a few fields without a child logger or serializers per
+ * request, and request ids.
  *
  * - A request's id is its `X-Request-Id` header when that is 1 to 128 characters among letters,
  *   digits and `-` `_` `.` `:` `@` `/` `+` `=`; otherwise a new random UUID (`newUuid`). The
@@ -22,8 +24,6 @@ import type { Request, RequestHandler, Response } from 'express';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { ConfigurationError } from '../core/settings';
 import { errorLogFields } from '../db/outage';
-import { outHeaders } from './node-internals';
-import { onResponseClose } from './server';
 
 export type { Logger } from 'pino';
 
@@ -341,9 +341,9 @@ export function requestLogging({ logger, routeOf, onFinish }: RequestLogOptions)
   // A logger of createLogger gets the line without pino's generic serialization; any other, through pino.
   const lines = (logger as JsonLinesLogger)[JSON_LINES];
   // Once per response, when it closes: after 'finish', or when the connection closed first. One
-  // function for every request, reading what it logs off the request and the response.
-  const ended = (closed: ServerResponse) => {
-    const res = closed as Response;
+  // listener for every request (`this` is the response), reading what it logs off the request and the response.
+  function ended(this: ServerResponse): void {
+    const res = this as Response;
     const req = res.req;
     const ms = performance.now() - req.startedAt!;
     const route = routeOf(req);
@@ -359,16 +359,13 @@ export function requestLogging({ logger, routeOf, onFinish }: RequestLogOptions)
       }
     }
     onFinish?.(req, res, route, ms / 1000);
-  };
+  }
   return (req, res, next) => {
     req.startedAt = performance.now();
     const id = requestIdOf(req);
     req.id = id;
-    // The id is a UUID or matched REQUEST_ID_PATTERN: nothing for setHeader to check.
-    const headers = outHeaders(res);
-    if (headers) headers['x-request-id'] = ['x-request-id', id];
-    else res.setHeader('x-request-id', id);
-    onResponseClose(res, ended);
+    res.setHeader('x-request-id', id);
+    res.on('close', ended);
     next();
   };
 }

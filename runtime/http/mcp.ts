@@ -23,7 +23,6 @@ import type { Request, Response } from 'express';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ConfigurationError } from '../core/settings';
 import { LOC } from '../validation/validate';
-import { attachSocket } from './node-internals';
 import { openApiPath, type Method, type Route } from './routes';
 import { sendJson } from './send';
 
@@ -296,7 +295,9 @@ export function requestInProcess(app: RequestListener, from: Request, request: T
   req.complete = true;
 
   const res = new ServerResponse(req);
-  attachSocket(res, socket);
+  // Its connection, as Node's server gives each response one: the response writes its head and body
+  // to it and emits 'finish'; destroying it afterwards makes the response emit 'close'.
+  res.assignSocket(socket as unknown as Socket);
   const chunks: Buffer[] = [];
   const collect = (chunk: unknown, encoding: unknown) => {
     if (typeof chunk === 'string') chunks.push(Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8'));

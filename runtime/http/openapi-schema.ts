@@ -1,5 +1,7 @@
 /**
- * Zod schemas as OpenAPI 3.1 Schema Objects, by a walk over each schema's definition (`_zod.def`).
+ * Zod schemas as OpenAPI 3.1 Schema Objects, hand-written rather than Zod's `z.toJSONSchema` so that
+ * the document keeps the layout the golden test pins and the rules below for wrappers and metadata:
+ * a walk over each schema's definition (`_zod.def`, Zod core's documented internals).
  * What a schema says beyond its Zod type is Zod's own metadata (`.meta()`, `.describe()`): `id`
  * names a component, any other key (`description`, `type`, `format`, `default`, `example`, ...)
  * is written into the schema object.

@@ -1,5 +1,6 @@
 /**
- * The OpenAPI document, built once from the same Zod schemas that validate requests (written as
+ * The OpenAPI document, hand-written from the routes rather than by an OpenAPI library, since the
+ * routes are data that already hold every part of it. Built once from the same Zod schemas that validate requests (written as
  * Schema Objects by openapi-schema.ts): paths in the order the routes are registered, each
  * operation's responses, parameters and body, and the components in the order they are first met.
  * The document is pinned byte for byte by test/http/openapi-golden.test.ts.

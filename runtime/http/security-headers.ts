@@ -1,5 +1,6 @@
 /**
- * Security headers, and who may read the API's documentation.
+ * Security headers through helmet, but the CSPs, written here because helmet joins a policy's
+ * directives with `;` where the service sends `; `; and who may read the API's documentation.
  *
  * With `SVC_SECURITY_HEADERS` true (the default), every response the application sends carries:
  * - `X-Content-Type-Options: nosniff`: a browser never reads a JSON answer as a script or a page;
@@ -26,18 +27,13 @@
  */
 import { createHash } from 'node:crypto';
 import type { RequestHandler } from 'express';
+import helmet from 'helmet';
 import { ConfigurationError } from '../core/settings';
-import { outHeaders } from './node-internals';
 
 /** The policy of the API's answers: they load nothing and may not be framed. */
 export const API_CSP = "default-src 'none'; frame-ancestors 'none'";
 
-/**
- * The headers every response carries with `SVC_SECURITY_HEADERS` true, but the CSP. Their names are
- * sent in lower case, as are those of `sendJson` and the request id's: header names are
- * case-insensitive (RFC 9110 §5.1), and Node lower-cases each name it writes to find its own
- * headers among them, which costs nothing for a name already in lower case.
- */
+/** The headers every response carries with `SVC_SECURITY_HEADERS` true, but the CSP (helmet sets them). */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
@@ -92,24 +88,31 @@ export function httpSecuritySettings(env: NodeJS.ProcessEnv = process.env): Http
 }
 
 /**
- * The middleware that sets the security headers and the API's CSP on every response, straight into
- * its headers (`outHeaders`), each under its literal name. `test/http/security-headers.test.ts`
- * holds that they are `SECURITY_HEADERS` and the CSP, as `setHeader` would set them.
+ * The middleware that sets the security headers (helmet, with only `SECURITY_HEADERS` on) and the
+ * API's CSP. The CSP is set here, not by helmet: helmet joins a policy's directives with `;` alone,
+ * and the service sends them joined with `; ` (as the Swagger UI page's policy, `docsPagePolicy`).
  */
 export function securityHeaders(): RequestHandler {
-  return (_req, res, next) => {
-    const headers = outHeaders(res);
-    if (headers) {
-      headers['x-content-type-options'] = ['x-content-type-options', 'nosniff'];
-      headers['referrer-policy'] = ['referrer-policy', 'no-referrer'];
-      headers['x-frame-options'] = ['x-frame-options', 'DENY'];
-      headers['cross-origin-opener-policy'] = ['cross-origin-opener-policy', 'same-origin'];
-      headers['content-security-policy'] = ['content-security-policy', API_CSP];
-    } else {
-      for (const name in SECURITY_HEADERS) res.setHeader(name, SECURITY_HEADERS[name]);
-      res.setHeader('content-security-policy', API_CSP);
-    }
-    next();
+  const headers = helmet({
+    contentSecurityPolicy: false,
+    crossOriginEmbedderPolicy: false,
+    crossOriginOpenerPolicy: { policy: 'same-origin' },
+    crossOriginResourcePolicy: false,
+    originAgentCluster: false,
+    referrerPolicy: { policy: 'no-referrer' },
+    strictTransportSecurity: false,
+    xContentTypeOptions: true,
+    xDnsPrefetchControl: false,
+    xDownloadOptions: false,
+    xFrameOptions: { action: 'deny' },
+    xPermittedCrossDomainPolicies: false,
+    // The application disables Express's X-Powered-By itself.
+    xPoweredBy: false,
+    xXssProtection: false,
+  });
+  return (req, res, next) => {
+    res.setHeader('content-security-policy', API_CSP);
+    headers(req, res, next);
   };
 }
 

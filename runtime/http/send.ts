@@ -1,12 +1,12 @@
 /**
- * The one way the service answers with JSON: the body serialized once, sent with its
+ * JSON answers hand-written on `res.end` rather than Express's `res.json`, which hashes every body for
+ * an ETag. The one way the service answers with JSON: the body serialized once, sent with its
  * `Content-Type` and `Content-Length` and nothing else. Express's `res.json` would also look up the
  * media type, hash the body for an `ETag` and compare it with the request's `If-None-Match` on every
  * response. ETags are the operations' own (operations/conditional.ts): a read's is the hash of its
  * body, a write's the hash of the row's state, and only those responses carry one.
  */
 import type { ServerResponse } from 'node:http';
-import { outHeaders } from './node-internals';
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
@@ -19,15 +19,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 export function sendJsonText(res: ServerResponse, status: number, json: string): void {
   res.statusCode = status;
   const length = Buffer.byteLength(json);
-  // Nothing for setHeader to check: the type is a constant, the length a number. The names are
-  // sent in lower case (see SECURITY_HEADERS).
-  const headers = outHeaders(res);
-  if (headers) {
-    headers['content-type'] = ['content-type', JSON_CONTENT_TYPE];
-    headers['content-length'] = ['content-length', length];
-  } else {
-    res.setHeader('content-type', JSON_CONTENT_TYPE);
-    res.setHeader('content-length', length);
-  }
+  res.setHeader('content-type', JSON_CONTENT_TYPE);
+  res.setHeader('content-length', length);
   res.end(json);
 }

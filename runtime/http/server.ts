@@ -1,6 +1,7 @@
 /**
- * Serving a generated service: the HTTP server, its answers to requests that never reach Express,
- * and a graceful shutdown.
+ * Serving a generated service, hand-written on node:http because no shutdown library waits for the
+ * service's transactions to commit: the HTTP server, its answers to requests that never reach
+ * Express, and a graceful shutdown.
  *
  * - A request whose head the HTTP parser refuses is answered in JSON: headers over Node's limit
  *   (16 KB by default) 431 `{"detail": "Request Header Fields Too Large"}`, or 414
@@ -16,183 +17,14 @@
  *   their COMMIT roll back and are closed; a request whose COMMIT is under way is answered, never
  *   cut. A second signal closes every connection at once (transactions not yet committing roll back).
  * - Failing to listen (a port in use, an address not on this machine) rejects with one line.
- * - Requests and responses are ServiceRequest and ServiceResponse objects (see below).
  */
 import * as http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ConfigurationError } from '../core/settings';
-import { MATCHED_ROUTE } from './express-internals';
-import { declareListenerCount, holdTickShape, inFlightResponse, uniqueHeadersKey as uniqueHeadersKeyOf } from './node-internals';
 
 /** The longest request target (path and query string) served, in bytes; longer is a 414. */
 export const MAX_URL_LENGTH = 8192;
-
-/**
- * The server's request: Node's, with every property that Express, its router, the body parser
- * and the runtime set while serving it (express-internals.ts, node-internals.ts) there from the start, undefined until set (as when absent:
- * none of them tells an undefined property from a missing one), and its count of event listeners
- * (0, as the prototype's, until the first listener).
- *
- * V8 gives an object a hidden class by the properties it has and the order it got them in. A
- * property added after construction moves the object to another class, and the code that stores
- * or reads it then meets objects of many classes: it falls back to looking the property up, where it
- * would use a known offset. Declared here, every request has the same class once Express has set
- * its prototype, and those sites stay fast: with ServiceResponse, about 45 % less CPU per request
- * on a retrieve of the blog, 75 % less on the health check.
- */
-export class ServiceRequest extends http.IncomingMessage {
-  // Express, its router and parseurl.
-  res: unknown = undefined;
-  next: unknown = undefined;
-  baseUrl: unknown = undefined;
-  originalUrl: unknown = undefined;
-  params: unknown = undefined;
-  route: unknown = undefined;
-  _parsedUrl: unknown = undefined;
-  // The body parser.
-  body: unknown = undefined;
-  // The runtime.
-  id: unknown = undefined;
-  startedAt: unknown = undefined;
-  service: unknown = undefined;
-  validated: unknown = undefined;
-  auth: unknown = undefined;
-  bearerRefusal: unknown = undefined;
-
-  constructor(socket: Socket) {
-    super(socket);
-    if (MATCHED_ROUTE) (this as unknown as Record<symbol, unknown>)[MATCHED_ROUTE] = undefined;
-    declareListenerCount(this);
-  }
-}
-
-/**
- * The key under which Node's server gives each response its `uniqueHeaders` option (a symbol of
- * its own), read off the first server `startServer` makes; undefined until then, null if it has none.
- */
-let uniqueHeadersKey: symbol | null | undefined;
-
-/**
- * Where a response of `startServer` keeps what runs when it closes (`onResponseClose`): undefined on
- * a response no server of `startServer` made, null while nothing is to run, else the hook.
- */
-const CLOSE_HOOK = Symbol('svcgen.closeHook');
-
-type ClosingResponse = http.ServerResponse & { [CLOSE_HOOK]?: ((res: http.ServerResponse) => void) | null };
-
-/**
- * Runs `hook(res)` once, when `res` closes: after 'finish', or when its connection closed first.
- * A response of `startServer` has one 'close' listener, its server's, which runs the hook kept on
- * the response: no listener and no closure of the caller's per response. Any other response (an
- * application served by another server, as in tests) gets a listener of its own, as does a second hook.
- */
-export function onResponseClose(res: http.ServerResponse, hook: (res: http.ServerResponse) => void): void {
-  const target = res as ClosingResponse;
-  if (target[CLOSE_HOOK] === null) target[CLOSE_HOOK] = hook;
-  else res.on('close', () => hook(res));
-}
-
-/**
- * The server's response: Node's, with what Express and Node's server set on it after it is made
- * there from the start (see ServiceRequest): Express's `locals`, the server's
- * `_maxRequestsPerSocket` and unique headers, the status line, as the prototype has it (200,
- * no message) until the response sets its own, the hook its closing runs (`onResponseClose`), and
- * its place in its server's list of responses in flight (`InFlight`).
- */
-export class ServiceResponse<Request extends http.IncomingMessage = http.IncomingMessage> extends http.ServerResponse<Request> {
-  // Node passes options after the request (the socket's high-water mark…), which its types do not
-  // declare: handed on as they come, as arguments (a spread call is slower).
-  constructor(req: Request, options?: object) {
-    // @ts-expect-error: ServerResponse takes options since Node 18.
-    super(req, options);
-    const self = this as unknown as { locals: unknown; statusCode: number; statusMessage: unknown; _maxRequestsPerSocket: unknown };
-    self.locals = undefined;
-    self.statusCode = 200;
-    self.statusMessage = undefined;
-    self._maxRequestsPerSocket = undefined;
-    if (uniqueHeadersKey) (this as unknown as Record<symbol, unknown>)[uniqueHeadersKey] = undefined;
-    (this as ClosingResponse)[CLOSE_HOOK] = undefined;
-    (this as ListedResponse)[PREVIOUS] = null;
-    (this as ListedResponse)[NEXT] = null;
-  }
-}
-
-/** Where a response of `startServer` keeps its neighbours in its server's list of responses in flight. */
-const PREVIOUS = Symbol('svcgen.previous');
-const NEXT = Symbol('svcgen.next');
-
-type ListedResponse = http.ServerResponse & { [PREVIOUS]?: ListedResponse | null; [NEXT]?: ListedResponse | null };
-
-/**
- * A server's responses in flight, linked through the responses themselves (ServiceResponse): adding
- * or removing one writes a few of its fields and its neighbours', where a Set hashes it and grows
- * and shrinks its table as each turn of the event loop answers the requests it received.
- */
-export class InFlight implements Iterable<http.ServerResponse> {
-  private head: ListedResponse | null = null;
-  /** The responses listed. */
-  size = 0;
-
-  add(response: http.ServerResponse): void {
-    const res = response as ListedResponse;
-    res[PREVIOUS] = null;
-    res[NEXT] = this.head;
-    if (this.head) this.head[PREVIOUS] = res;
-    this.head = res;
-    this.size++;
-  }
-
-  /** Removes `response` if it is listed. */
-  delete(response: http.ServerResponse): void {
-    const res = response as ListedResponse;
-    const previous = res[PREVIOUS];
-    const next = res[NEXT];
-    if (previous) previous[NEXT] = next;
-    else if (this.head === res) this.head = next ?? null;
-    else return;
-    if (next) next[PREVIOUS] = previous;
-    res[PREVIOUS] = null;
-    res[NEXT] = null;
-    this.size--;
-  }
-
-  /** The responses listed, the last added first (a copy: listing and removing them do not interfere). */
-  [Symbol.iterator](): Iterator<http.ServerResponse> {
-    const listed: http.ServerResponse[] = [];
-    for (let res: ListedResponse | null | undefined = this.head; res; res = res[NEXT]) listed.push(res);
-    return listed[Symbol.iterator]();
-  }
-}
-
-const isObject = (value: unknown): value is object => typeof value === 'object' && value !== null;
-
-/** Where the prototype of the classes `withPrototype` makes names the prototype it inherits. */
-const INHERITS = Symbol('svcgen.inherits');
-
-/**
- * A subclass of `Class` whose objects inherit from `prototype` (and no longer from `Class`'s, which
- * holds nothing but its constructor). Setting an object's prototype after it is made is a call into
- * the engine, and gives it another hidden class; `inheritsDirectly` tells the objects made so.
- */
-// `any[]`: what TypeScript asks of the constructor of a class a function extends.
-function withPrototype<C extends new (...args: any[]) => object>(Class: C, prototype: object): C {
-  const Made = class extends Class {};
-  Object.setPrototypeOf(Made.prototype, prototype);
-  (Made.prototype as Record<symbol, unknown>)[INHERITS] = prototype;
-  return Made;
-}
-
-/**
- * Whether `value` inherits from `prototype` first: as its prototype, or its prototype's
- * (`withPrototype`). An object a class of `withPrototype` made is told by a property of the class's
- * prototype (`INHERITS`), which the engine reads inline, where reading a prototype is a call into it.
- */
-export function inheritsDirectly(value: object, prototype: object): boolean {
-  if ((value as Record<symbol, unknown>)[INHERITS] === prototype) return true;
-  const own = Object.getPrototypeOf(value) as object | null;
-  return own === prototype || (own !== null && Object.getPrototypeOf(own) === prototype);
-}
 
 /** How long in-flight requests may take after a shutdown signal, unless told otherwise. */
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
@@ -319,15 +151,19 @@ function requestLineTooLong(err: ClientError, maxUrlLength: number): boolean {
 
 /**
  * Answers in JSON the requests Node's HTTP parser refuses before they reach Express (its default
- * answers have no body), then closes the connection.
+ * answers have no body), then closes the connection. `responseOn(socket)` names the response the
+ * socket is serving, if any: one whose head is sent is not followed by a second answer.
  */
-export function answerClientErrors(server: http.Server, maxUrlLength = MAX_URL_LENGTH): void {
+export function answerClientErrors(
+  server: http.Server,
+  maxUrlLength = MAX_URL_LENGTH,
+  responseOn: (socket: Duplex) => http.ServerResponse | undefined = () => undefined,
+): void {
   const answered = new WeakSet<Duplex>();
   server.on('clientError', (err: ClientError, socket: Duplex) => {
     if (answered.has(socket)) return;
     answered.add(socket);
-    const inFlight = inFlightResponse(socket);
-    if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+    if (err.code === 'ECONNRESET' || !socket.writable || responseOn(socket)?.headersSent) {
       socket.destroy();
       return;
     }
@@ -369,43 +205,35 @@ function listenError(err: NodeJS.ErrnoException, host: string, port: number): Er
  * one-line error when the server cannot listen.
  */
 export async function startServer(app: http.RequestListener, options: ServeOptions): Promise<RunningServer> {
-  holdTickShape();
   const timeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
   const log = options.log ?? ((message: string) => console.log(message));
   const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
-  const responses = new InFlight();
+  const responses = new Set<http.ServerResponse>();
   let closing = false;
 
   const limits = options.limits ?? DEFAULT_SERVER_LIMITS;
-  // An Express application gives each request and response its own prototypes on entry
-  // (`app.request`, `app.response`): made with them, they never change prototype.
-  const { request, response } = app as Partial<Record<'request' | 'response', unknown>>;
-  const prototypes = isObject(request) && isObject(response);
   const server = http.createServer({
-    IncomingMessage: prototypes ? withPrototype(ServiceRequest, request) : ServiceRequest,
-    ServerResponse: prototypes ? withPrototype(ServiceResponse<ServiceRequest>, response) : ServiceResponse<ServiceRequest>,
     headersTimeout: limits.headersTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4))),
   }, (req, res) => {
     responses.add(res);
-    // One listener for every response (`this` is the response), which runs its hook (onResponseClose).
-    (res as ClosingResponse)[CLOSE_HOOK] = null;
     res.on('close', responseClosed);
     if (closing) res.setHeader('Connection', 'close');
     app(req, res);
   });
-  function responseClosed(this: ClosingResponse): void {
+  function responseClosed(this: http.ServerResponse): void {
     responses.delete(this);
     // A keep-alive connection whose response had started before the shutdown is idle now.
     if (closing) server.closeIdleConnections();
-    const hook = this[CLOSE_HOOK];
-    if (hook) hook(this);
   }
   server.maxConnections = limits.maxConnections;
-  uniqueHeadersKey ??= uniqueHeadersKeyOf(server);
-  answerClientErrors(server);
+  // A client error is rare: the responses in flight are searched for the socket's then.
+  answerClientErrors(server, MAX_URL_LENGTH, (socket) => {
+    for (const res of responses) if (res.socket === socket) return res;
+    return undefined;
+  });
 
   await new Promise<void>((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) => reject(listenError(err, options.host, options.port));

@@ -9,7 +9,7 @@ import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import * as zlib from 'node:zlib';
 import request from 'supertest';
-import { BODY_ENCODINGS } from '../../runtime/http/body';
+import { BODY_ENCODINGS, bodyParserError } from '../../runtime/http/body';
 import { MAX_URL_LENGTH } from '../../runtime/http/server';
 import { DIALECTS } from '../support/databases';
 import { createUser, insertArticle, insertWidget, takeErrors, type TestUser } from '../support/fixtures';
@@ -25,6 +25,26 @@ async function serve(svc: RunningService): Promise<{ port: number; close(): Prom
   return { port: (server.address() as AddressInfo).port, close };
 }
 const UNSUPPORTED = { detail: 'Unsupported Media Type' };
+
+describe("express.json()'s errors", () => {
+  it.each([
+    ['entity.parse.failed', 400, 400, CANNOT_PARSE.detail, {}],
+    ['entity.verify.failed', 403, 400, CANNOT_PARSE.detail, {}],
+    ['request.aborted', 400, 400, CANNOT_PARSE.detail, {}],
+    ['request.size.invalid', 400, 400, CANNOT_PARSE.detail, {}],
+    ['entity.too.large', 413, 413, 'Payload Too Large', {}],
+    ['charset.unsupported', 415, 415, 'Unsupported Media Type', {}],
+    ['encoding.unsupported', 415, 415, 'Unsupported Media Type', { 'Accept-Encoding': BODY_ENCODINGS.join(', ') }],
+  ])('%s (%d) is answered %d with the catalogue\'s body', (type, status, answered, detail, headers) => {
+    const err = bodyParserError(Object.assign(new Error(type), { type, status }));
+    expect(err && { status: err.status, detail: err.detail, headers: err.headers }).toEqual({ status: answered, detail, headers });
+  });
+
+  it('an error without a type, or not a 4xx, is not a body error', () => {
+    expect(bodyParserError(Object.assign(new Error('x'), { status: 400 }))).toBeUndefined();
+    expect(bodyParserError(Object.assign(new Error('x'), { type: 'entity.parse.failed', status: 500 }))).toBeUndefined();
+  });
+});
 
 describe.each(DIALECTS)('request bodies on the showcase (%s)', (dialect) => {
   let svc: RunningService;

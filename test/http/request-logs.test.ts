@@ -294,7 +294,7 @@ describe.each(DIALECTS)('request logs (%s)', (dialect) => {
 });
 
 describe('request logs through the service\'s own server', () => {
-  // startServer runs the log line from its one 'close' listener (onResponseClose): the same lines.
+  // Served by startServer rather than supertest's own server: the same lines.
   let svc: RunningService;
   let running: RunningServer;
   let log: ReturnType<typeof capture>;

@@ -5,6 +5,7 @@
  * connection over the cap is closed before it is served.
  */
 import * as net from 'node:net';
+import express from 'express';
 import { ConfigurationError, startServer, type RunningServer } from '../../runtime';
 import { DEFAULT_SERVER_LIMITS, serverLimits } from '../../runtime/http/server';
 import { startBlog, type RunningService } from '../support/services';
@@ -140,5 +141,34 @@ describe('timeouts and the connection cap, on the blog', () => {
     const served = await exchange(running.port, 'GET /api/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     expect(served.answer).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\{"status":"ok"\}$/);
     for (const s of held) s.destroy();
+  });
+});
+
+describe('a timeout of a request whose answer has begun', () => {
+  it('closes the connection without a second answer', async () => {
+    const app = express();
+    // Answers at once, without reading the body the client is still sending.
+    app.post('/stream', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('started');
+    });
+    const running = await startServer(app, {
+      host: '127.0.0.1',
+      port: 0,
+      signals: [],
+      shutdownTimeoutMs: 100,
+      log: () => undefined,
+      limits: serverLimits({ SVC_HEADERS_TIMEOUT: '1', SVC_REQUEST_TIMEOUT: '1', SVC_KEEP_ALIVE_TIMEOUT: '1' }),
+    });
+    try {
+      const head = 'POST /stream HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 200\r\n\r\n';
+      const res = await exchange(running.port, head, 'a'.repeat(20), 300);
+      expect(res.answer).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\n7\r\nstarted\r\n$/);
+      expect(res.answer).not.toContain('408');
+      expect(res.error).toBeUndefined();
+      expect(res.ms).toBeLessThan(3500);
+    } finally {
+      await running.shutdown();
+    }
   });
 });
