@@ -7,7 +7,7 @@ import knex, { type Knex } from 'knex';
 import { loadDatabaseSettings, loadSqliteSettings, type DatabaseSettings, type SqliteSettings } from '../core/settings';
 import { databaseOf, withDatabaseState, type Database } from './database';
 import { dialectForUrl, type Dialect } from './dialects';
-import { markConnectionFailure, type DirectReads, type PooledReads, type PooledStatement } from './dialects/dialect';
+import { markConnectionFailure, type DirectReads } from './dialects/dialect';
 import { acquireConnection, CONNECTION_WARNING, KNEX_ERROR_PREFIX, lightTransactions, onAcquireFailure, QUERY_UID } from './knex-internals';
 import { compiledQuery } from './sql-shapes';
 
@@ -305,35 +305,15 @@ async function runSelect(db: Db, database: Database, sql: string, bindings: read
     const reads = database.reads;
     const connection = reads?.connection();
     if (connection) return readRows(db, reads as DirectReads, connection, sql, bindings);
-    const pooled = database.pooled;
-    const statement = pooled?.statement(db.client, sql, bindings);
-    if (statement) return pooledRows(db, pooled as PooledReads, statement, bindings);
+    if (database.pooled) return database.pooled.rows(db, sql, bindings);
   } else if (!(db as Knex.Transaction).isCompleted()) {
-    // A read in a transaction runs on the transaction's connection, past Knex's runner as well:
-    // SQLite from the statement that connection keeps prepared, PostgreSQL unnamed (see postgres-reads.ts).
+    // A read in a transaction runs on the transaction's connection: SQLite from the statement that
+    // connection keeps prepared, past Knex's runner; PostgreSQL unnamed, in turn (see postgres-reads.ts).
     const reads = database.reads;
     if (reads) return readRows(db, reads, await acquireConnection(db.client), sql, bindings);
-    const pooled = database.pooled;
-    const statement = pooled?.statement(db.client, sql, bindings);
-    if (statement) return pooledRows(db, pooled as PooledReads, statement, bindings);
+    if (database.pooled) return database.pooled.rows(db, sql, bindings);
   }
   return database.dialect.rowsOf(await db.raw(sql, bindings as Knex.RawBinding[]));
-}
-
-/** Runs a read on the database's own path through Knex's pool, reported to listeners as Knex reports its own. */
-async function pooledRows(db: Db, pooled: PooledReads, statement: PooledStatement, bindings: readonly unknown[]): Promise<Row[]> {
-  const query = { sql: statement.text, bindings, method: 'select', [QUERY_UID]: `read-${++directQueries}` };
-  // Reported by the client, which passes it on to the database's listeners (and a transaction's).
-  const client = db.client as Knex.Client & EventEmitter;
-  client.emit('query', query);
-  try {
-    const rows = await pooled.rows(db.client, statement, bindings);
-    client.emit('query-response', rows, query);
-    return rows;
-  } catch (err) {
-    client.emit('query-error', err, query);
-    throw err;
-  }
 }
 
 function readRows(db: Db, reads: DirectReads, connection: unknown, sql: string, bindings: readonly unknown[]): Row[] {

@@ -147,37 +147,12 @@ export const CONNECTION_WARNING = /^(Acquire connection error|Connection Error):
 
 /* -------------------------------------------------------------------- connections of the pool */
 
-/** What the runtime reads of a Knex client to run a statement on a connection of its pool, as its runner does. */
-interface PoolClientInternals {
-  acquireConnection(): Promise<unknown>;
-  releaseConnection(connection: unknown): Promise<unknown>;
-  raw(sql: string, bindings: readonly unknown[]): { toSQL(): { toNative(): { sql: string; bindings: readonly unknown[] } } };
-}
-
 /**
  * A connection of `client`'s pool, as Knex's runner acquires one (the pool's timeout and validation
- * apply); give it back with `releaseConnection`.
+ * apply); on a transaction's client, the transaction's connection, which it never releases.
  */
 export function acquireConnection(client: Knex.Client): Promise<unknown> {
-  return (client as unknown as PoolClientInternals).acquireConnection();
-}
-
-/** Whether `client` is a transaction's (its `acquireConnection` answers the transaction's connection). */
-export function inTransaction(client: Knex.Client): boolean {
-  return (client as unknown as { transacting?: boolean }).transacting === true;
-}
-
-/** Gives a connection of `acquireConnection` back to `client`'s pool. */
-export function releaseConnection(client: Knex.Client, connection: unknown): Promise<unknown> {
-  return (client as unknown as PoolClientInternals).releaseConnection(connection);
-}
-
-/**
- * The SQL text and bindings `client`'s driver receives when Knex runs `db.raw(sql, bindings)`
- * (PostgreSQL: `$1`, `$2`… for the placeholders).
- */
-export function nativeQuery(client: Knex.Client, sql: string, bindings: readonly unknown[]): { sql: string; bindings: readonly unknown[] } {
-  return (client as unknown as PoolClientInternals).raw(sql, bindings).toSQL().toNative();
+  return (client as unknown as { acquireConnection(): Promise<unknown> }).acquireConnection();
 }
 
 /* ------------------------------------------------------------------------- SQLite classes */
@@ -372,8 +347,7 @@ interface PgClientInternals {
  *
  * `broken` sees every error a query of `client` gets once the connection has broken; with a
  * `readTimeoutMs`, a statement without an answer for that long destroys the socket with `timeout()`.
- * Both forms of `query` are guarded: with a callback (Knex's) and returning a promise (the
- * runtime's prepared reads).
+ * The form with a callback is guarded: the one Knex uses.
  */
 export function guardPgClient(client: unknown, options: { readTimeoutMs: number; timeout: () => Error; broken: (err: unknown) => void }): void {
   const pg = client as PgClientInternals;
@@ -389,26 +363,7 @@ export function guardPgClient(client: unknown, options: { readTimeoutMs: number;
   };
   pg.query = function guardedQuery(...args: unknown[]) {
     const callback = args[args.length - 1];
-    if (typeof callback !== 'function') {
-      // The promise form (the runtime's own prepared reads, postgres-reads.ts): the same guard.
-      const timer = arm();
-      const pending = query.apply(pg, args) as Promise<unknown> | undefined;
-      if (typeof pending?.then !== 'function') {
-        if (timer) clearTimeout(timer);
-        return pending;
-      }
-      return pending.then(
-        (result) => {
-          if (timer) clearTimeout(timer);
-          return result;
-        },
-        (err: unknown) => {
-          if (timer) clearTimeout(timer);
-          if (isBroken) options.broken(err);
-          throw err;
-        },
-      );
-    }
+    if (typeof callback !== 'function') return query.apply(pg, args);
     const timer = arm();
     args[args.length - 1] = (err: unknown, result: unknown) => {
       if (timer) clearTimeout(timer);
