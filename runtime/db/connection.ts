@@ -9,7 +9,6 @@ import { databaseOf, withDatabaseState, type Database } from './database';
 import { dialectForUrl, type Dialect } from './dialects';
 import { markConnectionFailure, type DirectReads } from './dialects/dialect';
 import { acquireConnection, CONNECTION_WARNING, KNEX_ERROR_PREFIX, lightTransactions, onAcquireFailure, QUERY_UID } from './knex-internals';
-import { compiledQuery } from './sql-shapes';
 
 export type Db = Knex;
 export type { Dialect } from './dialects';
@@ -122,7 +121,7 @@ export function countOf(row: Record<string, unknown> | undefined): number {
 let directQueries = 0;
 
 /**
- * The rows of a SELECT that Knex built, compiled once per shape (`compiledQuery`). Outside a
+ * The rows of a SELECT that Knex built, compiled by Knex (`compiledQuery`). Outside a
  * transaction, where the database serves reads beside Knex's pool (SQLite: `DirectReads`), it runs
  * there (on a connection that never sees another request's uncommitted writes, from a statement
  * prepared once per SQL text) and is reported to `query` and `query-response` listeners as Knex
@@ -131,7 +130,7 @@ let directQueries = 0;
  */
 export function selectRows(db: Db, query: Knex.QueryBuilder): Promise<Row[]> {
   const database = databaseOf(db);
-  const { sql, bindings } = compiledQuery(query, database);
+  const { sql, bindings } = compiledQuery(query);
   return runSelect(db, database, sql, bindings);
 }
 
@@ -140,18 +139,33 @@ export async function selectFirst(db: Db, query: Knex.QueryBuilder): Promise<Row
   return (await selectRows(db, query.first() as unknown as Knex.QueryBuilder))[0];
 }
 
+/** What a query runs as: its SQL text with `?` placeholders and the values they bind, in order. */
+interface CompiledQuery {
+  sql: string;
+  bindings: readonly unknown[];
+}
+
+/**
+ * The SQL text and bindings of a query Knex built, compiled by Knex on every request (`toSQL()`).
+ * What is kept per SQL text (prepared statements, the texts made from it below) is found by the
+ * text Knex produced.
+ */
+function compiledQuery(query: Knex.QueryBuilder): CompiledQuery {
+  return query.toSQL();
+}
+
 /** Per database, the statements of `selectAround`: by the SELECT's text, then by what made them. */
 const statementsAround = new WeakMap<Database, Map<string, WeakMap<object, string>>>();
 
 /**
  * The rows of the statement that `around` makes of the SQL text of a SELECT that Knex built, run as
  * `selectRows` runs the SELECT: `around` binds nothing of its own, the SELECT's values are the
- * statement's. The text is made once per shape of the SELECT and `around`: the same string each
+ * statement's. The text is made once per SQL text of the SELECT and `around`: the same string each
  * time, so that the prepared statement kept for it is found.
  */
 export function selectAround(db: Db, query: Knex.QueryBuilder, around: (sql: string) => string): Promise<Row[]> {
   const database = databaseOf(db);
-  const { sql, bindings } = compiledQuery(query, database);
+  const { sql, bindings } = compiledQuery(query);
   let bySelect = statementsAround.get(database);
   if (!bySelect) statementsAround.set(database, (bySelect = new Map()));
   let byAround = bySelect.get(sql);
@@ -162,14 +176,14 @@ export function selectAround(db: Db, query: Knex.QueryBuilder, around: (sql: str
 }
 
 /**
- * The rows a write that Knex built returns (an insert with `returning`), compiled once per shape
- * (`compiledQuery`: an insert's shape is its table, columns and `returning`), run on the connection
+ * The rows a write that Knex built returns (an insert with `returning`), compiled by Knex
+ * (`compiledQuery`), run on the connection
  * of `db`, the operation's transaction (`writtenRows`). `also`: expressions the rows return
  * besides, where the statement has a `returning` list (`returningAlso`).
  */
 export async function writeReturning(db: Db, query: Knex.QueryBuilder, also?: string): Promise<Row[]> {
   const database = databaseOf(db);
-  const { sql, bindings } = compiledQuery(query, database);
+  const { sql, bindings } = compiledQuery(query);
   const text = also ? returningAlso(database, sql, also) : sql;
   return writtenRows(db, database, text, bindings, query);
 }
@@ -227,16 +241,15 @@ const guardedInserts = new WeakMap<Database, Map<string, Map<string, string>>>()
  * transaction goes on and the caller can tell which. Undefined, with nothing run, for an insert
  * that is not one row of values (the caller then checks the references first): its SQL text is
  * Knex's `insert into t (…) values (…)`, with `returning …` where the database has it, on each
- * database, and the text made from it is kept per shape. `also`, as for `writeReturning`.
+ * database, and the text made from it is kept per SQL text. `also`, as for `writeReturning`.
  */
 export async function insertWhereReferencesExist(db: Db, query: Knex.QueryBuilder, references: readonly RowReference[], also?: string): Promise<Row[] | undefined> {
   const database = databaseOf(db);
-  const compiled = compiledQuery(query, database);
+  const compiled = compiledQuery(query);
   const bindings = compiled.bindings;
   const sql = also ? returningAlso(database, compiled.sql, also) : compiled.sql;
   let byInsert = guardedInserts.get(database);
   if (!byInsert) guardedInserts.set(database, (byInsert = new Map()));
-  // The insert's text is the shape table's own string each time: a lookup by it hashes nothing new.
   let byReferences = byInsert.get(sql);
   if (!byReferences) byInsert.set(sql, (byReferences = new Map()));
   const referred = references.map((r) => `${r.table} ${r.pk}`).join('\n');

@@ -12,89 +12,6 @@ import type { Knex } from 'knex';
 
 const requireKnex = createRequire(__filename);
 
-/* ------------------------------------------------------------------------- query builders */
-
-/** A clause as Knex records it in a builder's `_statements` (where, join, select, order…). */
-export type KnexStatement = Record<string, unknown>;
-
-/**
- * Assumption "builder fields": a query builder keeps its clauses in `_statements` (one record per
- * clause, with its `grouping` and `type`), its single-valued parts in `_single` (`limit`, `offset`,
- * `insert`, `skipBinding`…) and its method (`select`, `insert`, `first`…) in `_method`; `clone()`
- * copies them, and `toSQL()` compiles what they hold. What makes a query unlike others (a timeout,
- * a connection, a query context, debugging, options, comments) is in `_timeout`, `_connection`,
- * `_queryContext`, `_debug`, `_options` and `_comments`.
- */
-export interface BuilderInternals {
-  client: {
-    raw(sql: string, bindings: unknown[]): unknown;
-    queryBuilder(): BuilderInternals;
-  };
-  _method?: string;
-  _single: Record<string, unknown>;
-  _statements: KnexStatement[];
-  _comments?: unknown[];
-  _options?: unknown[];
-  _timeout?: unknown;
-  _connection?: unknown;
-  _queryContext?: unknown;
-  _debug?: boolean;
-  clone(): BuilderInternals;
-  toSQL(): { sql: string; bindings: readonly unknown[] };
-}
-
-/** The private fields of a query builder (see "builder fields"). */
-export function builderInternals(query: Knex.QueryBuilder): BuilderInternals {
-  return query as unknown as BuilderInternals;
-}
-
-/** A query builder's clauses, in the order they were added (see "builder fields"). */
-export function statementsOf(query: Knex.QueryBuilder): readonly KnexStatement[] {
-  return builderInternals(query)._statements ?? [];
-}
-
-/** What `_single` holds of the table a query reads (see "builder fields"): its name, its schema, and `only` (PostgreSQL's `FROM ONLY`). */
-const TABLE_SINGLES: ReadonlySet<string> = new Set(['table', 'schema', 'only']);
-
-/**
- * Whether a query only filters the rows of its table (see "builder fields": its clauses are all
- * `where` ones; a column selected, a join, a grouping, an order, a limit, an offset or a lock is
- * anything else): each row it answers is a row of its table, answered once.
- */
-export function onlyFilters(query: Knex.QueryBuilder): boolean {
-  const builder = builderInternals(query);
-  if (builder._method !== undefined && builder._method !== 'select') return false;
-  for (const key in builder._single) if (!TABLE_SINGLES.has(key)) return false;
-  return builder._statements.every((s) => s.grouping === 'where');
-}
-
-/**
- * Assumption "where records": a condition on a value is recorded as `{grouping: 'where', type,
- * column, operator, value, not, bool, asColumn}` with `value` the value bound, and the types below
- * bind theirs (a list or range as an array of values); a condition grouped by a callback is
- * `{type: 'whereWrapped', value: callback}`, run on a new builder when compiled; a join is
- * `{grouping: 'join', joinType, table, schema, clauses}`, its clauses typed `onBasic`, `onNull`,
- * `onRaw`, `onWrapped` when they bind nothing.
- */
-export const BOUND_WHERE_TYPES: ReadonlySet<string> = new Set([
-  'whereBasic',
-  'havingBasic',
-  'whereLike',
-  'whereILike',
-  'whereIn',
-  'havingIn',
-  'whereBetween',
-  'havingBetween',
-]);
-
-/** The join clause types that bind no value (see "where records"). */
-export const UNBOUND_JOIN_CLAUSES: ReadonlySet<string> = new Set(['onBasic', 'onNull', 'onRaw', 'onWrapped']);
-
-/** Assumption "raw marker": a `knex.raw(…)` value has `isRawInstance: true`, its `sql` and its `bindings`. */
-export function isRaw(value: unknown): value is { sql: string; bindings?: unknown } {
-  return typeof value === 'object' && value !== null && (value as { isRawInstance?: boolean }).isRawInstance === true;
-}
-
 /* -------------------------------------------------------------------- clients and events */
 
 /**
@@ -301,9 +218,12 @@ export interface MysqlRunner {
   query(query: { sql: string; bindings?: unknown[]; output?: (response: unknown) => unknown }): Promise<unknown>;
 }
 
-/** The values and `returning` column of an insert builder (see "builder fields"), or undefined. */
+/**
+ * Assumption "insert builder": an insert builder keeps its method in `_method` and its values and
+ * `returning` column in `_single.insert` and `_single.returning`.
+ */
 export function insertOf(query: Knex.QueryBuilder): { values: unknown; returning: unknown } | undefined {
-  const { _method, _single } = builderInternals(query);
+  const { _method, _single } = query as unknown as { _method?: string; _single: Record<string, unknown> };
   return _method === 'insert' ? { values: _single.insert, returning: _single.returning } : undefined;
 }
 
