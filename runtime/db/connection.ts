@@ -8,7 +8,7 @@ import { loadDatabaseSettings, loadSqliteSettings, type DatabaseSettings, type S
 import { databaseOf, withDatabaseState, type Database } from './database';
 import { dialectForUrl, type Dialect } from './dialects';
 import { markConnectionFailure, type DirectReads } from './dialects/dialect';
-import { acquireConnection, CONNECTION_WARNING, KNEX_ERROR_PREFIX, lightTransactions, onAcquireFailure, QUERY_UID } from './knex-internals';
+import { acquireConnection, CONNECTION_WARNING, lightTransactions, onAcquireFailure, QUERY_UID } from './knex-internals';
 
 export type Db = Knex;
 export type { Dialect } from './dialects';
@@ -19,7 +19,7 @@ export { STATEMENT_CACHE_SIZE } from './dialects/sqlite-client';
  * every failed acquire, with a stack trace. The API logs a database outage once (see outage.ts).
  * Neither these warnings nor the messages of the errors Knex passes on hold a value bound to a
  * statement: Knex puts the statement's SQL text before a driver's message with its placeholders
- * unfilled (KNEX_ERROR_PREFIX).
+ * unfilled (`compileSqlOnError: false`, Knex's option).
  */
 const KNEX_LOG = {
   warn(message: unknown) {
@@ -51,7 +51,7 @@ export function databaseConfig(
   return {
     dialect,
     description: opened.description,
-    knex: withDatabaseState({ ...opened.knex, ...KNEX_ERROR_PREFIX, log: KNEX_LOG }, dialect, opened.reads, database, opened.pooled),
+    knex: withDatabaseState({ ...opened.knex, compileSqlOnError: false, log: KNEX_LOG }, dialect, opened.reads, database, opened.pooled),
   };
 }
 

@@ -9,7 +9,6 @@ import type { Knex } from 'knex';
 import type { DatabaseSettings } from '../core/settings';
 import type { Dialect, DirectReads, PooledReads } from './dialects/dialect';
 import type { Replicas } from './replicas';
-import { configOf } from './knex-internals';
 
 export interface Database {
   readonly dialect: Dialect;
@@ -40,7 +39,8 @@ export function withDatabaseState(config: Knex.Config, dialect: Dialect, reads: 
 
 /** The state of the database a Knex instance, transaction or query builder's client belongs to. */
 export function databaseOfClient(client: Knex.Client): Database {
-  const database = configOf(client)[DATABASE] as Database | undefined;
+  // Knex's `client.config`: the configuration the instance was made with, which its transactions' clients share.
+  const database = (client.config as Record<symbol, unknown>)[DATABASE] as Database | undefined;
   if (!database) throw new Error('svcgen: this Knex instance was not made by connect() (runtime/db/connection.ts)');
   return database;
 }

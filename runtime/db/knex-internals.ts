@@ -15,16 +15,6 @@ const requireKnex = createRequire(__filename);
 /* -------------------------------------------------------------------- clients and events */
 
 /**
- * Assumption "shared config": a Knex client keeps a shallow copy of the configuration it was made
- * with as `client.config`, symbol keys included, and a transaction's client shares its pool
- * client's `config` (Knex's `makeTxClient`). A value stored in the configuration under a symbol is
- * therefore reached from the Knex instance, its transactions and every builder made from either.
- */
-export function configOf(client: Knex.Client): Record<symbol, unknown> {
-  return client.config as Record<symbol, unknown>;
-}
-
-/**
  * Assumption "query uid": the object Knex passes to its `query`, `query-response` and
  * `query-error` listeners carries the query's id as `__knexQueryUid`.
  */
@@ -43,14 +33,11 @@ export function queryUidOf(query: unknown): unknown {
 }
 
 /**
- * Assumption "error prefix": with `compileSqlOnError: false` in its configuration, Knex prefixes
- * the message of an error its driver threw with the statement's SQL text as it sent it, its
- * placeholders unfilled (`insert into "users" ("email") values ($1) - <driver's message>`); without
- * it, with the values bound written into the text. The same SQL text is the `sql` of the query its
- * `query-error` listeners receive.
+ * Assumption "error prefix": with `compileSqlOnError: false` in its configuration (connection.ts),
+ * Knex prefixes the message of an error its driver threw with the statement's SQL text as it sent
+ * it, its placeholders unfilled (`insert into "users" ("email") values ($1) - <driver's message>`).
+ * The same SQL text is the `sql` of the query its `query-error` listeners receive.
  */
-export const KNEX_ERROR_PREFIX = { compileSqlOnError: false } as const;
-
 /** The driver's own message of an error Knex prefixed with `sql` (see "error prefix"); the message itself otherwise. */
 export function driverMessageOf(message: string, sql: string | undefined): string {
   return sql !== undefined && message.startsWith(`${sql} - `) ? message.slice(sql.length + 3) : message;

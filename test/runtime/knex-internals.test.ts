@@ -7,7 +7,6 @@ import knex, { type Knex } from 'knex';
 import { connect } from '../../runtime';
 import {
   BetterSqlite3Client,
-  configOf,
   CONNECTION_UID,
   CONNECTION_WARNING,
   driverMessageOf,
@@ -45,15 +44,15 @@ describe.each(DIALECTS)('Knex internals the runtime reads (%s)', (dialect) => {
 
   it('shared config: a symbol in the configuration reaches transactions and their builders', async () => {
     const key = Symbol('probe');
-    const config = configOf(db.client);
+    const config = db.client.config as Record<symbol, unknown>;
     config[key] = 'here';
     try {
       await db.transaction(async (trx) => {
-        assume('shared config', configOf(trx.client)[key] === 'here', 'the transaction client has another config');
-        assume('shared config', configOf(trx('items').client)[key] === 'here', "the transaction's builders have another config");
+        assume('shared config', (trx.client.config as Record<symbol, unknown>)[key] === 'here', 'the transaction client has another config');
+        assume('shared config', (trx('items').client.config as Record<symbol, unknown>)[key] === 'here', "the transaction's builders have another config");
       });
       const clone = (db as unknown as { withUserParams(p: object): Knex }).withUserParams({});
-      assume('shared config', configOf(clone.client)[key] === 'here', 'withUserParams (the migrator) drops it');
+      assume('shared config', (clone.client.config as Record<symbol, unknown>)[key] === 'here', 'withUserParams (the migrator) drops it');
     } finally {
       delete config[key];
     }
@@ -73,7 +72,7 @@ describe.each(DIALECTS)('Knex internals the runtime reads (%s)', (dialect) => {
   });
 
   it('error prefix: with compileSqlOnError false, a failed statement\'s SQL text, placeholders unfilled, comes before the driver\'s message', async () => {
-    // `db` is made by connect(), which sets KNEX_ERROR_PREFIX.
+    // `db` is made by connect(), which sets `compileSqlOnError: false`.
     let event: { sql?: string } | undefined;
     const onError = (_e: unknown, q: { sql?: string }) => (event = q);
     db.on('query-error', onError);
