@@ -126,7 +126,7 @@ let directQueries = 0;
  * there (on a connection that never sees another request's uncommitted writes, from a statement
  * prepared once per SQL text) and is reported to `query` and `query-response` listeners as Knex
  * reports its own; in a transaction (its reads must see its writes, and run on its connection) and
- * on PostgreSQL, Knex runs its SQL text.
+ * on PostgreSQL (as a named statement outside transactions, postgres-reads.ts), Knex runs its SQL text.
  */
 export function selectRows(db: Db, query: Knex.QueryBuilder): Promise<Row[]> {
   const database = databaseOf(db);
@@ -307,7 +307,7 @@ type Row = Record<string, any>;
 /**
  * Runs a SELECT's SQL text: outside a transaction on a read replica when the database has some and
  * the request may read there (replicas.ts), beside the pool when the database serves reads there,
- * else by Knex.
+ * else by Knex (PostgreSQL: named, see postgres-reads.ts).
  */
 async function runSelect(db: Db, database: Database, sql: string, bindings: readonly unknown[]): Promise<Row[]> {
   if (database.replicas && !db.isTransaction) {

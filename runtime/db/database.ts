@@ -16,7 +16,7 @@ export interface Database {
   readonly fixedSql: WeakMap<object, Map<string, string>>;
   /** Reads outside transactions served beside Knex's pool (SQLite). */
   readonly reads: DirectReads | undefined;
-  /** Reads outside transactions run on Knex's pool past its runner (PostgreSQL). */
+  /** Reads run through Knex as named statements outside transactions (PostgreSQL, postgres-reads.ts). */
   readonly pooled: PooledReads | undefined;
   /** Its timeouts and pool size. */
   readonly settings: DatabaseSettings;
