@@ -7,9 +7,8 @@ import knex, { type Knex } from 'knex';
 import { loadDatabaseSettings, loadSqliteSettings, type DatabaseSettings, type SqliteSettings } from '../core/settings';
 import { databaseOf, withDatabaseState, type Database } from './database';
 import { dialectForUrl, type Dialect } from './dialects';
-import { markConnectionFailure, type DirectReads, type PooledReads, type PooledStatement } from './dialects/dialect';
-import { acquireConnection, CONNECTION_WARNING, KNEX_ERROR_PREFIX, lightTransactions, onAcquireFailure, QUERY_UID } from './knex-internals';
-import { compiledQuery } from './sql-shapes';
+import { markConnectionFailure, type DirectReads } from './dialects/dialect';
+import { acquireConnection, CONNECTION_WARNING, lightTransactions, onAcquireFailure, QUERY_UID } from './knex-internals';
 
 export type Db = Knex;
 export type { Dialect } from './dialects';
@@ -20,7 +19,7 @@ export { STATEMENT_CACHE_SIZE } from './dialects/sqlite-client';
  * every failed acquire, with a stack trace. The API logs a database outage once (see outage.ts).
  * Neither these warnings nor the messages of the errors Knex passes on hold a value bound to a
  * statement: Knex puts the statement's SQL text before a driver's message with its placeholders
- * unfilled (KNEX_ERROR_PREFIX).
+ * unfilled (`compileSqlOnError: false`, Knex's option).
  */
 const KNEX_LOG = {
   warn(message: unknown) {
@@ -52,7 +51,7 @@ export function databaseConfig(
   return {
     dialect,
     description: opened.description,
-    knex: withDatabaseState({ ...opened.knex, ...KNEX_ERROR_PREFIX, log: KNEX_LOG }, dialect, opened.reads, database, opened.pooled),
+    knex: withDatabaseState({ ...opened.knex, compileSqlOnError: false, log: KNEX_LOG }, dialect, opened.reads, database, opened.pooled),
   };
 }
 
@@ -122,16 +121,16 @@ export function countOf(row: Record<string, unknown> | undefined): number {
 let directQueries = 0;
 
 /**
- * The rows of a SELECT that Knex built, compiled once per shape (`compiledQuery`). Outside a
+ * The rows of a SELECT that Knex built, compiled by Knex (`compiledQuery`). Outside a
  * transaction, where the database serves reads beside Knex's pool (SQLite: `DirectReads`), it runs
  * there (on a connection that never sees another request's uncommitted writes, from a statement
  * prepared once per SQL text) and is reported to `query` and `query-response` listeners as Knex
  * reports its own; in a transaction (its reads must see its writes, and run on its connection) and
- * on PostgreSQL, Knex runs its SQL text.
+ * on PostgreSQL (as a named statement outside transactions, postgres-reads.ts), Knex runs its SQL text.
  */
 export function selectRows(db: Db, query: Knex.QueryBuilder): Promise<Row[]> {
   const database = databaseOf(db);
-  const { sql, bindings } = compiledQuery(query, database);
+  const { sql, bindings } = compiledQuery(query);
   return runSelect(db, database, sql, bindings);
 }
 
@@ -140,18 +139,33 @@ export async function selectFirst(db: Db, query: Knex.QueryBuilder): Promise<Row
   return (await selectRows(db, query.first() as unknown as Knex.QueryBuilder))[0];
 }
 
+/** What a query runs as: its SQL text with `?` placeholders and the values they bind, in order. */
+interface CompiledQuery {
+  sql: string;
+  bindings: readonly unknown[];
+}
+
+/**
+ * The SQL text and bindings of a query Knex built, compiled by Knex on every request (`toSQL()`).
+ * What is kept per SQL text (prepared statements, the texts made from it below) is found by the
+ * text Knex produced.
+ */
+function compiledQuery(query: Knex.QueryBuilder): CompiledQuery {
+  return query.toSQL();
+}
+
 /** Per database, the statements of `selectAround`: by the SELECT's text, then by what made them. */
 const statementsAround = new WeakMap<Database, Map<string, WeakMap<object, string>>>();
 
 /**
  * The rows of the statement that `around` makes of the SQL text of a SELECT that Knex built, run as
  * `selectRows` runs the SELECT: `around` binds nothing of its own, the SELECT's values are the
- * statement's. The text is made once per shape of the SELECT and `around`: the same string each
+ * statement's. The text is made once per SQL text of the SELECT and `around`: the same string each
  * time, so that the prepared statement kept for it is found.
  */
 export function selectAround(db: Db, query: Knex.QueryBuilder, around: (sql: string) => string): Promise<Row[]> {
   const database = databaseOf(db);
-  const { sql, bindings } = compiledQuery(query, database);
+  const { sql, bindings } = compiledQuery(query);
   let bySelect = statementsAround.get(database);
   if (!bySelect) statementsAround.set(database, (bySelect = new Map()));
   let byAround = bySelect.get(sql);
@@ -162,14 +176,14 @@ export function selectAround(db: Db, query: Knex.QueryBuilder, around: (sql: str
 }
 
 /**
- * The rows a write that Knex built returns (an insert with `returning`), compiled once per shape
- * (`compiledQuery`: an insert's shape is its table, columns and `returning`), run on the connection
+ * The rows a write that Knex built returns (an insert with `returning`), compiled by Knex
+ * (`compiledQuery`), run on the connection
  * of `db`, the operation's transaction (`writtenRows`). `also`: expressions the rows return
  * besides, where the statement has a `returning` list (`returningAlso`).
  */
 export async function writeReturning(db: Db, query: Knex.QueryBuilder, also?: string): Promise<Row[]> {
   const database = databaseOf(db);
-  const { sql, bindings } = compiledQuery(query, database);
+  const { sql, bindings } = compiledQuery(query);
   const text = also ? returningAlso(database, sql, also) : sql;
   return writtenRows(db, database, text, bindings, query);
 }
@@ -227,16 +241,15 @@ const guardedInserts = new WeakMap<Database, Map<string, Map<string, string>>>()
  * transaction goes on and the caller can tell which. Undefined, with nothing run, for an insert
  * that is not one row of values (the caller then checks the references first): its SQL text is
  * Knex's `insert into t (…) values (…)`, with `returning …` where the database has it, on each
- * database, and the text made from it is kept per shape. `also`, as for `writeReturning`.
+ * database, and the text made from it is kept per SQL text. `also`, as for `writeReturning`.
  */
 export async function insertWhereReferencesExist(db: Db, query: Knex.QueryBuilder, references: readonly RowReference[], also?: string): Promise<Row[] | undefined> {
   const database = databaseOf(db);
-  const compiled = compiledQuery(query, database);
+  const compiled = compiledQuery(query);
   const bindings = compiled.bindings;
   const sql = also ? returningAlso(database, compiled.sql, also) : compiled.sql;
   let byInsert = guardedInserts.get(database);
   if (!byInsert) guardedInserts.set(database, (byInsert = new Map()));
-  // The insert's text is the shape table's own string each time: a lookup by it hashes nothing new.
   let byReferences = byInsert.get(sql);
   if (!byReferences) byInsert.set(sql, (byReferences = new Map()));
   const referred = references.map((r) => `${r.table} ${r.pk}`).join('\n');
@@ -294,7 +307,7 @@ type Row = Record<string, any>;
 /**
  * Runs a SELECT's SQL text: outside a transaction on a read replica when the database has some and
  * the request may read there (replicas.ts), beside the pool when the database serves reads there,
- * else by Knex.
+ * else by Knex (PostgreSQL: named, see postgres-reads.ts).
  */
 async function runSelect(db: Db, database: Database, sql: string, bindings: readonly unknown[]): Promise<Row[]> {
   if (database.replicas && !db.isTransaction) {
@@ -305,35 +318,15 @@ async function runSelect(db: Db, database: Database, sql: string, bindings: read
     const reads = database.reads;
     const connection = reads?.connection();
     if (connection) return readRows(db, reads as DirectReads, connection, sql, bindings);
-    const pooled = database.pooled;
-    const statement = pooled?.statement(db.client, sql, bindings);
-    if (statement) return pooledRows(db, pooled as PooledReads, statement, bindings);
+    if (database.pooled) return database.pooled.rows(db, sql, bindings);
   } else if (!(db as Knex.Transaction).isCompleted()) {
-    // A read in a transaction runs on the transaction's connection, past Knex's runner as well:
-    // SQLite from the statement that connection keeps prepared, PostgreSQL unnamed (see postgres-reads.ts).
+    // A read in a transaction runs on the transaction's connection: SQLite from the statement that
+    // connection keeps prepared, past Knex's runner; PostgreSQL unnamed, in turn (see postgres-reads.ts).
     const reads = database.reads;
     if (reads) return readRows(db, reads, await acquireConnection(db.client), sql, bindings);
-    const pooled = database.pooled;
-    const statement = pooled?.statement(db.client, sql, bindings);
-    if (statement) return pooledRows(db, pooled as PooledReads, statement, bindings);
+    if (database.pooled) return database.pooled.rows(db, sql, bindings);
   }
   return database.dialect.rowsOf(await db.raw(sql, bindings as Knex.RawBinding[]));
-}
-
-/** Runs a read on the database's own path through Knex's pool, reported to listeners as Knex reports its own. */
-async function pooledRows(db: Db, pooled: PooledReads, statement: PooledStatement, bindings: readonly unknown[]): Promise<Row[]> {
-  const query = { sql: statement.text, bindings, method: 'select', [QUERY_UID]: `read-${++directQueries}` };
-  // Reported by the client, which passes it on to the database's listeners (and a transaction's).
-  const client = db.client as Knex.Client & EventEmitter;
-  client.emit('query', query);
-  try {
-    const rows = await pooled.rows(db.client, statement, bindings);
-    client.emit('query-response', rows, query);
-    return rows;
-  } catch (err) {
-    client.emit('query-error', err, query);
-    throw err;
-  }
 }
 
 function readRows(db: Db, reads: DirectReads, connection: unknown, sql: string, bindings: readonly unknown[]): Row[] {

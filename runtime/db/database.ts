@@ -1,6 +1,6 @@
 /**
  * What the runtime keeps for each database (each Knex instance `connect()` makes): its dialect
- * adapter, the SQL text of its query shapes and of its fixed statements, and the reads it serves
+ * adapter, the SQL text of its fixed statements, and the reads it serves
  * beside Knex's pool. One object per database, stored in its Knex configuration, so the database,
  * its transactions and every query built on them reach it with a few property reads (`databaseOf`),
  * and two databases in one process never share it; nothing of it sits in a module-level map.
@@ -9,18 +9,14 @@ import type { Knex } from 'knex';
 import type { DatabaseSettings } from '../core/settings';
 import type { Dialect, DirectReads, PooledReads } from './dialects/dialect';
 import type { Replicas } from './replicas';
-import { configOf } from './knex-internals';
-import { newShapeTable, type ShapeTable } from './sql-shapes';
 
 export interface Database {
   readonly dialect: Dialect;
-  /** The shapes of its Knex-built queries and their SQL text (sql-shapes.ts). */
-  readonly shapes: ShapeTable;
   /** The SQL text of its fixed statements (`selectFixed`), by their owner, then by variant. */
   readonly fixedSql: WeakMap<object, Map<string, string>>;
   /** Reads outside transactions served beside Knex's pool (SQLite). */
   readonly reads: DirectReads | undefined;
-  /** Reads outside transactions run on Knex's pool past its runner (PostgreSQL). */
+  /** Reads run through Knex as named statements outside transactions (PostgreSQL, postgres-reads.ts). */
   readonly pooled: PooledReads | undefined;
   /** Its timeouts and pool size. */
   readonly settings: DatabaseSettings;
@@ -37,13 +33,14 @@ const DATABASE = Symbol.for('svcgen.database');
 
 /** `config` with a new database's state for `dialect` (each Knex instance made from it gets this state). */
 export function withDatabaseState(config: Knex.Config, dialect: Dialect, reads: DirectReads | undefined, settings: DatabaseSettings, pooled?: PooledReads): Knex.Config {
-  const database: Database = { dialect, shapes: newShapeTable(), fixedSql: new WeakMap(), reads, settings, pooled };
+  const database: Database = { dialect, fixedSql: new WeakMap(), reads, settings, pooled };
   return { ...config, [DATABASE]: database } as Knex.Config;
 }
 
 /** The state of the database a Knex instance, transaction or query builder's client belongs to. */
 export function databaseOfClient(client: Knex.Client): Database {
-  const database = configOf(client)[DATABASE] as Database | undefined;
+  // Knex's `client.config`: the configuration the instance was made with, which its transactions' clients share.
+  const database = (client.config as Record<symbol, unknown>)[DATABASE] as Database | undefined;
   if (!database) throw new Error('svcgen: this Knex instance was not made by connect() (runtime/db/connection.ts)');
   return database;
 }

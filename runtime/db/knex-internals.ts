@@ -12,100 +12,7 @@ import type { Knex } from 'knex';
 
 const requireKnex = createRequire(__filename);
 
-/* ------------------------------------------------------------------------- query builders */
-
-/** A clause as Knex records it in a builder's `_statements` (where, join, select, order…). */
-export type KnexStatement = Record<string, unknown>;
-
-/**
- * Assumption "builder fields": a query builder keeps its clauses in `_statements` (one record per
- * clause, with its `grouping` and `type`), its single-valued parts in `_single` (`limit`, `offset`,
- * `insert`, `skipBinding`…) and its method (`select`, `insert`, `first`…) in `_method`; `clone()`
- * copies them, and `toSQL()` compiles what they hold. What makes a query unlike others (a timeout,
- * a connection, a query context, debugging, options, comments) is in `_timeout`, `_connection`,
- * `_queryContext`, `_debug`, `_options` and `_comments`.
- */
-export interface BuilderInternals {
-  client: {
-    raw(sql: string, bindings: unknown[]): unknown;
-    queryBuilder(): BuilderInternals;
-  };
-  _method?: string;
-  _single: Record<string, unknown>;
-  _statements: KnexStatement[];
-  _comments?: unknown[];
-  _options?: unknown[];
-  _timeout?: unknown;
-  _connection?: unknown;
-  _queryContext?: unknown;
-  _debug?: boolean;
-  clone(): BuilderInternals;
-  toSQL(): { sql: string; bindings: readonly unknown[] };
-}
-
-/** The private fields of a query builder (see "builder fields"). */
-export function builderInternals(query: Knex.QueryBuilder): BuilderInternals {
-  return query as unknown as BuilderInternals;
-}
-
-/** A query builder's clauses, in the order they were added (see "builder fields"). */
-export function statementsOf(query: Knex.QueryBuilder): readonly KnexStatement[] {
-  return builderInternals(query)._statements ?? [];
-}
-
-/** What `_single` holds of the table a query reads (see "builder fields"): its name, its schema, and `only` (PostgreSQL's `FROM ONLY`). */
-const TABLE_SINGLES: ReadonlySet<string> = new Set(['table', 'schema', 'only']);
-
-/**
- * Whether a query only filters the rows of its table (see "builder fields": its clauses are all
- * `where` ones; a column selected, a join, a grouping, an order, a limit, an offset or a lock is
- * anything else): each row it answers is a row of its table, answered once.
- */
-export function onlyFilters(query: Knex.QueryBuilder): boolean {
-  const builder = builderInternals(query);
-  if (builder._method !== undefined && builder._method !== 'select') return false;
-  for (const key in builder._single) if (!TABLE_SINGLES.has(key)) return false;
-  return builder._statements.every((s) => s.grouping === 'where');
-}
-
-/**
- * Assumption "where records": a condition on a value is recorded as `{grouping: 'where', type,
- * column, operator, value, not, bool, asColumn}` with `value` the value bound, and the types below
- * bind theirs (a list or range as an array of values); a condition grouped by a callback is
- * `{type: 'whereWrapped', value: callback}`, run on a new builder when compiled; a join is
- * `{grouping: 'join', joinType, table, schema, clauses}`, its clauses typed `onBasic`, `onNull`,
- * `onRaw`, `onWrapped` when they bind nothing.
- */
-export const BOUND_WHERE_TYPES: ReadonlySet<string> = new Set([
-  'whereBasic',
-  'havingBasic',
-  'whereLike',
-  'whereILike',
-  'whereIn',
-  'havingIn',
-  'whereBetween',
-  'havingBetween',
-]);
-
-/** The join clause types that bind no value (see "where records"). */
-export const UNBOUND_JOIN_CLAUSES: ReadonlySet<string> = new Set(['onBasic', 'onNull', 'onRaw', 'onWrapped']);
-
-/** Assumption "raw marker": a `knex.raw(…)` value has `isRawInstance: true`, its `sql` and its `bindings`. */
-export function isRaw(value: unknown): value is { sql: string; bindings?: unknown } {
-  return typeof value === 'object' && value !== null && (value as { isRawInstance?: boolean }).isRawInstance === true;
-}
-
 /* -------------------------------------------------------------------- clients and events */
-
-/**
- * Assumption "shared config": a Knex client keeps a shallow copy of the configuration it was made
- * with as `client.config`, symbol keys included, and a transaction's client shares its pool
- * client's `config` (Knex's `makeTxClient`). A value stored in the configuration under a symbol is
- * therefore reached from the Knex instance, its transactions and every builder made from either.
- */
-export function configOf(client: Knex.Client): Record<symbol, unknown> {
-  return client.config as Record<symbol, unknown>;
-}
 
 /**
  * Assumption "query uid": the object Knex passes to its `query`, `query-response` and
@@ -126,14 +33,11 @@ export function queryUidOf(query: unknown): unknown {
 }
 
 /**
- * Assumption "error prefix": with `compileSqlOnError: false` in its configuration, Knex prefixes
- * the message of an error its driver threw with the statement's SQL text as it sent it, its
- * placeholders unfilled (`insert into "users" ("email") values ($1) - <driver's message>`); without
- * it, with the values bound written into the text. The same SQL text is the `sql` of the query its
- * `query-error` listeners receive.
+ * Assumption "error prefix": with `compileSqlOnError: false` in its configuration (connection.ts),
+ * Knex prefixes the message of an error its driver threw with the statement's SQL text as it sent
+ * it, its placeholders unfilled (`insert into "users" ("email") values ($1) - <driver's message>`).
+ * The same SQL text is the `sql` of the query its `query-error` listeners receive.
  */
-export const KNEX_ERROR_PREFIX = { compileSqlOnError: false } as const;
-
 /** The driver's own message of an error Knex prefixed with `sql` (see "error prefix"); the message itself otherwise. */
 export function driverMessageOf(message: string, sql: string | undefined): string {
   return sql !== undefined && message.startsWith(`${sql} - `) ? message.slice(sql.length + 3) : message;
@@ -147,37 +51,12 @@ export const CONNECTION_WARNING = /^(Acquire connection error|Connection Error):
 
 /* -------------------------------------------------------------------- connections of the pool */
 
-/** What the runtime reads of a Knex client to run a statement on a connection of its pool, as its runner does. */
-interface PoolClientInternals {
-  acquireConnection(): Promise<unknown>;
-  releaseConnection(connection: unknown): Promise<unknown>;
-  raw(sql: string, bindings: readonly unknown[]): { toSQL(): { toNative(): { sql: string; bindings: readonly unknown[] } } };
-}
-
 /**
  * A connection of `client`'s pool, as Knex's runner acquires one (the pool's timeout and validation
- * apply); give it back with `releaseConnection`.
+ * apply); on a transaction's client, the transaction's connection, which it never releases.
  */
 export function acquireConnection(client: Knex.Client): Promise<unknown> {
-  return (client as unknown as PoolClientInternals).acquireConnection();
-}
-
-/** Whether `client` is a transaction's (its `acquireConnection` answers the transaction's connection). */
-export function inTransaction(client: Knex.Client): boolean {
-  return (client as unknown as { transacting?: boolean }).transacting === true;
-}
-
-/** Gives a connection of `acquireConnection` back to `client`'s pool. */
-export function releaseConnection(client: Knex.Client, connection: unknown): Promise<unknown> {
-  return (client as unknown as PoolClientInternals).releaseConnection(connection);
-}
-
-/**
- * The SQL text and bindings `client`'s driver receives when Knex runs `db.raw(sql, bindings)`
- * (PostgreSQL: `$1`, `$2`… for the placeholders).
- */
-export function nativeQuery(client: Knex.Client, sql: string, bindings: readonly unknown[]): { sql: string; bindings: readonly unknown[] } {
-  return (client as unknown as PoolClientInternals).raw(sql, bindings).toSQL().toNative();
+  return (client as unknown as { acquireConnection(): Promise<unknown> }).acquireConnection();
 }
 
 /* ------------------------------------------------------------------------- SQLite classes */
@@ -326,9 +205,12 @@ export interface MysqlRunner {
   query(query: { sql: string; bindings?: unknown[]; output?: (response: unknown) => unknown }): Promise<unknown>;
 }
 
-/** The values and `returning` column of an insert builder (see "builder fields"), or undefined. */
+/**
+ * Assumption "insert builder": an insert builder keeps its method in `_method` and its values and
+ * `returning` column in `_single.insert` and `_single.returning`.
+ */
 export function insertOf(query: Knex.QueryBuilder): { values: unknown; returning: unknown } | undefined {
-  const { _method, _single } = builderInternals(query);
+  const { _method, _single } = query as unknown as { _method?: string; _single: Record<string, unknown> };
   return _method === 'insert' ? { values: _single.insert, returning: _single.returning } : undefined;
 }
 
@@ -372,8 +254,7 @@ interface PgClientInternals {
  *
  * `broken` sees every error a query of `client` gets once the connection has broken; with a
  * `readTimeoutMs`, a statement without an answer for that long destroys the socket with `timeout()`.
- * Both forms of `query` are guarded: with a callback (Knex's) and returning a promise (the
- * runtime's prepared reads).
+ * The form with a callback is guarded: the one Knex uses.
  */
 export function guardPgClient(client: unknown, options: { readTimeoutMs: number; timeout: () => Error; broken: (err: unknown) => void }): void {
   const pg = client as PgClientInternals;
@@ -389,26 +270,7 @@ export function guardPgClient(client: unknown, options: { readTimeoutMs: number;
   };
   pg.query = function guardedQuery(...args: unknown[]) {
     const callback = args[args.length - 1];
-    if (typeof callback !== 'function') {
-      // The promise form (the runtime's own prepared reads, postgres-reads.ts): the same guard.
-      const timer = arm();
-      const pending = query.apply(pg, args) as Promise<unknown> | undefined;
-      if (typeof pending?.then !== 'function') {
-        if (timer) clearTimeout(timer);
-        return pending;
-      }
-      return pending.then(
-        (result) => {
-          if (timer) clearTimeout(timer);
-          return result;
-        },
-        (err: unknown) => {
-          if (timer) clearTimeout(timer);
-          if (isBroken) options.broken(err);
-          throw err;
-        },
-      );
-    }
+    if (typeof callback !== 'function') return query.apply(pg, args);
     const timer = arm();
     args[args.length - 1] = (err: unknown, result: unknown) => {
       if (timer) clearTimeout(timer);

@@ -13,7 +13,7 @@ import type { LoginThrottle } from '../auth/throttle';
 import type { ExceptionHandlers } from './exceptions';
 import type { Conflicts } from './conflicts';
 import { TransactionGate } from './transactions';
-import { onlyFilters } from '../db/knex-internals';
+import { onlyFilters } from '../db/sql-text';
 import { checkPreconditions, etagOf } from './conditional';
 import { relatedExists, type Visibility } from './visibility';
 

@@ -21,7 +21,7 @@
  */
 import type { Knex } from 'knex';
 import { databaseOfClient } from '../db/database';
-import { statementsOf } from '../db/knex-internals';
+import { requires } from '../db/sql-text';
 import { fromString } from '../validation/query-params';
 import { storableDate, storableInstant } from '../core/calendar';
 import { INT32, type ListItemType, type LookupOperator } from '../core/catalogue';
@@ -281,17 +281,6 @@ function compare(q: Knex.QueryBuilder, column: string, kind: ColumnKind, op: Loo
   }
 }
 
-/** The parts of Knex's record of a where clause that tell two simple comparisons apart. */
-interface WhereStatement {
-  grouping: string;
-  type: string;
-  bool: string;
-  not?: boolean;
-  column?: unknown;
-  operator?: unknown;
-  value?: unknown;
-}
-
 /**
  * Whether the query already requires `column <operator> value` in a clause AND-ed at its top
  * level, as when `queryset_request` keeps published articles and the client filters
@@ -299,14 +288,7 @@ interface WhereStatement {
  * the index hands over (it doubles a count). With an OR at the top level, nothing is assumed.
  */
 function requiresAlready(q: Knex.QueryBuilder, column: string, operator: string, value: unknown): boolean {
-  const statements = statementsOf(q) as unknown as readonly WhereStatement[];
-  let found = false;
-  for (const s of statements) {
-    if (s.grouping !== 'where') continue;
-    if (s.bool !== 'and') return false;
-    if (s.type === 'whereBasic' && !s.not && s.column === column && s.operator === operator && s.value === value) found = true;
-  }
-  return found;
+  return requires(q, column, operator, value as Knex.Value);
 }
 
 /* ------------------------------------------------------------------- binding values */

@@ -7,25 +7,18 @@ import knex, { type Knex } from 'knex';
 import { connect } from '../../runtime';
 import {
   BetterSqlite3Client,
-  BOUND_WHERE_TYPES,
-  builderInternals,
-  configOf,
   CONNECTION_UID,
   CONNECTION_WARNING,
   driverMessageOf,
   guardPgClient,
-  isRaw,
   Mysql2Client,
   MysqlColumnCompiler,
   MysqlQueryCompiler,
   MysqlTableCompiler,
   onAcquireFailure,
-  onlyFilters,
   queryUidOf,
   sqliteBindings,
   SqliteQueryCompiler,
-  statementsOf,
-  UNBOUND_JOIN_CLAUSES,
 } from '../../runtime/db/knex-internals';
 import { createDatabase, DIALECTS, pgUrl, type TestDatabase } from '../support/databases';
 
@@ -49,88 +42,17 @@ describe.each(DIALECTS)('Knex internals the runtime reads (%s)', (dialect) => {
   });
   afterAll(() => database.drop());
 
-  it('builder fields: _statements, _single and _method hold the clauses, limit and method; clone copies them', () => {
-    const query = db('items').select('id').where('name', 'a').limit(5).offset(10);
-    const b = builderInternals(query);
-    assume('builder fields', Array.isArray(b._statements) && b._statements.some((s) => s.grouping === 'where'), '_statements');
-    assume('builder fields', b._single.limit === 5 && b._single.offset === 10, '_single.limit/offset');
-    const first = builderInternals(db('items').first('id') as unknown as Knex.QueryBuilder);
-    assume('builder fields', first._method === 'first', '_method');
-    const copy = b.clone();
-    assume('builder fields', copy._statements !== b._statements && copy._statements.length === b._statements.length, 'clone()');
-    assume('builder fields', builderInternals(db('items').limit(1, { skipBinding: true }))._single.skipBinding !== undefined, '_single.skipBinding');
-    for (const field of ['_timeout', '_connection', '_queryContext', '_debug', '_options', '_comments'] as const) {
-      const q = builderInternals(db('items').select('id'));
-      assume('builder fields', !(field in q) || q[field] === undefined || (Array.isArray(q[field]) && (q[field] as unknown[]).length === 0) || q[field] === false, field);
-    }
-    assume('builder fields', builderInternals(db('items').timeout(5))._timeout === 5, '_timeout');
-    assume('builder fields', builderInternals(db('items').queryContext({ a: 1 }))._queryContext !== undefined, '_queryContext');
-    assume('builder fields', (builderInternals(db('items').comment('c'))._comments ?? []).length === 1, '_comments');
-  });
-
-  it('builder fields: onlyFilters tells a query of its table\'s rows filtered from one that selects, joins, groups, orders, limits or locks', () => {
-    const table = dialect === 'postgres' ? db('items').withSchema('public') : db('items');
-    const filtered = table.where('name', 'a').whereNull('id');
-    expect(onlyFilters(filtered.where((q) => q.where('id', 1).orWhere('id', 2)))).toBe(true);
-    expect(onlyFilters(db('items').whereIn('id', db('items').select('id')))).toBe(true);
-    const others: [string, Knex.QueryBuilder][] = [
-      ['select', db('items').select('name').where('id', 1)],
-      ['join', db('items').join('items as other', 'other.id', 'items.id')],
-      ['groupBy', db('items').select('name').groupBy('name')],
-      ['orderBy', db('items').orderBy('name')],
-      ['distinct', db('items').distinct('name')],
-      ['count', db('items').count('id')],
-      ['limit', db('items').limit(2)],
-      ['offset', db('items').offset(2)],
-      ['forUpdate', db('items').forUpdate()],
-      ['first', db('items').first('id') as unknown as Knex.QueryBuilder],
-      ['union', db('items').where('id', 1).union(db('items').where('id', 2))],
-    ];
-    for (const [name, query] of others) expect([name, onlyFilters(query)]).toEqual([name, false]);
-  });
-
-  it('where records: conditions on values keep their value in `value`, with the types the shape reader binds', () => {
-    const q = db('items')
-      .where('id', 1)
-      .whereIn('id', [1, 2])
-      .whereBetween('id', [1, 9])
-      .whereLike('name', 'a%')
-      .whereILike('name', 'b%')
-      .having('id', '>', 1)
-      .havingIn('id', [3])
-      .havingBetween('id', [4, 5])
-      .where((w) => w.where('id', 2));
-    const statements = statementsOf(q);
-    const types = statements.map((s) => s.type as string);
-    for (const type of BOUND_WHERE_TYPES) assume('where records', types.includes(type), `no "${type}" record`);
-    const basic = statements.find((s) => s.type === 'whereBasic')!;
-    assume('where records', basic.grouping === 'where' && basic.column === 'id' && basic.operator === '=' && basic.value === 1 && basic.bool === 'and', JSON.stringify(basic));
-    assume('where records', statements.some((s) => s.type === 'whereWrapped' && typeof s.value === 'function'), 'whereWrapped');
-    const join = statementsOf(db('items').join('other', (j) => j.on('other.id', '=', 'items.id').orOn((k) => k.on('a', 'b')).andOnNull('x').onVal('y', 1)))[0];
-    assume('where records', join.grouping === 'join' && Array.isArray(join.clauses) && 'joinType' in join && 'table' in join, () => Object.keys(join).join(', '));
-    const clauseTypes = (join.clauses as { type: string }[]).map((c) => c.type);
-    for (const type of UNBOUND_JOIN_CLAUSES) if (type !== 'onRaw') assume('where records', clauseTypes.includes(type), `no "${type}" join clause`);
-    assume('where records', !UNBOUND_JOIN_CLAUSES.has(clauseTypes[clauseTypes.length - 1]), 'onVal must bind');
-    const raw = statementsOf(db('items').join('other', (j) => j.on(db.raw('1 = 1'))))[0];
-    assume('where records', (raw.clauses as { type: string }[]).some((c) => c.type === 'onRaw'), 'onRaw');
-  });
-
-  it('raw marker: knex.raw values have isRawInstance, sql and bindings', () => {
-    const raw = db.raw('lower(?)', ['A']);
-    assume('raw marker', isRaw(raw) && raw.sql === 'lower(?)' && Array.isArray(raw.bindings), () => Object.keys(raw).join(', '));
-  });
-
   it('shared config: a symbol in the configuration reaches transactions and their builders', async () => {
     const key = Symbol('probe');
-    const config = configOf(db.client);
+    const config = db.client.config as Record<symbol, unknown>;
     config[key] = 'here';
     try {
       await db.transaction(async (trx) => {
-        assume('shared config', configOf(trx.client)[key] === 'here', 'the transaction client has another config');
-        assume('shared config', configOf(trx('items').client)[key] === 'here', "the transaction's builders have another config");
+        assume('shared config', (trx.client.config as Record<symbol, unknown>)[key] === 'here', 'the transaction client has another config');
+        assume('shared config', (trx('items').client.config as Record<symbol, unknown>)[key] === 'here', "the transaction's builders have another config");
       });
       const clone = (db as unknown as { withUserParams(p: object): Knex }).withUserParams({});
-      assume('shared config', configOf(clone.client)[key] === 'here', 'withUserParams (the migrator) drops it');
+      assume('shared config', (clone.client.config as Record<symbol, unknown>)[key] === 'here', 'withUserParams (the migrator) drops it');
     } finally {
       delete config[key];
     }
@@ -150,7 +72,7 @@ describe.each(DIALECTS)('Knex internals the runtime reads (%s)', (dialect) => {
   });
 
   it('error prefix: with compileSqlOnError false, a failed statement\'s SQL text, placeholders unfilled, comes before the driver\'s message', async () => {
-    // `db` is made by connect(), which sets KNEX_ERROR_PREFIX.
+    // `db` is made by connect(), which sets `compileSqlOnError: false`.
     let event: { sql?: string } | undefined;
     const onError = (_e: unknown, q: { sql?: string }) => (event = q);
     db.on('query-error', onError);

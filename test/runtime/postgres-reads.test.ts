@@ -1,5 +1,5 @@
 /**
- * PostgreSQL's reads outside transactions (dialects/postgres-reads.ts) on a real server: each SQL
+ * PostgreSQL's reads outside transactions (dialects/postgres-reads.ts, named through Knex's `.options({ name })`) on a real server: each SQL
  * text is prepared once per connection under a name, and answers for new bindings; when the
  * connection no longer has the statement (as behind a transaction pooler that sends it to another
  * server connection), the read answers the same rows, and later reads are unnamed;
@@ -56,10 +56,11 @@ onPostgres('PostgreSQL reads outside transactions', () => {
       expect(await nameOf(db, 1)).toEqual(['one']);
       await db.raw('deallocate all');
       const errors: unknown[] = [];
-      db.on('query-error', (err: unknown) => errors.push(err));
+      db.on('query-error', (err: unknown) => errors.push((err as { code?: unknown }).code));
       expect(await nameOf(db, 2)).toEqual(['two']);
       expect(await nameOf(db, 1)).toEqual(['one']);
-      expect(errors).toEqual([]);
+      // Knex reports the named attempt that failed; the read itself answers.
+      expect(errors).toEqual(['26000']);
       expect(await prepared(db)).toEqual([]);
     }));
 

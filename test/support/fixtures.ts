@@ -75,11 +75,20 @@ export async function countQueries(db: Knex, fn: () => Promise<unknown>): Promis
   const listener = () => {
     n += 1;
   };
+  // Behind a transaction pooler, the database's first named read that meets another server
+  // connection fails once (26000, 42P05) and runs again unnamed (dialects/postgres-reads.ts): a
+  // one-time discovery of the pooler, not a statement of the operation.
+  const discovery = (err: unknown) => {
+    const code = (err as { code?: unknown } | undefined)?.code;
+    if (code === '26000' || code === '42P05') n -= 1;
+  };
   db.on('query', listener);
+  db.on('query-error', discovery);
   try {
     await fn();
   } finally {
     db.removeListener('query', listener);
+    db.removeListener('query-error', discovery);
   }
   return n;
 }

@@ -93,25 +93,17 @@ export interface OpenedDatabase {
   description: string;
   /** Reads outside transactions served beside Knex's pool, when the database has such a path. */
   reads?: DirectReads;
-  /** Reads outside transactions run on Knex's pool past its runner, when the database has such a path. */
+  /** Reads run their own way through Knex (named statements), when the database has such a path. */
   pooled?: PooledReads;
 }
 
-/** A SQL text as `PooledReads` runs it: the text its driver receives. */
-export interface PooledStatement {
-  readonly text: string;
-}
-
 /**
- * Reads that a database runs itself past Knex's runner: outside transactions on connections of
- * Knex's pool, in a transaction on its connection (PostgreSQL: statements prepared once per
- * connection outside transactions, see postgres-reads.ts).
+ * Reads that a database runs its own way through Knex (PostgreSQL: outside transactions, statements
+ * prepared once per connection under a name, see postgres-reads.ts).
  */
 export interface PooledReads {
-  /** How `sql` (Knex's SQL text, `?` placeholders) runs with `bindings`, or undefined when Knex must run it. */
-  statement(client: Knex.Client, sql: string, bindings: readonly unknown[]): PooledStatement | undefined;
-  /** The rows of `statement` with `bindings`, on a connection of `client`'s pool (a transaction's client: its connection). */
-  rows(client: Knex.Client, statement: PooledStatement, bindings: readonly unknown[]): Promise<Row[]>;
+  /** The rows of Knex's SQL text `sql` (`?` placeholders) with `bindings`, on `db` (a database or a transaction). */
+  rows(db: Knex, sql: string, bindings: readonly unknown[]): Promise<Row[]>;
 }
 
 /**

@@ -1,10 +1,9 @@
 /**
- * PostgreSQL's reads, run past Knex's runner: each SQL text's driver text (`$1`, `$2`… for its
- * placeholders) is made once. Outside transactions, on a connection of Knex's pool, by default the
- * statement is prepared once per connection under a name derived from its text (node-postgres then
- * sends only Bind and Execute), so PostgreSQL neither parses nor plans it again, and the server skips
- * Knex's per-query work. In a transaction, on its connection, always unnamed: the server still skips
- * Knex's work. Writes run through Knex.
+ * PostgreSQL's reads, run by Knex with a name in the driver's query config (`.options({ name })`,
+ * which Knex mixes into node-postgres's query): outside transactions, by default, each SQL text is
+ * prepared once per connection under a name derived from its text (node-postgres then sends only
+ * Bind and Execute), so PostgreSQL neither parses nor plans it again. In a transaction, on its
+ * connection, always unnamed.
  *
  * Named statements and transaction poolers: PgBouncer in transaction mode (before 1.21, or with
  * `max_prepared_statements = 0`) sends each statement to any server connection, where a statement
@@ -18,25 +17,14 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { PostgresSettings } from '../../core/settings';
-import { acquireConnection, inTransaction, nativeQuery, releaseConnection } from '../knex-internals';
-import type { PooledReads, PooledStatement } from './dialect';
+import type { PooledReads } from './dialect';
 
 type Row = Record<string, any>;
 
-/** What the runtime calls on a node-postgres client of Knex's pool. */
-interface PgConnection {
-  query(config: { text: string; values: unknown[]; name?: string }): Promise<{ rows: Row[] }>;
-}
-
-interface Statement extends PooledStatement {
-  /** Its name on every connection, or undefined when it runs unnamed. */
-  name: string | undefined;
-}
-
-/** SQL texts whose driver text is kept; beyond, a new text is converted on every read. */
+/** SQL texts whose name is kept; beyond, a new text runs unnamed. */
 const TEXTS_KEPT = 2000;
 
-/** Statements named per connection at most (PostgreSQL keeps each until the connection closes); beyond, unnamed. */
+/** Statements named per database at most (PostgreSQL keeps each until the connection closes); beyond, unnamed. */
 const NAMED_KEPT = 1000;
 
 /** SQLSTATEs of a transaction pooler that does not keep named statements: 26000 invalid_sql_statement_name, 42P05 duplicate_prepared_statement. */
@@ -45,79 +33,80 @@ const POOLER_CODES = new Set(['26000', '42P05']);
 /** 0A000 feature_not_supported: "cached plan must not change result type" (the table changed under the plan). */
 const STALE_PLAN_CODE = '0A000';
 
+/**
+ * Whether Knex binds `value` as it is, one placeholder and no SQL of its own (a raw value or a
+ * subquery would change the statement's text under the same SQL, so it is never named).
+ */
+function plain(value: unknown): boolean {
+  if (value === null || value instanceof Date || Buffer.isBuffer(value)) return true;
+  if (Array.isArray(value)) return value.every(plain);
+  const type = typeof value;
+  return type === 'string' || type === 'number' || type === 'boolean' || type === 'bigint';
+}
+
 export class PostgresReads implements PooledReads {
   private named: boolean;
   private namedCount = 0;
-  private readonly texts = new Map<string, Statement | null>();
-  /** Per transaction's connection, the last read sent on it, settled (see `inTurn`). */
-  private readonly running = new WeakMap<PgConnection, Promise<undefined>>();
+  /** Per SQL text, its statement's name, or null when it runs unnamed. */
+  private readonly names = new Map<string, string | null>();
+  /** Per transaction, the last read sent in it, settled (see `inTurn`). */
+  private readonly running = new WeakMap<Knex, Promise<undefined>>();
 
   constructor(settings: PostgresSettings) {
     this.named = settings.preparedStatements === 'named';
   }
 
-  statement(client: Knex.Client, sql: string, bindings: readonly unknown[]): Statement | undefined {
-    const kept = this.texts.get(sql);
-    if (kept !== undefined) return kept ?? undefined;
-    const made = this.make(client, sql, bindings);
-    if (this.texts.size < TEXTS_KEPT) this.texts.set(sql, made);
-    return made ?? undefined;
+  async rows(db: Knex, sql: string, bindings: readonly unknown[]): Promise<Row[]> {
+    const values = bindings as Knex.RawBinding[];
+    if (db.isTransaction) return this.inTurn(db, sql, values);
+    const name = this.named ? this.nameOf(sql, bindings) : undefined;
+    if (name === undefined) return (await db.raw(sql, values)).rows;
+    try {
+      return (await db.raw(sql, values).options({ name })).rows;
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      if (typeof code !== 'string') throw err;
+      if (POOLER_CODES.has(code)) this.named = false;
+      else if (code === STALE_PLAN_CODE) this.names.set(sql, null);
+      else throw err;
+      return (await db.raw(sql, values)).rows;
+    }
   }
 
-  /** The driver text of `sql`, or null when Knex changes its bindings (then Knex runs it). */
-  private make(client: Knex.Client, sql: string, bindings: readonly unknown[]): Statement | null {
-    const native = nativeQuery(client, sql, bindings);
-    if (native.bindings.length !== bindings.length || native.bindings.some((b, i) => b !== bindings[i])) return null;
-    let name: string | undefined;
-    if (this.named && this.namedCount < NAMED_KEPT && this.texts.size < TEXTS_KEPT) {
-      name = `svc_${createHash('sha1').update(native.sql).digest('hex').slice(0, 24)}`;
+  /** The name `sql` is prepared under, or undefined when it runs unnamed. */
+  private nameOf(sql: string, bindings: readonly unknown[]): string | undefined {
+    const kept = this.names.get(sql);
+    if (kept !== undefined) return kept ?? undefined;
+    if (!bindings.every(plain)) return undefined;
+    let name: string | null = null;
+    if (this.namedCount < NAMED_KEPT && this.names.size < TEXTS_KEPT) {
+      name = `svc_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
       this.namedCount++;
     }
-    return { text: native.sql, name };
-  }
-
-  async rows(client: Knex.Client, statement: PooledStatement, bindings: readonly unknown[]): Promise<Row[]> {
-    const s = statement as Statement;
-    const values = bindings as unknown[];
-    const connection = (await acquireConnection(client)) as PgConnection;
-    if (inTransaction(client)) return this.inTurn(connection, s.text, values);
-    try {
-      const name = this.named ? s.name : undefined;
-      if (name === undefined) return (await connection.query({ text: s.text, values })).rows;
-      try {
-        return (await connection.query({ text: s.text, values, name })).rows;
-      } catch (err) {
-        const code = (err as { code?: unknown }).code;
-        if (typeof code !== 'string') throw err;
-        if (POOLER_CODES.has(code)) this.named = false;
-        else if (code === STALE_PLAN_CODE) s.name = undefined;
-        else throw err;
-        return (await connection.query({ text: s.text, values })).rows;
-      }
-    } finally {
-      await releaseConnection(client, connection);
-    }
+    if (this.names.size < TEXTS_KEPT) this.names.set(sql, name);
+    return name ?? undefined;
   }
 
   /**
-   * A read on a transaction's connection: unnamed (a transaction pooler may have pinned a server
-   * connection that lacks the statement, and the error would abort the transaction), and after the
-   * reads sent before it on that connection have answered. The reads of a transaction may be sent
-   * together (a record's relations loaded at once); node-postgres would queue them, but warns that
-   * a client given a query while it runs another will refuse it in its next major version.
+   * A read in a transaction: unnamed (a transaction pooler may have pinned a server connection
+   * that lacks the statement, and the error would abort the transaction), and after the reads sent
+   * before it in that transaction have answered. The reads of a transaction may be sent together
+   * (a record's relations loaded at once); node-postgres would queue them, but warns that a client
+   * given a query while it runs another will refuse it in its next major version.
    */
-  private async inTurn(connection: PgConnection, text: string, values: unknown[]): Promise<Row[]> {
-    const before = this.running.get(connection);
-    const run = before ? before.then(() => connection.query({ text, values })) : connection.query({ text, values });
+  private async inTurn(trx: Knex, sql: string, values: Knex.RawBinding[]): Promise<Row[]> {
+    const before = this.running.get(trx);
+    const read = async () => ((await trx.raw(sql, values)) as { rows: Row[] }).rows;
+    const run = before ? before.then(read) : read();
     const settled = run.then(
       () => undefined,
       () => undefined,
     );
-    this.running.set(connection, settled);
+    this.running.set(trx, settled);
     try {
-      return (await run).rows;
+      return await run;
     } finally {
-      if (this.running.get(connection) === settled) this.running.delete(connection);
+      if (this.running.get(trx) === settled) this.running.delete(trx);
     }
   }
 }
