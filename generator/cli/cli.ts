@@ -334,7 +334,9 @@ async function createProject(dir: string, args: Parsed): Promise<number> {
   const created = await initProject(dir, { svcgen: args.svcgen, db: args.db });
   for (const f of created.files) console.log(`  created    ${dir}/${f}`);
   console.log(
-    `svcgen init: a new project in ${dir} (depends on "${RUNTIME_PACKAGE}": "${created.dependencies.runtime}" and "svcgen": "${created.dependencies.svcgen}")\n\n` +
+    `svcgen init: a new project in ${dir} (depends on "${RUNTIME_PACKAGE}": "${created.dependencies.runtime}", ` +
+      Object.entries(created.packages.dependencies).map(([name, range]) => `"${name}": "${range}", `).join('') +
+      `and "svcgen": "${created.dependencies.svcgen}")\n\n` +
       `  cd ${dir} && npm install && npm start    # serves ${created.url}\n` +
       `  cd ${dir} && npm install && npm test     # checks the output, type-checks, runs the smoke test\n\n` +
       'Edit specs/, then "npx svcgen build specs" writes the service and its next migration.',
