@@ -53,6 +53,12 @@ describe.each(CASES)('svcgen init --db $db', ({ db, driver, dev, url, label }) =
     expect(readme).toContain(`\`compose.yaml\` runs the service with ${label}, in two worker processes`);
     expect(readme).toContain(`\`${driver}\`, a dependency: the driver of`);
   });
+
+  it('ships an image without the tests’ SQLite driver when the service runs on another database', () => {
+    // npm keeps a devDependency the runtime names as an optional peer unless optional packages go too.
+    const prune = fs.readFileSync(path.join(app, 'Dockerfile'), 'utf8').match(/npm prune .*/g);
+    expect(prune).toEqual([db === 'sqlite' ? 'npm prune --omit=dev' : 'npm prune --omit=dev --omit=optional']);
+  });
 });
 
 describe('svcgen init', () => {
