@@ -220,10 +220,12 @@ describe('the svcgen packages', () => {
     expect(pkg.allowScripts).toEqual({ 'better-sqlite3': true, bcrypt: true, '@scarf/scarf': false });
     expect(pkg.scripts.start).toBe('node scripts/compiled.js --build && node dist/generated/main.js');
     expect(fs.readFileSync(path.join(app, 'generated/app.ts'), 'utf8')).toMatch(/from '@svcgen\/runtime';/);
-    // The deployment files: an image installing svcgen from package.json, and compose with PostgreSQL.
+    // The deployment files: an image installing svcgen from package.json, and compose.
     for (const f of ['Dockerfile', 'compose.yaml', '.dockerignore']) expect({ f, exists: fs.existsSync(path.join(app, f)) }).toEqual({ f, exists: true });
     expect(fs.readFileSync(path.join(app, 'Dockerfile'), 'utf8')).toContain('CMD ["node", "dist/generated/main.js"]');
-    expect(fs.readFileSync(path.join(app, 'compose.yaml'), 'utf8')).toContain('DATABASE_URL: postgres://app:app@db:5432/app');
+    // compose.yaml on the default database, SQLite: its file in a volume (init --db chooses another).
+    expect(fs.readFileSync(path.join(app, 'compose.yaml'), 'utf8')).toContain('      - db-data:/app/data\n');
+    expect(fs.readFileSync(path.join(app, 'compose.yaml'), 'utf8')).not.toContain('DATABASE_URL');
 
     const install = ok('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], app);
     // Every dependency with install scripts is reviewed in package.json's allowScripts.
@@ -344,6 +346,8 @@ describe('the svcgen packages', () => {
     // A production install: the runtime and what it runs, none of the build tools (nor yaml, which
     // only the generator reads), nor the drivers of the other databases, nor the MCP SDK, which
     // the service does not serve.
+    // Compiled first, as the README and the Dockerfile do before pruning: the production install has no compiler.
+    ok('npm', ['run', 'compile'], app);
     fs.rmSync(path.join(app, 'node_modules'), { recursive: true, force: true });
     ok('npm', ['install', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund'], app);
     const productionModules = path.join(app, 'node_modules');
