@@ -117,7 +117,7 @@ options:
     options: ['--out', '--base'],
   },
   init: {
-    usage: `usage: svcgen init DIR [--svcgen VERSION|PATH]
+    usage: `usage: svcgen init DIR [--db sqlite|postgres|mysql] [--svcgen VERSION|PATH]
 
 Scaffolds a new project in DIR (which must not exist or be empty): specs/service.yaml, one example
 resource (specs/resources/notes.yaml) with its hooks module, a smoke test, package.json, tsconfig.json
@@ -127,17 +127,22 @@ and a README, then builds the service into DIR/generated. Then:
   cd DIR && npm install && npm test      check the output, type-check, run the smoke test
 
 The project depends on the runtime package, @svcgen/runtime, which its generated code imports,
-and on svcgen (a devDependency), both at one exact version. npm start and npm test compile the
+and on svcgen (a devDependency), both at one exact version; and on the database driver of --db and
+ioredis (compose.yaml's Redis), at the ranges the runtime names. npm start and npm test compile the
 project's TypeScript into DIR/dist.
 
 options:
+  --db sqlite|postgres|mysql
+                          the database the service runs on in production: its driver in
+                          package.json and compose.yaml's database (mysql: MariaDB, or MySQL 8).
+                          Tests and npm start without DATABASE_URL use SQLite on any. Default: sqlite
   --svcgen VERSION|PATH   the project's dependency on svcgen and its runtime: an exact version
                           (${GENERATOR_VERSION}), or the path of svcgen's package tarball or folder, with
                           the runtime's beside it (svcgen-runtime-VERSION.tgz, or the folder's
                           runtime/; written as file:, relative to DIR). Default: the tarballs this
                           svcgen was installed from, if it was; this checkout, when run from one;
                           else ${GENERATOR_VERSION}`,
-    options: ['--svcgen'],
+    options: ['--svcgen', '--db'],
     positional: 'DIR',
   },
   dev: {
@@ -178,6 +183,7 @@ interface Parsed {
   /** `--default TABLE.FIELD=VALUE`, by `TABLE.FIELD`. */
   defaults: Record<string, string>;
   svcgen?: string;
+  db?: string;
   /** Whether `--out` was given (svcgen pull writes into specs/ by default). */
   outGiven?: boolean;
   tsconfig: string;
@@ -212,6 +218,7 @@ function parseArgs(command: string, args: string[]): Parsed {
         if (!m) throw new UsageError(`--default ${value}: write it as TABLE.FIELD=VALUE, e.g. --default articles.rating=0`);
         parsed.defaults[`${m[1]}.${m[2]}`] = m[3];
       } else if (name === '--svcgen') parsed.svcgen = value;
+      else if (name === '--db') parsed.db = value;
       else if (name === '--tsconfig') parsed.tsconfig = value;
       else if (name === '--base') parsed.base = value;
       else {
@@ -324,10 +331,12 @@ function reportFailure(err: unknown): number {
 
 /** `svcgen init DIR`: a new project, then how to run it. */
 async function createProject(dir: string, args: Parsed): Promise<number> {
-  const created = await initProject(dir, { svcgen: args.svcgen });
+  const created = await initProject(dir, { svcgen: args.svcgen, db: args.db });
   for (const f of created.files) console.log(`  created    ${dir}/${f}`);
   console.log(
-    `svcgen init: a new project in ${dir} (depends on "${RUNTIME_PACKAGE}": "${created.dependencies.runtime}" and "svcgen": "${created.dependencies.svcgen}")\n\n` +
+    `svcgen init: a new project in ${dir} (depends on "${RUNTIME_PACKAGE}": "${created.dependencies.runtime}", ` +
+      Object.entries(created.packages.dependencies).map(([name, range]) => `"${name}": "${range}", `).join('') +
+      `and "svcgen": "${created.dependencies.svcgen}")\n\n` +
       `  cd ${dir} && npm install && npm start    # serves ${created.url}\n` +
       `  cd ${dir} && npm install && npm test     # checks the output, type-checks, runs the smoke test\n\n` +
       'Edit specs/, then "npx svcgen build specs" writes the service and its next migration.',

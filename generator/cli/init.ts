@@ -8,6 +8,11 @@
  * the runtime `@svcgen/runtime`, which the generated code imports and the service runs, as a
  * dependency; the `svcgen` command with the compiler `svcgen-tsc` that builds the project's
  * TypeScript into dist/, as a devDependency, so that a production install holds only the runtime.
+ * Beside them, the packages the runtime leaves to the project (its optional peers), each at the
+ * caret range the runtime names: the driver of the database `--db` chooses, and ioredis, which
+ * compose.yaml's Redis needs. The tests (an in-memory SQLite database) and `npm start` (the SQLite
+ * file of service.yaml while DATABASE_URL is unset) need better-sqlite3 on any database: a
+ * devDependency when the service runs on another.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -36,12 +41,26 @@ const EXACT_VERSION = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/;
 /** A folder that cannot take a new project. */
 export class InitError extends Error {}
 
+/** The databases `svcgen init --db` sets a project up for: the driver each needs, and how compose.yaml runs it. */
+export const INIT_DATABASES = {
+  sqlite: { driver: 'better-sqlite3', label: 'SQLite' },
+  postgres: { driver: 'pg', label: 'PostgreSQL' },
+  mysql: { driver: 'mysql2', label: 'MySQL/MariaDB' },
+} as const;
+
+export type InitDatabase = keyof typeof INIT_DATABASES;
+
+/** What a project made without `--db` runs on: the SQLite file of service.yaml. */
+export const DEFAULT_INIT_DATABASE: InitDatabase = 'sqlite';
+
 export interface InitOptions {
   /**
    * The project's dependency on svcgen: an exact version (`0.2.0`), or the path of svcgen's package
    * tarball or folder (written as an absolute `file:`). Default: see `dependenciesOn`.
    */
   svcgen?: string;
+  /** The database the service runs on in production (compose.yaml, its driver); default sqlite. */
+  db?: string;
   cwd?: string;
 }
 
@@ -50,6 +69,8 @@ export interface InitResult {
   files: string[];
   /** How package.json depends on svcgen's two packages. */
   dependencies: Dependencies;
+  /** The third-party packages package.json depends on, name → caret range (devDependencies apart). */
+  packages: { dependencies: Record<string, string>; devDependencies: Record<string, string> };
   /** Where `npm start` serves the example. */
   url: string;
 }
@@ -76,7 +97,11 @@ export async function initProject(dir: string, options: InitOptions = {}): Promi
   if (fs.existsSync(root) && (!fs.statSync(root).isDirectory() || fs.readdirSync(root).length)) {
     throw new InitError(`${dir} already exists and is not an empty folder; give svcgen init a new folder`);
   }
+  const db = options.db ?? DEFAULT_INIT_DATABASE;
+  if (!Object.hasOwn(INIT_DATABASES, db)) throw new InitError(`--db ${db}: give one of ${Object.keys(INIT_DATABASES).join(', ')}`);
+  const database = db as InitDatabase;
   const dependencies = dependenciesOn(root, cwd, options.svcgen);
+  const packages = packagesFor(database);
   const base = path.basename(root);
   const packageName = base.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[._-]+|-+$/g, '') || 'service';
   const view = {
@@ -85,8 +110,12 @@ export async function initProject(dir: string, options: InitOptions = {}): Promi
     dependencies,
     runtimePackage: RUNTIME_PACKAGE,
     version: GENERATOR_VERSION,
-    /** The PostgreSQL user, password and database of compose.yaml. */
+    /** The PostgreSQL or MariaDB user, password and database of compose.yaml. */
     dbName: packageName.replace(/[^a-z0-9]+/g, '_'),
+    db: { sqlite: database === 'sqlite', postgres: database === 'postgres', mysql: database === 'mysql', label: INIT_DATABASES[database].label, driver: INIT_DATABASES[database].driver },
+    /** package.json's lines of the third-party packages: after the runtime's, before svcgen's. */
+    dependencyLines: Object.entries(packages.dependencies).map(([name, range]) => `    "${name}": "${range}"`).join(',\n'),
+    devDependencyLines: Object.entries(packages.devDependencies).map(([name, range]) => `    "${name}": "${range}",\n`).join(''),
   };
 
   const files: string[] = [];
@@ -104,7 +133,27 @@ export async function initProject(dir: string, options: InitOptions = {}): Promi
   const generated = await generate({ specsDir: 'specs', outDir: 'generated', cwd: root, runtimeImport: RUNTIME_PACKAGE });
   writeOutput(out, generated.files);
   files.push(...[...generated.files.keys()].map((f) => `generated/${f}`));
-  return { files: files.sort(), dependencies, url: 'http://127.0.0.1:8000/api' };
+  return { files: files.sort(), dependencies, packages, url: 'http://127.0.0.1:8000/api' };
+}
+
+/**
+ * The runtime's optional peers a project on `database` installs, at the ranges the runtime's
+ * package.json names: the database's driver and ioredis (compose.yaml's Redis) as dependencies;
+ * better-sqlite3 as a devDependency on another database, for the tests and a local `npm start`.
+ */
+export function packagesFor(database: InitDatabase): InitResult['packages'] {
+  const runtime = JSON.parse(fs.readFileSync(require.resolve(`${RUNTIME_PACKAGE}/package.json`, { paths: [PACKAGE_ROOT] }), 'utf8')) as { peerDependencies: Record<string, string> };
+  const range = (name: string) => {
+    const declared = runtime.peerDependencies[name];
+    if (!declared) throw new Error(`${RUNTIME_PACKAGE} names no range of ${name} among its peerDependencies`);
+    return declared;
+  };
+  const driver = INIT_DATABASES[database].driver;
+  const sorted = (names: string[]) => Object.fromEntries(names.sort().map((name) => [name, range(name)]));
+  return {
+    dependencies: sorted([driver, 'ioredis']),
+    devDependencies: sorted(database === 'sqlite' ? [] : ['better-sqlite3']),
+  };
 }
 
 /**

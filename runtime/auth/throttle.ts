@@ -26,9 +26,10 @@
 import * as crypto from 'node:crypto';
 import * as net from 'node:net';
 import type { Request } from 'express';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { TOO_MANY_LOGIN_FAILURES_MESSAGE, TOO_MANY_REGISTRATIONS_MESSAGE } from '../core/catalogue';
 import { TooManyRequestsError } from '../core/errors';
+import { requireOptional } from '../core/optional-packages';
 import type { Settings } from '../core/settings';
 
 /** One counter of an attempt, the number of failures it may hold, and its window when not the call's. */
@@ -173,7 +174,8 @@ export class RedisThrottleStore implements ThrottleStore {
 
   constructor(options: RedisThrottleStoreOptions) {
     this.log = options.log ?? ((line) => console.error(line));
-    const client = new Redis(options.url, {
+    const Client = requireOptional<{ default: typeof Redis }>('ioredis', 'SVC_REDIS_URL is set, the counters in Redis').default;
+    const client = new Client(options.url, {
       // Fail fast while Redis is away instead of queueing: a login must not wait for it.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,

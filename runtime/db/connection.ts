@@ -4,6 +4,7 @@
  */
 import type { EventEmitter } from 'node:events';
 import knex, { type Knex } from 'knex';
+import { resolveOptional } from '../core/optional-packages';
 import { loadDatabaseSettings, loadSqliteSettings, type DatabaseSettings, type SqliteSettings } from '../core/settings';
 import { databaseOf, withDatabaseState, type Database } from './database';
 import { dialectForUrl, type Dialect } from './dialects';
@@ -28,6 +29,16 @@ const KNEX_LOG = {
   },
 };
 
+/**
+ * Each database's driver, an optional peer dependency of the runtime that Knex loads when it makes
+ * a client: checked first, so that a missing one stops the service with the command installing it.
+ */
+const DRIVERS: Record<string, [name: string, why: string]> = {
+  sqlite: ['better-sqlite3', 'DATABASE_URL is unset or a sqlite: URL, a SQLite database'],
+  postgres: ['pg', 'DATABASE_URL is a PostgreSQL URL'],
+  mysql: ['mysql2', 'DATABASE_URL is a MySQL/MariaDB URL'],
+};
+
 export interface DatabaseConfig {
   dialect: Dialect;
   /** Knex's configuration, carrying the new database's own state (database.ts). */
@@ -47,6 +58,7 @@ export function databaseConfig(
   database: DatabaseSettings = loadDatabaseSettings(),
 ): DatabaseConfig {
   const dialect = dialectForUrl(url);
+  resolveOptional(...DRIVERS[dialect.name]);
   const opened = dialect.open(url, { defaultSqliteFile, sqlite, database });
   return {
     dialect,

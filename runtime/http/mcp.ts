@@ -21,6 +21,7 @@ import { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import type { Request, Response } from 'express';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { requireOptional } from '../core/optional-packages';
 import { ConfigurationError } from '../core/settings';
 import { LOC } from '../validation/validate';
 import { openApiPath, type Method, type Route } from './routes';
@@ -430,10 +431,12 @@ export function mcpRoute(options: McpEndpointOptions): Route {
  * The SDK, loaded when the endpoint is made: a service with `SVC_MCP` off never loads it (nor the
  * web framework and validators it brings), so it costs that service nothing at start or per request.
  */
+const MCP_NEEDS = 'SVC_MCP is on, the MCP endpoint';
+
 function sdk() {
   return {
-    ...(require('@modelcontextprotocol/sdk/server/mcp.js') as typeof import('@modelcontextprotocol/sdk/server/mcp.js')),
-    ...(require('@modelcontextprotocol/sdk/server/streamableHttp.js') as typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js')),
-    ...(require('@modelcontextprotocol/sdk/types.js') as typeof import('@modelcontextprotocol/sdk/types.js')),
+    ...requireOptional<typeof import('@modelcontextprotocol/sdk/server/mcp.js')>('@modelcontextprotocol/sdk/server/mcp.js', MCP_NEEDS),
+    ...requireOptional<typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js')>('@modelcontextprotocol/sdk/server/streamableHttp.js', MCP_NEEDS),
+    ...requireOptional<typeof import('@modelcontextprotocol/sdk/types.js')>('@modelcontextprotocol/sdk/types.js', MCP_NEEDS),
   };
 }

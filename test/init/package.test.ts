@@ -170,17 +170,33 @@ describe('the svcgen packages', () => {
       expect(files.filter((f) => /\.ts$/.test(f) && !f.endsWith('.d.ts') && !f.startsWith('package/templates/'))).toEqual([]);
     }
     expect(listing.filter((f) => /^package\/(test|generated|specs|generator|runtime|dist\/runtime)\//.test(f))).toEqual([]);
-    // Both pin what they depend on exactly: the command its runtime, the runtime the packages whose internals it reads.
-    const packed = (file: string) => JSON.parse(run('tar', ['-xzOf', file, 'package/package.json'], tmp).out.trim()) as { dependencies: Record<string, string> };
+    // The command pins its runtime exactly (generated code matches its runtime); the runtime takes
+    // caret ranges of the packages it depends on, floored at the versions this checkout runs on,
+    // and leaves the drivers, ioredis and the MCP SDK to the project, as optional peers.
+    const packed = (file: string) =>
+      JSON.parse(run('tar', ['-xzOf', file, 'package/package.json'], tmp).out.trim()) as {
+        dependencies: Record<string, string>;
+        peerDependencies: Record<string, string>;
+        peerDependenciesMeta: Record<string, { optional?: boolean }>;
+      };
     expect(packed(tarball).dependencies['@svcgen/runtime']).toBe(VERSION);
-    const pins = packed(runtimeTarball).dependencies;
-    expect({ knex: pins.knex, express: pins.express, router: pins.router, 'better-sqlite3': pins['better-sqlite3'], pg: pins.pg }).toEqual({
-      knex: installedVersion('knex'),
-      express: installedVersion('express'),
-      router: installedVersion('router'),
-      'better-sqlite3': installedVersion('better-sqlite3'),
-      pg: installedVersion('pg'),
+    const runtimePackage = packed(runtimeTarball);
+    const ranges = runtimePackage.dependencies;
+    expect({ knex: ranges.knex, express: ranges.express, router: ranges.router }).toEqual({
+      knex: `^${installedVersion('knex')}`,
+      express: `^${installedVersion('express')}`,
+      router: `^${installedVersion('router')}`,
     });
+    const optional = ['@modelcontextprotocol/sdk', 'better-sqlite3', 'ioredis', 'mysql2', 'pg'];
+    expect(Object.keys(ranges).filter((name) => optional.includes(name))).toEqual([]);
+    expect(Object.keys(runtimePackage.peerDependencies).sort()).toEqual(optional);
+    for (const name of optional) {
+      expect({ name, range: runtimePackage.peerDependencies[name], optional: runtimePackage.peerDependenciesMeta[name]?.optional }).toEqual({
+        name,
+        range: `^${installedVersion(name)}`,
+        optional: true,
+      });
+    }
 
     // As a user does: an empty folder, the two packages, the command. The command needs no native
     // module, so this first install skips their builds; the project's own install below builds them.
@@ -193,15 +209,23 @@ describe('the svcgen packages', () => {
     expect(pkg.name).toBe('app');
     // The project depends on the tarballs svcgen was installed from, not on this repository: the
     // runtime for the service, svcgen for building it.
-    expect(pkg.dependencies).toEqual({ '@svcgen/runtime': `file:${path.resolve(app, '../..', `svcgen-runtime-${VERSION}.tgz`)}` });
+    // Beside it, at the runtime's ranges, the driver of the default database (SQLite) and ioredis
+    // for compose.yaml's Redis.
+    expect(pkg.dependencies).toEqual({
+      '@svcgen/runtime': `file:${path.resolve(app, '../..', `svcgen-runtime-${VERSION}.tgz`)}`,
+      'better-sqlite3': `^${installedVersion('better-sqlite3')}`,
+      ioredis: `^${installedVersion('ioredis')}`,
+    });
     expect(pkg.devDependencies).toEqual({ svcgen: `file:${path.resolve(app, '../..', `svcgen-${VERSION}.tgz`)}` });
     expect(pkg.allowScripts).toEqual({ 'better-sqlite3': true, bcrypt: true, '@scarf/scarf': false });
     expect(pkg.scripts.start).toBe('node scripts/compiled.js --build && node dist/generated/main.js');
     expect(fs.readFileSync(path.join(app, 'generated/app.ts'), 'utf8')).toMatch(/from '@svcgen\/runtime';/);
-    // The deployment files: an image installing svcgen from package.json, and compose with PostgreSQL.
+    // The deployment files: an image installing svcgen from package.json, and compose.
     for (const f of ['Dockerfile', 'compose.yaml', '.dockerignore']) expect({ f, exists: fs.existsSync(path.join(app, f)) }).toEqual({ f, exists: true });
     expect(fs.readFileSync(path.join(app, 'Dockerfile'), 'utf8')).toContain('CMD ["node", "dist/generated/main.js"]');
-    expect(fs.readFileSync(path.join(app, 'compose.yaml'), 'utf8')).toContain('DATABASE_URL: postgres://app:app@db:5432/app');
+    // compose.yaml on the default database, SQLite: its file in a volume (init --db chooses another).
+    expect(fs.readFileSync(path.join(app, 'compose.yaml'), 'utf8')).toContain('      - db-data:/app/data\n');
+    expect(fs.readFileSync(path.join(app, 'compose.yaml'), 'utf8')).not.toContain('DATABASE_URL');
 
     const install = ok('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], app);
     // Every dependency with install scripts is reviewed in package.json's allowScripts.
@@ -320,12 +344,14 @@ describe('the svcgen packages', () => {
     await dev.stop();
 
     // A production install: the runtime and what it runs, none of the build tools (nor yaml, which
-    // only the generator reads). ajv is not among them: the MCP SDK the runtime serves MCP with
-    // depends on it.
+    // only the generator reads), nor the drivers of the other databases, nor the MCP SDK, which
+    // the service does not serve.
+    // Compiled first, as the README and the Dockerfile do before pruning: the production install has no compiler.
+    ok('npm', ['run', 'compile'], app);
     fs.rmSync(path.join(app, 'node_modules'), { recursive: true, force: true });
     ok('npm', ['install', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund'], app);
     const productionModules = path.join(app, 'node_modules');
-    for (const name of ['svcgen', 'typescript', 'prettier', 'ts-morph', 'handlebars', 'yaml']) {
+    for (const name of ['svcgen', 'typescript', 'prettier', 'ts-morph', 'handlebars', 'yaml', 'pg', 'mysql2', '@modelcontextprotocol/sdk']) {
       expect({ name, installed: fs.existsSync(path.join(productionModules, name)) }).toEqual({ name, installed: false });
     }
     expect(dependentsOf('yaml', productionModules)).toEqual([]);

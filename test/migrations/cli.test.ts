@@ -166,9 +166,10 @@ describe('svcgen usage for the migration options and init', () => {
     for (const s of ['--allow-destructive', '--default TABLE.FIELD=VALUE', 'renamed_from', 'migrations/schema.json']) expect(build.stdout).toContain(s);
     const init = svcgen('init', '--help');
     expect(init.status).toBe(0);
-    expect(init.stdout.split('\n')[0]).toBe('usage: svcgen init DIR [--svcgen VERSION|PATH]');
+    expect(init.stdout.split('\n')[0]).toBe('usage: svcgen init DIR [--db sqlite|postgres|mysql] [--svcgen VERSION|PATH]');
     expect(init.stdout).toContain('npm install && npm start');
     expect(svcgen('init').stderr.split('\n')[0]).toBe('svcgen: svcgen init needs a DIR folder');
+    expect(svcgen('init', 'app', '--db', 'oracle')).toMatchObject({ status: 1, stderr: 'svcgen: --db oracle: give one of sqlite, postgres, mysql\n' });
     expect(svcgen('init', 'package.json')).toMatchObject({ status: 1, stderr: 'svcgen: package.json already exists and is not an empty folder; give svcgen init a new folder\n' });
   });
 

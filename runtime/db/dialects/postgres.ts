@@ -3,7 +3,7 @@
  * runtime reads them on every database; errors told apart by SQLSTATE; rows locked with
  * `FOR UPDATE`; migrations locked by an advisory lock.
  */
-import { types as pgTypes } from 'pg';
+import type { types as PgTypes } from 'pg';
 import type { Knex } from 'knex';
 import type { ListItemType } from '../../core/catalogue';
 import { loadPostgresSettings } from '../../core/settings';
@@ -13,17 +13,24 @@ import { PostgresReads } from './postgres-reads';
 
 // Type parsers, set once: int8 and counts as numbers (inputs are limited to safe integers), DATE as
 // its text (no time-zone shift), JSON as text like SQLite's so one converter serves both.
-pgTypes.setTypeParser(20, (v) => Number(v));
-pgTypes.setTypeParser(1082, (v) => v);
-pgTypes.setTypeParser(114, (v) => v);
-pgTypes.setTypeParser(3802, (v) => v);
-// Arrays (list fields): of int8 as numbers, of DATE as text, as their items are read.
-// (Array type ids are not among the typed built-ins.)
-const arrayParser = pgTypes.getTypeParser as unknown as (oid: number) => (v: string) => string[];
-const setArrayParser = pgTypes.setTypeParser as unknown as (oid: number, parse: (v: string) => unknown) => void;
-const parseTextArray = arrayParser(1009);
-setArrayParser(1016, (v) => parseTextArray(v).map(Number));
-setArrayParser(1182, (v) => parseTextArray(v));
+// Set when the first PostgreSQL database opens: pg is an optional peer, loaded only then.
+let typeParsersSet = false;
+function setTypeParsers(): void {
+  if (typeParsersSet) return;
+  typeParsersSet = true;
+  const pgTypes = (require('pg') as { types: typeof PgTypes }).types;
+  pgTypes.setTypeParser(20, (v) => Number(v));
+  pgTypes.setTypeParser(1082, (v) => v);
+  pgTypes.setTypeParser(114, (v) => v);
+  pgTypes.setTypeParser(3802, (v) => v);
+  // Arrays (list fields): of int8 as numbers, of DATE as text, as their items are read.
+  // (Array type ids are not among the typed built-ins.)
+  const arrayParser = pgTypes.getTypeParser as unknown as (oid: number) => (v: string) => string[];
+  const setArrayParser = pgTypes.setTypeParser as unknown as (oid: number, parse: (v: string) => unknown) => void;
+  const parseTextArray = arrayParser(1009);
+  setArrayParser(1016, (v) => parseTextArray(v).map(Number));
+  setArrayParser(1182, (v) => parseTextArray(v));
+}
 
 /** The catalogue's names of the item types whose SQL name differs (an array of `integer` is `_int4`). */
 const UDT_NAMES: Record<string, string> = { integer: 'int4', bigint: 'int8', 'double precision': 'float8', boolean: 'bool' };
@@ -84,6 +91,7 @@ export const postgres: Dialect = {
    */
   open(url, { database }) {
     if (url === undefined) throw new Error('PostgreSQL needs a DATABASE_URL');
+    setTypeParsers();
     const { connectTimeoutMs, acquireTimeoutMs, statementTimeoutMs, poolMax } = database;
     const readTimeoutMs = statementTimeoutMs > 0 ? statementTimeoutMs + READ_GRACE_MS : 0;
     return {
