@@ -9,7 +9,7 @@ import { loadDatabaseSettings, loadSqliteSettings, type DatabaseSettings, type S
 import { databaseOf, withDatabaseState, type Database } from './database';
 import { dialectForUrl, type Dialect } from './dialects';
 import { markConnectionFailure, type DirectReads } from './dialects/dialect';
-import { acquireConnection, CONNECTION_WARNING, lightTransactions, onAcquireFailure, QUERY_UID } from './knex-internals';
+import { CONNECTION_WARNING, lightTransactions, onAcquireFailure, QUERY_UID } from './knex-internals';
 
 export type Db = Knex;
 export type { Dialect } from './dialects';
@@ -76,6 +76,7 @@ export function connect(url: string | undefined, defaultSqliteFile: string, sqli
   const db = knex(databaseConfig(url, defaultSqliteFile, sqlite, database).knex);
   onAcquireFailure(db.client, markConnectionFailure);
   lightTransactions(db.client);
+  databaseOf(db).reads?.attach(db);
   return db;
 }
 
@@ -201,18 +202,12 @@ export async function writeReturning(db: Db, query: Knex.QueryBuilder, also?: st
 }
 
 /**
- * Runs a write that returns rows: in a transaction, where the database serves reads beside Knex's
- * pool (SQLite), on the transaction's connection from the statement it keeps prepared, past Knex's
- * runner as a read in a transaction runs, and reported to `query` and `query-response` listeners as
- * Knex reports its own; anywhere else by Knex, from its SQL text.
+ * Runs a write that returns rows, by Knex from its SQL text, its values as the database binds them
+ * where it serves reads beside Knex's pool (SQLite: a list as its JSON text).
  */
 async function writtenRows(db: Db, database: Database, sql: string, bindings: readonly unknown[], query: Knex.QueryBuilder): Promise<Row[]> {
-  const reads = database.reads;
-  if (reads && db.isTransaction && !(db as Knex.Transaction).isCompleted()) {
-    const connection = await acquireConnection(db.client);
-    return reported(db, 'raw', sql, bindings, () => reads.returned(connection, sql, bindings));
-  }
-  return database.dialect.rowsOf(await db.raw(sql, bindings as Knex.RawBinding[]), query);
+  const values = database.reads ? database.reads.bindings(bindings) : bindings;
+  return database.dialect.rowsOf(await db.raw(sql, values as Knex.RawBinding[]), query);
 }
 
 /** Per database, the statements of `returningAlso`: by the statement's text, then by what it returns besides. */
@@ -332,10 +327,8 @@ async function runSelect(db: Db, database: Database, sql: string, bindings: read
     if (connection) return readRows(db, reads as DirectReads, connection, sql, bindings);
     if (database.pooled) return database.pooled.rows(db, sql, bindings);
   } else if (!(db as Knex.Transaction).isCompleted()) {
-    // A read in a transaction runs on the transaction's connection: SQLite from the statement that
-    // connection keeps prepared, past Knex's runner; PostgreSQL unnamed, in turn (see postgres-reads.ts).
-    const reads = database.reads;
-    if (reads) return readRows(db, reads, await acquireConnection(db.client), sql, bindings);
+    // A read in a transaction runs on the transaction's connection, by Knex: PostgreSQL unnamed, in
+    // turn (see postgres-reads.ts); SQLite from its text.
     if (database.pooled) return database.pooled.rows(db, sql, bindings);
   }
   return database.dialect.rowsOf(await db.raw(sql, bindings as Knex.RawBinding[]));

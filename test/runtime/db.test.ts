@@ -74,9 +74,7 @@ describe.each(DIALECTS)('reads (%s)', (dialect) => {
     } finally {
       db.removeListener('query', listener);
     }
-    // SQLite's LIMIT is text: a bound one would make SQLite prepare the statement again at every run.
-    const limit = dialect === 'sqlite' ? 'limit 1' : 'limit ?';
-    expect(sql.map((s) => s.replace(/[`"]/g, '').replace(/\$\d/g, '?'))).toEqual(Array(3).fill(`select id, name from items where name = ? ${limit}`));
+    expect(sql.map((s) => s.replace(/[`"]/g, '').replace(/\$\d/g, '?'))).toEqual(Array(3).fill('select id, name from items where name = ? limit ?'));
   });
 
   it('follow a schema change', async () => {

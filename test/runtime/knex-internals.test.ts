@@ -4,9 +4,7 @@
  * names the module and the assumption.
  */
 import knex, { type Knex } from 'knex';
-import { connect } from '../../runtime';
 import {
-  BetterSqlite3Client,
   CONNECTION_UID,
   CONNECTION_WARNING,
   driverMessageOf,
@@ -17,8 +15,6 @@ import {
   MysqlTableCompiler,
   onAcquireFailure,
   queryUidOf,
-  sqliteBindings,
-  SqliteQueryCompiler,
 } from '../../runtime/db/knex-internals';
 import { createDatabase, DIALECTS, pgUrl, type TestDatabase } from '../support/databases';
 
@@ -133,61 +129,6 @@ describe('Knex internals the runtime reads (MySQL classes)', () => {
 });
 
 describe('Knex internals the runtime reads (SQLite classes)', () => {
-  it('better-sqlite3 client: the class of `client: "better-sqlite3"`, with _query, _formatBindings and queryCompiler', () => {
-    const prototype = BetterSqlite3Client.prototype as unknown as Record<string, unknown>;
-    for (const method of ['_query', '_formatBindings', 'acquireRawConnection', 'destroyRawConnection', 'destroy', 'queryCompiler']) {
-      assume('better-sqlite3 client', typeof prototype[method] === 'function', `no ${method}()`);
-    }
-    const date = new Date(1000);
-    assume('better-sqlite3 client', JSON.stringify(sqliteBindings([date, true, 'a'])) === JSON.stringify([1000, 1, 'a']), '_formatBindings');
-    // Every value of a query and of a raw statement enters through parameter(): our override writes booleans.
-    const db = connect('sqlite::memory:', '');
-    try {
-      const seen: unknown[] = [];
-      const client = db.client as unknown as { parameter: (value: unknown, builder: unknown, holder: { bindings: unknown[] }) => string };
-      const own = client.parameter;
-      client.parameter = function (this: unknown, value, builder, holder) {
-        seen.push(value);
-        return own.call(this, value, builder, holder);
-      };
-      const query = db('items').select('id').where('a', 5).whereIn('b', ['x', true]).update({ c: false }).toSQL();
-      const raw = db.raw('select ? as v, ? as w', [7, true]).toSQL();
-      assume('better-sqlite3 client', JSON.stringify(seen) === JSON.stringify([false, 5, 'x', true, 7, true]), `parameter() saw ${JSON.stringify(seen)}`);
-      assume('better-sqlite3 client', JSON.stringify(query.bindings) === '[5,"x"]' && JSON.stringify(raw.bindings) === '[7]', 'parameter() binds a plain value');
-      assume('better-sqlite3 client', raw.sql === 'select ? as v, 1 as w', `raw: ${raw.sql}`);
-    } finally {
-      void db.destroy();
-    }
-  });
-
-  it('better-sqlite3 client: _query leaves rows in response and a write in context', async () => {
-    const client = new BetterSqlite3Client({ client: 'better-sqlite3', connection: { filename: ':memory:' }, useNullAsDefault: true });
-    const conn = await client.acquireRawConnection();
-    try {
-      await client._query(conn, { sql: 'create table t (a integer)' });
-      const write = await client._query(conn, { sql: 'insert into t (a) values (?)', bindings: [7] });
-      assume('better-sqlite3 client', write.context?.changes === 1 && write.context.lastID === 1, JSON.stringify(write.context));
-      const read = await client._query(conn, { sql: 'select a from t', bindings: [] });
-      assume('better-sqlite3 client', JSON.stringify(read.response) === '[{"a":7}]', JSON.stringify(read.response));
-    } finally {
-      await client.destroyRawConnection(conn);
-      await client.destroy();
-    }
-  });
-
-  it('SQLite compiler: made with (client, builder, formatter), `single` is the builder’s, limit() writes the LIMIT', () => {
-    const db = connect('sqlite::memory:', '');
-    try {
-      const builder = db('items').select('id').limit(3);
-      const compiler = new SqliteQueryCompiler(db.client, builder, undefined);
-      assume('SQLite compiler', compiler.single.limit === 3, 'single.limit');
-      assume('SQLite compiler', typeof SqliteQueryCompiler.prototype.limit === 'function', 'limit()');
-      assume('SQLite compiler', builder.toSQL().sql.endsWith('limit 3'), `our override is not used: ${builder.toSQL().sql}`);
-    } finally {
-      void db.destroy();
-    }
-  });
-
   it('connection warnings: a failed acquire is warned about with the words the log filter drops', async () => {
     const warnings: string[] = [];
     const db = knex({ client: 'pg', connection: 'postgres://postgres@127.0.0.1:1/none', pool: { min: 0, max: 1 }, acquireConnectionTimeout: 2000, log: { warn: (m: string) => warnings.push(m) } });

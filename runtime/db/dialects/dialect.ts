@@ -107,17 +107,19 @@ export interface PooledReads {
 }
 
 /**
- * Reads that a database serves beside Knex's pool (SQLite: from statements prepared once per
- * connection, outside transactions in read snapshots shared by the requests received together), and
- * on a transaction's connection, past Knex's runner.
+ * Reads that a database serves beside Knex's pool (SQLite: outside transactions, on a connection of
+ * its own, from statements prepared once per SQL text, in read snapshots shared by the requests
+ * received together; see sqlite-client.ts).
  */
 export interface DirectReads {
   /** The connection to read on now, or undefined when Knex must run the read (a closed pool…). */
   connection(): unknown;
-  /** The rows of `sql` on `connection` (its own, or a transaction's), run synchronously. */
+  /** The rows of `sql` on `connection`, run synchronously. */
   all(connection: unknown, sql: string, bindings: readonly unknown[]): Row[];
-  /** The rows a write `sql` returns on a transaction's `connection` (an insert's RETURNING), run synchronously. */
-  returned(connection: unknown, sql: string, bindings: readonly unknown[]): Row[];
+  /** `bindings` as the database binds them, for a statement Knex runs from its text (`db.raw`). */
+  bindings(bindings: readonly unknown[]): unknown[];
+  /** Watches what Knex runs on `db` (its events), once it is made. */
+  attach(db: Knex): void;
   /** Requests were received: their reads share one state of the database (see sqlite-client.ts). */
   requestsArrived(): void;
 }

@@ -1,45 +1,40 @@
 /**
- * SQLite's Knex client, made for speed: statements prepared once per connection, an integer LIMIT
- * and a boolean written as text (so a prepared statement stays valid for every page, and for every
- * request of a filter on a flag), and reads outside
- * transactions served beside Knex's pool, on a connection that never sees uncommitted rows, in read
- * snapshots shared by the requests received together. Its state is one `SqliteReads` per database.
+ * Hand-written because neither Knex nor better-sqlite3 keeps statements prepared across queries or
+ * shares a read snapshot between requests: SQLite's reads outside transactions, served on a
+ * connection the runtime opens itself (better-sqlite3's public API), from statements prepared once
+ * per SQL text, in read snapshots shared by the requests received together. Knex (its own
+ * `better-sqlite3` client, unchanged) runs every write and transaction on its pool's one
+ * connection, set up through `pool.afterCreate`. Its state is one `SqliteReads` per database.
  */
 import * as fs from 'node:fs';
 import type { Knex } from 'knex';
-import { databaseOfClient } from '../database';
-import {
-  BetterSqlite3Client,
-  sqliteBindings,
-  SqliteQueryCompiler,
-  type ClientQuery,
-  type SqliteConnection,
-  type SqliteQueryCompilerInternals,
-  type SqliteStatement,
-} from '../knex-internals';
 import type { DirectReads } from './dialect';
 
 type Row = Record<string, any>;
 
-/** Distinct statements kept prepared per SQLite connection; the least recently added go first beyond it. */
-export const STATEMENT_CACHE_SIZE = 500;
-
-/**
- * Knex's SQLite query compiler, with an integer LIMIT written as text (`limit 20`) where Knex binds
- * it (`limit ?`). SQLite reads a bound LIMIT when it plans the statement, so every new binding of it
- * expires the statement and the next run prepares it again: a prepared statement saves nothing
- * then. The text is an integer Knex parsed (`limit()` keeps only `parseInt`'s result): nothing a
- * request sends reaches the SQL text. OFFSET stays bound: SQLite does not plan with it.
- */
-class SqliteLiteralLimitCompiler extends SqliteQueryCompiler {
-  override limit(): string {
-    const { limit, offset } = this.single;
-    if (typeof limit === 'number' && Number.isInteger(limit)) return `limit ${limit}`;
-    // SQLite writes no OFFSET without a LIMIT: -1 is "no limit" (Knex binds it).
-    if (limit === undefined || limit === null) return offset ? 'limit -1' : '';
-    return super.limit();
-  }
+/** What the runtime uses of a better-sqlite3 statement (its public API). */
+export interface SqliteStatement {
+  readonly reader: boolean;
+  all(...bindings: unknown[]): unknown[];
+  run(...bindings: unknown[]): unknown;
+  /** Its result columns, in order (a statement that returns rows). */
+  columns(): { name: string }[];
+  /** Whether `all` answers each row as an array of its values, in the order of `columns()`, instead of an object. */
+  raw(toggle: boolean): SqliteStatement;
 }
+
+/** What the runtime uses of a better-sqlite3 connection (its public API). */
+export interface SqliteConnection {
+  readonly open: boolean;
+  readonly inTransaction: boolean;
+  pragma(source: string): unknown;
+  function(name: string, options: { deterministic: boolean }, fn: (value: unknown) => unknown): unknown;
+  prepare(sql: string): SqliteStatement;
+  close(): unknown;
+}
+
+/** Distinct statements kept prepared per read connection; the least recently added go first beyond it. */
+export const STATEMENT_CACHE_SIZE = 500;
 
 /** A row's object made from its values, in the order of its statement's columns. */
 type RowMaker = (values: unknown[]) => Row;
@@ -81,14 +76,33 @@ function rowMaker(statement: SqliteStatement, sql: string): RowMaker | undefined
   return make;
 }
 
+/**
+ * A value as better-sqlite3 binds it, made as Knex's SQLite client makes it for the statements it
+ * runs (a date as its milliseconds, a boolean as 1 or 0), and a list (a `list` field's value) as
+ * its JSON text, the form its column holds here.
+ */
+export function sqliteValue(value: unknown): unknown {
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (value instanceof Date) return value.valueOf();
+  if (Array.isArray(value)) return JSON.stringify(value);
+  return value;
+}
+
 /** What every SQLite connection gets (`all`) and what the pool's connection, which writes, gets first (`writer`). */
 export interface SqliteSetup {
   all(conn: SqliteConnection): void;
   writer(conn: SqliteConnection): void;
 }
 
+/** A query as Knex's `query` event tells it: its SQL, its bindings, and the pool connection's id on Knex's own statements. */
+interface KnexQueryEvent {
+  sql?: unknown;
+  bindings?: unknown;
+  __knexUid?: unknown;
+}
+
 /**
- * One SQLite database's connections, prepared statements and read snapshots.
+ * One SQLite database's read connection, its prepared statements and read snapshots.
  *
  * A read snapshot (`beginSnapshot`): outside a transaction SQLite takes and releases a read lock on
  * the write-ahead log for every statement, with system calls that cost more than a lookup by key;
@@ -101,21 +115,21 @@ export interface SqliteSetup {
  * - begun anywhere else (a timer, work resumed after a pool or file callback), it ends once the
  *   current callback and the promise continuations it made ready have run, before any other callback;
  * - and whatever Knex runs on this database (a write, a transaction's BEGIN, a read in a
- *   transaction) ends its snapshots first: a write, and any read after it, sees the latest rows.
+ *   transaction: Knex's `query` event, told before the statement runs) ends the snapshot first: a
+ *   write, and any read after it, sees the latest rows.
  */
 export class SqliteReads implements DirectReads {
-  /** Each connection's prepared statements by SQL text (a transaction's client is a fresh object: kept by connection). */
-  private readonly statements = new WeakMap<SqliteConnection, Map<string, SqliteStatement>>();
+  /** The read connection's prepared statements by SQL text. */
+  private readonly statements = new Map<string, SqliteStatement>();
   /** The statements that answer their rows as arrays (`raw`), each with the maker of its rows' objects. */
   private readonly rowMakers = new WeakMap<SqliteStatement, RowMaker>();
-  /** The connections with a read snapshot open. */
-  private readonly snapshots = new Set<SqliteConnection>();
+  /** Whether the read connection has a snapshot open. */
+  private inSnapshot = false;
   /** Whether requests received together are being served (set by `requestsArrived` until the check phase). */
   private servingArrivals = false;
-  /** Set once the pool is destroyed: reads go to Knex then, which reports the closed pool. */
-  private closed = false;
-  /** The pool's connection once it is set up (SQLite's pool has one). */
+  /** Knex's pool connection, the one that writes, once it is set up. */
   private writer: SqliteConnection | undefined;
+  /** The connection the runtime reads on outside transactions, opened at first need. */
   private reader: SqliteConnection | undefined;
   /** The database file's device and inode when the service first opened it (none in memory). */
   private identity: { dev: number; ino: number } | undefined;
@@ -128,43 +142,67 @@ export class SqliteReads implements DirectReads {
     private readonly setup: SqliteSetup,
   ) {}
 
-  /** The statement of `sql` prepared on `connection`, prepared at first need. */
-  statement(connection: SqliteConnection, sql: string): SqliteStatement {
-    let cache = this.statements.get(connection);
-    if (!cache) this.statements.set(connection, (cache = new Map()));
-    let statement = cache.get(sql);
-    if (!statement) {
-      statement = connection.prepare(sql);
-      const make = rowMaker(statement, sql);
-      if (make) this.rowMakers.set(statement, make);
-      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
-      cache.set(sql, statement);
-    }
-    return statement;
+  private get inMemory(): boolean {
+    return this.file === '' || this.file === ':memory:';
   }
 
-  /** The rows a statement that returns rows answers for `values`, as objects (see `rowMaker`). */
-  rows(statement: SqliteStatement, values: unknown[]): Row[] {
-    const rows = statement.all(values);
-    const make = this.rowMakers.get(statement);
-    if (make) for (let i = 0; i < rows.length; i++) rows[i] = make(rows[i] as unknown[]);
-    return rows as Row[];
+  /**
+   * Knex's connection settings (Knex's connection provider), asked again whenever its
+   * `expirationChecker` says so: while the pool's connection is not open, that is before the pool
+   * makes a new one. A new connection after the file went would create an empty database at its
+   * path, so the file is checked first. The function carries the file name too, where Knex's SQLite
+   * client looks for it when it is made.
+   */
+  connectionSettings(): Knex.ConnectionConfigProvider & { filename: string } {
+    const settings = (): Knex.StaticConnectionConfig => {
+      this.checkFile();
+      return { filename: this.file, expirationChecker: () => !this.writer?.open } as Knex.BetterSqlite3ConnectionConfig;
+    };
+    return Object.assign(settings, { filename: this.file });
   }
 
-  /** Sets up the pool's new connection, the one that writes. */
-  writerOpened(conn: SqliteConnection): void {
+  /** Sets up the pool's new connection, the one that writes (Knex's `pool.afterCreate`). */
+  readonly afterCreate = (conn: SqliteConnection, done: (err: unknown, conn: SqliteConnection) => void): void => {
     try {
       this.setup.writer(conn);
       this.setup.all(conn);
+      if (!this.identity && !this.inMemory) {
+        const { dev, ino } = fs.statSync(this.file);
+        this.identity = { dev, ino };
+      }
     } catch (err) {
       conn.close();
-      throw err;
+      done(err, conn);
+      return;
     }
     this.writer = conn;
-    if (!this.identity && this.file !== '' && this.file !== ':memory:') {
-      const { dev, ino } = fs.statSync(this.file);
-      this.identity = { dev, ino };
-    }
+    done(null, conn);
+  };
+
+  /**
+   * Watches what Knex runs on `db`: before each of its statements (Knex's `query` event) the open
+   * snapshot ends, and, outside a transaction, the file is checked (`checkFile`); a list bound
+   * to a builder's write is bound as its JSON text (the event hands over the query's bindings).
+   */
+  attach(db: Knex): void {
+    db.on('query', (query: KnexQueryEvent) => {
+      const { bindings, __knexUid: connection } = query;
+      if (Array.isArray(bindings)) {
+        for (let i = 0; i < bindings.length; i++) if (Array.isArray(bindings[i])) bindings[i] = JSON.stringify(bindings[i]);
+      }
+      // The runtime's own reads are told without a pool connection's id.
+      if (connection === undefined) return;
+      if (this.inSnapshot) this.endSnapshot();
+      if (this.writer && !this.writer.inTransaction) {
+        try {
+          this.checkFile();
+        } catch (err) {
+          // Told as Knex tells a statement that failed, then thrown: Knex rejects the query with it.
+          db.emit('query-error', err, query);
+          throw err;
+        }
+      }
+    });
   }
 
   /**
@@ -189,64 +227,66 @@ export class SqliteReads implements DirectReads {
     });
   }
 
-  writerClosed(conn: SqliteConnection): void {
-    this.snapshots.delete(conn);
-    if (conn === this.writer) this.writer = undefined;
+  /**
+   * The connection for a read outside transactions, which must see committed rows only and never
+   * wait for a writer: a second connection to the file, read-only, opened at first need once Knex's
+   * pool has opened its own. None (Knex runs the read) for an in-memory database (a second
+   * connection would open another, empty one), before the pool's connection is open, and once it
+   * is closed (the pool destroyed: the read connection closes with it, and Knex reports the closed pool).
+   */
+  connection(): SqliteConnection | undefined {
+    if (this.inMemory || !this.writer) return undefined;
+    if (!this.writer.open) {
+      this.closeReader();
+      return undefined;
+    }
+    if (this.reader) return this.reader;
+    const Driver = require('better-sqlite3') as new (filename: string, options: { readonly: boolean; fileMustExist: boolean }) => SqliteConnection;
+    // Never creates the file: one deleted meanwhile is an outage, not a new empty database.
+    const reader = new Driver(this.file, { readonly: true, fileMustExist: true });
+    try {
+      this.setup.all(reader);
+    } catch (err) {
+      reader.close();
+      throw err;
+    }
+    this.reader = reader;
+    return reader;
   }
 
-  /** The pool is destroyed: the read connection closes, and reads go to Knex from now on. */
-  poolClosed(): void {
-    this.closed = true;
-    if (this.writer) this.snapshots.delete(this.writer);
-    this.writer = undefined;
-    if (this.reader) this.snapshots.delete(this.reader);
+  private closeReader(): void {
+    this.inSnapshot = false;
+    this.statements.clear();
     this.reader?.close();
     this.reader = undefined;
   }
 
-  /**
-   * The connection for a read outside transactions (see `selectRows`), which must see committed rows
-   * only and never wait for a writer. While no transaction is open, the pool's own connection: read
-   * beside the pool, it has nothing uncommitted to show, and its page cache stays warm. While one is
-   * open, a second connection to the file, opened at first need: it sees the rows committed before,
-   * and SQLite drops its page cache whenever another connection has written, which is why it is not
-   * the one every read goes to. None for an in-memory database in a transaction (a second connection
-   * would open another, empty one) or once the pool is destroyed.
-   */
-  connection(): SqliteConnection | undefined {
-    if (this.closed) return undefined;
-    const writer = this.writer;
-    if (writer && this.snapshots.has(writer)) return writer;
-    if (writer?.open && !writer.inTransaction) return writer;
-    if (this.reader) return this.reader;
-    if (this.file === ':memory:' || this.file === '') return undefined;
-    const Driver = require('better-sqlite3') as new (filename: string, options: { fileMustExist: boolean }) => SqliteConnection;
-    // Never creates the file: one deleted meanwhile is an outage, not a new empty database.
-    this.reader = new Driver(this.file, { fileMustExist: true });
-    this.setup.all(this.reader);
-    this.reader.pragma('query_only = ON');
-    return this.reader;
+  /** The statement of `sql` prepared on the read connection, prepared at first need. */
+  private statement(conn: SqliteConnection, sql: string): SqliteStatement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = conn.prepare(sql);
+      const make = rowMaker(statement, sql);
+      if (make) this.rowMakers.set(statement, make);
+      if (this.statements.size >= STATEMENT_CACHE_SIZE) this.statements.delete(this.statements.keys().next().value as string);
+      this.statements.set(sql, statement);
+    }
+    return statement;
   }
 
   all(connection: unknown, sql: string, bindings: readonly unknown[]): Row[] {
     if (this.lost) this.checkFile();
     const conn = connection as SqliteConnection;
-    if (!this.snapshots.has(conn) && !conn.inTransaction) this.beginSnapshot(conn);
-    return this.rows(this.statement(conn, sql), sqliteBindings(bindings));
+    if (!this.inSnapshot) this.beginSnapshot(conn);
+    const statement = this.statement(conn, sql);
+    const rows = statement.all(...this.bindings(bindings));
+    const make = this.rowMakers.get(statement);
+    if (make) for (let i = 0; i < rows.length; i++) rows[i] = make(rows[i] as unknown[]);
+    return rows as Row[];
   }
 
-  /**
-   * The rows a write on a transaction's connection returns (an insert's `RETURNING`; none for a
-   * statement without one), run from the statement the connection keeps prepared, its values
-   * bound as the client binds them (`writeBindings`): what Knex's runner would run, without it.
-   */
-  returned(connection: unknown, sql: string, bindings: readonly unknown[]): Row[] {
-    if (this.lost) this.checkFile();
-    const statement = this.statement(connection as SqliteConnection, sql);
-    const values = writeBindings(bindings);
-    if (statement.reader) return this.rows(statement, values);
-    statement.run(values);
-    return [];
+  bindings(bindings: readonly unknown[]): unknown[] {
+    return bindings.map(sqliteValue);
   }
 
   /**
@@ -257,118 +297,35 @@ export class SqliteReads implements DirectReads {
   requestsArrived(): void {
     if (this.servingArrivals) return;
     this.servingArrivals = true;
-    if (this.snapshots.size > 0) this.endSnapshots();
+    if (this.inSnapshot) this.endSnapshot();
     setImmediate(this.endArrivals);
   }
 
   private readonly endArrivals = (): void => {
     this.servingArrivals = false;
-    this.endSnapshots();
+    this.endSnapshot();
   };
 
-  /** Ends every open read snapshot (a read-only transaction: its COMMIT releases the read lock). */
-  endSnapshots(): void {
-    for (const conn of this.snapshots) {
-      this.snapshots.delete(conn);
-      if (conn.open && conn.inTransaction) this.statement(conn, 'COMMIT').run([]);
-    }
-  }
-
-  /** Whether a read snapshot is open. */
-  get inSnapshot(): boolean {
-    return this.snapshots.size > 0;
+  /** Ends the open read snapshot (a read-only transaction: its COMMIT releases the read lock). */
+  private endSnapshot(): void {
+    if (!this.inSnapshot) return;
+    this.inSnapshot = false;
+    const reader = this.reader;
+    if (reader?.open && reader.inTransaction) this.statement(reader, 'COMMIT').run();
   }
 
   /** Begins a read snapshot on `conn` (a deferred BEGIN: its first read takes the lock). */
   private beginSnapshot(conn: SqliteConnection): void {
-    this.statement(conn, 'BEGIN').run([]);
+    this.statement(conn, 'BEGIN').run();
     // Queued once: its tick runs when the microtask queue is empty (Node runs the ticks queued by
     // microtasks after draining them), that is once this callback and what it made ready have run.
-    if (!this.servingArrivals && this.snapshots.size === 0) queueMicrotask(this.endSnapshotsAfterCallback);
-    this.snapshots.add(conn);
+    if (!this.servingArrivals) queueMicrotask(this.endSnapshotAfterCallback);
+    this.inSnapshot = true;
   }
 
-  private readonly endSnapshotsAfterCallback = (): void => {
-    process.nextTick(this.endSnapshotsNow);
+  private readonly endSnapshotAfterCallback = (): void => {
+    process.nextTick(this.endSnapshotNow);
   };
 
-  private readonly endSnapshotsNow = (): void => this.endSnapshots();
-}
-
-/** Values as the client binds them: a list (a `list` field's value) as its JSON text, the form its column holds here, then as Knex makes them bindable. */
-function writeBindings(bindings: readonly unknown[]): unknown[] {
-  return sqliteBindings(bindings.map((b) => (Array.isArray(b) ? JSON.stringify(b) : b)));
-}
-
-/**
- * Knex's better-sqlite3 client with each connection's statements prepared once per SQL text: Knex
- * still builds every query (hooks' included), and the driver runs an already prepared statement
- * with the new bindings instead of compiling the SQL again. SQLite re-prepares a cached statement
- * by itself when the schema changes. The database's `SqliteReads` is reached from the client's
- * configuration, which a transaction's client shares.
- */
-export class CachedStatementsSqliteClient extends BetterSqlite3Client {
-  private get reads(): SqliteReads {
-    return databaseOfClient(this as unknown as Knex.Client).reads as SqliteReads;
-  }
-
-  queryCompiler(builder: unknown, formatter: unknown): SqliteQueryCompilerInternals {
-    return new SqliteLiteralLimitCompiler(this, builder, formatter);
-  }
-
-  /**
-   * A boolean is written into the SQL text as 1 or 0, the integer better-sqlite3 would bind, where
-   * every other value is bound. SQLite plans a statement with the value bound to a column that has
-   * an index and ANALYZE's samples (`is_published = ?`), and a new binding of it expires the
-   * statement: every run prepared it again (for a page and its count, about 5 % of the request).
-   * A boolean has two values: two statements, each prepared once.
-   */
-  override parameter(value: unknown, builder: unknown, bindingsHolder: { bindings: unknown[] }): string {
-    if (value === true) return '1';
-    if (value === false) return '0';
-    return super.parameter(value, builder, bindingsHolder);
-  }
-
-  override async acquireRawConnection(): Promise<SqliteConnection> {
-    // A new connection after the file went would create an empty database at its path.
-    this.reads.checkFile();
-    const conn = await super.acquireRawConnection();
-    this.reads.writerOpened(conn);
-    return conn;
-  }
-
-  override async destroyRawConnection(conn: SqliteConnection): Promise<void> {
-    this.reads.writerClosed(conn);
-    await super.destroyRawConnection(conn);
-  }
-
-  override async destroy(callback?: (err?: unknown) => void): Promise<void> {
-    this.reads.poolClosed();
-    return super.destroy(callback);
-  }
-
-  /** A list (a `list` field's value) is bound as its JSON text, the form its column holds here. */
-  override _formatBindings(bindings: readonly unknown[] | undefined): unknown[] {
-    return writeBindings(bindings ?? []);
-  }
-
-  override async _query(connection: SqliteConnection, obj: ClientQuery): Promise<ClientQuery> {
-    const reads = this.reads;
-    // Whatever Knex runs (a write, a BEGIN, a read in a transaction) sees the latest committed rows.
-    if (reads.inSnapshot) reads.endSnapshots();
-    // A transaction or a write of its own goes to the file the service opened, or to none.
-    if (connection && !connection.inTransaction) reads.checkFile();
-    // A query asking for its own integer mode changes the statement's state: prepared for it alone.
-    if (obj.options?.safeIntegers !== undefined || !obj.sql || !connection) return super._query(connection, obj);
-    const statement = reads.statement(connection, obj.sql);
-    const bindings = this._formatBindings(obj.bindings);
-    if (statement.reader) {
-      obj.response = reads.rows(statement, bindings);
-      return obj;
-    }
-    const response = statement.run(bindings);
-    obj.response = response;
-    obj.context = { lastID: response.lastInsertRowid, changes: response.changes };
-    return obj;
-  }
+  private readonly endSnapshotNow = (): void => this.endSnapshot();
 }

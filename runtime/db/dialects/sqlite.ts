@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import type { Knex } from 'knex';
 import type { DatabaseSettings, SqliteSettings } from '../../core/settings';
 import { databaseOf } from '../database';
-import { CachedStatementsSqliteClient, SqliteReads, type SqliteSetup } from './sqlite-client';
+import { SqliteReads, type SqliteSetup } from './sqlite-client';
 import type { ConstraintViolation, Dialect, DriverError } from './dialect';
 
 const URL_PREFIX = 'sqlite:';
@@ -92,8 +92,9 @@ async function withFileLock<T>(file: string, run: () => Promise<T>): Promise<T> 
 export const sqlite: Dialect = {
   name: 'sqlite',
   urlPrefix: URL_PREFIX,
-  limitAsText: true,
-  booleansAsText: true,
+  // Bound, as Knex's SQLite client binds them: SQLite plans a statement again for each new bound LIMIT.
+  limitAsText: false,
+  booleansAsText: false,
   transactionalSchemaChanges: true,
   insertReturnsRows: true,
   joinsManyToMany: false,
@@ -107,7 +108,13 @@ export const sqlite: Dialect = {
     return {
       description: file,
       reads,
-      knex: { client: CachedStatementsSqliteClient as unknown as typeof Knex.Client, connection: { filename: file }, useNullAsDefault: true },
+      knex: {
+        client: 'better-sqlite3',
+        connection: reads.connectionSettings(),
+        // One connection, the one that writes: SQLite lets one transaction write at a time.
+        pool: { min: 1, max: 1, afterCreate: reads.afterCreate },
+        useNullAsDefault: true,
+      },
     };
   },
 
@@ -152,7 +159,8 @@ export const sqlite: Dialect = {
 
   listLiteral: (_items, values) => JSON.stringify(values),
 
-  rowsOf: (result) => result as Record<string, any>[],
+  // A statement that returns no rows answers the driver's run information (`changes`): no rows.
+  rowsOf: (result) => (Array.isArray(result) ? result : []),
 
   // No lock needed: the service has one connection that writes, so transactions run one at a time.
   lockForUpdate() {},
