@@ -1,10 +1,10 @@
 /**
- * Connections the driver reported broken, by the id Knex gives each connection of its pool and
+ * Hand-written, as neither Knex nor the drivers tell a query's error from its connection's end:
+ * the connections the driver reported broken, by the id Knex gives each connection of its pool and
  * puts in its query events (`__knexUid`, named in Knex's docs of the `query`, `query-error` and
- * `query-response` events): an error a query of such a connection meets is a connection failure,
+ * `query-response` events). An error a query of such a connection meets is a connection failure,
  * whatever the driver's message (node-postgres gives the queries of a closed connection errors
- * without a code). Hand-written: neither Knex nor the drivers tell a query's error from its
- * connection's end.
+ * without a code).
  */
 
 /** The ids of the connections reported broken, the oldest first; at most BROKEN_KEPT. */
