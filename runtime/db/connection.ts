@@ -16,13 +16,6 @@ export type { Dialect } from './dialects';
 export { STATEMENT_CACHE_SIZE } from './dialects/sqlite-client';
 
 /**
- * Knex's own log: its warnings go to the console, except the connection errors it warns about on
- * every failed acquire, with a stack trace. The API logs a database outage once (see outage.ts).
- * Neither these warnings nor the messages of the errors Knex passes on hold a value bound to a
- * statement: Knex puts the statement's SQL text before a driver's message with its placeholders
- * unfilled (`compileSqlOnError: false`, Knex's option).
- */
-/**
  * The words Knex's warnings about a failed acquire start with (Knex's log texts, which its docs do
  * not promise: should they change, those warnings reach the console again, nothing else).
  */
@@ -36,6 +29,13 @@ const CONNECTION_WARNING = /^(Acquire connection error|Connection Error): /;
  */
 export const QUERY_UID = '__knexQueryUid';
 
+/**
+ * Knex's own log: its warnings go to the console, except the connection errors it warns about on
+ * every failed acquire, with a stack trace. The API logs a database outage once (see outage.ts).
+ * Neither these warnings nor the messages of the errors Knex passes on hold a value bound to a
+ * statement: Knex puts the statement's SQL text before a driver's message with its placeholders
+ * unfilled (`compileSqlOnError: false`, Knex's option).
+ */
 const KNEX_LOG = {
   warn(message: unknown) {
     if (typeof message === 'string' && CONNECTION_WARNING.test(message)) return;
