@@ -54,6 +54,9 @@ const UNREACHABLE_CODES = /^(08[0-9A-Z]{3}|53300|57014|57P0[1235])$/;
 /** Seconds more than the statement timeout a connection may stay silent before it is given up. */
 const READ_GRACE_MS = 1000;
 
+/** Node's socket methods, which `AnsweredSocket`'s own call. */
+const SOCKET = net.Socket.prototype;
+
 /**
  * The socket of a connection (node-postgres's `stream` option: the socket it connects and speaks
  * through), which closes with `silence()` when the server has sent nothing for `readTimeoutMs`
@@ -65,8 +68,6 @@ const READ_GRACE_MS = 1000;
  * writes bypass it: such a connection is only bounded by its keep-alive. Hand-written: neither
  * node-postgres nor Knex closes a connection whose server stopped answering.
  */
-const SOCKET = net.Socket.prototype;
-
 class AnsweredSocket extends net.Socket {
   private timer: NodeJS.Timeout | undefined;
 
