@@ -9,11 +9,25 @@ import { loadDatabaseSettings, loadSqliteSettings, type DatabaseSettings, type S
 import { databaseOf, withDatabaseState, type Database } from './database';
 import { dialectForUrl, type Dialect } from './dialects';
 import { markConnectionFailure, type DirectReads } from './dialects/dialect';
-import { CONNECTION_WARNING, lightTransactions, onAcquireFailure, QUERY_UID } from './knex-internals';
+import { ranOnBrokenConnection } from './broken-connections';
 
 export type Db = Knex;
 export type { Dialect } from './dialects';
 export { STATEMENT_CACHE_SIZE } from './dialects/sqlite-client';
+
+/**
+ * The words Knex's warnings about a failed acquire start with (Knex's log texts, which its docs do
+ * not promise: should they change, those warnings reach the console again, nothing else).
+ */
+const CONNECTION_WARNING = /^(Acquire connection error|Connection Error): /;
+
+/**
+ * The field of Knex's `query`, `query-response` and `query-error` events that tells one query
+ * from another, the same on a query's three events: `__knexQueryUid`, of the object `toSQL()`
+ * answers, which Knex's docs say the events carry ("any other information about the query as
+ * described in toSQL").
+ */
+export const QUERY_UID = '__knexQueryUid';
 
 /**
  * Knex's own log: its warnings go to the console, except the connection errors it warns about on
@@ -74,10 +88,24 @@ export function databaseConfig(
  */
 export function connect(url: string | undefined, defaultSqliteFile: string, sqlite?: SqliteSettings, database?: DatabaseSettings): Db {
   const db = knex(databaseConfig(url, defaultSqliteFile, sqlite, database).knex);
-  onAcquireFailure(db.client, markConnectionFailure);
-  lightTransactions(db.client);
+  onAcquireFailure(db);
   databaseOf(db).reads?.attach(db);
+  // Knex's `query-error` listeners get the error the query is then rejected with (its readiness probe's too, told as `db`'s).
+  db.on('query-error', (err: unknown, query: unknown) => {
+    if (ranOnBrokenConnection(query)) markConnectionFailure(err);
+  });
   return db;
+}
+
+/**
+ * Marks every error a connection of `db`'s pool could not be had with as a connection failure:
+ * the pool (tarn's, `client.pool` in Knex's types) tells each failed acquisition to its
+ * `acquireFail` listeners with the error Knex then rejects the query or transaction with (a timeout
+ * becomes a KnexTimeoutError, an outage by its name). A pool that is gone (destroyed) tells nothing.
+ */
+function onAcquireFailure(db: Db): void {
+  const pool = db.client.pool as { on?(event: 'acquireFail', listener: (eventId: number, err: Error) => void): void } | undefined;
+  pool?.on?.('acquireFail', (_eventId, err) => markConnectionFailure(err));
 }
 
 /** Per database, the connection readiness asks (`probeOf`). */
@@ -97,7 +125,7 @@ export function probeOf(db: Db): Db {
   if (!probe) {
     const config = db.client.config as Knex.Config;
     const made = knex({ ...config, pool: { ...config.pool, min: 0, max: 1 } });
-    onAcquireFailure(made.client, markConnectionFailure);
+    onAcquireFailure(made);
     // Its statements are told to `db`'s listeners as `db`'s own: a probe that succeeds ends a logged outage.
     for (const event of ['query', 'query-error', 'query-response'] as const) made.on(event, (...args: unknown[]) => db.emit(event, ...args));
     probes.set(database, (probe = made));
@@ -206,6 +234,7 @@ export async function writeReturning(db: Db, query: Knex.QueryBuilder, also?: st
  * where it serves reads beside Knex's pool (SQLite: a list as its JSON text).
  */
 async function writtenRows(db: Db, database: Database, sql: string, bindings: readonly unknown[], query: Knex.QueryBuilder): Promise<Row[]> {
+  if (db.isTransaction) refusePastDeadline(db as Knex.Transaction);
   const values = database.reads ? database.reads.bindings(bindings) : bindings;
   return database.dialect.rowsOf(await db.raw(sql, values as Knex.RawBinding[]), query);
 }
@@ -321,6 +350,7 @@ async function runSelect(db: Db, database: Database, sql: string, bindings: read
     const rows = await database.replicas.select(sql, bindings);
     if (rows) return rows;
   }
+  if (db.isTransaction) refusePastDeadline(db as Knex.Transaction);
   if (!db.isTransaction) {
     const reads = database.reads;
     const connection = reads?.connection();
@@ -336,6 +366,32 @@ async function runSelect(db: Db, database: Database, sql: string, bindings: read
 
 function readRows(db: Db, reads: DirectReads, connection: unknown, sql: string, bindings: readonly unknown[]): Row[] {
   return reported(db, 'select', sql, bindings, () => reads.all(connection, sql, bindings));
+}
+
+/** The time limits of transactions in flight (`limitTransaction`), by transaction. */
+const deadlines = new WeakMap<Knex.Transaction, { at: number; error: () => Error }>();
+
+/**
+ * From `at` (a `Date.now()` time) on, every statement the runtime's own reads and writes above would
+ * run in `trx` or a savepoint of it is refused with `error()` before it reaches the database (its
+ * work then fails, and Knex rolls the transaction back). Statements the work runs by Knex's own
+ * builders are not refused; the caller sends no COMMIT past `at` (transactions.ts). Returns what
+ * lifts the limit, to call once the work has ended.
+ */
+export function limitTransaction(trx: Knex.Transaction, at: number, error: () => Error): () => void {
+  deadlines.set(trx, { at, error });
+  return () => deadlines.delete(trx);
+}
+
+/** Throws the error of the time limit of `trx`, or of the transaction it is a savepoint of, once it is past. */
+function refusePastDeadline(trx: Knex.Transaction): void {
+  for (let t: Knex.Transaction | undefined = trx; t; t = t.parentTransaction) {
+    const deadline = deadlines.get(t);
+    if (deadline) {
+      if (Date.now() >= deadline.at) throw deadline.error();
+      return;
+    }
+  }
 }
 
 /** The rows `run` answers for a statement run past Knex's runner, reported to `db`'s listeners as Knex reports a query of this `method`. */

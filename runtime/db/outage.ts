@@ -10,10 +10,27 @@
  * not put its email and password hash in the log (`loggableError`).
  */
 import type { Request } from 'express';
-import type { Db } from './connection';
+import { QUERY_UID, type Db } from './connection';
 import { DIALECTS } from './dialects';
 import type { DriverError } from './dialects/dialect';
-import { CONNECTION_UID, driverMessageOf, queryUidOf } from './knex-internals';
+
+/** The id of the connection a query ran on, in Knex's query events (named in Knex's docs of its events). */
+const CONNECTION_UID = '__knexUid';
+
+/** The id of a query in a Knex query event (connection.ts). */
+function queryUidOf(query: unknown): unknown {
+  return (query as Record<string, unknown> | undefined)?.[QUERY_UID];
+}
+
+/**
+ * The driver's own message of an error of the statement `sql`: with `compileSqlOnError: false`
+ * (connection.ts), Knex's documented option, Knex puts the statement's SQL text, placeholders
+ * unfilled, before the driver's message (`insert into "users" ("email") values ($1) - …`); the
+ * message as it is when it does not start so.
+ */
+function driverMessageOf(message: string, sql: string | undefined): string {
+  return sql !== undefined && message.startsWith(`${sql} - `) ? message.slice(sql.length + 3) : message;
+}
 
 /**
  * The SQL text (placeholders unfilled) of the statement each failed query error came from, as

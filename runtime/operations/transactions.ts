@@ -13,21 +13,19 @@
  *   A request already `committing` is never cut: its answer follows its COMMIT.
  *
  * Each transaction also has a time limit (SVC_DB_TRANSACTION_TIMEOUT, 30 s by default): from then
- * on its statements are refused before they reach the database, and its COMMIT is not sent, so it
- * rolls back and is answered 503. A statement already running when the limit passes ends under
- * SVC_DB_STATEMENT_TIMEOUT, so a transaction holds its connection (and SQLite's write lock) at most
- * the two together.
+ * on the statements the runtime's reads and writes would run in it are refused before they reach
+ * the database (connection.ts), and its COMMIT is not sent, so it rolls back and is answered 503.
+ * A statement already running when the limit passes ends under SVC_DB_STATEMENT_TIMEOUT.
  */
 import type { EventEmitter } from 'node:events';
 import type { Knex } from 'knex';
 import { ServiceUnavailableError } from '../core/errors';
-import type { Db } from '../db/connection';
+import { limitTransaction, type Db } from '../db/connection';
 import { databaseOf } from '../db/database';
-import { limitTransaction } from '../db/knex-internals';
 
 /**
- * A transaction that ran past SVC_DB_TRANSACTION_TIMEOUT: its next statement was refused (or its
- * COMMIT not sent), so it rolled back; answered 503 `{"detail": "Service Unavailable"}` with
+ * A transaction that ran past SVC_DB_TRANSACTION_TIMEOUT: the runtime's next statement in it was
+ * refused (or its COMMIT not sent), so it rolled back; answered 503 `{"detail": "Service Unavailable"}` with
  * `Retry-After`, as a statement past SVC_DB_STATEMENT_TIMEOUT is.
  */
 export class TransactionTimeoutError extends ServiceUnavailableError {
@@ -61,7 +59,7 @@ export class TransactionGate {
         this.held.set(key, 'open');
         const limitMs = databaseOf(db).settings.transactionTimeoutMs;
         const at = Date.now() + limitMs;
-        const unlimit = limitMs > 0 ? await limitTransaction(trx, at, () => new TransactionTimeoutError(limitMs)) : undefined;
+        const unlimit = limitMs > 0 ? limitTransaction(trx, at, () => new TransactionTimeoutError(limitMs)) : undefined;
         let result: T;
         try {
           result = await work(trx);

@@ -3,20 +3,14 @@
  * installed Knex on both databases: a Knex upgrade that breaks one fails here, with a message that
  * names the module and the assumption.
  */
-import knex, { type Knex } from 'knex';
+import type { Knex } from 'knex';
 import {
-  CONNECTION_UID,
-  CONNECTION_WARNING,
-  driverMessageOf,
-  guardPgClient,
   Mysql2Client,
   MysqlColumnCompiler,
   MysqlQueryCompiler,
   MysqlTableCompiler,
-  onAcquireFailure,
-  queryUidOf,
 } from '../../runtime/db/knex-internals';
-import { createDatabase, DIALECTS, pgUrl, type TestDatabase } from '../support/databases';
+import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
 
 /** Fails with the module and the assumption named, when `holds` is false. */
 function assume(assumption: string, holds: boolean, detail: string | (() => string) = ''): void {
@@ -53,54 +47,6 @@ describe.each(DIALECTS)('Knex internals the runtime reads (%s)', (dialect) => {
       delete config[key];
     }
   });
-
-  it('query uid: query events carry __knexQueryUid, the same on the query and its response', async () => {
-    const seen: unknown[] = [];
-    const onQuery = (q: unknown) => seen.push(queryUidOf(q));
-    const onResponse = (_r: unknown, q: unknown) => seen.push(queryUidOf(q));
-    db.on('query', onQuery).on('query-response', onResponse);
-    try {
-      await db('items').select('id');
-    } finally {
-      db.removeListener('query', onQuery).removeListener('query-response', onResponse);
-    }
-    assume('query uid', seen.length === 2 && typeof seen[0] === 'string' && seen[0] === seen[1], JSON.stringify(seen));
-  });
-
-  it('error prefix: with compileSqlOnError false, a failed statement\'s SQL text, placeholders unfilled, comes before the driver\'s message', async () => {
-    // `db` is made by connect(), which sets `compileSqlOnError: false`.
-    let event: { sql?: string } | undefined;
-    const onError = (_e: unknown, q: { sql?: string }) => (event = q);
-    db.on('query-error', onError);
-    let message = '';
-    try {
-      await db('items').insert({ name: 'secret-value', missing: 'other-secret' });
-    } catch (err) {
-      message = (err as Error).message;
-    } finally {
-      db.removeListener('query-error', onError);
-    }
-    assume('error prefix', event?.sql !== undefined && message.startsWith(`${event.sql} - `), message);
-    assume('error prefix', !message.includes('secret'), message);
-    assume('error prefix', driverMessageOf(message, event?.sql) === message.slice((event?.sql ?? '').length + 3));
-  });
-
-  it('connection uid: the statements of a transaction, its savepoints and its ROLLBACK carry one __knexUid', async () => {
-    const seen: { sql: string; uid: unknown }[] = [];
-    const onQuery = (q: { sql: string }) => seen.push({ sql: q.sql, uid: (q as Record<string, unknown>)[CONNECTION_UID] });
-    db.on('query', onQuery);
-    try {
-      await db.transaction(async (trx) => {
-        await trx.transaction(async (inner) => inner('items').select('id'));
-        await trx('items').select('id');
-        throw new Error('roll back');
-      }).catch(() => undefined);
-    } finally {
-      db.removeListener('query', onQuery);
-    }
-    const uids = new Set(seen.map((q) => q.uid));
-    assume('connection uid', uids.size === 1 && typeof seen[0]?.uid === 'string' && /^BEGIN/i.test(seen[0].sql) && /^ROLLBACK/i.test(seen[seen.length - 1].sql), JSON.stringify(seen));
-  });
 });
 
 describe('Knex internals the runtime reads (MySQL classes)', () => {
@@ -125,103 +71,5 @@ describe('Knex internals the runtime reads (MySQL classes)', () => {
     }
     const table = MysqlTableCompiler.prototype as unknown as Record<string, unknown>;
     assume('MySQL compilers', table.addColumnsPrefix === 'add ' && table.dropColumnPrefix === 'drop ', 'column prefixes');
-  });
-});
-
-describe('Knex internals the runtime reads (SQLite classes)', () => {
-  it('connection warnings: a failed acquire is warned about with the words the log filter drops', async () => {
-    const warnings: string[] = [];
-    const db = knex({ client: 'pg', connection: 'postgres://postgres@127.0.0.1:1/none', pool: { min: 0, max: 1 }, acquireConnectionTimeout: 2000, log: { warn: (m: string) => warnings.push(m) } });
-    try {
-      await db.raw('select 1').catch(() => undefined);
-    } finally {
-      await db.destroy();
-    }
-    assume('connection warnings', warnings.length > 0 && warnings.every((w) => CONNECTION_WARNING.test(w)), JSON.stringify(warnings));
-  });
-});
-
-const postgres = DIALECTS.includes('postgres') ? describe : describe.skip;
-
-postgres('Knex and node-postgres internals the runtime reads (acquisitions and pg clients)', () => {
-  it('acquisition: a connection that cannot be opened rejects acquireConnection with its error; a destroyed pool is no failure', async () => {
-    const failures: unknown[] = [];
-    const db = knex({ client: 'pg', connection: 'postgres://postgres@127.0.0.1:1/none', pool: { min: 0, max: 1 }, log: { warn: () => undefined } });
-    onAcquireFailure(db.client, (err) => failures.push(err));
-    const err = await db.raw('select 1').then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    const trxErr = await db.transaction(async () => undefined).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    assume('acquisition', failures.length === 2 && failures[0] === err && failures[1] === trxErr, String(err));
-    await db.destroy();
-    const after = await db.raw('select 1').then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    assume('acquisition', after instanceof Error && failures.length === 2, `after destroy: ${String(after)}, ${failures.length} failures`);
-  });
-
-  function pgWithGuard(readTimeoutMs: number, seen: { broken: unknown[] }): Knex {
-    return knex({
-      client: 'pg',
-      connection: pgUrl('postgres'),
-      pool: {
-        min: 0,
-        max: 1,
-        afterCreate(client: unknown, done: (err: unknown, client: unknown) => void) {
-          guardPgClient(client, { readTimeoutMs, timeout: () => Object.assign(new Error('silent'), { code: 'ETIMEDOUT' }), broken: (e) => seen.broken.push(e) });
-          done(null, client);
-        },
-      },
-    });
-  }
-
-  it('pg client: a statement past the read timeout fails with the timeout error, breaks its client, and the pool opens another', async () => {
-    const seen = { broken: [] as unknown[] };
-    const db = pgWithGuard(300, seen);
-    try {
-      const { rows: before } = await db.raw('select pg_backend_pid() as pid');
-      const err = await db.raw('select pg_sleep(3)').then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      assume('pg client', (err as { code?: string }).code === 'ETIMEDOUT' && seen.broken.includes(err), String(err));
-      const { rows: after } = await db.raw('select pg_backend_pid() as pid');
-      assume('pg client', after[0].pid !== before[0].pid, 'the broken client was used again');
-    } finally {
-      await db.destroy();
-    }
-  });
-
-  it('pg client: a connection terminated under a transaction fails its statement and its ROLLBACK with errors the guard sees', async () => {
-    const seen = { broken: [] as unknown[] };
-    const db = pgWithGuard(0, seen);
-    const admin = knex({ client: 'pg', connection: pgUrl('postgres'), pool: { min: 0, max: 1 } });
-    try {
-      const err = await db
-        .transaction(async (trx) => {
-          const { rows } = await trx.raw('select pg_backend_pid() as pid');
-          await admin.raw('select pg_terminate_backend(?)', [rows[0].pid]);
-          await trx.raw('select 1');
-        })
-        .then(
-          () => undefined,
-          (e: unknown) => e,
-        );
-      // The statement meets PostgreSQL's 57P01 (a code) or the closed socket, the ROLLBACK the broken
-      // client: the guard sees what came after the break, and the transaction's error is an outage.
-      const messages = seen.broken.map((e) => (e as Error).message);
-      const coded = (err as { code?: string }).code === '57P01' || (err as { code?: string }).code === 'ECONNRESET';
-      // (A socket's error is made by Node's own realm, not the test's: no `instanceof Error` here.)
-      const message = (err as { message?: unknown } | undefined)?.message;
-      assume('pg client', typeof message === 'string' && seen.broken.length > 0 && (coded || messages.includes(message)), `${String(err)}; seen ${messages.join(' | ')}`);
-    } finally {
-      await admin.destroy();
-      await db.destroy();
-    }
   });
 });

@@ -3,12 +3,13 @@
  * runtime reads them on every database; errors told apart by SQLSTATE; rows locked with
  * `FOR UPDATE`; migrations locked by an advisory lock.
  */
+import * as net from 'node:net';
 import type { types as PgTypes } from 'pg';
 import type { Knex } from 'knex';
 import type { ListItemType } from '../../core/catalogue';
 import { loadPostgresSettings } from '../../core/settings';
-import { guardPgClient } from '../knex-internals';
-import { DatabaseTimeoutError, markConnectionFailure, type ConstraintViolation, type Dialect, type DriverError } from './dialect';
+import { connectionBroke } from '../broken-connections';
+import { DatabaseTimeoutError, type ConstraintViolation, type Dialect, type DriverError } from './dialect';
 import { PostgresReads } from './postgres-reads';
 
 // Type parsers, set once: int8 and counts as numbers (inputs are limited to safe integers), DATE as
@@ -51,13 +52,63 @@ const ARRAY_ITEM_TYPES: Record<ListItemType, string> = {
  * exception), 53300 too_many_connections, 57014 query_canceled (the statement timeout), 57P01
  * admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now, 57P05 idle_session_timeout.
  * What node-postgres throws without a code when a connection ends under it, or never opens, is
- * marked where it happens instead (`guardPgClient`, and the pool's failed acquisitions in
- * connection.ts): its message may follow the statement Knex puts before it.
+ * marked where it happens instead (a connection's `error` and `end` below, with
+ * broken-connections.ts, and the pool's failed acquisitions in connection.ts): its message may
+ * follow the statement Knex puts before it.
  */
 const UNREACHABLE_CODES = /^(08[0-9A-Z]{3}|53300|57014|57P0[1235])$/;
 
 /** Seconds more than the statement timeout a connection may stay silent before it is given up. */
 const READ_GRACE_MS = 1000;
+
+/** Node's socket methods, which `AnsweredSocket`'s own call. */
+const SOCKET = net.Socket.prototype;
+
+/**
+ * The socket of a connection (node-postgres's `stream` option: the socket it connects and speaks
+ * through), which closes with `silence()` when the server has sent nothing for `readTimeoutMs`
+ * since the client last wrote to it: a statement the server never answers (a network path gone
+ * silent) fails with that error, its connection closed, where node-postgres's own `query_timeout`
+ * leaves the connection open and waiting. A statement the server is running answers within the
+ * statement timeout, which is shorter. An idle connection wrote nothing and is never timed out.
+ * Over TLS, node-postgres speaks through a TLS socket wrapped around this one, whose reads and
+ * writes bypass it: such a connection is only bounded by its keep-alive. Hand-written: neither
+ * node-postgres nor Knex closes a connection whose server stopped answering.
+ */
+class AnsweredSocket extends net.Socket {
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly readTimeoutMs: number,
+    private readonly silence: () => Error,
+  ) {
+    super();
+    this.on('data', () => this.answered());
+    this.once('close', () => this.answered());
+  }
+
+  // Writable's own hooks (net.Socket resets an instance's `write` once it connects).
+  override _write(chunk: unknown, encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    this.sent();
+    SOCKET._write.call(this, chunk, encoding, callback);
+  }
+
+  override _writev(chunks: { chunk: unknown; encoding: BufferEncoding }[], callback: (error?: Error | null) => void): void {
+    this.sent();
+    SOCKET._writev!.call(this, chunks, callback);
+  }
+
+  private sent(): void {
+    if (this.timer !== undefined || this.destroyed) return;
+    this.timer = setTimeout(() => this.destroy(this.silence()), this.readTimeoutMs);
+    this.timer.unref();
+  }
+
+  private answered(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}
 
 /** A WAL LSN as PostgreSQL writes it: two hexadecimal numbers of at most 32 bits. */
 const LSN = /^([0-9A-F]{1,8})\/([0-9A-F]{1,8})$/i;
@@ -65,6 +116,11 @@ const LSN = /^([0-9A-F]{1,8})\/([0-9A-F]{1,8})$/i;
 function lsnValue(text: string): bigint {
   const [, high, low] = LSN.exec(text) ?? ['', '0', '0'];
   return (BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`);
+}
+
+/** What the pool's `afterCreate` uses of a node-postgres Client: its documented `error` and `end` events. */
+interface PgEvents {
+  on(event: 'error' | 'end', listener: () => void): unknown;
 }
 
 /** The advisory lock key of migrating, the same for every service (they wait in turn). */
@@ -87,13 +143,17 @@ export const postgres: Dialect = {
    * start-up, opening a connection is given up after the connect timeout (the pool's
    * `createTimeoutMillis`; the driver's own, a second later, closes the socket), and a statement
    * the server does not answer at all within the statement timeout and a second more closes its
-   * connection (`guardPgClient`). Knex's pool waits at most the acquire timeout for a connection.
+   * connection (`AnsweredSocket`). Knex's pool waits at most the acquire timeout for a connection.
+   * A connection node-postgres reports broken (its `error` or `end` event, before it fails the
+   * queries pending on it) is recorded by the id Knex gave it, so that what its queries then meet
+   * is a connection failure (connection.ts).
    */
   open(url, { database }) {
     if (url === undefined) throw new Error('PostgreSQL needs a DATABASE_URL');
     setTypeParsers();
     const { connectTimeoutMs, acquireTimeoutMs, statementTimeoutMs, poolMax } = database;
     const readTimeoutMs = statementTimeoutMs > 0 ? statementTimeoutMs + READ_GRACE_MS : 0;
+    const timeout = () => new DatabaseTimeoutError(`the database did not answer within ${readTimeoutMs} ms`);
     return {
       description: url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@'),
       knex: {
@@ -103,6 +163,7 @@ export const postgres: Dialect = {
           connectionString: url,
           connectionTimeoutMillis: connectTimeoutMs + READ_GRACE_MS,
           keepAlive: true,
+          ...(readTimeoutMs > 0 ? { stream: () => new AnsweredSocket(readTimeoutMs, timeout) } : {}),
           ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {}),
         },
         acquireConnectionTimeout: acquireTimeoutMs,
@@ -110,9 +171,11 @@ export const postgres: Dialect = {
           min: 0,
           max: poolMax,
           createTimeoutMillis: connectTimeoutMs,
-          afterCreate(client: unknown, done: (err: unknown, client: unknown) => void) {
-            const timeout = () => new DatabaseTimeoutError(`the database did not answer within ${readTimeoutMs} ms`);
-            guardPgClient(client, { readTimeoutMs, timeout, broken: markConnectionFailure });
+          afterCreate(client: PgEvents, done: (err: unknown, client: unknown) => void) {
+            // Knex names the connection (`__knexUid`, as its query events carry it) before this hook.
+            const uid = (client as { __knexUid?: unknown }).__knexUid;
+            client.on('error', () => connectionBroke(uid));
+            client.on('end', () => connectionBroke(uid));
             done(null, client);
           },
         },
