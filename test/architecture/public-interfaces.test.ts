@@ -31,6 +31,14 @@ const PUBLIC_UNDERSCORE_NAMES: ReadonlySet<string> = new Set<string>([
   '__rows',
   // Zod 4's interface for libraries built on it (zod.dev/library-authors): a schema's definition and checks.
   '_zod',
+  // Knex's event objects (knexjs.org, "Events": a query event carries "the connection's __knexUid /
+  // __knexTxId properties"): which connection ran a statement.
+  '__knexUid',
+  '__knexTxId',
+  // Node's API for implementers of a Writable (nodejs.org/api/stream.html, "Implementing a writable
+  // stream"): our own net.Socket subclass's _write and _writev, each calling its parent's.
+  '_write',
+  '_writev',
 ]);
 
 function sourcesOf(dir: string): string[] {
