@@ -191,7 +191,7 @@ async function serve(service: ServiceMain): Promise<number> {
   const limits = serverLimits();
   const workers = workerCount();
   const unknownPolicy = unknownMigrationsPolicy();
-  const keys = loadKeys({
+  const keys = await loadKeys({
     privateKeyFile: process.env.SVC_JWT_PRIVATE_KEY_FILE,
     publicKeyFile: process.env.SVC_JWT_PUBLIC_KEY_FILE,
     devKeysDir: service.devKeysDir,

@@ -208,7 +208,7 @@ export function tempDir(label: string): string {
 }
 
 /** An access token for user `id`, signed with the test keys as the blog signs them (for the blog's audience, or `audience`). */
-export function accessToken(id: number, audience?: string): string {
+export function accessToken(id: number, audience?: string): Promise<string> {
   return new TokenService(testKeys(), loadSettings(DEFAULT_SETTINGS, audience ? { SVC_JWT_AUDIENCE: audience } : {})).issueAccess(id);
 }
 
@@ -218,7 +218,7 @@ export async function staffUser(db: Knex, username = `staff${process.pid}`, audi
     .insert({ username, email: `${username}@example.com`, password: 'not-a-real-hash', first_name: '', last_name: '', is_staff: true, is_active: true, date_joined: new Date().toISOString() })
     .returning('id');
   const id = Number(row.id);
-  return { id, bearer: `Bearer ${accessToken(id, audience)}` };
+  return { id, bearer: `Bearer ${await accessToken(id, audience)}` };
 }
 
 /** One instance of the blog, a process serving on its own port. */
