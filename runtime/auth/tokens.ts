@@ -5,11 +5,13 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-// An ES module: this CommonJS build requires it, which Node does from 20.19 on.
-import * as jose from 'jose';
 import type { Db } from '../db/connection';
 import { TOKEN_REVOCATIONS_TABLE, USED_REFRESH_TOKENS_TABLE } from '../db/migrations';
 import { ConfigurationError, type Settings } from '../core/settings';
+
+// jose is an ES module only. This CommonJS code requires it, which Node does from 20.19 on, rather
+// than importing it: projects type-check these sources with `module: node16`, which refuses that.
+const jose: typeof import('jose', { with: { 'resolution-mode': 'import' } }) = require('jose');
 
 export interface KeyPair {
   privateKey: string;
