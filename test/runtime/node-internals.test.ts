@@ -19,6 +19,7 @@ import {
   uniqueHeadersKey,
 } from '../../runtime/http/node-internals';
 import { ServiceResponse } from '../../runtime/http/server';
+import { FROM_SOURCES } from '../support/from-sources';
 
 const MODULE = 'runtime/http/node-internals.ts';
 
@@ -196,7 +197,7 @@ describe(`${MODULE}: process.nextTick`, () => {
         console.log(JSON.stringify({ same: %HaveSameMap(held, later()) }));
       })();
     `;
-    const run = spawnSync(process.execPath, ['--expose-gc', '--allow-natives-syntax', '-r', path.join(root, 'register.js'), '-e', script], {
+    const run = spawnSync(process.execPath, ['--expose-gc', '--allow-natives-syntax', ...FROM_SOURCES, '-e', script], {
       cwd: root,
       encoding: 'utf8',
     });

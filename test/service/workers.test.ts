@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { ConfigurationError } from '../../runtime';
 import { workerCount } from '../../runtime/http/cluster';
 import { testKeys } from '../support/keys';
+import { FROM_SOURCES } from '../support/from-sources';
 
 const root = path.resolve(__dirname, '../..');
 
@@ -82,7 +83,7 @@ describe('SVC_WORKERS', () => {
 });
 
 it('serves from two workers, sums their metrics, replaces a dead worker and stops on SIGTERM', async () => {
-  child = spawn(process.execPath, ['-r', path.join(root, 'register.js'), path.join(root, 'generated/main.ts')], {
+  child = spawn(process.execPath, [...FROM_SOURCES, path.join(root, 'generated/main.ts')], {
     cwd: dir,
     env: {
       ...process.env,

@@ -1,7 +1,7 @@
 /**
  * What the scale suites start on this machine and tear down: PostgreSQL clusters of their own
  * (`pg_createcluster`, a streaming replica made with `pg_basebackup`), PgBouncer, HAProxy, and the
- * blog as processes (`node -r register.js generated/main.ts`). Ports are free ones in 55000–55999,
+ * blog as processes (`node --conditions=@svcgen/source --require tsx/cjs generated/main.ts`). Ports are free ones in 55000–55999,
  * names carry the test process's id, so that runs side by side do not meet.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -14,6 +14,7 @@ import knex, { type Knex } from 'knex';
 import { TokenService } from '../../../runtime/auth/tokens';
 import { loadSettings } from '../../../runtime';
 import { testKeys } from '../../support/keys';
+import { FROM_SOURCES } from '../../support/from-sources';
 
 const root = path.resolve(__dirname, '../../..');
 const { DEFAULT_SETTINGS } = require('../../../generated/settings');
@@ -237,7 +238,7 @@ export class Instance {
 
   async start(): Promise<void> {
     this.output = '';
-    const child = spawn(process.execPath, ['-r', path.join(root, 'register.js'), path.join(root, this.main)], {
+    const child = spawn(process.execPath, [...FROM_SOURCES, path.join(root, this.main)], {
       env: { ...process.env, HOST: '127.0.0.1', PORT: String(this.fixedPort ?? 0), SVC_LOG_LEVEL: 'warn', ...this.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
