@@ -1,6 +1,8 @@
 /**
  * JWT access and refresh tokens, signed RS256 with an RSA private key and verified with the
  * public key, through jose. Only RS256 is accepted: the token's own `alg` header is never trusted.
+ * Written here is only what jose's checks lack: a required `exp`, a non-empty `sub`, a leeway for
+ * `iat` alone, and the cache that spares a token's RSA check on every request.
  */
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
