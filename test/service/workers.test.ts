@@ -38,9 +38,13 @@ afterAll(() => {
 
 function workerPids(primary: number): number[] {
   try {
-    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(primary)], { encoding: 'utf8' })
+    // Node processes only: run from sources, the primary also has tsx's esbuild service as a child.
+    const node = path.basename(process.execPath).slice(0, 15);
+    return execFileSync('ps', ['-o', 'pid=,comm=', '--ppid', String(primary)], { encoding: 'utf8' })
       .split('\n')
-      .map((s) => Number(s.trim()))
+      .map((line) => line.trim().split(/\s+/))
+      .filter(([, command]) => command === node)
+      .map(([pid]) => Number(pid))
       .filter((n) => n > 0);
   } catch {
     return [];
