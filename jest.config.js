@@ -8,7 +8,12 @@ module.exports = {
   testEnvironment: 'node',
   testMatch: ['**/test/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/test/\\.tmp/', '/test/scale/'],
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
+    // jose is published as ES modules only: compiled to CommonJS for jest's module system.
+    '/node_modules/jose/.+\\.js$': ['ts-jest', { tsconfig: { allowJs: true, module: 'commonjs', target: 'ES2022', isolatedModules: true } }],
+  },
+  transformIgnorePatterns: ['/node_modules/(?!jose/)'],
   setupFiles: ['<rootDir>/test/support/quiet-logs.ts'],
   testEnvironmentOptions: { customExportConditions: ['@svcgen/source', 'node', 'node-addons'] },
   testTimeout: 30000,

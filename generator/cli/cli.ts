@@ -12,6 +12,7 @@ import { GENERATOR_VERSION } from '../output/manifest';
 import { MigrationOptionError } from '../migrate/migrations';
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
+import { parseArgs as parseArgv, type ParseArgsConfig } from 'node:util';
 import { accessOf, breakDiagnostics, checkSpecs, generate, validate, wideningDiagnostics } from '../pipeline';
 import { loadSpecs } from '../load/load';
 import { buildModel } from '../model/build-model';
@@ -196,22 +197,35 @@ class UsageError extends Error {}
 function parseArgs(command: string, args: string[]): Parsed {
   const { options: allowed, flags = [], positional = 'SPECS' } = COMMANDS[command];
   const parsed: Parsed = { positional: [], out: 'generated', help: false, allowDestructive: false, allowWiden: false, allowBreaking: false, defaults: {}, tsconfig: 'tsconfig.json', rest: [] };
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    if (arg === '--' && command === 'dev') {
-      parsed.rest = args.slice(i + 1);
+  const options: NonNullable<ParseArgsConfig['options']> = { help: { type: 'boolean', short: 'h' } };
+  for (const name of allowed) options[name.slice(2)] = { type: 'string' };
+  for (const name of flags) options[name.slice(2)] = { type: 'boolean' };
+  // Not strict: every argument comes back as a token, in order, and is checked here.
+  const { tokens } = parseArgv({ args, options, strict: false, allowPositionals: true, tokens: true });
+  for (const token of tokens) {
+    const unknown = () => new UsageError(`unknown option "${args[token.index]}" for svcgen ${command}`);
+    if (token.kind === 'option-terminator') {
+      // svcgen dev passes what follows `--` to the service.
+      if (command !== 'dev') throw unknown();
+      parsed.rest = args.slice(token.index + 1);
       break;
     }
-    if (arg === '--help' || arg === '-h') parsed.help = true;
-    else if (flags.includes(arg)) {
-      if (arg === '--allow-widen') parsed.allowWiden = true;
-      else if (arg === '--allow-breaking') parsed.allowBreaking = true;
-      else parsed.allowDestructive = true;
+    if (token.kind === 'positional') {
+      if (token.value.startsWith('-')) throw unknown();
+      parsed.positional.push(token.value);
+      continue;
     }
-    else if (arg.startsWith('-')) {
-      const [name, inline] = arg.split(/=(.*)/s, 2);
-      if (!allowed.includes(name)) throw new UsageError(`unknown option "${arg}" for svcgen ${command}`);
-      const value = inline ?? args[++i];
+    const option = Object.hasOwn(options, token.name) ? options[token.name] : undefined;
+    const name = `--${token.name}`;
+    if (!option) throw unknown();
+    if (option.type === 'boolean') {
+      if (token.value !== undefined) throw unknown();
+      if (name === '--help') parsed.help = true;
+      else if (name === '--allow-widen') parsed.allowWiden = true;
+      else if (name === '--allow-breaking') parsed.allowBreaking = true;
+      else parsed.allowDestructive = true;
+    } else {
+      const value = token.value;
       if (value === undefined || value === '') throw new UsageError(`${name} needs a value`);
       if (name === '--default') {
         const m = /^([A-Za-z_][\w]*)\.([A-Za-z_][\w]*)=(.*)$/s.exec(value);
@@ -225,7 +239,7 @@ function parseArgs(command: string, args: string[]): Parsed {
         parsed.out = value;
         parsed.outGiven = true;
       }
-    } else parsed.positional.push(arg);
+    }
   }
   // svcgen dev works on the project's specs folder unless told otherwise.
   if (command === 'dev' && !parsed.positional.length) parsed.positional.push('specs');

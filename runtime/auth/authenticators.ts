@@ -112,7 +112,7 @@ export function challengeFor(req: Request): BearerChallenge {
 async function userOfAccessToken(req: Request, ctx: AuthContext, token: string, bearer: boolean): Promise<AuthUser | null> {
   let claims: TokenClaims;
   try {
-    claims = ctx.tokens.verifyAccess(token);
+    claims = await ctx.tokens.verifyAccess(token);
   } catch (err) {
     const expired = err instanceof TokenError && err.reason === 'expired';
     if (bearer) req.bearerRefusal = { error: 'invalid_token', description: expired ? ACCESS_TOKEN_EXPIRED : ACCESS_TOKEN_INVALID };

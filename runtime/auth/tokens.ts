@@ -1,14 +1,19 @@
 /**
  * JWT access and refresh tokens, signed RS256 with an RSA private key and verified with the
- * public key. Only RS256 is accepted: the token's own `alg` header is never trusted.
+ * public key, through jose. Only RS256 is accepted: the token's own `alg` header is never trusted.
+ * Written here is only what jose's checks lack: a required `exp`, a non-empty `sub`, a leeway for
+ * `iat` alone, and the cache that spares a token's RSA check on every request.
  */
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import jwt from 'jsonwebtoken';
 import type { Db } from '../db/connection';
 import { TOKEN_REVOCATIONS_TABLE, USED_REFRESH_TOKENS_TABLE } from '../db/migrations';
 import { ConfigurationError, type Settings } from '../core/settings';
+
+// jose is an ES module only. This CommonJS code requires it, which Node does from 20.19 on, rather
+// than importing it: projects type-check these sources with `module: node16`, which refuses that.
+const jose: typeof import('jose', { with: { 'resolution-mode': 'import' } }) = require('jose');
 
 export interface KeyPair {
   privateKey: string;
@@ -28,7 +33,7 @@ export interface KeyOptions {
  * Keys from `SVC_JWT_PRIVATE_KEY_FILE` / `SVC_JWT_PUBLIC_KEY_FILE`; without them, outside production,
  * a 2048-bit pair generated once into `devKeysDir` and reused. In production, missing keys stop the start.
  */
-export function loadKeys(options: KeyOptions): KeyPair {
+export async function loadKeys(options: KeyOptions): Promise<KeyPair> {
   const { privateKeyFile, publicKeyFile } = options;
   if (privateKeyFile || publicKeyFile) {
     if (!privateKeyFile || !publicKeyFile) {
@@ -80,12 +85,12 @@ function oneLine(err: unknown): string {
 
 /**
  * The keys checked as a pair, as the service will use them: each parses (PEM or DER-in-PEM), each
- * is an RSA key, the private one really is private, and a probe signed RS256 with the private key
- * verifies with the public one. Keys of two different pairs would start a service whose every
+ * is an RSA key, the private one really is private, and a probe token signed RS256 with the
+ * private key verifies with the public one, both through jose as the service will sign and verify. Keys of two different pairs would start a service whose every
  * token is refused, a public key in place of the private one a service whose every login fails:
  * either is a configuration error at start, naming the files (`names`), in one line.
  */
-export function checkKeyPair(keys: KeyPair, names: readonly [string, string] = ['the private key', 'the public key']): KeyPair {
+export async function checkKeyPair(keys: KeyPair, names: readonly [string, string] = ['the private key', 'the public key']): Promise<KeyPair> {
   const [privateName, publicName] = names;
   let privateKey: crypto.KeyObject;
   let publicKey: crypto.KeyObject;
@@ -103,9 +108,15 @@ export function checkKeyPair(keys: KeyPair, names: readonly [string, string] = [
   for (const [name, key] of [[privateName, privateKey], [publicName, publicKey]] as const) {
     if (key.asymmetricKeyType !== 'rsa') throw new ConfigurationError(`${name} is a ${key.asymmetricKeyType ?? 'non-RSA'} key; RS256 needs an RSA key`);
   }
-  const probe = Buffer.from(`svc key probe ${crypto.randomUUID()}`);
-  const signature = crypto.sign('sha256', probe, privateKey);
-  if (!crypto.verify('sha256', probe, publicKey, signature)) {
+  let probe: string;
+  try {
+    probe = await new jose.SignJWT({ probe: crypto.randomUUID() }).setProtectedHeader({ alg: 'RS256' }).sign(privateKey);
+  } catch (err) {
+    throw new ConfigurationError(`${privateName} cannot sign RS256: ${oneLine(err)}`);
+  }
+  try {
+    await jose.jwtVerify(probe, publicKey, { algorithms: ['RS256'] });
+  } catch {
     throw new ConfigurationError(`${privateName} and ${publicName} are not a pair: a probe signed with the private key does not verify with the public key`);
   }
   return keys;
@@ -129,15 +140,7 @@ export function generateKeyPair(): KeyPair {
   return { privateKey, publicKey };
 }
 
-/** A compact JWS as jws reads one: three base64url parts, the signature possibly empty (then refused). */
-const COMPACT_JWS = /^[a-zA-Z0-9\-_]+?\.[a-zA-Z0-9\-_]+?\.([a-zA-Z0-9\-_]+)?$/;
-
-/** The claims of a compact JWS (its second part, decoded), or undefined when they are not a JSON object. */
-function payloadOf(token: string): Record<string, any> | undefined {
-  return parseJsonObject(Buffer.from(token.slice(token.indexOf('.') + 1, token.lastIndexOf('.')), 'base64url').toString('utf8'));
-}
-
-/** How many tokens that passed the signature check a `TokenService` keeps (see `verifiedTokens`). */
+/** How many tokens that passed every check a `TokenService` keeps (see `verifiedTokens`). */
 export const VERIFIED_TOKENS_KEPT = 1000;
 
 /** How often, at most, a process reads again whether a user's tokens were ended (`userTokensEndedFor`). */
@@ -148,19 +151,17 @@ const USER_REVOCATIONS_KEPT = 10_000;
 /** The longest token kept: 1,000 of them hold at most 4 MB. */
 export const VERIFIED_TOKEN_MAX_LENGTH = 4096;
 
-/** The object a JSON text holds, or undefined when it is not JSON or not an object. */
-function parseJsonObject(text: string): Record<string, any> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, any>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-export interface TokenClaims extends jwt.JwtPayload {
+/** The claims of a verified token: the registered ones, and any other a token carries. */
+export interface TokenClaims {
   sub: string;
+  iss?: string;
+  aud?: string | string[];
+  exp?: number;
+  nbf?: number;
+  iat?: number;
+  jti?: string;
   type?: string;
+  [claim: string]: any;
 }
 
 export type TokenFailure = 'expired' | 'invalid';
@@ -173,19 +174,20 @@ export class TokenError extends Error {
 }
 
 export class TokenService {
-  /** The public key parsed once: given as PEM text, it would be parsed again for every token verified. */
+  /** The keys parsed once: given as PEM text, they would be parsed again for every token signed or verified. */
+  private readonly privateKey: crypto.KeyObject;
   private readonly publicKey: crypto.KeyObject;
   /** Whether the public key is an RSA key: RS256 verifies with nothing else. */
   private readonly rsaKey: boolean;
   /**
-   * The last tokens, by their exact text, whose form, `alg` header, signature and payload passed
-   * (`verifiedPayload`): for the same text and key that check always gives the same answer, and a
-   * client sends its access token with every request until it expires, so the signature check
-   * (an RSA verification: a sixth of the CPU of a create) is made once per token. The checks of
-   * the claims against the clock (`exp`, `nbf`, `iat`) and the settings run on every request, on
-   * claims decoded anew each time; a refused token is never kept.
+   * The last tokens, by their exact text, that passed every check of `verify`, with their `exp`:
+   * for the same text and key the signature check always gives the same answer, and a client
+   * sends its access token with every request until it expires, so the signature check (an RSA
+   * verification: a sixth of the CPU of a create) is made once per token. Of the checks against
+   * the clock only expiry can turn (`nbf` and `iat` only pass more as time goes on): it runs on
+   * every request, on claims decoded anew each time; a refused token is never kept.
    */
-  private readonly verifiedTokens = new Set<string>();
+  private readonly verifiedTokens = new Map<string, number>();
 
   /**
    * @param extraClaims user fields copied into every access token `issueFor` signs (the service
@@ -196,6 +198,7 @@ export class TokenService {
     private readonly settings: Settings,
     readonly extraClaims: readonly string[] = [],
   ) {
+    this.privateKey = crypto.createPrivateKey(keys.privateKey);
     this.publicKey = crypto.createPublicKey(keys.publicKey);
     this.rsaKey = this.publicKey.asymmetricKeyType === 'rsa';
   }
@@ -258,7 +261,7 @@ export class TokenService {
   }
 
   /** An access token for a user, with the configured extra claims taken from the user's fields. */
-  issueFor(user: { id: string | number } & Record<string, unknown>): string {
+  issueFor(user: { id: string | number } & Record<string, unknown>): Promise<string> {
     return this.issueAccess(user.id, Object.fromEntries(this.extraClaims.map((name) => [name, user[name]])));
   }
 
@@ -267,16 +270,9 @@ export class TokenService {
   }
 
   /** An access token: sub, iss, aud, iat, exp, a unique jti and the optional extra claims. */
-  issueAccess(userId: string | number, extraClaims: Record<string, unknown> = {}): string {
+  issueAccess(userId: string | number, extraClaims: Record<string, unknown> = {}): Promise<string> {
     const { sub: _s, iss: _i, aud: _a, iat: _t, exp: _e, type: _y, jti: _j, ...extra } = extraClaims;
-    return jwt.sign(extra, this.keys.privateKey, {
-      algorithm: 'RS256',
-      jwtid: crypto.randomUUID(),
-      subject: String(userId),
-      issuer: this.settings.SVC_JWT_ISSUER,
-      audience: this.settings.SVC_JWT_AUDIENCE,
-      expiresIn: this.settings.SVC_ACCESS_TOKEN_LIFETIME,
-    });
+    return this.sign(extra, crypto.randomUUID(), userId, this.settings.SVC_ACCESS_TOKEN_LIFETIME);
   }
 
   /**
@@ -284,15 +280,18 @@ export class TokenService {
    * tokens one login led to, each exchanged for the next: a new family unless `family` is given)
    * before a dot, then the token itself: `<family>.<id>`.
    */
-  issueRefresh(userId: string | number, family: string = crypto.randomUUID()): string {
-    return jwt.sign({ type: 'refresh' }, this.keys.privateKey, {
-      algorithm: 'RS256',
-      jwtid: `${family}.${crypto.randomBytes(16).toString('base64url')}`,
-      subject: String(userId),
-      issuer: this.settings.SVC_JWT_ISSUER,
-      audience: this.settings.SVC_JWT_AUDIENCE,
-      expiresIn: this.settings.SVC_REFRESH_TOKEN_LIFETIME,
-    });
+  issueRefresh(userId: string | number, family: string = crypto.randomUUID()): Promise<string> {
+    return this.sign({ type: 'refresh' }, `${family}.${crypto.randomBytes(16).toString('base64url')}`, userId, this.settings.SVC_REFRESH_TOKEN_LIFETIME);
+  }
+
+  /** `claims` signed RS256, with `jti`, `sub`, `iss`, `aud` (those configured), `iat` now and `exp` `lifetime` seconds later. */
+  private sign(claims: Record<string, unknown>, jti: string, userId: string | number, lifetime: number): Promise<string> {
+    const iat = Math.floor(Date.now() / 1000);
+    const jwt = new jose.SignJWT(claims).setProtectedHeader({ alg: 'RS256', typ: 'JWT' }).setIssuedAt(iat).setExpirationTime(iat + lifetime);
+    const { SVC_JWT_ISSUER: issuer, SVC_JWT_AUDIENCE: audience } = this.settings;
+    if (audience) jwt.setAudience(audience);
+    if (issuer) jwt.setIssuer(issuer);
+    return jwt.setSubject(String(userId)).setJti(jti).sign(this.privateKey);
   }
 
   /**
@@ -300,59 +299,37 @@ export class TokenService {
    * one would never expire: refused, as Django's simplejwt does), an `nbf`, when present, that has
    * passed, an `iat`, when present, no more than `SVC_JWT_LEEWAY` seconds in the future, and a
    * non-empty `sub`. The leeway is for `iat` only: expiry is exact, by this server's clock.
-   *
-   * The checks are jsonwebtoken's `verify` with `algorithms: ['RS256']`, in its order (the form,
-   * the algorithm, the signature, then the claims), written out: its options and its
-   * decoding cost a third of the time of the signature check, on every request with a token.
+   * jose's `jwtVerify` checks the form, the algorithm, the signature and the registered claims;
+   * `sub` and the bound on `iat` are checked here. A token that passed once (see `verifiedTokens`)
+   * has its claims decoded again and only its expiry checked.
    */
-  verify(token: string): TokenClaims {
+  async verify(token: string): Promise<TokenClaims> {
     const now = Math.floor(Date.now() / 1000);
-    const payload = this.verifiedPayload(token);
-    if (payload.nbf !== undefined) {
-      if (typeof payload.nbf !== 'number') throw new TokenError('invalid', 'invalid nbf value');
-      if (payload.nbf > now) throw new TokenError('invalid', 'jwt not active');
+    if (typeof token !== 'string') throw new TokenError('invalid', 'jwt malformed');
+    const exp = this.verifiedTokens.get(token);
+    if (exp !== undefined) {
+      if (now >= exp) throw new TokenError('expired', 'token expired');
+      return jose.decodeJwt(token) as TokenClaims;
     }
-    if (typeof payload.exp !== 'number' || !Number.isFinite(payload.exp)) throw new TokenError('invalid', 'token has no expiry');
-    if (now >= payload.exp) throw new TokenError('expired', 'token expired');
+    if (!this.rsaKey) throw new TokenError('invalid', 'the public key is not an RSA key');
     const { SVC_JWT_ISSUER: issuer, SVC_JWT_AUDIENCE: audience } = this.settings;
-    if (audience) {
-      const audiences: unknown[] = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
-      if (!audiences.includes(audience)) throw new TokenError('invalid', 'jwt audience invalid');
+    let payload: TokenClaims;
+    try {
+      ({ payload } = await jose.jwtVerify<TokenClaims>(token, this.publicKey, {
+        algorithms: ['RS256'],
+        issuer: issuer || undefined,
+        audience: audience || undefined,
+        requiredClaims: ['exp'],
+        currentDate: new Date(now * 1000),
+      }));
+    } catch (err) {
+      throw tokenErrorOf(err);
     }
-    if (issuer && payload.iss !== issuer) throw new TokenError('invalid', 'jwt issuer invalid');
     if (typeof payload.sub !== 'string' || payload.sub === '') throw new TokenError('invalid', 'token has no subject');
-    if (payload.iat !== undefined && (typeof payload.iat !== 'number' || !Number.isFinite(payload.iat))) {
-      throw new TokenError('invalid', 'token has an invalid iat');
-    }
     if (typeof payload.iat === 'number' && payload.iat > now + this.settings.SVC_JWT_LEEWAY) {
       throw new TokenError('invalid', 'token issued in the future');
     }
-    return payload as TokenClaims;
-  }
-
-  /**
-   * The claims of a compact JWS whose header says RS256 and whose signature the public key
-   * verifies; a TokenError for anything else (three base64url parts, a JSON object in each of the
-   * first two: jws's form, which jsonwebtoken reads). A token that passed once (see
-   * `verifiedTokens`) has only its payload decoded again.
-   */
-  private verifiedPayload(token: string): jwt.JwtPayload {
-    if (typeof token !== 'string') throw new TokenError('invalid', 'jwt malformed');
-    if (this.verifiedTokens.has(token)) return payloadOf(token)!;
-    if (!COMPACT_JWS.test(token)) throw new TokenError('invalid', 'jwt malformed');
-    const dot = token.indexOf('.');
-    const last = token.lastIndexOf('.');
-    const header = parseJsonObject(Buffer.from(token.slice(0, dot), 'base64url').toString('latin1'));
-    if (!header) throw new TokenError('invalid', 'invalid token');
-    if (header.alg !== 'RS256') throw new TokenError('invalid', 'invalid algorithm');
-    if (!this.rsaKey) throw new TokenError('invalid', 'the public key is not an RSA key');
-    const signed = Buffer.from(token.slice(0, last), 'latin1');
-    if (!crypto.verify('sha256', signed, this.publicKey, Buffer.from(token.slice(last + 1), 'base64url'))) {
-      throw new TokenError('invalid', 'invalid signature');
-    }
-    const payload = payloadOf(token);
-    if (!payload) throw new TokenError('invalid', 'invalid token payload');
-    this.remember(token);
+    this.remember(token, payload.exp!);
     return payload;
   }
 
@@ -361,18 +338,28 @@ export class TokenService {
    * longer than `VERIFIED_TOKEN_MAX_LENGTH` is not kept. What is kept is a copy of the text: the
    * token as received is a slice of the request's header, and would keep all of it.
    */
-  private remember(token: string): void {
+  private remember(token: string, exp: number): void {
     if (token.length > VERIFIED_TOKEN_MAX_LENGTH) return;
-    if (this.verifiedTokens.size >= VERIFIED_TOKENS_KEPT) this.verifiedTokens.delete(this.verifiedTokens.values().next().value as string);
-    this.verifiedTokens.add(Buffer.from(token, 'latin1').toString('latin1'));
+    if (this.verifiedTokens.size >= VERIFIED_TOKENS_KEPT) this.verifiedTokens.delete(this.verifiedTokens.keys().next().value as string);
+    this.verifiedTokens.set(Buffer.from(token, 'latin1').toString('latin1'), exp);
   }
 
   /** An access token: valid and not a refresh token. */
-  verifyAccess(token: string): TokenClaims {
-    const claims = this.verify(token);
+  async verifyAccess(token: string): Promise<TokenClaims> {
+    const claims = await this.verify(token);
     if (claims.type !== undefined) throw new TokenError('invalid', 'not an access token');
     return claims;
   }
+}
+
+/** The TokenError of a refusal of jose's `jwtVerify`: `expired` for an expiry that passed, `invalid` for anything else. */
+function tokenErrorOf(err: unknown): TokenError {
+  if (err instanceof jose.errors.JWTExpired) return new TokenError('expired', 'token expired');
+  if (err instanceof jose.errors.JWTClaimValidationFailed && err.claim === 'exp' && err.reason === 'missing') {
+    return new TokenError('invalid', 'token has no expiry');
+  }
+  if (err instanceof jose.errors.JWSSignatureVerificationFailed) return new TokenError('invalid', 'invalid signature');
+  return new TokenError('invalid', err instanceof Error ? err.message : 'invalid token');
 }
 
 /**

@@ -139,7 +139,7 @@ async function serve(t: TestContext, matrix: AccessMatrixTest, keys: KeyPair, op
     const [inserted] = await db(matrix.users.table).insert(row).returning(matrix.users.pk);
     const user = await context.loadUser(db, String(inserted[matrix.users.pk]));
     if (!user) throw new Error(`the user made for ${caller.name} does not authenticate`);
-    tokens.set(caller.name, context.tokens.issueFor(user));
+    tokens.set(caller.name, await context.tokens.issueFor(user));
   }
   const sampleKeys: Record<string, string | number> = {};
   for (const sample of matrix.samples) {

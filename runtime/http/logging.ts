@@ -15,7 +15,7 @@
  *   `silent`; default `info`) and writes JSON lines to stdout, or readable colored lines through
  *   pino-pretty when `NODE_ENV` is `development` (and pino-pretty is installed).
  */
-import { randomFillSync } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import type { ServerResponse } from 'node:http';
 // Imported: the global `performance` is a getter that looks the module up on each use.
@@ -264,62 +264,9 @@ export function requestIdOf(req: Request): string {
   return typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : newUuid();
 }
 
-/** How many UUIDs `newUuid` draws the random bytes of, and writes out, at once. */
-const UUIDS_PER_DRAW = 128;
-/** The two hex digits of each byte: the first (`HEX_HIGH[byte]`) and the second (`HEX_LOW[byte]`), in ASCII. */
-const HEX_HIGH = new Uint8Array(256);
-const HEX_LOW = new Uint8Array(256);
-for (let byte = 0; byte < 256; byte++) {
-  HEX_HIGH[byte] = '0123456789abcdef'.charCodeAt(byte >> 4);
-  HEX_LOW[byte] = '0123456789abcdef'.charCodeAt(byte & 0x0f);
-}
-const uuidBytes = Buffer.alloc(16 * UUIDS_PER_DRAW);
-const uuidChars = Buffer.alloc(36 * UUIDS_PER_DRAW);
-/** The text of the UUIDs of the last draw, one after the other. */
-let uuidText = '';
-let uuidsTaken = UUIDS_PER_DRAW;
-
-/** Writes the bytes of `uuidBytes` from `from` to `to` as hex digits into `uuidChars` at `at`; returns where they end. */
-function hexDigits(from: number, to: number, at: number): number {
-  for (let i = from; i < to; i++) {
-    const byte = uuidBytes[i];
-    uuidChars[at++] = HEX_HIGH[byte];
-    uuidChars[at++] = HEX_LOW[byte];
-  }
-  return at;
-}
-
-/**
- * A random (version 4) UUID, as `crypto.randomUUID` makes one: 122 bits from the system's CSPRNG.
- * The bytes of `UUIDS_PER_DRAW` of them are drawn at once (as `randomUUID` draws them) and written
- * out as one text; each id is a slice of it, which the engine makes without copying (and which
- * keeps that text, 4.5 KiB, alive as long as it lives). `randomUUID` joins each id from twenty
- * pieces, which the response head and the log line then each copy into one.
- */
+/** A random (version 4) UUID from the system's CSPRNG. */
 export function newUuid(): string {
-  if (uuidsTaken === UUIDS_PER_DRAW) {
-    randomFillSync(uuidBytes);
-    for (let u = 0; u < UUIDS_PER_DRAW; u++) {
-      const bytes = 16 * u;
-      // RFC 9562 §5.4: the version (4) in the high nibble of byte 6, the variant (10) in the high bits of byte 8.
-      uuidBytes[bytes + 6] = (uuidBytes[bytes + 6] & 0x0f) | 0x40;
-      uuidBytes[bytes + 8] = (uuidBytes[bytes + 8] & 0x3f) | 0x80;
-      // 8-4-4-4-12 hex digits.
-      let at = hexDigits(bytes, bytes + 4, 36 * u);
-      uuidChars[at++] = 0x2d; // '-'
-      at = hexDigits(bytes + 4, bytes + 6, at);
-      uuidChars[at++] = 0x2d;
-      at = hexDigits(bytes + 6, bytes + 8, at);
-      uuidChars[at++] = 0x2d;
-      at = hexDigits(bytes + 8, bytes + 10, at);
-      uuidChars[at++] = 0x2d;
-      hexDigits(bytes + 10, bytes + 16, at);
-    }
-    uuidText = uuidChars.toString('latin1');
-    uuidsTaken = 0;
-  }
-  const start = 36 * uuidsTaken++;
-  return uuidText.slice(start, start + 36);
+  return randomUUID();
 }
 
 /** The pattern of the route that served `req` (with the base path), or undefined when none matched. */

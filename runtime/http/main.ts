@@ -5,6 +5,7 @@
  * service, its migrations, its default settings and files, its name and base path, and the table
  * `createuser` writes to when the service has a user model.
  */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Express } from 'express';
 import { hashPassword } from '../auth/password';
 import { loadKeys, type KeyPair } from '../auth/tokens';
@@ -191,7 +192,7 @@ async function serve(service: ServiceMain): Promise<number> {
   const limits = serverLimits();
   const workers = workerCount();
   const unknownPolicy = unknownMigrationsPolicy();
-  const keys = loadKeys({
+  const keys = await loadKeys({
     privateKeyFile: process.env.SVC_JWT_PRIVATE_KEY_FILE,
     publicKeyFile: process.env.SVC_JWT_PUBLIC_KEY_FILE,
     devKeysDir: service.devKeysDir,
@@ -238,14 +239,13 @@ async function migrateCommand(service: ServiceMain, args: string[]): Promise<num
   let steps = 1;
   let allowDataLoss = false;
   if (sub === 'rollback') {
-    for (const arg of rest) {
-      if (arg === '--allow-data-loss') allowDataLoss = true;
-      else if (/^[1-9]\d{0,5}$/.test(arg)) steps = Number(arg);
-      else {
-        console.error(`migrate rollback: unexpected argument "${arg}" (a number of migrations, or --allow-data-loss)\n\n${usage(service)}`);
-        return 2;
-      }
+    const read = readArgs(rest, { 'allow-data-loss': { type: 'boolean' } }, (arg) => /^[1-9]\d{0,5}$/.test(arg));
+    if ('unexpected' in read) {
+      console.error(`migrate rollback: unexpected argument "${read.unexpected}" (a number of migrations, or --allow-data-loss)\n\n${usage(service)}`);
+      return 2;
     }
+    if (read.positionals.length) steps = Number(read.positionals[read.positionals.length - 1]);
+    allowDataLoss = read.values['allow-data-loss'] === true;
   } else if (sub !== 'status' || rest.length) {
     console.error(`migrate: unexpected argument "${sub === 'status' ? rest[0] : sub}"\n\n${usage(service)}`);
     return 2;
@@ -291,24 +291,57 @@ async function seedCommand(service: ServiceMain, db: Db, files: string[]): Promi
   }
 }
 
-const CREATEUSER_FLAGS = new Set(['--staff', '--superuser', '--inactive']);
-const CREATEUSER_OPTIONS = ['--username', '--email', '--password'];
+const CREATEUSER_OPTIONS = {
+  username: { type: 'string' },
+  email: { type: 'string' },
+  password: { type: 'string' },
+  staff: { type: 'boolean' },
+  superuser: { type: 'boolean' },
+  inactive: { type: 'boolean' },
+} as const satisfies ArgOptions;
+
+type ArgOptions = NonNullable<ParseArgsConfig['options']>;
+interface ReadArgs {
+  values: Record<string, string | boolean>;
+  positionals: string[];
+}
+
+/**
+ * `args` read by node:util's `parseArgs` against `options` and the positional arguments `positional`
+ * accepts, or the first argument that is none of them, as it was written: an unknown option, a flag
+ * given a value, an option without its value, `--`, or a positional argument refused.
+ */
+function readArgs(args: string[], options: ArgOptions, positional: (arg: string) => boolean = () => false): ReadArgs | { unexpected: string } {
+  const { tokens } = parseArgs({ args, options, strict: false, allowPositionals: true, tokens: true });
+  const read: ReadArgs = { values: {}, positionals: [] };
+  for (const token of tokens) {
+    if (token.kind === 'positional') {
+      if (!positional(token.value)) return { unexpected: token.value };
+      read.positionals.push(token.value);
+      continue;
+    }
+    const option = token.kind === 'option' && Object.hasOwn(options, token.name) ? options[token.name] : undefined;
+    if (!option || token.kind !== 'option' || (option.type === 'boolean') !== (token.value === undefined)) return { unexpected: args[token.index] };
+    read.values[token.name] = token.value ?? true;
+  }
+  return read;
+}
 
 /**
  * `createuser`: a user with a hashed password; non-zero with a message when the username breaks the
  * rule registration applies (letters, digits and @ . + - _) or when the name or email is taken.
  */
 async function createUser(service: ServiceMain, users: UserTable, db: Db, args: string[]): Promise<number> {
+  const read = readArgs(args, CREATEUSER_OPTIONS);
+  if ('unexpected' in read) {
+    console.error(`createuser: unexpected argument "${read.unexpected}"\n\n${usage(service)}`);
+    return 2;
+  }
   const values: Record<string, string> = {};
   const on = new Set<string>();
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    if (CREATEUSER_FLAGS.has(arg)) on.add(arg);
-    else if (CREATEUSER_OPTIONS.includes(arg) && args[i + 1] !== undefined) values[arg.slice(2)] = args[++i];
-    else {
-      console.error(`createuser: unexpected argument "${arg}"\n\n${usage(service)}`);
-      return 2;
-    }
+  for (const [name, value] of Object.entries(read.values)) {
+    if (value === true) on.add(`--${name}`);
+    else values[name] = String(value);
   }
   for (const name of ['username', 'email', 'password']) {
     if (!values[name]) {

@@ -109,13 +109,14 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
   const cookiesOnly = cookies !== undefined && options.cookiesOnly === true;
 
   /** What a client gets for valid credentials: an access token with the extra claims, and a refresh token (also as cookies). */
-  function tokensFor(ctx: RequestContext, user: AuthUser, family?: string): TokenPair | CookieTokenAnswer {
+  async function tokensFor(ctx: RequestContext, user: AuthUser, family?: string): Promise<TokenPair | CookieTokenAnswer> {
     const tokens = ctx.service.tokens;
     // Answers that carry credentials are never stored by a cache (RFC 6749 §5.1).
     ctx.req.res?.setHeader('Cache-Control', 'no-store');
+    const [access_token, refresh_token] = await Promise.all([tokens.issueFor(user), tokens.issueRefresh(user.id, family)]);
     const pair = {
-      access_token: tokens.issueFor(user),
-      refresh_token: tokens.issueRefresh(user.id, family),
+      access_token,
+      refresh_token,
       token_type: 'bearer',
       expires_in: tokens.accessLifetime,
     };
@@ -167,10 +168,10 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
   }
 
   /** A verified refresh token, or the seed's 401s. */
-  function refreshClaims(ctx: RequestContext, token: string): TokenClaims {
+  async function refreshClaims(ctx: RequestContext, token: string): Promise<TokenClaims> {
     let claims: TokenClaims;
     try {
-      claims = ctx.service.tokens.verify(token);
+      claims = await ctx.service.tokens.verify(token);
     } catch (err) {
       if (err instanceof TokenError && err.reason === 'expired') {
         throw unauthorized(ctx.req, { detail: 'Refresh token expired' }, { error: 'invalid_token', description: 'The refresh token expired' });
@@ -188,7 +189,7 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
    * early (its family revoked, or its user's password changed since it was issued).
    */
   async function liveRefreshClaims(ctx: RequestContext, token: string): Promise<TokenClaims> {
-    const claims = refreshClaims(ctx, token);
+    const claims = await refreshClaims(ctx, token);
     if (await refreshTokenRevoked(ctx.db, claims)) throw invalidRefresh(ctx);
     return claims;
   }

@@ -325,7 +325,7 @@ describe.each(DIALECTS)('blog credentials (%s)', (dialect) => {
         ['garbage', ACCESS_INVALID],
         [signRs256(accessClaims(user.id, { aud: 'another-api' })), ACCESS_INVALID],
         [inactive.token, ACCESS_INVALID],
-        [svc.context.tokens.issueRefresh(user.id), ACCESS_INVALID],
+        [await svc.context.tokens.issueRefresh(user.id), ACCESS_INVALID],
         [signRs256Raw(accessClaims(user.id, { exp: undefined })), ACCESS_INVALID],
         [signRs256Raw(accessClaims(user.id, { iat: nowSeconds() + 3600 })), ACCESS_INVALID],
       ];

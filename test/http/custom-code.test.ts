@@ -17,8 +17,8 @@ describe.each(DIALECTS)('showcase custom code (%s)', (dialect) => {
   beforeAll(async () => {
     svc = await startShowcase(dialect);
     // The showcase has no user model: a token names a user that loadUser cannot find.
-    userToken = svc.context.tokens.issueAccess(1);
-    scopedToken = svc.context.tokens.issueAccess(1, { scope: 'reports' });
+    userToken = await svc.context.tokens.issueAccess(1);
+    scopedToken = await svc.context.tokens.issueAccess(1, { scope: 'reports' });
   });
   afterAll(() => svc.close());
   afterEach(() => expect(svc.errors.splice(0)).toEqual([]));
@@ -59,7 +59,7 @@ describe.each(DIALECTS)('showcase custom code (%s)', (dialect) => {
       const none = await request(svc.app).get('/v/scoped/');
       expect(none.status).toBe(401);
       expect(none.body).toEqual({ detail: 'Unauthorized' });
-      const refresh = await request(svc.app).get('/v/scoped/').set('Authorization', `Bearer ${svc.context.tokens.issueRefresh(1)}`);
+      const refresh = await request(svc.app).get('/v/scoped/').set('Authorization', `Bearer ${await svc.context.tokens.issueRefresh(1)}`);
       expect(refresh.status).toBe(401);
     });
   });

@@ -378,14 +378,14 @@ describe.each(DIALECTS)('authentication errors on the blog (%s)', (dialect) => {
   });
 
   it('401 for a token signed with a key the service does not trust', async () => {
-    const forged = new TokenService(otherKeys(), svc.settings).issueAccess(staff.id);
+    const forged = await new TokenService(otherKeys(), svc.settings).issueAccess(staff.id);
     const res = await request(svc.app).get('/api/users/').set('Authorization', `Bearer ${forged}`);
     expect(res.status).toBe(401);
     expect(res.body).toEqual(UNAUTHORIZED);
   });
 
   it('401 for a refresh token used as an access token', async () => {
-    const refresh = svc.context.tokens.issueRefresh(staff.id);
+    const refresh = await svc.context.tokens.issueRefresh(staff.id);
     const res = await request(svc.app).get('/api/users/').set('Authorization', `Bearer ${refresh}`);
     expect(res.status).toBe(401);
     expect(res.body).toEqual(UNAUTHORIZED);

@@ -16,6 +16,7 @@ import { logLevelOf, newUuid, requestLine } from '../../runtime/http/logging';
 import { DIALECTS } from '../support/databases';
 import { testKeys } from '../support/keys';
 import { startBlog, type RunningService } from '../support/services';
+import { FROM_SOURCES } from '../support/from-sources';
 
 const { createService } = require('../../generated/app');
 const { DEFAULT_SETTINGS } = require('../../generated/settings');
@@ -63,7 +64,7 @@ describe('SVC_LOG_LEVEL', () => {
 
 describe('output', () => {
   const print = (env: Record<string, string>) =>
-    spawnSync(process.execPath, ['-r', path.join(root, 'register.js'), '-e', "require('./runtime').createLogger().info({ reqId: 'r-1', status: 200 }, 'request')"], {
+    spawnSync(process.execPath, [...FROM_SOURCES, '-e', "require('./runtime').createLogger().info({ reqId: 'r-1', status: 200 }, 'request')"], {
       cwd: root,
       env: { ...process.env, SVC_LOG_LEVEL: 'info', ...env },
       encoding: 'utf8',
@@ -75,7 +76,7 @@ describe('output', () => {
     const script =
       "const log = require('./runtime').createLogger(); const pad = (i) => i === 150 ? 'é'.repeat(6000) : i % 3 === 0 ? 'x'.repeat(40) : i % 3 === 1 ? 'é'.repeat(20) : '😀'.repeat(10);" +
       " for (let i = 0; i < 300; i++) log.info({ n: i, pad: pad(i) }, 'line'); process.exit(0)";
-    const { stdout } = spawnSync(process.execPath, ['-r', path.join(root, 'register.js'), '-e', script], {
+    const { stdout } = spawnSync(process.execPath, [...FROM_SOURCES, '-e', script], {
       cwd: root,
       env: { ...process.env, SVC_LOG_LEVEL: 'info', NODE_ENV: 'production' },
       encoding: 'utf8',
@@ -94,7 +95,7 @@ describe('output', () => {
     const file = path.join(dir, 'out.log');
     const fd = fs.openSync(file, 'w');
     try {
-      spawnSync(process.execPath, ['-r', path.join(root, 'register.js'), '-e', script], {
+      spawnSync(process.execPath, [...FROM_SOURCES, '-e', script], {
         cwd: root,
         env: { ...process.env, SVC_LOG_LEVEL: 'info', NODE_ENV: 'production' },
         stdio: ['ignore', fd, 'inherit'],

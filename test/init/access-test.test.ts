@@ -3,7 +3,7 @@
  * package.test.ts: the project is made inside this repository, its node_modules are this
  * repository's, its code is compiled (type-checked) by this repository's TypeScript with the
  * runtime's sources for types, and its test/access.test.js runs with Node's test runner, the
- * runtime loaded from its sources (register.js). As generated, every checked cell agrees with
+ * runtime loaded from its sources (tsx and the `@svcgen/source` condition). As generated, every checked cell agrees with
  * generated/access.md. Then the notes' API-key authenticator is edited to let any PATCH through:
  * the anonymous update answers 200 where the matrix says 401, and the test fails, naming the
  * operation and the caller.
@@ -12,6 +12,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { initProject } from '../../generator/cli/init';
+import { FROM_SOURCES } from '../support/from-sources';
 
 jest.setTimeout(5 * 60_000);
 
@@ -32,7 +33,7 @@ function compile(check = true): void {
   expect({ status: r.status, out: r.status ? r.out : '' }).toEqual({ status: 0, out: '' });
 }
 
-const accessTest = () => node(['-r', path.join(ROOT, 'register.js'), '--test', 'test/access.test.js']);
+const accessTest = () => node([...FROM_SOURCES, '--test', 'test/access.test.js']);
 
 beforeAll(async () => {
   const tmp = path.join(ROOT, 'test/.tmp');

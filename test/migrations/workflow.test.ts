@@ -65,7 +65,7 @@ describe.each(DIALECTS)('editing the specs of a service with data (%s)', (dialec
       .insert({ username: 'ada', email: 'ada@example.com', password: 'x', is_staff: true, date_joined: '2026-01-02T03:04:05.000Z' })
       .returning('id');
     const userId = Number(typeof userRow === 'object' ? userRow.id : userRow);
-    const auth = `Bearer ${v1.api.context.tokens.issueAccess(userId)}`;
+    const auth = `Bearer ${await v1.api.context.tokens.issueAccess(userId)}`;
     const app1 = v1.api.app;
     const category = await request(app1).post('/api/categories/').set('Authorization', auth).send({ name: 'News', description: 'All the news' });
     expect(category.status).toBe(201);

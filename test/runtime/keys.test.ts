@@ -16,30 +16,30 @@ function tempDir(): string {
 }
 
 describe('loadKeys', () => {
-  it('generates a 2048-bit development pair once, with a warning, and reuses it', () => {
+  it('generates a 2048-bit development pair once, with a warning, and reuses it', async () => {
     const dir = path.join(tempDir(), 'keys');
     const warnings: string[] = [];
-    const first = loadKeys({ devKeysDir: dir, production: false, warn: (m) => warnings.push(m) });
+    const first = await loadKeys({ devKeysDir: dir, production: false, warn: (m) => warnings.push(m) });
     expect(first.privateKey).toMatch(/^-----BEGIN PRIVATE KEY-----/);
     expect(fs.statSync(path.join(dir, 'jwt-private.pem')).mode & 0o077).toBe(0);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/generated a development RSA key pair/);
-    const second = loadKeys({ devKeysDir: dir, production: false, warn: (m) => warnings.push(m) });
+    const second = await loadKeys({ devKeysDir: dir, production: false, warn: (m) => warnings.push(m) });
     expect(second).toEqual(first);
     expect(warnings).toHaveLength(1);
   });
 
-  it('refuses to start in production without key files', () => {
-    expect(() => loadKeys({ devKeysDir: tempDir(), production: true })).toThrow(ConfigurationError);
-    expect(() => loadKeys({ devKeysDir: tempDir(), production: true })).toThrow(/SVC_JWT_PRIVATE_KEY_FILE/);
+  it('refuses to start in production without key files', async () => {
+    await expect(loadKeys({ devKeysDir: tempDir(), production: true })).rejects.toThrow(ConfigurationError);
+    await expect(loadKeys({ devKeysDir: tempDir(), production: true })).rejects.toThrow(/SVC_JWT_PRIVATE_KEY_FILE/);
   });
 
-  it('reads both PEM files when given, and refuses only one of them', () => {
+  it('reads both PEM files when given, and refuses only one of them', async () => {
     const dir = tempDir();
     const pair = generateKeyPair();
     fs.writeFileSync(path.join(dir, 'private.pem'), pair.privateKey);
     fs.writeFileSync(path.join(dir, 'public.pem'), pair.publicKey);
-    const keys = loadKeys({
+    const keys = await loadKeys({
       privateKeyFile: path.join(dir, 'private.pem'),
       publicKeyFile: path.join(dir, 'public.pem'),
       devKeysDir: path.join(dir, 'unused'),
@@ -47,7 +47,7 @@ describe('loadKeys', () => {
     });
     expect(keys).toEqual(pair);
     expect(fs.existsSync(path.join(dir, 'unused'))).toBe(false);
-    expect(() => loadKeys({ privateKeyFile: path.join(dir, 'private.pem'), devKeysDir: dir, production: false })).toThrow(/both/);
+    await expect(loadKeys({ privateKeyFile: path.join(dir, 'private.pem'), devKeysDir: dir, production: false })).rejects.toThrow(/both/);
   });
 
   describe('the keys are checked as a pair, each problem a one-line configuration error', () => {
@@ -59,9 +59,9 @@ describe('loadKeys', () => {
     };
     const load = (privateKeyFile: string, publicKeyFile: string) => () =>
       loadKeys({ privateKeyFile, publicKeyFile, devKeysDir: path.join(dir, 'unused'), production: true });
-    const refusal = (attempt: () => unknown): string => {
+    const refusal = async (attempt: () => Promise<unknown>): Promise<string> => {
       try {
-        attempt();
+        await attempt();
       } catch (err) {
         expect(err).toBeInstanceOf(ConfigurationError);
         const message = (err as Error).message;
@@ -72,10 +72,10 @@ describe('loadKeys', () => {
     };
     const ecPrivate = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
 
-    it('a matching pair is accepted', () => {
+    it('a matching pair is accepted', async () => {
       const privateFile = write('ok-private.pem', testKeys().privateKey);
       const publicFile = write('ok-public.pem', testKeys().publicKey);
-      expect(load(privateFile, publicFile)()).toEqual(testKeys());
+      expect(await load(privateFile, publicFile)()).toEqual(testKeys());
     });
 
     it.each([
@@ -95,30 +95,30 @@ describe('loadKeys', () => {
         /^SVC_JWT_PRIVATE_KEY_FILE: cannot read .*missing\.pem: ENOENT: no such file or directory$/],
       ['a public key file that is a directory', () => [write('p7.pem', testKeys().privateKey), dir],
         /^SVC_JWT_PUBLIC_KEY_FILE: cannot read .*: EISDIR: illegal operation on a directory, read$/],
-    ] as const)('%s', (_what, files, message) => {
+    ] as const)('%s', async (_what, files, message) => {
       const [privateFile, publicFile] = files();
-      expect(refusal(load(privateFile, publicFile))).toMatch(message);
+      expect(await refusal(load(privateFile, publicFile))).toMatch(message);
     });
 
     // Root reads any file: there, the missing file and the directory above stand for it.
-    (process.getuid?.() === 0 ? it.skip : it)('a file the process may not read', () => {
+    (process.getuid?.() === 0 ? it.skip : it)('a file the process may not read', async () => {
       const secret = write('unreadable.pem', testKeys().privateKey);
       fs.chmodSync(secret, 0o000);
-      expect(refusal(load(secret, write('p8.pem', testKeys().publicKey)))).toMatch(
+      expect(await refusal(load(secret, write('p8.pem', testKeys().publicKey)))).toMatch(
         /^SVC_JWT_PRIVATE_KEY_FILE: cannot read .*unreadable\.pem: EACCES: permission denied$/,
       );
     });
 
-    it('a development pair that was replaced by keys of another pair is refused too', () => {
+    it('a development pair that was replaced by keys of another pair is refused too', async () => {
       const devDir = path.join(tempDir(), 'keys');
-      loadKeys({ devKeysDir: devDir, production: false, warn: () => {} });
+      await loadKeys({ devKeysDir: devDir, production: false, warn: () => {} });
       fs.writeFileSync(path.join(devDir, 'jwt-public.pem'), otherKeys().publicKey);
-      expect(refusal(() => loadKeys({ devKeysDir: devDir, production: false }))).toMatch(/jwt-private\.pem and .*jwt-public\.pem are not a pair/);
+      expect(await refusal(() => loadKeys({ devKeysDir: devDir, production: false }))).toMatch(/jwt-private\.pem and .*jwt-public\.pem are not a pair/);
     });
 
-    it('checkKeyPair on key texts', () => {
-      expect(checkKeyPair(testKeys())).toBe(testKeys());
-      expect(refusal(() => checkKeyPair({ privateKey: testKeys().privateKey, publicKey: otherKeys().publicKey }))).toMatch(/are not a pair/);
+    it('checkKeyPair on key texts', async () => {
+      expect(await checkKeyPair(testKeys())).toBe(testKeys());
+      expect(await refusal(() => checkKeyPair({ privateKey: testKeys().privateKey, publicKey: otherKeys().publicKey }))).toMatch(/are not a pair/);
     });
   });
 });

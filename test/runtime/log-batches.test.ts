@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { FROM_SOURCES } from '../support/from-sources';
 
 const root = path.resolve(__dirname, '../..');
 
@@ -57,7 +58,7 @@ function runChild(dir: string, file?: string): Promise<{ stdout: string; sent: s
   return new Promise((resolve, reject) => {
     const report = path.join(dir, 'report.json');
     const fd = file === undefined ? undefined : fs.openSync(file, 'w');
-    const child = spawn(process.execPath, ['-r', path.join(root, 'register.js'), '-e', CHILD], {
+    const child = spawn(process.execPath, [...FROM_SOURCES, '-e', CHILD], {
       cwd: root,
       env: { ...process.env, REPORT: report },
       stdio: ['ignore', fd ?? 'pipe', 'pipe'],

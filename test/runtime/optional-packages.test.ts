@@ -10,6 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { requireOptional, resolveOptional } from '../../runtime/core/optional-packages';
 import { ConfigurationError } from '../../runtime/core/settings';
+import { FROM_SOURCES } from '../support/from-sources';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -84,7 +85,7 @@ describe('the runtime without one of its optional packages', () => {
     const runtime = path.join(modules, '@svcgen', 'runtime');
     const run = spawnSync(
       process.execPath,
-      ['--preserve-symlinks', '-r', path.join(ROOT, 'register.js'), '-e', `const runtime = ${JSON.stringify(runtime)};\nPromise.resolve().then(async () => { ${script} }).then(() => console.log('no error'), (e) => console.log(e.name + ': ' + e.message));`],
+      ['--preserve-symlinks', ...FROM_SOURCES, '-e', `const runtime = ${JSON.stringify(runtime)};\nPromise.resolve().then(async () => { ${script} }).then(() => console.log('no error'), (e) => console.log(e.name + ': ' + e.message));`],
       { cwd: path.dirname(modules), encoding: 'utf8', timeout: 60_000 },
     );
     expect(run.stderr).toBe('');

@@ -1,11 +1,11 @@
 /**
- * TokenService.verify against jsonwebtoken's `verify` (RS256 only, the service's issuer and
- * audience): for every token below, both accept it or both refuse it, except where the service
- * is stricter (it requires `exp` and a non-empty `sub`, and bounds `iat`); and a refusal for an
- * expired token alone is `expired`, every other one `invalid`.
+ * TokenService.verify against jose's `jwtVerify` with its defaults (RS256 only, the service's
+ * issuer and audience): for every token below, both accept it or both refuse it, except where the
+ * service is stricter (it requires `exp` and a non-empty `sub`, and bounds `iat`); and a refusal
+ * for an expired token alone is `expired`, every other one `invalid`.
  */
 import * as crypto from 'node:crypto';
-import jwt from 'jsonwebtoken';
+import { jwtVerify } from 'jose';
 import { loadSettings, TokenError, TokenService } from '../../runtime';
 import { VERIFIED_TOKEN_MAX_LENGTH, VERIFIED_TOKENS_KEPT } from '../../runtime/auth/tokens';
 import { otherKeys, testKeys } from '../support/keys';
@@ -25,21 +25,27 @@ function signed(header: unknown, payload: unknown, key = testKeys().privateKey):
   return `${input}.${crypto.sign('sha256', Buffer.from(input), key).toString('base64url')}`;
 }
 
+/** The algorithm-confusion attack: HS256 with the public key PEM as the HMAC secret. */
+function hs256(payload: unknown, secret: string): string {
+  const input = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64(payload)}`;
+  return `${input}.${crypto.createHmac('sha256', secret).update(input).digest('base64url')}`;
+}
+
 const claims = (extra: Record<string, unknown> = {}) => ({ sub: '7', iss: ISSUER, aud: AUDIENCE, iat: now(), exp: now() + 600, ...extra });
 const RS256 = { alg: 'RS256', typ: 'JWT' };
 
-function jsonwebtokenAccepts(token: string): boolean {
+async function joseAccepts(token: string): Promise<boolean> {
   try {
-    jwt.verify(token, crypto.createPublicKey(testKeys().publicKey), { algorithms: ['RS256'], issuer: ISSUER, audience: AUDIENCE });
+    await jwtVerify(token, crypto.createPublicKey(testKeys().publicKey), { algorithms: ['RS256'], issuer: ISSUER, audience: AUDIENCE });
     return true;
   } catch {
     return false;
   }
 }
 
-function outcome(token: string): 'valid' | 'expired' | 'invalid' {
+async function outcome(token: string): Promise<'valid' | 'expired' | 'invalid'> {
   try {
-    tokens.verify(token);
+    await tokens.verify(token);
     return 'valid';
   } catch (err) {
     if (!(err instanceof TokenError)) throw err;
@@ -50,8 +56,8 @@ function outcome(token: string): 'valid' | 'expired' | 'invalid' {
 const good = signed(RS256, claims());
 const [goodHeader, goodPayload, goodSignature] = good.split('.');
 
-/** [case, token, what the service answers, whether jsonwebtoken accepts it] */
-const cases: [string, string, 'valid' | 'expired' | 'invalid', boolean][] = [
+/** [case, token, what the service answers, whether jose's defaults accept it] */
+const cases: [string, string | Promise<string>, 'valid' | 'expired' | 'invalid', boolean][] = [
   ['a valid token', good, 'valid', true],
   ['one issued by TokenService', tokens.issueAccess(7), 'valid', true],
   ['an audience list holding the audience', signed(RS256, claims({ aud: ['other', AUDIENCE] })), 'valid', true],
@@ -74,7 +80,7 @@ const cases: [string, string, 'valid' | 'expired' | 'invalid', boolean][] = [
   ['an iat in the future', signed(RS256, claims({ iat: now() + 600 })), 'invalid', true],
   ['alg none', `${b64({ alg: 'none' })}.${b64(claims())}.`, 'invalid', false],
   ['alg RS512', signed({ alg: 'RS512' }, claims()), 'invalid', false],
-  ['HS256 with the public key as secret', jwt.sign(claims(), Buffer.from(testKeys().publicKey), { algorithm: 'HS256', noTimestamp: true }), 'invalid', false],
+  ['HS256 with the public key as secret', hs256(claims(), testKeys().publicKey), 'invalid', false],
   ['another key', signed(RS256, claims(), otherKeys().privateKey), 'invalid', false],
   ['a tampered payload', `${goodHeader}.${b64(claims({ sub: '1' }))}.${goodSignature}`, 'invalid', false],
   ['a tampered signature', `${goodHeader}.${goodPayload}.${goodSignature.slice(0, -4)}AAAA`, 'invalid', false],
@@ -93,17 +99,17 @@ const cases: [string, string, 'valid' | 'expired' | 'invalid', boolean][] = [
 ];
 
 describe('TokenService.verify', () => {
-  it.each(cases)('%s', (_name, token, expected, accepted) => {
-    expect(outcome(token)).toBe(expected);
-    expect(jsonwebtokenAccepts(token)).toBe(accepted);
+  it.each(cases)('%s', async (_name, token, expected, accepted) => {
+    expect(await outcome(await token)).toBe(expected);
+    expect(await joseAccepts(await token)).toBe(accepted);
   });
 
-  it('returns the claims of a valid token', () => {
+  it('returns the claims of a valid token', async () => {
     const token = signed(RS256, claims({ username: 'ann', is_staff: true }));
-    expect(tokens.verify(token)).toEqual(claims({ username: 'ann', is_staff: true }));
+    expect(await tokens.verify(token)).toEqual(claims({ username: 'ann', is_staff: true }));
   });
 
-  it('refuses every token when its public key is not an RSA key', () => {
+  it('refuses every token when its public key is not an RSA key', async () => {
     const ec = crypto.generateKeyPairSync('ec', {
       namedCurve: 'P-256',
       publicKeyEncoding: { type: 'spki', format: 'pem' },
@@ -112,71 +118,71 @@ describe('TokenService.verify', () => {
     const service = new TokenService({ privateKey: ec.privateKey, publicKey: ec.publicKey }, settings);
     const input = `${b64(RS256)}.${b64(claims())}`;
     const token = `${input}.${crypto.sign('sha256', Buffer.from(input), ec.privateKey).toString('base64url')}`;
-    expect(() => service.verify(token)).toThrow(new TokenError('invalid', 'the public key is not an RSA key'));
+    await expect(service.verify(token)).rejects.toThrow(new TokenError('invalid', 'the public key is not an RSA key'));
   });
 });
 
 describe('tokens verified before', () => {
-  const nodeCrypto: typeof crypto = require('node:crypto');
   let signatureChecks: jest.SpyInstance;
 
   beforeEach(() => {
-    signatureChecks = jest.spyOn(nodeCrypto, 'verify');
+    // jose checks signatures with the Web Crypto API.
+    signatureChecks = jest.spyOn(globalThis.crypto.subtle, 'verify');
   });
   afterEach(() => jest.restoreAllMocks());
 
-  it('check the signature of a token once, and its claims against the clock every time', () => {
+  it('check the signature of a token once, and its expiry every time', async () => {
     const service = new TokenService(testKeys(), settings);
     const token = signed(RS256, claims({ exp: now() + 60 }));
-    expect(service.verify(token)).toEqual(claims({ exp: now() + 60 }));
-    expect(service.verify(token).sub).toBe('7');
+    expect(await service.verify(token)).toEqual(claims({ exp: now() + 60 }));
+    expect((await service.verify(token)).sub).toBe('7');
     expect(signatureChecks).toHaveBeenCalledTimes(1);
     const later = Date.now() + 61_000;
     jest.spyOn(Date, 'now').mockReturnValue(later);
-    expect(() => service.verify(token)).toThrow(new TokenError('expired', 'token expired'));
+    await expect(service.verify(token)).rejects.toThrow(new TokenError('expired', 'token expired'));
   });
 
-  it('decode the claims anew for each request: a change to one request’s claims is not the next one’s', () => {
+  it('decode the claims anew for each request: a change to one request’s claims is not the next one’s', async () => {
     const service = new TokenService(testKeys(), settings);
     const token = signed(RS256, claims({ roles: ['reader'] }));
-    const first = service.verify(token);
+    const first = await service.verify(token);
     first.sub = '1';
     (first.roles as string[]).push('admin');
-    expect(service.verify(token)).toEqual(claims({ roles: ['reader'] }));
+    expect(await service.verify(token)).toEqual(claims({ roles: ['reader'] }));
   });
 
-  it('are kept by their exact text and by the service that checked them', () => {
+  it('are kept by their exact text and by the service that checked them', async () => {
     const service = new TokenService(testKeys(), settings);
-    service.verify(good);
+    await service.verify(good);
     for (const token of [`${goodHeader}.${b64(claims({ sub: '1' }))}.${goodSignature}`, `${goodHeader}.${goodPayload}.${goodSignature.slice(0, -4)}AAAA`, `${good}=`]) {
-      expect(() => service.verify(token)).toThrow(TokenError);
+      await expect(service.verify(token)).rejects.toThrow(TokenError);
     }
     const other = new TokenService(otherKeys(), settings);
-    expect(() => other.verify(good)).toThrow(new TokenError('invalid', 'invalid signature'));
+    await expect(other.verify(good)).rejects.toThrow(new TokenError('invalid', 'invalid signature'));
   });
 
-  it('keep no refused token: a token that failed is checked again', () => {
+  it('keep no refused token: a token that failed is checked again', async () => {
     const service = new TokenService(testKeys(), settings);
     const forged = signed(RS256, claims(), otherKeys().privateKey);
-    expect(() => service.verify(forged)).toThrow(new TokenError('invalid', 'invalid signature'));
-    expect(() => service.verify(forged)).toThrow(new TokenError('invalid', 'invalid signature'));
+    await expect(service.verify(forged)).rejects.toThrow(new TokenError('invalid', 'invalid signature'));
+    await expect(service.verify(forged)).rejects.toThrow(new TokenError('invalid', 'invalid signature'));
     expect(signatureChecks).toHaveBeenCalledTimes(2);
   });
 
-  it(`keep the last ${VERIFIED_TOKENS_KEPT}, and none longer than ${VERIFIED_TOKEN_MAX_LENGTH} characters`, () => {
+  it(`keep the last ${VERIFIED_TOKENS_KEPT}, and none longer than ${VERIFIED_TOKEN_MAX_LENGTH} characters`, async () => {
     const service = new TokenService(testKeys(), settings);
     const many = Array.from({ length: VERIFIED_TOKENS_KEPT + 1 }, (_, i) => signed(RS256, claims({ n: i })));
-    for (const token of many) service.verify(token);
+    for (const token of many) await service.verify(token);
     signatureChecks.mockClear();
-    service.verify(many[VERIFIED_TOKENS_KEPT]);
-    service.verify(many[1]);
+    await service.verify(many[VERIFIED_TOKENS_KEPT]);
+    await service.verify(many[1]);
     expect(signatureChecks).toHaveBeenCalledTimes(0);
-    service.verify(many[0]);
+    await service.verify(many[0]);
     expect(signatureChecks).toHaveBeenCalledTimes(1);
 
     const long = signed(RS256, claims({ padding: 'x'.repeat(VERIFIED_TOKEN_MAX_LENGTH) }));
-    service.verify(long);
-    service.verify(long);
+    await service.verify(long);
+    await service.verify(long);
     expect(signatureChecks).toHaveBeenCalledTimes(3);
   });
 });

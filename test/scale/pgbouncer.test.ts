@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client } from 'pg';
 import { Cluster, Instance, PgBouncer, call, keyFiles, staffUser, tempDir } from './support/stack';
+import { FROM_SOURCES } from '../support/from-sources';
 
 jest.setTimeout(240_000);
 
@@ -43,7 +44,7 @@ async function pooled(database: string): Promise<number> {
 }
 
 function migrate(env: Record<string, string>) {
-  return spawnSync(process.execPath, ['-r', path.join(root, 'register.js'), path.join(root, 'generated/main.ts'), 'migrate'], {
+  return spawnSync(process.execPath, [...FROM_SOURCES, path.join(root, 'generated/main.ts'), 'migrate'], {
     env: { ...process.env, ...env },
     encoding: 'utf8',
   });

@@ -3,10 +3,11 @@
  * operation of access.md called as every kind of caller on a fresh in-memory SQLite database, and
  * every checked cell answered as the matrix says. The blog's, and the test case whose sample rows
  * need a uuid key, choices, a decimal, a date, JSON and foreign keys in order. The runtime loads
- * from its sources (register.js).
+ * from its sources (tsx and the `@svcgen/source` condition).
  */
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
+import { FROM_SOURCES } from '../support/from-sources';
 
 const root = path.resolve(__dirname, '../..');
 
@@ -15,7 +16,7 @@ jest.setTimeout(180_000);
 /** Runs the access test of the output folder `dir`: its exit status, summary and failed tests. */
 function runAccessTest(dir: string) {
   const script = `require('./${dir}/access-test.ts').testAccessMatrix();`;
-  const r = spawnSync(process.execPath, ['-r', './register.js', '-e', script], { cwd: root, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
+  const r = spawnSync(process.execPath, [...FROM_SOURCES, '-e', script], { cwd: root, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
   const summary = Object.fromEntries([...r.stdout.matchAll(/^# (tests|pass|fail|skipped) (\d+)$/gm)].map((m) => [m[1], Number(m[2])]));
   return { status: r.status, summary, failed: r.stdout.split('\n').filter((l) => /^\s*not ok /.test(l)), out: r.stdout };
 }

@@ -12,6 +12,7 @@ import * as path from 'node:path';
 import knex from 'knex';
 import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
 import { testKeys } from '../support/keys';
+import { FROM_SOURCES } from '../support/from-sources';
 
 const root = path.resolve(__dirname, '../..');
 
@@ -45,7 +46,7 @@ afterEach(() => {
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 function start(env: Record<string, string>): ServiceProcess {
-  const child = spawn(process.execPath, ['-r', path.join(root, 'register.js'), path.join(root, 'generated/main.ts')], {
+  const child = spawn(process.execPath, [...FROM_SOURCES, path.join(root, 'generated/main.ts')], {
     cwd: dir,
     env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...keyEnv, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -93,7 +93,7 @@ describe('generated main', () => {
       expect(row).toEqual({ is_active: 1, is_staff: 1, is_superuser: 1 });
       // The blog's categories are written behind AdminAuth: access.md says 2xx for a superuser.
       const { app, context } = require('../../generated/app').createService({ db, keys: testKeys(), settings: loadSettings(require('../../generated/settings').DEFAULT_SETTINGS, {}, {}) });
-      const token = `Bearer ${context.tokens.issueAccess(5)}`;
+      const token = `Bearer ${await context.tokens.issueAccess(5)}`;
       const created = await request(app).post('/api/categories/').set('Authorization', token).send({ name: 'Staff picks', description: 'Chosen by the boss' });
       expect({ status: created.status, body: created.body }).toEqual({ status: 201, body: { id: created.body.id, name: 'Staff picks', description: 'Chosen by the boss' } });
       const users = await request(app).get('/api/users/5/').set('Authorization', token);

@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { ConfigurationError } from '../../runtime';
 import { workerCount } from '../../runtime/http/cluster';
 import { testKeys } from '../support/keys';
+import { FROM_SOURCES } from '../support/from-sources';
 
 const root = path.resolve(__dirname, '../..');
 
@@ -37,9 +38,13 @@ afterAll(() => {
 
 function workerPids(primary: number): number[] {
   try {
-    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(primary)], { encoding: 'utf8' })
+    // Node processes only: run from sources, the primary also has tsx's esbuild service as a child.
+    const node = path.basename(process.execPath).slice(0, 15);
+    return execFileSync('ps', ['-o', 'pid=,comm=', '--ppid', String(primary)], { encoding: 'utf8' })
       .split('\n')
-      .map((s) => Number(s.trim()))
+      .map((line) => line.trim().split(/\s+/))
+      .filter(([, command]) => command === node)
+      .map(([pid]) => Number(pid))
       .filter((n) => n > 0);
   } catch {
     return [];
@@ -82,7 +87,7 @@ describe('SVC_WORKERS', () => {
 });
 
 it('serves from two workers, sums their metrics, replaces a dead worker and stops on SIGTERM', async () => {
-  child = spawn(process.execPath, ['-r', path.join(root, 'register.js'), path.join(root, 'generated/main.ts')], {
+  child = spawn(process.execPath, [...FROM_SOURCES, path.join(root, 'generated/main.ts')], {
     cwd: dir,
     env: {
       ...process.env,

@@ -5,7 +5,7 @@
  * Everything runs against the real database of a running test service; nothing is mocked.
  */
 import * as crypto from 'node:crypto';
-import jwt from 'jsonwebtoken';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { hashPassword, type Db } from '../../runtime';
 import { otherKeys, testKeys } from './keys';
 import type { RunningService } from './services';
@@ -78,7 +78,7 @@ export async function makeUser(svc: RunningService, options: UserOptions = {}): 
     .returning('id');
   const id = Number(typeof row === 'object' ? row.id : row);
   const is_staff = options.is_staff ?? false;
-  const token = svc.context.tokens.issueAccess(id, { username, email, is_staff });
+  const token = await svc.context.tokens.issueAccess(id, { username, email, is_staff });
   return {
     id,
     username,
@@ -137,9 +137,7 @@ export async function widgetLabelIds(db: Db, widgetId: number): Promise<string[]
 
 /** Decodes a JWT without verifying it: header and payload. */
 export function decodeToken(token: string): { header: Record<string, unknown>; payload: Record<string, unknown> } {
-  const decoded = jwt.decode(token, { complete: true });
-  if (!decoded || typeof decoded.payload !== 'object') throw new Error(`not a JWT: ${token}`);
-  return { header: decoded.header as unknown as Record<string, unknown>, payload: decoded.payload as Record<string, unknown> };
+  return { header: decodeProtectedHeader(token) as Record<string, unknown>, payload: decodeJwt(token) };
 }
 
 export const nowSeconds = () => Math.floor(Date.now() / 1000);
@@ -152,16 +150,17 @@ export function accessClaims(sub: number | string, overrides: Record<string, unk
   return claims;
 }
 
-/** Signs `claims` exactly as given, RS256, with the service's private key (or another one). */
+/** Signs `claims` but `iat`, RS256, with the service's private key (or another one). */
 export function signRs256(claims: Record<string, unknown>, privateKey: string = testKeys().privateKey): string {
-  return jwt.sign(claims, privateKey, { algorithm: 'RS256', noTimestamp: true });
+  const { iat: _iat, ...rest } = claims;
+  return signRs256Raw(rest, privateKey);
 }
 
 const b64url = (data: string | Buffer) => Buffer.from(data).toString('base64url');
 
 /**
- * Signs `claims` byte for byte, RS256, with the service's private key: unlike `signRs256` (whose
- * `noTimestamp` drops an `iat`), every claim is kept, whatever its type (`iat: "yesterday"`, `exp: null`).
+ * Signs `claims` byte for byte, RS256, with the service's private key: unlike `signRs256` (which
+ * drops an `iat`), every claim is kept, whatever its type (`iat: "yesterday"`, `exp: null`).
  */
 export function signRs256Raw(claims: Record<string, unknown>, privateKey: string = testKeys().privateKey): string {
   const input = `${b64url(JSON.stringify({ alg: 'RS256', typ: 'JWT' }))}.${b64url(JSON.stringify(claims))}`;

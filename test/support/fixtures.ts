@@ -40,7 +40,7 @@ export async function createUser(
     })
     .returning('id');
   const id = Number(typeof row === 'object' ? row.id : row);
-  const token = svc.context.tokens.issueAccess(id);
+  const token = await svc.context.tokens.issueAccess(id);
   return { id, username, token, bearer: `Bearer ${token}` };
 }
 

@@ -1,7 +1,7 @@
 /**
  * What the scale suites start on this machine and tear down: PostgreSQL clusters of their own
  * (`pg_createcluster`, a streaming replica made with `pg_basebackup`), PgBouncer, HAProxy, and the
- * blog as processes (`node -r register.js generated/main.ts`). Ports are free ones in 55000–55999,
+ * blog as processes (`node --conditions=@svcgen/source --require tsx/cjs generated/main.ts`). Ports are free ones in 55000–55999,
  * names carry the test process's id, so that runs side by side do not meet.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -14,6 +14,7 @@ import knex, { type Knex } from 'knex';
 import { TokenService } from '../../../runtime/auth/tokens';
 import { loadSettings } from '../../../runtime';
 import { testKeys } from '../../support/keys';
+import { FROM_SOURCES } from '../../support/from-sources';
 
 const root = path.resolve(__dirname, '../../..');
 const { DEFAULT_SETTINGS } = require('../../../generated/settings');
@@ -208,7 +209,7 @@ export function tempDir(label: string): string {
 }
 
 /** An access token for user `id`, signed with the test keys as the blog signs them (for the blog's audience, or `audience`). */
-export function accessToken(id: number, audience?: string): string {
+export function accessToken(id: number, audience?: string): Promise<string> {
   return new TokenService(testKeys(), loadSettings(DEFAULT_SETTINGS, audience ? { SVC_JWT_AUDIENCE: audience } : {})).issueAccess(id);
 }
 
@@ -218,7 +219,7 @@ export async function staffUser(db: Knex, username = `staff${process.pid}`, audi
     .insert({ username, email: `${username}@example.com`, password: 'not-a-real-hash', first_name: '', last_name: '', is_staff: true, is_active: true, date_joined: new Date().toISOString() })
     .returning('id');
   const id = Number(row.id);
-  return { id, bearer: `Bearer ${accessToken(id, audience)}` };
+  return { id, bearer: `Bearer ${await accessToken(id, audience)}` };
 }
 
 /** One instance of the blog, a process serving on its own port. */
@@ -237,7 +238,7 @@ export class Instance {
 
   async start(): Promise<void> {
     this.output = '';
-    const child = spawn(process.execPath, ['-r', path.join(root, 'register.js'), path.join(root, this.main)], {
+    const child = spawn(process.execPath, [...FROM_SOURCES, path.join(root, this.main)], {
       env: { ...process.env, HOST: '127.0.0.1', PORT: String(this.fixedPort ?? 0), SVC_LOG_LEVEL: 'warn', ...this.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
