@@ -2,7 +2,7 @@
  * MySQL's and MariaDB's Knex client (mysql2), made to give the answers SQLite and PostgreSQL give:
  * - every connection in strict mode (an invalid value is an error, never truncated or coerced),
  *   in UTC, in utf8mb4, at READ COMMITTED as on PostgreSQL;
- * - `ESCAPE '\'` in SQL text read as PostgreSQL reads it (`_query`);
+ * - `ESCAPE '\'` in SQL text read as PostgreSQL reads it (`formatQuery`);
  * - every table it creates compares text byte by byte, without trailing-space padding, as PostgreSQL
  *   (C collation) and SQLite do: `utf8mb4_nopad_bin` on MariaDB, `utf8mb4_0900_bin` on MySQL;
  * - auto-increment keys are signed, as PostgreSQL's `serial`, so foreign keys (signed integers)
@@ -27,7 +27,7 @@
  */
 import * as crypto from 'node:crypto';
 import type { Knex } from 'knex';
-import { databaseOfClient } from '../database';
+import * as mysql2 from 'mysql2';
 import {
   Mysql2Client,
   MysqlColumnCompiler,
@@ -233,9 +233,10 @@ class LiveUniqueTableCompiler extends MysqlTableCompiler {
   }
 }
 
-/** What the first connection learnt of the server, kept in the client's configuration, which its transactions' clients share. */
-const SERVER = Symbol('svcgen.mysql.server');
-
+/**
+ * What the first connection learnt of the server, kept for the pool's `afterCreate` hook, which a
+ * copy of the configuration (the readiness probe's) and transactions' clients share.
+ */
 interface ServerFacts {
   checked: boolean;
   mariadb: boolean;
@@ -243,29 +244,85 @@ interface ServerFacts {
   foldingCollation: string;
 }
 
-export class MysqlClient extends Mysql2Client {
-  private get server(): ServerFacts {
-    const config = this.config as Record<symbol, ServerFacts | undefined>;
-    return (config[SERVER] ??= { checked: false, mariadb: false, binaryCollation: 'utf8mb4_bin', foldingCollation: 'utf8mb4_unicode_520_ci' });
-  }
+const serverFacts = new WeakMap<object, ServerFacts>();
 
+function factsOf(connection: object): ServerFacts {
+  let facts = serverFacts.get(connection);
+  if (!facts) serverFacts.set(connection, (facts = { checked: false, mariadb: false, binaryCollation: 'utf8mb4_bin', foldingCollation: 'utf8mb4_unicode_520_ci' }));
+  return facts;
+}
+
+/** What the server of `client` (a Knex client opened by `sessionOptions`) is, once a connection was made. */
+export function serverOf(client: { config: Knex.Config }): Readonly<ServerFacts> {
+  return factsOf((client.config.pool?.afterCreate as object | undefined) ?? serverFacts);
+}
+
+/**
+ * mysql2's connection options and Knex's pool hook that give every connection its session: strict,
+ * UTC, utf8mb4 compared as bytes, READ COMMITTED, the statement timeout; and every statement its
+ * SQL text as PostgreSQL's would be read (`formatQuery`).
+ */
+export function sessionOptions(connection: Knex.MySql2ConnectionConfig, statementTimeoutMs: number): { connection: Knex.MySql2ConnectionConfig; afterCreate(conn: MysqlConnection, done: (err: unknown, conn: unknown) => void): void } {
+  const options = { ...connection, queryFormat: formatQuery } as Knex.MySql2ConnectionConfig;
+  const server: ServerFacts = { checked: false, mariadb: false, binaryCollation: 'utf8mb4_bin', foldingCollation: 'utf8mb4_unicode_520_ci' };
+  async function start(conn: MysqlConnection): Promise<void> {
+    if (!server.checked) {
+      const [{ version }] = await query(conn, 'select version() as version');
+      server.mariadb = /mariadb/i.test(String(version));
+      server.binaryCollation = server.mariadb ? 'utf8mb4_nopad_bin' : 'utf8mb4_0900_bin';
+      server.foldingCollation = server.mariadb ? 'utf8mb4_uca1400_as_cs' : 'utf8mb4_0900_as_cs';
+      server.checked = true;
+    }
+    await query(conn, `set names utf8mb4 collate ${server.binaryCollation}, sql_mode = '${SQL_MODE}', time_zone = '+00:00'`);
+    // PostgreSQL's isolation: each statement sees what committed before it (InnoDB's default,
+    // REPEATABLE READ, would keep a transaction's first snapshot: a check made again after a
+    // concurrent insert's duplicate key would not see that insert).
+    await query(conn, 'set session transaction isolation level read committed');
+    // SVC_DB_STATEMENT_TIMEOUT for every statement of the session: MariaDB's max_statement_time
+    // (seconds) ends any statement past it (errno 1969); MySQL's max_execution_time (milliseconds)
+    // bounds SELECTs only (errno 3024). Both are answered 503, as PostgreSQL's statement_timeout is.
+    if (statementTimeoutMs > 0) {
+      if (server.mariadb) await query(conn, `set session max_statement_time = ${statementTimeoutMs / 1000}`);
+      else await query(conn, `set session max_execution_time = ${statementTimeoutMs}`);
+    }
+  }
+  const afterCreate = (conn: MysqlConnection, done: (err: unknown, conn: unknown) => void) => void start(conn).then(() => done(null, conn), (err) => done(err, conn));
+  serverFacts.set(afterCreate, server);
+  return { connection: options, afterCreate };
+}
+
+/**
+ * mysql2's `queryFormat`: a statement's text with its values written in, as mysql2 writes them,
+ * but with `ESCAPE '\'` (PostgreSQL's and SQLite's text for a backslash as the LIKE escape, which a
+ * hook may write) as MySQL reads it, `ESCAPE '\\'`: MySQL's string literals escape with
+ * backslashes, so the first would never end. Only SQL text is rewritten, before the values are
+ * written in: a bound value is never touched. A list (a `list` field's value) is bound as its JSON
+ * text, the form its JSON column holds (mysql2 would write an array as a list of values).
+ */
+function formatQuery(this: { config: { stringifyObjects?: boolean } }, sql: string, values: unknown, timezone: string): string {
+  const text = /ESCAPE '\\'/i.test(sql) ? sql.replace(/ESCAPE '\\'(?!')/gi, "ESCAPE '\\\\'") : sql;
+  const bound = Array.isArray(values) ? values.map((v) => (Array.isArray(v) ? JSON.stringify(v) : v)) : values;
+  return mysql2.format(text, bound as any[], this.config.stringifyObjects, timezone);
+}
+
+export class MysqlClient extends Mysql2Client {
   /**
    * The utf8mb4 collation whose `lower()` folds as PostgreSQL's does, by a recent Unicode (ẞ is ß,
    * İ is i, the Kelvin sign is k): `utf8mb4_uca1400_as_cs` on MariaDB, `utf8mb4_0900_as_cs` on MySQL.
    * The binary collations fold by an old table (ẞ stays ẞ).
    */
   get foldingCollation(): string {
-    return this.server.foldingCollation;
+    return serverOf(this).foldingCollation;
   }
 
   /** The utf8mb4 collation that compares bytes without padding on this server. */
   get binaryCollation(): string {
-    return this.server.binaryCollation;
+    return serverOf(this).binaryCollation;
   }
 
   /** Whether the server is MariaDB. */
   get mariadb(): boolean {
-    return this.server.mariadb;
+    return serverOf(this).mariadb;
   }
 
   override queryCompiler(builder: unknown, formatter: unknown): unknown {
@@ -278,47 +335,6 @@ export class MysqlClient extends Mysql2Client {
 
   override columnCompiler(tableBuilder: unknown, columnBuilder: unknown): unknown {
     return new PortableColumnCompiler(this, tableBuilder, columnBuilder);
-  }
-
-  async acquireRawConnection(): Promise<MysqlConnection> {
-    const conn = await (Mysql2Client.prototype as any).acquireRawConnection.call(this);
-    const server = this.server;
-    if (!server.checked) {
-      const [{ version }] = await query(conn, 'select version() as version');
-      server.mariadb = /mariadb/i.test(String(version));
-      server.binaryCollation = server.mariadb ? 'utf8mb4_nopad_bin' : 'utf8mb4_0900_bin';
-      server.foldingCollation = server.mariadb ? 'utf8mb4_uca1400_as_cs' : 'utf8mb4_0900_as_cs';
-      server.checked = true;
-    }
-    await query(conn, `set names utf8mb4 collate ${this.binaryCollation}, sql_mode = '${SQL_MODE}', time_zone = '+00:00'`);
-    // PostgreSQL's isolation: each statement sees what committed before it (InnoDB's default,
-    // REPEATABLE READ, would keep a transaction's first snapshot: a check made again after a
-    // concurrent insert's duplicate key would not see that insert).
-    await query(conn, 'set session transaction isolation level read committed');
-    // SVC_DB_STATEMENT_TIMEOUT for every statement of the session: MariaDB's max_statement_time
-    // (seconds) ends any statement past it (errno 1969); MySQL's max_execution_time (milliseconds)
-    // bounds SELECTs only (errno 3024). Both are answered 503, as PostgreSQL's statement_timeout is.
-    const { statementTimeoutMs } = databaseOfClient(this as unknown as Knex.Client).settings;
-    if (statementTimeoutMs > 0) {
-      if (server.mariadb) await query(conn, `set session max_statement_time = ${statementTimeoutMs / 1000}`);
-      else await query(conn, `set session max_execution_time = ${statementTimeoutMs}`);
-    }
-    return conn;
-  }
-
-  /**
-   * Runs a statement, with `ESCAPE '\'` (PostgreSQL's and SQLite's text for a backslash as the LIKE
-   * escape, which a hook may write) as MySQL reads it, `ESCAPE '\\'`: MySQL's string literals
-   * escape with backslashes, so the first would never end. Only SQL text is rewritten, before
-   * mysql2 writes the values in: a value bound to a placeholder is never touched.
-   */
-  _query(connection: unknown, obj: { sql?: string; bindings?: unknown[] }): Promise<unknown> {
-    const base = (Mysql2Client.prototype as any)._query as (connection: unknown, obj: unknown) => Promise<unknown>;
-    // A list (a `list` field's value) is bound as its JSON text, the form its JSON column holds
-    // (mysql2 would write an array as a list of values).
-    if (obj?.bindings?.some(Array.isArray)) obj = { ...obj, bindings: obj.bindings.map((b) => (Array.isArray(b) ? JSON.stringify(b) : b)) };
-    if (typeof obj?.sql !== 'string' || !/ESCAPE '\\'/i.test(obj.sql)) return base.call(this, connection, obj);
-    return base.call(this, connection, { ...obj, sql: obj.sql.replace(/ESCAPE '\\'(?!')/gi, "ESCAPE '\\\\'") });
   }
 
   override processResponse(obj: MysqlClientQuery, runner: unknown): unknown {
