@@ -205,15 +205,6 @@ export interface MysqlRunner {
   query(query: { sql: string; bindings?: unknown[]; output?: (response: unknown) => unknown }): Promise<unknown>;
 }
 
-/**
- * Assumption "insert builder": an insert builder keeps its method in `_method` and its values and
- * `returning` column in `_single.insert` and `_single.returning`.
- */
-export function insertOf(query: Knex.QueryBuilder): { values: unknown; returning: unknown } | undefined {
-  const { _method, _single } = query as unknown as { _method?: string; _single: Record<string, unknown> };
-  return _method === 'insert' ? { values: _single.insert, returning: _single.returning } : undefined;
-}
-
 /* ---------------------------------------------------------- acquisitions and pg's clients */
 
 /**

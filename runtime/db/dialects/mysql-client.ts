@@ -344,11 +344,14 @@ export class MysqlClient extends Mysql2Client {
   }
 }
 
-/** The rows a raw insert returned: `returnedRows` for the insert builder it was compiled from. */
-export function insertedRows(result: unknown, insert: { values: unknown; returning: unknown }): Record<string, unknown>[] {
-  const column = Array.isArray(insert.returning) ? insert.returning[0] : insert.returning;
+/**
+ * The rows a raw insert returned, where the insert `write` compiles to (its public `toSQL()`) is one
+ * this client's compiler answered with `returning` (MySQL: the rows come from the result header).
+ */
+export function insertedRows(result: unknown, write: Knex.QueryBuilder): Record<string, unknown>[] {
+  const compiled = write.toSQL() as { method?: string; returning?: unknown };
+  const returning = compiled.returning as MysqlClientQuery['returning'] | undefined;
+  if (compiled.method !== 'insert' || typeof returning?.column !== 'string') return [];
   const [header] = result as [{ affectedRows?: number; insertId?: number }];
-  if (typeof column !== 'string') return [];
-  const values = (Array.isArray(insert.values) ? insert.values : [insert.values]) as Record<string, unknown>[];
-  return returnedRows(header, { column, values });
+  return returnedRows(header, returning);
 }

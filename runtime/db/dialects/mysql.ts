@@ -6,7 +6,6 @@
  * by dropping it and adding it again under its new name.
  */
 import type { Knex } from 'knex';
-import { insertOf } from '../knex-internals';
 import type { ConstraintViolation, Dialect, DriverError } from './dialect';
 import { insertedRows, MysqlClient, serverOf, sessionOptions } from './mysql-client';
 import { unicodeLower } from './sqlite';
@@ -156,8 +155,7 @@ export const mysql: Dialect = {
   rowsOf(result, write) {
     const [rows] = result as [unknown];
     if (Array.isArray(rows)) return rows;
-    const insert = write && insertOf(write);
-    return insert ? insertedRows(result, insert) : [];
+    return write ? insertedRows(result, write) : [];
   },
 
   lockForUpdate(query) {
