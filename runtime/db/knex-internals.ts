@@ -169,8 +169,7 @@ export const Mysql2Client = requireKnex('knex/lib/dialects/mysql2') as new (conf
  * `(client, builder, formatter)`, `(client, tableBuilder)` and `(client, tableBuilder,
  * columnBuilder)`. The query compiler keeps the builder's `_single` as `single` (`insert`,
  * `returning`), compiles an insert with `insert()` and warns from `_returningCheck()` that MySQL
- * has no RETURNING. The table compiler keeps its `_single` as `single` (`charset`, `collate`, read
- * when it writes CREATE TABLE in `createQuery`), writes SQL with `pushQuery(sql | {sql, output})`
+ * has no RETURNING. The table compiler writes SQL with `pushQuery(sql | {sql, output})`
  * (an `output(rows)` runs with the runner as `this` and the statement's rows, which runs more SQL with
  * `query({sql, bindings})`), names the table with `tableName()` and quotes with `formatter`; its
  * `unique(columns, {indexName, predicate})` and `dropIndex(columns, name)` write an index's SQL. The
@@ -190,7 +189,6 @@ export const MysqlTableCompiler = requireKnex('knex/lib/dialects/mysql/schema/my
   tableNameRaw: string;
   tableName(): string;
   pushQuery(query: string | { sql: string; bindings?: unknown[]; output?: (this: MysqlRunner, response: unknown) => unknown }): void;
-  createQuery(columns: unknown, ifNot: boolean, like: boolean): void;
   unique(columns: string[], options?: unknown): void;
   dropIndex(columns: string[], indexName?: string): void;
   index(columns: string[], indexName?: unknown, options?: unknown): void;

@@ -4,7 +4,8 @@
  *   in UTC, in utf8mb4, at READ COMMITTED as on PostgreSQL;
  * - `ESCAPE '\'` in SQL text read as PostgreSQL reads it (`formatQuery`);
  * - every table it creates compares text byte by byte, without trailing-space padding, as PostgreSQL
- *   (C collation) and SQLite do: `utf8mb4_nopad_bin` on MariaDB, `utf8mb4_0900_bin` on MySQL;
+ *   (C collation) and SQLite do: `utf8mb4_nopad_bin` on MariaDB, `utf8mb4_0900_bin` on MySQL
+ *   (`withTableDefaults`);
  * - auto-increment keys are signed, as PostgreSQL's `serial`, so foreign keys (signed integers)
  *   can reference them (InnoDB refuses a foreign key whose type differs in sign);
  * - a datetime is kept as its ISO 8601 text in UTC, as on SQLite: the service writes and compares
@@ -122,43 +123,34 @@ class PortableColumnCompiler extends MysqlColumnCompiler {
  * once what made it fail is fixed, must complete it rather than fail on what it already did.
  */
 function rerunnable(sql: string): string {
+  if (!/^alter table /i.test(sql)) return sql;
   return sql
-    .replace(/^(alter table \S+ drop (?:index|foreign key) )(?!if exists )/, '$1if exists ')
-    .replace(/^(alter table \S+ add unique )(?!if not exists )/, '$1if not exists ')
-    .replace(/^(alter table \S+ add(?: \w+)? index )(?!if not exists )/, '$1if not exists ')
-    .replace(/^(alter table \S+ add constraint \S+ foreign key )(?!if not exists )/, '$1if not exists ');
+    .replace(/^(alter table \S+ drop (?:index|foreign key) )(?!if exists )/i, '$1if exists ')
+    .replace(/^(alter table \S+ add unique )(?!if not exists )/i, '$1if not exists ')
+    .replace(/^(alter table \S+ add(?: \w+)? index )(?!if not exists )/i, '$1if not exists ')
+    .replace(/^(alter table \S+ add constraint \S+ foreign key )(?!if not exists )/i, '$1if not exists ')
+    .replace(/(^alter table \S+ |, )add (?:column )?(?=`)/gi, '$1add column if not exists ')
+    .replace(/(^alter table \S+ |, )drop (?:column )?(?=`)/gi, '$1drop column if exists ');
+}
+
+/**
+ * A CREATE TABLE of Knex's with the table's defaults: utf8mb4 compared as bytes (`collation`). Knex
+ * names the connection's charset (mysql2's `UTF8MB4_BIN`, a collation) as the table's; a charset
+ * or collation the statement names itself is kept.
+ */
+function withTableDefaults(sql: string, collation: string): string {
+  if (!/^create table /i.test(sql)) return sql;
+  return sql.replace(/ default character set UTF8MB4_BIN( collate )?/i, (_, collate?: string) => ` default character set utf8mb4${collate ?? ` collate ${collation}`}`);
 }
 
 class LiveUniqueTableCompiler extends MysqlTableCompiler {
-  constructor(...args: unknown[]) {
-    super(...args);
-    if ((this.client as MysqlClient).mariadb) {
-      (this as any).addColumnsPrefix = 'add column if not exists ';
-      (this as any).dropColumnPrefix = 'drop column if exists ';
-    }
-  }
-
-  override pushQuery(query: Parameters<InstanceType<typeof MysqlTableCompiler>['pushQuery']>[0]): void {
-    if ((this.client as MysqlClient).mariadb) {
-      if (typeof query === 'string') query = rerunnable(query);
-      else query = { ...query, sql: rerunnable(query.sql) };
-    }
-    super.pushQuery(query);
-  }
-
-  override createQuery(columns: unknown, ifNot: boolean, like: boolean): void {
-    this.single.charset ??= 'utf8mb4';
-    this.single.collate ??= (this.client as MysqlClient).binaryCollation;
-    super.createQuery(columns, ifNot, like);
-  }
-
   override unique(columns: string[], options?: unknown): void {
     const { indexName, predicate } = (typeof options === 'object' && options !== null ? options : {}) as { indexName?: string; predicate?: Knex.QueryBuilder };
     if (!predicate || !indexName) return super.unique(columns, options);
     const client = this.client as MysqlClient;
     const where = (client.queryCompiler(predicate, undefined) as { where(): string }).where().replace(/^where /i, '');
     const live = this.formatter.wrap(liveColumnOf(indexName));
-    this.pushQuery(`alter table ${this.tableName()} ${(this as any).addColumnsPrefix}${live} tinyint as (case when ${where} then 1 end) stored invisible`);
+    this.pushQuery(`alter table ${this.tableName()} add ${live} tinyint as (case when ${where} then 1 end) stored invisible`);
     this.pushQuery(`alter table ${this.tableName()} add unique ${this.formatter.wrap(indexName)}(${this.formatter.columnize([...columns, liveColumnOf(indexName)])})`);
   }
 
@@ -263,8 +255,8 @@ export function serverOf(client: { config: Knex.Config }): Readonly<ServerFacts>
  * SQL text as PostgreSQL's would be read (`formatQuery`).
  */
 export function sessionOptions(connection: Knex.MySql2ConnectionConfig, statementTimeoutMs: number): { connection: Knex.MySql2ConnectionConfig; afterCreate(conn: MysqlConnection, done: (err: unknown, conn: unknown) => void): void } {
-  const options = { ...connection, queryFormat: formatQuery } as Knex.MySql2ConnectionConfig;
   const server: ServerFacts = { checked: false, mariadb: false, binaryCollation: 'utf8mb4_bin', foldingCollation: 'utf8mb4_unicode_520_ci' };
+  const options = { ...connection, queryFormat: formatQuery(server) } as Knex.MySql2ConnectionConfig;
   async function start(conn: MysqlConnection): Promise<void> {
     if (!server.checked) {
       const [{ version }] = await query(conn, 'select version() as version');
@@ -299,10 +291,14 @@ export function sessionOptions(connection: Knex.MySql2ConnectionConfig, statemen
  * written in: a bound value is never touched. A list (a `list` field's value) is bound as its JSON
  * text, the form its JSON column holds (mysql2 would write an array as a list of values).
  */
-function formatQuery(this: { config: { stringifyObjects?: boolean } }, sql: string, values: unknown, timezone: string): string {
-  const text = /ESCAPE '\\'/i.test(sql) ? sql.replace(/ESCAPE '\\'(?!')/gi, "ESCAPE '\\\\'") : sql;
-  const bound = Array.isArray(values) ? values.map((v) => (Array.isArray(v) ? JSON.stringify(v) : v)) : values;
-  return mysql2.format(text, bound as any[], this.config.stringifyObjects, timezone);
+function formatQuery(server: ServerFacts) {
+  return function format(this: { config: { stringifyObjects?: boolean } }, sql: string, values: unknown, timezone: string): string {
+    let text = /ESCAPE '\\'/i.test(sql) ? sql.replace(/ESCAPE '\\'(?!')/gi, "ESCAPE '\\\\'") : sql;
+    text = withTableDefaults(text, server.binaryCollation);
+    if (server.mariadb) text = rerunnable(text);
+    const bound = Array.isArray(values) ? values.map((v) => (Array.isArray(v) ? JSON.stringify(v) : v)) : values;
+    return mysql2.format(text, bound as any[], this.config.stringifyObjects, timezone);
+  };
 }
 
 export class MysqlClient extends Mysql2Client {
