@@ -173,8 +173,7 @@ export const Mysql2Client = requireKnex('knex/lib/dialects/mysql2') as new (conf
  * (an `output(rows)` runs with the runner as `this` and the statement's rows, which runs more SQL with
  * `query({sql, bindings})`), names the table with `tableName()` and quotes with `formatter`; its
  * `unique(columns, {indexName, predicate})` and `dropIndex(columns, name)` write an index's SQL. The
- * column compiler writes a column's type from the method named by its type (`increments`,
- * `bigincrements`, `timestamp`, `text`).
+ * column compiler writes a column's default with `defaultTo(value)`, '' for a text column.
  */
 export const MysqlQueryCompiler = requireKnex('knex/lib/dialects/mysql/query/mysql-querycompiler') as new (...args: unknown[]) => {
   single: Record<string, unknown>;
@@ -195,7 +194,7 @@ export const MysqlTableCompiler = requireKnex('knex/lib/dialects/mysql/schema/my
   _indexCommand(type: string, table: string, columns: string[]): string;
 };
 export const MysqlColumnCompiler = requireKnex('knex/lib/dialects/mysql/schema/mysql-columncompiler') as new (...args: unknown[]) => {
-  tableCompiler: { _canBeAddPrimaryKey(options: unknown): boolean };
+  defaultTo(value: unknown, ...rest: unknown[]): string | undefined;
 };
 
 /** The runner a schema statement's `output` runs with (see "MySQL compilers"). */

@@ -28,6 +28,29 @@ onMysql('MySQL schema statements', () => {
     expect(await db('colours').where('name', 'a').count({ n: '*' })).toEqual([{ n: 1 }]);
   });
 
+  it('makes keys signed, timestamps ISO 8601 text and texts LONGTEXT with their defaults', async () => {
+    const { db } = database;
+    await db.schema.createTable('shades', (t) => {
+      t.increments('id');
+      t.integer('colour_id').notNullable().references('id').inTable('colours');
+      t.timestamp('seen_at', { useTz: true }).notNullable();
+      t.text('notes').notNullable().defaultTo('');
+    });
+    const [columns] = (await db.raw(
+      "select column_name as name, column_type as type from information_schema.columns where table_schema = database() and table_name = 'shades' order by ordinal_position",
+    )) as [{ name: string; type: string }[]];
+    // MySQL 8 writes no display width (`int`), MariaDB does (`int(11)`).
+    expect(columns.map((c) => ({ ...c, type: c.type.replace(/^int\(11\)$/, 'int') }))).toEqual([
+      { name: 'id', type: 'int' },
+      { name: 'colour_id', type: 'int' },
+      { name: 'seen_at', type: 'varchar(24)' },
+      { name: 'notes', type: 'longtext' },
+    ]);
+    const [colour] = await db('colours').select('id').limit(1);
+    await db('shades').insert({ colour_id: colour.id, seen_at: '2024-05-01T12:00:00.000Z' });
+    expect(await db('shades').select('seen_at', 'notes')).toEqual([{ seen_at: '2024-05-01T12:00:00.000Z', notes: '' }]);
+  });
+
   it('keeps a charset or collation a table names itself', async () => {
     const { db } = database;
     await db.schema.createTable('labels', (t) => {

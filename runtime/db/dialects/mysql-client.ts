@@ -91,24 +91,8 @@ class ReturningQueryCompiler extends MysqlQueryCompiler {
 }
 
 class PortableColumnCompiler extends MysqlColumnCompiler {
-  increments(options: unknown = { primaryKey: true }): string {
-    return `int not null${this.tableCompiler._canBeAddPrimaryKey(options) ? ' auto_increment primary key' : ''}`;
-  }
-
-  bigincrements(options: unknown = { primaryKey: true }): string {
-    return `bigint not null${this.tableCompiler._canBeAddPrimaryKey(options) ? ' auto_increment primary key' : ''}`;
-  }
-
-  timestamp(): string {
-    return 'varchar(24) character set ascii collate ascii_bin';
-  }
-
-  text(): string {
-    return 'longtext';
-  }
-
   /** A default on a text column (which Knex leaves out on MySQL) as an expression, which MySQL 8 and MariaDB take. */
-  defaultTo(value: unknown, ...rest: unknown[]): string | undefined {
+  override defaultTo(value: unknown, ...rest: unknown[]): string | undefined {
     const own = (MysqlColumnCompiler.prototype as any).defaultTo.call(this, value, ...rest) as string | undefined;
     if (own !== '' || value === null || value === undefined) return own;
     const plain = (Object.getPrototypeOf(MysqlColumnCompiler.prototype) as any).defaultTo.call(this, value, ...rest) as string;
@@ -131,6 +115,18 @@ function rerunnable(sql: string): string {
     .replace(/^(alter table \S+ add constraint \S+ foreign key )(?!if not exists )/i, '$1if not exists ')
     .replace(/(^alter table \S+ |, )add (?:column )?(?=`)/gi, '$1add column if not exists ')
     .replace(/(^alter table \S+ |, )drop (?:column )?(?=`)/gi, '$1drop column if exists ');
+}
+
+/**
+ * The column types of a CREATE or ALTER TABLE of Knex's as the service needs them: an auto-increment
+ * key signed (Knex writes `int unsigned`), a timestamp as its ISO 8601 text, a text as LONGTEXT.
+ */
+function portableColumns(sql: string): string {
+  if (!/^(?:create|alter) table /i.test(sql)) return sql;
+  return sql
+    .replace(/\b(int|bigint) unsigned not null auto_increment\b/gi, '$1 not null auto_increment')
+    .replace(/(`(?:[^`]|``)+` )timestamp(?:\(\d\))?(?=[ ,)]|$)/gi, '$1varchar(24) character set ascii collate ascii_bin')
+    .replace(/(`(?:[^`]|``)+` )text(?=[ ,)]|$)/gi, '$1longtext');
 }
 
 /**
@@ -294,7 +290,7 @@ export function sessionOptions(connection: Knex.MySql2ConnectionConfig, statemen
 function formatQuery(server: ServerFacts) {
   return function format(this: { config: { stringifyObjects?: boolean } }, sql: string, values: unknown, timezone: string): string {
     let text = /ESCAPE '\\'/i.test(sql) ? sql.replace(/ESCAPE '\\'(?!')/gi, "ESCAPE '\\\\'") : sql;
-    text = withTableDefaults(text, server.binaryCollation);
+    text = portableColumns(withTableDefaults(text, server.binaryCollation));
     if (server.mariadb) text = rerunnable(text);
     const bound = Array.isArray(values) ? values.map((v) => (Array.isArray(v) ? JSON.stringify(v) : v)) : values;
     return mysql2.format(text, bound as any[], this.config.stringifyObjects, timezone);
