@@ -47,13 +47,11 @@ export const Mysql2Client = requireKnex('knex/lib/dialects/mysql2') as new (conf
  * `(client, builder, formatter)`, `(client, tableBuilder)` and `(client, tableBuilder,
  * columnBuilder)`. The query compiler keeps the builder's `_single` as `single` (`insert`,
  * `returning`), compiles an insert with `insert()` and warns from `_returningCheck()` that MySQL
- * has no RETURNING. The table compiler keeps its `_single` as `single` (`charset`, `collate`, read
- * when it writes CREATE TABLE in `createQuery`), writes SQL with `pushQuery(sql | {sql, output})`
+ * has no RETURNING. The table compiler writes SQL with `pushQuery(sql | {sql, output})`
  * (an `output(rows)` runs with the runner as `this` and the statement's rows, which runs more SQL with
  * `query({sql, bindings})`), names the table with `tableName()` and quotes with `formatter`; its
  * `unique(columns, {indexName, predicate})` and `dropIndex(columns, name)` write an index's SQL. The
- * column compiler writes a column's type from the method named by its type (`increments`,
- * `bigincrements`, `timestamp`, `text`).
+ * column compiler writes a column's default with `defaultTo(value)`, '' for a text column.
  */
 export const MysqlQueryCompiler = requireKnex('knex/lib/dialects/mysql/query/mysql-querycompiler') as new (...args: unknown[]) => {
   single: Record<string, unknown>;
@@ -68,26 +66,16 @@ export const MysqlTableCompiler = requireKnex('knex/lib/dialects/mysql/schema/my
   tableNameRaw: string;
   tableName(): string;
   pushQuery(query: string | { sql: string; bindings?: unknown[]; output?: (this: MysqlRunner, response: unknown) => unknown }): void;
-  createQuery(columns: unknown, ifNot: boolean, like: boolean): void;
   unique(columns: string[], options?: unknown): void;
   dropIndex(columns: string[], indexName?: string): void;
   index(columns: string[], indexName?: unknown, options?: unknown): void;
   _indexCommand(type: string, table: string, columns: string[]): string;
 };
 export const MysqlColumnCompiler = requireKnex('knex/lib/dialects/mysql/schema/mysql-columncompiler') as new (...args: unknown[]) => {
-  tableCompiler: { _canBeAddPrimaryKey(options: unknown): boolean };
+  defaultTo(value: unknown, ...rest: unknown[]): string | undefined;
 };
 
 /** The runner a schema statement's `output` runs with (see "MySQL compilers"). */
 export interface MysqlRunner {
   query(query: { sql: string; bindings?: unknown[]; output?: (response: unknown) => unknown }): Promise<unknown>;
-}
-
-/**
- * Assumption "insert builder": an insert builder keeps its method in `_method` and its values and
- * `returning` column in `_single.insert` and `_single.returning`.
- */
-export function insertOf(query: Knex.QueryBuilder): { values: unknown; returning: unknown } | undefined {
-  const { _method, _single } = query as unknown as { _method?: string; _single: Record<string, unknown> };
-  return _method === 'insert' ? { values: _single.insert, returning: _single.returning } : undefined;
 }

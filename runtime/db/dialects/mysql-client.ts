@@ -2,9 +2,10 @@
  * MySQL's and MariaDB's Knex client (mysql2), made to give the answers SQLite and PostgreSQL give:
  * - every connection in strict mode (an invalid value is an error, never truncated or coerced),
  *   in UTC, in utf8mb4, at READ COMMITTED as on PostgreSQL;
- * - `ESCAPE '\'` in SQL text read as PostgreSQL reads it (`_query`);
+ * - `ESCAPE '\'` in SQL text read as PostgreSQL reads it (`formatQuery`);
  * - every table it creates compares text byte by byte, without trailing-space padding, as PostgreSQL
- *   (C collation) and SQLite do: `utf8mb4_nopad_bin` on MariaDB, `utf8mb4_0900_bin` on MySQL;
+ *   (C collation) and SQLite do: `utf8mb4_nopad_bin` on MariaDB, `utf8mb4_0900_bin` on MySQL
+ *   (`withTableDefaults`);
  * - auto-increment keys are signed, as PostgreSQL's `serial`, so foreign keys (signed integers)
  *   can reference them (InnoDB refuses a foreign key whose type differs in sign);
  * - a datetime is kept as its ISO 8601 text in UTC, as on SQLite: the service writes and compares
@@ -27,7 +28,7 @@
  */
 import * as crypto from 'node:crypto';
 import type { Knex } from 'knex';
-import { databaseOfClient } from '../database';
+import * as mysql2 from 'mysql2';
 import {
   Mysql2Client,
   MysqlColumnCompiler,
@@ -90,24 +91,8 @@ class ReturningQueryCompiler extends MysqlQueryCompiler {
 }
 
 class PortableColumnCompiler extends MysqlColumnCompiler {
-  increments(options: unknown = { primaryKey: true }): string {
-    return `int not null${this.tableCompiler._canBeAddPrimaryKey(options) ? ' auto_increment primary key' : ''}`;
-  }
-
-  bigincrements(options: unknown = { primaryKey: true }): string {
-    return `bigint not null${this.tableCompiler._canBeAddPrimaryKey(options) ? ' auto_increment primary key' : ''}`;
-  }
-
-  timestamp(): string {
-    return 'varchar(24) character set ascii collate ascii_bin';
-  }
-
-  text(): string {
-    return 'longtext';
-  }
-
   /** A default on a text column (which Knex leaves out on MySQL) as an expression, which MySQL 8 and MariaDB take. */
-  defaultTo(value: unknown, ...rest: unknown[]): string | undefined {
+  override defaultTo(value: unknown, ...rest: unknown[]): string | undefined {
     const own = (MysqlColumnCompiler.prototype as any).defaultTo.call(this, value, ...rest) as string | undefined;
     if (own !== '' || value === null || value === undefined) return own;
     const plain = (Object.getPrototypeOf(MysqlColumnCompiler.prototype) as any).defaultTo.call(this, value, ...rest) as string;
@@ -122,43 +107,46 @@ class PortableColumnCompiler extends MysqlColumnCompiler {
  * once what made it fail is fixed, must complete it rather than fail on what it already did.
  */
 function rerunnable(sql: string): string {
+  if (!/^alter table /i.test(sql)) return sql;
   return sql
-    .replace(/^(alter table \S+ drop (?:index|foreign key) )(?!if exists )/, '$1if exists ')
-    .replace(/^(alter table \S+ add unique )(?!if not exists )/, '$1if not exists ')
-    .replace(/^(alter table \S+ add(?: \w+)? index )(?!if not exists )/, '$1if not exists ')
-    .replace(/^(alter table \S+ add constraint \S+ foreign key )(?!if not exists )/, '$1if not exists ');
+    .replace(/^(alter table \S+ drop (?:index|foreign key) )(?!if exists )/i, '$1if exists ')
+    .replace(/^(alter table \S+ add unique )(?!if not exists )/i, '$1if not exists ')
+    .replace(/^(alter table \S+ add(?: \w+)? index )(?!if not exists )/i, '$1if not exists ')
+    .replace(/^(alter table \S+ add constraint \S+ foreign key )(?!if not exists )/i, '$1if not exists ')
+    .replace(/(^alter table \S+ |, )add (?:column )?(?=`)/gi, '$1add column if not exists ')
+    .replace(/(^alter table \S+ |, )drop (?:column )?(?=`)/gi, '$1drop column if exists ');
+}
+
+/**
+ * The column types of a CREATE or ALTER TABLE of Knex's as the service needs them: an auto-increment
+ * key signed (Knex writes `int unsigned`), a timestamp as its ISO 8601 text, a text as LONGTEXT.
+ */
+function portableColumns(sql: string): string {
+  if (!/^(?:create|alter) table /i.test(sql)) return sql;
+  return sql
+    .replace(/\b(int|bigint) unsigned not null auto_increment\b/gi, '$1 not null auto_increment')
+    .replace(/(`(?:[^`]|``)+` )timestamp(?:\(\d\))?(?=[ ,)]|$)/gi, '$1varchar(24) character set ascii collate ascii_bin')
+    .replace(/(`(?:[^`]|``)+` )text(?=[ ,)]|$)/gi, '$1longtext');
+}
+
+/**
+ * A CREATE TABLE of Knex's with the table's defaults: utf8mb4 compared as bytes (`collation`). Knex
+ * names the connection's charset (mysql2's `UTF8MB4_BIN`, a collation) as the table's; a charset
+ * or collation the statement names itself is kept.
+ */
+function withTableDefaults(sql: string, collation: string): string {
+  if (!/^create table /i.test(sql)) return sql;
+  return sql.replace(/ default character set UTF8MB4_BIN( collate )?/i, (_, collate?: string) => ` default character set utf8mb4${collate ?? ` collate ${collation}`}`);
 }
 
 class LiveUniqueTableCompiler extends MysqlTableCompiler {
-  constructor(...args: unknown[]) {
-    super(...args);
-    if ((this.client as MysqlClient).mariadb) {
-      (this as any).addColumnsPrefix = 'add column if not exists ';
-      (this as any).dropColumnPrefix = 'drop column if exists ';
-    }
-  }
-
-  override pushQuery(query: Parameters<InstanceType<typeof MysqlTableCompiler>['pushQuery']>[0]): void {
-    if ((this.client as MysqlClient).mariadb) {
-      if (typeof query === 'string') query = rerunnable(query);
-      else query = { ...query, sql: rerunnable(query.sql) };
-    }
-    super.pushQuery(query);
-  }
-
-  override createQuery(columns: unknown, ifNot: boolean, like: boolean): void {
-    this.single.charset ??= 'utf8mb4';
-    this.single.collate ??= (this.client as MysqlClient).binaryCollation;
-    super.createQuery(columns, ifNot, like);
-  }
-
   override unique(columns: string[], options?: unknown): void {
     const { indexName, predicate } = (typeof options === 'object' && options !== null ? options : {}) as { indexName?: string; predicate?: Knex.QueryBuilder };
     if (!predicate || !indexName) return super.unique(columns, options);
     const client = this.client as MysqlClient;
     const where = (client.queryCompiler(predicate, undefined) as { where(): string }).where().replace(/^where /i, '');
     const live = this.formatter.wrap(liveColumnOf(indexName));
-    this.pushQuery(`alter table ${this.tableName()} ${(this as any).addColumnsPrefix}${live} tinyint as (case when ${where} then 1 end) stored invisible`);
+    this.pushQuery(`alter table ${this.tableName()} add ${live} tinyint as (case when ${where} then 1 end) stored invisible`);
     this.pushQuery(`alter table ${this.tableName()} add unique ${this.formatter.wrap(indexName)}(${this.formatter.columnize([...columns, liveColumnOf(indexName)])})`);
   }
 
@@ -233,9 +221,10 @@ class LiveUniqueTableCompiler extends MysqlTableCompiler {
   }
 }
 
-/** What the first connection learnt of the server, kept in the client's configuration, which its transactions' clients share. */
-const SERVER = Symbol('svcgen.mysql.server');
-
+/**
+ * What the first connection learnt of the server, kept for the pool's `afterCreate` hook, which a
+ * copy of the configuration (the readiness probe's) and transactions' clients share.
+ */
 interface ServerFacts {
   checked: boolean;
   mariadb: boolean;
@@ -243,29 +232,89 @@ interface ServerFacts {
   foldingCollation: string;
 }
 
-export class MysqlClient extends Mysql2Client {
-  private get server(): ServerFacts {
-    const config = this.config as Record<symbol, ServerFacts | undefined>;
-    return (config[SERVER] ??= { checked: false, mariadb: false, binaryCollation: 'utf8mb4_bin', foldingCollation: 'utf8mb4_unicode_520_ci' });
-  }
+const serverFacts = new WeakMap<object, ServerFacts>();
 
+function factsOf(connection: object): ServerFacts {
+  let facts = serverFacts.get(connection);
+  if (!facts) serverFacts.set(connection, (facts = { checked: false, mariadb: false, binaryCollation: 'utf8mb4_bin', foldingCollation: 'utf8mb4_unicode_520_ci' }));
+  return facts;
+}
+
+/** What the server of `client` (a Knex client opened by `sessionOptions`) is, once a connection was made. */
+export function serverOf(client: { config: Knex.Config }): Readonly<ServerFacts> {
+  return factsOf((client.config.pool?.afterCreate as object | undefined) ?? serverFacts);
+}
+
+/**
+ * mysql2's connection options and Knex's pool hook that give every connection its session: strict,
+ * UTC, utf8mb4 compared as bytes, READ COMMITTED, the statement timeout; and every statement its
+ * SQL text as PostgreSQL's would be read (`formatQuery`).
+ */
+export function sessionOptions(connection: Knex.MySql2ConnectionConfig, statementTimeoutMs: number): { connection: Knex.MySql2ConnectionConfig; afterCreate(conn: MysqlConnection, done: (err: unknown, conn: unknown) => void): void } {
+  const server: ServerFacts = { checked: false, mariadb: false, binaryCollation: 'utf8mb4_bin', foldingCollation: 'utf8mb4_unicode_520_ci' };
+  const options = { ...connection, queryFormat: formatQuery(server) } as Knex.MySql2ConnectionConfig;
+  async function start(conn: MysqlConnection): Promise<void> {
+    if (!server.checked) {
+      const [{ version }] = await query(conn, 'select version() as version');
+      server.mariadb = /mariadb/i.test(String(version));
+      server.binaryCollation = server.mariadb ? 'utf8mb4_nopad_bin' : 'utf8mb4_0900_bin';
+      server.foldingCollation = server.mariadb ? 'utf8mb4_uca1400_as_cs' : 'utf8mb4_0900_as_cs';
+      server.checked = true;
+    }
+    await query(conn, `set names utf8mb4 collate ${server.binaryCollation}, sql_mode = '${SQL_MODE}', time_zone = '+00:00'`);
+    // PostgreSQL's isolation: each statement sees what committed before it (InnoDB's default,
+    // REPEATABLE READ, would keep a transaction's first snapshot: a check made again after a
+    // concurrent insert's duplicate key would not see that insert).
+    await query(conn, 'set session transaction isolation level read committed');
+    // SVC_DB_STATEMENT_TIMEOUT for every statement of the session: MariaDB's max_statement_time
+    // (seconds) ends any statement past it (errno 1969); MySQL's max_execution_time (milliseconds)
+    // bounds SELECTs only (errno 3024). Both are answered 503, as PostgreSQL's statement_timeout is.
+    if (statementTimeoutMs > 0) {
+      if (server.mariadb) await query(conn, `set session max_statement_time = ${statementTimeoutMs / 1000}`);
+      else await query(conn, `set session max_execution_time = ${statementTimeoutMs}`);
+    }
+  }
+  const afterCreate = (conn: MysqlConnection, done: (err: unknown, conn: unknown) => void) => void start(conn).then(() => done(null, conn), (err) => done(err, conn));
+  serverFacts.set(afterCreate, server);
+  return { connection: options, afterCreate };
+}
+
+/**
+ * mysql2's `queryFormat`: a statement's text with its values written in, as mysql2 writes them,
+ * but with `ESCAPE '\'` (PostgreSQL's and SQLite's text for a backslash as the LIKE escape, which a
+ * hook may write) as MySQL reads it, `ESCAPE '\\'`: MySQL's string literals escape with
+ * backslashes, so the first would never end. Only SQL text is rewritten, before the values are
+ * written in: a bound value is never touched. A list (a `list` field's value) is bound as its JSON
+ * text, the form its JSON column holds (mysql2 would write an array as a list of values).
+ */
+function formatQuery(server: ServerFacts) {
+  return function format(this: { config: { stringifyObjects?: boolean } }, sql: string, values: unknown, timezone: string): string {
+    let text = /ESCAPE '\\'/i.test(sql) ? sql.replace(/ESCAPE '\\'(?!')/gi, "ESCAPE '\\\\'") : sql;
+    text = portableColumns(withTableDefaults(text, server.binaryCollation));
+    if (server.mariadb) text = rerunnable(text);
+    const bound = Array.isArray(values) ? values.map((v) => (Array.isArray(v) ? JSON.stringify(v) : v)) : values;
+    return mysql2.format(text, bound as any[], this.config.stringifyObjects, timezone);
+  };
+}
+
+export class MysqlClient extends Mysql2Client {
   /**
    * The utf8mb4 collation whose `lower()` folds as PostgreSQL's does, by a recent Unicode (ẞ is ß,
    * İ is i, the Kelvin sign is k): `utf8mb4_uca1400_as_cs` on MariaDB, `utf8mb4_0900_as_cs` on MySQL.
    * The binary collations fold by an old table (ẞ stays ẞ).
    */
   get foldingCollation(): string {
-    return this.server.foldingCollation;
+    return serverOf(this).foldingCollation;
   }
 
   /** The utf8mb4 collation that compares bytes without padding on this server. */
   get binaryCollation(): string {
-    return this.server.binaryCollation;
+    return serverOf(this).binaryCollation;
   }
 
   /** Whether the server is MariaDB. */
   get mariadb(): boolean {
-    return this.server.mariadb;
+    return serverOf(this).mariadb;
   }
 
   override queryCompiler(builder: unknown, formatter: unknown): unknown {
@@ -280,47 +329,6 @@ export class MysqlClient extends Mysql2Client {
     return new PortableColumnCompiler(this, tableBuilder, columnBuilder);
   }
 
-  async acquireRawConnection(): Promise<MysqlConnection> {
-    const conn = await (Mysql2Client.prototype as any).acquireRawConnection.call(this);
-    const server = this.server;
-    if (!server.checked) {
-      const [{ version }] = await query(conn, 'select version() as version');
-      server.mariadb = /mariadb/i.test(String(version));
-      server.binaryCollation = server.mariadb ? 'utf8mb4_nopad_bin' : 'utf8mb4_0900_bin';
-      server.foldingCollation = server.mariadb ? 'utf8mb4_uca1400_as_cs' : 'utf8mb4_0900_as_cs';
-      server.checked = true;
-    }
-    await query(conn, `set names utf8mb4 collate ${this.binaryCollation}, sql_mode = '${SQL_MODE}', time_zone = '+00:00'`);
-    // PostgreSQL's isolation: each statement sees what committed before it (InnoDB's default,
-    // REPEATABLE READ, would keep a transaction's first snapshot: a check made again after a
-    // concurrent insert's duplicate key would not see that insert).
-    await query(conn, 'set session transaction isolation level read committed');
-    // SVC_DB_STATEMENT_TIMEOUT for every statement of the session: MariaDB's max_statement_time
-    // (seconds) ends any statement past it (errno 1969); MySQL's max_execution_time (milliseconds)
-    // bounds SELECTs only (errno 3024). Both are answered 503, as PostgreSQL's statement_timeout is.
-    const { statementTimeoutMs } = databaseOfClient(this as unknown as Knex.Client).settings;
-    if (statementTimeoutMs > 0) {
-      if (server.mariadb) await query(conn, `set session max_statement_time = ${statementTimeoutMs / 1000}`);
-      else await query(conn, `set session max_execution_time = ${statementTimeoutMs}`);
-    }
-    return conn;
-  }
-
-  /**
-   * Runs a statement, with `ESCAPE '\'` (PostgreSQL's and SQLite's text for a backslash as the LIKE
-   * escape, which a hook may write) as MySQL reads it, `ESCAPE '\\'`: MySQL's string literals
-   * escape with backslashes, so the first would never end. Only SQL text is rewritten, before
-   * mysql2 writes the values in: a value bound to a placeholder is never touched.
-   */
-  _query(connection: unknown, obj: { sql?: string; bindings?: unknown[] }): Promise<unknown> {
-    const base = (Mysql2Client.prototype as any)._query as (connection: unknown, obj: unknown) => Promise<unknown>;
-    // A list (a `list` field's value) is bound as its JSON text, the form its JSON column holds
-    // (mysql2 would write an array as a list of values).
-    if (obj?.bindings?.some(Array.isArray)) obj = { ...obj, bindings: obj.bindings.map((b) => (Array.isArray(b) ? JSON.stringify(b) : b)) };
-    if (typeof obj?.sql !== 'string' || !/ESCAPE '\\'/i.test(obj.sql)) return base.call(this, connection, obj);
-    return base.call(this, connection, { ...obj, sql: obj.sql.replace(/ESCAPE '\\'(?!')/gi, "ESCAPE '\\\\'") });
-  }
-
   override processResponse(obj: MysqlClientQuery, runner: unknown): unknown {
     if (obj?.method === 'insert' && obj.returningRows && !obj.output) return obj.response?.[0];
     if (obj?.method === 'insert' && obj.returning && !obj.output) return returnedRows(obj.response?.[0] as any, obj.returning);
@@ -328,11 +336,14 @@ export class MysqlClient extends Mysql2Client {
   }
 }
 
-/** The rows a raw insert returned: `returnedRows` for the insert builder it was compiled from. */
-export function insertedRows(result: unknown, insert: { values: unknown; returning: unknown }): Record<string, unknown>[] {
-  const column = Array.isArray(insert.returning) ? insert.returning[0] : insert.returning;
+/**
+ * The rows a raw insert returned, where the insert `write` compiles to (its public `toSQL()`) is one
+ * this client's compiler answered with `returning` (MySQL: the rows come from the result header).
+ */
+export function insertedRows(result: unknown, write: Knex.QueryBuilder): Record<string, unknown>[] {
+  const compiled = write.toSQL() as { method?: string; returning?: unknown };
+  const returning = compiled.returning as MysqlClientQuery['returning'] | undefined;
+  if (compiled.method !== 'insert' || typeof returning?.column !== 'string') return [];
   const [header] = result as [{ affectedRows?: number; insertId?: number }];
-  if (typeof column !== 'string') return [];
-  const values = (Array.isArray(insert.values) ? insert.values : [insert.values]) as Record<string, unknown>[];
-  return returnedRows(header, { column, values });
+  return returnedRows(header, returning);
 }

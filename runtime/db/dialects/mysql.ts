@@ -6,9 +6,8 @@
  * by dropping it and adding it again under its new name.
  */
 import type { Knex } from 'knex';
-import { insertOf } from '../knex-internals';
 import type { ConstraintViolation, Dialect, DriverError } from './dialect';
-import { insertedRows, MysqlClient } from './mysql-client';
+import { insertedRows, MysqlClient, serverOf, sessionOptions } from './mysql-client';
 import { unicodeLower } from './sqlite';
 
 
@@ -68,23 +67,27 @@ export const mysql: Dialect = {
     if (url === undefined) throw new Error('MySQL needs a DATABASE_URL');
     // The timeouts of settings.ts: opening a connection, waiting for one of the pool; a statement's
     // own time limit is a session variable each connection sets (mysql-client.ts).
-    const { connectTimeoutMs, acquireTimeoutMs, poolMax } = database;
+    const { connectTimeoutMs, acquireTimeoutMs, statementTimeoutMs, poolMax } = database;
+    const { connection, afterCreate } = sessionOptions(
+      {
+        uri: url.replace(/^mariadb:/, 'mysql:'),
+        charset: 'UTF8MB4_BIN',
+        // DATE as its text (no time-zone shift), as on PostgreSQL; datetimes are text already (mysql-client.ts).
+        dateStrings: true,
+        timezone: 'Z',
+        // JSON as text, as on the other databases (MySQL's JSON type would be parsed by mysql2).
+        jsonStrings: true,
+        connectTimeout: connectTimeoutMs,
+      } as Knex.MySql2ConnectionConfig,
+      statementTimeoutMs,
+    );
     return {
       description: url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@'),
       knex: {
         client: MysqlClient as unknown as typeof Knex.Client,
-        connection: {
-          uri: url.replace(/^mariadb:/, 'mysql:'),
-          charset: 'UTF8MB4_BIN',
-          // DATE as its text (no time-zone shift), as on PostgreSQL; datetimes are text already (mysql-client.ts).
-          dateStrings: true,
-          timezone: 'Z',
-          // JSON as text, as on the other databases (MySQL's JSON type would be parsed by mysql2).
-          jsonStrings: true,
-          connectTimeout: connectTimeoutMs,
-        } as Knex.MySql2ConnectionConfig,
+        connection,
         acquireConnectionTimeout: acquireTimeoutMs,
-        pool: { min: 0, max: poolMax, createTimeoutMillis: connectTimeoutMs },
+        pool: { min: 0, max: poolMax, createTimeoutMillis: connectTimeoutMs, afterCreate },
       },
     };
   },
@@ -118,7 +121,7 @@ export const mysql: Dialect = {
    */
   whereLower(query, text, column, comparison, value) {
     const escape = comparison === 'LIKE' ? ` ESCAPE '\\\\'` : '';
-    const folding = (query.client as unknown as MysqlClient).foldingCollation;
+    const folding = serverOf(query.client).foldingCollation;
     query.whereRaw(`cast(lower(convert(${text} using utf8mb4) collate ${folding}) as binary) ${comparison} ?${escape}`, [column, unicodeLower(value)]);
   },
 
@@ -139,7 +142,7 @@ export const mysql: Dialect = {
       query.whereRaw(`(${each})`, values.flatMap((v) => [column, JSON.stringify(v)]));
       return;
     }
-    const type = items === 'integer' || items === 'big_integer' ? 'bigint' : items === 'float' ? 'double' : `text character set utf8mb4 collate ${(query.client as unknown as MysqlClient).binaryCollation}`;
+    const type = items === 'integer' || items === 'big_integer' ? 'bigint' : items === 'float' ? 'double' : `text character set utf8mb4 collate ${serverOf(query.client).binaryCollation}`;
     const rows = `json_table(??, '$[*]' columns (item ${type} path '$')) as list_items where item in (${values.map(() => '?').join(', ')})`;
     const sql = op === 'contains' ? `(select count(distinct item) from ${rows}) = ${values.length}` : `exists (select 1 from ${rows})`;
     query.whereRaw(sql, [column, ...values] as Knex.Value[]);
@@ -152,8 +155,7 @@ export const mysql: Dialect = {
   rowsOf(result, write) {
     const [rows] = result as [unknown];
     if (Array.isArray(rows)) return rows;
-    const insert = write && insertOf(write);
-    return insert ? insertedRows(result, insert) : [];
+    return write ? insertedRows(result, write) : [];
   },
 
   lockForUpdate(query) {
