@@ -28,7 +28,7 @@
  */
 import * as crypto from 'node:crypto';
 import type { Knex } from 'knex';
-import * as mysql2 from 'mysql2';
+import type * as Mysql2 from 'mysql2';
 import {
   Mysql2Client,
   MysqlColumnCompiler,
@@ -293,7 +293,9 @@ function formatQuery(server: ServerFacts) {
     text = portableColumns(withTableDefaults(text, server.binaryCollation));
     if (server.mariadb) text = rerunnable(text);
     const bound = Array.isArray(values) ? values.map((v) => (Array.isArray(v) ? JSON.stringify(v) : v)) : values;
-    return mysql2.format(text, bound as any[], this.config.stringifyObjects, timezone);
+    // Loaded here, not imported: the driver is an optional peer (connection.ts names it when it is missing).
+    const { format } = require('mysql2') as typeof Mysql2;
+    return format(text, bound as any[], this.config.stringifyObjects, timezone);
   };
 }
 
