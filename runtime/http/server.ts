@@ -204,7 +204,42 @@ function listenError(err: NodeJS.ErrnoException, host: string, port: number): Er
  * Serves `app` on `host:port` until a shutdown signal; resolves once listening, rejects with a
  * one-line error when the server cannot listen.
  */
-export async function startServer(app: http.RequestListener, options: ServeOptions): Promise<RunningServer> {
+/**
+ * The prototypes an application gives its requests and responses, as Express's `app.request` and
+ * `app.response` (its documented extension points, "Overriding the Express API").
+ */
+interface RequestPrototypes {
+  request?: object;
+  response?: object;
+}
+
+/**
+ * Node's request and response classes whose instances are born with the application's prototypes
+ * (`IncomingMessage` and `ServerResponse`, options of `http.createServer`): subclasses of Node's
+ * whose prototypes inherit from the application's and become them (`app.request`, `app.response`).
+ * Express otherwise swaps each request's and response's prototype on arrival
+ * (`Object.setPrototypeOf`), which costs V8 the shapes it had learnt of both: about 60 µs of CPU per
+ * request. With them that swap finds the prototype in place and changes nothing. None for an
+ * application without its own prototypes.
+ */
+export function requestClasses(app: RequestPrototypes): Pick<http.ServerOptions, 'IncomingMessage' | 'ServerResponse'> {
+  const { request, response } = app;
+  if (!isPrototypeOf(request, http.IncomingMessage) || !isPrototypeOf(response, http.ServerResponse)) return {};
+  class Request extends http.IncomingMessage {}
+  class Response extends http.ServerResponse {}
+  Object.setPrototypeOf(Request.prototype, request);
+  Object.setPrototypeOf(Response.prototype, response);
+  app.request = Request.prototype;
+  app.response = Response.prototype;
+  return { IncomingMessage: Request, ServerResponse: Response as unknown as typeof http.ServerResponse };
+}
+
+/** Whether `prototype` is an object that inherits from `base`'s prototype (Express's are). */
+function isPrototypeOf(prototype: unknown, base: { prototype: object }): prototype is object {
+  return typeof prototype === 'object' && prototype !== null && base.prototype.isPrototypeOf(prototype);
+}
+
+export async function startServer(app: http.RequestListener & RequestPrototypes, options: ServeOptions): Promise<RunningServer> {
   const timeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
   const log = options.log ?? ((message: string) => console.log(message));
   const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
@@ -213,6 +248,7 @@ export async function startServer(app: http.RequestListener, options: ServeOptio
 
   const limits = options.limits ?? DEFAULT_SERVER_LIMITS;
   const server = http.createServer({
+    ...requestClasses(app),
     headersTimeout: limits.headersTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,

@@ -225,6 +225,42 @@ describe('requests Node refuses before Express, on the blog', () => {
   });
 });
 
+describe('requests and responses born with the application\'s prototypes', () => {
+  it('an Express app\'s request and response have its prototypes from the start, and its API works', async () => {
+    const app = express();
+    app.locals.name = 'probe';
+    const seen: { request: boolean; response: boolean; swapped: boolean }[] = [];
+    const born = new WeakMap<object, object>();
+    app.use((req, res, next) => {
+      // What Express's own handling left: the prototype the server made the request with, unchanged.
+      seen.push({ request: Object.getPrototypeOf(req) === app.request, response: Object.getPrototypeOf(res) === app.response, swapped: born.get(req) !== Object.getPrototypeOf(req) });
+      next();
+    });
+    app.get('/probe/:id', (req, res) => {
+      res.status(201).json({ id: req.params.id, host: req.get('host')?.startsWith('127.0.0.1:'), app: req.app.locals.name, query: req.query });
+    });
+    const running = await startServer(app, { host: '127.0.0.1', port: 0, signals: [] });
+    running.server.prependListener('request', (req: object) => born.set(req, Object.getPrototypeOf(req)));
+    try {
+      const answer = await get(running.port, '/probe/7?x=1');
+      expect(answer.status).toBe(201);
+      expect(JSON.parse(answer.body)).toEqual({ id: '7', host: true, app: 'probe', query: { x: '1' } });
+      expect(seen).toEqual([{ request: true, response: true, swapped: false }]);
+    } finally {
+      await running.shutdown();
+    }
+  });
+
+  it('a plain request listener gets Node\'s own classes', async () => {
+    const running = await startServer((req, res) => res.end(String(Object.getPrototypeOf(req) === http.IncomingMessage.prototype)), { host: '127.0.0.1', port: 0, signals: [] });
+    try {
+      expect((await get(running.port, '/')).body).toBe('true');
+    } finally {
+      await running.shutdown();
+    }
+  });
+});
+
 describe('starting', () => {
   it('a port in use rejects with one line', async () => {
     const taken = net.createServer();
