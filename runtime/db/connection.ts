@@ -234,9 +234,13 @@ export async function writeReturning(db: Db, query: Knex.QueryBuilder, also?: st
  * where it serves reads beside Knex's pool (SQLite: a list as its JSON text).
  */
 async function writtenRows(db: Db, database: Database, sql: string, bindings: readonly unknown[], query: Knex.QueryBuilder): Promise<Row[]> {
-  if (db.isTransaction) refusePastDeadline(db as Knex.Transaction);
+  if (db.isTransaction) {
+    refusePastDeadline(db as Knex.Transaction);
+    const rows = inTransaction(db as Knex.Transaction, database, 'insert', sql, bindings);
+    if (rows) return rows;
+  }
   const values = database.reads ? database.reads.bindings(bindings) : bindings;
-  return database.dialect.rowsOf(await db.raw(sql, values as Knex.RawBinding[]), query);
+  return database.dialect.rowsOf(await db.raw(rawText(sql), values as Knex.RawBinding[]), query);
 }
 
 /** Per database, the statements of `returningAlso`: by the statement's text, then by what it returns besides. */
@@ -355,13 +359,57 @@ async function runSelect(db: Db, database: Database, sql: string, bindings: read
     const reads = database.reads;
     const connection = reads?.connection();
     if (connection) return readRows(db, reads as DirectReads, connection, sql, bindings);
-    if (database.pooled) return database.pooled.rows(db, sql, bindings);
+    if (database.pooled) return database.pooled.rows(db, rawText(sql), bindings);
   } else if (!(db as Knex.Transaction).isCompleted()) {
-    // A read in a transaction runs on the transaction's connection, by Knex: PostgreSQL unnamed, in
-    // turn (see postgres-reads.ts); SQLite from its text.
-    if (database.pooled) return database.pooled.rows(db, sql, bindings);
+    // A read in a transaction runs on the transaction's connection: PostgreSQL by Knex, unnamed, in
+    // turn (see postgres-reads.ts); SQLite from a statement prepared once (`inTransaction`).
+    if (database.pooled) return database.pooled.rows(db, rawText(sql), bindings);
+    const rows = inTransaction(db as Knex.Transaction, database, 'select', sql, bindings);
+    if (rows) return rows;
   }
-  return database.dialect.rowsOf(await db.raw(sql, bindings as Knex.RawBinding[]));
+  return database.dialect.rowsOf(await db.raw(rawText(sql), bindings as Knex.RawBinding[]));
+}
+
+/** Per SQL text Knex compiled, the text `db.raw` runs as it is (`rawText`); bounded as the statements kept per text are. */
+const rawTexts = new Map<string, string>();
+const RAW_TEXTS_KEPT = 2000;
+
+/**
+ * An SQL text Knex compiled (`toSQL()`), as `db.raw` takes it to run it again with its values: a
+ * `?` in a quoted string or identifier escaped (`\\?`), since `db.raw` takes every `?` of its text
+ * for a placeholder where Knex's compiled text holds one only outside quotes.
+ */
+export function rawText(sql: string): string {
+  let text = rawTexts.get(sql);
+  if (text === undefined) {
+    text = '';
+    let quote = '';
+    for (const c of sql) {
+      if (quote) {
+        if (c === quote) quote = '';
+        text += c === '?' ? '\\?' : c;
+      } else {
+        if (c === "'" || c === '"' || c === '`') quote = c;
+        text += c;
+      }
+    }
+    if (rawTexts.size < RAW_TEXTS_KEPT) rawTexts.set(sql, text);
+  }
+  return text;
+}
+
+/**
+ * The rows of a statement of the transaction `trx` run by the runtime on the transaction's
+ * connection, where the database lets it (SQLite's one connection: `DirectReads.inTransaction`),
+ * reported to `db`'s listeners as Knex reports a query of this `method`; undefined where Knex must
+ * run it (a transaction already ended, a statement that answers no rows, another database).
+ */
+function inTransaction(trx: Knex.Transaction, database: Database, method: string, sql: string, bindings: readonly unknown[]): Row[] | undefined {
+  const reads = database.reads;
+  if (!reads || trx.isCompleted()) return undefined;
+  const connection = reads.transactionConnection();
+  const run = connection === undefined ? undefined : reads.inTransaction(connection, sql);
+  return run && reported(trx, method, sql, bindings, () => run(bindings));
 }
 
 function readRows(db: Db, reads: DirectReads, connection: unknown, sql: string, bindings: readonly unknown[]): Row[] {

@@ -7,7 +7,8 @@
 import { createRequire } from 'node:module';
 import { ConfigurationError, connect, type Db } from '../../runtime';
 import { loadSqliteSettings } from '../../runtime/core/settings';
-import { requestsArrived, selectFirst, selectRows } from '../../runtime/db/connection';
+import { requestsArrived, selectFirst, selectRows, writeReturning } from '../../runtime/db/connection';
+import { withBooleanLiterals } from '../../runtime/db/dialects/sqlite-client';
 import { databaseOf } from '../../runtime/db/database';
 import { createDatabase, type Dialect, DIALECTS, type TestDatabase } from '../support/databases';
 
@@ -77,6 +78,34 @@ describe.each(DIALECTS)('reads (%s)', (dialect) => {
     expect(sql.map((s) => s.replace(/[`"]/g, '').replace(/\$\d/g, '?'))).toEqual(Array(3).fill('select id, name from items where name = ? limit ?'));
   });
 
+  it('bind booleans, beside a quoted question mark, in and out of a transaction, and return the rows a write returns', async () => {
+    const flagged = (reader: Db, flag: boolean) =>
+      selectRows(reader, reader('items').select('name', reader.raw("'?' as q")).where('name', '<>', 'x').andWhere(reader.raw('? = ?', [flag, true])).orderBy('id'));
+    expect(await flagged(db, true)).toEqual([{ name: 'one', q: '?' }, { name: 'two', q: '?' }]);
+    expect(await flagged(db, false)).toEqual([]);
+    const seen: string[] = [];
+    const listener = (q: { sql: string }) => seen.push(q.sql);
+    db.on('query', listener);
+    try {
+      await db
+        .transaction(async (trx) => {
+          expect(await flagged(trx, true)).toHaveLength(2);
+          expect(await flagged(trx, false)).toEqual([]);
+          const [row] = await writeReturning(trx, trx('items').insert({ name: 'added' }).returning(['id', 'name']));
+          expect(row).toEqual({ id: expect.any(Number), name: 'added' });
+          expect(await names(trx)).toEqual(['one', 'two', 'added']);
+          throw new Error('roll back');
+        })
+        .catch((err: Error) => expect(err.message).toBe('roll back'));
+    } finally {
+      db.removeListener('query', listener);
+    }
+    // Each statement run in the transaction, the runtime's own included, is told to the listeners once.
+    expect(seen.filter((sql) => /^insert/i.test(sql))).toHaveLength(1);
+    expect(seen.filter((sql) => /'\\?\?' as q/.test(sql))).toHaveLength(2);
+    expect(await names(db)).toEqual(['one', 'two']);
+  });
+
   it('follow a schema change', async () => {
     const all = () => selectRows(db, db('items').select('*').orderBy('id'));
     expect(await all()).toEqual([{ id: 1, name: 'one' }, { id: 2, name: 'two' }]);
@@ -92,6 +121,19 @@ interface SqliteConnection {
   close(): void;
 }
 const Database = createRequire(__filename)('better-sqlite3') as new (filename: string) => SqliteConnection;
+
+describe('booleans written into SQLite statements', () => {
+  it('as 1 and 0 in place of their placeholders, never a quoted one, the other values bound in order', () => {
+    expect(withBooleanLiterals("select ? as a, '?' as q, \"?\" as b where x = ? and y = ?", [true, 5, false])).toEqual({
+      sql: "select 1 as a, '?' as q, \"?\" as b where x = ? and y = 0",
+      bindings: [5],
+    });
+    const same = { sql: 'select ? where z = ?', bindings: [1, 'a'] };
+    expect(withBooleanLiterals(same.sql, same.bindings)).toEqual(same);
+    // Placeholders that do not match the values (a text Knex did not write): bound as they are.
+    expect(withBooleanLiterals('select 1', [true])).toEqual({ sql: 'select 1', bindings: [true] });
+  });
+});
 
 describe('read snapshots (sqlite)', () => {
   // Another writer of the same file: a second worker process, a migration, an admin's shell.

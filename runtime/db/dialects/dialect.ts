@@ -116,6 +116,18 @@ export interface DirectReads {
   connection(): unknown;
   /** The rows of `sql` on `connection`, run synchronously. */
   all(connection: unknown, sql: string, bindings: readonly unknown[]): Row[];
+  /**
+   * The connection a transaction of the database holds now, when the runtime may run the
+   * transaction's statements on it itself (SQLite: the pool's one connection, in a transaction);
+   * undefined when Knex must run them.
+   */
+  transactionConnection(): unknown;
+  /**
+   * What runs `sql` (a SELECT, or a write with RETURNING) on `connection`, the transaction's
+   * (`transactionConnection`), synchronously, answering its rows; undefined when `sql` answers none
+   * (Knex runs it then).
+   */
+  inTransaction(connection: unknown, sql: string): ((bindings: readonly unknown[]) => Row[]) | undefined;
   /** `bindings` as the database binds them, for a statement Knex runs from its text (`db.raw`). */
   bindings(bindings: readonly unknown[]): unknown[];
   /** Watches what Knex runs on `db` (its events), once it is made. */
