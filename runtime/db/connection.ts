@@ -166,8 +166,9 @@ let directQueries = 0;
  * transaction, where the database serves reads beside Knex's pool (SQLite: `DirectReads`), it runs
  * there (on a connection that never sees another request's uncommitted writes, from a statement
  * prepared once per SQL text) and is reported to `query` and `query-response` listeners as Knex
- * reports its own; in a transaction (its reads must see its writes, and run on its connection) and
- * on PostgreSQL (as a named statement outside transactions, postgres-reads.ts), Knex runs its SQL text.
+ * reports its own. In a transaction its reads must see its writes, and run on its connection: on
+ * SQLite from a statement prepared once on it (`inTransaction`), elsewhere by Knex from its SQL
+ * text; on PostgreSQL outside transactions, by Knex as a named statement (postgres-reads.ts).
  */
 export function selectRows(db: Db, query: Knex.QueryBuilder): Promise<Row[]> {
   const database = databaseOf(db);
@@ -347,7 +348,7 @@ type Row = Record<string, any>;
 /**
  * Runs a SELECT's SQL text: outside a transaction on a read replica when the database has some and
  * the request may read there (replicas.ts), beside the pool when the database serves reads there,
- * else by Knex (PostgreSQL: named, see postgres-reads.ts).
+ * else by Knex (PostgreSQL: named, see postgres-reads.ts); in a transaction on its connection.
  */
 async function runSelect(db: Db, database: Database, sql: string, bindings: readonly unknown[]): Promise<Row[]> {
   if (database.replicas && !db.isTransaction) {
