@@ -3,11 +3,14 @@
  * `mariadb://` URL; strict sessions in UTC; errors told apart by SQLSTATE and the driver's codes;
  * case-insensitive matching on the bytes of PostgreSQL-style lowercased text whatever the column's
  * collation; rows locked with `FOR UPDATE`; migrations locked with `GET_LOCK`; a foreign key renamed
- * by dropping it and adding it again under its new name.
+ * by dropping it and adding it again under its new name; an insert's rows returned by MariaDB's
+ * `INSERT … RETURNING`, or on MySQL, which has none, from the result header.
  */
 import type { Knex } from 'knex';
 import type { ConstraintViolation, Dialect, DriverError } from './dialect';
-import { insertedRows, MysqlClient, serverOf, sessionOptions } from './mysql-client';
+
+type Row = Record<string, unknown>;
+import { MysqlClient, serverOf, sessionOptions } from './mysql-client';
 import { unicodeLower } from './sqlite';
 
 
@@ -51,6 +54,25 @@ const UNREACHABLE_MESSAGES = /(?:^| - )(Can't add new command when connection is
 const MIGRATION_LOCK = 'svc_migrations';
 /** Seconds an instance waits for another's migration before giving up. */
 const MIGRATION_LOCK_WAIT_S = 120;
+
+/** The columns each insert made by `returning` answers, and the rows it inserts (MySQL reads its keys from them). */
+const returningOf = new WeakMap<Knex.QueryBuilder, { columns: readonly string[]; rows: readonly Row[] }>();
+
+/** `name` quoted as an identifier. */
+const quoted = (name: string) => `\`${name.replace(/`/g, '``')}\``;
+
+/**
+ * The rows an insert answering `column` inserted, from mysql2's result header (MySQL has no
+ * RETURNING): none when an `INSERT IGNORE` inserted nothing (or an insert's guard refused it), else
+ * the value given, or the auto-increment id. A column that is neither cannot be returned.
+ */
+function returnedRows(header: { affectedRows?: number; insertId?: number } | undefined, column: string, values: readonly Row[]): Row[] {
+  const inserted = header?.affectedRows ?? 0;
+  if (inserted === 0) return [];
+  if (values.length === 1 && values[0][column] !== undefined) return [{ [column]: values[0][column] }];
+  // Several rows: their auto-increment ids follow the first (a multi-row insert takes them at once).
+  return Array.from({ length: inserted }, (_, i) => ({ [column]: values[i]?.[column] ?? (header?.insertId ?? 0) + i }));
+}
 
 export const mysql: Dialect = {
   name: 'mysql',
@@ -152,10 +174,33 @@ export const mysql: Dialect = {
 
   listLiteral: (_items, values) => JSON.stringify(values),
 
-  rowsOf(result, write) {
+  rowsOf(result) {
     const [rows] = result as [unknown];
-    if (Array.isArray(rows)) return rows;
-    return write ? insertedRows(result, write) : [];
+    return Array.isArray(rows) ? rows : [];
+  },
+
+  // Knex's MySQL compiler has no `returning` (it warns and leaves it out): the insert is kept as it
+  // is, and `writtenRows` answers the columns.
+  returning(query, rows, columns) {
+    returningOf.set(query, { columns, rows: Array.isArray(rows) ? rows : [rows] });
+    return query;
+  },
+
+  /**
+   * An insert `returning` made: on MariaDB its text with `returning …` (none of a row INSERT IGNORE
+   * skipped or a guard refused), on MySQL the rows of its result header (`returnedRows`). Whether
+   * the server is MariaDB is known once a connection was made: before, one is.
+   */
+  async writtenRows(db, sql, bindings, query) {
+    const wanted = returningOf.get(query);
+    if (!wanted) return mysql.rowsOf(await db.raw(sql, bindings as Knex.RawBinding[]));
+    if (!serverOf(db.client).checked) await db.raw('select 1');
+    if (serverOf(db.client).mariadb) {
+      const [rows] = (await db.raw(`${sql} returning ${wanted.columns.map(quoted).join(', ')}`, bindings as Knex.RawBinding[])) as [Row[]];
+      return rows;
+    }
+    const [header] = (await db.raw(sql, bindings as Knex.RawBinding[])) as [{ affectedRows?: number; insertId?: number }];
+    return returnedRows(header, wanted.columns[0], wanted.rows);
   },
 
   lockForUpdate(query) {
