@@ -219,6 +219,13 @@ export interface Dialect {
     config: Knex.MigratorConfigWithLifecycleHooks,
     run: (config: Knex.MigratorConfigWithLifecycleHooks) => Promise<T>,
   ): Promise<T>;
+  /**
+   * The Knex a migration runs with, given `knex`, the one the migrator gives it: where the
+   * database's Knex compiler writes a schema statement otherwise than the service needs (MySQL:
+   * unique indexes over live rows, text defaults, indexes a foreign key needs), one whose schema
+   * builder writes it as it is needed; absent where Knex's own does.
+   */
+  migrationKnex?(knex: Knex): Knex;
   /** Renames the foreign key constraint `from` of `table` to `to`, where the database names them. */
   renameForeignKey(knex: Knex, table: string, from: string, to: string): Promise<void>;
   /**

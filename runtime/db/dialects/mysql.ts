@@ -4,13 +4,15 @@
  * case-insensitive matching on the bytes of PostgreSQL-style lowercased text whatever the column's
  * collation; rows locked with `FOR UPDATE`; migrations locked with `GET_LOCK`; a foreign key renamed
  * by dropping it and adding it again under its new name; an insert's rows returned by MariaDB's
- * `INSERT … RETURNING`, or on MySQL, which has none, from the result header.
+ * `INSERT … RETURNING`, or on MySQL, which has none, from the result header; migrations' schema
+ * statements as PostgreSQL's (mysql-schema.ts).
  */
 import type { Knex } from 'knex';
 import type { ConstraintViolation, Dialect, DriverError } from './dialect';
 
 type Row = Record<string, unknown>;
 import { MysqlClient, serverOf, sessionOptions } from './mysql-client';
+import { migrationKnex } from './mysql-schema';
 import { unicodeLower } from './sqlite';
 
 
@@ -202,6 +204,8 @@ export const mysql: Dialect = {
     const [header] = (await db.raw(sql, bindings as Knex.RawBinding[])) as [{ affectedRows?: number; insertId?: number }];
     return returnedRows(header, wanted.columns[0], wanted.rows);
   },
+
+  migrationKnex,
 
   lockForUpdate(query) {
     query.forUpdate();
