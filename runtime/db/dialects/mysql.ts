@@ -1,6 +1,6 @@
 /**
- * MySQL's and MariaDB's adapter (mysql2, through the client of mysql-client.ts): a `mysql://` or
- * `mariadb://` URL; strict sessions in UTC; errors told apart by SQLSTATE and the driver's codes;
+ * MySQL's and MariaDB's adapter (Knex's `mysql2` client, its sessions set up by mysql-session.ts): a
+ * `mysql://` or `mariadb://` URL; strict sessions in UTC; errors told apart by SQLSTATE and the driver's codes;
  * case-insensitive matching on the bytes of PostgreSQL-style lowercased text whatever the column's
  * collation; rows locked with `FOR UPDATE`; migrations locked with `GET_LOCK`; a foreign key renamed
  * by dropping it and adding it again under its new name; an insert's rows returned by MariaDB's
@@ -11,8 +11,8 @@ import type { Knex } from 'knex';
 import type { ConstraintViolation, Dialect, DriverError } from './dialect';
 
 type Row = Record<string, unknown>;
-import { MysqlClient, serverOf, sessionOptions } from './mysql-client';
 import { migrationKnex } from './mysql-schema';
+import { serverOf, sessionOptions } from './mysql-session';
 import { unicodeLower } from './sqlite';
 
 
@@ -90,13 +90,13 @@ export const mysql: Dialect = {
   open(url, { database }) {
     if (url === undefined) throw new Error('MySQL needs a DATABASE_URL');
     // The timeouts of settings.ts: opening a connection, waiting for one of the pool; a statement's
-    // own time limit is a session variable each connection sets (mysql-client.ts).
+    // own time limit is a session variable each connection sets (mysql-session.ts).
     const { connectTimeoutMs, acquireTimeoutMs, statementTimeoutMs, poolMax } = database;
     const { connection, afterCreate } = sessionOptions(
       {
         uri: url.replace(/^mariadb:/, 'mysql:'),
         charset: 'UTF8MB4_BIN',
-        // DATE as its text (no time-zone shift), as on PostgreSQL; datetimes are text already (mysql-client.ts).
+        // DATE as its text (no time-zone shift), as on PostgreSQL; datetimes are text already (mysql-session.ts).
         dateStrings: true,
         timezone: 'Z',
         // JSON as text, as on the other databases (MySQL's JSON type would be parsed by mysql2).
@@ -108,7 +108,7 @@ export const mysql: Dialect = {
     return {
       description: url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@'),
       knex: {
-        client: MysqlClient as unknown as typeof Knex.Client,
+        client: 'mysql2',
         connection,
         acquireConnectionTimeout: acquireTimeoutMs,
         pool: { min: 0, max: poolMax, createTimeoutMillis: connectTimeoutMs, afterCreate },
@@ -138,7 +138,7 @@ export const mysql: Dialect = {
 
   /**
    * The column lowercased by the server's lower() under a collation that folds by a recent Unicode
-   * (`foldingCollation`, mysql-client.ts), the value as PostgreSQL lowercases it (`unicodeLower`),
+   * (`foldingCollation`, mysql-session.ts), the value as PostgreSQL lowercases it (`unicodeLower`),
    * compared as bytes (`binary`): the column's collation (case- or accent-insensitive, padded) has
    * no say, so the matches are PostgreSQL's. A LIKE pattern has no `_` wildcard here (escaped), so a byte is never matched by
    * position alone; `%` matches whole characters of UTF-8 text on either side.
@@ -249,7 +249,7 @@ export const mysql: Dialect = {
     const refs = rows.map((r) => r.ref_col);
     const list = (names: string[]) => names.map(() => '??').join(', ');
     await knex.raw(`alter table ?? drop foreign key ??`, [table, from]);
-    // The index InnoDB made for the key (or the adapter, see mysql-client.ts) follows its name.
+    // The index InnoDB made for the key (or the adapter, see mysql-schema.ts) follows its name.
     const [[{ n }]] = (await knex.raw(
       'select count(*) as n from information_schema.statistics where table_schema = database() and table_name = ? and index_name = ?',
       [table, from],
