@@ -9,11 +9,11 @@
  */
 import type { Knex } from 'knex';
 import type { ConstraintViolation, Dialect, DriverError } from './dialect';
-
-type Row = Record<string, unknown>;
 import { migrationKnex } from './mysql-schema';
 import { serverOf, sessionOptions } from './mysql-session';
 import { unicodeLower } from './sqlite';
+
+type Row = Record<string, unknown>;
 
 
 /**
