@@ -99,6 +99,7 @@ export { validateData } from './validation/validate';
 
 // db: connections, rows, migrations.
 export { connect, selectByKey, writeReturning, type Db } from './db/connection';
+export { insertReturning } from './db/inserts';
 export {
   exists,
   loadForeign,

@@ -8,6 +8,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Db } from '../db/connection';
+import { insertReturning } from '../db/inserts';
 import { TOKEN_REVOCATIONS_TABLE, USED_REFRESH_TOKENS_TABLE } from '../db/migrations';
 import { ConfigurationError, type Settings } from '../core/settings';
 
@@ -403,11 +404,8 @@ export async function consumeRefreshToken(db: Db, token: string, claims: TokenCl
   const exp = claims.exp;
   if (typeof exp !== 'number' || !Number.isFinite(exp)) throw new TokenError('invalid', 'token has no expiry');
   const expiresAt = Math.min(Math.ceil(exp), Number.MAX_SAFE_INTEGER);
-  const inserted = await db(USED_REFRESH_TOKENS_TABLE)
-    .insert({ jti: refreshTokenId(token, claims), expires_at: expiresAt })
-    .onConflict('jti')
-    .ignore()
-    .returning('jti');
+  const row = { jti: refreshTokenId(token, claims), expires_at: expiresAt };
+  const inserted = await insertReturning(db, db(USED_REFRESH_TOKENS_TABLE).insert(row).onConflict('jti').ignore(), row, ['jti']);
   return inserted.length === 1;
 }
 

@@ -218,7 +218,7 @@ export function selectAround(db: Db, query: Knex.QueryBuilder, around: (sql: str
 }
 
 /**
- * The rows a write that Knex built returns (an insert with `returning`), compiled by Knex
+ * The rows a write that Knex built returns (an insert its dialect's `returning` made), compiled by Knex
  * (`compiledQuery`), run on the connection
  * of `db`, the operation's transaction (`writtenRows`). `also`: expressions the rows return
  * besides, where the statement has a `returning` list (`returningAlso`).
@@ -241,7 +241,7 @@ async function writtenRows(db: Db, database: Database, sql: string, bindings: re
     if (rows) return rows;
   }
   const values = database.reads ? database.reads.bindings(bindings) : bindings;
-  return database.dialect.rowsOf(await db.raw(rawText(sql), values as Knex.RawBinding[]), query);
+  return database.dialect.writtenRows(db, rawText(sql), values, query);
 }
 
 /** Per database, the statements of `returningAlso`: by the statement's text, then by what it returns besides. */

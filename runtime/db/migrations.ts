@@ -27,8 +27,17 @@ export function migrationSource(migrations: readonly Migration[]): Knex.Migratio
   return {
     getMigrations: async () => [...migrations],
     getMigrationName: (m) => m.name,
-    getMigration: async (m) => ({ up: m.up, down: m.down }),
+    getMigration: async (m) => ({ up: (knex: Knex) => m.up(migrationKnex(knex)), down: (knex: Knex) => m.down(migrationKnex(knex)) }),
   };
+}
+
+/**
+ * The Knex a migration runs with, given the one it runs on: its dialect's where Knex's compiler writes
+ * a schema statement otherwise than the service needs (MySQL, see dialects/mysql-schema.ts), so
+ * that generated migrations, which call Knex's schema builder, do the same on every database.
+ */
+export function migrationKnex(knex: Knex): Knex {
+  return dialectOf(knex).migrationKnex?.(knex) ?? knex;
 }
 
 /** Knex's migrator configuration of the service's migrations. */
@@ -412,7 +421,7 @@ async function revertChecked(trx: Knex.Transaction, m: Migration): Promise<void>
   let added: Map<RenameCandidate, string[] | undefined>;
   try {
     await trx.transaction(async (savepoint) => {
-      await m.down(savepoint);
+      await m.down(migrationKnex(savepoint));
       const after = await census(savepoint);
       const candidates = renameCandidates(before, after);
       if (!candidates.length) {
@@ -435,7 +444,7 @@ async function revertChecked(trx: Knex.Transaction, m: Migration): Promise<void>
     const old = await columnValues(trx, c.table, c.gone);
     if (old !== undefined && old.length === values.length && old.every((v, i) => v === values[i])) renamed.push(c);
   }
-  await m.down(trx);
+  await m.down(migrationKnex(trx));
   const losses = lost(before, await census(trx), renamed);
   if (losses.length) throw new DataLossError({ migration: m.name, losses });
 }
@@ -473,7 +482,7 @@ export function rollbackMigrations(
       db.transaction(async (trx) => {
         await config.beforeAll?.(trx, targets);
         for (const m of targets) {
-          if (options.allowDataLoss) await m.down(trx);
+          if (options.allowDataLoss) await m.down(migrationKnex(trx));
           else await revertChecked(trx, m);
           await trx(table).where({ name: m.name }).delete();
         }

@@ -25,6 +25,7 @@ import { generateKeyPair, type KeyPair, type TokenService } from '../auth/tokens
 import type { AuthUser } from '../auth/authenticators';
 import { loadSettings, type Settings } from '../core/settings';
 import { connect, type Db } from '../db/connection';
+import { insertReturning } from '../db/inserts';
 import { migrateLatest, type Migration } from '../db/migrations';
 import { createLogger, type Logger } from './logging';
 
@@ -136,14 +137,15 @@ async function serve(t: TestContext, matrix: AccessMatrixTest, keys: KeyPair, op
     if (!caller.user) continue;
     const name = `caller-${caller.name.replace(/[^A-Za-z0-9]+/g, '-')}`;
     const row = matrix.users.row(name, { is_active: true, is_staff: caller.staff, is_superuser: caller.superuser });
-    const [inserted] = await db(matrix.users.table).insert(row).returning(matrix.users.pk);
+    const [inserted] = await insertReturning(db, db(matrix.users.table).insert(row), row, [matrix.users.pk]);
     const user = await context.loadUser(db, String(inserted[matrix.users.pk]));
     if (!user) throw new Error(`the user made for ${caller.name} does not authenticate`);
     tokens.set(caller.name, await context.tokens.issueFor(user));
   }
   const sampleKeys: Record<string, string | number> = {};
   for (const sample of matrix.samples) {
-    const [inserted] = await db(sample.table).insert(sample.row(sampleKeys)).returning(sample.pk);
+    const values = sample.row(sampleKeys);
+    const [inserted] = await insertReturning(db, db(sample.table).insert(values), values, [sample.pk]);
     sampleKeys[sample.table] = inserted[sample.pk] as string | number;
   }
 

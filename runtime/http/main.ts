@@ -23,6 +23,7 @@ import {
   type Migration,
   type UnknownMigrationsPolicy,
 } from '../db/migrations';
+import { insertReturning } from '../db/inserts';
 import { attachReplicas, destroyDatabase, replicaUrls } from '../db/replicas';
 import { seed, SeedError, type SeedResource } from '../operations/seed';
 import { isClusterWorker, runPrimary, shutdownSignals, workerCount } from './cluster';
@@ -364,18 +365,17 @@ async function createUser(service: ServiceMain, users: UserTable, db: Db, args: 
     console.error(`createuser: email "${values.email}" is already registered`);
     return 1;
   }
-  const [row] = await db(users.table)
-    .insert({
-      username: values.username,
-      email: values.email,
-      password: await hashPassword(values.password),
-      is_active: !on.has('--inactive'),
-      // As Django creates them: a superuser is staff too (the access matrix's superuser column counts on it).
-      is_staff: on.has('--staff') || on.has('--superuser'),
-      is_superuser: on.has('--superuser'),
-      ...Object.fromEntries(users.nowColumns.map((column) => [column, now()])),
-    })
-    .returning(users.pk);
+  const user = {
+    username: values.username,
+    email: values.email,
+    password: await hashPassword(values.password),
+    is_active: !on.has('--inactive'),
+    // As Django creates them: a superuser is staff too (the access matrix's superuser column counts on it).
+    is_staff: on.has('--staff') || on.has('--superuser'),
+    is_superuser: on.has('--superuser'),
+    ...Object.fromEntries(users.nowColumns.map((column) => [column, now()])),
+  };
+  const [row] = await insertReturning(db, db(users.table).insert(user), user, [users.pk]);
   console.log(String(row[users.pk]));
   return 0;
 }

@@ -51,6 +51,7 @@ import { now } from '../core/convert';
 import { RequestValidationError, SerializeError } from '../core/errors';
 import { dialectOf, type Db } from '../db/connection';
 import { isConstraintViolation } from '../db/driver-errors';
+import { insertReturning } from '../db/inserts';
 import type { HookContext, RequestContext } from './context';
 import type { RawRequest } from './operation';
 
@@ -249,7 +250,7 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
         // A savepoint: when a concurrent registration committed the same username or email after the
         // check above, the unique constraint fails here, and the transaction stays usable to look again.
         id = await ctx.db.transaction(async (savepoint) => {
-          const [row] = await savepoint(table).insert(values).returning(pk);
+          const [row] = await insertReturning(savepoint, savepoint(table).insert(values), values, [pk]);
           return row[pk];
         });
       } catch (err) {

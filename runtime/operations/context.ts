@@ -260,9 +260,10 @@ export function rowLookup<R extends Row = Row>(options: {
     async insertRow(ctx: RequestContext, values: Partial<R>, columns: readonly string[], options: InsertOptions<R> = {}): Promise<R> {
       const all = readForState(columns);
       const named = options.references?.filter((r) => r.key !== undefined && r.key !== null) ?? [];
-      const returnsRows = dialectOf(ctx.db).insertReturnsRows;
+      const dialect = dialectOf(ctx.db);
+      const returnsRows = dialect.insertReturnsRows;
       const related = returnsRows && state && options.relations ? relatedColumns(ctx.db, table, options.relations) : undefined;
-      const insert = ctx.db(table).insert(values).returning(returnsRows ? (all as string[]) : pk);
+      const insert = dialect.returning(ctx.db(table).insert(values), values, returnsRows ? all : [pk]);
       // A reference to rows a hook narrows is checked with the hook first: the insert's own check sees every row.
       const narrowed = named.length > 0 && ctx.service.visibility !== undefined && named.some((r) => ctx.service.visibility![r.table]);
       if (narrowed) await checkReferences(ctx, named);

@@ -3,6 +3,7 @@
  */
 import type { Knex } from 'knex';
 import type { Db } from '../db/connection';
+import { insertReturning } from '../db/inserts';
 import { escapeLike, lowerMatch } from '../query/filters';
 import type { Row } from '../db/rows';
 import { z } from '../core/zod';
@@ -95,11 +96,9 @@ export async function manageRelation(
         addOutcome.errors.push(`${spec.label} ${show(key)} not found`);
         continue;
       }
-      const inserted = await db(spec.joinTable)
-        .insert({ [spec.ownColumn]: owner, [spec.otherColumn]: key })
-        .onConflict([spec.ownColumn, spec.otherColumn])
-        .ignore()
-        .returning(spec.otherColumn);
+      const row = { [spec.ownColumn]: owner, [spec.otherColumn]: key };
+      const insert = db(spec.joinTable).insert(row).onConflict([spec.ownColumn, spec.otherColumn]).ignore();
+      const inserted = await insertReturning(db, insert, row, [spec.otherColumn]);
       if (inserted.length > 0) addOutcome.results.push(`${spec.label} ${show(key)} added`);
       else addOutcome.errors.push(`${spec.label} ${show(key)} is already related`);
     }

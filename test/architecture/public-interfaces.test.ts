@@ -41,20 +41,6 @@ const PUBLIC_UNDERSCORE_NAMES: ReadonlySet<string> = new Set<string>([
   '_writev',
 ]);
 
-/**
- * The private uses left, each as the test reports it (without its line): the MySQL client's
- * subclasses of Knex's MySQL dialect classes, which still give MariaDB's INSERT … RETURNING to
- * `.returning()` inserts, unique indexes over the live rows (a predicate Knex's MySQL compiler
- * drops) and text columns' defaults (which it discards). Each goes when those are built on the
- * public API; nothing may join them.
- */
-const STILL_PRIVATE: readonly string[] = [
-  "runtime/db/knex-internals.ts: private module path knex/lib/dialects/mysql2: inside knex's lib/, which it has no exports map to declare",
-  "runtime/db/knex-internals.ts: private module path knex/lib/dialects/mysql/query/mysql-querycompiler: inside knex's lib/, which it has no exports map to declare",
-  "runtime/db/knex-internals.ts: private module path knex/lib/dialects/mysql/schema/mysql-tablecompiler: inside knex's lib/, which it has no exports map to declare",
-  "runtime/db/knex-internals.ts: private module path knex/lib/dialects/mysql/schema/mysql-columncompiler: inside knex's lib/, which it has no exports map to declare",
-];
-
 function sourcesOf(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const full = path.join(dir, e.name);
@@ -207,10 +193,7 @@ describe('public interfaces only', () => {
     expect(privateModulePath('./dialects')).toBeUndefined();
   });
 
-  it('uses no private interface of a dependency or of Node, but the ones still being replaced', () => {
-    const found = files.flatMap(offencesIn).map((o) => o.replace(/:\d+: /, ': '));
-    expect(found.filter((o) => !STILL_PRIVATE.includes(o))).toEqual([]);
-    // The list only shrinks: an entry no longer found must leave it.
-    expect(STILL_PRIVATE.filter((o) => !found.includes(o))).toEqual([]);
+  it('uses no private interface of a dependency or of Node', () => {
+    expect(files.flatMap(offencesIn)).toEqual([]);
   });
 });

@@ -6,6 +6,7 @@
 import request from 'supertest';
 import { DIALECTS } from '../support/databases';
 import { startShowcase, type RunningService } from '../support/services';
+import { insertReturning } from '../../runtime/db/inserts';
 
 describe.each(DIALECTS)('list-level actions (%s)', (dialect) => {
   let svc: RunningService;
@@ -22,8 +23,9 @@ describe.each(DIALECTS)('list-level actions (%s)', (dialect) => {
   async function seed(rows: { title: string; status?: string; archived?: boolean }[]): Promise<number[]> {
     const ids: number[] = [];
     for (const row of rows) {
-      const [inserted] = await svc.context.db('tickets').insert({ status: 'open', archived: false, ...row }).returning('id');
-      ids.push(typeof inserted === 'object' ? inserted.id : inserted);
+      const ticket = { status: 'open', archived: false, ...row };
+      const [inserted] = await insertReturning(svc.context.db, svc.context.db('tickets').insert(ticket), ticket, ['id']);
+      ids.push(inserted.id);
     }
     return ids;
   }

@@ -14,6 +14,7 @@ import { MAX_URL_LENGTH } from '../../runtime/http/server';
 import { DIALECTS } from '../support/databases';
 import { createUser, insertArticle, insertWidget, takeErrors, type TestUser } from '../support/fixtures';
 import { startBlog, startShowcase, type RunningService } from '../support/services';
+import { insertReturning } from '../../runtime/db/inserts';
 
 const CANNOT_PARSE = { detail: 'Cannot parse request body' };
 
@@ -303,8 +304,8 @@ describe.each(DIALECTS)('requests without a body on the blog (%s)', (dialect) =>
 
   it('a relation POST with a JSON body, and one with no body', async () => {
     const id = await insertArticle(svc.database.db, { author_id: staff.id });
-    const [tag] = await svc.database.db('tags').insert({ name: 'bodies' }).returning('id');
-    const tagId = Number(typeof tag === 'object' ? tag.id : tag);
+    const [tag] = await insertReturning(svc.database.db, svc.database.db('tags').insert({ name: 'bodies' }), { name: 'bodies' }, ['id']);
+    const tagId = Number(tag.id);
     const add = await request(svc.app).post(`/api/articles/${id}/tags/`).set('Authorization', staff.bearer).send({ add: [tagId] });
     expect(add.status).toBe(200);
     expect(add.body.results.count).toBe(1);

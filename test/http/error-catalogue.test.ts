@@ -15,6 +15,7 @@ import { AUDIENCE, ISSUER, makeUser, nowSeconds, REFRESH_LIFETIME, signRs256, un
 import { DIALECTS } from '../support/databases';
 import { insertWidget, takeErrors } from '../support/fixtures';
 import { startBlog, startShowcase, type RunningService } from '../support/services';
+import { insertReturning } from '../../runtime/db/inserts';
 
 const PAGE = path.join(__dirname, '..', '..', 'docs', 'reference', 'errors.md');
 
@@ -163,8 +164,9 @@ const PROVOKE: Record<string, Record<string, (s: Services) => Promise<Answer>>> 
       return answer(await create('Another'));
     },
     'a write without `If-Match` to a resource that sets `require_if_match`': async ({ showcase }) => {
-      const [row] = await showcase.database.db('readings').insert({ sensor: 'catalogue', value: 1, rank: 0, taken_at: new Date() }).returning('id');
-      const id = typeof row === 'object' ? (row as { id: number }).id : row;
+      const reading = { sensor: 'catalogue', value: 1, rank: 0, taken_at: new Date() };
+      const [row] = await insertReturning(showcase.database.db, showcase.database.db('readings').insert(reading), reading, ['id']);
+      const id = row.id;
       return answer(await request(showcase.app).patch(`/v/readings/${id}/`).send({ rank: 1 }));
     },
     'the login throttle refuses an attempt; with `Retry-After`': async ({ blog }) => {

@@ -27,6 +27,7 @@ import {
 } from '../support/blog-fixtures';
 import { DIALECTS } from '../support/databases';
 import { startBlog, startShowcase, type RunningService } from '../support/services';
+import { insertReturning } from '../../runtime/db/inserts';
 
 const ONLY_AUTHOR_OR_STAFF = { error: 'forbidden', details: 'Only the author or staff can change the tags of an article' };
 const MISSING_ID = 2147480000;
@@ -503,8 +504,9 @@ describe.each(DIALECTS)('widget labels relation (%s)', (dialect) => {
 
   async function newWidget(): Promise<number> {
     const ts = '2026-01-01T00:00:00.000Z';
-    const [row] = await db()('widgets').insert({ name: `w${suffix()}`, created_at: ts, updated_at: ts }).returning('id');
-    return Number(typeof row === 'object' ? row.id : row);
+    const widget = { name: `w${suffix()}`, created_at: ts, updated_at: ts };
+    const [row] = await insertReturning(db(), db()('widgets').insert(widget), widget, ['id']);
+    return Number(row.id);
   }
 
   async function newLabel(text = `label ${suffix()}`): Promise<string> {

@@ -12,6 +12,7 @@ import { generate } from '../../generator/pipeline';
 import { migrateLatest } from '../../runtime';
 import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
 import { blogWorkspace, build, columns, edit, failure, loadService, ROOT, rows, type Workspace } from './helpers';
+import { insertReturning } from '../../runtime/db/inserts';
 
 jest.setTimeout(300_000);
 
@@ -53,7 +54,8 @@ describe.each(DIALECTS)('changes that need a decision (%s)', (dialect) => {
     shown = path.relative(process.cwd(), categoriesSpec).split(path.sep).join('/');
     await build(ws);
     expect(await migrateLatest(database.db, loadService(ws).migrations)).toEqual(['0001_initial']);
-    const [user] = await database.db('users').insert({ username: 'u', email: 'u@example.com', password: 'x', date_joined: '2026-01-01T00:00:00.000Z' }).returning('id');
+    const u = { username: 'u', email: 'u@example.com', password: 'x', date_joined: '2026-01-01T00:00:00.000Z' };
+    const [user] = await insertReturning(database.db, database.db('users').insert(u), u, ['id']);
     await database.db('categories').insert([
       { name: 'News', description: 'What happened' },
       { name: 'Notes', description: '' },

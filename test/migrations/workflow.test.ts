@@ -14,6 +14,7 @@ import { loadSettings, migrateLatest, migrateRollback, type ServiceContext } fro
 import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
 import { testKeys } from '../support/keys';
 import { blogWorkspace, build, columns, edit, failure, loadService, rows, type Workspace } from './helpers';
+import { insertReturning } from '../../runtime/db/inserts';
 
 jest.setTimeout(300_000);
 
@@ -61,10 +62,9 @@ describe.each(DIALECTS)('editing the specs of a service with data (%s)', (dialec
     const initialBytes = fs.readFileSync(path.join(ws.out, 'migrations/0001_initial.ts'), 'utf8');
 
     // Data through the API: a staff user (inserted: there is no public sign-up in this test), a category, a tag, two articles.
-    const [userRow] = await db('users')
-      .insert({ username: 'ada', email: 'ada@example.com', password: 'x', is_staff: true, date_joined: '2026-01-02T03:04:05.000Z' })
-      .returning('id');
-    const userId = Number(typeof userRow === 'object' ? userRow.id : userRow);
+    const ada = { username: 'ada', email: 'ada@example.com', password: 'x', is_staff: true, date_joined: '2026-01-02T03:04:05.000Z' };
+    const [userRow] = await insertReturning(db, db('users').insert(ada), ada, ['id']);
+    const userId = Number(userRow.id);
     const auth = `Bearer ${await v1.api.context.tokens.issueAccess(userId)}`;
     const app1 = v1.api.app;
     const category = await request(app1).post('/api/categories/').set('Authorization', auth).send({ name: 'News', description: 'All the news' });
@@ -191,8 +191,9 @@ describe.each(DIALECTS)('editing the specs of a service with data (%s)', (dialec
     const patched = await request(v3.api.app).patch(`/api/articles/${other.body.id}/`).set('Authorization', auth).send({ title: long });
     expect(patched.status).toBe(200);
     expect(patched.body.title).toBe(long);
-    const [inserted] = await db('articles').insert({ title: 't', content: 'c', author_id: userId, created_at: '2026-01-01T00:00:00.000Z' }).returning('views');
-    expect(Number(inserted.views)).toBe(5);
+    const article = { title: 't', content: 'c', author_id: userId, created_at: '2026-01-01T00:00:00.000Z' };
+    const [inserted] = await insertReturning(db, db('articles').insert(article), article, ['id']);
+    expect(Number((await db('articles').select('views').where('id', inserted.id).first()).views)).toBe(5);
 
     // Foreign keys still act after the rebuild: deleting an article deletes its comments and tag links.
     const deleted = await request(v3.api.app).delete(`/api/articles/${hello.body.id}/`).set('Authorization', auth);

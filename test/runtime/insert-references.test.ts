@@ -10,6 +10,7 @@ import { rowLookup, type InsertReference, type ModelInfo, type RequestContext, t
 import { dialectOf, insertWhereReferencesExist, type Db } from '../../runtime/db/connection';
 import { NotFoundError } from '../../runtime/core/errors';
 import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
+import { insertReturning } from '../../runtime/db/inserts';
 
 const MAKER: ModelInfo = { verboseKey: 'maker', classKey: 'maker' };
 const WIDGET: ModelInfo = { verboseKey: 'widget', classKey: 'widget' };
@@ -46,7 +47,7 @@ describe.each(DIALECTS)('insert checking its references (%s)', (dialect) => {
       t.integer('widget_id').nullable().references('id').inTable('widgets');
     });
     await db('makers').insert({ code: 'acme' });
-    [widget] = (await db('widgets').insert({}).returning('id')).map((r: { id: number } | number) => (typeof r === 'number' ? r : r.id));
+    [widget] = (await insertReturning(db, db('widgets').insert({}), {}, ['id'])).map((r) => r.id as number);
     db.on('query', record);
   });
   afterAll(async () => {
@@ -62,9 +63,7 @@ describe.each(DIALECTS)('insert checking its references (%s)', (dialect) => {
     { table: 'widgets', pk: 'id', key: widgetId },
   ];
   const insert = (trx: Knex, values: Partial<PartRow>) =>
-    trx('parts')
-      .insert(values)
-      .returning(dialectOf(trx).insertReturnsRows ? ['id', 'name', 'flag', 'maker_code', 'widget_id'] : 'id');
+    dialectOf(trx).returning(trx('parts').insert(values), values, dialectOf(trx).insertReturnsRows ? ['id', 'name', 'flag', 'maker_code', 'widget_id'] : ['id']);
   const create2 = (name: string) => db.transaction((trx) => insertWhereReferencesExist(trx, insert(trx, { name }), [{ table: 'makers', pk: 'code', key: 'acme' }]));
   const names = async () => (await db('parts').select('name').orderBy('name')).map((r: { name: string }) => r.name);
 

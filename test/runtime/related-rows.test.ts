@@ -8,6 +8,7 @@
  */
 import { loadForeign, loadManyToMany, loadRelations, type Db, type ForeignSpec, type ManyToManySpec } from '../../runtime';
 import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
+import { insertReturning } from '../../runtime/db/inserts';
 
 interface PersonRow {
   id: number;
@@ -200,8 +201,9 @@ describe.each(DIALECTS)('loadRelations (%s)', (dialect) => {
     let seen: unknown[] = [];
     await db
       .transaction(async (trx) => {
-        const [inserted] = await trx('people').insert({ name: 'Linus', active: true }).returning('id');
-        const id = typeof inserted === 'object' ? (inserted as { id: number }).id : (inserted as number);
+        const person = { name: 'Linus', active: true };
+        const [inserted] = await insertReturning(trx, trx('people').insert(person), person, ['id']);
+        const id = inserted.id as number;
         const [people, places] = await loadRelations(trx, [
           [PERSON, [id]],
           [PLACE, ['ldn']],

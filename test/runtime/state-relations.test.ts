@@ -26,6 +26,7 @@ import {
 } from '../../runtime';
 import { dialectOf, type Db } from '../../runtime/db/connection';
 import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
+import { insertReturning } from '../../runtime/db/inserts';
 
 interface NodeRow {
   id: number;
@@ -119,8 +120,8 @@ describe.each(DIALECTS)('a create reading its state with its insert (%s)', (dial
     await db('makers').insert({ code: 'acme', label: 'Acme "Works"' });
     await db('nodes').insert({ name: 'root', done: true });
     root = (await db('nodes').where('name', 'root').first()).id;
-    const label = (await db('labels').insert({ text: 'red' }).returning('id'))[0];
-    await db('nodes_labels').insert({ node_id: root, label_id: typeof label === 'object' ? label.id : label });
+    const [label] = await insertReturning(db, db('labels').insert({ text: 'red' }), { text: 'red' }, ['id']);
+    await db('nodes_labels').insert({ node_id: root, label_id: label.id });
     db.on('query', record);
   });
   afterAll(async () => {
@@ -150,6 +151,7 @@ describe.each(DIALECTS)('a create reading its state with its insert (%s)', (dial
     });
   }
   /** The ETag of the committed row, its relations read. */
+  const newNode = async (values: Record<string, unknown>) => (await insertReturning(db, db('nodes').insert(values), values, ['id']))[0].id as number;
   const readETag = async (id: number) => etagOf((await shapeNode(db, [await db('nodes').select(COLUMNS).where('id', id).first()]))[0]);
 
   it('hashes the state the committed row has, with the related records the insert returned', async () => {
@@ -226,14 +228,13 @@ describe.each(DIALECTS)('a create reading its state with its insert (%s)', (dial
     beforeAll(async () => {
       // Labels whose keys are not in the order they are linked: the list is ordered by key.
       for (const text of ['blue', 'green', 'amber']) {
-        const [made] = await db('labels').insert({ text }).returning('id');
-        labelIds.push(typeof made === 'object' ? made.id : made);
+        const [made] = await insertReturning(db, db('labels').insert({ text }), { text }, ['id']);
+        labelIds.push(made.id);
       }
     });
 
     it('reads the row, its maker and parent, and on a server its labels, in one statement', async () => {
-      const [made] = await db('nodes').insert({ name: 'full', maker_code: 'acme', parent_id: root }).returning('id');
-      const id: number = typeof made === 'object' ? made.id : made;
+      const id = await newNode({ name: 'full', maker_code: 'acme', parent_id: root });
       for (const label of [...labelIds].reverse()) await db('nodes_labels').insert({ node_id: id, label_id: label });
       const { row, item, selects } = await retrieve(id);
       // The row's columns, as a read of the row alone answers them (the related records' come after them).
@@ -248,10 +249,8 @@ describe.each(DIALECTS)('a create reading its state with its insert (%s)', (dial
     });
 
     it('gives the representation loading gives for keys left null, no labels, and its own table as parent', async () => {
-      const [made] = await db('nodes').insert({ name: 'bare' }).returning('id');
-      const bare: number = typeof made === 'object' ? made.id : made;
-      const [again] = await db('nodes').insert({ name: 'child of bare', parent_id: bare }).returning('id');
-      const child: number = typeof again === 'object' ? again.id : again;
+      const bare = await newNode({ name: 'bare' });
+      const child = await newNode({ name: 'child of bare', parent_id: bare });
       for (const id of [bare, child, root]) {
         const { item, selects } = await retrieve(id);
         expect(item).toEqual(await loaded(id));
@@ -261,8 +260,7 @@ describe.each(DIALECTS)('a create reading its state with its insert (%s)', (dial
     });
 
     it('answers 404 for a row the hook hides or none has, and reads as before when the hook joins', async () => {
-      const [made] = await db('nodes').insert({ name: 'hidden', maker_code: 'acme' }).returning('id');
-      const hidden: number = typeof made === 'object' ? made.id : made;
+      const hidden = await newNode({ name: 'hidden', maker_code: 'acme' });
       await expect(retrieve(hidden)).rejects.toBeInstanceOf(NotFoundError);
       await expect(retrieve(hidden, narrowed('join'))).rejects.toBeInstanceOf(NotFoundError);
       await expect(retrieve(999999)).rejects.toBeInstanceOf(NotFoundError);
@@ -280,8 +278,7 @@ describe.each(DIALECTS)('a create reading its state with its insert (%s)', (dial
       // A maker looked up by its label: the join finds none for the code the row holds.
       const byLabel = { ...MAKER, pk: 'label' } satisfies ForeignSpec<unknown>;
       const relations: StateRelations<NodeRow> = { foreign: [[byLabel, 'maker_code']], children: [] };
-      const [made] = await db('nodes').insert({ name: 'dangling', maker_code: 'acme' }).returning('id');
-      const id: number = typeof made === 'object' ? made.id : made;
+      const id = await newNode({ name: 'dangling', maker_code: 'acme' });
       const row = await narrowed().findVisible(ctx(), id, COLUMNS, relations);
       statements.length = 0;
       const [maker] = await loadRelations(db, [[byLabel, [row.maker_code]]], [row]);

@@ -11,6 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import bcrypt from 'bcrypt';
 import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
+import { insertReturning } from '../../runtime/db/inserts';
 
 const root = path.resolve(__dirname, '../..');
 const main = path.join(root, 'dist/generated/main.js');
@@ -100,7 +101,8 @@ describe.each(DIALECTS)('seed (%s)', (dialect) => {
     const [article] = await database.db('articles').select('title', 'category_id', 'author_id', 'is_published', 'views', 'summary');
     expect({ ...article, is_published: Boolean(article.is_published) }).toEqual({ title: 'Hello', category_id: 7, author_id: 1, is_published: true, views: 3, summary: '' });
     // The next key follows the explicit ones (PostgreSQL's sequence was moved past them).
-    const [next] = await database.db('categories').insert({ name: 'Later', description: '' }).returning('id');
+    const later = { name: 'Later', description: '' };
+    const [next] = await insertReturning(database.db, database.db('categories').insert(later), later, ['id']);
     expect(Number(next.id)).toBe(8);
     expect((await database.db('tags').select('name').orderBy('id')).map((t: { name: string }) => t.name)).toEqual(['intro', 'news']);
   });

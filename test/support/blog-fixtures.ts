@@ -9,6 +9,7 @@ import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { hashPassword, type Db } from '../../runtime';
 import { otherKeys, testKeys } from './keys';
 import type { RunningService } from './services';
+import { insertReturning } from '../../runtime/db/inserts';
 
 /** An ISO 8601 datetime in UTC as the service renders it. */
 export const ISO_DATETIME = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
@@ -63,20 +64,19 @@ export async function makeUser(svc: RunningService, options: UserOptions = {}): 
   const username = options.username ?? unique('user');
   const email = `${username}@example.com`;
   const password = options.password ?? 'correct horse battery staple';
-  const [row] = await svc.database.db('users')
-    .insert({
-      username,
-      email,
-      password: await hashPassword(password),
-      first_name: options.first_name ?? '',
-      last_name: options.last_name ?? '',
-      is_staff: options.is_staff ?? false,
-      is_active: options.is_active ?? true,
-      is_superuser: options.is_superuser ?? false,
-      date_joined: new Date().toISOString(),
-    })
-    .returning('id');
-  const id = Number(typeof row === 'object' ? row.id : row);
+  const user = {
+    username,
+    email,
+    password: await hashPassword(password),
+    first_name: options.first_name ?? '',
+    last_name: options.last_name ?? '',
+    is_staff: options.is_staff ?? false,
+    is_active: options.is_active ?? true,
+    is_superuser: options.is_superuser ?? false,
+    date_joined: new Date().toISOString(),
+  };
+  const [row] = await insertReturning(svc.database.db, svc.database.db('users').insert(user), user, ['id']);
+  const id = Number(row.id);
   const is_staff = options.is_staff ?? false;
   const token = await svc.context.tokens.issueAccess(id, { username, email, is_staff });
   return {
@@ -93,8 +93,8 @@ export async function makeUser(svc: RunningService, options: UserOptions = {}): 
 }
 
 async function insertOne(db: Db, table: string, row: Record<string, unknown>): Promise<number> {
-  const [out] = await db(table).insert(row).returning('id');
-  return Number(typeof out === 'object' ? out.id : out);
+  const [out] = await insertReturning(db, db(table).insert(row), row, ['id']);
+  return Number(out.id);
 }
 
 export function makeCategory(db: Db, name = unique('category'), description = ''): Promise<number> {

@@ -4,6 +4,7 @@
  */
 import type { Knex } from 'knex';
 import type { RunningService } from './services';
+import { insertReturning } from '../../runtime/db/inserts';
 
 /** An ISO 8601 datetime in UTC as the service renders it. */
 export const ISO_DATETIME = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
@@ -27,19 +28,18 @@ export async function createUser(
 ): Promise<TestUser> {
   userSeq += 1;
   const username = options.username ?? `user${process.pid}_${userSeq}`;
-  const [row] = await svc.database.db('users')
-    .insert({
-      username,
-      email: `${username}@example.com`,
-      password: 'not-a-real-hash',
-      first_name: options.first_name ?? '',
-      last_name: options.last_name ?? '',
-      is_staff: options.is_staff ?? false,
-      is_active: options.is_active ?? true,
-      date_joined: new Date().toISOString(),
-    })
-    .returning('id');
-  const id = Number(typeof row === 'object' ? row.id : row);
+  const user = {
+    username,
+    email: `${username}@example.com`,
+    password: 'not-a-real-hash',
+    first_name: options.first_name ?? '',
+    last_name: options.last_name ?? '',
+    is_staff: options.is_staff ?? false,
+    is_active: options.is_active ?? true,
+    date_joined: new Date().toISOString(),
+  };
+  const [row] = await insertReturning(svc.database.db, svc.database.db('users').insert(user), user, ['id']);
+  const id = Number(row.id);
   const token = await svc.context.tokens.issueAccess(id);
   return { id, username, token, bearer: `Bearer ${token}` };
 }
@@ -48,8 +48,8 @@ export async function createUser(
 export async function insertRows(db: Knex, table: string, rows: Record<string, unknown>[], pk = 'id'): Promise<unknown[]> {
   const keys: unknown[] = [];
   for (const row of rows) {
-    const [out] = await db(table).insert(row).returning(pk);
-    keys.push(typeof out === 'object' ? out[pk] : out);
+    const [out] = await insertReturning(db, db(table).insert(row), row, [pk]);
+    keys.push(out[pk]);
   }
   return keys;
 }

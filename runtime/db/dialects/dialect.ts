@@ -185,11 +185,20 @@ export interface Dialect {
   listColumnType(items: ListItemType): string;
   /** `values`, a list of items of type `items`, as the text of a list column's DEFAULT. */
   listLiteral(items: ListItemType, values: readonly unknown[]): string;
+  /** The rows of a raw statement's result (`db.raw`). */
+  rowsOf(result: unknown): Row[];
   /**
-   * The rows of a raw statement's result (`db.raw`): for a write, `write` is the query it was
-   * compiled from, whose `returning` rows a database without RETURNING answers from the result.
+   * `query`, an insert of `rows` built without `returning`, made to answer `columns` of the rows it
+   * inserts when `writeReturning` (connection.ts) runs it: Knex's `returning` where its compiler
+   * writes RETURNING (PostgreSQL, SQLite); MySQL's has none, and its adapter answers them by
+   * `writtenRows`. Only the generated key, or a column `rows` give, is answered on every database.
    */
-  rowsOf(result: unknown, write?: Knex.QueryBuilder): Row[];
+  returning(query: Knex.QueryBuilder, rows: Row | readonly Row[], columns: readonly string[]): Knex.QueryBuilder;
+  /**
+   * The rows the write `query` returns, run on `db` from `sql`, its text (as Knex compiled it, or a
+   * statement made from it that ends as it does), with `bindings`.
+   */
+  writtenRows(db: Db, sql: string, bindings: readonly unknown[], query: Knex.QueryBuilder): Promise<Row[]>;
   /** Makes `query` lock the rows it reads until the transaction ends, where the database needs it. */
   lockForUpdate(query: Knex.QueryBuilder): void;
   /** Whether its Knex client writes an integer LIMIT into the SQL text instead of binding it. */
@@ -222,6 +231,13 @@ export interface Dialect {
     config: Knex.MigratorConfigWithLifecycleHooks,
     run: (config: Knex.MigratorConfigWithLifecycleHooks) => Promise<T>,
   ): Promise<T>;
+  /**
+   * The Knex a migration runs with, given `knex`, the one the migrator gives it: where the
+   * database's Knex compiler writes a schema statement otherwise than the service needs (MySQL:
+   * unique indexes over live rows, text defaults, indexes a foreign key needs), one whose schema
+   * builder writes it as it is needed; absent where Knex's own does.
+   */
+  migrationKnex?(knex: Knex): Knex;
   /** Renames the foreign key constraint `from` of `table` to `to`, where the database names them. */
   renameForeignKey(knex: Knex, table: string, from: string, to: string): Promise<void>;
   /**

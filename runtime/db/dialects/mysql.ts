@@ -1,14 +1,19 @@
 /**
- * MySQL's and MariaDB's adapter (mysql2, through the client of mysql-client.ts): a `mysql://` or
- * `mariadb://` URL; strict sessions in UTC; errors told apart by SQLSTATE and the driver's codes;
+ * MySQL's and MariaDB's adapter (Knex's `mysql2` client, its sessions set up by mysql-session.ts): a
+ * `mysql://` or `mariadb://` URL; strict sessions in UTC; errors told apart by SQLSTATE and the driver's codes;
  * case-insensitive matching on the bytes of PostgreSQL-style lowercased text whatever the column's
  * collation; rows locked with `FOR UPDATE`; migrations locked with `GET_LOCK`; a foreign key renamed
- * by dropping it and adding it again under its new name.
+ * by dropping it and adding it again under its new name; an insert's rows returned by MariaDB's
+ * `INSERT … RETURNING`, or on MySQL, which has none, from the result header; migrations' schema
+ * statements as PostgreSQL's (mysql-schema.ts).
  */
 import type { Knex } from 'knex';
 import type { ConstraintViolation, Dialect, DriverError } from './dialect';
-import { insertedRows, MysqlClient, serverOf, sessionOptions } from './mysql-client';
+import { migrationKnex } from './mysql-schema';
+import { serverOf, sessionOptions } from './mysql-session';
 import { unicodeLower } from './sqlite';
+
+type Row = Record<string, unknown>;
 
 
 /**
@@ -52,6 +57,25 @@ const MIGRATION_LOCK = 'svc_migrations';
 /** Seconds an instance waits for another's migration before giving up. */
 const MIGRATION_LOCK_WAIT_S = 120;
 
+/** The columns each insert made by `returning` answers, and the rows it inserts (MySQL reads its keys from them). */
+const returningOf = new WeakMap<Knex.QueryBuilder, { columns: readonly string[]; rows: readonly Row[] }>();
+
+/** `name` quoted as an identifier. */
+const quoted = (name: string) => `\`${name.replace(/`/g, '``')}\``;
+
+/**
+ * The rows an insert answering `column` inserted, from mysql2's result header (MySQL has no
+ * RETURNING): none when an `INSERT IGNORE` inserted nothing (or an insert's guard refused it), else
+ * the value given, or the auto-increment id. A column that is neither cannot be returned.
+ */
+function returnedRows(header: { affectedRows?: number; insertId?: number } | undefined, column: string, values: readonly Row[]): Row[] {
+  const inserted = header?.affectedRows ?? 0;
+  if (inserted === 0) return [];
+  if (values.length === 1 && values[0][column] !== undefined) return [{ [column]: values[0][column] }];
+  // Several rows: their auto-increment ids follow the first (a multi-row insert takes them at once).
+  return Array.from({ length: inserted }, (_, i) => ({ [column]: values[i]?.[column] ?? (header?.insertId ?? 0) + i }));
+}
+
 export const mysql: Dialect = {
   name: 'mysql',
   urlPrefix: 'mysql://',
@@ -66,13 +90,13 @@ export const mysql: Dialect = {
   open(url, { database }) {
     if (url === undefined) throw new Error('MySQL needs a DATABASE_URL');
     // The timeouts of settings.ts: opening a connection, waiting for one of the pool; a statement's
-    // own time limit is a session variable each connection sets (mysql-client.ts).
+    // own time limit is a session variable each connection sets (mysql-session.ts).
     const { connectTimeoutMs, acquireTimeoutMs, statementTimeoutMs, poolMax } = database;
     const { connection, afterCreate } = sessionOptions(
       {
         uri: url.replace(/^mariadb:/, 'mysql:'),
         charset: 'UTF8MB4_BIN',
-        // DATE as its text (no time-zone shift), as on PostgreSQL; datetimes are text already (mysql-client.ts).
+        // DATE as its text (no time-zone shift), as on PostgreSQL; datetimes are text already (mysql-session.ts).
         dateStrings: true,
         timezone: 'Z',
         // JSON as text, as on the other databases (MySQL's JSON type would be parsed by mysql2).
@@ -84,7 +108,7 @@ export const mysql: Dialect = {
     return {
       description: url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@'),
       knex: {
-        client: MysqlClient as unknown as typeof Knex.Client,
+        client: 'mysql2',
         connection,
         acquireConnectionTimeout: acquireTimeoutMs,
         pool: { min: 0, max: poolMax, createTimeoutMillis: connectTimeoutMs, afterCreate },
@@ -114,7 +138,7 @@ export const mysql: Dialect = {
 
   /**
    * The column lowercased by the server's lower() under a collation that folds by a recent Unicode
-   * (`foldingCollation`, mysql-client.ts), the value as PostgreSQL lowercases it (`unicodeLower`),
+   * (`foldingCollation`, mysql-session.ts), the value as PostgreSQL lowercases it (`unicodeLower`),
    * compared as bytes (`binary`): the column's collation (case- or accent-insensitive, padded) has
    * no say, so the matches are PostgreSQL's. A LIKE pattern has no `_` wildcard here (escaped), so a byte is never matched by
    * position alone; `%` matches whole characters of UTF-8 text on either side.
@@ -152,11 +176,36 @@ export const mysql: Dialect = {
 
   listLiteral: (_items, values) => JSON.stringify(values),
 
-  rowsOf(result, write) {
+  rowsOf(result) {
     const [rows] = result as [unknown];
-    if (Array.isArray(rows)) return rows;
-    return write ? insertedRows(result, write) : [];
+    return Array.isArray(rows) ? rows : [];
   },
+
+  // Knex's MySQL compiler has no `returning` (it warns and leaves it out): the insert is kept as it
+  // is, and `writtenRows` answers the columns.
+  returning(query, rows, columns) {
+    returningOf.set(query, { columns, rows: Array.isArray(rows) ? rows : [rows] });
+    return query;
+  },
+
+  /**
+   * An insert `returning` made: on MariaDB its text with `returning …` (none of a row INSERT IGNORE
+   * skipped or a guard refused), on MySQL the rows of its result header (`returnedRows`). Whether
+   * the server is MariaDB is known once a connection was made: before, one is.
+   */
+  async writtenRows(db, sql, bindings, query) {
+    const wanted = returningOf.get(query);
+    if (!wanted) return mysql.rowsOf(await db.raw(sql, bindings as Knex.RawBinding[]));
+    if (!serverOf(db.client).checked) await db.raw('select 1');
+    if (serverOf(db.client).mariadb) {
+      const [rows] = (await db.raw(`${sql} returning ${wanted.columns.map(quoted).join(', ')}`, bindings as Knex.RawBinding[])) as [Row[]];
+      return rows;
+    }
+    const [header] = (await db.raw(sql, bindings as Knex.RawBinding[])) as [{ affectedRows?: number; insertId?: number }];
+    return returnedRows(header, wanted.columns[0], wanted.rows);
+  },
+
+  migrationKnex,
 
   lockForUpdate(query) {
     query.forUpdate();
@@ -200,7 +249,7 @@ export const mysql: Dialect = {
     const refs = rows.map((r) => r.ref_col);
     const list = (names: string[]) => names.map(() => '??').join(', ');
     await knex.raw(`alter table ?? drop foreign key ??`, [table, from]);
-    // The index InnoDB made for the key (or the adapter, see mysql-client.ts) follows its name.
+    // The index InnoDB made for the key (or the adapter, see mysql-schema.ts) follows its name.
     const [[{ n }]] = (await knex.raw(
       'select count(*) as n from information_schema.statistics where table_schema = database() and table_name = ? and index_name = ?',
       [table, from],

@@ -213,6 +213,14 @@ export const postgres: Dialect = {
 
   rowsOf: (result) => (result as { rows: Record<string, any>[] }).rows,
 
+  // Knex's compiler writes the insert's RETURNING.
+  returning: (query, _rows, columns) => query.returning(columns as string[]),
+
+  async writtenRows(db, sql, bindings) {
+    const result = await db.raw(sql, bindings as Knex.RawBinding[]);
+    return (result as { rows: Record<string, any>[] }).rows;
+  },
+
   lockForUpdate(query) {
     query.forUpdate();
   },

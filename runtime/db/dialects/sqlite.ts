@@ -162,6 +162,14 @@ export const sqlite: Dialect = {
   // A statement that returns no rows answers the driver's run information (`changes`): no rows.
   rowsOf: (result) => (Array.isArray(result) ? result : []),
 
+  // Knex's compiler writes the insert's RETURNING.
+  returning: (query, _rows, columns) => query.returning(columns as string[]),
+
+  async writtenRows(db, sql, bindings) {
+    const result = await db.raw(sql, bindings as Knex.RawBinding[]);
+    return (Array.isArray(result) ? result : []);
+  },
+
   // No lock needed: the service has one connection that writes, so transactions run one at a time.
   lockForUpdate() {},
 
