@@ -95,6 +95,7 @@ const queryExpr = queryExprOf({ $ref: 'queryExpr' } as const);
  * The same schema for deriving types: TypeScript cannot derive a recursive type from a schema, so
  * the expressions nested in and/or/not are typed as unknown (build-filters.ts walks them).
  */
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- only its type is read (`Derive`)
 const queryExprForTypes = queryExprOf({} as const);
 
 const schemaFieldEntry = {

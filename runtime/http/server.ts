@@ -224,7 +224,7 @@ interface RequestPrototypes {
  */
 export function requestClasses(app: RequestPrototypes): Pick<http.ServerOptions, 'IncomingMessage' | 'ServerResponse'> {
   const { request, response } = app;
-  if (!isPrototypeOf(request, http.IncomingMessage) || !isPrototypeOf(response, http.ServerResponse)) return {};
+  if (!(request instanceof http.IncomingMessage) || !(response instanceof http.ServerResponse)) return {};
   class Request extends http.IncomingMessage {}
   class Response extends http.ServerResponse {}
   Object.setPrototypeOf(Request.prototype, request);
@@ -232,11 +232,6 @@ export function requestClasses(app: RequestPrototypes): Pick<http.ServerOptions,
   app.request = Request.prototype;
   app.response = Response.prototype;
   return { IncomingMessage: Request, ServerResponse: Response as unknown as typeof http.ServerResponse };
-}
-
-/** Whether `prototype` is an object that inherits from `base`'s prototype (Express's are). */
-function isPrototypeOf(prototype: unknown, base: { prototype: object }): prototype is object {
-  return typeof prototype === 'object' && prototype !== null && base.prototype.isPrototypeOf(prototype);
 }
 
 export async function startServer(app: http.RequestListener & RequestPrototypes, options: ServeOptions): Promise<RunningServer> {

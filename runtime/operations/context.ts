@@ -118,7 +118,7 @@ export function requestContext(req: Request, db: Db, service: ServiceContext): R
  * `data` before a create, `instance` for an action, `proceed` for an override). Every hook takes
  * this one argument, so a hook may name only the parts it uses.
  */
-export type HookContext<Args extends object = {}> = RequestContext & Args;
+export type HookContext<Args extends object = object> = RequestContext & Args;
 
 /** Builds a hook's argument. Typed loosely on purpose: a hook may declare a narrower view of it. */
 export function withArgs<Args extends object>(ctx: RequestContext, args: Args): HookContext<Args> {

@@ -117,7 +117,7 @@ describe.each([
         expect({ id, required }).toEqual({ id, required: [...(body.required ?? [])].sort() });
       }
       for (const where of ['path', 'query'] as const) {
-        const ownParams = (documented.parameters ?? []).filter((p) => !(HOOK_PAGED.includes(id) && where === 'query'));
+        const ownParams = (documented.parameters ?? []).filter(() => !(HOOK_PAGED.includes(id) && where === 'query'));
         const served = Object.fromEntries(ownParams.filter((p) => p.in === where).map((p) => [p.name, docParam(p)]));
         const recorded = Object.fromEntries(Object.entries(op[where] ?? {}).map(([name, p]) => [name, surfaceParam(name, p, where)]));
         expect({ id, where, params: recorded }).toEqual({ id, where, params: served });

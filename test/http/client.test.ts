@@ -95,7 +95,7 @@ describe.each(DIALECTS)('generated client (%s)', (dialect) => {
     const login = await api.login({ username, password: 'correct horse' });
     expect(login).toEqual({ access_token: expect.any(String), refresh_token: expect.any(String), token_type: 'bearer', expires_in: 900 });
 
-    let current: string | undefined;
+    let current: string | undefined = undefined;
     const { api: signedIn } = client({ token: () => current });
     expect(await apiError(signedIn.me())).toEqual({ status: 401, body: { detail: 'Unauthorized' } });
     current = login.access_token;

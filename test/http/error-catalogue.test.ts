@@ -290,7 +290,7 @@ describe.each(DIALECTS)('the error catalogue on %s', (dialect) => {
     try {
       const res = await request(svc.app).post('/v/widgets/').send({ name: 'explode' });
       expect([res.status, res.headers['content-type']]).toEqual([500, 'text/plain; charset=utf-8']);
-      expect(res.text).toMatch(/^Error: exploded after the write\n    at /);
+      expect(res.text).toMatch(/^Error: exploded after the write\n {4}at /);
       expect(takeErrors(svc)).toEqual(['Error: exploded after the write']);
     } finally {
       await svc.close();

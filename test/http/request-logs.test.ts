@@ -146,6 +146,7 @@ describe('output', () => {
     expect(line).toEqual({ level: 30, reqId: 'r-1', status: 200, msg: 'request' });
     expect(typeof time).toBe('string');
     // pino-pretty: `[HH:MM:ss.l] INFO: request` and the fields below, indented.
+    // eslint-disable-next-line no-control-regex -- the escape sequences of terminal colours
     const pretty = print({ NODE_ENV: 'development', NO_COLOR: '1', FORCE_COLOR: '0' }).replace(/\x1b\[[0-9;]*m/g, '');
     expect(pretty).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: request\n\s+reqId: "r-1"\n\s+status: 200\n$/);
   });

@@ -133,6 +133,7 @@ export const sqlite: Dialect = {
    */
   whereLower(query, text, column, comparison, value) {
     const escape = comparison === 'LIKE' ? ` ESCAPE '\\'` : '';
+    // eslint-disable-next-line no-control-regex -- ASCII is every code point from U+0000 to U+007F
     if (/^[\x00-\x7f]*$/.test(value)) query.whereRaw(`lower(${asciiFoldable(text, value)}) ${comparison} ?${escape}`, [column, value.toLowerCase()]);
     else query.whereRaw(`unicode_lower(${text}) ${comparison} ?${escape}`, [column, unicodeLower(value)]);
   },
