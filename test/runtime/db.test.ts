@@ -7,7 +7,8 @@
 import { createRequire } from 'node:module';
 import { ConfigurationError, connect, type Db } from '../../runtime';
 import { loadSqliteSettings } from '../../runtime/core/settings';
-import { requestsArrived, selectFirst, selectRows, writeReturning } from '../../runtime/db/connection';
+import { requestsArrived, selectFirst, selectRows } from '../../runtime/db/connection';
+import { insertReturning } from '../../runtime/db/inserts';
 import { withBooleanLiterals } from '../../runtime/db/dialects/sqlite-client';
 import { databaseOf } from '../../runtime/db/database';
 import { createDatabase, type Dialect, DIALECTS, type TestDatabase } from '../support/databases';
@@ -91,7 +92,8 @@ describe.each(DIALECTS)('reads (%s)', (dialect) => {
         .transaction(async (trx) => {
           expect(await flagged(trx, true)).toHaveLength(2);
           expect(await flagged(trx, false)).toEqual([]);
-          const [row] = await writeReturning(trx, trx('items').insert({ name: 'added' }).returning(['id', 'name']));
+          const added = { name: 'added' };
+          const [row] = await insertReturning(trx, trx('items').insert(added), added, ['id', 'name']);
           expect(row).toEqual({ id: expect.any(Number), name: 'added' });
           expect(await names(trx)).toEqual(['one', 'two', 'added']);
           throw new Error('roll back');
