@@ -19,7 +19,7 @@ export function andList(items: readonly string[]): string {
   return `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
 }
 
-/** The operations whose OpenAPI summary is the seed's generic one ("List all objects."). */
+/** The operations whose OpenAPI summary is the default behaviours' generic one ("List all objects."). */
 export type GenericOperation = 'list' | 'create' | 'retrieve' | 'update' | 'delete' | 'bulk_create' | 'bulk_update' | 'bulk_delete' | 'restore' | 'hard_delete';
 
 /**
