@@ -24,7 +24,7 @@ export type GenericOperation = 'list' | 'create' | 'retrieve' | 'update' | 'dele
 
 /**
  * The MCP tool title of such an operation, naming its resource: `List articles`, `Create an
- * article`. The OpenAPI summary keeps the seed's words; a tool list needs to tell the tools apart.
+ * article`. The OpenAPI summary keeps the default behaviours' words; a tool list needs to tell the tools apart.
  */
 export function operationTitle(kind: GenericOperation, r: { verboseName: string; verboseNamePlural: string }): string {
   const one = aOrAn(r.verboseName);
