@@ -302,7 +302,7 @@ export function describeExpr(expr: unknown): string {
   return parts.length === 1 ? parts[0] : `(${parts.join(' and ')})`;
 }
 
-/** The operator of `date_compare_attr` (`__gte` → `gte`); absent, an exact match, as in the seed's base mixin. */
+/** The operator of `date_compare_attr` (`__gte` → `gte`); absent, an exact match, as in the default behaviours' base mixin. */
 function dateCompareOp(attr: string | undefined): LookupOperator {
   return ((attr ?? '').replace(/^__/, '') || 'exact') as LookupOperator;
 }

@@ -125,7 +125,7 @@ export function buildModel(described: DescribedSpecs): ServiceModel {
   const settings = Object.fromEntries(
     (Object.keys(SETTINGS) as SettingName[]).map((name) => [name, service?.settings?.[name] ?? SETTINGS[name].default]),
   ) as Record<SettingName, string | number | boolean>;
-  // The authenticators of a resource's writes the spec leaves NOT_SET: `auth.default_write_auth`, else public (the seed's).
+  // The authenticators of a resource's writes the spec leaves NOT_SET: `auth.default_write_auth`, else public (the default behaviours').
   const writeAuth: AuthSpec = service?.auth?.default_write_auth ? [...service.auth.default_write_auth] : null;
   return {
     title: service?.title ?? '',
@@ -590,7 +590,7 @@ const OPERATION_TABLE: Record<
 const isNotSet = (v: unknown) => v === undefined || v === 'NOT_SET';
 
 /**
- * The seed's resolution: a per-operation attribute overrides `auth` unless NOT_SET; null is public.
+ * The default behaviours' resolution: a per-operation attribute overrides `auth` unless NOT_SET; null is public.
  * Both NOT_SET: `unset`, public unless the service sets `auth.default_write_auth` for a write.
  */
 export function resolveAuth(operationAuth: AuthListSpec, fallback: AuthListSpec, unset: AuthSpec = null): AuthSpec {

@@ -19,12 +19,12 @@ export function andList(items: readonly string[]): string {
   return `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
 }
 
-/** The operations whose OpenAPI summary is the seed's generic one ("List all objects."). */
+/** The operations whose OpenAPI summary is the default behaviours' generic one ("List all objects."). */
 export type GenericOperation = 'list' | 'create' | 'retrieve' | 'update' | 'delete' | 'bulk_create' | 'bulk_update' | 'bulk_delete' | 'restore' | 'hard_delete';
 
 /**
  * The MCP tool title of such an operation, naming its resource: `List articles`, `Create an
- * article`. The OpenAPI summary keeps the seed's words; a tool list needs to tell the tools apart.
+ * article`. The OpenAPI summary keeps the default behaviours' words; a tool list needs to tell the tools apart.
  */
 export function operationTitle(kind: GenericOperation, r: { verboseName: string; verboseNamePlural: string }): string {
   const one = aOrAn(r.verboseName);

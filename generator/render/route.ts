@@ -92,7 +92,7 @@ export interface RouteSpec {
   partial: string;
   handle: object;
   summary: string;
-  /** Code: the MCP tool's title when the summary is the seed's generic one (not in the OpenAPI document). */
+  /** Code: the MCP tool's title when the summary is the default behaviours' generic one (not in the OpenAPI document). */
   title?: string;
   description?: string;
   tags: string;

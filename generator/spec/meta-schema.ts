@@ -35,7 +35,7 @@ const fieldTypes = [
 export const FIELD_TYPES: readonly string[] = fieldTypes;
 export { LIST_ITEM_TYPES, type ListItemType } from '@svcgen/runtime/catalogue';
 
-/** Type names usable in `optionals` and in manual schemas (the seed's Python-style names). */
+/** Type names usable in `optionals` and in manual schemas (the default behaviours' Python-style names). */
 export const VALUE_TYPES = ['str', 'int', 'float', 'bool', 'date', 'datetime', 'uuid', 'decimal', 'email', 'url', 'dict', 'list'] as const;
 
 /** `[JWTAuth]`, `null` (public) or `NOT_SET` (inherit). Custom authenticators are hook exports. */
@@ -286,7 +286,7 @@ const serializerClass = {
   },
 } as const;
 
-/** The CRUD operations of a viewset, in the seed's order. */
+/** The CRUD operations of a viewset, in the default behaviours' order. */
 export const OPERATIONS = ['create', 'list', 'retrieve', 'update', 'delete'] as const;
 
 /**
@@ -651,7 +651,7 @@ export const serviceSchema = {
         /**
          * The authenticators of every write of a resource (create, update, delete and what follows
          * them, a relation's add/remove, an action or endpoint that does not only read) whose spec
-         * leaves them NOT_SET, which the seed makes public. Built-in ones only: it applies to every
+         * leaves them NOT_SET, which the default behaviours make public. Built-in ones only: it applies to every
          * resource. `svcgen init` writes `[JWTAuth]`; absent, writes left NOT_SET stay public.
          */
         default_write_auth: { type: 'array', items: { enum: BUILTIN_AUTHENTICATORS }, minItems: 1, uniqueItems: true },

@@ -31,7 +31,7 @@ export interface ResourceNames {
   base: Named;
   /** OpenAPI tag of every operation of the resource. */
   tag: string;
-  /** The CRUD operations the viewset serves, in the seed's order, with their operation ids. */
+  /** The CRUD operations the viewset serves, in the default behaviours' order, with their operation ids. */
   operations: { kind: OperationKind; operationId: Named }[];
   /**
    * Operation ids of actions, in spec order: one route per method, `publish_article` (a list-level
@@ -61,7 +61,7 @@ export const BULK_METHODS: Record<BulkKind, 'post' | 'patch' | 'delete'> = { cre
 /** The viewset class when the spec names none. */
 export const DEFAULT_VIEWSET_CLASS = 'APIViewSet';
 
-/** The CRUD operations each viewset class serves, in the seed's order. */
+/** The CRUD operations each viewset class serves, in the default behaviours' order. */
 export const VIEWSET_OPERATIONS: Record<NonNullable<ViewsetSpec['class']>, readonly OperationKind[]> = {
   APIViewSet: OPERATIONS,
   ReadOnlyViewSet: ['list', 'retrieve'],

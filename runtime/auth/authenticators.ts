@@ -8,7 +8,7 @@
  * Every 401 of the middleware carries a `WWW-Authenticate: Bearer` challenge (RFC 6750 §3):
  * without a bearer token, `Bearer` alone; with one that was refused, `error="invalid_token"` and
  * an `error_description` that tells an expired token from any other refusal. The body stays the
- * seed's `{"detail": "Unauthorized"}` in every case.
+ * error catalogue's `{"detail": "Unauthorized"}` in every case.
  */
 import type { NextFunction, Request, RequestHandler } from 'express';
 import type { BuiltinAuthenticator } from '../core/catalogue';

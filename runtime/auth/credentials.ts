@@ -1,7 +1,7 @@
 /**
  * The credentials policy of every account, however it is made (registration, a staff member's
  * create, `createuser`): the username rule (username.ts) on its NFKC form, then the password policy
- * (password.ts). Each problem is a 422 entry in the seed's shape at the field's `loc`.
+ * (password.ts). Each problem is a 422 entry in the error catalogue's shape at the field's `loc`.
  */
 import type { ValidationEntry } from '../core/errors';
 import { passwordProblems } from './password';

@@ -3,7 +3,7 @@
  *
  * bcrypt reads at most 72 bytes of a password and silently ignores the rest, so two passwords
  * sharing their first 72 bytes would hash alike. Nothing here ever cuts a password: `hashPassword`
- * refuses a longer one (a 422 in the seed's shape, never a hash of a prefix) and `verifyPassword`
+ * refuses a longer one (a 422 in the error catalogue's shape, never a hash of a prefix) and `verifyPassword`
  * never matches one. Services check their own policy first (see `passwordProblems`) so that the
  * client gets every problem of its body at once.
  *

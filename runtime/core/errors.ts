@@ -7,7 +7,7 @@ import type { BuiltinException } from './catalogue';
 export type ErrorBody = Record<string, unknown>;
 
 /**
- * Base of every raisable exception (the seed's BaseException).
+ * Base of every raisable exception (the default behaviours' BaseException).
  * Subclasses set `static status_code`, optionally `static code` and a class-level default `static error`.
  *
  * Body rules: a string `error` becomes `{"error": "<string>"}`, an object `error` is returned as it is,
@@ -93,7 +93,7 @@ export class HttpError extends ApiException {
   }
 }
 
-/** A validation entry in the seed's shape. */
+/** A validation entry in the error catalogue's shape. */
 export interface ValidationEntry {
   type: string;
   loc: (string | number)[];

@@ -2,7 +2,7 @@
  * Hand-written around `express.json()`, which reads the bodies: what it leaves to the application
  * (a 415 for a body that is not JSON, a refusal of bytes that are not UTF-8, its errors as the
  * catalogue's answers). Request bodies: JSON only, and every way a body can fail to be read is a 4xx
- * in the seed's `{"detail": ...}` shape, never a 500.
+ * in the error catalogue's `{"detail": ...}` shape, never a 500.
  *
  * - a body whose media type is not JSON on POST, PUT or PATCH: 415 `{"detail": "Unsupported Media Type"}`
  * - a `Content-Encoding` other than identity, gzip, deflate or br (or zstd where Node has it), or a

@@ -1,6 +1,6 @@
 /**
  * The one error middleware: every failure of a request, whoever threw it, is rendered here in the
- * seed's shape (a registered exception handler's answer, an ApiException's status and body, or a
+ * error catalogue's shape (a registered exception handler's answer, an ApiException's status and body, or a
  * 500 that shows its stack only with SVC_DEBUG).
  */
 import type { ErrorRequestHandler, Request } from 'express';

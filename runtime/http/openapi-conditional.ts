@@ -26,7 +26,7 @@ const ETAG_HEADER = {
   schema: { type: 'string' },
 };
 
-/** The seed's GenericMessageSchema, which every operation's 503 already names. */
+/** The default behaviours' GenericMessageSchema, which every operation's 503 already names. */
 const ERROR_BODY = { $ref: '#/components/schemas/GenericMessageSchema' };
 
 /** The responses and parameters conditional requests add, written into `document` (what `buildOpenApi` returned). */

@@ -27,7 +27,7 @@ export interface ApiInfo {
   settings?: { SVC_AUTH_COOKIE_SECURE: boolean };
 }
 
-/** The seed's GenericMessageSchema: an object with string values. */
+/** The default behaviours' GenericMessageSchema: an object with string values. */
 export const GenericMessageSchema = z.record(z.string(), z.string()).meta({ id: 'GenericMessageSchema' });
 
 const ValidationErrorSchema = z
@@ -40,7 +40,7 @@ const ValidationErrorSchema = z
 
 /**
  * The errors the runtime answers by itself, with the body it sends. `errorSchema` marks the ones a
- * viewset's `error_schema` documents instead of the runtime's own shape (the seed's convention).
+ * viewset's `error_schema` documents instead of the runtime's own shape (a default behaviour).
  */
 interface ErrorResponse {
   description: string;
@@ -64,7 +64,7 @@ const WRITES = new Set(['post', 'put', 'patch', 'delete']);
 
 /**
  * The error statuses an operation can answer: 401 everywhere (a public operation still reads a
- * token sent to it), 400, 403 and 404 as the seed documents them, 409 on writes (a unique or foreign
+ * token sent to it), 400, 403 and 404 as the default behaviours document them, 409 on writes (a unique or foreign
  * key constraint), 413 and 415 where a body is read, 422 where anything is validated, 503 when the
  * database is down.
  */

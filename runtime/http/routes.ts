@@ -41,7 +41,7 @@ export interface RouteDoc {
   responses: RouteResponse[];
   /** Error statuses the hook answers itself → the body it sends (the spec's `errors`). */
   errors?: Record<string, Record<string, string>>;
-  /** Documented for 400, 401, 403 and 404 (the seed's error_schema). */
+  /** Documented for 400, 401, 403 and 404 (the default behaviours' error_schema). */
   errorSchema?: z.ZodType;
   /** Whether the operation requires a bearer token. */
   secured: boolean;

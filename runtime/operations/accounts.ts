@@ -5,14 +5,14 @@
  * table's description, and each account endpoint's route calls one of them.
  *
  * - register normalises the username with NFKC (as Django does: a fullwidth `ａｌｉｃｅ` is `alice`),
- *   applies the credentials policy (422 in the seed's shape), then the seed's friendly checks
+ *   applies the credentials policy (422 in the error catalogue's shape), then the error catalogue's friendly checks
  *   (400 {"username": "Username already taken"} / {"email": "Email already registered"}); a
  *   registration that loses a race to another one at the insert gets the same 400 as if it had
  *   come second. It answers tokens for the new, active user.
  * - login looks the NFKC form of the username up; refuses a password bcrypt would cut (422, whether
  *   or not the user exists); is throttled per username and per client address (429 with
  *   `Retry-After`; counted in Redis when `SVC_REDIS_URL` is set, see auth/throttle.ts); and answers
- *   the seed's 401s (`Invalid credentials`, `Account is disabled`).
+ *   the error catalogue's 401s (`Invalid credentials`, `Account is disabled`).
  * - refresh accepts each refresh token once (auth/tokens.ts, `consumeRefreshToken`), and answers
  *   the catalogue's 401s (`Invalid token type`, `Refresh token expired`, `Invalid refresh token`).
  *   The token it answers carries on the family (`fam`) of the one it replaces; a token spent twice
@@ -149,7 +149,7 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
     return cookie;
   }
 
-  /** The seed's friendly answers to a username or an email that is already taken (username first). */
+  /** The error catalogue's friendly answers to a username or an email that is already taken (username first). */
   async function checkAvailable(db: Db, username: string, email: string): Promise<void> {
     if (await taken(db, 'username', username)) throw new SerializeError({ username: 'Username already taken' });
     if (await taken(db, 'email', email)) throw new SerializeError({ email: 'Email already registered' });
@@ -168,7 +168,7 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
     return user;
   }
 
-  /** A verified refresh token, or the seed's 401s. */
+  /** A verified refresh token, or the error catalogue's 401s. */
   async function refreshClaims(ctx: RequestContext, token: string): Promise<TokenClaims> {
     let claims: TokenClaims;
     try {

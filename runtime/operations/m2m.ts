@@ -19,7 +19,7 @@ export interface RelationSpec {
   label: string;
 }
 
-/** The seed's M2MSchemaOut. */
+/** The default behaviours' M2MSchemaOut. */
 export const M2MSchemaOut = z
   .object({
     results: z.object({ count: z.int(), details: z.array(z.string()) }),
@@ -61,7 +61,7 @@ async function existingKeys(db: Db, spec: RelationSpec, keys: readonly unknown[]
 const show = (key: unknown) => (typeof key === 'string' ? key : JSON.stringify(key));
 
 /**
- * Adds and removes relations of one owner, key by key, as the seed's state table says:
+ * Adds and removes relations of one owner, key by key, as the default behaviours' state table says:
  * not related + add → related; related + remove → not related; related + add → error "already related";
  * not related + remove → error "not related"; a missing related record → error "not found", unchanged.
  * A key repeated inside one list is handled once. Additions and removals run concurrently. Each

@@ -17,7 +17,7 @@
  * runs with `PRAGMA case_sensitive_like = ON`, see db/dialects/sqlite.ts), the case-insensitive operators compare
  * the column and the value in lowercase as PostgreSQL's `lower()` folds them (`lowerMatch`), user input in a LIKE
  * pattern is escaped with `\`, and a condition is never NULL, so `not` and `exclude` keep rows
- * whose column is NULL (as an exclude does in the seed's ORM).
+ * whose column is NULL (as an exclude does in the default behaviours).
  */
 import type { Knex } from 'knex';
 import { databaseOfClient } from '../db/database';
@@ -140,7 +140,7 @@ function addCondition(q: Knex.QueryBuilder, c: Condition, negated: boolean): voi
 }
 
 function lookupCondition(q: Knex.QueryBuilder, lookup: Lookup, value: unknown, negated: boolean): void {
-  // `exact: null` is `isnull: true`, as in the seed's ORM.
+  // `exact: null` is `isnull: true`, as the default behaviours have it.
   const [op, v] = value === null && (lookup.op === 'exact' || lookup.op === 'iexact') ? (['isnull', true] as const) : [lookup.op, value];
   // Through relations, `isnull: true` also matches rows with no related row at all.
   const orMissing = op === 'isnull' && asBool(v) === true;

@@ -110,7 +110,7 @@ export class LimitOffsetPagination extends Paginator<{ limit?: number; offset?: 
 }
 
 /**
- * The seed's second page-number form: `{count, next, previous, results}` with page numbers for
+ * The default behaviours' second page-number form: `{count, next, previous, results}` with page numbers for
  * next and previous, page_size default 10 and at most 100, and a 404 for a page that does not exist.
  */
 export class PageNumberResultsPagination extends PageNumberPagination {

@@ -1,6 +1,6 @@
 /**
  * Zod schemas for values that arrive as strings (query string and path), with the
- * seed's validation types: a bad integer is `int_parsing`, a bad bool `bool_parsing`, ...
+ * error catalogue's validation types: a bad integer is `int_parsing`, a bad bool `bool_parsing`, ...
  * Each is built once and reused by every route.
  */
 import { DATE_OUT_OF_RANGE, DATETIME_OUT_OF_RANGE, isCalendarDate, storableDate, storableInstant } from '../core/calendar';

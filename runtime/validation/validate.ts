@@ -1,5 +1,5 @@
 /**
- * Request validation: Zod issues rendered as the seed's `{type, loc, msg}` entries.
+ * Request validation: Zod issues rendered as the error catalogue's `{type, loc, msg}` entries.
  */
 import type { z } from 'zod';
 import { INT_TYPE_MESSAGE } from './fields';

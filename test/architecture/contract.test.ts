@@ -45,9 +45,9 @@ function importedNames(): Map<string, string> {
     ...sourcesOf(path.join(ROOT, 'test/fixtures')).filter((f) => f.includes(`${path.sep}hooks${path.sep}`)),
     // The hooks of every case but the one written against 0.1.0's runtime, which imports names it no longer has on purpose.
     ...sourcesOf(path.join(ROOT, 'test/cases')).filter((f) => f.includes(`${path.sep}hooks${path.sep}`) && !f.includes(`${path.sep}hooks-old-runtime${path.sep}`)),
-    path.join(ROOT, 'docs/reference/errors.md'),
     path.join(ROOT, 'README.md'),
-    path.join(ROOT, 'docs/spec-language.md'),
+    // Every page of the docs: the spec language reference (docs/reference/spec/), the guides, the tutorial.
+    ...sourcesOf(path.join(ROOT, 'docs'), /\.md$/),
   ];
   const names = new Map<string, string>();
   const pattern = /(?:import\s+(?:type\s+)?\{([^}]*)\}\s+from|(?:const|let|var)\s+\{([^}]*)\}\s*=\s*require\()\s*['"]@svcgen\/runtime['"]/g;

@@ -83,7 +83,7 @@ async function foreignPublish({ api, articleId }: { api: string; articleId: numb
 }
 
 /**
- * Runs in the same-origin page: the example of docs/spec-language.md ("Cookie authentication") as
+ * Runs in the same-origin page: the example of docs/reference/spec/authentication.md ("Cookie authentication") as
  * written, each fetch's answer kept, with a bodiless refresh by the cookie before the logout.
  */
 async function documentedExample({ username, password }: { username: string; password: string }) {

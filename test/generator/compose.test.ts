@@ -1,6 +1,6 @@
 /**
- * The compose files: the blog's `compose.yaml` and the one `svcgen init` writes. The README says to
- * set SVC_REDIS_URL whenever more than one process serves (SVC_WORKERS > 1 included), or each
+ * The compose files: the blog's `compose.yaml` and the one `svcgen init` writes. The deployment guide
+ * (docs/guides/deployment.md) says to set SVC_REDIS_URL whenever more than one process serves (SVC_WORKERS > 1 included), or each
  * process counts failed logins and rate limits on its own: each file runs its API with two workers,
  * so it runs Redis too, started healthy before the API, and points SVC_REDIS_URL at it. init's
  * runs the database `--db` chooses: a PostgreSQL or MariaDB service started healthy before the API,
@@ -34,7 +34,7 @@ describe.each([
   ['svcgen init --db postgres', init('postgres'), 'postgres'],
   ['svcgen init --db mysql', init('mysql'), 'mysql'],
 ] as const)('compose.yaml of %s', (_, compose, db) => {
-  it('runs two API workers with Redis, as the README asks of more than one process', () => {
+  it('runs two API workers with Redis, as the deployment guide asks of more than one process', () => {
     const api = compose.services.api;
     expect(api.environment?.SVC_WORKERS).toBe('2');
     expect(api.environment?.SVC_REDIS_URL).toBe('redis://redis:6379');

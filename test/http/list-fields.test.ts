@@ -63,7 +63,7 @@ describe.each(DIALECTS)('list fields (%s)', (dialect) => {
     });
   });
 
-  it('reports every bad item of every list at once (the example of docs/spec-language.md)', async () => {
+  it('reports every bad item of every list at once (the example of docs/reference/spec/fields.md)', async () => {
     const { id } = await create({ title: 'many' });
     const res = await request(svc.app).patch(`/v/bookmarks/${id}/`).send({ tags: ['a', 'x', 'y'.repeat(21)], ratings: [1, 2147483648] });
     expect([res.status, res.body]).toEqual([

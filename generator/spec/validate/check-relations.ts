@@ -1,6 +1,6 @@
 /**
  * Many-to-many relation endpoints (`m2m_relations`): each names a known resource and a
- * many_to_many field pointing to it, once, and has a schema for the related records (the seed's
+ * many_to_many field pointing to it, once, and has a schema for the related records (the default behaviours'
  * two rules: the related resource's serializer, else a related_schema or serializer_class).
  */
 import type { YamlPath } from '../../load/load';
@@ -41,7 +41,7 @@ function checkRelatedName(ctx: Ctx, res: Resource, relatedName: string, model: s
   }
 }
 
-/** The seed's two M2M rules, and the relation's own schemas. */
+/** The default behaviours' two M2M rules, and the relation's own schemas. */
 function checkM2mSchemas(ctx: Ctx, res: Resource, rel: Rec, target: Resource, at: YamlPath): void {
   const targetHasSerializer = has(target.data, 'serializer');
   if (targetHasSerializer && has(rel, 'serializer_class')) {
