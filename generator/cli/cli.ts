@@ -41,7 +41,8 @@ commands:
 
 Run "svcgen <command> --help" for a command's options; "svcgen --version" prints the version.`;
 
-const COMMANDS: Record<string, { usage: string; options: string[]; flags?: string[]; positional?: string }> = {
+/** Every command of `svcgen`, with its usage text and the options it takes (the CLI reference is checked against it). */
+export const COMMANDS: Record<string, { usage: string; options: string[]; flags?: string[]; positional?: string }> = {
   pull: {
     usage: `usage: svcgen pull DATABASE_URL [--out DIR]
 

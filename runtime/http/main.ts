@@ -240,7 +240,7 @@ async function migrateCommand(service: ServiceMain, args: string[]): Promise<num
   let steps = 1;
   let allowDataLoss = false;
   if (sub === 'rollback') {
-    const read = readArgs(rest, { 'allow-data-loss': { type: 'boolean' } }, (arg) => /^[1-9]\d{0,5}$/.test(arg));
+    const read = readArgs(rest, ROLLBACK_OPTIONS, (arg) => /^[1-9]\d{0,5}$/.test(arg));
     if ('unexpected' in read) {
       console.error(`migrate rollback: unexpected argument "${read.unexpected}" (a number of migrations, or --allow-data-loss)\n\n${usage(service)}`);
       return 2;
@@ -292,7 +292,11 @@ async function seedCommand(service: ServiceMain, db: Db, files: string[]): Promi
   }
 }
 
-const CREATEUSER_OPTIONS = {
+/** The options of `migrate rollback` (the CLI reference is checked against them). */
+export const ROLLBACK_OPTIONS = { 'allow-data-loss': { type: 'boolean' } } as const satisfies ArgOptions;
+
+/** The options of `createuser` (the CLI reference is checked against them). */
+export const CREATEUSER_OPTIONS = {
   username: { type: 'string' },
   email: { type: 'string' },
   password: { type: 'string' },
