@@ -76,7 +76,7 @@ export interface InitResult {
 }
 
 /** Dot files of a project, kept without their dot among the templates (npm drops dot files from packages). */
-const DOT_FILES = new Set(['gitignore', 'dockerignore']);
+const DOT_FILES = new Set(['gitignore', 'gitattributes', 'dockerignore']);
 
 /** Template path → project path: `.hbs` is rendered and dropped; `gitignore` becomes `.gitignore`, `dockerignore` `.dockerignore`. */
 function targetOf(rel: string): string {

@@ -46,6 +46,11 @@ describe.each(CASES)('svcgen init --db $db', ({ db, driver, dev, url, label }) =
     }
   });
 
+  it('marks the generated code as generated for review tools (.gitattributes), and ignores what is built or local', () => {
+    expect(fs.readFileSync(path.join(app, '.gitattributes'), 'utf8')).toContain('generated/** linguist-generated=true\n');
+    expect(fs.readFileSync(path.join(app, '.gitignore'), 'utf8').split('\n')).toEqual(expect.arrayContaining(['node_modules/', 'dist/', 'data/']));
+  });
+
   it('runs the chosen database in compose.yaml and says so in the README', () => {
     const compose = parse(fs.readFileSync(path.join(app, 'compose.yaml'), 'utf8')) as { services: Record<string, { environment?: Record<string, string> }> };
     expect(compose.services.api.environment?.DATABASE_URL).toBe(url);
