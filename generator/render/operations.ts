@@ -7,7 +7,7 @@ import { operationTitle } from './english';
 import type { Field, Operation, OperationKind, OrderingField, PathKind, SchemaModel } from '../model/model';
 import { camelCase, docLine, literal, pascalCase, str } from '../model/names';
 import { response, type RouteSpec, type RouteView } from './route';
-import { columnsOf, createReadsStateRelations, insertChecksReferences, relatedKeyChecks, retrieveReadsRelations, stateRelationsOf } from './queries';
+import { columnsOf, createReadsStateRelations, insertChecksReferences, relatedKeyChecks, retrieveReadsRelations, stateRelationsOf, valuesAreAsync } from './queries';
 import { expandableName } from './schemas';
 import type { ResourceRoutes } from './routes';
 
@@ -108,6 +108,7 @@ export function createHandle(o: Operation, rs: ResourceRoutes): object {
   const insertChecks = insertChecksReferences(r.schemas.in);
   return {
     override: o.override ? rs.hookCall(o.override, '{ data, proceed }') : undefined,
+    awaitValues: valuesAreAsync(r.schemas.in),
     beforeCreate: lifecycle(rs, 'before_create', '{ values, data }'),
     insertRow: rs.lookup('insertRow'),
     columns: `${rs.q()}.${columnsOf(r, r.responses.create)}`,
@@ -300,6 +301,7 @@ export function updateHandle(o: Operation, rs: ResourceRoutes): object {
     instance: instance(rs),
     objectPermission: objectPermission(rs, 'update'),
     override: o.override ? rs.hookCall(o.override, '{ pk, data, instance, proceed }') : undefined,
+    awaitValues: valuesAreAsync(r.schemas.update),
     beforeUpdate: lifecycle(rs, 'before_update', '{ values, data, instance }'),
     checkRelated: relatedKeyChecks(r.schemas.update).length > 0,
     key,

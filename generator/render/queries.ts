@@ -357,6 +357,11 @@ function writeValue(f: SchemaField, imports: Imports): string {
   return v;
 }
 
+/** Whether the column values of a body (`createValues`, `updateValues`) are made asynchronously: a password is hashed. */
+export function valuesAreAsync(s: SchemaModel): boolean {
+  return s.fields.some((f) => f.field?.type === 'password');
+}
+
 /** `createValues` / `updateValues`: the column values of a body. */
 function writesView(r: Resource, s: SchemaModel, create: boolean, imports: Imports) {
   const values: { column: string; expr: string }[] = [];
@@ -370,6 +375,7 @@ function writesView(r: Resource, s: SchemaModel, create: boolean, imports: Impor
   imports.runtime('withoutUndefined');
   return {
     create,
+    async: valuesAreAsync(s),
     schema: imports.type('./schemas', s.name),
     row: rowTypeName(r),
     fn: create ? 'createValues' : 'updateValues',

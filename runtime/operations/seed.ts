@@ -39,7 +39,8 @@ export interface SeedResource {
   table: string;
   pk: string;
   schema: z.ZodType;
-  values(data: any): Promise<Record<string, unknown>>;
+  /** The create values of a parsed body (a promise of them from services generated before 0.2). */
+  values(data: any): Record<string, unknown> | Promise<Record<string, unknown>>;
   /** Model fields outside the create schema, by field name: their column and how to write it. */
   extras: Readonly<Record<string, { column: string; kind: SeedColumnKind }>>;
 }

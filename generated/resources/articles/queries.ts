@@ -265,7 +265,7 @@ export const EXPANSIONS = {
 } satisfies Record<string, Expander<ArticleRow>>;
 
 /** Column values from a create body (ArticleIn); defaults not sent are left to the database. */
-export async function createValues(data: ArticleIn): Promise<Partial<ArticleRow>> {
+export function createValues(data: ArticleIn): Partial<ArticleRow> {
   return withoutUndefined<ArticleRow>({
     title: data.title,
     content: data.content,
@@ -276,7 +276,7 @@ export async function createValues(data: ArticleIn): Promise<Partial<ArticleRow>
 }
 
 /** Column values from an update body (ArticleUpdate). */
-export async function updateValues(data: ArticleUpdate): Promise<Partial<ArticleRow>> {
+export function updateValues(data: ArticleUpdate): Partial<ArticleRow> {
   return withoutUndefined<ArticleRow>({
     title: data.title,
     content: data.content,

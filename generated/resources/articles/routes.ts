@@ -125,7 +125,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
         status: 201,
         etag: { state: stateETag, key: keyFromResult('id') },
         async handle({ body: data }, ctx) {
-          const values = await q.createValues(data);
+          const values = q.createValues(data);
           await hooks.setAuthor(withArgs(ctx, { values, data }));
           const row = await insertRow(ctx, values, q.OUT_COLUMNS, {
             references: q.insertReferences(data),
@@ -218,7 +218,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toArticleRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           const proceed = async () => {
-            const values = await q.updateValues(data);
+            const values = q.updateValues(data);
             await q.checkRelated(ctx, data);
             if (Object.keys(values).length > 0) await ctx.db(q.TABLE).where(q.PK, instance.id).update(values);
             const [updated] = await q.shapeArticleOut(ctx.db, [await findRow(ctx, instance.id, q.OUT_COLUMNS)]);

@@ -48,7 +48,7 @@ export async function shapeCategoryOut(_db: Db, rows: CategoryRow[]): Promise<Ca
 }
 
 /** Column values from a create body (CategoryIn); defaults not sent are left to the database. */
-export async function createValues(data: CategoryIn): Promise<Partial<CategoryRow>> {
+export function createValues(data: CategoryIn): Partial<CategoryRow> {
   return withoutUndefined<CategoryRow>({
     name: data.name,
     description: data.description,
@@ -56,7 +56,7 @@ export async function createValues(data: CategoryIn): Promise<Partial<CategoryRo
 }
 
 /** Column values from an update body (CategoryUpdate). */
-export async function updateValues(data: CategoryUpdate): Promise<Partial<CategoryRow>> {
+export function updateValues(data: CategoryUpdate): Partial<CategoryRow> {
   return withoutUndefined<CategoryRow>({
     name: data.name,
     description: data.description,

@@ -46,7 +46,7 @@ export function categoriesRoutes(service: ServiceContext): Route[] {
         status: 201,
         etag: { state: stateETag, key: keyFromResult('id'), answerIsState: true },
         async handle({ body: data }, ctx) {
-          const values = await q.createValues(data);
+          const values = q.createValues(data);
           const row = await insertRow(ctx, values, q.OUT_COLUMNS);
           const [created] = await q.shapeCategoryOut(ctx.db, [row]);
           return created;
@@ -125,7 +125,7 @@ export function categoriesRoutes(service: ServiceContext): Route[] {
         etag: { state: stateETag, key: keyFromPath, answerIsState: true },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toCategoryRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
-          const values = await q.updateValues(data);
+          const values = q.updateValues(data);
           if (Object.keys(values).length > 0) await ctx.db(q.TABLE).where(q.PK, instance.id).update(values);
           const [updated] = await q.shapeCategoryOut(ctx.db, [await findRow(ctx, instance.id, q.OUT_COLUMNS)]);
           return updated;

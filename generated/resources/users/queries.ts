@@ -106,7 +106,7 @@ export async function createValues(data: UserIn): Promise<Partial<UserRow>> {
 }
 
 /** Column values from an update body (UserUpdate). */
-export async function updateValues(data: UserUpdate): Promise<Partial<UserRow>> {
+export function updateValues(data: UserUpdate): Partial<UserRow> {
   return withoutUndefined<UserRow>({
     first_name: data.first_name,
     last_name: data.last_name,

@@ -131,7 +131,7 @@ export function usersRoutes(service: ServiceContext): Route[] {
         etag: { state: stateETag, key: keyFromPath, answerIsState: true },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toUserRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
-          const values = await q.updateValues(data);
+          const values = q.updateValues(data);
           if (Object.keys(values).length > 0) await ctx.db(q.TABLE).where(q.PK, instance.id).update(values);
           const [updated] = await q.shapeUserOut(ctx.db, [await findRow(ctx, instance.id, q.OUT_COLUMNS)]);
           return updated;

@@ -60,7 +60,7 @@ export async function shapeMemberOut(_db: Db, rows: MemberRow[]): Promise<Member
 }
 
 /** Column values from a create body (MemberIn); defaults not sent are left to the database. */
-export async function createValues(data: MemberIn): Promise<Partial<MemberRow>> {
+export function createValues(data: MemberIn): Partial<MemberRow> {
   return withoutUndefined<MemberRow>({
     handle: data.handle,
     email: data.email,
@@ -71,7 +71,7 @@ export async function createValues(data: MemberIn): Promise<Partial<MemberRow>> 
 }
 
 /** Column values from an update body (MemberUpdate). */
-export async function updateValues(data: MemberUpdate): Promise<Partial<MemberRow>> {
+export function updateValues(data: MemberUpdate): Partial<MemberRow> {
   return withoutUndefined<MemberRow>({
     handle: data.handle,
     email: data.email,

@@ -96,7 +96,7 @@ export async function shapeProjectOut(_db: Db, rows: ProjectRow[]): Promise<Proj
 }
 
 /** Column values from a create body (ProjectIn); defaults not sent are left to the database. */
-export async function createValues(data: ProjectIn): Promise<Partial<ProjectRow>> {
+export function createValues(data: ProjectIn): Partial<ProjectRow> {
   return withoutUndefined<ProjectRow>({
     id: data.id ?? randomUUID(),
     owner_id: data.owner,
@@ -109,7 +109,7 @@ export async function createValues(data: ProjectIn): Promise<Partial<ProjectRow>
 }
 
 /** Column values from an update body (ProjectUpdate). */
-export async function updateValues(data: ProjectUpdate): Promise<Partial<ProjectRow>> {
+export function updateValues(data: ProjectUpdate): Partial<ProjectRow> {
   return withoutUndefined<ProjectRow>({
     owner_id: data.owner,
     stage: data.stage,

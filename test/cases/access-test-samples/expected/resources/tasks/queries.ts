@@ -62,7 +62,7 @@ export async function shapeTaskOut(_db: Db, rows: TaskRow[]): Promise<TaskOut[]>
 }
 
 /** Column values from a create body (TaskIn); defaults not sent are left to the database. */
-export async function createValues(data: TaskIn): Promise<Partial<TaskRow>> {
+export function createValues(data: TaskIn): Partial<TaskRow> {
   return withoutUndefined<TaskRow>({
     project_id: data.project,
     parent_id: data.parent,
@@ -71,7 +71,7 @@ export async function createValues(data: TaskIn): Promise<Partial<TaskRow>> {
 }
 
 /** Column values from an update body (TaskUpdate). */
-export async function updateValues(data: TaskUpdate): Promise<Partial<TaskRow>> {
+export function updateValues(data: TaskUpdate): Partial<TaskRow> {
   return withoutUndefined<TaskRow>({
     project_id: data.project,
     parent_id: data.parent,

@@ -48,7 +48,7 @@ export async function shapeShelfOut(_db: Db, rows: ShelfRow[]): Promise<ShelfOut
 }
 
 /** Column values from a create body (ShelfIn); defaults not sent are left to the database. */
-export async function createValues(data: ShelfIn): Promise<Partial<ShelfRow>> {
+export function createValues(data: ShelfIn): Partial<ShelfRow> {
   return withoutUndefined<ShelfRow>({
     room: data.room,
     number: data.number,
@@ -56,7 +56,7 @@ export async function createValues(data: ShelfIn): Promise<Partial<ShelfRow>> {
 }
 
 /** Column values from an update body (ShelfUpdate). */
-export async function updateValues(data: ShelfUpdate): Promise<Partial<ShelfRow>> {
+export function updateValues(data: ShelfUpdate): Partial<ShelfRow> {
   return withoutUndefined<ShelfRow>({
     room: data.room,
     number: data.number,

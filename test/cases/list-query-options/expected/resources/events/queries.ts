@@ -62,7 +62,7 @@ export async function shapeEventOut(_db: Db, rows: EventRow[]): Promise<EventOut
 }
 
 /** Column values from a create body (EventIn); defaults not sent are left to the database. */
-export async function createValues(data: EventIn): Promise<Partial<EventRow>> {
+export function createValues(data: EventIn): Partial<EventRow> {
   return withoutUndefined<EventRow>({
     name: data.name,
     starts_on: data.starts_on,
@@ -71,7 +71,7 @@ export async function createValues(data: EventIn): Promise<Partial<EventRow>> {
 }
 
 /** Column values from an update body (EventUpdate). */
-export async function updateValues(data: EventUpdate): Promise<Partial<EventRow>> {
+export function updateValues(data: EventUpdate): Partial<EventRow> {
   return withoutUndefined<EventRow>({
     name: data.name,
     starts_on: data.starts_on,

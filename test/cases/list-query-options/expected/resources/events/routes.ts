@@ -77,7 +77,7 @@ export function eventsRoutes(service: ServiceContext): Route[] {
         status: 201,
         etag: { state: stateETag, key: keyFromResult('id'), answerIsState: true },
         async handle({ body: data }, ctx) {
-          const values = await q.createValues(data);
+          const values = q.createValues(data);
           const row = await insertRow(ctx, values, q.OUT_COLUMNS, { references: q.insertReferences(data) });
           const [created] = await q.shapeEventOut(ctx.db, [row]);
           return created;
@@ -161,7 +161,7 @@ export function eventsRoutes(service: ServiceContext): Route[] {
         etag: { state: stateETag, key: keyFromPath, answerIsState: true },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toEventRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
-          const values = await q.updateValues(data);
+          const values = q.updateValues(data);
           await q.checkRelated(ctx, data);
           if (Object.keys(values).length > 0) await ctx.db(q.TABLE).where(q.PK, instance.id).update(values);
           const [updated] = await q.shapeEventOut(ctx.db, [await findRow(ctx, instance.id, q.OUT_COLUMNS)]);

@@ -44,14 +44,14 @@ export async function shapeVenueOut(_db: Db, rows: VenueRow[]): Promise<VenueOut
 }
 
 /** Column values from a create body (VenueIn); defaults not sent are left to the database. */
-export async function createValues(data: VenueIn): Promise<Partial<VenueRow>> {
+export function createValues(data: VenueIn): Partial<VenueRow> {
   return withoutUndefined<VenueRow>({
     city: data.city,
   });
 }
 
 /** Column values from an update body (VenueUpdate). */
-export async function updateValues(data: VenueUpdate): Promise<Partial<VenueRow>> {
+export function updateValues(data: VenueUpdate): Partial<VenueRow> {
   return withoutUndefined<VenueRow>({
     city: data.city,
   });

@@ -48,7 +48,7 @@ export async function shapeNoteOut(_db: Db, rows: NoteRow[]): Promise<NoteOut[]>
 }
 
 /** Column values from a create body (NoteIn); defaults not sent are left to the database. */
-export async function createValues(data: NoteIn): Promise<Partial<NoteRow>> {
+export function createValues(data: NoteIn): Partial<NoteRow> {
   return withoutUndefined<NoteRow>({
     text: data.text,
     done: data.done,
@@ -56,7 +56,7 @@ export async function createValues(data: NoteIn): Promise<Partial<NoteRow>> {
 }
 
 /** Column values from an update body (NoteUpdate). */
-export async function updateValues(data: NoteUpdate): Promise<Partial<NoteRow>> {
+export function updateValues(data: NoteUpdate): Partial<NoteRow> {
   return withoutUndefined<NoteRow>({
     text: data.text,
     done: data.done,

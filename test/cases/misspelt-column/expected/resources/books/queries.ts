@@ -104,7 +104,7 @@ export async function shapeBookDetail(db: Db, rows: BookRow[]): Promise<BookDeta
 }
 
 /** Column values from a create body (BookIn); defaults not sent are left to the database. */
-export async function createValues(data: BookIn): Promise<Partial<BookRow>> {
+export function createValues(data: BookIn): Partial<BookRow> {
   return withoutUndefined<BookRow>({
     title: data.title,
     writer_id: data.writer,
@@ -113,7 +113,7 @@ export async function createValues(data: BookIn): Promise<Partial<BookRow>> {
 }
 
 /** Column values from an update body (BookUpdate). */
-export async function updateValues(data: BookUpdate): Promise<Partial<BookRow>> {
+export function updateValues(data: BookUpdate): Partial<BookRow> {
   return withoutUndefined<BookRow>({
     title: data.title,
     writer_id: data.writer,

@@ -44,14 +44,14 @@ export async function shapeWriterOut(_db: Db, rows: WriterRow[]): Promise<Writer
 }
 
 /** Column values from a create body (WriterIn); defaults not sent are left to the database. */
-export async function createValues(data: WriterIn): Promise<Partial<WriterRow>> {
+export function createValues(data: WriterIn): Partial<WriterRow> {
   return withoutUndefined<WriterRow>({
     full_name: data.full_name,
   });
 }
 
 /** Column values from an update body (WriterUpdate). */
-export async function updateValues(data: WriterUpdate): Promise<Partial<WriterRow>> {
+export function updateValues(data: WriterUpdate): Partial<WriterRow> {
   return withoutUndefined<WriterRow>({
     full_name: data.full_name,
   });

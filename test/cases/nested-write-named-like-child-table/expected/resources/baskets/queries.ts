@@ -44,14 +44,14 @@ export async function shapeBasketOut(_db: Db, rows: BasketRow[]): Promise<Basket
 }
 
 /** Column values from a create body (BasketIn); defaults not sent are left to the database. */
-export async function createValues(data: BasketIn): Promise<Partial<BasketRow>> {
+export function createValues(data: BasketIn): Partial<BasketRow> {
   return withoutUndefined<BasketRow>({
     owner: data.owner,
   });
 }
 
 /** Column values from an update body (BasketUpdate). */
-export async function updateValues(data: BasketUpdate): Promise<Partial<BasketRow>> {
+export function updateValues(data: BasketUpdate): Partial<BasketRow> {
   return withoutUndefined<BasketRow>({
     owner: data.owner,
   });

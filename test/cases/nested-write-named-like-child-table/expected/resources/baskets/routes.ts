@@ -47,7 +47,7 @@ export function basketsRoutes(service: ServiceContext): Route[] {
         status: 201,
         etag: { state: stateETag, key: keyFromResult('id') },
         async handle({ body: data }, ctx) {
-          const values = await q.createValues(data);
+          const values = q.createValues(data);
           const row = await insertRow(ctx, values, q.OUT_COLUMNS);
           const pk = row[q.PK];
           const children = {
@@ -137,7 +137,7 @@ export function basketsRoutes(service: ServiceContext): Route[] {
         etag: { state: stateETag, key: keyFromPath },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toBasketRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
-          const values = await q.updateValues(data);
+          const values = q.updateValues(data);
           if (Object.keys(values).length > 0) await ctx.db(q.TABLE).where(q.PK, instance.id).update(values);
           const children = {
             items:

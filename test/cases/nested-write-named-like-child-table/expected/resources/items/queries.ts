@@ -61,7 +61,7 @@ export async function shapeItemOut(_db: Db, rows: ItemRow[]): Promise<ItemOut[]>
 }
 
 /** Column values from a create body (ItemIn); defaults not sent are left to the database. */
-export async function createValues(data: ItemIn): Promise<Partial<ItemRow>> {
+export function createValues(data: ItemIn): Partial<ItemRow> {
   return withoutUndefined<ItemRow>({
     basket_id: data.basket,
     name: data.name,
@@ -70,7 +70,7 @@ export async function createValues(data: ItemIn): Promise<Partial<ItemRow>> {
 }
 
 /** Column values from an update body (ItemUpdate). */
-export async function updateValues(data: ItemUpdate): Promise<Partial<ItemRow>> {
+export function updateValues(data: ItemUpdate): Partial<ItemRow> {
   return withoutUndefined<ItemRow>({
     basket_id: data.basket,
     name: data.name,

@@ -47,7 +47,7 @@ export function itemsRoutes(service: ServiceContext): Route[] {
         status: 201,
         etag: { state: stateETag, key: keyFromResult('id'), answerIsState: true },
         async handle({ body: data }, ctx) {
-          const values = await q.createValues(data);
+          const values = q.createValues(data);
           const row = await insertRow(ctx, values, q.OUT_COLUMNS, { references: q.insertReferences(data) });
           const [created] = await q.shapeItemOut(ctx.db, [row]);
           return created;
@@ -126,7 +126,7 @@ export function itemsRoutes(service: ServiceContext): Route[] {
         etag: { state: stateETag, key: keyFromPath, answerIsState: true },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toItemRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
-          const values = await q.updateValues(data);
+          const values = q.updateValues(data);
           await q.checkRelated(ctx, data);
           if (Object.keys(values).length > 0) await ctx.db(q.TABLE).where(q.PK, instance.id).update(values);
           const [updated] = await q.shapeItemOut(ctx.db, [await findRow(ctx, instance.id, q.OUT_COLUMNS)]);
@@ -184,14 +184,14 @@ export function itemsWrites(service: ServiceContext) {
   return {
     async create(item: Omit<ItemIn, 'basket'>, parent: ItemIn['basket'], ctx: RequestContext) {
       const data: ItemIn = { ...item, basket: parent };
-      const values = await q.createValues(data);
+      const values = q.createValues(data);
       const row = await insertRow(ctx, values, q.OUT_COLUMNS, { references: q.insertReferences(data) });
       const [created] = await q.shapeItemOut(ctx.db, [row]);
       return created;
     },
     async update(pk: q.ItemRecord['id'], data: ItemUpdate, ctx: RequestContext) {
       const instance = q.toItemRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
-      const values = await q.updateValues(data);
+      const values = q.updateValues(data);
       await q.checkRelated(ctx, data);
       if (Object.keys(values).length > 0) await ctx.db(q.TABLE).where(q.PK, instance.id).update(values);
       const [updated] = await q.shapeItemOut(ctx.db, [await findRow(ctx, instance.id, q.OUT_COLUMNS)]);

@@ -76,14 +76,14 @@ export async function shapeBookOut(db: Db, rows: BookRow[]): Promise<BookOut[]> 
 }
 
 /** Column values from a create body (BookIn); defaults not sent are left to the database. */
-export async function createValues(data: BookIn): Promise<Partial<BookRow>> {
+export function createValues(data: BookIn): Partial<BookRow> {
   return withoutUndefined<BookRow>({
     title: data.title,
   });
 }
 
 /** Column values from an update body (BookUpdate). */
-export async function updateValues(data: BookUpdate): Promise<Partial<BookRow>> {
+export function updateValues(data: BookUpdate): Partial<BookRow> {
   return withoutUndefined<BookRow>({
     title: data.title,
   });

@@ -47,7 +47,7 @@ export async function shapeTagOut(_db: Db, rows: TagRow[]): Promise<TagOut[]> {
 }
 
 /** Column values from a create body (TagIn); defaults not sent are left to the database. */
-export async function createValues(data: TagIn): Promise<Partial<TagRow>> {
+export function createValues(data: TagIn): Partial<TagRow> {
   return withoutUndefined<TagRow>({
     name: data.name,
     hidden: data.hidden,
@@ -55,7 +55,7 @@ export async function createValues(data: TagIn): Promise<Partial<TagRow>> {
 }
 
 /** Column values from an update body (TagUpdate). */
-export async function updateValues(data: TagUpdate): Promise<Partial<TagRow>> {
+export function updateValues(data: TagUpdate): Partial<TagRow> {
   return withoutUndefined<TagRow>({
     name: data.name,
     hidden: data.hidden,
