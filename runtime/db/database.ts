@@ -8,7 +8,6 @@
 import type { Knex } from 'knex';
 import type { DatabaseSettings } from '../core/settings';
 import type { Dialect, DirectReads, PooledReads } from './dialects/dialect';
-import type { Replicas } from './replicas';
 
 export interface Database {
   readonly dialect: Dialect;
@@ -20,8 +19,16 @@ export interface Database {
   readonly pooled: PooledReads | undefined;
   /** Its timeouts and pool size. */
   readonly settings: DatabaseSettings;
-  /** Its read replicas (replicas.ts), when DATABASE_REPLICA_URLS names some. */
-  replicas?: Replicas;
+  /** The reads its read replicas serve (replicas.ts), when DATABASE_REPLICA_URLS names some. */
+  replicas?: ReplicaReads;
+}
+
+/**
+ * What a read outside a transaction asks of a database's read replicas (replicas.ts): the rows of a
+ * SELECT from one that may serve the request, or undefined when none may (the primary answers).
+ */
+export interface ReplicaReads {
+  select(sql: string, bindings: readonly unknown[]): Promise<Record<string, any>[] | undefined>;
 }
 
 /**

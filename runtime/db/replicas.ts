@@ -20,7 +20,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Knex } from 'knex';
 import { ConfigurationError, type DatabaseSettings } from '../core/settings';
 import { connect, dialectOf, type Db } from './connection';
-import { databaseOf } from './database';
+import { databaseOf, type Database, type ReplicaReads } from './database';
 import type { CommitPositions } from './dialects/dialect';
 import { isConnectionFailure } from './driver-errors';
 
@@ -48,7 +48,7 @@ interface Replica {
   served: number;
 }
 
-export class Replicas {
+export class Replicas implements ReplicaReads {
   private readonly scope = new AsyncLocalStorage<ReadScope>();
   private readonly replicas: Replica[];
   private next = 0;
@@ -153,18 +153,23 @@ export function attachReplicas(db: Db, urls: readonly string[], settings?: Datab
   for (const url of urls) {
     if (!dialect.accepts(url)) throw new ConfigurationError(`DATABASE_REPLICA_URLS must name ${dialect.name} databases like DATABASE_URL, got "${url}"`);
   }
-  const replicas = new Replicas(db, dialect.positions, urls, settings ?? databaseOf(db).settings);
-  databaseOf(db).replicas = replicas;
+  const database = databaseOf(db);
+  const replicas = new Replicas(db, dialect.positions, urls, settings ?? database.settings);
+  database.replicas = replicas;
+  replicaSets.set(database, replicas);
   return replicas;
 }
 
+/** Per database, its replicas (`attachReplicas`). */
+const replicaSets = new WeakMap<Database, Replicas>();
+
 /** The replicas of `db`, if it has any. */
 export function replicasOf(db: Db): Replicas | undefined {
-  return databaseOf(db).replicas;
+  return replicaSets.get(databaseOf(db));
 }
 
 /** Destroys `db` and its replicas' pools. */
 export async function destroyDatabase(db: Db): Promise<void> {
-  await databaseOf(db).replicas?.destroy();
+  await replicasOf(db)?.destroy();
   await db.destroy();
 }

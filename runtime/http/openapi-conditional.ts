@@ -6,16 +6,6 @@
  */
 import { openApiPath, type Route } from './routes';
 
-/** How an operation takes part in conditional requests (operations/conditional.ts). */
-export interface ConditionalDoc {
-  /** Its success responses carry an `ETag`. */
-  etag?: boolean;
-  /** A read: `If-None-Match` naming the current ETag is answered 304. */
-  read?: boolean;
-  /** A write to an existing row: `If-Match` is checked, and required with `'required'`. */
-  ifMatch?: 'optional' | 'required';
-}
-
 interface DocOperation {
   parameters?: unknown[];
   responses: Record<string, { headers?: Record<string, unknown> }>;

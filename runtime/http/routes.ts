@@ -18,7 +18,6 @@ import { etagOfJson, noneMatchHits } from '../operations/conditional';
 import { IDEMPOTENT_REPLAYED_HEADER } from '../operations/idempotency';
 import { parseInput, runParsed, type Operation, type OperationInput, type PartSchema, type QueryValues } from '../operations/operation';
 import type { z } from '../core/zod';
-import type { ConditionalDoc } from './openapi-conditional';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'options' | 'head';
 
@@ -26,6 +25,16 @@ export interface RouteResponse {
   status: number;
   description: string;
   schema?: z.ZodType;
+}
+
+/** How an operation takes part in conditional requests (operations/conditional.ts). */
+export interface ConditionalDoc {
+  /** Its success responses carry an `ETag`. */
+  etag?: boolean;
+  /** A read: `If-None-Match` naming the current ETag is answered 304. */
+  read?: boolean;
+  /** A write to an existing row: `If-Match` is checked, and required with `'required'`. */
+  ifMatch?: 'optional' | 'required';
 }
 
 export interface RouteDoc {
