@@ -8,7 +8,7 @@ import { camelCase, docLine, literal, pascalCase, str } from '../model/names';
 import { aOrAn } from './english';
 import { response, type RouteView } from './route';
 import { defaultOrdering, objectPermission, orderingKeyFields, orderingParam } from './operations';
-import type { ResourceRoutes } from './routes';
+import type { ResourceRoutes } from './resource-routes';
 
 export function actionRoutes(a: Action, rs: ResourceRoutes): RouteView[] {
   const { r } = rs;

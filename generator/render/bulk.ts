@@ -9,7 +9,7 @@ import type { BulkOperation } from '../model/model';
 import { str } from '../model/names';
 import { createHandle, deleteHandle, updateHandle } from './operations';
 import { response, type RouteView } from './route';
-import type { ResourceRoutes } from './routes';
+import type { ResourceRoutes } from './resource-routes';
 
 const SUMMARIES: Record<BulkOperation['kind'], string> = {
   create: 'Create several objects.',

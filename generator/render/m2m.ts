@@ -1,14 +1,15 @@
 /**
  * Many-to-many relation endpoints: the routes (`GET` a page of related records, `POST` to add and
- * remove relations) and the relation constants of queries.ts they use.
+ * remove relations), on the relation constants of queries.ts (`relationsQueriesView`).
  */
 import { INT32 } from '@svcgen/runtime/catalogue';
-import type { Relation, Resource, ServiceModel } from '../model/model';
+import type { Relation, Resource } from '../model/model';
 import { camelCase, docLine, literal, pascalCase, str } from '../model/names';
 import { aOrAn } from './english';
 import type { Imports } from './imports';
 import { response, type RouteView } from './route';
-import type { ResourceRoutes } from './routes';
+import { relationConst } from './queries';
+import type { ResourceRoutes } from './resource-routes';
 
 /**
  * A query-string parameter's Zod schema: typed from its spec, `null` default = optional. A default
@@ -31,7 +32,6 @@ function queryParamZod(kind: string, defaultValue: unknown, imports: Imports): s
   return defaultValue === null || defaultValue === undefined ? `${expr}.optional()` : `${expr}.prefault(${literal(String(defaultValue))})`;
 }
 
-const relationConst = (rel: Relation) => `${rel.relatedName.toUpperCase()}_RELATION`;
 
 /** The Zod schema of a related key in a POST body. */
 function keySchema(target: Resource, imports: Imports): string {
@@ -153,20 +153,4 @@ function manageRoute(rel: Relation, rs: ResourceRoutes): RouteView {
 
 export function relationRoutes(rel: Relation, rs: ResourceRoutes): RouteView[] {
   return [...(rel.get ? [listRoute(rel, rs)] : []), ...(rel.add || rel.remove ? [manageRoute(rel, rs)] : [])];
-}
-
-/** The relation constants of queries.ts. */
-export function relationsQueriesView(r: Resource, model: ServiceModel) {
-  return r.relations.map((rel) => {
-    const target = model.resources.find((x) => x.model === rel.target)!;
-    return {
-      constName: relationConst(rel),
-      joinTable: rel.m2m.joinTable,
-      ownColumn: rel.m2m.ownColumn,
-      otherColumn: rel.m2m.otherColumn,
-      table: target.table,
-      pk: target.pk.column,
-      label: target.verboseName,
-    };
-  });
 }

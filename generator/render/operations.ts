@@ -9,7 +9,7 @@ import { camelCase, docLine, literal, pascalCase, str } from '../model/names';
 import { response, type RouteSpec, type RouteView } from './route';
 import { columnsOf, createReadsStateRelations, insertChecksReferences, relatedKeyChecks, retrieveReadsRelations, stateRelationsOf, valuesAreAsync } from './queries';
 import { expandableName } from './schemas';
-import type { ResourceRoutes } from './routes';
+import type { ResourceRoutes } from './resource-routes';
 
 const PATHS: Record<PathKind, (rs: ResourceRoutes) => string> = {
   collection: (rs) => `\`/${rs.r.base}\${${rs.slash()}}\``,

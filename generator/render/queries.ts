@@ -5,12 +5,11 @@
  * and its relation constants. Every row is read and written under its table's row type, so a
  * misspelt column fails to compile.
  */
-import type { Field, FieldType, OperationKind, Resource, SchemaField, SchemaModel, ServiceModel } from '../model/model';
+import type { Field, FieldType, OperationKind, Relation, Resource, SchemaField, SchemaModel, ServiceModel } from '../model/model';
 import { camelCase, literal, pascalCase, str } from '../model/names';
 import { header, hookModuleFrom, runtimeFrom, type RenderContext } from './context';
 import { andList, aOrAn } from './english';
 import { Imports } from './imports';
-import { relationsQueriesView } from './m2m';
 import { readColumn, readValue } from './values';
 
 const list = (names: readonly string[]) => names.map((n) => str(n)).join(', ');
@@ -492,4 +491,23 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
       : undefined,
     imports: imports.print(),
   };
+}
+
+/** The name of a relation's constant in queries.ts (`TAGS_RELATION`). */
+export const relationConst = (rel: Relation) => `${rel.relatedName.toUpperCase()}_RELATION`;
+
+/** The relation constants of queries.ts. */
+export function relationsQueriesView(r: Resource, model: ServiceModel) {
+  return r.relations.map((rel) => {
+    const target = model.resources.find((x) => x.model === rel.target)!;
+    return {
+      constName: relationConst(rel),
+      joinTable: rel.m2m.joinTable,
+      ownColumn: rel.m2m.ownColumn,
+      otherColumn: rel.m2m.otherColumn,
+      table: target.table,
+      pk: target.pk.column,
+      label: target.verboseName,
+    };
+  });
 }

@@ -10,7 +10,7 @@ import { docLine, literal, str } from '../model/names';
 import { restoreConflictMessage } from '@svcgen/runtime/soft-delete';
 import { lifecycle, objectPermission, reread } from './operations';
 import { response, type RouteView } from './route';
-import type { ResourceRoutes } from './routes';
+import type { ResourceRoutes } from './resource-routes';
 
 export function softDeleteRoutes(sd: SoftDelete, rs: ResourceRoutes): RouteView[] {
   return [restoreRoute(sd, rs), ...(sd.hardDelete ? [hardDeleteRoute(sd, rs)] : [])];
