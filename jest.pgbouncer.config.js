@@ -3,7 +3,7 @@
  * through PgBouncer in transaction mode (test/scale/pgbouncer/setup.ts starts it and stops it), so
  * that nothing the runtime does needs a session a transaction pooler would not keep.
  */
-const base = require('./jest.config');
+const base = require('./jest.base');
 
 module.exports = {
   ...base,

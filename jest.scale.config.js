@@ -1,8 +1,8 @@
 /**
  * `npm run test:scale`: the suites that start their own PostgreSQL clusters, PgBouncer and HAProxy
- * on this machine (test/scale/), one at a time. `npm test` leaves them out (jest.config.js).
+ * on this machine (test/scale/), one at a time. `npm test` leaves them out (jest.base.js ignores test/scale/).
  */
-const base = require('./jest.config');
+const base = require('./jest.base');
 
 module.exports = {
   ...base,

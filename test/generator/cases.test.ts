@@ -4,9 +4,11 @@
  * file changed, missing or extra), and every output case type-checks under `strict` in one program.
  * A case's misspelt columns (misspelt-column.json) each fail to compile with exactly the messages
  * pinned beside them: generated code reads and writes rows under their row types.
+ * The compiler runs once for all of it: one program holds every output case, an in-memory copy of
+ * a case for each misspelling, and the probe file of the check itself (typeCheckAll); each test
+ * asserts on its own part of that program's messages.
  * `npm run update:cases` rewrites the expectations from the current generator.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { unifiedDiff } from '../../generator/output/drift';
 import {
@@ -19,24 +21,54 @@ import {
   isDiagnosticCase,
   isOutputCase,
   listCases,
-  misspeltDiagnostics,
+  misspeltCheck,
   outputCaseSources,
   readMisspellings,
   readTree,
   renderCase,
   ROOT,
-  typeCheck,
+  typeCheckAll,
+  type Check,
+  type Misspelling,
+  type Case,
 } from '../support/cases';
 
 // Rendering a case formats its files; the type check compiles every output case with the runtime.
 jest.setTimeout(180_000);
 
-const TMP = path.join(ROOT, 'test', '.tmp');
-
 const cases = listCases();
 const gateCases = cases.filter(isGateCase);
 const diagnosticCases = cases.filter((c) => !isGateCase(c) && isDiagnosticCase(c));
 const outputCases = cases.filter((c) => !isGateCase(c) && isOutputCase(c));
+
+/**
+ * A file breaking the repository's options, compiled from memory only (nothing is written): inside
+ * the repository, in the git-ignored test/.tmp, as the compiler's rootDir requires.
+ */
+const PROBE = path.join(ROOT, 'test', '.tmp', 'cases-probe', 'broken.ts');
+const BROKEN = 'export function twice(x) {\n  const unused = 1;\n  return x * 2;\n}\n';
+
+/** Every misspelling of every case, with its check (or why it has none: its code is gone). */
+const misspellings = outputCases.filter(hasMisspellings).flatMap((c) =>
+  readMisspellings(c).map((m): { c: Case; m: Misspelling; check?: Check; error?: unknown } => {
+    try {
+      return { c, m, check: misspeltCheck(c, m) };
+    } catch (error) {
+      return { c, m, error };
+    }
+  }),
+);
+
+/** The output cases, each misspelling and the probe, type-checked in one program, the first time a test asks. */
+let checked: { cases: string[]; probe: string[]; misspelt: Map<Misspelling, string[]> } | undefined;
+function typeChecked(): NonNullable<typeof checked> {
+  if (!checked) {
+    const misspelt = misspellings.filter((x) => x.check);
+    const [all, probe, ...rest] = typeCheckAll([{ files: outputCaseSources(outputCases) }, { files: [PROBE], changed: { file: PROBE, text: BROKEN } }, ...misspelt.map((x) => x.check!)]);
+    checked = { cases: all, probe, misspelt: new Map(misspelt.map((x, i) => [x.m, rest[i]])) };
+  }
+  return checked;
+}
 
 describe('test/cases', () => {
   it('holds cases of both kinds, each with exactly one expectation', () => {
@@ -96,9 +128,10 @@ describe.each(outputCases.map((c) => [c.name, c] as const))('output case %s', (_
 });
 
 describe.each(outputCases.filter(hasMisspellings).map((c) => [c.name, c] as const))('misspelt columns of case %s', (_, c) => {
-  it.each(readMisspellings(c).map((m) => [m.replace.trim(), m] as const))('%s fails to compile with the pinned messages', (_, m) => {
+  it.each(misspellings.filter((x) => x.c === c).map((x) => [x.m.replace.trim(), x] as const))('%s fails to compile with the pinned messages', (_, { m, error }) => {
+    if (error) throw error;
     expect(m.diagnostics.length).toBeGreaterThan(0);
-    expect(misspeltDiagnostics(c, m)).toEqual(m.diagnostics);
+    expect(typeChecked().misspelt.get(m)).toEqual(m.diagnostics);
   });
 });
 
@@ -107,21 +140,11 @@ describe('output cases', () => {
     const files = outputCaseSources(outputCases);
     // Every case has its generated entry point in the program.
     for (const c of outputCases) expect(files).toContain(path.join(c.expectedDir, 'main.ts'));
-    expect(typeCheck(files)).toEqual([]);
+    expect(typeChecked().cases).toEqual([]);
   });
 
   it('would fail on an unused name or an implicit any', () => {
     // The check uses the repository's options: a file breaking them is reported, with its position.
-    // (Inside the repository, in the git-ignored test/.tmp, as the compiler's rootDir requires.)
-    fs.mkdirSync(TMP, { recursive: true });
-    const dir = fs.mkdtempSync(path.join(TMP, 'cases-'));
-    try {
-      const file = path.join(dir, 'broken.ts');
-      fs.writeFileSync(file, 'export function twice(x) {\n  const unused = 1;\n  return x * 2;\n}\n');
-      const messages = typeCheck([file]);
-      expect(messages).toEqual([expect.stringMatching(/broken\.ts\(1,23\): error TS7006: /), expect.stringMatching(/broken\.ts\(2,9\): error TS6133: /)]);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    expect(typeChecked().probe).toEqual([expect.stringMatching(/broken\.ts\(1,23\): error TS7006: /), expect.stringMatching(/broken\.ts\(2,9\): error TS6133: /)]);
   });
 });

@@ -15,8 +15,7 @@ import { build, loadService, type Workspace } from '../migrations/helpers';
 import { createDatabase, DIALECTS } from '../support/databases';
 import { testKeys } from '../support/keys';
 import { startBlog } from '../support/services';
-
-const ROOT = path.resolve(__dirname, '../..');
+import { scratchDir } from '../support/scratch';
 
 jest.setTimeout(120_000);
 
@@ -37,9 +36,7 @@ describe.each(DIALECTS)('svcgen pull on the blog database (%s)', (dialect) => {
   it('writes specs that build into a service serving the blog routes', async () => {
     const blog = await startBlog(dialect);
     const blogRoutes = routes((await request(blog.app).get('/api/openapi.json')).body).filter((r) => !CUSTOM.test(r));
-    const tmp = path.join(ROOT, 'test', '.tmp');
-    fs.mkdirSync(tmp, { recursive: true });
-    const root = fs.mkdtempSync(path.join(tmp, 'pull-'));
+    const root = scratchDir('pull');
     ws = { root, specs: path.join(root, 'specs'), out: path.join(root, 'generated'), remove: () => fs.rmSync(root, { recursive: true, force: true }) };
     let files: string[];
     try {
@@ -134,9 +131,7 @@ describe('svcgen pull of list defaults (postgres)', () => {
       ].join('\n'),
     );
     // The pulled specs build, and a create without the defaulted lists is valid.
-    const tmp = path.join(ROOT, 'test', '.tmp');
-    fs.mkdirSync(tmp, { recursive: true });
-    const root = fs.mkdtempSync(path.join(tmp, 'pull-list-'));
+    const root = scratchDir('pull-list');
     const ws: Workspace = { root, specs: path.join(root, 'specs'), out: path.join(root, 'generated'), remove: () => fs.rmSync(root, { recursive: true, force: true }) };
     try {
       for (const [file, text] of specs) {

@@ -13,6 +13,7 @@ import { initProject } from '../../generator/cli/init';
 import { loadSettings, migrateLatest, type Migration, type Settings } from '../../runtime';
 import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
 import { testKeys } from '../support/keys';
+import { scratchDir } from '../support/scratch';
 
 const ROOT = path.resolve(__dirname, '../..');
 const VERSION: string = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version;
@@ -27,9 +28,7 @@ interface Project {
 let project: Project;
 
 beforeAll(async () => {
-  const tmp = path.join(ROOT, 'test', '.tmp');
-  fs.mkdirSync(tmp, { recursive: true });
-  const dir = path.join(fs.mkdtempSync(path.join(tmp, 'accounts-')), 'app');
+  const dir = path.join(scratchDir('accounts'), 'app');
   await initProject(dir, { svcgen: VERSION });
   project = {
     dir,

@@ -16,6 +16,7 @@ import { generate } from '../../generator/pipeline';
 import { loadSettings, migrateLatest, type Migration, type Settings } from '../../runtime';
 import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
 import { testKeys } from '../support/keys';
+import { scratchDir } from '../support/scratch';
 
 const ROOT = path.resolve(__dirname, '../..');
 const VERSION: string = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version;
@@ -34,9 +35,7 @@ interface Project {
 let project: Project;
 
 beforeAll(async () => {
-  const tmp = path.join(ROOT, 'test', '.tmp');
-  fs.mkdirSync(tmp, { recursive: true });
-  const dir = path.join(fs.mkdtempSync(path.join(tmp, 'cookie-only-')), 'app');
+  const dir = path.join(scratchDir('cookie-only'), 'app');
   await initProject(dir, { svcgen: VERSION });
   const file = path.join(dir, 'specs', 'service.yaml');
   const service = fs

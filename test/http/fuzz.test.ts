@@ -1,9 +1,10 @@
 /**
- * The blog under a seeded fuzzer (test/support/fuzz.ts) driven by its own OpenAPI document: every
+ * The blog under a seeded fuzzer (test/support/fuzz.ts, on fast-check) driven by its own OpenAPI document: every
  * operation, hostile values in every parameter and body field, without a token, with a garbage one,
  * as a plain user and as staff, then every query parameter alone with the edge of every column type.
  * Whatever comes back, it is never a 5xx and never a hang (10 s per request).
  */
+import fc from 'fast-check';
 import request from 'supertest';
 import { DIALECTS } from '../support/databases';
 import { makeArticle, makeCategory, makeTag, makeUser, relateTags } from '../support/blog-fixtures';
@@ -59,8 +60,8 @@ describe.each(DIALECTS)('fuzzing the blog (%s)', (dialect) => {
 /**
  * The showcase under bodies and queries that make one request's work large: long lists (to past
  * the default cap of 1000), `contains`/`overlap` of up to 1000 values, `json` values nested from 1
- * to 5,000 levels (in lists and in objects), and nested writes of up to 3,000 children, from a fixed
- * seed. Every answer is a 2xx or a 4xx, within 10 s.
+ * to 5,000 levels (in lists and in objects), and nested writes of up to 3,000 children: fast-check
+ * properties from a fixed seed. Every answer is a 2xx or a 4xx, within 10 s.
  */
 describe.each(DIALECTS)('fuzzing the showcase with large work (%s)', (dialect) => {
   let svc: RunningService;
@@ -70,55 +71,72 @@ describe.each(DIALECTS)('fuzzing the showcase with large work (%s)', (dialect) =
   afterAll(() => svc.close());
 
   it('answers long lists, deep JSON and big nested bodies without a 5xx', async () => {
-    let state = SEED;
-    const random = (n: number) => {
-      state = (state * 1103515245 + 12345) % 2147483648;
-      return state % n;
-    };
-    const deep = (depth: number): unknown => {
-      let value: unknown = random(2) ? 'x' : 1;
-      for (let i = 0; i < depth; i++) value = random(2) ? [value] : { k: value };
-      return value;
-    };
+    // Each property runs its number of requests from the fixed seed, and stops at its first failure.
+    const runs = (numRuns: number) => ({ seed: SEED, numRuns, endOnFailure: true });
+    /** `n` values of `value`, for each `n` of `lengths`. */
+    const lists = <T>(lengths: number[], value: fc.Arbitrary<T>) => fc.constantFrom(...lengths).chain((n) => fc.array(value, { minLength: n, maxLength: n }));
+    const rating = fc.integer({ min: -2000, max: 1999 });
     const clerk = { 'X-Roles': 'clerk' };
     const failures: string[] = [];
     const statuses = new Map<number, number>();
+    /** Sends one request; false (and the failure noted) for a 5xx or an answer later than 10 s. */
     const send = async (what: string, run: () => request.Test) => {
       const started = Date.now();
       const res = await run().timeout(10_000);
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-      if (res.status >= 500 || Date.now() - started > 10_000) failures.push(`${what}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
-      return res;
+      const ok = res.status < 500 && Date.now() - started <= 10_000;
+      if (!ok) failures.push(`${what}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+      return { res, ok };
     };
     const bookmarks: number[] = [];
-    for (let i = 0; i < 12; i++) {
-      const n = [0, 1, 999, 1000, 1001, 5000][random(6)];
-      const ratings = Array.from({ length: n }, () => random(4000) - 2000);
-      const res = await send(`bookmark of ${n} ratings`, () => request(svc.app).post('/v/bookmarks/').send({ title: `f${i}`, ratings, sizes: Array(Math.min(n, 2000)).fill('S') }));
-      if (res.status === 201) bookmarks.push(res.body.id);
-    }
-    for (let i = 0; i < 12; i++) {
-      const values = Array.from({ length: 1 + random(1000) }, () => random(4000) - 2000).join(',');
-      const lookup = random(2) ? 'contains' : 'overlap';
-      await send(`ratings__${lookup} of ${values.length} characters`, () => request(svc.app).get(`/v/bookmarks/?ratings__${lookup}=${values}`));
-    }
-    for (let i = 0; i < 16; i++) {
-      const depth = [1, 19, 20, 21, 32, 100, 4100, 5000][random(8)];
-      const extra = deep(depth);
-      await send(`widget with json ${depth} deep`, () => request(svc.app).post('/v/widgets/').send({ name: `fz-${dialect}-${i}`, extra }));
-    }
+    let made = 0;
+    await fc.assert(
+      fc.asyncProperty(lists([0, 1, 999, 1000, 1001, 5000], rating), async (ratings) => {
+        const n = ratings.length;
+        const { res, ok } = await send(`bookmark of ${n} ratings`, () => request(svc.app).post('/v/bookmarks/').send({ title: `f${made++}`, ratings, sizes: Array(Math.min(n, 2000)).fill('S') }));
+        if (res.status === 201) bookmarks.push(res.body.id);
+        return ok;
+      }),
+      runs(12),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 1000 }).chain((n) => fc.array(rating, { minLength: n, maxLength: n })), fc.constantFrom('contains', 'overlap'), async (list, lookup) => {
+        const values = list.join(',');
+        return (await send(`ratings__${lookup} of ${values.length} characters`, () => request(svc.app).get(`/v/bookmarks/?ratings__${lookup}=${values}`))).ok;
+      }),
+      runs(12),
+    );
+    let widgets = 0;
+    await fc.assert(
+      // Each level a list or an object, around a string or a number.
+      fc.asyncProperty(lists([1, 19, 20, 21, 32, 100, 4100, 5000], fc.boolean()), fc.boolean(), async (levels, text) => {
+        let extra: unknown = text ? 'x' : 1;
+        for (const list of levels) extra = list ? [extra] : { k: extra };
+        return (await send(`widget with json ${levels.length} deep`, () => request(svc.app).post('/v/widgets/').send({ name: `fz-${dialect}-${widgets++}`, extra }))).ok;
+      }),
+      runs(16),
+    );
     let order: number | undefined;
-    for (let i = 0; i < 10; i++) {
-      const n = [0, 1, 100, 101, 1000, 3000][random(6)];
-      const lines = Array.from({ length: n }, (_, j) => ({ product: `p${j}`, quantity: random(3) ? j : 'x'.repeat(random(50)) }));
-      const res = await send(`order of ${n} lines`, () => request(svc.app).post('/v/orders/').set(clerk).send({ customer: `c${i}`, lines, notes: lines.map((l) => ({ text: l.product })) }));
-      if (res.status === 201) order = res.body.id;
-    }
+    let orders = 0;
+    // A line's quantity: its index (two times in three) or a string of up to 49 x.
+    const quantity = fc.oneof({ weight: 2, arbitrary: fc.constant(-1) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 49 }) });
+    await fc.assert(
+      fc.asyncProperty(lists([0, 1, 100, 101, 1000, 3000], quantity), async (quantities) => {
+        const lines = quantities.map((q, j) => ({ product: `p${j}`, quantity: q < 0 ? j : 'x'.repeat(q) }));
+        const { res, ok } = await send(`order of ${lines.length} lines`, () => request(svc.app).post('/v/orders/').set(clerk).send({ customer: `c${orders++}`, lines, notes: lines.map((l) => ({ text: l.product })) }));
+        if (res.status === 201) order = res.body.id;
+        return ok;
+      }),
+      runs(10),
+    );
     if (order !== undefined) {
-      for (let i = 0; i < 4; i++) {
-        const n = [100, 101, 2000][random(3)];
-        await send(`order update of ${n} notes`, () => request(svc.app).patch(`/v/orders/${order}/`).set(clerk).send({ notes: Array.from({ length: n }, (_, j) => ({ text: `n${j}` })) }));
-      }
+      const id = order;
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom(100, 101, 2000), async (n) => {
+          return (await send(`order update of ${n} notes`, () => request(svc.app).patch(`/v/orders/${id}/`).set(clerk).send({ notes: Array.from({ length: n }, (_, j) => ({ text: `n${j}` })) }))).ok;
+        }),
+        runs(4),
+      );
     }
     console.log(`large-work fuzz (${dialect}, seed ${SEED}): ${[...statuses].map(([s, n]) => `${s}×${n}`).join(', ')}`);
     expect(failures).toEqual([]);

@@ -16,6 +16,7 @@ import { loadSettings, migrateLatest, migrateRollback, type Migration, type Sett
 import { isConstraintViolation } from '../../runtime/db/driver-errors';
 import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
 import { testKeys } from '../support/keys';
+import { scratchDir } from '../support/scratch';
 
 const ROOT = path.resolve(__dirname, '../..');
 const VERSION: string = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version;
@@ -32,9 +33,7 @@ interface Project {
 let project: Project;
 
 beforeAll(async () => {
-  const tmp = path.join(ROOT, 'test', '.tmp');
-  fs.mkdirSync(tmp, { recursive: true });
-  const dir = path.join(fs.mkdtempSync(path.join(tmp, 'ignore-case-')), 'app');
+  const dir = path.join(scratchDir('ignore-case'), 'app');
   await initProject(dir, { svcgen: VERSION });
   const users = path.join(dir, 'specs/resources/users.yaml');
   const before = fs.readdirSync(path.join(dir, 'generated/migrations'));

@@ -16,6 +16,7 @@ import { formatDiagnostic, SpecError } from '../../generator/load/diagnostics';
 import { loadSettings, migrateLatest, type Migration, type Settings } from '../../runtime';
 import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
 import { testKeys } from '../support/keys';
+import { scratchDir } from '../support/scratch';
 
 const ROOT = path.resolve(__dirname, '../..');
 const VERSION: string = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version;
@@ -33,9 +34,7 @@ let project: Project;
 let refused: string[];
 
 beforeAll(async () => {
-  const tmp = path.join(ROOT, 'test', '.tmp');
-  fs.mkdirSync(tmp, { recursive: true });
-  const dir = path.join(fs.mkdtempSync(path.join(tmp, 'write-auth-')), 'app');
+  const dir = path.join(scratchDir('write-auth'), 'app');
   await initProject(dir, { svcgen: VERSION });
   fs.writeFileSync(path.join(dir, 'specs', 'resources', 'drafts.yaml'), DRAFTS);
   try {

@@ -13,6 +13,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { initProject } from '../../generator/cli/init';
 import { FROM_SOURCES } from '../support/from-sources';
+import { scratchDir } from '../support/scratch';
 
 jest.setTimeout(5 * 60_000);
 
@@ -36,9 +37,7 @@ function compile(check = true): void {
 const accessTest = () => node([...FROM_SOURCES, '--test', 'test/access.test.js']);
 
 beforeAll(async () => {
-  const tmp = path.join(ROOT, 'test/.tmp');
-  fs.mkdirSync(tmp, { recursive: true });
-  const dir = fs.mkdtempSync(path.join(tmp, 'init-access-'));
+  const dir = scratchDir('init-access');
   await initProject('app', { cwd: dir });
   app = path.join(dir, 'app');
   fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(app, 'node_modules'), 'dir');

@@ -10,6 +10,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { initProject } from '../../generator/cli/init';
+import { scratchDir } from '../support/scratch';
 
 jest.setTimeout(5 * 60_000);
 
@@ -56,9 +57,7 @@ beforeAll(async () => {
   // The compiled runtime, which the compiled service loads.
   const runtime = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-b', 'runtime'], { cwd: ROOT, encoding: 'utf8' });
   expect(runtime.stdout + runtime.stderr).toBe('');
-  const tmp = path.join(ROOT, 'test/.tmp');
-  fs.mkdirSync(tmp, { recursive: true });
-  const dir = fs.mkdtempSync(path.join(tmp, 'init-scripts-'));
+  const dir = scratchDir('init-scripts');
   await initProject('app', { cwd: dir });
   app = path.join(dir, 'app');
   database = path.join(dir, 'app.sqlite3');

@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { libraryWorkspace, ROOT, type LibraryWorkspace } from './helpers';
+import { shownPath } from '../support/scratch';
 
 // Every run transpiles the generator on load.
 jest.setTimeout(120_000);
@@ -18,7 +19,7 @@ function svcgen(...args: string[]): { status: number | null; stdout: string; std
 }
 
 const lines = (text: string) => text.split('\n').filter(Boolean);
-const rel = (p: string) => path.relative(ROOT, p).split(path.sep).join('/');
+const rel = (p: string) => shownPath(p);
 
 const AUTHORS = `model: Author
 fields:

@@ -11,8 +11,9 @@ import { formatDiagnostic, SpecError } from '../../generator/load/diagnostics';
 import { generate } from '../../generator/pipeline';
 import { migrateLatest } from '../../runtime';
 import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
-import { blogWorkspace, build, columns, edit, failure, loadService, ROOT, rows, type Workspace } from './helpers';
+import { blogWorkspace, build, columns, edit, failure, loadService, rows, type Workspace } from './helpers';
 import { insertReturning } from '../../runtime/db/inserts';
+import { shownPath } from '../support/scratch';
 
 jest.setTimeout(300_000);
 
@@ -45,13 +46,13 @@ describe.each(DIALECTS)('changes that need a decision (%s)', (dialect) => {
   let ws: Workspace;
   let database: TestDatabase;
   let categoriesSpec: string;
-  /** The specs as a person passes them on the command line, relative to the working directory. */
+  /** The spec file as svcgen names it: relative to the working directory inside it, else absolute. */
   let shown: string;
   beforeEach(async () => {
     ws = blogWorkspace(`decisions-${dialect}`);
     database = await createDatabase(dialect);
     categoriesSpec = path.join(ws.specs, 'resources', 'categories.yaml');
-    shown = path.relative(process.cwd(), categoriesSpec).split(path.sep).join('/');
+    shown = shownPath(categoriesSpec, process.cwd());
     await build(ws);
     expect(await migrateLatest(database.db, loadService(ws).migrations)).toEqual(['0001_initial']);
     const u = { username: 'u', email: 'u@example.com', password: 'x', date_joined: '2026-01-01T00:00:00.000Z' };
@@ -155,7 +156,7 @@ describe('where the migration history lives', () => {
     fs.rmSync(path.join(ws.out, 'migrations/0002_alter_tags_name.ts'));
     const err = await specError(() => generate({ specsDir: ws.specs, outDir: ws.out, allowBreaking: true, allowWiden: true }));
     expect(err.diagnostics).toHaveLength(1);
-    expect(err.diagnostics[0].file).toBe(path.relative(ROOT, path.join(ws.out, 'migrations/schema.json')).split(path.sep).join('/'));
+    expect(err.diagnostics[0].file).toBe(shownPath(path.join(ws.out, 'migrations/schema.json')));
     expect(err.diagnostics[0].message).toContain('migrations/0002_alter_tags_name.ts is listed here but missing; restore it from version control');
     expect(err.diagnostics[0].line).toBeGreaterThan(1);
   });

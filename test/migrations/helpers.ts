@@ -1,7 +1,7 @@
 /**
- * Workspaces for the migration tests: a copy of the blog specs (hooks included) in a temp folder
- * inside the repository (test/.tmp, git-ignored), built into its own output folder, so the
- * generated code imports the runtime by a relative path and jest can require it.
+ * Workspaces for the migration tests: a copy of the blog specs (hooks included) in a scratch folder
+ * (test/support/scratch.ts), built into its own output folder, so the generated code imports the
+ * runtime by a relative path and jest can require it.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -9,9 +9,9 @@ import type { Express } from 'express';
 import { generate, type GenerateOptions, type Generated } from '../../generator/pipeline';
 import { writeOutput } from '../../generator/output/write';
 import type { Db, KeyPair, Migration, ServiceContext, Settings } from '../../runtime';
+import { scratchDir } from '../support/scratch';
 
 export const ROOT = path.resolve(__dirname, '../..');
-const TMP = path.join(ROOT, 'test', '.tmp');
 
 export interface Workspace {
   root: string;
@@ -25,10 +25,9 @@ const importPath = (from: string, to: string) => {
   return rel.startsWith('.') ? rel : `./${rel}`;
 };
 
-/** `specs/` copied into a fresh folder below test/.tmp; its hooks import the runtime and the workspace's own output. */
+/** `specs/` copied into a fresh scratch folder; its hooks import the runtime and the workspace's own output. */
 export function blogWorkspace(tag: string): Workspace {
-  fs.mkdirSync(TMP, { recursive: true });
-  const root = fs.mkdtempSync(path.join(TMP, `${tag}-`));
+  const root = scratchDir(tag);
   const specs = path.join(root, 'specs');
   const out = path.join(root, 'generated');
   fs.cpSync(path.join(ROOT, 'specs'), specs, { recursive: true });
@@ -111,8 +110,7 @@ export interface LibraryWorkspace extends Workspace {
 
 /** A small service written from scratch (no hooks): `specs/service.yaml` and the resources given to `write`. */
 export function libraryWorkspace(tag: string): LibraryWorkspace {
-  fs.mkdirSync(TMP, { recursive: true });
-  const root = fs.mkdtempSync(path.join(TMP, `${tag}-`));
+  const root = scratchDir(tag);
   const specs = path.join(root, 'specs');
   fs.mkdirSync(path.join(specs, 'resources'), { recursive: true });
   fs.writeFileSync(path.join(specs, 'service.yaml'), 'title: Library API\nversion: 1.0.0\nbase_path: /api\n');

@@ -113,10 +113,19 @@ export function readMisspellings(c: Case): Misspelling[] {
  * misspelt: the file is changed in memory only. Throws when the file no longer holds `m.find`.
  */
 export function misspeltDiagnostics(c: Case, m: Misspelling): string[] {
+  return typeCheckAll([misspeltCheck(c, m)])[0];
+}
+
+/**
+ * The check of one misspelling for `typeCheckAll`: the case's folder mirrored, in memory, beside it
+ * (its relative imports resolve the same), with `m`'s file changed. Throws when the file no longer
+ * holds `m.find`.
+ */
+export function misspeltCheck(c: Case, m: Misspelling): Check {
   const file = path.join(c.expectedDir, m.file);
   const text = fs.readFileSync(file, 'utf8');
   if (!text.includes(m.find)) throw new Error(`${c.name}: ${m.file} no longer holds ${JSON.stringify(m.find)}`);
-  return typeCheck(outputCaseSources([c]), { file, text: text.replace(m.find, m.replace) });
+  return { files: outputCaseSources([c]), changed: { file, text: text.replace(m.find, m.replace) }, mirror: path.dirname(c.expectedDir) };
 }
 
 /** What `svcgen validate` prints for the case's specs, run in the specs folder. */
@@ -155,24 +164,83 @@ export function outputCaseSources(cases: Case[]): string[] {
 }
 
 /**
+ * One set of files to type-check: `changed`, when given, is one file read with other text than it
+ * holds; `mirror`, when given, is a folder (holding every file of the check) that the check sees as
+ * a copy beside it, so the same files can be checked with and without a change in one program.
+ */
+export interface Check {
+  files: string[];
+  changed?: { file: string; text: string };
+  mirror?: string;
+}
+
+/**
  * Type-checks `files` in one program with the repository's compiler options (`strict`,
  * `noUnusedLocals`, ...), the imports they make (the runtime, the hooks) included; `changed`, when
  * given, is one file read with other text than it holds. Returns the compiler's messages, paths
  * relative to the repository; none when everything checks.
  */
 export function typeCheck(files: string[], changed?: { file: string; text: string }): string[] {
+  return typeCheckAll([{ files, changed }])[0];
+}
+
+/**
+ * Every check in ONE program (the runtime and the libraries are parsed and checked once, not once a
+ * check): a check with a `mirror` is compiled from an in-memory copy of that folder (named
+ * `<folder>~<n>`, beside it); nothing is written. Returns each check's messages, as `typeCheck`
+ * does, the copy's paths given back as the originals. A message of a file no mirror holds (the
+ * runtime, the libraries, the options) is reported to every check without a mirror (or to every
+ * check, when all have one), a message of a file an unmirrored check lists only to the checks that list it.
+ */
+export function typeCheckAll(checks: Check[]): string[][] {
   const config = ts.getParsedCommandLineOfConfigFile(path.join(ROOT, 'tsconfig.json'), { noEmit: true }, {
     ...ts.sys,
     onUnRecoverableConfigFileDiagnostic: (d) => {
       throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
     },
   })!;
+  const mirrors = checks.map((check, i) => (check.mirror ? { real: path.resolve(check.mirror), copy: `${path.resolve(check.mirror)}~${i + 1}` } : undefined));
+  const inside = (dir: string, name: string) => name === dir || name.startsWith(dir + path.sep);
+  /** The real path of a name in a mirror's copy, and the check whose copy it is. */
+  const original = (name: string): { name: string; check?: number } => {
+    const resolved = path.resolve(name);
+    const i = mirrors.findIndex((m) => m && inside(m.copy, resolved));
+    return i < 0 ? { name: resolved } : { name: mirrors[i]!.real + resolved.slice(mirrors[i]!.copy.length), check: i };
+  };
+  // A changed file without a mirror is read changed everywhere (as `typeCheck` always did).
+  const changedEverywhere = new Map(checks.flatMap((c, i) => (c.changed && !mirrors[i] ? [[path.resolve(c.changed.file), c.changed.text] as const] : [])));
   const compilerHost = ts.createCompilerHost(config.options);
-  if (changed) {
-    const readFile = compilerHost.readFile;
-    compilerHost.readFile = (name) => (path.resolve(name) === changed.file ? changed.text : readFile(name));
+  const { readFile, fileExists, directoryExists } = compilerHost;
+  compilerHost.readFile = (name) => {
+    const o = original(name);
+    const changed = o.check !== undefined ? checks[o.check].changed : undefined;
+    if (changed && path.resolve(changed.file) === o.name) return changed.text;
+    return changedEverywhere.get(o.name) ?? readFile(o.name);
+  };
+  compilerHost.fileExists = (name) => changedEverywhere.has(path.resolve(name)) || fileExists(original(name).name);
+  compilerHost.directoryExists = (name) => directoryExists?.(original(name).name) ?? true;
+  const rootNames = checks.flatMap((c, i) => c.files.map((f) => (mirrors[i] ? mirrors[i]!.copy + path.resolve(f).slice(mirrors[i]!.real.length) : f)));
+  for (const [i, m] of mirrors.entries()) {
+    const outside = m && checks[i].files.find((f) => !inside(m.real, path.resolve(f)));
+    if (outside) throw new Error(`${outside} is not in ${m!.real}, the folder the check mirrors`);
   }
-  const program = ts.createProgram({ rootNames: files, options: config.options, host: compilerHost });
+  const program = ts.createProgram({ rootNames, options: config.options, host: compilerHost });
   const host: ts.FormatDiagnosticsHost = { getCanonicalFileName: (f) => f, getCurrentDirectory: () => ROOT, getNewLine: () => '\n' };
-  return ts.getPreEmitDiagnostics(program).map((d) => ts.formatDiagnostic(d, host).trimEnd());
+  const results: string[][] = checks.map(() => []);
+  const unmirrored = checks.map((_, i) => i).filter((i) => !mirrors[i]);
+  const listedBy = (name: string) => unmirrored.filter((i) => checks[i].files.some((f) => path.resolve(f) === name));
+  for (const d of ts.getPreEmitDiagnostics(program)) {
+    const o = d.file ? original(d.file.fileName) : { name: '', check: undefined };
+    let message = ts.formatDiagnostic(d, host).trimEnd();
+    if (o.check !== undefined) {
+      const m = mirrors[o.check]!;
+      message = message.split(path.relative(ROOT, m.copy)).join(path.relative(ROOT, m.real)).split(m.copy).join(m.real);
+      results[o.check].push(message);
+      continue;
+    }
+    // A file some unmirrored checks list is theirs; any other file is everyone's.
+    const owners = listedBy(o.name);
+    for (const i of owners.length ? owners : unmirrored.length ? unmirrored : checks.map((_, j) => j)) results[i].push(message);
+  }
+  return results;
 }

@@ -1,28 +1,20 @@
 /**
- * A seeded, bounded fuzzer driven by a service's OpenAPI document: for every operation it sends
+ * A seeded, bounded fuzzer driven by a service's OpenAPI document, on fast-check: for every
+ * operation, the property "no request of this operation is answered with a 5xx or hangs", checked
+ * over requests drawn from an arbitrary built from the operation's schemas. It sends
  * requests whose path parameters, query parameters and body fields hold hostile values (wrong
  * types, numbers past every integer width, NaN strings, empty and very long strings, NUL, lone
  * surrogates, unicode, SQL-ish text, LIKE wildcards, arrays and objects where scalars go, dates
  * outside any calendar a database stores, malformed and non-UTF-8 bodies, long multi-term values:
  * searches of many words, long comma-separated lists and orderings), with and without a bearer
- * token. The same seed sends the same requests in the same order.
+ * token. The same seed sends the same requests in the same order; a failure names the seed and the
+ * counterexample path that replay it (fast-check's `seed` and `path` parameters).
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
+import fc from 'fast-check';
 import request from 'supertest';
-
-/** mulberry32: a small, well-distributed 32-bit PRNG; the same seed gives the same sequence. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Schema = Record<string, any>;
 
@@ -252,23 +244,27 @@ function encode(text: string): string {
     .join('');
 }
 
+/** `arbitrary` with the probability `p` (0 to 1), else `otherwise`. */
+function chance<T, U>(p: number, arbitrary: fc.Arbitrary<T>, otherwise: fc.Arbitrary<U>): fc.Arbitrary<T | U> {
+  const weight = Math.round(p * 1000);
+  return fc.oneof({ weight, arbitrary }, { weight: 1000 - weight, arbitrary: otherwise });
+}
+
+/** `arbitrary`'s value with the probability `p`, else nothing. */
+const maybe = <T>(p: number, arbitrary: fc.Arbitrary<T>): fc.Arbitrary<T | undefined> => chance(p, arbitrary, fc.constant(undefined));
+
+/** One request of the fuzzer, before it is sent. */
+interface FuzzRequest {
+  method: (typeof METHODS)[number];
+  url: string;
+  auth: FuzzAuth;
+  body: Body;
+}
+
+type Body = { json?: unknown; raw?: { raw: string | Buffer; type: string } } | undefined;
+
 class Fuzzer {
-  private readonly random: () => number;
-  constructor(private readonly doc: OpenApiDocument, private readonly options: FuzzOptions) {
-    this.random = prng(options.seed);
-  }
-
-  private chance(p: number): boolean {
-    return this.random() < p;
-  }
-
-  private pick<T>(items: readonly T[]): T {
-    return items[Math.floor(this.random() * items.length)];
-  }
-
-  private int(min: number, max: number): number {
-    return min + Math.floor(this.random() * (max - min + 1));
-  }
+  constructor(private readonly doc: OpenApiDocument, private readonly options: FuzzOptions) {}
 
   resolve(schema: Schema | undefined, depth = 0): Schema {
     let s = schema ?? {};
@@ -281,100 +277,128 @@ class Fuzzer {
     return s;
   }
 
-  /** A value the schema accepts, more or less: a nearby valid value gets past the first checks. */
-  plausible(schema: Schema | undefined, base: string | undefined, depth = 0): unknown {
+  /** Values the schema accepts, more or less: a nearby valid value gets past the first checks. */
+  plausible(schema: Schema | undefined, base: string | undefined, depth = 0): fc.Arbitrary<unknown> {
     const s = this.resolve(schema);
     const variants = s.anyOf ?? s.oneOf;
-    if (Array.isArray(variants) && variants.length > 0) return this.plausible(this.pick(variants), base, depth + 1);
-    if (Array.isArray(s.enum) && s.enum.length > 0) return this.pick(s.enum);
+    if (Array.isArray(variants) && variants.length > 0) return fc.oneof(...variants.map((v: Schema) => this.plausible(v, base, depth + 1)));
+    if (Array.isArray(s.enum) && s.enum.length > 0) return fc.constantFrom(...(s.enum as unknown[]));
     const type = Array.isArray(s.type) ? s.type.find((t: string) => t !== 'null') : s.type;
     switch (type) {
       case 'integer': {
-        const keys = base ? this.options.keys[base] : undefined;
-        if (keys && keys.length > 0 && this.chance(0.7)) return this.pick(keys);
         const min = typeof s.minimum === 'number' ? s.minimum : -5;
         const max = typeof s.maximum === 'number' ? s.maximum : 5;
-        return this.chance(0.3) ? this.pick([min, max]) : this.int(Math.max(min, -5), Math.min(max, 5));
+        const [lo, hi] = [Math.max(min, -5), Math.min(max, 5)];
+        const near = lo <= hi ? chance(0.3, fc.constantFrom(min, max), fc.integer({ min: lo, max: hi })) : fc.constantFrom(min, max);
+        const keys = base ? this.options.keys[base] : undefined;
+        return keys && keys.length > 0 ? chance(0.7, fc.constantFrom(...keys), near) : near;
       }
       case 'number':
-        return this.pick([0, 1.25, -3, 100]);
+        return fc.constantFrom(0, 1.25, -3, 100);
       case 'boolean':
-        return this.chance(0.5);
+        return fc.boolean();
       case 'array':
-        if (depth > 3) return [];
-        return Array.from({ length: this.int(0, 3) }, () => this.plausible(s.items, base, depth + 1));
+        if (depth > 3) return fc.constant([]);
+        return fc.array(this.plausible(s.items, base, depth + 1), { maxLength: 3 });
       case 'object': {
-        if (depth > 3) return {};
-        const out: Record<string, unknown> = {};
-        for (const [key, field] of Object.entries<Schema>(s.properties ?? {})) {
-          if ((s.required ?? []).includes(key) || this.chance(0.6)) out[key] = this.plausible(field, key, depth + 1);
-        }
-        return out;
+        if (depth > 3) return fc.constant({});
+        const fields = Object.entries<Schema>(s.properties ?? {}).map(([key, field]) => {
+          const value = this.plausible(field, key, depth + 1).map((v) => [key, v] as const);
+          return (s.required ?? []).includes(key) ? value : maybe(0.6, value);
+        });
+        return fc.tuple(...fields).map((entries) => {
+          const out: Record<string, unknown> = {};
+          for (const entry of entries) if (entry) out[entry[0]] = entry[1];
+          return out;
+        });
       }
       default: {
-        if (s.format === 'email') return `f${this.int(0, 999)}@example.com`;
-        if (s.format === 'date-time') return this.pick(['2024-05-06T07:08:09Z', '2024-05-06T07:08:09.123+02:00']);
-        if (s.format === 'date') return '2024-05-06';
-        if (s.format === 'uri') return 'https://example.com/a';
-        if (s.format === 'uuid') return '123e4567-e89b-12d3-a456-426614174000';
+        if (s.format === 'email') return fc.integer({ min: 0, max: 999 }).map((n) => `f${n}@example.com`);
+        if (s.format === 'date-time') return fc.constantFrom('2024-05-06T07:08:09Z', '2024-05-06T07:08:09.123+02:00');
+        if (s.format === 'date') return fc.constant('2024-05-06');
+        if (s.format === 'uri') return fc.constant('https://example.com/a');
+        if (s.format === 'uuid') return fc.constant('123e4567-e89b-12d3-a456-426614174000');
         const max = typeof s.maxLength === 'number' ? s.maxLength : 40;
         const min = typeof s.minLength === 'number' ? s.minLength : 1;
-        const text = `fuzz${this.int(0, 1e6)}pass`;
-        return text.padEnd(min, 'x').slice(0, Math.max(min, Math.min(max, text.length)));
+        return fc.integer({ min: 0, max: 1e6 }).map((n) => {
+          const text = `fuzz${n}pass`;
+          return text.padEnd(min, 'x').slice(0, Math.max(min, Math.min(max, text.length)));
+        });
       }
     }
   }
 
-  /** A value for one field: mostly hostile, sometimes plausible. */
-  fieldValue(schema: Schema | undefined, name: string): unknown {
-    if (this.chance(0.35)) return this.plausible(schema, relationBase(name));
+  /** Values for one field: mostly hostile, sometimes plausible. */
+  fieldValue(schema: Schema | undefined, name: string): fc.Arbitrary<unknown> {
     const s = this.resolve(schema);
-    if (s.type === 'array' && this.chance(0.5)) {
-      return Array.from({ length: this.int(1, 4) }, () => this.pick(HOSTILE_JSON));
-    }
-    return this.pick(HOSTILE_JSON);
+    const hostile = fc.constantFrom(...HOSTILE_JSON);
+    const hostileValue = s.type === 'array' ? chance(0.5, fc.array(hostile, { minLength: 1, maxLength: 4 }), hostile) : hostile;
+    return chance(0.35, this.plausible(schema, relationBase(name)), hostileValue);
   }
 
-  body(schema: Schema | undefined): { json?: unknown; raw?: { raw: string | Buffer; type: string } } | undefined {
-    const roll = this.random();
-    if (roll < 0.1) return { raw: this.pick(HOSTILE_BODIES) };
-    if (roll < 0.17) return { json: this.pick(HOSTILE_JSON) };
-    if (roll < 0.2) return undefined;
+  body(schema: Schema | undefined): fc.Arbitrary<Body> {
     const s = this.resolve(schema);
-    const out: Record<string, unknown> = {};
-    for (const [key, field] of Object.entries<Schema>(s.properties ?? {})) {
-      const required = (s.required ?? []).includes(key);
-      if (!required && this.chance(0.3)) continue;
-      if (required && this.chance(0.05)) continue;
-      out[key] = this.fieldValue(field, key);
-    }
-    if (this.chance(0.15)) out[this.pick(['extra', 'id', 'is_staff', 'author', '__proto__', 'password'])] = this.pick(HOSTILE_JSON);
-    return { json: out };
+    const fields = Object.entries<Schema>(s.properties ?? {}).map(([key, field]) => {
+      const value = this.fieldValue(field, key).map((v) => [key, v] as const);
+      return maybe((s.required ?? []).includes(key) ? 0.95 : 0.7, value);
+    });
+    const extra = maybe(0.15, fc.tuple(fc.constantFrom('extra', 'id', 'is_staff', 'author', '__proto__', 'password'), fc.constantFrom(...HOSTILE_JSON)));
+    const object = fc.tuple(fc.tuple(...fields), extra).map(([entries, more]): Body => {
+      const out: Record<string, unknown> = {};
+      for (const entry of entries) if (entry) out[entry[0]] = entry[1];
+      if (more) out[more[0]] = more[1];
+      return { json: out };
+    });
+    return fc.oneof(
+      { weight: 10, arbitrary: fc.constantFrom(...HOSTILE_BODIES).map((raw): Body => ({ raw })) },
+      { weight: 7, arbitrary: fc.constantFrom(...HOSTILE_JSON).map((json): Body => ({ json })) },
+      { weight: 3, arbitrary: fc.constant<Body>(undefined) },
+      { weight: 80, arbitrary: object },
+    );
   }
 
-  pathValue(name: string, base: string, schema: Schema | undefined): string {
-    const roll = this.random();
-    if (roll < 0.35) {
-      const keys = this.options.keys[base] ?? [];
-      return String(keys.length > 0 ? this.pick(keys) : this.plausible(schema, undefined));
-    }
-    if (roll < 0.45) return this.pick(RAW_PATH_VALUES);
-    return encode(String(this.pick(HOSTILE_STRINGS)));
+  pathValue(base: string, schema: Schema | undefined): fc.Arbitrary<string> {
+    const keys = this.options.keys[base] ?? [];
+    return fc.oneof(
+      { weight: 35, arbitrary: (keys.length > 0 ? fc.constantFrom(...keys) : this.plausible(schema, undefined)).map(String) },
+      { weight: 10, arbitrary: fc.constantFrom(...RAW_PATH_VALUES) },
+      { weight: 55, arbitrary: fc.constantFrom(...HOSTILE_STRINGS).map((v) => encode(String(v))) },
+    );
   }
 
-  query(parameters: readonly Parameter[]): string {
-    const parts: string[] = [];
-    for (const p of parameters) {
-      if (!this.chance(0.45)) continue;
-      const repeat = this.chance(0.1) ? 2 : 1;
-      for (let i = 0; i < repeat; i++) {
-        const roll = this.random();
-        const value = roll < 0.05 ? this.pick(multiTermValues(p)) : roll < 0.335 ? this.plausible(p.schema, relationBase(p.name)) : this.pick(HOSTILE_STRINGS);
-        parts.push(`${encode(p.name)}=${encode(String(value))}`);
-      }
-    }
-    if (this.chance(0.1)) parts.push(this.pick(['page=%ZZ', 'unknown=1', 'a[b]=1', 'ordering=', 'page_size=0', '=x', '&&', 'title=%00']));
-    return parts.length > 0 ? `?${parts.join('&')}` : '';
+  query(parameters: readonly Parameter[]): fc.Arbitrary<string> {
+    const parts = parameters.map((p) => {
+      const value = fc.oneof(
+        { weight: 50, arbitrary: fc.constantFrom(...multiTermValues(p)) },
+        { weight: 285, arbitrary: this.plausible(p.schema, relationBase(p.name)) },
+        { weight: 665, arbitrary: fc.constantFrom(...HOSTILE_STRINGS) },
+      );
+      const part = value.map((v) => `${encode(p.name)}=${encode(String(v))}`);
+      // Absent, once or (one time in ten) twice.
+      return maybe(0.45, chance(0.1, fc.tuple(part, part), fc.tuple(part)));
+    });
+    const junk = maybe(0.1, fc.constantFrom('page=%ZZ', 'unknown=1', 'a[b]=1', 'ordering=', 'page_size=0', '=x', '&&', 'title=%00'));
+    return fc.tuple(fc.tuple(...parts), junk).map(([chosen, more]) => {
+      const all = [...chosen.flatMap((c) => c ?? []), ...(more ? [more] : [])];
+      return all.length > 0 ? `?${all.join('&')}` : '';
+    });
+  }
+
+  /** The requests of one operation. */
+  requests(path: string, method: (typeof METHODS)[number], op: OpenApiOperation): fc.Arbitrary<FuzzRequest> {
+    const parameters = op.parameters ?? [];
+    const bodySchema = op.requestBody?.content?.['application/json']?.schema;
+    const base = path.replace(/^\/api/, '').split('/').filter(Boolean)[0] ?? '';
+    const names = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+    const pathValues = fc.tuple(...names.map((name) => this.pathValue(base, parameters.find((p) => p.in === 'path' && p.name === name)?.schema)));
+    const body = method === 'get' || method === 'delete' ? maybe(0.05, this.body(bodySchema)) : this.body(bodySchema);
+    return fc
+      .tuple(pathValues, this.query(parameters.filter((p) => p.in === 'query')), fc.constantFrom(...this.options.auths), body)
+      .map(([values, query, auth, b]) => {
+        let i = 0;
+        const target = path.replace(/\{[^}]+\}/g, () => values[i++]);
+        return { method, url: `${this.options.prefix ?? ''}${target}${query}`, auth, body: b };
+      });
   }
 
   async run(app: Express): Promise<FuzzReport> {
@@ -384,21 +408,22 @@ class Fuzzer {
     const origin = `http://127.0.0.1:${port}`;
     const report: FuzzReport = { requests: 0, statuses: {}, failures: [] };
     try {
+      let index = 0;
       for (const [path, item] of Object.entries(this.doc.paths)) {
         for (const method of METHODS) {
           const op = item[method];
           if (!op) continue;
-          const parameters = op.parameters ?? [];
-          const bodySchema = op.requestBody?.content?.['application/json']?.schema;
-          const base = path.replace(/^\/api/, '').split('/').filter(Boolean)[0] ?? '';
-          for (let n = 0; n < this.options.perOperation; n++) {
-            const target = path.replace(/\{([^}]+)\}/g, (_, name: string) =>
-              this.pathValue(name, base, parameters.find((p) => p.in === 'path' && p.name === name)?.schema),
-            );
-            const url = `${this.options.prefix ?? ''}${target}${this.query(parameters.filter((p) => p.in === 'query'))}`;
-            const auth = this.pick(this.options.auths);
-            const body = method === 'get' || method === 'delete' ? (this.chance(0.05) ? this.body(bodySchema) : undefined) : this.body(bodySchema);
-            await this.send(origin, method, url, auth, body, report);
+          // Each operation from its own seed: one operation more or less leaves the others' requests as they were.
+          const seed = (this.options.seed + index++) | 0;
+          const property = fc.asyncProperty(this.requests(path, method, op), async (r) => (await this.send(origin, r.method, r.url, r.auth, r.body, report)) === undefined);
+          // No shrinking: a hang costs its full timeout, and the failing request is already reported.
+          const before = report.failures.length;
+          const details = await fc.check(property, { seed, numRuns: this.options.perOperation, endOnFailure: true });
+          if (details.failed) {
+            // The failing request is reported by send (else the property threw): it gets what replays it.
+            const replay = `fast-check seed ${details.seed}, path ${JSON.stringify(details.counterexamplePath)}`;
+            if (report.failures.length > before) report.failures[report.failures.length - 1].body += ` (${replay})`;
+            else report.failures.push({ request: `${method.toUpperCase()} ${path}`, status: 'error', body: `${String(details.errorInstance)} (${replay})` });
           }
         }
       }
@@ -428,14 +453,8 @@ class Fuzzer {
     }
   }
 
-  private async send(
-    origin: string,
-    method: (typeof METHODS)[number],
-    url: string,
-    auth: FuzzAuth,
-    body: ReturnType<Fuzzer['body']>,
-    report: FuzzReport,
-  ): Promise<void> {
+  /** Sends one request and counts its status; returns the failure it is (a 5xx, a hang, an error), if it is one. */
+  private async send(origin: string, method: (typeof METHODS)[number], url: string, auth: FuzzAuth, body: Body, report: FuzzReport): Promise<FuzzFailure | undefined> {
     let req = request(origin)[method](url).timeout({ response: this.options.timeoutMs, deadline: this.options.timeoutMs });
     if (auth.header !== undefined) req = req.set('Authorization', auth.header);
     let shown = '';
@@ -448,21 +467,26 @@ class Fuzzer {
     }
     report.requests += 1;
     const label = `${method.toUpperCase()} ${url.slice(0, 300)} [${auth.name}] ${shown}`;
+    const fail = (failure: FuzzFailure) => {
+      report.failures.push(failure);
+      return failure;
+    };
     try {
       const res = await req;
       report.statuses[res.status] = (report.statuses[res.status] ?? 0) + 1;
-      if (res.status >= 500) report.failures.push({ request: label, status: res.status, body: res.text.slice(0, 300) });
+      if (res.status >= 500) return fail({ request: label, status: res.status, body: res.text.slice(0, 300) });
     } catch (err) {
       const e = err as { timeout?: unknown; status?: number; response?: { text?: string }; message?: string };
       if (e.status !== undefined && e.response) {
         report.statuses[e.status] = (report.statuses[e.status] ?? 0) + 1;
-        if (e.status >= 500) report.failures.push({ request: label, status: e.status, body: String(e.response.text).slice(0, 300) });
-        return;
+        if (e.status >= 500) return fail({ request: label, status: e.status, body: String(e.response.text).slice(0, 300) });
+        return undefined;
       }
       const status = e.timeout ? 'timeout' : 'error';
       report.statuses[status] = (report.statuses[status] ?? 0) + 1;
-      report.failures.push({ request: label, status, body: String(e.message) });
+      return fail({ request: label, status, body: String(e.message) });
     }
+    return undefined;
   }
 }
 

@@ -18,10 +18,11 @@ import {
   isDiagnosticCase,
   isOutputCase,
   listCases,
-  misspeltDiagnostics,
+  misspeltCheck,
   readMisspellings,
   renderCase,
   ROOT,
+  typeCheckAll,
   type Case,
 } from './cases';
 
@@ -43,9 +44,14 @@ async function updateOutput(c: Case): Promise<boolean> {
   return true;
 }
 
-/** The compiler's messages of each misspelt column; a misspelling that compiles is left for a person to look at. */
+/**
+ * The compiler's messages of each misspelt column (all of the case's misspellings in one program);
+ * a misspelling that compiles is left for a person to look at.
+ */
 function updateMisspellings(c: Case): boolean {
-  const misspellings = readMisspellings(c).map((m) => ({ ...m, diagnostics: misspeltDiagnostics(c, m) }));
+  const read = readMisspellings(c);
+  const diagnostics = typeCheckAll(read.map((m) => misspeltCheck(c, m)));
+  const misspellings = read.map((m, i) => ({ ...m, diagnostics: diagnostics[i] }));
   const compiling = misspellings.filter((m) => m.diagnostics.length === 0);
   if (compiling.length) {
     for (const m of compiling) console.error(`${c.name}: ${m.file} compiles with ${JSON.stringify(m.replace)}; ${shown(c.misspellings)} is left as it is`);
