@@ -65,12 +65,13 @@ module.exports = {
       comment: 'the runtime is a package of its own: it imports nothing of the repository outside runtime/',
       severity: 'error',
       from: { path: '^runtime/' },
-      to: { path: '^(?!runtime/|node_modules/)' , dependencyTypesNot: ['core'] },
+      to: { path: '^(?!runtime/|node_modules/)', dependencyTypesNot: ['core'] },
     },
     ...stageRules,
     {
       name: 'generator-runtime-internals',
-      comment: 'the generator uses the runtime through the entry points its package exports only (@svcgen/runtime, @svcgen/runtime/catalogue, …)',
+      comment:
+        'the generator uses the runtime through the entry points its package exports only (@svcgen/runtime, @svcgen/runtime/catalogue, …)',
       severity: 'error',
       from: { path: '^generator/' },
       to: { path: `^runtime/(?!(?:${ENTRY_POINTS.map((f) => escape(f.slice('runtime/'.length))).join('|')})$)` },

@@ -29,8 +29,12 @@ async function seed(db: Db): Promise<void> {
   const [user] = await db('users')
     .insert({ username: 'bench', email: 'bench@example.com', password: 'x', date_joined: new Date().toISOString() })
     .returning('id');
-  const tags = await db('tags').insert(Array.from({ length: 20 }, (_, i) => ({ name: `tag-${i}` }))).returning('id');
-  const categories = await db('categories').insert(Array.from({ length: 10 }, (_, i) => ({ name: `category-${i}` }))).returning('id');
+  const tags = await db('tags')
+    .insert(Array.from({ length: 20 }, (_, i) => ({ name: `tag-${i}` })))
+    .returning('id');
+  const categories = await db('categories')
+    .insert(Array.from({ length: 10 }, (_, i) => ({ name: `category-${i}` })))
+    .returning('id');
   for (let i = 0; i < ROWS; i += 200) {
     const batch = Array.from({ length: Math.min(200, ROWS - i) }, (_, j) => ({
       title: `Article ${i + j}`,
@@ -43,7 +47,9 @@ async function seed(db: Db): Promise<void> {
       views: (i + j) % 250,
     }));
     const ids = await db('articles').insert(batch).returning('id');
-    const links = ids.flatMap((a: { id: number }, k: number) => [0, 1, 2].map((t) => ({ article_id: a.id, tag_id: tags[(k + t * 7) % tags.length].id })));
+    const links = ids.flatMap((a: { id: number }, k: number) =>
+      [0, 1, 2].map((t) => ({ article_id: a.id, tag_id: tags[(k + t * 7) % tags.length].id })),
+    );
     for (let k = 0; k < links.length; k += 150) await db('articles_tags').insert(links.slice(k, k + 150));
   }
 }
@@ -148,7 +154,10 @@ async function main(): Promise<void> {
     const scenarios: [string, () => string][] = [
       ['list articles (page of 20)', () => `/articles/?page=${(n++ % 50) + 1}&page_size=20`],
       // Three relations expanded: three more queries per page, whatever its size.
-      ['list articles, ?expand=author,category,tags (20)', () => `/articles/?page=${(n++ % 50) + 1}&page_size=20&expand=author,category,tags`],
+      [
+        'list articles, ?expand=author,category,tags (20)',
+        () => `/articles/?page=${(n++ % 50) + 1}&page_size=20&expand=author,category,tags`,
+      ],
       ['list articles, filtered and ordered', () => `/articles/?title=1&tag=tag-3&ordering=-views,title&page_size=20`],
       ['retrieve article (nested author, category, tags)', () => `/articles/${(n++ % ROWS) + 1}/`],
       ['list tags of an article (m2m)', () => `/articles/${(n++ % ROWS) + 1}/tags/`],

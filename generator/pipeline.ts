@@ -23,7 +23,17 @@ import { validateSpecs } from './spec/validate';
 import { accessMatrix, type AccessMatrix, type AccessRow } from './access/matrix';
 import { apiSurface } from './api/surface';
 import { API_JSON, apiBreaks, apiJson, committedApi, type FoundBreak } from './api/breaks';
-import { ACCESS_JSON, ACCESS_MD, accessJson, accessMarkdown, committedAccess, sourceOf, wideningMessage, widenings, type Widening } from './access/gate';
+import {
+  ACCESS_JSON,
+  ACCESS_MD,
+  accessJson,
+  accessMarkdown,
+  committedAccess,
+  sourceOf,
+  wideningMessage,
+  widenings,
+  type Widening,
+} from './access/gate';
 
 // The pipeline's public names, for callers that import the generator as one module.
 export { drift, unifiedDiff, type Drift } from './output/drift';
@@ -83,7 +93,12 @@ export function checkSpecs(loaded: LoadedSpecs): { diagnostics: Diagnostic[]; de
   const files = [loaded.service, ...loaded.resources].filter((s) => s !== undefined);
   if (files.some(hasSyntaxError)) return { diagnostics: sortDiagnostics(loaded.diagnostics), described };
   // What the hooks modules import from the runtime is read apart from the specs: reported with the rest.
-  const diagnostics = [...loaded.diagnostics, ...validation.diagnostics, ...checkModel(described), ...checkHookImports(described, loaded.cwd)];
+  const diagnostics = [
+    ...loaded.diagnostics,
+    ...validation.diagnostics,
+    ...checkModel(described),
+    ...checkHookImports(described, loaded.cwd),
+  ];
   // Hooks whose module and name are sound are checked alongside the rest, so one run says everything.
   diagnostics.push(...checkHookExports(hookExportsCheckable(described, diagnostics)));
   // The names generated code derives need the model, so they are checked when the specs are sound.
@@ -154,7 +169,9 @@ function specPlaces(loaded: LoadedSpecs) {
   const exists = (source: SourceRef) => specOf(source)?.doc.getIn(source.path, true) !== undefined;
   const at = (source: SourceRef | undefined, message: string): Diagnostic => {
     const spec = source && specOf(source);
-    return spec ? diagnosticAt(spec, source.path, message, true) : { file: source?.file ?? loaded.service?.file ?? 'service.yaml', line: 1, column: 1, message };
+    return spec
+      ? diagnosticAt(spec, source.path, message, true)
+      : { file: source?.file ?? loaded.service?.file ?? 'service.yaml', line: 1, column: 1, message };
   };
   return { exists, at };
 }
@@ -198,7 +215,11 @@ function accessFiles(loaded: LoadedSpecs, model: ServiceModel, outDir: string, o
 }
 
 /** Widenings as diagnostics, each at the spec position of the rule that decides it; `hint` replaces the build's. */
-export function wideningDiagnostics(loaded: LoadedSpecs, widened: readonly { widening: Widening; row: AccessRow }[], hint?: string): Diagnostic[] {
+export function wideningDiagnostics(
+  loaded: LoadedSpecs,
+  widened: readonly { widening: Widening; row: AccessRow }[],
+  hint?: string,
+): Diagnostic[] {
   const specs = [loaded.service, ...loaded.resources].filter((s) => s !== undefined);
   const specOf = (source: SourceRef) => specs.find((s) => s.relPath === source.file);
   const exists = (source: SourceRef) => specOf(source)?.doc.getIn(source.path, true) !== undefined;

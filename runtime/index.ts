@@ -66,8 +66,31 @@ export type { ComputeArgs } from './operations/computed';
 export { accountHandlers, type AccountHandlers, type AccountTable, type CookieTokenAnswer, type TokenPair } from './operations/accounts';
 
 // auth: authenticators, tokens, passwords, usernames, the login throttle.
-export { AdminAuth, bearerToken, CookieAuth, JWTAuth, SuperuserAuth, unauthorized, type Authenticator, type AuthUser } from './auth/authenticators';
-export { ACCESS_COOKIE, checkCsrf, clearAuthCookies, cookieNames, CSRF_COOKIE, CSRF_HEADER, newCsrfToken, REFRESH_COOKIE, requestCookie, setAuthCookies, type CookieNames, type CookiePaths, type CsrfBinding } from './auth/cookies';
+export {
+  AdminAuth,
+  bearerToken,
+  CookieAuth,
+  JWTAuth,
+  SuperuserAuth,
+  unauthorized,
+  type Authenticator,
+  type AuthUser,
+} from './auth/authenticators';
+export {
+  ACCESS_COOKIE,
+  checkCsrf,
+  clearAuthCookies,
+  cookieNames,
+  CSRF_COOKIE,
+  CSRF_HEADER,
+  newCsrfToken,
+  REFRESH_COOKIE,
+  requestCookie,
+  setAuthCookies,
+  type CookieNames,
+  type CookiePaths,
+  type CsrfBinding,
+} from './auth/cookies';
 export { consumeRefreshToken, generateKeyPair, TokenError, TokenService, type KeyPair, type TokenClaims } from './auth/tokens';
 export { hashPassword, passwordFitsBcrypt, passwordProblems, passwordTooLongEntry, verifyPassword } from './auth/password';
 export { normalizeUsername, usernameProblems } from './auth/username';

@@ -56,11 +56,13 @@ export function widenings(previous: CommittedAccess, matrix: AccessMatrix): { wi
       const to = row.access[caller.name];
       if (!old) {
         // A new operation widens access when anyone may call it without credentials.
-        if (caller.name === 'anonymous' && OPENNESS[to] > 0) out.push({ widening: { operationId: row.operationId, route: row.route, caller: caller.name, from: 'none', to }, row });
+        if (caller.name === 'anonymous' && OPENNESS[to] > 0)
+          out.push({ widening: { operationId: row.operationId, route: row.route, caller: caller.name, from: 'none', to }, row });
         continue;
       }
       const from = before(old, caller.name);
-      if (from !== undefined && OPENNESS[to] > OPENNESS[from]) out.push({ widening: { operationId: row.operationId, route: row.route, caller: caller.name, from, to }, row });
+      if (from !== undefined && OPENNESS[to] > OPENNESS[from])
+        out.push({ widening: { operationId: row.operationId, route: row.route, caller: caller.name, from, to }, row });
     }
   }
   return out;
@@ -87,7 +89,11 @@ export function parseAccess(text: string): CommittedAccess {
  * then do not cover: an acknowledgement covers a widening of the same operation for the same caller
  * to the same cell (the log only grows, so those since are the ones `base` does not hold).
  */
-export function unacknowledgedSince<T extends { widening: Widening }>(base: CommittedAccess, current: CommittedAccess | undefined, widened: readonly T[]): T[] {
+export function unacknowledgedSince<T extends { widening: Widening }>(
+  base: CommittedAccess,
+  current: CommittedAccess | undefined,
+  widened: readonly T[],
+): T[] {
   const key = (w: Widening) => `${w.operationId} ${w.caller} ${w.from} ${w.to}`;
   const before = new Map<string, number>();
   for (const w of base.acknowledged) before.set(key(w), (before.get(key(w)) ?? 0) + 1);
@@ -139,13 +145,17 @@ export function accessMarkdown(title: string, matrix: AccessMatrix, acknowledged
     '',
     `| Operation | Route | ${callers.join(' | ')} | Hooks |`,
     `|---|---|${callers.map(() => '---').join('|')}|---|`,
-    ...matrix.rows.map((r) => `| \`${r.operationId}\` | \`${r.route}\` | ${callers.map((c) => CELL[r.access[c]]).join(' | ')} | ${r.hooks.join(', ')} |`),
+    ...matrix.rows.map(
+      (r) => `| \`${r.operationId}\` | \`${r.route}\` | ${callers.map((c) => CELL[r.access[c]]).join(' | ')} | ${r.hooks.join(', ')} |`,
+    ),
     '',
     '## Widened access, acknowledged',
     '',
   ];
   if (!acknowledged.length) lines.push('None.');
-  else for (const w of acknowledged) lines.push(`- \`${w.operationId}\` (\`${w.route}\`) for ${w.caller}: ${w.from === 'none' ? 'a new operation' : w.from} → ${w.to}`);
+  else
+    for (const w of acknowledged)
+      lines.push(`- \`${w.operationId}\` (\`${w.route}\`) for ${w.caller}: ${w.from === 'none' ? 'a new operation' : w.from} → ${w.to}`);
   return `${lines.join('\n')}\n`;
 }
 

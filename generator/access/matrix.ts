@@ -95,13 +95,19 @@ function decide(rules: Rules, caller: Caller): { access: Access; why: string[] }
   } else {
     // The authenticators are tried in order; the first that accepts the caller wins.
     const custom = rules.auth.filter((a) => !BUILTIN_AUTH.has(a));
-    const accepts = rules.auth.find((a) => a === 'JWTAuth' || (a === 'AdminAuth' && caller.staff) || (a === 'SuperuserAuth' && caller.superuser));
+    const accepts = rules.auth.find(
+      (a) => a === 'JWTAuth' || (a === 'AdminAuth' && caller.staff) || (a === 'SuperuserAuth' && caller.superuser),
+    );
     if (accepts) why.push(`${rules.authFrom} [${rules.auth.join(', ')}]: ${accepts} accepts the caller's token`);
     else if (custom.length) {
-      why.push(`${rules.authFrom} [${rules.auth.join(', ')}]: the custom authenticator${custom.length > 1 ? 's' : ''} ${custom.join(', ')} decide${custom.length > 1 ? '' : 's'}`);
+      why.push(
+        `${rules.authFrom} [${rules.auth.join(', ')}]: the custom authenticator${custom.length > 1 ? 's' : ''} ${custom.join(', ')} decide${custom.length > 1 ? '' : 's'}`,
+      );
       return { access: 'hooks', why };
     } else {
-      const refusal = rules.auth.includes('AdminAuth') ? 'AdminAuth refuses a user who is not staff' : 'SuperuserAuth refuses a user who is not a superuser';
+      const refusal = rules.auth.includes('AdminAuth')
+        ? 'AdminAuth refuses a user who is not staff'
+        : 'SuperuserAuth refuses a user who is not a superuser';
       why.push(`${rules.authFrom} [${rules.auth.join(', ')}]: ${refusal}: 403`);
       return { access: '403', why };
     }
@@ -120,7 +126,11 @@ function decide(rules: Rules, caller: Caller): { access: Access; why: string[] }
     why.push(`${rules.rolesFrom} [${roles}]: the caller holds ${held}${caller.superuser ? ' (a superuser holds every role)' : ''}`);
   }
   if (rules.hooks.length) {
-    why.push(rules.hooks.length === 1 ? `then the hook ${rules.hooks[0]} decides` : `then the hooks ${rules.hooks.join(', ')} decide, in that order`);
+    why.push(
+      rules.hooks.length === 1
+        ? `then the hook ${rules.hooks[0]} decides`
+        : `then the hooks ${rules.hooks.join(', ')} decide, in that order`,
+    );
     return { access: 'hooks', why };
   }
   why.push('no hook decides: the operation answers');
@@ -307,6 +317,8 @@ export function accessCheck(row: AccessRow, caller: Caller): AccessCheck {
   if (cell === '401' || cell === '403') return cell;
   if (cell === '2xx') return 'allowed';
   if (!caller.user) return 'unchecked';
-  const builtIn = row.auth === null || row.auth.some((a) => a === 'JWTAuth' || (a === 'AdminAuth' && caller.staff) || (a === 'SuperuserAuth' && caller.superuser));
+  const builtIn =
+    row.auth === null ||
+    row.auth.some((a) => a === 'JWTAuth' || (a === 'AdminAuth' && caller.staff) || (a === 'SuperuserAuth' && caller.superuser));
   return builtIn ? 'authenticated' : 'unchecked';
 }

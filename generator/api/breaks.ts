@@ -60,7 +60,13 @@ const describeType = (f: ApiField) => `${f.type}${f.nullable ? ' | null' : ''}`;
  * or query parameters (`param`: sent by the client as a request field is, but a parameter removed
  * is a break even when optional, for the service would ignore it and answer otherwise).
  */
-function fieldBreaks(before: Record<string, ApiField>, after: Record<string, ApiField>, kind: 'request' | 'response' | 'param', where: string, prefix = ''): { field: string; message: string }[] {
+function fieldBreaks(
+  before: Record<string, ApiField>,
+  after: Record<string, ApiField>,
+  kind: 'request' | 'response' | 'param',
+  where: string,
+  prefix = '',
+): { field: string; message: string }[] {
   const out: { field: string; message: string }[] = [];
   const request = kind !== 'response';
   const noun = kind === 'param' ? 'parameter' : 'field';
@@ -82,9 +88,16 @@ function fieldBreaks(before: Record<string, ApiField>, after: Record<string, Api
       if (!old.required && now.required) out.push({ field: name, message: `${where} ${noun} "${label}" became required` });
       if (old.nullable && !now.nullable) out.push({ field: name, message: `${where} ${noun} "${label}" no longer accepts null` });
       const lost = old.enum && now.enum ? old.enum.filter((v) => !now.enum!.includes(v)) : !old.enum && now.enum ? ['any other value'] : [];
-      if (lost.length) out.push({ field: name, message: `${where} ${noun} "${label}" narrowed its values: ${lost.map((v) => JSON.stringify(v)).join(', ')} no longer accepted` });
+      if (lost.length)
+        out.push({
+          field: name,
+          message: `${where} ${noun} "${label}" narrowed its values: ${lost.map((v) => JSON.stringify(v)).join(', ')} no longer accepted`,
+        });
       if (now.maxLength !== undefined && (old.maxLength === undefined || now.maxLength < old.maxLength)) {
-        out.push({ field: name, message: `${where} ${noun} "${label}" narrowed max_length: ${old.maxLength ?? 'none'} → ${now.maxLength}` });
+        out.push({
+          field: name,
+          message: `${where} ${noun} "${label}" narrowed max_length: ${old.maxLength ?? 'none'} → ${now.maxLength}`,
+        });
       }
       if (now.minimum !== undefined && (old.minimum === undefined || now.minimum > old.minimum)) {
         out.push({ field: name, message: `${where} ${noun} "${label}" narrowed its minimum: ${old.minimum ?? 'none'} → ${now.minimum}` });
@@ -95,7 +108,8 @@ function fieldBreaks(before: Record<string, ApiField>, after: Record<string, Api
     } else if (!old.nullable && now.nullable) {
       out.push({ field: name, message: `${where} field "${label}" may now be null: ${describeType(old)} → ${describeType(now)}` });
     }
-    if (old.fields && now.fields) out.push(...fieldBreaks(old.fields, now.fields, kind, where, `${label}.`).map((b) => ({ ...b, field: name })));
+    if (old.fields && now.fields)
+      out.push(...fieldBreaks(old.fields, now.fields, kind, where, `${label}.`).map((b) => ({ ...b, field: name })));
   }
   if (request) {
     for (const [name, now] of Object.entries(after)) {
@@ -125,27 +139,44 @@ export function apiBreaks(before: ApiSurface, after: ApiSurface, sources: ApiSou
     const brk = (message: string, at: SourceRef[]) => out.push({ brk: { operationId: id, route: old.route, message }, at });
     if (!now) {
       const renamed = routes.get(old.route);
-      if (renamed) brk(`operation ${id} (${old.route}) renamed to ${renamed}: clients call it by its operation id`, sources.operations[renamed] ?? []);
+      if (renamed)
+        brk(`operation ${id} (${old.route}) renamed to ${renamed}: clients call it by its operation id`, sources.operations[renamed] ?? []);
       else brk(`operation ${id} (${old.route}) removed`, sources.operations[neighbour(old.route, after)] ?? []);
       continue;
     }
     const opSources = sources.operations[id] ?? [];
     if (now.route !== old.route) brk(`operation ${id} moved: ${old.route} → ${now.route}`, opSources);
-    for (const status of Object.keys(old.responses)) if (!(status in now.responses)) brk(`operation ${id} (${old.route}) no longer answers ${status}`, opSources);
-    for (const status of old.errors) if (!now.errors.includes(status)) brk(`operation ${id} (${old.route}) no longer documents the error ${status}`, opSources);
-    const partBreaks = (part: string, b: Record<string, ApiField> | undefined | null, a: Record<string, ApiField> | undefined | null, request: boolean, where: string) => {
+    for (const status of Object.keys(old.responses))
+      if (!(status in now.responses)) brk(`operation ${id} (${old.route}) no longer answers ${status}`, opSources);
+    for (const status of old.errors)
+      if (!now.errors.includes(status)) brk(`operation ${id} (${old.route}) no longer documents the error ${status}`, opSources);
+    const partBreaks = (
+      part: string,
+      b: Record<string, ApiField> | undefined | null,
+      a: Record<string, ApiField> | undefined | null,
+      request: boolean,
+      where: string,
+    ) => {
       if (!b || !a) return;
       for (const f of fieldBreaks(b, a, request ? 'request' : 'response', where)) {
         const own = sources.fields[`${id} ${part} ${f.field}`];
-        brk(`operation ${id} (${old.route}): ${f.message}`, [...(own ? [own] : []), ...(sources.schemas[`${id} ${part}`] ?? []), ...opSources]);
+        brk(`operation ${id} (${old.route}): ${f.message}`, [
+          ...(own ? [own] : []),
+          ...(sources.schemas[`${id} ${part}`] ?? []),
+          ...opSources,
+        ]);
       }
     };
     partBreaks('body', old.body, now.body, true, 'request body');
-    for (const [status, fields] of Object.entries(old.responses)) partBreaks(status, fields, now.responses[status], false, `response ${status}`);
+    for (const [status, fields] of Object.entries(old.responses))
+      partBreaks(status, fields, now.responses[status], false, `response ${status}`);
     // Parameters: a surface recorded before they were is compared from nothing (every one is new).
     for (const where of ['path', 'query'] as const) {
       for (const f of fieldBreaks(old[where] ?? {}, now[where] ?? {}, 'param', `${where}`)) {
-        brk(`operation ${id} (${old.route}): ${f.message}`, [...(sources.params[`${id} ${where} ${f.field}`] ?? sources.params[`${id} ${where}`] ?? []), ...opSources]);
+        brk(`operation ${id} (${old.route}): ${f.message}`, [
+          ...(sources.params[`${id} ${where} ${f.field}`] ?? sources.params[`${id} ${where}`] ?? []),
+          ...opSources,
+        ]);
       }
     }
   }

@@ -135,7 +135,11 @@ function listParams(r: Resource): Record<string, Param> {
   }
   Object.assign(out, orderingParam(r));
   if (r.search) out.search = { field: { type: 'string' }, at: [at('viewset', 'search_fields'), ...viewset] };
-  if (r.fieldSelection) out.fields = { field: { type: 'string', enum: r.schemas.out.fields.map((f) => f.name) }, at: [at('viewset', 'field_selection'), ...viewset] };
+  if (r.fieldSelection)
+    out.fields = {
+      field: { type: 'string', enum: r.schemas.out.fields.map((f) => f.name) },
+      at: [at('viewset', 'field_selection'), ...viewset],
+    };
   return { ...out, ...expandParam(r) };
 }
 
@@ -143,14 +147,21 @@ function listParams(r: Resource): Record<string, Param> {
 function expandParam(r: Resource): Record<string, Param> {
   if (!r.expand.length) return {};
   const at = (...path: (string | number)[]): SourceRef => ({ file: r.specFile, path });
-  return { expand: { field: { type: 'array<string>', enum: r.expand.map((f) => f.name) }, at: [at('viewset', 'expand'), at('viewset'), at()] } };
+  return {
+    expand: { field: { type: 'array<string>', enum: r.expand.map((f) => f.name) }, at: [at('viewset', 'expand'), at('viewset'), at()] },
+  };
 }
 
 /** `ordering`: comma-separated names among `ordering_fields`, each optionally prefixed with `-`. */
 function orderingParam(r: Resource): Record<string, Param> {
   if (!r.ordering.fields.length) return {};
   const at = (...path: (string | number)[]): SourceRef => ({ file: r.specFile, path });
-  return { ordering: { field: { type: 'string', enum: r.ordering.fields.map((f) => f.name) }, at: [at('viewset', 'ordering_fields'), at('viewset'), at()] } };
+  return {
+    ordering: {
+      field: { type: 'string', enum: r.ordering.fields.map((f) => f.name) },
+      at: [at('viewset', 'ordering_fields'), at('viewset'), at()],
+    },
+  };
 }
 
 const TYPES: Record<SchemaField['value'], string> = {
@@ -232,29 +243,82 @@ function resourceParts(r: Resource, base: string): Parts[] {
   const viewset = [at('viewset', 'disable'), at('viewset'), at()];
   const pk: Record<string, Param> = { pk: { field: pkParam(r), at: [at('fields', r.pk.name), at('fields'), at()] } };
   const fieldsOnly = (schema: SchemaModel): Record<string, Param> =>
-    r.fieldSelection ? { fields: { field: { type: 'string', enum: schema.fields.map((f) => f.name) }, at: [at('viewset', 'field_selection'), ...viewset] } } : {};
+    r.fieldSelection
+      ? {
+          fields: { field: { type: 'string', enum: schema.fields.map((f) => f.name) }, at: [at('viewset', 'field_selection'), ...viewset] },
+        }
+      : {};
   const shapes: Record<Operation['kind'], (o: Operation) => Pick<Parts, 'body' | 'responses' | 'path' | 'pathParams' | 'query'>> = {
     create: () => ({ path: collection, body: r.schemas.in, responses: { 201: r.nestedResults.create ?? r.responses.create } }),
-    list: () => ({ path: collection, query: listParams(r), queryAt: ['query_params', 'relations_filters', 'filters_match_cases'].map((key) => at('viewset', key)), responses: { 200: withExpansions(r, r.schemas.out) } }),
-    retrieve: () => ({ path: item, pathParams: pk, query: { ...fieldsOnly(r.schemas.detail), ...expandParam(r) }, responses: { 200: withExpansions(r, r.schemas.detail) } }),
-    update: () => ({ path: item, pathParams: pk, body: r.schemas.update, responses: { 200: r.nestedResults.update ?? r.responses.update } }),
-    delete: (o) => ({ path: item, pathParams: pk, responses: o.override ? { 200: null, 204: null } : { 204: null } as Parts['responses'] }),
+    list: () => ({
+      path: collection,
+      query: listParams(r),
+      queryAt: ['query_params', 'relations_filters', 'filters_match_cases'].map((key) => at('viewset', key)),
+      responses: { 200: withExpansions(r, r.schemas.out) },
+    }),
+    retrieve: () => ({
+      path: item,
+      pathParams: pk,
+      query: { ...fieldsOnly(r.schemas.detail), ...expandParam(r) },
+      responses: { 200: withExpansions(r, r.schemas.detail) },
+    }),
+    update: () => ({
+      path: item,
+      pathParams: pk,
+      body: r.schemas.update,
+      responses: { 200: r.nestedResults.update ?? r.responses.update },
+    }),
+    delete: (o) => ({
+      path: item,
+      pathParams: pk,
+      responses: o.override ? { 200: null, 204: null } : ({ 204: null } as Parts['responses']),
+    }),
   };
-  for (const o of r.operations) ops.push({ operationId: o.operationId, method: o.method, ...shapes[o.kind](o), sources: viewset, schemaSources: schemas, bodySources });
+  for (const o of r.operations)
+    ops.push({ operationId: o.operationId, method: o.method, ...shapes[o.kind](o), sources: viewset, schemaSources: schemas, bodySources });
   if (r.softDelete) {
-    ops.push({ operationId: r.softDelete.restore.operationId, method: 'post', path: `${item}restore/`, pathParams: pk, responses: { 200: r.schemas.out }, sources: [at('viewset', 'soft_delete'), ...viewset], schemaSources: schemas });
-    if (r.softDelete.hardDelete) ops.push({ operationId: r.softDelete.hardDelete.operationId, method: 'delete', path: `${item}hard/`, pathParams: pk, responses: { 204: null }, sources: [at('viewset', 'soft_delete'), ...viewset], schemaSources: schemas });
+    ops.push({
+      operationId: r.softDelete.restore.operationId,
+      method: 'post',
+      path: `${item}restore/`,
+      pathParams: pk,
+      responses: { 200: r.schemas.out },
+      sources: [at('viewset', 'soft_delete'), ...viewset],
+      schemaSources: schemas,
+    });
+    if (r.softDelete.hardDelete)
+      ops.push({
+        operationId: r.softDelete.hardDelete.operationId,
+        method: 'delete',
+        path: `${item}hard/`,
+        pathParams: pk,
+        responses: { 204: null },
+        sources: [at('viewset', 'soft_delete'), ...viewset],
+        schemaSources: schemas,
+      });
   }
   for (const b of r.bulk) {
     // A bulk create's items are create bodies, a bulk update's the key and the update fields; a bulk delete takes keys.
     const body = b.kind === 'create' ? r.schemas.in : b.kind === 'update' ? (r.bulkUpdateItem ?? undefined) : undefined;
-    ops.push({ operationId: b.operationId, method: b.method, path: `${base}/${r.base}/bulk/`, body, responses: { [b.atomic ? b.operation.status : 207]: null }, sources: [at('viewset', 'bulk'), ...viewset], schemaSources: schemas, bodySources });
+    ops.push({
+      operationId: b.operationId,
+      method: b.method,
+      path: `${base}/${r.base}/bulk/`,
+      body,
+      responses: { [b.atomic ? b.operation.status : 207]: null },
+      sources: [at('viewset', 'bulk'), ...viewset],
+      schemaSources: schemas,
+      bodySources,
+    });
   }
   for (const a of r.actions) {
     const actionAt = [at('viewset', 'actions', a.name), at('viewset', 'actions'), ...viewset];
     // A paged list action takes the paginator's parameters and, but under CursorPagination, the list's `ordering`.
     const cursor = a.paginate?.builtin && a.paginate.class === 'CursorPagination';
-    const query = a.detail || !a.paginate ? undefined : { ...pageParams(a.paginate, [at('viewset', 'actions', a.name, 'paginate'), ...actionAt]), ...(cursor ? {} : orderingParam(r)) };
+    const query =
+      a.detail || !a.paginate
+        ? undefined
+        : { ...pageParams(a.paginate, [at('viewset', 'actions', a.name, 'paginate'), ...actionAt]), ...(cursor ? {} : orderingParam(r)) };
     for (const route of a.routes) {
       ops.push({
         operationId: route.operationId,
@@ -271,11 +335,38 @@ function resourceParts(r: Resource, base: string): Parts[] {
   }
   r.relations.forEach((rel, i) => {
     const sources = [at('viewset', 'm2m_relations', i), at('viewset', 'm2m_relations'), ...viewset];
-    const filtersAt = (name: string) => [at('viewset', 'm2m_relations', i, 'filters', name), at('viewset', 'm2m_relations', i, 'filters'), ...sources];
+    const filtersAt = (name: string) => [
+      at('viewset', 'm2m_relations', i, 'filters', name),
+      at('viewset', 'm2m_relations', i, 'filters'),
+      ...sources,
+    ];
     // A relation's filter with a default is still optional to the client: the default applies.
-    const query = { ...pageParams(r.pagination, [at('viewset', 'pagination_class'), ...sources]), ...Object.fromEntries(rel.filters.map((f) => [f.name, { field: filterParam({ type: f.kind as ParamType }), at: filtersAt(f.name) }])) };
-    if (rel.get) ops.push({ operationId: rel.getOperationId, method: 'get', path: `${item}${rel.path}${rel.appendSlash ? '/' : ''}`, pathParams: pk, query, queryAt: [at('viewset', 'm2m_relations', i, 'filters')], responses: { 200: rel.itemSchema }, sources, schemaSources: [at('viewset', 'm2m_relations', i, 'related_schema'), ...sources] });
-    if (rel.add || rel.remove) ops.push({ operationId: rel.manageOperationId, method: 'post', path: `${item}${rel.path}/`, pathParams: pk, responses: { 200: null }, sources, schemaSources: sources });
+    const query = {
+      ...pageParams(r.pagination, [at('viewset', 'pagination_class'), ...sources]),
+      ...Object.fromEntries(rel.filters.map((f) => [f.name, { field: filterParam({ type: f.kind as ParamType }), at: filtersAt(f.name) }])),
+    };
+    if (rel.get)
+      ops.push({
+        operationId: rel.getOperationId,
+        method: 'get',
+        path: `${item}${rel.path}${rel.appendSlash ? '/' : ''}`,
+        pathParams: pk,
+        query,
+        queryAt: [at('viewset', 'm2m_relations', i, 'filters')],
+        responses: { 200: rel.itemSchema },
+        sources,
+        schemaSources: [at('viewset', 'm2m_relations', i, 'related_schema'), ...sources],
+      });
+    if (rel.add || rel.remove)
+      ops.push({
+        operationId: rel.manageOperationId,
+        method: 'post',
+        path: `${item}${rel.path}/`,
+        pathParams: pk,
+        responses: { 200: null },
+        sources,
+        schemaSources: sources,
+      });
   });
   r.endpoints.forEach((e, i) => {
     const endpointAt = [at('viewset', 'endpoints', i), at('viewset', 'endpoints'), ...viewset];
@@ -303,13 +394,22 @@ export function apiSurface(model: ServiceModel, serviceFile = 'service.yaml'): {
       operationId: e.operationId,
       method: e.method,
       path: base + e.path.replace(/:(\w+)/g, '{$1}'),
-      pathParams: endpointPath(e.path, [{ file: serviceFile, path: ['endpoints', i, 'path'] }, { file: serviceFile, path: ['endpoints', i] }]),
-      query: pageParams(e.paginate, [{ file: serviceFile, path: ['endpoints', i, 'paginate'] }, { file: serviceFile, path: ['endpoints', i] }]),
+      pathParams: endpointPath(e.path, [
+        { file: serviceFile, path: ['endpoints', i, 'path'] },
+        { file: serviceFile, path: ['endpoints', i] },
+      ]),
+      query: pageParams(e.paginate, [
+        { file: serviceFile, path: ['endpoints', i, 'paginate'] },
+        { file: serviceFile, path: ['endpoints', i] },
+      ]),
       body: e.request,
       responses: { [e.status]: e.response ?? null },
       errors: e.errors,
       sources: [{ file: serviceFile, path: ['endpoints', i] }],
-      schemaSources: [{ file: serviceFile, path: ['endpoints', i, 'response'] }, { file: serviceFile, path: ['endpoints', i] }],
+      schemaSources: [
+        { file: serviceFile, path: ['endpoints', i, 'response'] },
+        { file: serviceFile, path: ['endpoints', i] },
+      ],
     })),
     ...model.resources.flatMap((r) => resourceParts(r, base)),
   ];
@@ -333,7 +433,10 @@ export function apiSurface(model: ServiceModel, serviceFile = 'service.yaml'): {
       errors: Object.keys(p.errors ?? {}).sort(),
     };
     sources.operations[p.operationId] = p.sources;
-    const parts_ = [...(p.body ? [['body', p.body] as const] : []), ...Object.entries(p.responses).map(([s, schema]) => [s, schema] as const)];
+    const parts_ = [
+      ...(p.body ? [['body', p.body] as const] : []),
+      ...Object.entries(p.responses).map(([s, schema]) => [s, schema] as const),
+    ];
     for (const [part, schema] of parts_) {
       sources.schemas[`${p.operationId} ${part}`] = part === 'body' ? (p.bodySources ?? p.schemaSources) : p.schemaSources;
       for (const f of schema?.fields ?? []) if (f.field) sources.fields[`${p.operationId} ${part} ${f.name}`] = f.field.source;

@@ -113,7 +113,8 @@ export function startDev(options: DevOptions): DevSession {
         // The output changed as this session wrote it, and it was compiled (or tried) since: nothing to do or say.
         if (outputOnly && newestFile(outDir) <= compiledAt) return;
         if (!stale && noCode && !compiledOlderThanOutput()) {
-          if (!outputOnly) log(`svcgen dev: the specs changed, the output did not (built in ${Date.now() - started} ms); the service keeps running`);
+          if (!outputOnly)
+            log(`svcgen dev: the specs changed, the output did not (built in ${Date.now() - started} ms); the service keeps running`);
           return;
         }
       }
@@ -236,7 +237,8 @@ class Compiler {
     tsconfig: string,
     private readonly cwd: string,
   ) {
-    if (!fs.existsSync(tsconfig)) throw new DevError(`${path.relative(cwd, tsconfig)}: no such tsconfig; svcgen dev compiles the project with it`);
+    if (!fs.existsSync(tsconfig))
+      throw new DevError(`${path.relative(cwd, tsconfig)}: no such tsconfig; svcgen dev compiles the project with it`);
     const host: TS.ParseConfigFileHost = {
       ...ts().sys,
       onUnRecoverableConfigFileDiagnostic: (d) => {
@@ -259,12 +261,18 @@ class Compiler {
   /** Type-checks and, when there is no error, writes the JavaScript; the errors as `file:line:column: message`. */
   compile(): string[] {
     // The files of the project are listed again: a build may add or remove some.
-    const files = ts().getParsedCommandLineOfConfigFile(this.config.options.configFilePath as string, { noEmit: false }, { ...ts().sys, onUnRecoverableConfigFileDiagnostic: () => {} });
+    const files = ts().getParsedCommandLineOfConfigFile(
+      this.config.options.configFilePath as string,
+      { noEmit: false },
+      { ...ts().sys, onUnRecoverableConfigFileDiagnostic: () => {} },
+    );
     const rootNames = files?.fileNames ?? this.config.fileNames;
     // With the project references, an import of a referenced project's sources reads its declarations, as `tsc -b` does.
     const projectReferences = files?.projectReferences ?? this.config.projectReferences;
     this.program = ts().createProgram({ rootNames, options: this.config.options, projectReferences, oldProgram: this.program });
-    const errors = ts().getPreEmitDiagnostics(this.program).filter((d) => d.category === ts().DiagnosticCategory.Error);
+    const errors = ts()
+      .getPreEmitDiagnostics(this.program)
+      .filter((d) => d.category === ts().DiagnosticCategory.Error);
     if (errors.length) return errors.map((d) => this.format(d));
     this.program.emit();
     return [];

@@ -87,7 +87,11 @@ function targetOf(rel: string): string {
 function templateFiles(dir: string, base = dir): string[] {
   return fs
     .readdirSync(dir, { withFileTypes: true })
-    .flatMap((e) => (e.isDirectory() ? templateFiles(path.join(dir, e.name), base) : [path.relative(base, path.join(dir, e.name)).split(path.sep).join('/')]))
+    .flatMap((e) =>
+      e.isDirectory()
+        ? templateFiles(path.join(dir, e.name), base)
+        : [path.relative(base, path.join(dir, e.name)).split(path.sep).join('/')],
+    )
     .sort();
 }
 
@@ -103,7 +107,11 @@ export async function initProject(dir: string, options: InitOptions = {}): Promi
   const dependencies = dependenciesOn(root, cwd, options.svcgen);
   const packages = packagesFor(database);
   const base = path.basename(root);
-  const packageName = base.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[._-]+|-+$/g, '') || 'service';
+  const packageName =
+    base
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/g, '-')
+      .replace(/^[._-]+|-+$/g, '') || 'service';
   const view = {
     packageName,
     title: `${pascalCase(packageName).replace(/([a-z0-9])([A-Z])/g, '$1 $2')} API`,
@@ -112,10 +120,20 @@ export async function initProject(dir: string, options: InitOptions = {}): Promi
     version: GENERATOR_VERSION,
     /** The PostgreSQL or MariaDB user, password and database of compose.yaml. */
     dbName: packageName.replace(/[^a-z0-9]+/g, '_'),
-    db: { sqlite: database === 'sqlite', postgres: database === 'postgres', mysql: database === 'mysql', label: INIT_DATABASES[database].label, driver: INIT_DATABASES[database].driver },
+    db: {
+      sqlite: database === 'sqlite',
+      postgres: database === 'postgres',
+      mysql: database === 'mysql',
+      label: INIT_DATABASES[database].label,
+      driver: INIT_DATABASES[database].driver,
+    },
     /** package.json's lines of the third-party packages: after the runtime's, before svcgen's. */
-    dependencyLines: Object.entries(packages.dependencies).map(([name, range]) => `    "${name}": "${range}"`).join(',\n'),
-    devDependencyLines: Object.entries(packages.devDependencies).map(([name, range]) => `    "${name}": "${range}",\n`).join(''),
+    dependencyLines: Object.entries(packages.dependencies)
+      .map(([name, range]) => `    "${name}": "${range}"`)
+      .join(',\n'),
+    devDependencyLines: Object.entries(packages.devDependencies)
+      .map(([name, range]) => `    "${name}": "${range}",\n`)
+      .join(''),
   };
 
   const files: string[] = [];
@@ -142,7 +160,9 @@ export async function initProject(dir: string, options: InitOptions = {}): Promi
  * better-sqlite3 as a devDependency on another database, for the tests and a local `npm start`.
  */
 export function packagesFor(database: InitDatabase): InitResult['packages'] {
-  const runtime = JSON.parse(fs.readFileSync(require.resolve(`${RUNTIME_PACKAGE}/package.json`, { paths: [PACKAGE_ROOT] }), 'utf8')) as { peerDependencies: Record<string, string> };
+  const runtime = JSON.parse(fs.readFileSync(require.resolve(`${RUNTIME_PACKAGE}/package.json`, { paths: [PACKAGE_ROOT] }), 'utf8')) as {
+    peerDependencies: Record<string, string>;
+  };
   const range = (name: string) => {
     const declared = runtime.peerDependencies[name];
     if (!declared) throw new Error(`${RUNTIME_PACKAGE} names no range of ${name} among its peerDependencies`);
@@ -175,13 +195,20 @@ export function dependenciesOn(root: string, cwd: string, given?: string): Depen
     if (/^[./~]/.test(given) || given.endsWith('.tgz') || fs.existsSync(target)) {
       if (!fs.existsSync(target)) throw new InitError(`--svcgen ${given}: no such tarball or folder`);
       const runtime = runtimeBeside(target);
-      if (!fs.existsSync(runtime)) throw new InitError(`--svcgen ${given}: no runtime package beside it (${path.relative(cwd, runtime)}); \`npm pack -w runtime\` in svcgen's repository makes it`);
+      if (!fs.existsSync(runtime))
+        throw new InitError(
+          `--svcgen ${given}: no runtime package beside it (${path.relative(cwd, runtime)}); \`npm pack -w runtime\` in svcgen's repository makes it`,
+        );
       return { svcgen: asFile(target), runtime: asFile(runtime) };
     }
-    if (!EXACT_VERSION.test(given)) throw new InitError(`--svcgen ${given}: give an exact version, such as ${GENERATOR_VERSION}; a project pins svcgen and its runtime exactly`);
+    if (!EXACT_VERSION.test(given))
+      throw new InitError(
+        `--svcgen ${given}: give an exact version, such as ${GENERATOR_VERSION}; a project pins svcgen and its runtime exactly`,
+      );
     return { svcgen: given, runtime: given };
   }
-  if (fs.existsSync(path.join(PACKAGE_ROOT, 'generator', 'cli', 'cli.ts'))) return { svcgen: asFile(PACKAGE_ROOT), runtime: asFile(runtimeBeside(PACKAGE_ROOT)) };
+  if (fs.existsSync(path.join(PACKAGE_ROOT, 'generator', 'cli', 'cli.ts')))
+    return { svcgen: asFile(PACKAGE_ROOT), runtime: asFile(runtimeBeside(PACKAGE_ROOT)) };
   const installed = (name: string) => {
     const tarball = installedFromFile(name);
     return tarball && asFile(tarball);

@@ -23,7 +23,10 @@ function fieldType(c: ColumnInfo): { type: string; of?: string; max_length?: num
   const t = c.type;
   if (c.list) return { type: 'list', of: c.list };
   if (c.name === 'password') return { type: 'password', ...(c.maxLength ? { max_length: c.maxLength } : {}) };
-  if (/^(varchar|character varying|nvarchar|char|character)/.test(t)) return c.maxLength === 36 && /uuid/.test(c.name) ? { type: 'uuid' } : { type: 'string', ...(c.maxLength ? { max_length: c.maxLength } : {}) };
+  if (/^(varchar|character varying|nvarchar|char|character)/.test(t))
+    return c.maxLength === 36 && /uuid/.test(c.name)
+      ? { type: 'uuid' }
+      : { type: 'string', ...(c.maxLength ? { max_length: c.maxLength } : {}) };
   if (t === 'uuid') return { type: 'uuid' };
   if (/^(bigint|int8|bigserial)/.test(t)) return { type: 'big_integer' };
   if (/^(integer|int|int4|smallint|serial|tinyint|mediumint)/.test(t)) return { type: 'integer' };
@@ -47,7 +50,8 @@ function defaultOf(c: ColumnInfo, type: string): unknown {
     if (/^(false|'?0'?)$/i.test(text)) return false;
     return undefined;
   }
-  if (['integer', 'big_integer', 'float'].includes(type)) return /^'?-?\d+(\.\d+)?'?$/.test(text) ? Number(text.replace(/'/g, '')) : undefined;
+  if (['integer', 'big_integer', 'float'].includes(type))
+    return /^'?-?\d+(\.\d+)?'?$/.test(text) ? Number(text.replace(/'/g, '')) : undefined;
   const quoted = /^'((?:[^']|'')*)'$/.exec(text);
   if (quoted && ['string', 'text', 'password'].includes(type)) return quoted[1].replace(/''/g, "'");
   return undefined;
@@ -71,7 +75,8 @@ function listDefaultOf(d: string, items: ListItemType): unknown[] | undefined {
   else if (constructed) raw = arrayConstructorItems(constructed[1]);
   if (!raw || raw.some((v) => v === null)) return undefined;
   const values = (raw as string[]).map((v): unknown => {
-    if (items === 'integer' || items === 'big_integer' || items === 'float') return /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(v) ? Number(v) : undefined;
+    if (items === 'integer' || items === 'big_integer' || items === 'float')
+      return /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(v) ? Number(v) : undefined;
     if (items === 'boolean') return /^(t|true)$/i.test(v) ? true : /^(f|false)$/i.test(v) ? false : undefined;
     return v;
   });
@@ -123,7 +128,8 @@ function arrayConstructorItems(text: string): (string | null)[] | undefined {
 const ON_DELETE: Record<string, string> = { cascade: 'cascade', 'set null': 'set_null', restrict: 'protect', 'no action': 'protect' };
 
 function yamlValue(v: unknown): string {
-  if (typeof v === 'string') return /^[A-Za-z_][A-Za-z0-9_ ]*$/.test(v) && !['true', 'false', 'null', 'yes', 'no'].includes(v.toLowerCase()) ? v : JSON.stringify(v);
+  if (typeof v === 'string')
+    return /^[A-Za-z_][A-Za-z0-9_ ]*$/.test(v) && !['true', 'false', 'null', 'yes', 'no'].includes(v.toLowerCase()) ? v : JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(yamlValue).join(', ')}]`;
   return String(v);
 }
@@ -156,8 +162,16 @@ export function specsFromTables(tables: TableInfo[], title: string): Map<string,
   for (const t of resources) {
     const lines: string[] = [];
     const singular = pluralize.singular(t.name).replace(/_/g, ' ');
-    lines.push(`# Pulled from the table ${t.name}.`, `model: ${modelOf.get(t.name)}`, `table: ${t.name}`, `verbose_name: ${yamlValue(singular)}`, `verbose_name_plural: ${yamlValue(t.name.replace(/_/g, ' '))}`, 'fields:');
-    const implicitId = t.primaryKey.length === 1 && t.primaryKey[0] === 'id' && fieldType(t.columns.find((c) => c.name === 'id')!).type === 'integer';
+    lines.push(
+      `# Pulled from the table ${t.name}.`,
+      `model: ${modelOf.get(t.name)}`,
+      `table: ${t.name}`,
+      `verbose_name: ${yamlValue(singular)}`,
+      `verbose_name_plural: ${yamlValue(t.name.replace(/_/g, ' '))}`,
+      'fields:',
+    );
+    const implicitId =
+      t.primaryKey.length === 1 && t.primaryKey[0] === 'id' && fieldType(t.columns.find((c) => c.name === 'id')!).type === 'integer';
     const uniqueColumns = new Set(t.indexes.filter((i) => i.unique && i.columns.length === 1).map((i) => i.columns[0]));
     const fkColumns = new Map(t.foreignKeys.map((f) => [f.column, f]));
     const fieldNames: string[] = [];
@@ -192,7 +206,9 @@ export function specsFromTables(tables: TableInfo[], title: string): Map<string,
       if (!modelOf.has(other.table)) continue;
       const field = j.name.startsWith(`${t.name}_`) ? j.name.slice(t.name.length + 1) : other.table;
       lines.push(`  ${field}: ${flowMap({ type: 'many_to_many', to: modelOf.get(other.table) })}`);
-      relations.push(`    - ${flowMap({ model: modelOf.get(other.table), related_name: field, path: field, append_slash: true, add: true, remove: true, get: true })}`);
+      relations.push(
+        `    - ${flowMap({ model: modelOf.get(other.table), related_name: field, path: field, append_slash: true, add: true, remove: true, get: true })}`,
+      );
     }
     const composite = t.indexes.filter((i) => i.columns.length > 1 || !i.unique);
     const fkIndexed = new Set(t.foreignKeys.map((f) => f.column));

@@ -31,7 +31,8 @@ export function watchTree(root: string, onChange: (file: string) => void, ignore
     } catch {
       return out;
     }
-    for (const e of entries) if (e.isDirectory() && !e.name.startsWith('.') && e.name !== 'node_modules') folders(path.join(dir, e.name), out);
+    for (const e of entries)
+      if (e.isDirectory() && !e.name.startsWith('.') && e.name !== 'node_modules') folders(path.join(dir, e.name), out);
     return out;
   }
 

@@ -90,7 +90,12 @@ export function loadSpecs(specsDir: string, cwd = process.cwd()): LoadedSpecs {
     else resources.push(spec);
   }
   if (!service) {
-    diagnostics.push({ file: displayPath(path.join(dir, SERVICE_FILE), cwd), line: 1, column: 1, message: `missing service file ${SERVICE_FILE}` });
+    diagnostics.push({
+      file: displayPath(path.join(dir, SERVICE_FILE), cwd),
+      line: 1,
+      column: 1,
+      message: `missing service file ${SERVICE_FILE}`,
+    });
   }
   return { dir, cwd, service, resources, diagnostics };
 }
@@ -134,7 +139,8 @@ function keepKeysAsWritten(doc: Document.Parsed): void {
 }
 
 function yamlMessage(message: string, code: string): string {
-  if (code === 'DUPLICATE_KEY') return `duplicate name: ${message.replace(/^Map keys must be unique.*$/s, 'this key appears twice in the same map')}`;
+  if (code === 'DUPLICATE_KEY')
+    return `duplicate name: ${message.replace(/^Map keys must be unique.*$/s, 'this key appears twice in the same map')}`;
   return `YAML: ${message.split('\n')[0]}`;
 }
 

@@ -177,10 +177,21 @@ function leadsAnIndex(r: Resource, column: string): boolean {
  */
 function indexesOf(r: Resource): { indexes?: DbIndex[] } {
   const live = r.softDelete?.field.column;
-  const own: DbIndex[] = r.indexes.map(({ name, columns, unique }) => ({ name, columns, unique, ...(unique && live ? { whereNull: live } : {}) }));
+  const own: DbIndex[] = r.indexes.map(({ name, columns, unique }) => ({
+    name,
+    columns,
+    unique,
+    ...(unique && live ? { whereNull: live } : {}),
+  }));
   const fields: DbIndex[] = r.fields
     .filter((f) => f.unique && !f.primaryKey && (live || f.ignoreCase))
-    .map((f) => ({ name: indexName(r.table, [f.column], true), columns: [f.column], unique: true, ...(live ? { whereNull: live } : {}), ...(f.ignoreCase ? { folded: true as const } : {}) }));
+    .map((f) => ({
+      name: indexName(r.table, [f.column], true),
+      columns: [f.column],
+      unique: true,
+      ...(live ? { whereNull: live } : {}),
+      ...(f.ignoreCase ? { folded: true as const } : {}),
+    }));
   const all = [...fields, ...own];
   return all.length ? { indexes: all } : {};
 }
@@ -254,7 +265,8 @@ export function columnStatement(c: DbColumn): string {
   if (!c.primary) s += c.nullable ? '.nullable()' : '.notNullable()';
   if (c.unique) s += '.unique()';
   if (c.default !== undefined) s += `.defaultTo(${literal(c.default)})`;
-  if (c.references) s += `.references(${literal(c.references.column)}).inTable(${literal(c.references.table)}).onDelete(${literal(c.references.onDelete)})`;
+  if (c.references)
+    s += `.references(${literal(c.references.column)}).inTable(${literal(c.references.table)}).onDelete(${literal(c.references.onDelete)})`;
   return `${s};`;
 }
 
@@ -273,7 +285,10 @@ function listColumnStatement(c: DbColumn): string {
 /** The runtime functions the statements of `columns` call. */
 export function columnsRuntime(columns: readonly DbColumn[]): string[] {
   const lists = columns.filter((c) => c.type === 'list');
-  return [...(lists.length ? [LIST_COLUMN_TYPE] : []), ...(lists.some((c) => c.default !== undefined && c.default !== null) ? [LIST_DEFAULT] : [])];
+  return [
+    ...(lists.length ? [LIST_COLUMN_TYPE] : []),
+    ...(lists.some((c) => c.default !== undefined && c.default !== null) ? [LIST_DEFAULT] : []),
+  ];
 }
 
 export function createTableStatements(t: DbTable): string[] {
@@ -332,13 +347,18 @@ export function createTableRuntime(t: DbTable): string[] {
  * unique index with a predicate (PostgreSQL has no partial unique constraint).
  */
 export function indexStatement(i: DbIndex): string {
-  if (i.whereNull) return `t.unique(${literal(i.columns)}, { indexName: ${literal(i.name)}, predicate: knex.whereNull(${literal(i.whereNull)}) });`;
-  return i.unique ? `t.unique(${literal(i.columns)}, { indexName: ${literal(i.name)} });` : `t.index(${literal(i.columns)}, ${literal(i.name)});`;
+  if (i.whereNull)
+    return `t.unique(${literal(i.columns)}, { indexName: ${literal(i.name)}, predicate: knex.whereNull(${literal(i.whereNull)}) });`;
+  return i.unique
+    ? `t.unique(${literal(i.columns)}, { indexName: ${literal(i.name)} });`
+    : `t.index(${literal(i.columns)}, ${literal(i.name)});`;
 }
 
 /** The Knex statement dropping a named index inside `alterTable` (a partial unique index is an index, not a constraint). */
 export function dropIndexStatement(i: DbIndex): string {
-  return i.unique && !i.whereNull ? `t.dropUnique(${literal(i.columns)}, ${literal(i.name)});` : `t.dropIndex(${literal(i.columns)}, ${literal(i.name)});`;
+  return i.unique && !i.whereNull
+    ? `t.dropUnique(${literal(i.columns)}, ${literal(i.name)});`
+    : `t.dropIndex(${literal(i.columns)}, ${literal(i.name)});`;
 }
 
 export function dropTableStatement(t: DbTable): string {

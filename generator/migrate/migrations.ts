@@ -135,11 +135,23 @@ export function readMigrationHistory(outDir: string, cwd = process.cwd()): Migra
     data = JSON.parse(text) as Partial<Snapshot>;
   } catch (err) {
     throw new SpecError([
-      { file: snapshotFile, line: 1, column: 1, message: `not valid JSON (${(err as Error).message}); restore it from version control, it is written by svcgen build` },
+      {
+        file: snapshotFile,
+        line: 1,
+        column: 1,
+        message: `not valid JSON (${(err as Error).message}); restore it from version control, it is written by svcgen build`,
+      },
     ]);
   }
   if (!Array.isArray(data.tables)) {
-    throw new SpecError([{ file: snapshotFile, line: 1, column: 1, message: 'no "tables" list; restore it from version control, it is written by svcgen build' }]);
+    throw new SpecError([
+      {
+        file: snapshotFile,
+        line: 1,
+        column: 1,
+        message: 'no "tables" list; restore it from version control, it is written by svcgen build',
+      },
+    ]);
   }
   // A snapshot written before it listed its migrations stands for the one migration builds wrote then.
   const names = Array.isArray(data.migrations) ? data.migrations.map(String) : [INITIAL_MIGRATION];
@@ -147,7 +159,8 @@ export function readMigrationHistory(outDir: string, cwd = process.cwd()): Migra
   const migrations: MigrationHistory['migrations'] = [];
   for (const name of names) {
     const p = path.join(dir, `${name}.ts`);
-    if (!MIGRATION_NAME.test(name)) problems.push(diagnosticIn(snapshotFile, `"${name}" is not a migration name (NNNN_slug)`, text, new RegExp(`"${name}"`)));
+    if (!MIGRATION_NAME.test(name))
+      problems.push(diagnosticIn(snapshotFile, `"${name}" is not a migration name (NNNN_slug)`, text, new RegExp(`"${name}"`)));
     else if (!fs.existsSync(p)) {
       problems.push(
         diagnosticIn(
@@ -201,7 +214,15 @@ export function constraintName(table: string, columns: string[], kind: 'index' |
 const sameValue = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 
 function definitionChanged(a: DbColumn, b: DbColumn): boolean {
-  return a.type !== b.type || a.items !== b.items || a.length !== b.length || a.precision !== b.precision || a.scale !== b.scale || a.nullable !== b.nullable || !sameValue(a.default, b.default);
+  return (
+    a.type !== b.type ||
+    a.items !== b.items ||
+    a.length !== b.length ||
+    a.precision !== b.precision ||
+    a.scale !== b.scale ||
+    a.nullable !== b.nullable ||
+    !sameValue(a.default, b.default)
+  );
 }
 
 function describeType(c: DbColumn): string {
@@ -248,14 +269,23 @@ interface Step {
 const RENAME_FOREIGN_KEY = 'renameForeignKey';
 
 function createTableStep(t: DbTable): Step {
-  return { change: `create table ${t.name}`, slug: t.name, up: createTableStatements(t), down: [dropTableStatement(t)], runtime: createTableRuntime(t) };
+  return {
+    change: `create table ${t.name}`,
+    slug: t.name,
+    up: createTableStatements(t),
+    down: [dropTableStatement(t)],
+    runtime: createTableRuntime(t),
+  };
 }
 
 function dropTableStep(t: DbTable): Step {
   return {
     change: `drop table ${t.name} (destructive)`,
     slug: `delete_${t.name}`,
-    up: [`  // Destructive (written with --allow-destructive): the rows of ${t.name} are deleted.`, `  await knex.schema.dropTable(${q(t.name)});`],
+    up: [
+      `  // Destructive (written with --allow-destructive): the rows of ${t.name} are deleted.`,
+      `  await knex.schema.dropTable(${q(t.name)});`,
+    ],
     // The table comes back empty: its rows are gone.
     down: createTableStatements(t),
     runtime: createTableRuntime(t),
@@ -265,7 +295,9 @@ function dropTableStep(t: DbTable): Step {
 function addColumnLines(table: string, c: DbColumn, fill: { value: unknown } | undefined): string[] {
   const lines: string[] = [];
   if (fill) lines.push(`  // Existing rows get the one-off value ${q(fill.value)} (given with --default ${table}.${c.name}=...).`);
-  lines.push(...alterTable(table, [columnStatement(fill ? { ...c, default: fill.value } : c), ...(c.index ? [`t.index([${q(c.name)}]);`] : [])]));
+  lines.push(
+    ...alterTable(table, [columnStatement(fill ? { ...c, default: fill.value } : c), ...(c.index ? [`t.index([${q(c.name)}]);`] : [])]),
+  );
   // The one-off value is not the column's default: new rows must give one.
   if (fill && c.default === undefined) lines.push(...alterTable(table, [alterStatement(c)]));
   return lines;
@@ -286,7 +318,10 @@ function dropColumnStep(table: string, c: DbColumn): Step {
   return {
     change: `drop column ${table}.${c.name} (destructive)`,
     slug: `remove_${table}_${c.name}`,
-    up: [`  // Destructive (written with --allow-destructive): the values of ${table}.${c.name} are deleted.`, ...alterTable(table, [`t.dropColumn(${q(c.name)});`])],
+    up: [
+      `  // Destructive (written with --allow-destructive): the values of ${table}.${c.name} are deleted.`,
+      ...alterTable(table, [`t.dropColumn(${q(c.name)});`]),
+    ],
     down: reversible
       ? addColumnLines(table, c, undefined)
       : { irreversible: `it dropped column ${table}.${c.name}, which was NOT NULL without a default, and its values are gone` },
@@ -340,7 +375,9 @@ function alterLines(table: string, a: DbColumn, b: DbColumn, fill: { value: unkn
       );
     }
     if (a.nullable && !b.nullable && fill) {
-      lines.push(`  await knex(${q(table)}).whereNull(${q(a.name)}).update({ ${/^[A-Za-z_$][\w$]*$/.test(a.name) ? a.name : q(a.name)}: ${q(fill.value)} });`);
+      lines.push(
+        `  await knex(${q(table)}).whereNull(${q(a.name)}).update({ ${/^[A-Za-z_$][\w$]*$/.test(a.name) ? a.name : q(a.name)}: ${q(fill.value)} });`,
+      );
     }
     lines.push(...alterTable(table, [alterStatement(b)]));
   }
@@ -362,7 +399,8 @@ function describeAlter(a: DbColumn, b: DbColumn): string {
   if (!sameValue(a.default, b.default)) parts.push(b.default === undefined ? 'no default' : `default ${JSON.stringify(b.default)}`);
   if (a.unique !== b.unique) parts.push(b.unique ? 'unique' : 'not unique');
   if (a.index !== b.index) parts.push(b.index ? 'indexed' : 'not indexed');
-  if (!sameValue(a.references, b.references)) parts.push(b.references ? `references ${b.references.table} on delete ${b.references.onDelete}` : 'no foreign key');
+  if (!sameValue(a.references, b.references))
+    parts.push(b.references ? `references ${b.references.table} on delete ${b.references.onDelete}` : 'no foreign key');
   return parts.join(', ');
 }
 
@@ -372,7 +410,12 @@ function alterStep(table: string, a: DbColumn, b: DbColumn, fill: { value: unkno
   return {
     change: `alter column ${table}.${b.name} (${describeAlter(a, b)})${destructive ? ' (destructive)' : ''}`,
     slug: `alter_${table}_${b.name}`,
-    up: [...(destructive ? [`  // Destructive (written with --allow-destructive): ${destructive}; values that do not fit are lost or rejected.`] : []), ...alterLines(table, a, b, fill)],
+    up: [
+      ...(destructive
+        ? [`  // Destructive (written with --allow-destructive): ${destructive}; values that do not fit are lost or rejected.`]
+        : []),
+      ...alterLines(table, a, b, fill),
+    ],
     down: alterLines(table, b, a, downFill),
     runtime: columnsRuntime([a, b]),
   };
@@ -394,13 +437,17 @@ const describeIndex = (table: string, i: DbIndex) =>
 /** The lines creating index `i` of `table`, and the runtime functions they call. */
 function createIndexLines(table: string, i: DbIndex): { lines: string[]; runtime: string[] } {
   if (i.folded) return { lines: [`  ${createFoldedUniqueStatement(table, i)}`], runtime: [CREATE_FOLDED_UNIQUE] };
-  return i.search ? { lines: [`  ${createSearchIndexStatement(table, i)}`], runtime: [CREATE_SEARCH_INDEX] } : { lines: alterTable(table, [indexStatement(i)]), runtime: [] };
+  return i.search
+    ? { lines: [`  ${createSearchIndexStatement(table, i)}`], runtime: [CREATE_SEARCH_INDEX] }
+    : { lines: alterTable(table, [indexStatement(i)]), runtime: [] };
 }
 
 /** The lines dropping index `i` of `table`, and the runtime functions they call. */
 function dropIndexLines(table: string, i: DbIndex): { lines: string[]; runtime: string[] } {
   if (i.folded) return { lines: [`  ${dropFoldedUniqueStatement(table, i)}`], runtime: [DROP_FOLDED_UNIQUE] };
-  return i.search ? { lines: [`  ${dropSearchIndexStatement(table, i)}`], runtime: [DROP_SEARCH_INDEX] } : { lines: alterTable(table, [dropIndexStatement(i)]), runtime: [] };
+  return i.search
+    ? { lines: [`  ${dropSearchIndexStatement(table, i)}`], runtime: [DROP_SEARCH_INDEX] }
+    : { lines: alterTable(table, [dropIndexStatement(i)]), runtime: [] };
 }
 
 function addIndexStep(table: string, i: DbIndex): Step {
@@ -431,7 +478,12 @@ function dropIndexStep(table: string, i: DbIndex): Step {
  */
 function indexSteps(table: string, was: DbIndex[], now: DbIndex[]): { drops: Step[]; adds: Step[] } {
   const same = (a: DbIndex, b: DbIndex) =>
-    a.name === b.name && a.unique === b.unique && sameValue(a.columns, b.columns) && a.whereNull === b.whereNull && !a.search === !b.search && !a.folded === !b.folded;
+    a.name === b.name &&
+    a.unique === b.unique &&
+    sameValue(a.columns, b.columns) &&
+    a.whereNull === b.whereNull &&
+    !a.search === !b.search &&
+    !a.folded === !b.folded;
   return {
     drops: was.filter((a) => !now.some((b) => same(a, b))).map((a) => dropIndexStep(table, a)),
     adds: now.filter((b) => !was.some((a) => same(a, b))).map((b) => addIndexStep(table, b)),
@@ -451,15 +503,21 @@ interface Origin {
 function originsOf(model: ServiceModel): Map<string, Origin> {
   const out = new Map<string, Origin>();
   for (const r of model.resources) {
-    out.set(r.table, { source: { file: r.pk.source.file, path: ['fields'] }, owner: `resource ${r.model}`, fields: new Map(r.fields.map((f) => [f.column, f])) });
-    for (const m of r.m2m) out.set(m.joinTable, { source: m.source, owner: `many-to-many field ${m.name} of ${r.model}`, fields: new Map() });
+    out.set(r.table, {
+      source: { file: r.pk.source.file, path: ['fields'] },
+      owner: `resource ${r.model}`,
+      fields: new Map(r.fields.map((f) => [f.column, f])),
+    });
+    for (const m of r.m2m)
+      out.set(m.joinTable, { source: m.source, owner: `many-to-many field ${m.name} of ${r.model}`, fields: new Map() });
   }
   return out;
 }
 
 /** A `--default` value as the column stores it. */
 function parseDefault(key: string, raw: string, c: DbColumn): unknown {
-  const fail = (kind: string) => new MigrationOptionError(`--default ${key}=${raw}: ${c.name} is ${describeType(c)}, the value must be ${kind}`);
+  const fail = (kind: string) =>
+    new MigrationOptionError(`--default ${key}=${raw}: ${c.name} is ${describeType(c)}, the value must be ${kind}`);
   switch (c.type) {
     case 'integer':
     case 'bigInteger':
@@ -504,7 +562,9 @@ export function initialPlan(schema: DbSchema): MigrationPlan {
 function toMigration(name: string, steps: Step[]): NewMigration {
   const irreversible = steps.flatMap((s) => (Array.isArray(s.down) ? [] : [s.down.irreversible]));
   const down = irreversible.length
-    ? [`  throw new Error(${q(`migration ${name} cannot be reversed: ${irreversible.join('; ')}; restore the database from a backup instead`)});`]
+    ? [
+        `  throw new Error(${q(`migration ${name} cannot be reversed: ${irreversible.join('; ')}; restore the database from a backup instead`)});`,
+      ]
     : [...steps].reverse().flatMap((s) => s.down as string[]);
   const runtime = [...new Set(steps.flatMap((s) => s.runtime ?? []))];
   return { name, changes: steps.map((s) => s.change), up: steps.flatMap((s) => s.up), down, runtime };
@@ -522,7 +582,12 @@ function migrationName(number: number, steps: Step[]): string {
     parts.push(s.slug);
     length += s.slug.length + 1;
   }
-  const slug = parts.join('_').replace(/[^a-z0-9_]+/gi, '_').toLowerCase().slice(0, 60).replace(/_+$/, '');
+  const slug = parts
+    .join('_')
+    .replace(/[^a-z0-9_]+/gi, '_')
+    .toLowerCase()
+    .slice(0, 60)
+    .replace(/_+$/, '');
   return `${String(number).padStart(4, '0')}_${slug || 'auto'}`;
 }
 
@@ -536,7 +601,14 @@ export function planMigrations(model: ServiceModel, schema: DbSchema, history: M
   if (!old) return initialPlan(schema);
   const origins = originsOf(model);
   const after = new Map(schema.tables.map((t) => [t.name, t]));
-  const planner: Planner = { history, options, origins, fills: oneOffValues(options.defaults ?? {}, after, origins), problems: [], destructive: [] };
+  const planner: Planner = {
+    history,
+    options,
+    origins,
+    fills: oneOffValues(options.defaults ?? {}, after, origins),
+    problems: [],
+    destructive: [],
+  };
   const before = new Map(old.tables.map((t) => [t.name, t]));
   const creates = schema.tables.filter((t) => !before.has(t.name)).map(createTableStep);
   const changes = schema.tables.flatMap((t) => {
@@ -565,13 +637,23 @@ interface Planner {
 const DESTRUCTIVE_HINT = 'run svcgen build with --allow-destructive to write it';
 
 /** The `--default` values, `table.field` or `table.column`, checked against the model's tables and parsed as their columns store them. */
-function oneOffValues(defaults: Record<string, string>, tables: Map<string, DbTable>, origins: Map<string, Origin>): Map<string, { value: unknown }> {
+function oneOffValues(
+  defaults: Record<string, string>,
+  tables: Map<string, DbTable>,
+  origins: Map<string, Origin>,
+): Map<string, { value: unknown }> {
   const fills = new Map<string, { value: unknown }>();
   for (const [key, raw] of Object.entries(defaults)) {
     const [table, name] = key.split('.', 2);
     const t = tables.get(table);
-    if (!t || !name) throw new MigrationOptionError(`--default ${key}=${raw}: ${t ? 'give it as TABLE.FIELD=VALUE' : `no table "${table}" in the specs (tables: ${[...tables.keys()].join(', ')})`}`);
-    const column = origins.get(table)?.fields.get(name)?.column ?? [...(origins.get(table)?.fields.values() ?? [])].find((f) => f.name === name)?.column ?? name;
+    if (!t || !name)
+      throw new MigrationOptionError(
+        `--default ${key}=${raw}: ${t ? 'give it as TABLE.FIELD=VALUE' : `no table "${table}" in the specs (tables: ${[...tables.keys()].join(', ')})`}`,
+      );
+    const column =
+      origins.get(table)?.fields.get(name)?.column ??
+      [...(origins.get(table)?.fields.values() ?? [])].find((f) => f.name === name)?.column ??
+      name;
     const c = t.columns.find((x) => x.name === column);
     if (!c) throw new MigrationOptionError(`--default ${key}=${raw}: ${table} has no field "${name}"`);
     fills.set(`${table}.${c.name}`, { value: parseDefault(key, raw, c) });
@@ -598,7 +680,9 @@ function flagDestructive(planner: Planner, table: string, column: string | undef
   const { history, options } = planner;
   const source = sourceOf(planner, table, column);
   planner.destructive.push(
-    source ? options.at(source, message) : diagnosticIn(history.snapshotFile, message, history.snapshotText, new RegExp(`^\\s{6}"name": ${JSON.stringify(table)},?$`)),
+    source
+      ? options.at(source, message)
+      : diagnosticIn(history.snapshotFile, message, history.snapshotText, new RegExp(`^\\s{6}"name": ${JSON.stringify(table)},?$`)),
   );
 }
 
@@ -669,7 +753,13 @@ function searchIndexRenames(t: DbTable, was: DbIndex[], now: DbIndex[], renames:
     out.push({
       from,
       to,
-      step: { change: `rename search index ${from.name} to ${to.name}`, slug: `rename_${from.name}`, up: line(from, to), down: line(to, from), runtime: [RENAME_SEARCH_INDEX] },
+      step: {
+        change: `rename search index ${from.name} to ${to.name}`,
+        slug: `rename_${from.name}`,
+        up: line(from, to),
+        down: line(to, from),
+        runtime: [RENAME_SEARCH_INDEX],
+      },
     });
   }
   return out;
@@ -752,7 +842,12 @@ function changedColumnStep(planner: Planner, table: string, prev: DbColumn, c: D
   }
   if (!narrows) return alterStep(table, a, c, fill, undefined);
   if (!planner.options.allowDestructive) {
-    flagDestructive(planner, table, c.name, `changing ${table}.${c.name} (${narrows}) can lose data; ${DESTRUCTIVE_HINT}, or keep the old definition`);
+    flagDestructive(
+      planner,
+      table,
+      c.name,
+      `changing ${table}.${c.name} (${narrows}) can lose data; ${DESTRUCTIVE_HINT}, or keep the old definition`,
+    );
   }
   return alterStep(table, a, c, fill, `${table}.${c.name} ${narrows}`);
 }
@@ -788,8 +883,12 @@ function droppedTableSteps(planner: Planner, old: Snapshot, after: Map<string, D
     if (after.has(t.name)) continue;
     if (!planner.options.allowDestructive) {
       // A relation of a resource that is still there points at that resource; a removed resource only lives in the snapshot.
-      const owner = [...planner.origins.keys()].find((name) => t.name.startsWith(`${name}_`) && t.columns.some((c) => c.references?.table === name));
-      const what = owner ? `removing a many-to-many field of ${owner} drops its join table ${t.name}` : `removing the resource of table ${t.name} drops the table`;
+      const owner = [...planner.origins.keys()].find(
+        (name) => t.name.startsWith(`${name}_`) && t.columns.some((c) => c.references?.table === name),
+      );
+      const what = owner
+        ? `removing a many-to-many field of ${owner} drops its join table ${t.name}`
+        : `removing the resource of table ${t.name} drops the table`;
       flagDestructive(planner, owner ?? t.name, undefined, `${what} and its rows; ${DESTRUCTIVE_HINT}, or restore the spec`);
     }
     steps.push(dropTableStep(t));

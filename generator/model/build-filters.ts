@@ -7,10 +7,16 @@
  * file:line:column), so a LookupError here means a caller skipped validation or compiled a lookup of
  * its own.
  */
-import { isLookupOperator, LOOKUP_OPERATORS, type FilterMixinName, type ListItemType, type LookupOperator, type TypeFilterMixin } from '@svcgen/runtime/catalogue';
+import {
+  isLookupOperator,
+  LOOKUP_OPERATORS,
+  type FilterMixinName,
+  type ListItemType,
+  type LookupOperator,
+  type TypeFilterMixin,
+} from '@svcgen/runtime/catalogue';
 import type { ParamSpec, ViewsetSpec } from '../spec/meta-schema';
 import type { Field, FieldType, ManyToMany } from './model';
-
 
 /** How a column compares and binds (runtime/query/filters.ts `ColumnKind`). */
 export type ColumnKind = 'text' | 'int' | 'bigint' | 'float' | 'decimal' | 'bool' | 'date' | 'datetime' | 'uuid' | 'json' | 'list';
@@ -35,7 +41,8 @@ export interface LookupPlan {
   op: LookupOperator;
 }
 
-export type ConditionPlan = { and: ConditionPlan[] } | { or: ConditionPlan[] } | { not: ConditionPlan } | { lookup: LookupPlan; value: unknown };
+export type ConditionPlan =
+  { and: ConditionPlan[] } | { or: ConditionPlan[] } | { not: ConditionPlan } | { lookup: LookupPlan; value: unknown };
 
 export interface CasePlan {
   condition: ConditionPlan;
@@ -189,14 +196,29 @@ export function compileLookup(graph: ModelGraph, model: string, lookup: string):
     const target = graph(field ? field.relation!.target : m2m!.target);
     const next = rest[0];
     // The walk ends at the relation's key: no next field, an operator, or the related primary key.
-    const endsAtKey = next === undefined || (isLookupOperator(next) && !hasField(target, next)) || (next === target.pk.name && (rest.length === 1 || isLookupOperator(rest[1])));
+    const endsAtKey =
+      next === undefined ||
+      (isLookupOperator(next) && !hasField(target, next)) ||
+      (next === target.pk.name && (rest.length === 1 || isLookupOperator(rest[1])));
     const opRest = next === target.pk.name ? rest.slice(1) : rest;
     if (field) {
       if (endsAtKey) return leaf(node.table, field.column, kindOf(target.pk), field.nullable, opRest);
-      hops.push({ from: `${node.table}.${field.column}`, nullable: field.nullable, table: target.table, select: `${target.table}.${target.pk.column}`, many: false });
+      hops.push({
+        from: `${node.table}.${field.column}`,
+        nullable: field.nullable,
+        table: target.table,
+        select: `${target.table}.${target.pk.column}`,
+        many: false,
+      });
     } else {
       const m = m2m!;
-      const hop: HopPlan = { from: `${node.table}.${node.pk.column}`, nullable: false, table: m.joinTable, select: `${m.joinTable}.${m.ownColumn}`, many: true };
+      const hop: HopPlan = {
+        from: `${node.table}.${node.pk.column}`,
+        nullable: false,
+        table: m.joinTable,
+        select: `${m.joinTable}.${m.ownColumn}`,
+        many: true,
+      };
       hops.push(hop);
       if (endsAtKey) return leaf(m.joinTable, m.otherColumn, kindOf(target.pk), false, opRest);
       hop.join = { table: target.table, on: [`${target.table}.${target.pk.column}`, `${m.joinTable}.${m.otherColumn}`] };
@@ -209,7 +231,9 @@ export function compileLookup(graph: ModelGraph, model: string, lookup: string):
   function leaf(table: string, column: string, kind: ColumnKind, nullable: boolean, rest: string[]): LookupPlan {
     if (rest.length > 1 && isLookupOperator(rest[0])) fail(`nothing may follow the operator "${rest[0]}"`);
     if (rest.length > 0 && !isLookupOperator(rest[0])) {
-      fail(`unknown operator "${rest[0]}" ("${segments[segments.length - rest.length - 1]}" is not a relation; operators: ${LOOKUP_OPERATORS.join(', ')})`);
+      fail(
+        `unknown operator "${rest[0]}" ("${segments[segments.length - rest.length - 1]}" is not a relation; operators: ${LOOKUP_OPERATORS.join(', ')})`,
+      );
     }
     return { hops, column: `${table}.${column}`, kind, nullable, op: (rest[0] as LookupOperator | undefined) ?? 'exact' };
   }
@@ -269,7 +293,11 @@ export function paramSpec(spec: ParamSpec): { type: ParamType; default: unknown;
 function normalizeDefault(type: ParamType, shape: FilterParam['shape'], value: unknown): unknown {
   if (value === null || value === undefined) return null;
   if (shape) {
-    const items = Array.isArray(value) ? value : String(value).split(',').map((s) => s.trim());
+    const items = Array.isArray(value)
+      ? value
+      : String(value)
+          .split(',')
+          .map((s) => s.trim());
     return items.map((item) => normalizeDefault(type, undefined, item));
   }
   switch (type) {
@@ -322,7 +350,13 @@ export function buildFilters(viewset: ViewsetSpec, model: string, graph: ModelGr
   const params: FilterParam[] = [];
   for (const [name, spec] of queryParams) {
     const p = paramSpec(spec);
-    params.push({ name, type: p.type, default: normalizeDefault(p.type, undefined, p.default), description: p.description, from: 'query_params' });
+    params.push({
+      name,
+      type: p.type,
+      default: normalizeDefault(p.type, undefined, p.default),
+      description: p.description,
+      from: 'query_params',
+    });
   }
   const relationLookups = relations.map((rf) => {
     const lookup = compileLookup(graph, model, rf.query_filter);
@@ -330,7 +364,8 @@ export function buildFilters(viewset: ViewsetSpec, model: string, graph: ModelGr
     // `isnull` takes a bool whatever the declared type; `in` and `range` take several values.
     const type: ParamType = lookup.op === 'isnull' ? 'bool' : p.type;
     // A list's `contains` and `overlap` take several values too, as `in` does.
-    const shape = lookup.op === 'in' || lookup.op === 'range' ? lookup.op : lookup.kind === 'list' && lookup.op !== 'isnull' ? 'in' : undefined;
+    const shape =
+      lookup.op === 'in' || lookup.op === 'range' ? lookup.op : lookup.kind === 'list' && lookup.op !== 'isnull' ? 'in' : undefined;
     params.push({
       name: rf.query_param,
       type,
@@ -349,7 +384,13 @@ export function buildFilters(viewset: ViewsetSpec, model: string, graph: ModelGr
     const t = side('true');
     const f = side('false');
     const words = (c: CasePlan) => `${c.include ? '' : 'exclude '}${describeExpr(c.source)}`;
-    params.push({ name: mc.query_param, type: 'bool', default: null, description: `true: ${words(t)}; false: ${words(f)}.`, from: 'filters_match_cases' });
+    params.push({
+      name: mc.query_param,
+      type: 'bool',
+      default: null,
+      description: `true: ${words(t)}; false: ${words(f)}.`,
+      from: 'filters_match_cases',
+    });
     return { param: mc.query_param, true: t, false: f };
   });
 

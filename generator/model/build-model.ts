@@ -116,7 +116,9 @@ interface Draft {
 export function buildModel(described: DescribedSpecs): ServiceModel {
   const service: ServiceSpec | undefined = described.service?.data;
   // Foreign keys carry their target's table and primary key: both are known before any field is made.
-  const targets: Targets = new Map(described.resources.map((r) => [r.names.model.name, { table: r.names.table.name, pk: primaryKeyOf(r) }]));
+  const targets: Targets = new Map(
+    described.resources.map((r) => [r.names.model.name, { table: r.names.table.name, pk: primaryKeyOf(r) }]),
+  );
   const drafts = described.resources.map((r) => draftResource(r, targets));
   const byModel = new Map(drafts.map((d) => [d.model, d]));
   // Second pass, every resource's fields known: each relation field naming its reverse side.
@@ -152,7 +154,10 @@ export function buildModel(described: DescribedSpecs): ServiceModel {
     sharedHooks: [...(service?.paginators ?? []), ...(service?.auth?.authenticators ?? [])],
     endpoints: endpointsOf(service?.endpoints ?? [], 'default', (i) => ['endpoints', i, 'handler'], described.service?.spec.file ?? ''),
     exceptionHandlers: Object.entries(service?.exception_handlers ?? {}).map(([exception, handler]) => ({ exception, handler })),
-    resources: withNestedWrites(drafts, drafts.map((d) => buildResource(d, byModel, m2ms, reverse, service?.extra_fields ?? 'ignore', writeAuth))),
+    resources: withNestedWrites(
+      drafts,
+      drafts.map((d) => buildResource(d, byModel, m2ms, reverse, service?.extra_fields ?? 'ignore', writeAuth)),
+    ),
   };
 }
 
@@ -164,7 +169,10 @@ function withNestedWrites(drafts: Draft[], resources: Resource[]): Resource[] {
   const byModel = new Map(resources.map((r) => [r.model, r]));
   resources.forEach((r, i) => {
     const sections = drafts[i].spec.serializer;
-    for (const [role, kind] of [['in', 'create'], ['update', 'update']] as const) {
+    for (const [role, kind] of [
+      ['in', 'create'],
+      ['update', 'update'],
+    ] as const) {
       const schema = r.schemas[role];
       if (schema.source !== 'serializer') continue;
       for (const entry of sections?.[SECTION[role]]?.fields ?? []) {
@@ -178,22 +186,46 @@ function withNestedWrites(drafts: Draft[], resources: Resource[]): Resource[] {
       const writes = r.nestedWrites[kind];
       if (writes.length === 0) continue;
       const base = r.responses[kind];
-      const lists = writes.map((w): SchemaField => ({ name: w.name, kind: 'nested_write', value: 'list', required: kind === 'create', nullable: false, write: w }));
-      r.nestedResults[kind] = { name: `${r.model}${kind === 'create' ? 'Create' : 'Update'}Result`, role: 'out', source: base.source, fields: [...base.fields, ...lists] };
+      const lists = writes.map((w): SchemaField => ({
+        name: w.name,
+        kind: 'nested_write',
+        value: 'list',
+        required: kind === 'create',
+        nullable: false,
+        write: w,
+      }));
+      r.nestedResults[kind] = {
+        name: `${r.model}${kind === 'create' ? 'Create' : 'Update'}Result`,
+        role: 'out',
+        source: base.source,
+        fields: [...base.fields, ...lists],
+      };
     }
   });
   return resources;
 }
 
 /** The nested write of the reverse relation `name` (validated: a reverse foreign key whose resource creates its rows). */
-function nestedWrite(r: Resource, name: string, mode: NestedWrite['mode'], byModel: ReadonlyMap<string, Resource>, kind: 'create' | 'update', maxItems: number): NestedWrite {
+function nestedWrite(
+  r: Resource,
+  name: string,
+  mode: NestedWrite['mode'],
+  byModel: ReadonlyMap<string, Resource>,
+  kind: 'create' | 'update',
+  maxItems: number,
+): NestedWrite {
   const relation = r.reverse.find((rel) => rel.name === name)!;
   const child = byModel.get(relation.from)!;
   const fields = child.schemas.in.fields.filter((f) => f.field !== relation.field && f.kind !== 'nested_write');
   const suffix = kind === 'create' ? 'Item' : 'UpdateItem';
   // In an update, an item naming a child's key changes that child; one without creates a child.
   const key: SchemaField = { ...bulkKeyOf(child.pk), required: false };
-  const item: SchemaModel = { name: `${r.model}${pascalCase(name)}${suffix}`, role: 'in', source: 'serializer', fields: kind === 'create' ? fields : [key, ...fields.filter((f) => f.name !== key.name)] };
+  const item: SchemaModel = {
+    name: `${r.model}${pascalCase(name)}${suffix}`,
+    role: 'in',
+    source: 'serializer',
+    fields: kind === 'create' ? fields : [key, ...fields.filter((f) => f.name !== key.name)],
+  };
   return { name, relation, mode, child, item, maxItems };
 }
 
@@ -212,7 +244,8 @@ function draftResource(r: DescribedResource, targets: Targets): Draft {
   const m2mSpecs: [string, FieldSpec][] = [];
   for (const [name, f] of Object.entries(r.data.fields)) {
     if (f.type === 'many_to_many') m2mSpecs.push([name, f]);
-    else if (f.primary_key !== true) fields.push(makeField(r.spec.file, name, f, f.type === 'foreign_key' ? targets.get(f.to!) : undefined));
+    else if (f.primary_key !== true)
+      fields.push(makeField(r.spec.file, name, f, f.type === 'foreign_key' ? targets.get(f.to!) : undefined));
   }
   return { described: r, spec: r.data, names: r.names, model: r.names.model.name, table: r.names.table.name, fields, m2mSpecs };
 }
@@ -278,7 +311,8 @@ function makeField(file: string, name: string, f: FieldSpec, target: { table: st
     choices: f.choices,
     list: type === 'list' ? { of: f.of!, maxItems: f.max_items ?? DEFAULT_LIST_MAX_ITEMS } : undefined,
     description: f.description,
-    relation: isFk && target ? { target: f.to!, targetTable: target.table, targetPk: target.pk, onDelete: f.on_delete ?? 'cascade' } : undefined,
+    relation:
+      isFk && target ? { target: f.to!, targetTable: target.table, targetPk: target.pk, onDelete: f.on_delete ?? 'cascade' } : undefined,
     renamedFrom: f.renamed_from,
     source: { file, path: ['fields', name] },
   };
@@ -313,7 +347,12 @@ function reverseRelations(drafts: Draft[], m2ms: ReadonlyMap<string, ManyToMany[
   for (const d of drafts) {
     for (const [name, f] of Object.entries(d.spec.fields)) {
       if (f.reverse_name === undefined) continue;
-      const common = { name: f.reverse_name, from: d.model, fromTable: d.table, source: { file: d.described.spec.file, path: ['fields', name, 'reverse_name'] } };
+      const common = {
+        name: f.reverse_name,
+        from: d.model,
+        fromTable: d.table,
+        source: { file: d.described.spec.file, path: ['fields', name, 'reverse_name'] },
+      };
       const rel: ReverseRelation =
         f.type === 'many_to_many'
           ? { ...common, kind: 'many_to_many', m2m: m2ms.get(d.model)!.find((m) => m.name === name)! }
@@ -392,7 +431,9 @@ function buildResource(
     pagination: paginationOf(viewset.pagination_class),
     ordering: { fields: orderingFields, default: defaultOrdering },
     requireUpdateFields: viewset.require_update_fields === true,
-    errorSchema: viewset.error_schema ? manualSchema(ctx, viewset.error_schema.name ?? `${d.model}Error`, 'out', viewset.error_schema) : null,
+    errorSchema: viewset.error_schema
+      ? manualSchema(ctx, viewset.error_schema.name ?? `${d.model}Error`, 'out', viewset.error_schema)
+      : null,
     lifecycle: viewset.lifecycle ?? {},
     querysetRequest: viewset.queryset_request,
     normalizeInput: viewset.normalize_input,
@@ -400,7 +441,9 @@ function buildResource(
     objectPermission: viewset.has_object_permission,
     actions: actionsOf(names, viewset, writeAuth),
     relations: relationsOf(ctx, viewset, m2m, writeAuth),
-    expand: Object.entries(viewset.expand ?? {}).map(([name, spec]) => schemaFieldFor(ctx, lookup(ctx, name), 'out', spec.fields, spec.limit)),
+    expand: Object.entries(viewset.expand ?? {}).map(([name, spec]) =>
+      schemaFieldFor(ctx, lookup(ctx, name), 'out', spec.fields, spec.limit),
+    ),
     fieldSelection: viewset.field_selection === true,
     requireIfMatch: viewset.require_if_match === true,
     extraFields: viewset.extra_fields ?? extraFields,
@@ -408,7 +451,13 @@ function buildResource(
       ? { fields: viewset.search_fields.map((name) => ({ name, lookup: compileLookup(graph, d.model, `${name}__icontains`) })) }
       : null,
     filters: buildFilters(viewset, d.model, graph),
-    endpoints: endpointsOf(viewset.endpoints ?? [], names.tag, (i) => ['viewset', 'endpoints', i, 'handler'], d.described.spec.file, writeAuth),
+    endpoints: endpointsOf(
+      viewset.endpoints ?? [],
+      names.tag,
+      (i) => ['viewset', 'endpoints', i, 'handler'],
+      d.described.spec.file,
+      writeAuth,
+    ),
   };
 }
 
@@ -646,13 +695,28 @@ function bulkKey(d: Draft): SchemaField {
 /** The primary key `pk` as a body names a row by it, required. */
 function bulkKeyOf(pk: Field): SchemaField {
   const kind = valueKind(pk);
-  return { name: pk.name, kind: 'value', field: pk, value: kind, required: true, nullable: false, maxLength: pk.maxLength, bounds: boundsOf(kind), description: pk.description };
+  return {
+    name: pk.name,
+    kind: 'value',
+    field: pk,
+    value: kind,
+    required: true,
+    nullable: false,
+    maxLength: pk.maxLength,
+    bounds: boundsOf(kind),
+    description: pk.description,
+  };
 }
 
 /** One item of a bulk update: the primary key first, then the update schema's other fields. */
 function bulkUpdateItem(d: Draft, update: SchemaModel): SchemaModel {
   const key = bulkKey(d);
-  return { name: `${d.model}BulkUpdate`, role: 'update', source: update.source, fields: [key, ...update.fields.filter((f) => f.name !== key.name)] };
+  return {
+    name: `${d.model}BulkUpdate`,
+    role: 'update',
+    source: update.source,
+    fields: [key, ...update.fields.filter((f) => f.name !== key.name)],
+  };
 }
 
 function paginationOf(value: PaginationSpec): Pagination | null {
@@ -879,7 +943,8 @@ function schemaFieldFor(ctx: SchemaContext, ref: FieldRef, role: SchemaRole, nes
   };
   if (ref.list) sf.list = { maxItems: ref.list.maxItems };
   if (input && ref.type === 'password') sf.value = 'str';
-  if (nested && ref.type === 'foreign_key') sf.nested = { target: ref.relation!.target, fields: nestedFields(ctx, ref.relation!.target, nested) };
+  if (nested && ref.type === 'foreign_key')
+    sf.nested = { target: ref.relation!.target, fields: nestedFields(ctx, ref.relation!.target, nested) };
   return sf;
 }
 
@@ -891,4 +956,3 @@ function nestedFields(ctx: SchemaContext, target: string, names: string[]): Sche
     return schemaFieldFor(tctx, f, 'out', undefined);
   });
 }
-

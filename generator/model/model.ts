@@ -110,7 +110,8 @@ export interface Index {
 }
 
 /** The JSON value kinds a schema field can carry. */
-export type ValueKind = 'int' | 'bigint' | 'float' | 'decimal' | 'str' | 'email' | 'url' | 'uuid' | 'bool' | 'date' | 'datetime' | 'json' | 'list';
+export type ValueKind =
+  'int' | 'bigint' | 'float' | 'decimal' | 'str' | 'email' | 'url' | 'uuid' | 'bool' | 'date' | 'datetime' | 'json' | 'list';
 
 export type SchemaRole = 'in' | 'out' | 'detail' | 'update';
 
@@ -410,7 +411,9 @@ export interface Resource {
   ordering: { fields: OrderingField[]; default: (OrderingColumn & { order: 'asc' | 'desc' })[] };
   requireUpdateFields: boolean;
   errorSchema: SchemaModel | null;
-  lifecycle: Partial<Record<'before_create' | 'after_create' | 'before_update' | 'after_update' | 'before_delete' | 'after_delete', string>>;
+  lifecycle: Partial<
+    Record<'before_create' | 'after_create' | 'before_update' | 'after_update' | 'before_delete' | 'after_delete', string>
+  >;
   querysetRequest?: string;
   /** `normalize_input`: a hook given the raw body of a create or update, before validation, returning the body to validate. */
   normalizeInput?: string;

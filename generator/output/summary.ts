@@ -15,7 +15,8 @@ export function endpointsOf(model: ServiceModel): string[] {
     if (r.softDelete) add('post', `/${r.base}/{pk}/restore/`);
     if (r.softDelete?.hardDelete) add('delete', `/${r.base}/{pk}/hard/`);
     for (const b of r.bulk) add(b.method, `/${r.base}/bulk/`);
-    for (const a of r.actions) for (const { method: m } of a.routes) add(m, a.detail ? `/${r.base}/{pk}/${a.name}/` : `/${r.base}/${a.name}/`);
+    for (const a of r.actions)
+      for (const { method: m } of a.routes) add(m, a.detail ? `/${r.base}/{pk}/${a.name}/` : `/${r.base}/${a.name}/`);
     for (const rel of r.relations) {
       if (rel.get) add('get', `/${r.base}/{pk}/${rel.path}/`);
       if (rel.add || rel.remove) add('post', `/${r.base}/{pk}/${rel.path}/`);
@@ -38,7 +39,11 @@ function resourceFolders(files: readonly string[]): Set<string> {
 }
 
 /** Differences from the previous manifest; empty lists when there was none (a first build). */
-export function changesSince(previous: { files: string[]; endpoints?: string[] } | undefined, files: readonly string[], endpoints: readonly string[]): BuildChanges {
+export function changesSince(
+  previous: { files: string[]; endpoints?: string[] } | undefined,
+  files: readonly string[],
+  endpoints: readonly string[],
+): BuildChanges {
   if (!previous) return { resourcesAdded: [], resourcesRemoved: [], endpointsAdded: [], endpointsRemoved: [] };
   const before = resourceFolders(previous.files);
   const after = resourceFolders(files);

@@ -32,7 +32,11 @@ type RowName = { parameter: string } | { word: string };
 
 /** Text around the row's name, as a TypeScript expression. */
 function text(name: RowName, before = '', after = ''): string {
-  return 'word' in name ? str(`${before}${name.word}${after}`) : before || after ? `\`${before}\${${name.parameter}}${after}\`` : name.parameter;
+  return 'word' in name
+    ? str(`${before}${name.word}${after}`)
+    : before || after
+      ? `\`${before}\${${name.parameter}}${after}\``
+      : name.parameter;
 }
 
 /**
@@ -79,7 +83,9 @@ function sampleOrder(model: ServiceModel): Resource[] {
   const placed = new Set<string>();
   let pending = [...model.resources];
   for (;;) {
-    const ready = pending.filter((r) => r.fields.every((f) => f.type !== 'foreign_key' || !required(f) || placed.has(f.relation!.targetTable)));
+    const ready = pending.filter((r) =>
+      r.fields.every((f) => f.type !== 'foreign_key' || !required(f) || placed.has(f.relation!.targetTable)),
+    );
     if (!ready.length) return out;
     for (const r of ready) {
       out.push(r);
@@ -112,7 +118,12 @@ export function accessTestView(model: ServiceModel, matrix: AccessMatrix, ctx: R
 
   const flags = FLAGS.filter((n) => user.fields.some((f) => f.name === n));
   const userFields = user.fields.filter((f) => !flags.includes(f.name));
-  const userRow = rowObject(userFields, { parameter: 'name' }, imports, flags.map((n) => `${n}: flags.${n}`));
+  const userRow = rowObject(
+    userFields,
+    { parameter: 'name' },
+    imports,
+    flags.map((n) => `${n}: flags.${n}`),
+  );
   const samples = sampleOrder(model).map((r) => {
     const usesKeys = r.fields.some((f) => f.type === 'foreign_key' && required(f));
     return `{ table: ${str(r.table)}, pk: ${str(r.pk.column)}, row: (${usesKeys ? 'keys' : ''}) => ${rowObject(r.fields, { word: 'sample' }, imports)} }`;

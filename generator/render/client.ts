@@ -93,7 +93,12 @@ class ClientBuilder {
     if (!this.schemaNames.has(name)) {
       this.schemaNames.add(name);
       const members = r.expand.map((f) => ({ doc: undefined, line: `${propertyKey(f.name)}: ${tsOutput(f)};` }));
-      this.types.push({ doc: `What ?expand= shows for each relation of ${aOrAn(r.verboseName)} it names.`, declaration: `export interface ${name} {`, members, alias: undefined });
+      this.types.push({
+        doc: `What ?expand= shows for each relation of ${aOrAn(r.verboseName)} it names.`,
+        declaration: `export interface ${name} {`,
+        members,
+        alias: undefined,
+      });
     }
     this.helpers.expanded = true;
     return name;
@@ -196,7 +201,12 @@ function operationMethod(o: Operation, r: Resource, b: ClientBuilder) {
   const out = () => b.schema(r.schemas.out, outDoc(r));
   switch (o.kind) {
     case 'create':
-      return b.method({ ...common, pathParams: [], body: b.schema(r.schemas.in, `The request body that creates ${aOrAn(r.verboseName)}.`), returns: nestedResult(r, 'create', b) ?? out() });
+      return b.method({
+        ...common,
+        pathParams: [],
+        body: b.schema(r.schemas.in, `The request body that creates ${aOrAn(r.verboseName)}.`),
+        returns: nestedResult(r, 'create', b) ?? out(),
+      });
     case 'list': {
       const x = expandable(r, b, listQuery(o, r, b), out());
       return b.method({ ...common, pathParams: [], query: x.query, returns: b.pageOf(r.pagination, x.item), typeParams: x.typeParams });
@@ -209,7 +219,15 @@ function operationMethod(o: Operation, r: Resource, b: ClientBuilder) {
       return b.method({ ...common, pathParams: [pk], query: x.query, returns: x.item, typeParams: x.typeParams });
     }
     case 'update':
-      return b.method({ ...common, pathParams: [pk], body: b.schema(r.schemas.update, `The request body that updates ${aOrAn(r.verboseName)}: every field is optional unless the spec requires it.`), returns: nestedResult(r, 'update', b) ?? out() });
+      return b.method({
+        ...common,
+        pathParams: [pk],
+        body: b.schema(
+          r.schemas.update,
+          `The request body that updates ${aOrAn(r.verboseName)}: every field is optional unless the spec requires it.`,
+        ),
+        returns: nestedResult(r, 'update', b) ?? out(),
+      });
     case 'delete':
       // An override may answer with a body of its own instead of 204.
       return b.method({ ...common, pathParams: [pk], returns: o.override ? 'unknown' : 'void' });
@@ -227,23 +245,42 @@ function nestedResult(r: Resource, kind: 'create' | 'update', b: ClientBuilder):
     b.schema(w.item, `One ${w.child.verboseName} of the ${w.name} ${aOrAn(r.verboseName)}'s ${kind} writes.`);
     b.schema(w.child.responses.create, outDoc(w.child));
   }
-  return b.schema(result, `What ${kind} answers: ${aOrAn(r.verboseName)} and the ${andList(r.nestedWrites[kind].map((w) => w.name))} it wrote.`);
+  return b.schema(
+    result,
+    `What ${kind} answers: ${aOrAn(r.verboseName)} and the ${andList(r.nestedWrites[kind].map((w) => w.name))} it wrote.`,
+  );
 }
 
 /**
  * A read generic in its `?expand=` when the viewset has `expand`: `E`, the names asked for, makes the
  * item `Expanded<Item, Expansions, E>` (the item itself without any); otherwise the query and item as they are.
  */
-function expandable(r: Resource, b: ClientBuilder, query: string | undefined, item: string): { query?: string; item: string; typeParams?: string } {
+function expandable(
+  r: Resource,
+  b: ClientBuilder,
+  query: string | undefined,
+  item: string,
+): { query?: string; item: string; typeParams?: string } {
   if (!r.expand.length) return { query, item };
   const x = b.expansions(r);
   const expand = '{ expand?: E[] }';
-  return { query: query ? `${query} & ${expand}` : expand, item: `Expanded<${item}, ${x}, E>`, typeParams: `<E extends keyof ${x} = never>` };
+  return {
+    query: query ? `${query} & ${expand}` : expand,
+    item: `Expanded<${item}, ${x}, E>`,
+    typeParams: `<E extends keyof ${x} = never>`,
+  };
 }
 
 /** A bulk route's method: the list of items (or `{ ids }`), answering their bodies, or a result per item when not atomic. */
 function bulkMethod(bulk: BulkOperation, r: Resource, b: ClientBuilder) {
-  const common = { operationId: bulk.operationId, summary: `${capital(bulk.kind)} several ${r.verboseNamePlural}.`, method: bulk.method, path: `/${r.base}/bulk/`, pathCode: `\`/${r.base}/bulk/\``, pathParams: [] };
+  const common = {
+    operationId: bulk.operationId,
+    summary: `${capital(bulk.kind)} several ${r.verboseNamePlural}.`,
+    method: bulk.method,
+    path: `/${r.base}/bulk/`,
+    pathCode: `\`/${r.base}/bulk/\``,
+    pathParams: [],
+  };
   let body: string;
   let item: string;
   if (bulk.kind === 'create') {
@@ -273,13 +310,19 @@ function orderingMember(r: Resource, b: ClientBuilder): InterfaceMember {
       alias: names.flatMap((n) => [str(n), str(`-${n}`)]).join(' | '),
     });
   }
-  return { doc: 'One field, or several in order of precedence (sent separated by commas).', line: `ordering?: ${orderingType} | ${orderingType}[];` };
+  return {
+    doc: 'One field, or several in order of precedence (sent separated by commas).',
+    line: `ordering?: ${orderingType} | ${orderingType}[];`,
+  };
 }
 
 /** `fields?:` of field selection (`?fields=`): names of the fields of `schema` each item keeps. */
 function fieldsMember(schema: SchemaModel): InterfaceMember {
   const names = schema.fields.map((f) => str(f.name)).join(' | ');
-  return { doc: `The fields each ${schema.name} keeps, in the schema's order (sent separated by commas); all when absent.`, line: `fields?: (${names})[];` };
+  return {
+    doc: `The fields each ${schema.name} keeps, in the schema's order (sent separated by commas); all when absent.`,
+    line: `fields?: (${names})[];`,
+  };
 }
 
 /** The query type of a list: the filters, the search, the ordering, the field selection and the page parameters. */
@@ -305,11 +348,29 @@ function softDeleteMethods(r: Resource, b: ClientBuilder) {
   const sd = r.softDelete;
   if (!sd) return;
   const pk = pkParam(r);
-  const at = (end: string) => ({ path: `/${r.base}/{${pk.name}}/${end}/`, pathCode: `\`/${r.base}/${segment(pk.name)}/${end}/\``, pathParams: [pk] });
-  const returns = r.hasDetail ? b.schema(r.schemas.detail, `${capital(aOrAn(r.verboseName))} as retrieve answers it.`) : b.schema(r.schemas.out, outDoc(r));
-  b.method({ operationId: sd.restore.operationId, summary: 'Restore a soft-deleted object by its primary key.', method: 'post', ...at('restore'), returns });
+  const at = (end: string) => ({
+    path: `/${r.base}/{${pk.name}}/${end}/`,
+    pathCode: `\`/${r.base}/${segment(pk.name)}/${end}/\``,
+    pathParams: [pk],
+  });
+  const returns = r.hasDetail
+    ? b.schema(r.schemas.detail, `${capital(aOrAn(r.verboseName))} as retrieve answers it.`)
+    : b.schema(r.schemas.out, outDoc(r));
+  b.method({
+    operationId: sd.restore.operationId,
+    summary: 'Restore a soft-deleted object by its primary key.',
+    method: 'post',
+    ...at('restore'),
+    returns,
+  });
   if (sd.hardDelete) {
-    b.method({ operationId: sd.hardDelete.operationId, summary: 'Delete an object for good by its primary key, soft-deleted or not.', method: 'delete', ...at('hard'), returns: 'void' });
+    b.method({
+      operationId: sd.hardDelete.operationId,
+      summary: 'Delete an object for good by its primary key, soft-deleted or not.',
+      method: 'delete',
+      ...at('hard'),
+      returns: 'void',
+    });
   }
 }
 
@@ -328,7 +389,12 @@ function actionMethods(a: Action, r: Resource, b: ClientBuilder) {
     const [{ method, operationId }] = a.routes;
     const cursor = a.paginate.builtin && a.paginate.class === 'CursorPagination';
     const members = r.ordering.fields.length && !cursor ? [orderingMember(r, b)] : [];
-    const query = b.query(`${pascalCase(operationId)}Query`, `Query parameters of ${camelCase(operationId)}.`, b.pageQueries(a.paginate), members);
+    const query = b.query(
+      `${pascalCase(operationId)}Query`,
+      `Query parameters of ${camelCase(operationId)}.`,
+      b.pageQueries(a.paginate),
+      members,
+    );
     b.method({ operationId, summary, method, ...at, query, returns: b.pageOf(a.paginate, b.schema(r.schemas.out, outDoc(r))) });
     return;
   }
@@ -343,7 +409,12 @@ function relationMethods(rel: Relation, r: Resource, model: ServiceModel, b: Cli
   if (rel.get) {
     const item = b.schema(rel.itemSchema, itemDoc);
     const members = rel.filters.map((f) => ({ doc: undefined, line: `${propertyKey(f.name)}?: ${tsQueryParam(f.kind)};` }));
-    const query = b.query(`${pascalCase(rel.getOperationId)}Query`, `Query parameters of ${camelCase(rel.getOperationId)}.`, b.pageQueries(r.pagination), members);
+    const query = b.query(
+      `${pascalCase(rel.getOperationId)}Query`,
+      `Query parameters of ${camelCase(rel.getOperationId)}.`,
+      b.pageQueries(r.pagination),
+      members,
+    );
     b.method({
       operationId: rel.getOperationId,
       summary: `List the ${rel.relatedName} of ${aOrAn(r.verboseName)}.`,
@@ -362,7 +433,10 @@ function relationMethods(rel: Relation, r: Resource, model: ServiceModel, b: Cli
     b.types.push({
       doc: `Keys of ${rel.relatedName} to ${[rel.add ? 'add' : '', rel.remove ? 'remove' : ''].filter(Boolean).join(' and ')}; a key repeated in one list counts once.`,
       declaration: `export interface ${body} {`,
-      members: [...(rel.add ? [{ doc: undefined, line: `add?: ${key}[];` }] : []), ...(rel.remove ? [{ doc: undefined, line: `remove?: ${key}[];` }] : [])],
+      members: [
+        ...(rel.add ? [{ doc: undefined, line: `add?: ${key}[];` }] : []),
+        ...(rel.remove ? [{ doc: undefined, line: `remove?: ${key}[];` }] : []),
+      ],
       alias: undefined,
     });
     b.method({
@@ -392,13 +466,33 @@ function endpointPath(e: Endpoint): { path: string; pathCode: string; pathParams
 function endpointMethod(e: Endpoint, b: ClientBuilder) {
   const body = e.request ? b.schema(e.request, `Request body of ${camelCase(e.operationId)}.`) : undefined;
   const item = e.response ? b.schema(e.response, `Response of ${camelCase(e.operationId)}.`) : 'unknown';
-  const query = e.paginate ? b.query(`${pascalCase(e.operationId)}Query`, `Query parameters of ${camelCase(e.operationId)}.`, b.pageQueries(e.paginate), []) : undefined;
+  const query = e.paginate
+    ? b.query(`${pascalCase(e.operationId)}Query`, `Query parameters of ${camelCase(e.operationId)}.`, b.pageQueries(e.paginate), [])
+    : undefined;
   const returns = e.status === STATUS_WITHOUT_BODY ? 'void' : e.paginate ? b.pageOf(e.paginate, item) : item;
   b.method({ operationId: e.operationId, summary: e.summary ?? e.handler, method: e.method, ...endpointPath(e), body, query, returns });
 }
 
 /** The names the client file declares itself, besides the schemas and the types of its methods. */
-const OWN_NAMES = ['ApiError', 'BulkResult', 'Call', 'Client', 'ClientOptions', 'ErrorBody', 'Expanded', 'JsonValue', 'LimitOffsetQuery', 'M2MSchemaOut', 'Page', 'PageNumberQuery', 'QueryValue', 'RequestOptions', 'ResultsPage', 'Token', 'ValidationIssue'];
+const OWN_NAMES = [
+  'ApiError',
+  'BulkResult',
+  'Call',
+  'Client',
+  'ClientOptions',
+  'ErrorBody',
+  'Expanded',
+  'JsonValue',
+  'LimitOffsetQuery',
+  'M2MSchemaOut',
+  'Page',
+  'PageNumberQuery',
+  'QueryValue',
+  'RequestOptions',
+  'ResultsPage',
+  'Token',
+  'ValidationIssue',
+];
 
 /**
  * Operation ids and schema names are checked before rendering; what the client adds to them (camel
@@ -412,7 +506,10 @@ function checkNames(b: ClientBuilder): void {
       seen.add(name);
     }
   };
-  clash('methods', b.methods.map((m) => m.name));
+  clash(
+    'methods',
+    b.methods.map((m) => m.name),
+  );
   clash('types', [...OWN_NAMES, ...b.types.map((t) => /^export (?:interface|type) (\w+)/.exec(t.declaration)![1])]);
 }
 

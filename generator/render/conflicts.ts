@@ -24,9 +24,16 @@ export function conflictsLiteral(model: ServiceModel): string | undefined {
   const protect: { table: string; column: string; name: string; target: string; details: string }[] = [];
   for (const r of model.resources) {
     const fieldOf = (column: string) => r.fields.find((f) => f.column === column)?.name ?? column;
-    if (!r.pk.autoIncrement) unique.push({ table: r.table, columns: [r.pk.column], name: `${r.table}_pkey`, details: uniqueDetails(r, [r.pk.name]) });
+    if (!r.pk.autoIncrement)
+      unique.push({ table: r.table, columns: [r.pk.column], name: `${r.table}_pkey`, details: uniqueDetails(r, [r.pk.name]) });
     for (const f of r.fields) {
-      if (f.unique && !f.primaryKey) unique.push({ table: r.table, columns: [f.column], name: constraintName(r.table, [f.column], 'unique'), details: uniqueDetails(r, [f.name]) });
+      if (f.unique && !f.primaryKey)
+        unique.push({
+          table: r.table,
+          columns: [f.column],
+          name: constraintName(r.table, [f.column], 'unique'),
+          details: uniqueDetails(r, [f.name]),
+        });
     }
     for (const i of r.indexes) {
       if (i.unique) unique.push({ table: r.table, columns: i.columns, name: i.name, details: uniqueDetails(r, i.columns.map(fieldOf)) });

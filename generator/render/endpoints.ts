@@ -113,7 +113,9 @@ function endpointSchemas(model: ServiceModel, imports: Imports): ObjectSchemaVie
   return model.endpoints.flatMap((e) =>
     [e.request, e.response]
       .filter((s): s is SchemaModel => s !== undefined && !seen.has(s.name) && seen.add(s.name) !== undefined)
-      .map((s) => objectSchemaView(s, s.role === 'in' ? `Request body of ${e.handler}.` : `Response of ${e.handler}.`, imports, model.extraFields)),
+      .map((s) =>
+        objectSchemaView(s, s.role === 'in' ? `Request body of ${e.handler}.` : `Response of ${e.handler}.`, imports, model.extraFields),
+      ),
   );
 }
 
@@ -125,7 +127,9 @@ export function endpointsView(model: ServiceModel, ctx: RenderContext) {
   const schemas = endpointSchemas(model, imports);
   if (schemas.length) imports.runtime('z');
   // The account endpoints' handlers, made once per service.
-  const accounts = model.endpoints.some((e) => e.account) ? file.constant('accounts', () => accountHandlersExpr(model, imports)) : undefined;
+  const accounts = model.endpoints.some((e) => e.account)
+    ? file.constant('accounts', () => accountHandlersExpr(model, imports))
+    : undefined;
   const routes = model.endpoints.map((e) => endpointRoute(e, file, accounts, model.auth.cookies));
   return {
     header: header(`${ctx.specsName}/service.yaml`),

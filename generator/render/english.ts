@@ -20,7 +20,8 @@ export function andList(items: readonly string[]): string {
 }
 
 /** The operations whose OpenAPI summary is the default behaviours' generic one ("List all objects."). */
-export type GenericOperation = 'list' | 'create' | 'retrieve' | 'update' | 'delete' | 'bulk_create' | 'bulk_update' | 'bulk_delete' | 'restore' | 'hard_delete';
+export type GenericOperation =
+  'list' | 'create' | 'retrieve' | 'update' | 'delete' | 'bulk_create' | 'bulk_update' | 'bulk_delete' | 'restore' | 'hard_delete';
 
 /**
  * The MCP tool title of such an operation, naming its resource: `List articles`, `Create an

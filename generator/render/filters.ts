@@ -63,7 +63,13 @@ const MIXIN_DOCS: Record<MixinPlan['name'], string> = {
 function mixinCode(m: MixinPlan, imports: Imports): string {
   if (m.kind === 'cases') {
     const cases = Object.fromEntries(
-      m.cases.map((c) => [c.param, { true: { condition: c.true.condition, include: c.true.include }, false: { condition: c.false.condition, include: c.false.include } }]),
+      m.cases.map((c) => [
+        c.param,
+        {
+          true: { condition: c.true.condition, include: c.true.include },
+          false: { condition: c.false.condition, include: c.false.include },
+        },
+      ]),
     );
     return `${imports.runtime('matchCaseMixin')}(${pretty(data(cases), 2)})`;
   }
@@ -79,7 +85,9 @@ export function filtersView(r: Resource, ctx: RenderContext) {
   const params = f.params.map((p) => ({ name: p.name, zod: filterParamZod(p, imports) }));
   const mixins = f.mixins.map((m) => ({
     name: m.name,
-    doc: docLine(`${m.name}: ${MIXIN_DOCS[m.name]}${m.kind === 'lookups' ? ` (${m.lookups.map((l) => l.source).join(', ') || 'no parameter'})` : ` (${m.cases.map((c) => c.param).join(', ')})`}.`),
+    doc: docLine(
+      `${m.name}: ${MIXIN_DOCS[m.name]}${m.kind === 'lookups' ? ` (${m.lookups.map((l) => l.source).join(', ') || 'no parameter'})` : ` (${m.cases.map((c) => c.param).join(', ')})`}.`,
+    ),
     code: mixinCode(m, imports),
   }));
   const sources = [...new Set(f.params.map((p) => p.from))];

@@ -32,7 +32,6 @@ function queryParamZod(kind: string, defaultValue: unknown, imports: Imports): s
   return defaultValue === null || defaultValue === undefined ? `${expr}.optional()` : `${expr}.prefault(${literal(String(defaultValue))})`;
 }
 
-
 /** The Zod schema of a related key in a POST body. */
 function keySchema(target: Resource, imports: Imports): string {
   const pk = target.pk;
@@ -47,7 +46,11 @@ function keySchema(target: Resource, imports: Imports): string {
 function items(rel: Relation, rs: ResourceRoutes) {
   const q = rs.q();
   if (!rel.itemSchemaIsTargetOut) {
-    return { columns: `${q}.${rel.relatedName.toUpperCase()}_ITEM_COLUMNS`, shape: `${q}.shape${rel.itemSchema.name}`, schema: rs.schema(rel.itemSchema) };
+    return {
+      columns: `${q}.${rel.relatedName.toUpperCase()}_ITEM_COLUMNS`,
+      shape: `${q}.shape${rel.itemSchema.name}`,
+      schema: rs.schema(rel.itemSchema),
+    };
   }
   const target = rs.model.resources.find((x) => x.model === rel.target)!;
   if (target === rs.r) return { columns: `${q}.OUT_COLUMNS`, shape: `${q}.shape${rel.itemSchema.name}`, schema: rs.schema(rel.itemSchema) };
@@ -117,11 +120,14 @@ function manageRoute(rel: Relation, rs: ResourceRoutes): RouteView {
   const pascal = pascalCase(rel.relatedName);
   const body = rs.constant(
     `${pascal}Body`,
-    () => `${imports.runtime('m2mBodySchema')}(${keySchema(target, imports)}, { add: ${rel.add}, remove: ${rel.remove} }, '${r.model}${pascal}Body')`,
+    () =>
+      `${imports.runtime('m2mBodySchema')}(${keySchema(target, imports)}, { add: ${rel.add}, remove: ${rel.remove} }, '${r.model}${pascal}Body')`,
   );
   // A key names a related record when the query handler finds it (or it exists), and the related
   // resource's queryset_request lets the caller see it: a hidden record is "not found" as a missing one.
-  const handled = rel.queryHandler ? `${imports.runtime('foundRow')}(await ${rs.hookCall(rel.queryHandler, '{ pk: key, instance: owner }')})` : undefined;
+  const handled = rel.queryHandler
+    ? `${imports.runtime('foundRow')}(await ${rs.hookCall(rel.queryHandler, '{ pk: key, instance: owner }')})`
+    : undefined;
   const visible = target.querysetRequest
     ? `(await ${imports.runtime('relatedExists')}(ctx, ${q}.${relationConst(rel)}.table, ${q}.${relationConst(rel)}.pk, key))`
     : undefined;

@@ -7,7 +7,15 @@ import { operationTitle } from './english';
 import type { Field, Operation, OperationKind, OrderingField, PathKind, SchemaModel } from '../model/model';
 import { camelCase, docLine, literal, pascalCase, str } from '../model/names';
 import { response, type RouteSpec, type RouteView } from './route';
-import { columnsOf, createReadsStateRelations, insertChecksReferences, relatedKeyChecks, retrieveReadsRelations, stateRelationsOf, valuesAreAsync } from './queries';
+import {
+  columnsOf,
+  createReadsStateRelations,
+  insertChecksReferences,
+  relatedKeyChecks,
+  retrieveReadsRelations,
+  stateRelationsOf,
+  valuesAreAsync,
+} from './queries';
 import { expandableName } from './schemas';
 import type { ResourceRoutes } from './resource-routes';
 
@@ -18,7 +26,10 @@ const PATHS: Record<PathKind, (rs: ResourceRoutes) => string> = {
 };
 
 /** What an operation's builder decides; the rest comes from the operation. */
-type OwnSpec = Pick<RouteSpec, 'params' | 'query' | 'body' | 'optionalBody' | 'normalize' | 'input' | 'partial' | 'handle' | 'responses' | 'etag' | 'ifMatch'>;
+type OwnSpec = Pick<
+  RouteSpec,
+  'params' | 'query' | 'body' | 'optionalBody' | 'normalize' | 'input' | 'partial' | 'handle' | 'responses' | 'etag' | 'ifMatch'
+>;
 
 function route(o: Operation, rs: ResourceRoutes, own: OwnSpec): RouteView {
   return rs.route({
@@ -133,7 +144,11 @@ function createRoute(o: Operation, rs: ResourceRoutes): RouteView {
     handle: createHandle(o, rs),
     // The created row's key is read from the answer, when it names it.
     etag: r.responses.create.fields.some((f) => f.name === r.pk.name)
-      ? rs.stateETag(() => `${rs.imports.runtime('keyFromResult')}(${str(r.pk.name)})`, r.nestedResults.create ?? r.responses.create, o.override)
+      ? rs.stateETag(
+          () => `${rs.imports.runtime('keyFromResult')}(${str(r.pk.name)})`,
+          r.nestedResults.create ?? r.responses.create,
+          o.override,
+        )
       : undefined,
     responses: response(o.status, rs.schema(r.nestedResults.create ?? r.responses.create)),
   });
@@ -183,7 +198,8 @@ export function defaultOrdering(rs: ResourceRoutes): string {
   if (!r.ordering.default.length) return '[]';
   return rs.constant(
     'defaultOrdering',
-    () => `[${r.ordering.default.map((t) => `{ column: ${str(t.column)}, order: '${t.order}'${t.hops ? `, hops: ${literal(t.hops)}` : ''} }`).join(', ')}]`,
+    () =>
+      `[${r.ordering.default.map((t) => `{ column: ${str(t.column)}, order: '${t.order}'${t.hops ? `, hops: ${literal(t.hops)}` : ''} }`).join(', ')}]`,
     `${rs.imports.runtimeType('OrderTerm')}[]`,
   );
 }
@@ -224,7 +240,14 @@ function listRoute(o: Operation, rs: ResourceRoutes): RouteView {
   const q = rs.q();
   const query = listQuery(rs);
   const byDefault = defaultOrdering(rs);
-  const usesParams = r.pagination !== null || r.ordering.fields.length > 0 || r.filters !== null || r.search !== null || r.fieldSelection || r.expand.length > 0 || o.override !== undefined;
+  const usesParams =
+    r.pagination !== null ||
+    r.ordering.fields.length > 0 ||
+    r.filters !== null ||
+    r.search !== null ||
+    r.fieldSelection ||
+    r.expand.length > 0 ||
+    o.override !== undefined;
   return route(o, rs, {
     query,
     input: usesParams ? '{ query: params }, ctx' : '_input, ctx',
@@ -251,8 +274,13 @@ function retrieveRoute(o: Operation, rs: ResourceRoutes): RouteView {
   const { r } = rs;
   const q = rs.q();
   const params = [...(r.fieldSelection ? ['fields'] : []), ...(r.expand.length ? ['expand'] : [])];
-  const members = [...(r.fieldSelection ? [`fields: ${fieldsParam(rs, r.schemas.detail)}`] : []), ...(r.expand.length ? [`expand: ${expandParam(rs)}`] : [])];
-  const query = params.length ? rs.constant('RetrieveQuery', () => `${rs.imports.runtime('z')}.object({ ${members.join(', ')} })`) : undefined;
+  const members = [
+    ...(r.fieldSelection ? [`fields: ${fieldsParam(rs, r.schemas.detail)}`] : []),
+    ...(r.expand.length ? [`expand: ${expandParam(rs)}`] : []),
+  ];
+  const query = params.length
+    ? rs.constant('RetrieveQuery', () => `${rs.imports.runtime('z')}.object({ ${members.join(', ')} })`)
+    : undefined;
   const shape = selected(rs, `${q}.shape${r.schemas.detail.name}`, 'fields', 'expand');
   // The row is read with the related records its representation nests, where they can be joined.
   const relations = retrieveReadsRelations(r) ? `, ${q}.${stateRelationsOf(r)}` : '';

@@ -25,11 +25,29 @@ export function relatedKeyChecks(s: SchemaModel) {
   return s.fields.flatMap((f) => {
     if (f.kind === 'foreign_key' || f.kind === 'nested_one') {
       const rel = f.field!.relation!;
-      return [{ field: f.name, type: tsType(f.field!), table: rel.targetTable, pk: rel.targetPk.column, many: false, model: modelConst(rel.target) }];
+      return [
+        {
+          field: f.name,
+          type: tsType(f.field!),
+          table: rel.targetTable,
+          pk: rel.targetPk.column,
+          many: false,
+          model: modelConst(rel.target),
+        },
+      ];
     }
     if (f.kind === 'many_to_many' || f.kind === 'nested_many') {
       const m = f.m2m!;
-      return [{ field: f.name, type: `readonly ${tsType(m.targetPk)}[]`, table: m.targetTable, pk: m.targetPk.column, many: true, model: modelConst(m.target) }];
+      return [
+        {
+          field: f.name,
+          type: `readonly ${tsType(m.targetPk)}[]`,
+          table: m.targetTable,
+          pk: m.targetPk.column,
+          many: true,
+          model: modelConst(m.target),
+        },
+      ];
     }
     return [];
   });
@@ -145,7 +163,12 @@ interface Loader {
  * (`varName`) and the column of `r` it needs beside the key; undefined for any other field.
  */
 function relationLoader(r: Resource, f: SchemaField, constName: string, varName: string, { self, model, imports }: QueriesFile) {
-  const rowOf = (target: string) => rowTypeOf(model.resources.find((x) => x.model === target)!, self, imports);
+  const rowOf = (target: string) =>
+    rowTypeOf(
+      model.resources.find((x) => x.model === target)!,
+      self,
+      imports,
+    );
   const nestedOf = (fields: SchemaField[]) => fields.map((n) => ({ name: n.name, expr: readValue(n, n.field!.column, imports) }));
   if (f.kind === 'nested_one') {
     const fk = f.field!;
@@ -251,7 +274,10 @@ const RELATION_KINDS = new Set<SchemaField['kind']>(['nested_one', 'many_to_many
  */
 export function retrieveReadsRelations(r: Resource): boolean {
   if (!serves(r, 'retrieve')) return false;
-  return r.schemas.detail.fields.filter((f) => !f.compute && (f.kind === 'nested_one' || f.kind === 'many_to_many' || f.kind === 'nested_many')).length >= 2;
+  return (
+    r.schemas.detail.fields.filter((f) => !f.compute && (f.kind === 'nested_one' || f.kind === 'many_to_many' || f.kind === 'nested_many'))
+      .length >= 2
+  );
 }
 
 /** The name of the `StateRelations` constant of the state's schema (`createReadsStateRelations`, `retrieveReadsRelations`). */
@@ -263,7 +289,14 @@ export const stateRelationsOf = (r: Resource) => columnsOf(r, r.schemas.detail).
  * `extraColumns` are read besides (the foreign keys `?expand=` follows). With `relationsConst`, the
  * relations it loads as a `StateRelations` constant of that name.
  */
-function shapeView(r: Resource, s: SchemaModel, columnsConst: string, file: QueriesFile, extraColumns: readonly string[] = [], relationsConst?: string) {
+function shapeView(
+  r: Resource,
+  s: SchemaModel,
+  columnsConst: string,
+  file: QueriesFile,
+  extraColumns: readonly string[] = [],
+  relationsConst?: string,
+) {
   const { self, imports, hooks } = file;
   const loaders: Loader[] = [];
   const computed = s.fields.some((f) => f.compute);
@@ -288,7 +321,9 @@ function shapeView(r: Resource, s: SchemaModel, columnsConst: string, file: Quer
   const together = grouped.length >= 2;
   const alone = together ? loaders.filter((l) => !l.relationKeys) : loaders;
   const calls = [
-    ...(together ? [`${file.imports.runtime('loadRelations')}(db, [${grouped.map((l) => `[${l.constName}, ${l.relationKeys}]`).join(', ')}], rows)`] : []),
+    ...(together
+      ? [`${file.imports.runtime('loadRelations')}(db, [${grouped.map((l) => `[${l.constName}, ${l.relationKeys}]`).join(', ')}], rows)`]
+      : []),
     ...alone.map((l) => l.call),
   ];
   const loaderVars = [...(together ? [`[${grouped.map((l) => l.varName).join(', ')}]`] : []), ...alone.map((l) => l.varName)].join(', ');
@@ -302,10 +337,12 @@ function shapeView(r: Resource, s: SchemaModel, columnsConst: string, file: Quer
   const relations = relationsConst && {
     name: relationsConst,
     type: `${imports.runtimeType('StateRelations')}<${rowTypeOf(r, self, imports)}>`,
-    doc:
-      [foreign.length ? `${andList(foreign.map((l) => l.varName))} by ${foreign.length === 1 ? 'its key' : 'their keys'}` : '', children.length ? `${andList(children.map((l) => l.varName))} by the row's` : '']
-        .filter(Boolean)
-        .join('; '),
+    doc: [
+      foreign.length ? `${andList(foreign.map((l) => l.varName))} by ${foreign.length === 1 ? 'its key' : 'their keys'}` : '',
+      children.length ? `${andList(children.map((l) => l.varName))} by the row's` : '',
+    ]
+      .filter(Boolean)
+      .join('; '),
     foreign: foreign.map((l) => `[${l.constName}, ${str(l.keyColumn!)}]`).join(', '),
     children: children.map((l) => l.constName).join(', '),
   };
@@ -368,7 +405,8 @@ function writesView(r: Resource, s: SchemaModel, create: boolean, imports: Impor
   for (const f of s.fields) if (f.field) values.push({ column: f.field.column, expr: writeValue(f, imports) });
   for (const field of r.fields) {
     if (inSchema.has(field.name)) continue;
-    if (create && field.primaryKey && field.type === 'uuid') values.push({ column: field.column, expr: `${imports.value('node:crypto', 'randomUUID')}()` });
+    if (create && field.primaryKey && field.type === 'uuid')
+      values.push({ column: field.column, expr: `${imports.value('node:crypto', 'randomUUID')}()` });
     if ((create && field.autoNowAdd) || field.autoNow) values.push({ column: field.column, expr: `${imports.runtime('now')}()` });
   }
   imports.runtime('withoutUndefined');
@@ -440,7 +478,14 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
   const expanded = new Set([r.schemas.out, r.schemas.detail]);
   const stateRelations = createReadsStateRelations(r) || retrieveReadsRelations(r) ? stateRelationsOf(r) : undefined;
   const shapes = rowSchemas(r).map(({ schema, columns }) =>
-    shapeView(r, schema, columns, file, expanded.has(schema) ? expandColumns(r) : [], schema === r.schemas.detail ? stateRelations : undefined),
+    shapeView(
+      r,
+      schema,
+      columns,
+      file,
+      expanded.has(schema) ? expandColumns(r) : [],
+      schema === r.schemas.detail ? stateRelations : undefined,
+    ),
   );
   const expansions = expansionsView(r, file);
   for (const rel of r.relations) {

@@ -75,7 +75,8 @@ export function renderService(model: ServiceModel, ctx: RenderContext, migration
   files.set('endpoints.ts', render('endpoints.ts', endpointsView(model, ctx)));
   files.set('main.ts', render('main.ts', mainView(model, ctx)));
   files.set('client.ts', render('client.ts', clientView(model, ctx)));
-  if (accessTestUser(model)) files.set('access-test.ts', render('access-test.ts', accessTestView(model, accessMatrix(model, 'service.yaml'), ctx)));
+  if (accessTestUser(model))
+    files.set('access-test.ts', render('access-test.ts', accessTestView(model, accessMatrix(model, 'service.yaml'), ctx)));
   const schema = dbSchemaOf(model);
   const plan = migrations ?? initialPlan(schema);
   const verbatim = new Map(plan.existing.map((m) => [`migrations/${m.name}.ts`, m.text]));

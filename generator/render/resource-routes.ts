@@ -170,9 +170,10 @@ export class ResourceRoutes extends RouteFile {
     // The state an ETag hashes: what the retrieve sends for a row, read by key alone.
     const q = this.q();
     const detail = this.r.schemas.detail;
-    const state = this.versioned() && (this.lookups.has('stateETag') || this.lookups.has('lockRow') || this.lookups.has('lockAny'))
-      ? `{ columns: ${q}.${columnsOf(this.r, detail)}, shape: ${q}.shape${detail.name} }`
-      : undefined;
+    const state =
+      this.versioned() && (this.lookups.has('stateETag') || this.lookups.has('lockRow') || this.lookups.has('lockAny'))
+        ? `{ columns: ${q}.${columnsOf(this.r, detail)}, shape: ${q}.shape${detail.name} }`
+        : undefined;
     return {
       rowLookup: this.imports.runtime('rowLookup'),
       q: this.q(),

@@ -144,7 +144,8 @@ export class RouteFile {
   constant(name: string, value: () => string, type?: string): string {
     const code = value();
     const same = [...this.constants.values()].filter((c) => c.name === name);
-    if (!same.some((c) => c.value === code && c.type === type)) this.constants.set(same.length ? `${name}\0${same.length + 1}` : name, { name, type, value: code });
+    if (!same.some((c) => c.value === code && c.type === type))
+      this.constants.set(same.length ? `${name}\0${same.length + 1}` : name, { name, type, value: code });
     return name;
   }
 

@@ -15,7 +15,6 @@ import { aOrAn } from './english';
 import { softDeleteRoutes } from './soft-delete';
 import { ResourceRoutes } from './resource-routes';
 
-
 /**
  * The writes of a resource that other resources' nested writes run (`<module>Writes`): its create,
  * update and delete as its routes run them, without a request's `If-Match` (the parent's, which

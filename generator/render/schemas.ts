@@ -21,7 +21,12 @@ export interface ObjectSchemaView {
  * An object schema: request schemas validate (`zodInput`), response schemas document (`zodOutput`).
  * `extraFields`: what a request schema does with a key that is no field (a response schema ignores it).
  */
-export function objectSchemaView(s: SchemaModel, doc: string, imports: Imports, extraFields: 'ignore' | 'forbid' = 'ignore'): ObjectSchemaView {
+export function objectSchemaView(
+  s: SchemaModel,
+  doc: string,
+  imports: Imports,
+  extraFields: 'ignore' | 'forbid' = 'ignore',
+): ObjectSchemaView {
   const input = s.role === 'in' || s.role === 'update';
   return {
     name: s.name,
@@ -99,10 +104,16 @@ function expandableView(r: Resource, s: SchemaModel, imports: Imports): ObjectSc
     const expansion = e && zodOutput(e, imports);
     return { name: f.name, zod: expansion && expansion !== plain ? `${z}.union([${plain}, ${expansion}])` : plain };
   });
-  for (const e of r.expand) if (!s.fields.some((f) => f.name === e.name)) fields.push({ name: e.name, zod: `${zodOutput(e, imports)}.optional()` });
+  for (const e of r.expand)
+    if (!s.fields.some((f) => f.name === e.name)) fields.push({ name: e.name, zod: `${zodOutput(e, imports)}.optional()` });
   const names = r.expand.map((f) => f.name).join(', ');
   const answers = s === r.schemas.detail ? (s === r.schemas.out ? 'list and retrieve answer' : 'retrieve answers') : 'the list answers';
-  return { name: expandableName(s), doc: `${s.name} as ${answers} it: ?expand= shows ${names} as related records.`, object: 'object', fields };
+  return {
+    name: expandableName(s),
+    doc: `${s.name} as ${answers} it: ?expand= shows ${names} as related records.`,
+    object: 'object',
+    fields,
+  };
 }
 
 /** Schemas of actions, relation items and endpoints, after the resource's own, each once. */
@@ -125,7 +136,15 @@ export function schemasView(r: Resource, ctx: RenderContext) {
   );
   const results = (['create', 'update'] as const).flatMap((kind) => {
     const s = r.nestedResults[kind];
-    return s ? [objectSchemaView(s, `The response of ${kind}: ${r.responses[kind].name} and the ${andList(r.nestedWrites[kind].map((w) => w.name))} it wrote.`, imports)] : [];
+    return s
+      ? [
+          objectSchemaView(
+            s,
+            `The response of ${kind}: ${r.responses[kind].name} and the ${andList(r.nestedWrites[kind].map((w) => w.name))} it wrote.`,
+            imports,
+          ),
+        ]
+      : [];
   });
   const schemas = [...items, ...own.map((s) => objectSchemaView(s, schemaDoc(r, s), imports, r.extraFields)), ...results];
   if (r.expand.length) {
@@ -133,11 +152,28 @@ export function schemasView(r: Resource, ctx: RenderContext) {
   }
   for (const s of extraSchemas(r)) {
     if (schemas.some((x) => x.name === s.name)) continue;
-    schemas.push(objectSchemaView(s, s.role === 'in' ? 'Request body of a custom endpoint.' : 'Response of a custom action or endpoint.', imports, r.extraFields));
+    schemas.push(
+      objectSchemaView(
+        s,
+        s.role === 'in' ? 'Request body of a custom endpoint.' : 'Response of a custom action or endpoint.',
+        imports,
+        r.extraFields,
+      ),
+    );
   }
-  if (r.bulkUpdateItem) schemas.push(objectSchemaView(r.bulkUpdateItem, `One item of a bulk update: the primary key of the ${r.verboseName} to change, then the update fields.`, imports, r.extraFields));
+  if (r.bulkUpdateItem)
+    schemas.push(
+      objectSchemaView(
+        r.bulkUpdateItem,
+        `One item of a bulk update: the primary key of the ${r.verboseName} to change, then the update fields.`,
+        imports,
+        r.extraFields,
+      ),
+    );
   const pk = pkParam(r, imports);
-  const errorSchema = r.errorSchema ? objectSchemaView(r.errorSchema, 'Documented body of error responses (error_schema).', imports) : undefined;
+  const errorSchema = r.errorSchema
+    ? objectSchemaView(r.errorSchema, 'Documented body of error responses (error_schema).', imports)
+    : undefined;
   return {
     header: header(`${ctx.specsName}/${r.specFile}`),
     schemas,

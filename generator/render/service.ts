@@ -61,7 +61,8 @@ export function appView(model: ServiceModel, ctx: RenderContext) {
   const imports = new Imports(runtimeFrom(ctx, 0));
   imports.type('express', 'Express');
   for (const name of ['createApi', 'createServiceContext', 'loadSettings', 'TokenService']) imports.runtime(name);
-  for (const name of ['CorsSettings', 'Db', 'HttpSecuritySettings', 'KeyPair', 'Logger', 'Metrics', 'Route', 'ServiceContext', 'Settings']) imports.runtimeType(name);
+  for (const name of ['CorsSettings', 'Db', 'HttpSecuritySettings', 'KeyPair', 'Logger', 'Metrics', 'Route', 'ServiceContext', 'Settings'])
+    imports.runtimeType(name);
   const hooks = () => imports.namespace(hookModuleFrom(ctx, model.hooks!, 0), 'hooks');
   const handlers = model.exceptionHandlers.map((h) => {
     const exception = isBuiltinException(h.exception) ? imports.runtime(h.exception) : `${hooks()}.${h.exception}`;
@@ -70,11 +71,16 @@ export function appView(model: ServiceModel, ctx: RenderContext) {
   for (const name of ['EXTRA_CLAIMS', 'loadUser']) imports.value('./auth', name);
   imports.value('./endpoints', 'endpointRoutes');
   imports.value('./settings', 'DEFAULT_SETTINGS');
-  const resources = model.resources.map((r) => ({ routesFn: imports.value(`./resources/${r.moduleName}/routes`, `${camelCase(r.moduleName)}Routes`) }));
+  const resources = model.resources.map((r) => ({
+    routesFn: imports.value(`./resources/${r.moduleName}/routes`, `${camelCase(r.moduleName)}Routes`),
+  }));
   // Each resource's queryset_request, by table: the rows other resources' paths may show a caller.
   const visibility = model.resources
     .filter((r) => r.querysetRequest && r.hooks)
-    .map((r) => `${str(r.table)}: ${imports.namespace(hookModuleFrom(ctx, r.hooks!, 0), `${camelCase(r.moduleName)}Hooks`)}.${r.querysetRequest}`);
+    .map(
+      (r) =>
+        `${str(r.table)}: ${imports.namespace(hookModuleFrom(ctx, r.hooks!, 0), `${camelCase(r.moduleName)}Hooks`)}.${r.querysetRequest}`,
+    );
   return {
     header: header(`${ctx.specsName}/service.yaml`),
     title: model.title,

@@ -62,7 +62,9 @@ function outputValue(kind: ValueKind, sf: SchemaField, imports: Imports): string
       return `${z}.email()`;
     case 'url':
       // A blank URL is "", which is not a `uri`: the document says either.
-      return sf.field?.blank === true ? `${z}.union([${z}.literal(''), ${z}.string().meta({ format: 'uri' })])` : `${z}.string().meta({ format: 'uri' })`;
+      return sf.field?.blank === true
+        ? `${z}.union([${z}.literal(''), ${z}.string().meta({ format: 'uri' })])`
+        : `${z}.string().meta({ format: 'uri' })`;
     case 'uuid':
       return `${z}.uuid()`;
     case 'bool':
@@ -95,9 +97,12 @@ function arrayOf(item: string, sf: SchemaField, imports: Imports): string {
 
 /** The schema of a request field: validates and converts what the client sends. */
 export function zodInput(sf: SchemaField, imports: Imports): string {
-  if (sf.kind === 'nested_write') return withModifiers(`${imports.runtime('listInput')}(${sf.write!.item.name}, ${sf.write!.maxItems})`, sf, true);
+  if (sf.kind === 'nested_write')
+    return withModifiers(`${imports.runtime('listInput')}(${sf.write!.item.name}, ${sf.write!.maxItems})`, sf, true);
   const item = inputValue(sf.value, sf, imports);
-  const list = sf.list ? `${imports.runtime('listInput')}(${item}${sf.list.maxItems !== undefined ? `, ${sf.list.maxItems}` : ''})` : undefined;
+  const list = sf.list
+    ? `${imports.runtime('listInput')}(${item}${sf.list.maxItems !== undefined ? `, ${sf.list.maxItems}` : ''})`
+    : undefined;
   const expr = list ?? (sf.kind === 'many_to_many' ? `${imports.runtime('z')}.array(${item})` : item);
   return withModifiers(expr, sf, true);
 }

@@ -12,7 +12,15 @@ import { diagnosticAt, type LoadedSpecs, type SpecFile } from '../load/load';
 import type { ResourceSpec, ServiceSpec } from './meta-schema';
 import type { SourceRef } from '../model/model';
 import { pluralOf } from '../model/names';
-import { endpointMethod, endpointOperationId, relationOperationIds, relationPath, resourceNames, type Named, type ResourceNames } from './resource-names';
+import {
+  endpointMethod,
+  endpointOperationId,
+  relationOperationIds,
+  relationPath,
+  resourceNames,
+  type Named,
+  type ResourceNames,
+} from './resource-names';
 import { didYouMean } from './suggest';
 
 export interface DescribedResource {
@@ -42,7 +50,9 @@ export function describeSpecs(loaded: LoadedSpecs, documents: ReadonlyMap<SpecFi
     if (data) resources.push({ spec, data, names: resourceNames(spec.file, data), hooks: resourceHookRefs(spec.file, data, shared) });
   }
   const service =
-    loaded.service && serviceData ? { spec: loaded.service, data: serviceData, hooks: serviceHookRefs(loaded.service.file, serviceData) } : undefined;
+    loaded.service && serviceData
+      ? { spec: loaded.service, data: serviceData, hooks: serviceHookRefs(loaded.service.file, serviceData) }
+      : undefined;
   return { dir: loaded.dir, service, resources };
 }
 
@@ -129,7 +139,10 @@ function checkIndexNames(names: ResourceNames, registry: NameRegistry, report: (
     seen.push(key);
     if (index.name.length > 63) {
       // PostgreSQL would cut the name silently, and a later migration would not find the index by it.
-      report(index.entry, `the index name "${index.name}" is longer than 63 characters, the most PostgreSQL keeps: give the index a shorter name (name: ...)`);
+      report(
+        index.entry,
+        `the index name "${index.name}" is longer than 63 characters, the most PostgreSQL keeps: give the index a shorter name (name: ...)`,
+      );
     } else if (first >= 0) {
       report(index.entry, `duplicate index: indexes[${first}] has the same columns (${index.columns.join(', ')}); remove one`);
     } else {
@@ -143,7 +156,11 @@ function checkIndexNames(names: ResourceNames, registry: NameRegistry, report: (
  * list-level action's `/{base}/{name}/` and a custom endpoint's path, with the same method. Claimed in the order the
  * routes are registered (the service's endpoints first), so the later one is reported.
  */
-function checkStaticRoutes(described: DescribedSpecs, resources: DescribedResource[], report: (source: SourceRef, message: string) => void): void {
+function checkStaticRoutes(
+  described: DescribedSpecs,
+  resources: DescribedResource[],
+  report: (source: SourceRef, message: string) => void,
+): void {
   const routes = new NameRegistry('route', report);
   const claimEndpoints = (file: string, list: readonly { method: string; path: string }[], at: (string | number)[], owner: string) =>
     list.forEach((e, i) => routes.claim(`${endpointMethod(e.method).toUpperCase()} ${e.path}`, { file, path: [...at, i, 'path'] }, owner));
@@ -154,7 +171,8 @@ function checkStaticRoutes(described: DescribedSpecs, resources: DescribedResour
     for (const bulk of names.bulk) routes.claim(`${bulk.method.toUpperCase()} /${names.base.name}/bulk/`, bulk.operationId.source, owner);
     for (const action of names.actions) {
       if (action.detail) continue;
-      for (const route of action.routes) routes.claim(`${route.method.toUpperCase()} /${names.base.name}/${action.name}/`, route.operationId.source, owner);
+      for (const route of action.routes)
+        routes.claim(`${route.method.toUpperCase()} /${names.base.name}/${action.name}/`, route.operationId.source, owner);
     }
     claimEndpoints(spec.file, data.viewset?.endpoints ?? [], ['viewset', 'endpoints'], owner);
   }
@@ -225,7 +243,10 @@ export function hookExportsCheckable(described: DescribedSpecs, reported: readon
       const at = diagnosticAt(spec, ref.source.path, '', ref.key);
       return !taken.has(`${at.file}\0${at.line}\0${at.column}`);
     });
-  const service = described.service && { ...described.service, hooks: keep(described.service.spec, described.service.data.hooks, described.service.hooks) };
+  const service = described.service && {
+    ...described.service,
+    hooks: keep(described.service.spec, described.service.data.hooks, described.service.hooks),
+  };
   const resources = described.resources.map((res) => ({ ...res, hooks: keep(res.spec, res.data.hooks, res.hooks) }));
   return { dir: described.dir, service, resources };
 }

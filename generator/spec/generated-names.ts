@@ -79,11 +79,14 @@ export function nameClashes(files: ReadonlyMap<string, string>): NameClash[] {
     for (const fn of functions) {
       const local = new Scope();
       for (const statement of fn.body.statements) {
-        if (ts.isVariableStatement(statement)) for (const d of statement.declarationList.declarations) for (const name of bindingNames(d.name)) local.add(name);
-        else if ((ts.isFunctionDeclaration(statement) || ts.isClassDeclaration(statement)) && statement.name) local.add(statement.name.text);
+        if (ts.isVariableStatement(statement))
+          for (const d of statement.declarationList.declarations) for (const name of bindingNames(d.name)) local.add(name);
+        else if ((ts.isFunctionDeclaration(statement) || ts.isClassDeclaration(statement)) && statement.name)
+          local.add(statement.name.text);
       }
       for (const name of local.twice) out.push({ file, name, scope: fn.name, kind: 'twice' });
-      for (const name of local.names) if (values.names.has(name) && !local.twice.has(name)) out.push({ file, name, scope: fn.name, kind: 'shadows' });
+      for (const name of local.names)
+        if (values.names.has(name) && !local.twice.has(name)) out.push({ file, name, scope: fn.name, kind: 'shadows' });
     }
 
     function declare(name: string, value: boolean) {
@@ -150,7 +153,11 @@ function clashDiagnostic(clash: NameClash, model: ServiceModel, loaded: LoadedSp
 }
 
 /** Every map key and scalar string value under `node`, with its path, in document order. */
-function walk(node: Node | null | undefined, path: (string | number)[], visit: (value: string, path: (string | number)[], key: boolean) => void): void {
+function walk(
+  node: Node | null | undefined,
+  path: (string | number)[],
+  visit: (value: string, path: (string | number)[], key: boolean) => void,
+): void {
   if (isMap(node)) {
     for (const pair of node.items) {
       if (!isPair(pair) || !isScalar(pair.key)) continue;

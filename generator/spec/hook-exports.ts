@@ -149,7 +149,8 @@ function callProblem(ref: HookRef, module: string, declarations: ExportedDeclara
   const accepts = ([min, max]: [number, number]) => min <= call.args && (call.passed === 'value' || call.args <= max);
   if (!signatures.length || signatures.some((s) => accepts(arity(s)))) return undefined;
   const [min, max] = arity(signatures[0]);
-  const takes = min > call.args ? `requires ${count(min, 'parameter')}` : max === 0 ? 'takes no parameter' : `takes ${count(max, 'parameter')}`;
+  const takes =
+    min > call.args ? `requires ${count(min, 'parameter')}` : max === 0 ? 'takes no parameter' : `takes ${count(max, 'parameter')}`;
   const given = call.passed === 'call' ? 'it is called with' : 'it receives';
   return `hook "${ref.name}" of hooks module ${module} ${takes}; ${given} ${count(call.args, 'argument')} (${call.what})`;
 }
@@ -162,7 +163,10 @@ function arity(signature: Signature): [number, number] {
   let max = 0;
   for (const param of signature.getParameters()) {
     const decl = param.getValueDeclaration();
-    const node = decl && 'isRestParameter' in decl ? (decl as unknown as { isRestParameter(): boolean; isOptional(): boolean; hasInitializer(): boolean }) : undefined;
+    const node =
+      decl && 'isRestParameter' in decl
+        ? (decl as unknown as { isRestParameter(): boolean; isOptional(): boolean; hasInitializer(): boolean })
+        : undefined;
     if (node?.isRestParameter()) return [min, Infinity];
     max++;
     if (!(node?.isOptional() || node?.hasInitializer())) min = max;

@@ -59,7 +59,10 @@ export function importProblems(file: string, text: string, contract: ReadonlySet
     if (!specifier || !ts.isStringLiteral(specifier)) continue;
     const from = specifier.text;
     if (from === OLD_RUNTIME || from.startsWith(`${OLD_RUNTIME}/`)) {
-      at(specifier, `'${from}' is no longer a module: the runtime is its own package; import from '${RUNTIME}' and add it to the project's dependencies (CHANGELOG.md, "Upgrading from 0.1.0")`);
+      at(
+        specifier,
+        `'${from}' is no longer a module: the runtime is its own package; import from '${RUNTIME}' and add it to the project's dependencies (CHANGELOG.md, "Upgrading from 0.1.0")`,
+      );
     } else if (from !== RUNTIME) continue;
     const named = isImport
       ? statement.importClause?.namedBindings && ts.isNamedImports(statement.importClause.namedBindings)

@@ -40,11 +40,7 @@ export const VALUE_TYPES = ['str', 'int', 'float', 'bool', 'date', 'datetime', '
 
 /** `[JWTAuth]`, `null` (public) or `NOT_SET` (inherit). Custom authenticators are hook exports. */
 const authList = {
-  anyOf: [
-    { type: 'null' },
-    { const: 'NOT_SET' },
-    { type: 'array', items: exportName, uniqueItems: true },
-  ],
+  anyOf: [{ type: 'null' }, { const: 'NOT_SET' }, { type: 'array', items: exportName, uniqueItems: true }],
 } as const;
 
 const decoratorList = { type: 'array', items: { anyOf: [exportName, { type: 'null' }] } } as const;
@@ -508,7 +504,10 @@ export const viewsetSchema = {
     operation_throttles: {
       type: 'object',
       additionalProperties: false,
-      properties: Object.fromEntries(OPERATIONS.map((op) => [op, throttleSpec])) as Record<(typeof OPERATIONS)[number], typeof throttleSpec>,
+      properties: Object.fromEntries(OPERATIONS.map((op) => [op, throttleSpec])) as Record<
+        (typeof OPERATIONS)[number],
+        typeof throttleSpec
+      >,
     },
     overrides: {
       type: 'object',
@@ -609,13 +608,21 @@ export const serviceSchema = {
       type: 'object',
       additionalProperties: false,
       required: ['name'],
-      properties: { name: { type: 'string', minLength: 1 }, identifier: { type: 'string', minLength: 1 }, url: { type: 'string', minLength: 1 } },
+      properties: {
+        name: { type: 'string', minLength: 1 },
+        identifier: { type: 'string', minLength: 1 },
+        url: { type: 'string', minLength: 1 },
+      },
     },
     contact: {
       type: 'object',
       additionalProperties: false,
       minProperties: 1,
-      properties: { name: { type: 'string', minLength: 1 }, url: { type: 'string', minLength: 1 }, email: { type: 'string', minLength: 1 } },
+      properties: {
+        name: { type: 'string', minLength: 1 },
+        url: { type: 'string', minLength: 1 },
+        email: { type: 'string', minLength: 1 },
+      },
     },
     base_path: { type: 'string', pattern: '^(/[a-z0-9_-]+)*$' },
     /** Request body keys that are not fields, for every resource whose viewset does not say: ignored (the default), or refused (`forbid`). */

@@ -117,10 +117,7 @@ export function resourceNames(file: string, spec: ResourceSpec): ResourceNames {
     .filter((kind) => !disabled.has(kind) && !disabled.has('all'))
     .map((kind) => ({
       kind,
-      operationId:
-        kind === 'list'
-          ? { name: `list_${pluralSnake}`, source: pluralAt }
-          : { name: `${kind}_${snake}`, source: at('model') },
+      operationId: kind === 'list' ? { name: `list_${pluralSnake}`, source: pluralAt } : { name: `${kind}_${snake}`, source: at('model') },
     }));
   return {
     model: { name: spec.model, source: at('model') },

@@ -210,4 +210,7 @@ export function requireAuth(authenticators: readonly Authenticator[] | null, ctx
 }
 
 /** The built-in authenticators by the names specs use (the catalogue's list, checked here). */
-export const BUILTIN_AUTHENTICATOR_IMPLEMENTATIONS = { JWTAuth, AdminAuth, SuperuserAuth, CookieAuth } satisfies Record<BuiltinAuthenticator, Authenticator>;
+export const BUILTIN_AUTHENTICATOR_IMPLEMENTATIONS = { JWTAuth, AdminAuth, SuperuserAuth, CookieAuth } satisfies Record<
+  BuiltinAuthenticator,
+  Authenticator
+>;

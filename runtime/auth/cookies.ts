@@ -132,7 +132,12 @@ export function requestCookie(req: Pick<Request, 'headers'>, name: string): stri
   return requestCookies(req)[name] || undefined;
 }
 
-function setCookie(settings: Settings, name: string, value: string, attributes: { path: string; maxAge: number; httpOnly: boolean }): string {
+function setCookie(
+  settings: Settings,
+  name: string,
+  value: string,
+  attributes: { path: string; maxAge: number; httpOnly: boolean },
+): string {
   const parts = [`${name}=${value}`, `Path=${attributes.path}`, `Max-Age=${attributes.maxAge}`];
   if (attributes.httpOnly) parts.push('HttpOnly');
   if (settings.SVC_AUTH_COOKIE_SECURE) parts.push('Secure');
@@ -148,11 +153,21 @@ function appendCookies(res: Response | undefined, cookies: string[]): void {
 }
 
 /** Sets the three cookies of a session: the access and refresh tokens given, and a new CSRF token bound to it. */
-export function setAuthCookies(req: Request, settings: Settings, paths: CookiePaths, tokens: { access: string; refresh: string }, csrf: CsrfBinding): void {
+export function setAuthCookies(
+  req: Request,
+  settings: Settings,
+  paths: CookiePaths,
+  tokens: { access: string; refresh: string },
+  csrf: CsrfBinding,
+): void {
   const names = cookieNames(settings.SVC_AUTH_COOKIE_SECURE);
   appendCookies(req.res, [
     setCookie(settings, names.access, tokens.access, { path: paths.path, maxAge: settings.SVC_ACCESS_TOKEN_LIFETIME, httpOnly: true }),
-    setCookie(settings, names.refresh, tokens.refresh, { path: paths.refreshPath, maxAge: settings.SVC_REFRESH_TOKEN_LIFETIME, httpOnly: true }),
+    setCookie(settings, names.refresh, tokens.refresh, {
+      path: paths.refreshPath,
+      maxAge: settings.SVC_REFRESH_TOKEN_LIFETIME,
+      httpOnly: true,
+    }),
     setCookie(settings, names.csrf, newCsrfToken(csrf), { path: '/', maxAge: settings.SVC_REFRESH_TOKEN_LIFETIME, httpOnly: false }),
   ]);
 }
@@ -198,7 +213,12 @@ function originAllowed(req: Request, origin: string, trusted: readonly string[])
  * `csrfCookie` the CSRF cookie's name (`cookieNames`); `binding` the session the token must be
  * signed for (a token without a session to verify against is refused).
  */
-export function checkCsrf(req: Request, trusted: readonly string[], csrfCookie: string, binding: Partial<CsrfBinding> & { key: Buffer }): void {
+export function checkCsrf(
+  req: Request,
+  trusted: readonly string[],
+  csrfCookie: string,
+  binding: Partial<CsrfBinding> & { key: Buffer },
+): void {
   if (SAFE_METHODS.has(req.method)) return;
   const origin = req.headers.origin;
   if (origin !== undefined) {
@@ -209,7 +229,14 @@ export function checkCsrf(req: Request, trusted: readonly string[], csrfCookie: 
   const sent = req.headers[CSRF_HEADER.toLowerCase()];
   const cookie = requestCookie(req, csrfCookie);
   const { key, session } = binding;
-  if (typeof sent !== 'string' || !sent || cookie === undefined || !sameDigest(sent, cookie) || session === undefined || !csrfTokenValid(cookie, { key, session })) {
+  if (
+    typeof sent !== 'string' ||
+    !sent ||
+    cookie === undefined ||
+    !sameDigest(sent, cookie) ||
+    session === undefined ||
+    !csrfTokenValid(cookie, { key, session })
+  ) {
     throw new ForbiddenError('forbidden', CSRF_TOKEN_REFUSED);
   }
 }

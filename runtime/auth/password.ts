@@ -39,7 +39,11 @@ export function passwordFitsBcrypt(plain: string): boolean {
  * The problems of a new password under the policy: at least `minLength` characters (code points)
  * and at most 72 UTF-8 bytes. Empty when it is acceptable.
  */
-export function passwordProblems(plain: string, loc: (string | number)[] = PASSWORD_LOC, minLength = MIN_PASSWORD_LENGTH): ValidationEntry[] {
+export function passwordProblems(
+  plain: string,
+  loc: (string | number)[] = PASSWORD_LOC,
+  minLength = MIN_PASSWORD_LENGTH,
+): ValidationEntry[] {
   if ([...plain].length < minLength) {
     return [{ type: 'string_too_short', loc, msg: `String should have at least ${minLength} characters` }];
   }

@@ -222,12 +222,15 @@ export class RedisThrottleStore implements ThrottleStore {
   }
 
   reserve(rules: readonly ThrottleRule[], windowMs: number): Promise<Reservation> {
-    return this.run(async () => {
-      const keys = rules.map((r) => r.key);
-      const args = rules.flatMap((r) => [r.limit, r.windowMs ?? windowMs]);
-      const wait = Number(await this.client.svcThrottleReserve(keys.length, ...keys, ...args));
-      return wait > 0 ? { allowed: false, retryAfterMs: wait } : { allowed: true };
-    }, { allowed: true } as Reservation);
+    return this.run(
+      async () => {
+        const keys = rules.map((r) => r.key);
+        const args = rules.flatMap((r) => [r.limit, r.windowMs ?? windowMs]);
+        const wait = Number(await this.client.svcThrottleReserve(keys.length, ...keys, ...args));
+        return wait > 0 ? { allowed: false, retryAfterMs: wait } : { allowed: true };
+      },
+      { allowed: true } as Reservation,
+    );
   }
 
   async release(keys: readonly string[]): Promise<void> {
@@ -383,7 +386,10 @@ export class LoginThrottle {
    */
   async beginRegistration(req: Request): Promise<() => Promise<void>> {
     const key = `${this.options.keyPrefix}register:${clientAddress(req)}`;
-    const reservation = await this.store.reserve([{ key, limit: this.options.registrationsPerAddress }], this.options.registrationWindowSeconds * 1000);
+    const reservation = await this.store.reserve(
+      [{ key, limit: this.options.registrationsPerAddress }],
+      this.options.registrationWindowSeconds * 1000,
+    );
     if (!reservation.allowed) {
       throw new TooManyRequestsError(Math.max(1, Math.ceil(reservation.retryAfterMs / 1000)), TOO_MANY_REGISTRATIONS_MESSAGE);
     }

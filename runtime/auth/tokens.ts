@@ -41,7 +41,10 @@ export async function loadKeys(options: KeyOptions): Promise<KeyPair> {
       throw new ConfigurationError('set both SVC_JWT_PRIVATE_KEY_FILE and SVC_JWT_PUBLIC_KEY_FILE, or neither');
     }
     return checkKeyPair(
-      { privateKey: readKeyFile('SVC_JWT_PRIVATE_KEY_FILE', privateKeyFile), publicKey: readKeyFile('SVC_JWT_PUBLIC_KEY_FILE', publicKeyFile) },
+      {
+        privateKey: readKeyFile('SVC_JWT_PRIVATE_KEY_FILE', privateKeyFile),
+        publicKey: readKeyFile('SVC_JWT_PUBLIC_KEY_FILE', publicKeyFile),
+      },
       [`SVC_JWT_PRIVATE_KEY_FILE (${privateKeyFile})`, `SVC_JWT_PUBLIC_KEY_FILE (${publicKeyFile})`],
     );
   }
@@ -53,10 +56,10 @@ export async function loadKeys(options: KeyOptions): Promise<KeyPair> {
   const privatePath = path.join(options.devKeysDir, 'jwt-private.pem');
   const publicPath = path.join(options.devKeysDir, 'jwt-public.pem');
   if (fs.existsSync(privatePath) && fs.existsSync(publicPath)) {
-    return checkKeyPair({ privateKey: readKeyFile('the development key', privatePath), publicKey: readKeyFile('the development key', publicPath) }, [
-      privatePath,
-      publicPath,
-    ]);
+    return checkKeyPair(
+      { privateKey: readKeyFile('the development key', privatePath), publicKey: readKeyFile('the development key', publicPath) },
+      [privatePath, publicPath],
+    );
   }
   const pair = generateKeyPair();
   fs.mkdirSync(options.devKeysDir, { recursive: true });
@@ -91,7 +94,10 @@ function oneLine(err: unknown): string {
  * token is refused, a public key in place of the private one a service whose every login fails:
  * either is a configuration error at start, naming the files (`names`), in one line.
  */
-export async function checkKeyPair(keys: KeyPair, names: readonly [string, string] = ['the private key', 'the public key']): Promise<KeyPair> {
+export async function checkKeyPair(
+  keys: KeyPair,
+  names: readonly [string, string] = ['the private key', 'the public key'],
+): Promise<KeyPair> {
   const [privateName, publicName] = names;
   let privateKey: crypto.KeyObject;
   let publicKey: crypto.KeyObject;
@@ -106,8 +112,12 @@ export async function checkKeyPair(keys: KeyPair, names: readonly [string, strin
   } catch (err) {
     throw new ConfigurationError(`${publicName} is not a PEM public key: ${oneLine(err)}`);
   }
-  for (const [name, key] of [[privateName, privateKey], [publicName, publicKey]] as const) {
-    if (key.asymmetricKeyType !== 'rsa') throw new ConfigurationError(`${name} is a ${key.asymmetricKeyType ?? 'non-RSA'} key; RS256 needs an RSA key`);
+  for (const [name, key] of [
+    [privateName, privateKey],
+    [publicName, publicKey],
+  ] as const) {
+    if (key.asymmetricKeyType !== 'rsa')
+      throw new ConfigurationError(`${name} is a ${key.asymmetricKeyType ?? 'non-RSA'} key; RS256 needs an RSA key`);
   }
   let probe: string;
   try {
@@ -118,7 +128,9 @@ export async function checkKeyPair(keys: KeyPair, names: readonly [string, strin
   try {
     await jose.jwtVerify(probe, publicKey, { algorithms: ['RS256'] });
   } catch {
-    throw new ConfigurationError(`${privateName} and ${publicName} are not a pair: a probe signed with the private key does not verify with the public key`);
+    throw new ConfigurationError(
+      `${privateName} and ${publicName} are not a pair: a probe signed with the private key does not verify with the public key`,
+    );
   }
   return keys;
 }
@@ -168,7 +180,10 @@ export interface TokenClaims {
 export type TokenFailure = 'expired' | 'invalid';
 
 export class TokenError extends Error {
-  constructor(readonly reason: TokenFailure, message: string) {
+  constructor(
+    readonly reason: TokenFailure,
+    message: string,
+  ) {
     super(message);
     this.name = 'TokenError';
   }
@@ -227,9 +242,11 @@ export class TokenService {
     const now = Date.now();
     let known = this.userTokensEnded.get(sub);
     if (!known || now - known.readAt >= USER_REVOCATIONS_READ_EVERY_MS) {
-      const row = (await db(TOKEN_REVOCATIONS_TABLE).select('issued_before').where('key', `user:${sub}`).first()) as { issued_before: number | string } | undefined;
+      const row = (await db(TOKEN_REVOCATIONS_TABLE).select('issued_before').where('key', `user:${sub}`).first()) as
+        { issued_before: number | string } | undefined;
       known = { until: row ? Number(row.issued_before) : -1, readAt: now };
-      if (this.userTokensEnded.size >= USER_REVOCATIONS_KEPT) this.userTokensEnded.delete(this.userTokensEnded.keys().next().value as string);
+      if (this.userTokensEnded.size >= USER_REVOCATIONS_KEPT)
+        this.userTokensEnded.delete(this.userTokensEnded.keys().next().value as string);
       this.userTokensEnded.delete(sub);
       this.userTokensEnded.set(sub, known);
     }
@@ -282,13 +299,21 @@ export class TokenService {
    * before a dot, then the token itself: `<family>.<id>`.
    */
   issueRefresh(userId: string | number, family: string = crypto.randomUUID()): Promise<string> {
-    return this.sign({ type: 'refresh' }, `${family}.${crypto.randomBytes(16).toString('base64url')}`, userId, this.settings.SVC_REFRESH_TOKEN_LIFETIME);
+    return this.sign(
+      { type: 'refresh' },
+      `${family}.${crypto.randomBytes(16).toString('base64url')}`,
+      userId,
+      this.settings.SVC_REFRESH_TOKEN_LIFETIME,
+    );
   }
 
   /** `claims` signed RS256, with `jti`, `sub`, `iss`, `aud` (those configured), `iat` now and `exp` `lifetime` seconds later. */
   private sign(claims: Record<string, unknown>, jti: string, userId: string | number, lifetime: number): Promise<string> {
     const iat = Math.floor(Date.now() / 1000);
-    const jwt = new jose.SignJWT(claims).setProtectedHeader({ alg: 'RS256', typ: 'JWT' }).setIssuedAt(iat).setExpirationTime(iat + lifetime);
+    const jwt = new jose.SignJWT(claims)
+      .setProtectedHeader({ alg: 'RS256', typ: 'JWT' })
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + lifetime);
     const { SVC_JWT_ISSUER: issuer, SVC_JWT_AUDIENCE: audience } = this.settings;
     if (audience) jwt.setAudience(audience);
     if (issuer) jwt.setIssuer(issuer);
@@ -430,7 +455,9 @@ function revocationKeys(claims: TokenClaims): string[] {
  */
 export async function refreshTokenRevoked(db: Db, claims: TokenClaims): Promise<boolean> {
   const iat = typeof claims.iat === 'number' ? claims.iat : 0;
-  const rows: { issued_before: number | string }[] = await db(TOKEN_REVOCATIONS_TABLE).select('issued_before').whereIn('key', revocationKeys(claims));
+  const rows: { issued_before: number | string }[] = await db(TOKEN_REVOCATIONS_TABLE)
+    .select('issued_before')
+    .whereIn('key', revocationKeys(claims));
   return rows.some((r) => iat <= Number(r.issued_before));
 }
 
@@ -468,4 +495,3 @@ export async function revokeRefreshFamily(db: Db, claims: TokenClaims, lifetime:
   const now = Math.floor(Date.now() / 1000);
   await revokeRefreshTokens(db, `fam:${fam}`, now + lifetime, lifetime);
 }
-

@@ -11,7 +11,12 @@ export const BUILTIN_AUTHENTICATORS = ['JWTAuth', 'AdminAuth', 'SuperuserAuth', 
 export type BuiltinAuthenticator = (typeof BUILTIN_AUTHENTICATORS)[number];
 
 /** Paginators `pagination_class` and `paginate` may name (custom ones are hook exports). */
-export const BUILTIN_PAGINATORS = ['PageNumberPagination', 'LimitOffsetPagination', 'PageNumberResultsPagination', 'CursorPagination'] as const;
+export const BUILTIN_PAGINATORS = [
+  'PageNumberPagination',
+  'LimitOffsetPagination',
+  'PageNumberResultsPagination',
+  'CursorPagination',
+] as const;
 export type BuiltinPaginator = (typeof BUILTIN_PAGINATORS)[number];
 
 /** Mixins of `filter_mixins` that apply one lookup per query parameter of a value type. */

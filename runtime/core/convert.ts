@@ -44,7 +44,19 @@ export function isIsoUtc(s: string): boolean {
   const minute = digit(s, 14) * 10 + digit(s, 15);
   const second = digit(s, 17) * 10 + digit(s, 18);
   const ms = digit(s, 20) * 100 + digit(s, 21) * 10 + digit(s, 22);
-  if (year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59 || ms < 0) {
+  if (
+    year < 0 ||
+    month < 1 ||
+    month > 12 ||
+    day < 1 ||
+    hour < 0 ||
+    hour > 23 ||
+    minute < 0 ||
+    minute > 59 ||
+    second < 0 ||
+    second > 59 ||
+    ms < 0
+  ) {
     return false;
   }
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);

@@ -88,7 +88,10 @@ export class MultipleObjectsError extends ApiException {
 
 /** A generic HTTP error: `{"detail": "<message>"}` with the given status. */
 export class HttpError extends ApiException {
-  constructor(status: number, readonly detail: string) {
+  constructor(
+    status: number,
+    readonly detail: string,
+  ) {
     super({ detail }, status);
   }
 }

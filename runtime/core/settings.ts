@@ -125,7 +125,8 @@ export interface PostgresSettings {
 export function loadPostgresSettings(env: NodeJS.ProcessEnv = process.env): PostgresSettings {
   const raw = env.SVC_PG_PREPARED_STATEMENTS;
   const value = raw === undefined ? 'named' : raw.trim().toLowerCase();
-  if (value !== 'named' && value !== 'unnamed') throw new ConfigurationError(`SVC_PG_PREPARED_STATEMENTS must be named or unnamed, got "${raw}"`);
+  if (value !== 'named' && value !== 'unnamed')
+    throw new ConfigurationError(`SVC_PG_PREPARED_STATEMENTS must be named or unnamed, got "${raw}"`);
   return { preparedStatements: value };
 }
 
@@ -133,7 +134,9 @@ export function loadPostgresSettings(env: NodeJS.ProcessEnv = process.env): Post
 export function loadSqliteSettings(env: NodeJS.ProcessEnv = process.env): SqliteSettings {
   const synchronous = env.SVC_SQLITE_SYNCHRONOUS?.trim().toUpperCase() ?? DEFAULT_SQLITE_SETTINGS.synchronous;
   if (!(SQLITE_SYNCHRONOUS as readonly string[]).includes(synchronous)) {
-    throw new ConfigurationError(`SVC_SQLITE_SYNCHRONOUS must be one of ${SQLITE_SYNCHRONOUS.join(', ')}, got "${env.SVC_SQLITE_SYNCHRONOUS}"`);
+    throw new ConfigurationError(
+      `SVC_SQLITE_SYNCHRONOUS must be one of ${SQLITE_SYNCHRONOUS.join(', ')}, got "${env.SVC_SQLITE_SYNCHRONOUS}"`,
+    );
   }
   return {
     synchronous: synchronous as SqliteSynchronous,
@@ -169,7 +172,13 @@ export interface DatabaseSettings {
   transactionTimeoutMs: number;
 }
 
-export const DEFAULT_DATABASE_SETTINGS: DatabaseSettings = Object.freeze({ connectTimeoutMs: 5000, acquireTimeoutMs: 5000, statementTimeoutMs: 10_000, poolMax: 10, transactionTimeoutMs: 30_000 });
+export const DEFAULT_DATABASE_SETTINGS: DatabaseSettings = Object.freeze({
+  connectTimeoutMs: 5000,
+  acquireTimeoutMs: 5000,
+  statementTimeoutMs: 10_000,
+  poolMax: 10,
+  transactionTimeoutMs: 30_000,
+});
 
 function seconds(name: string, raw: string | undefined, fallbackMs: number, mayBeZero: boolean): number {
   if (raw === undefined) return fallbackMs;
@@ -213,10 +222,18 @@ export function trustProxySetting(env: NodeJS.ProcessEnv = process.env): false |
   if (!raw || /^(false|0|no|off)$/i.test(raw)) return false;
   if (/^\d+$/.test(raw)) return Number(raw);
   if (/^(true|yes|on)$/i.test(raw)) {
-    throw new ConfigurationError('SVC_TRUST_PROXY=true would let any client name its own address: give the number of proxies in front of the service, or their addresses');
+    throw new ConfigurationError(
+      'SVC_TRUST_PROXY=true would let any client name its own address: give the number of proxies in front of the service, or their addresses',
+    );
   }
-  const entries = raw.split(',').map((e) => e.trim()).filter(Boolean);
+  const entries = raw
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
   const bad = entries.filter((e) => !PROXY_RANGE_NAMES.includes(e) && !/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(e));
-  if (bad.length) throw new ConfigurationError(`SVC_TRUST_PROXY: ${bad.join(', ')} is not an address, a CIDR range or one of ${PROXY_RANGE_NAMES.join(', ')}`);
+  if (bad.length)
+    throw new ConfigurationError(
+      `SVC_TRUST_PROXY: ${bad.join(', ')} is not an address, a CIDR range or one of ${PROXY_RANGE_NAMES.join(', ')}`,
+    );
   return entries;
 }

@@ -127,7 +127,8 @@ export function probeOf(db: Db): Db {
     const made = knex({ ...config, pool: { ...config.pool, min: 0, max: 1 } });
     onAcquireFailure(made);
     // Its statements are told to `db`'s listeners as `db`'s own: a probe that succeeds ends a logged outage.
-    for (const event of ['query', 'query-error', 'query-response'] as const) made.on(event, (...args: unknown[]) => db.emit(event, ...args));
+    for (const event of ['query', 'query-error', 'query-response'] as const)
+      made.on(event, (...args: unknown[]) => db.emit(event, ...args));
     probes.set(database, (probe = made));
     // Closed with `db` (whose `destroy` is its client's).
     const client = db.client as { destroy(callback?: unknown): Promise<void> };
@@ -234,7 +235,13 @@ export async function writeReturning(db: Db, query: Knex.QueryBuilder, also?: st
  * Runs a write that returns rows, by Knex from its SQL text, its values as the database binds them
  * where it serves reads beside Knex's pool (SQLite: a list as its JSON text).
  */
-async function writtenRows(db: Db, database: Database, sql: string, bindings: readonly unknown[], query: Knex.QueryBuilder): Promise<Row[]> {
+async function writtenRows(
+  db: Db,
+  database: Database,
+  sql: string,
+  bindings: readonly unknown[],
+  query: Knex.QueryBuilder,
+): Promise<Row[]> {
   if (db.isTransaction) {
     refusePastDeadline(db as Knex.Transaction);
     const rows = inTransaction(db as Knex.Transaction, database, 'insert', sql, bindings);
@@ -284,7 +291,12 @@ const guardedInserts = new WeakMap<Database, Map<string, Map<string, string>>>()
  * Knex's `insert into t (…) values (…)`, with `returning …` where the database has it, on each
  * database, and the text made from it is kept per SQL text. `also`, as for `writeReturning`.
  */
-export async function insertWhereReferencesExist(db: Db, query: Knex.QueryBuilder, references: readonly RowReference[], also?: string): Promise<Row[] | undefined> {
+export async function insertWhereReferencesExist(
+  db: Db,
+  query: Knex.QueryBuilder,
+  references: readonly RowReference[],
+  also?: string,
+): Promise<Row[] | undefined> {
   const database = databaseOf(db);
   const compiled = compiledQuery(query);
   const bindings = compiled.bindings;
@@ -324,7 +336,13 @@ function guardedInsert(db: Db, sql: string, references: readonly RowReference[])
  * the first time on each database; later calls reuse that SQL text and bind `bindings`, in the
  * order of its placeholders, without building a query. Run as `selectRows` runs a query.
  */
-export function selectFixed(db: Db, owner: object, variant: string, build: () => Knex.QueryBuilder, bindings: readonly unknown[]): Promise<Row[]> {
+export function selectFixed(
+  db: Db,
+  owner: object,
+  variant: string,
+  build: () => Knex.QueryBuilder,
+  bindings: readonly unknown[],
+): Promise<Row[]> {
   const database = databaseOf(db);
   let byVariant = database.fixedSql.get(owner);
   if (!byVariant) database.fixedSql.set(owner, (byVariant = new Map()));
@@ -338,7 +356,11 @@ export function selectFixed(db: Db, owner: object, variant: string, build: () =>
  * (`selectFixed`) built once per list of columns, given as the same array every time.
  */
 export async function selectByKey(db: Db, table: string, pk: string, columns: readonly string[], key: unknown): Promise<Row | undefined> {
-  const build = () => db(table).select(columns).where(pk, key as Knex.Value).limit(1, { skipBinding: true });
+  const build = () =>
+    db(table)
+      .select(columns)
+      .where(pk, key as Knex.Value)
+      .limit(1, { skipBinding: true });
   const [row] = await selectFixed(db, columns, `${table} ${pk}`, build, [key]);
   return row;
 }
@@ -405,7 +427,13 @@ export function rawText(sql: string): string {
  * reported to `db`'s listeners as Knex reports a query of this `method`; undefined where Knex must
  * run it (a transaction already ended, a statement that answers no rows, another database).
  */
-function inTransaction(trx: Knex.Transaction, database: Database, method: string, sql: string, bindings: readonly unknown[]): Row[] | undefined {
+function inTransaction(
+  trx: Knex.Transaction,
+  database: Database,
+  method: string,
+  sql: string,
+  bindings: readonly unknown[],
+): Row[] | undefined {
   const reads = database.reads;
   if (!reads || trx.isCompleted()) return undefined;
   const connection = reads.transactionConnection();

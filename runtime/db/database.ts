@@ -39,7 +39,13 @@ export interface ReplicaReads {
 const DATABASE = Symbol.for('svcgen.database');
 
 /** `config` with a new database's state for `dialect` (each Knex instance made from it gets this state). */
-export function withDatabaseState(config: Knex.Config, dialect: Dialect, reads: DirectReads | undefined, settings: DatabaseSettings, pooled?: PooledReads): Knex.Config {
+export function withDatabaseState(
+  config: Knex.Config,
+  dialect: Dialect,
+  reads: DirectReads | undefined,
+  settings: DatabaseSettings,
+  pooled?: PooledReads,
+): Knex.Config {
   const database: Database = { dialect, fixedSql: new WeakMap(), reads, settings, pooled };
   return { ...config, [DATABASE]: database } as Knex.Config;
 }

@@ -307,7 +307,9 @@ export interface DataLoss {
  */
 export class UncheckedRollbackError extends Error {
   constructor(database: string) {
-    super(`${database} commits each schema change by itself: a rollback cannot be checked for data loss first, nor undone; allow data loss to run it`);
+    super(
+      `${database} commits each schema change by itself: a rollback cannot be checked for data loss first, nor undone; allow data loss to run it`,
+    );
     this.name = 'UncheckedRollbackError';
   }
 }
@@ -468,7 +470,9 @@ export function rollbackMigrations(
   return withMigrationLock(db, async () => {
     const status = await migrationStatus(db, migrations);
     if (status.unknown.length) {
-      throw new Error(`the database has migrations this service does not know (${status.unknown.join(', ')}): revert them with the version that applied them`);
+      throw new Error(
+        `the database has migrations this service does not know (${status.unknown.join(', ')}): revert them with the version that applied them`,
+      );
     }
     const byName = new Map(migrations.map((m) => [m.name, m]));
     const targets = status.applied

@@ -96,7 +96,13 @@ export interface LoggableError {
  */
 export function loggableError(err: unknown, depth = 0): LoggableError {
   if (!err || typeof err !== 'object') return { type: typeof err, message: String(err) };
-  const { code, message, name, stack, cause } = err as { code?: unknown; message?: unknown; name?: unknown; stack?: unknown; cause?: unknown };
+  const { code, message, name, stack, cause } = err as {
+    code?: unknown;
+    message?: unknown;
+    name?: unknown;
+    stack?: unknown;
+    cause?: unknown;
+  };
   const statement = statements.get(err);
   let text = driverMessageOf(typeof message === 'string' ? message : '', statement?.sql);
   if (typeof code === 'string' && VALUE_IN_MESSAGE.test(code)) text = text.replace(/"(?:[^"]|"")*"/g, '"?"');
@@ -104,7 +110,8 @@ export function loggableError(err: unknown, depth = 0): LoggableError {
   const type = typeof name === 'string' && name ? name : (err.constructor?.name ?? 'Error');
   const out: LoggableError = { type, message: text };
   if (typeof code === 'string' || typeof code === 'number') out.code = String(code);
-  if (statement !== undefined) out.statement = statement.after === undefined ? shown(statement.sql) : `${statement.sql} after ${shown(statement.after)}`;
+  if (statement !== undefined)
+    out.statement = statement.after === undefined ? shown(statement.sql) : `${statement.sql} after ${shown(statement.after)}`;
   // The stack's frames under the message written here: its first lines repeat the message as it was thrown.
   if (typeof stack === 'string') out.stack = [`${type}: ${text}`, ...stack.split('\n').filter((line) => /^\s+at /.test(line))].join('\n');
   if (cause !== undefined && depth < 3) out.cause = loggableError(cause, depth + 1);
@@ -148,7 +155,10 @@ export class OutageMonitor {
   private readonly started = new Set<unknown>();
 
   /** `log` gets the request that found the outage with its start, for its id. */
-  constructor(db: Db, private readonly log: (message: string, req?: Request) => void) {
+  constructor(
+    db: Db,
+    private readonly log: (message: string, req?: Request) => void,
+  ) {
     recordFailedStatements(db);
     db.on('query', (query: unknown) => {
       if (this.since !== undefined && this.started.size < 10_000) this.started.add(queryUidOf(query));
@@ -177,7 +187,9 @@ export class OutageMonitor {
 
   private recovered(): void {
     const seconds = ((Date.now() - (this.since ?? Date.now())) / 1000).toFixed(1);
-    this.log(`database outage over after ${seconds} s; ${this.unavailable} request${this.unavailable === 1 ? ' was' : 's were'} answered 503`);
+    this.log(
+      `database outage over after ${seconds} s; ${this.unavailable} request${this.unavailable === 1 ? ' was' : 's were'} answered 503`,
+    );
     this.since = undefined;
     this.started.clear();
   }

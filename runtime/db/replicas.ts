@@ -151,7 +151,8 @@ export function attachReplicas(db: Db, urls: readonly string[], settings?: Datab
   const dialect = dialectOf(db);
   if (!dialect.positions) throw new ConfigurationError(`DATABASE_REPLICA_URLS: ${dialect.name} has no read replicas`);
   for (const url of urls) {
-    if (!dialect.accepts(url)) throw new ConfigurationError(`DATABASE_REPLICA_URLS must name ${dialect.name} databases like DATABASE_URL, got "${url}"`);
+    if (!dialect.accepts(url))
+      throw new ConfigurationError(`DATABASE_REPLICA_URLS must name ${dialect.name} databases like DATABASE_URL, got "${url}"`);
   }
   const database = databaseOf(db);
   const replicas = new Replicas(db, dialect.positions, urls, settings ?? database.settings);

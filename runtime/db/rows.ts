@@ -23,14 +23,24 @@ export interface ForeignSpec<T, R extends Row = Row> {
 }
 
 /** The related rows named by `keys` (nulls skipped, duplicates queried once), by primary key. */
-export async function loadForeign<T, R extends Row = Row>(db: Db, spec: ForeignSpec<T, R>, keys: readonly unknown[]): Promise<Map<unknown, T>> {
+export async function loadForeign<T, R extends Row = Row>(
+  db: Db,
+  spec: ForeignSpec<T, R>,
+  keys: readonly unknown[],
+): Promise<Map<unknown, T>> {
   const known = knownRelations.get(db)?.answer(spec, keys);
   if (known) return known as Map<unknown, T>;
   const wanted = [...new Set(keys.filter((k) => k !== null && k !== undefined))];
   const out = new Map<unknown, T>();
   if (wanted.length === 0) return out;
   for (const chunk of chunks(wanted)) {
-    const rows = await selectFixed(db, spec, String(chunk.length), () => db(spec.table).select(spec.columns).whereIn(spec.pk, chunk), chunk);
+    const rows = await selectFixed(
+      db,
+      spec,
+      String(chunk.length),
+      () => db(spec.table).select(spec.columns).whereIn(spec.pk, chunk),
+      chunk,
+    );
     for (const row of rows as R[]) out.set(row[spec.pk], spec.shape(row));
   }
   return out;
@@ -53,7 +63,11 @@ const OWNER = '__owner';
  * the first `limit` of them, capped per owner in SQL (`ROW_NUMBER() OVER (PARTITION BY …)`, as
  * `loadReverse`), in the one statement of the page; for one owner, by a plain `LIMIT`.
  */
-export async function loadManyToMany<T, R extends Row = Row>(db: Db, spec: ManyToManySpec<T, R>, owners: readonly unknown[]): Promise<Map<unknown, T[]>> {
+export async function loadManyToMany<T, R extends Row = Row>(
+  db: Db,
+  spec: ManyToManySpec<T, R>,
+  owners: readonly unknown[],
+): Promise<Map<unknown, T[]>> {
   const known = knownRelations.get(db)?.answer(spec, owners);
   if (known) return known as Map<unknown, T[]>;
   const wanted = [...new Set(owners)];
@@ -67,10 +81,13 @@ export async function loadManyToMany<T, R extends Row = Row>(db: Db, spec: ManyT
         .select([`${spec.joinTable}.${spec.ownColumn} as ${OWNER}`, ...spec.columns.map((c) => `${spec.table}.${c}`)])
         .whereIn(`${spec.joinTable}.${spec.ownColumn}`, chunk as any[]);
     const query = () => {
-      if (limit === undefined) return linked().orderBy([{ column: `${spec.joinTable}.${spec.ownColumn}` }, { column: `${spec.table}.${spec.pk}` }]);
+      if (limit === undefined)
+        return linked().orderBy([{ column: `${spec.joinTable}.${spec.ownColumn}` }, { column: `${spec.table}.${spec.pk}` }]);
       // One owner (a retrieve's): a plain LIMIT caps it, without the window a page needs.
       if (chunk.length === 1) return linked().orderBy(`${spec.table}.${spec.pk}`).limit(limit, { skipBinding: true });
-      const ranked = linked().rowNumber(RANK, (window) => window.orderBy(`${spec.table}.${spec.pk}`).partitionBy(`${spec.joinTable}.${spec.ownColumn}`));
+      const ranked = linked().rowNumber(RANK, (window) =>
+        window.orderBy(`${spec.table}.${spec.pk}`).partitionBy(`${spec.joinTable}.${spec.ownColumn}`),
+      );
       return db
         .select('*')
         .from(ranked.as('ranked'))
@@ -104,11 +121,17 @@ const isManyToMany = (spec: ForeignSpec<any, any>): spec is ManyToManySpec<any, 
 
 /** Each relation with its own query (`loadForeign`, `loadManyToMany`), the queries run together. */
 function eachAlone<L extends readonly RelationLoad[]>(db: Db, loads: L): Promise<RelationsLoaded<L>> {
-  return Promise.all(loads.map(([spec, keys]) => (isManyToMany(spec) ? loadManyToMany(db, spec, keys) : loadForeign(db, spec, keys)))) as Promise<RelationsLoaded<L>>;
+  return Promise.all(
+    loads.map(([spec, keys]) => (isManyToMany(spec) ? loadManyToMany(db, spec, keys) : loadForeign(db, spec, keys))),
+  ) as Promise<RelationsLoaded<L>>;
 }
 
 /** One row's foreign keys joined (`loadRelations`), its many-to-many relations each with a query of its own. */
-async function joinedForeignKeysOnly<L extends readonly RelationLoad[]>(db: Db, loads: L, foreignKeys: number): Promise<RelationsLoaded<L>> {
+async function joinedForeignKeysOnly<L extends readonly RelationLoad[]>(
+  db: Db,
+  loads: L,
+  foreignKeys: number,
+): Promise<RelationsLoaded<L>> {
   if (foreignKeys < 2) return await eachAlone(db, loads);
   const foreign = loads.filter(([spec]) => !isManyToMany(spec));
   const [joined, ...many] = await Promise.all([
@@ -157,7 +180,11 @@ const specId = (spec: object) => {
  * The relations already known are not read again: those of the row `rows` holds when the statement
  * that read it read them too (`relationsJoin`), and those `withKnownRelations` gives.
  */
-export async function loadRelations<const L extends readonly RelationLoad[]>(db: Db, loads: L, rows?: readonly Row[]): Promise<RelationsLoaded<L>> {
+export async function loadRelations<const L extends readonly RelationLoad[]>(
+  db: Db,
+  loads: L,
+  rows?: readonly Row[],
+): Promise<RelationsLoaded<L>> {
   const known = knownRelations.get(db) ?? (rows?.length === 1 ? (rows[0] as ReadRow)[READ_WITH] : undefined);
   // `return await`: an async function that returns another's promise settles its own two turns later.
   if (!known) return await loadTogether(db, loads);
@@ -193,7 +220,9 @@ async function loadTogether<const L extends readonly RelationLoad[]>(db: Db, loa
   if (present < 2 || many > 1) return await eachAlone(db, loads);
   const joined = loads.flatMap(([spec], i) => (only[i] === undefined ? [] : [{ spec, key: only[i], alias: `__j${i}`, index: i }]));
   const build = () => {
-    const query = db.select(joined.flatMap(({ spec, alias, index }) => spec.columns.map((c: string, n: number) => `${alias}.${c} as ${aliasOf(index, n)}`)));
+    const query = db.select(
+      joined.flatMap(({ spec, alias, index }) => spec.columns.map((c: string, n: number) => `${alias}.${c} as ${aliasOf(index, n)}`)),
+    );
     query.from(db.raw('(select 1 as ??) as ??', ['__one', '__keys']));
     for (const { spec, key, alias } of joined) {
       const value = db.raw('?', [key as Knex.Value]);
@@ -208,7 +237,13 @@ async function loadTogether<const L extends readonly RelationLoad[]>(db: Db, loa
     }
     return query;
   };
-  const rows = await selectFixed(db, joined[0].spec, `with ${joined.map((j) => specId(j.spec)).join(',')}`, build, joined.map((j) => j.key));
+  const rows = await selectFixed(
+    db,
+    joined[0].spec,
+    `with ${joined.map((j) => specId(j.spec)).join(',')}`,
+    build,
+    joined.map((j) => j.key),
+  );
   return loads.map(([spec], i) => {
     const out = new Map<unknown, unknown>();
     if (only[i] === undefined) return out;
@@ -251,7 +286,11 @@ const RANK = '__rank';
  * for a page of parents, the cap applied per parent in SQL (`ROW_NUMBER() OVER (PARTITION BY …)`,
  * SQLite ≥ 3.25, PostgreSQL, MySQL 8, MariaDB ≥ 10.2), never a query per parent.
  */
-export async function loadReverse<T, R extends Row = Row>(db: Db, spec: ReverseSpec<T, R>, owners: readonly unknown[]): Promise<Map<unknown, T[]>> {
+export async function loadReverse<T, R extends Row = Row>(
+  db: Db,
+  spec: ReverseSpec<T, R>,
+  owners: readonly unknown[],
+): Promise<Map<unknown, T[]>> {
   const known = knownRelations.get(db)?.answer(spec, owners);
   if (known) return known as Map<unknown, T[]>;
   const wanted = [...new Set(owners)];
@@ -262,9 +301,12 @@ export async function loadReverse<T, R extends Row = Row>(db: Db, spec: ReverseS
     const query = () => {
       const ranked = db(spec.table)
         .select([...spec.columns.map((c) => `${spec.table}.${c}`), `${ownerColumn} as ${OWNER}`])
-        .rowNumber(RANK, (window) => window.orderBy(spec.ordering.map((o) => ({ column: `${spec.table}.${o.column}`, order: o.order }))).partitionBy(ownerColumn))
+        .rowNumber(RANK, (window) =>
+          window.orderBy(spec.ordering.map((o) => ({ column: `${spec.table}.${o.column}`, order: o.order }))).partitionBy(ownerColumn),
+        )
         .whereIn(ownerColumn, chunk as any[]);
-      if (spec.through) ranked.join(spec.through.table, `${spec.through.table}.${spec.through.childColumn}`, '=', `${spec.table}.${spec.pk}`);
+      if (spec.through)
+        ranked.join(spec.through.table, `${spec.through.table}.${spec.through.childColumn}`, '=', `${spec.table}.${spec.pk}`);
       if (spec.deletedColumn) ranked.whereNull(`${spec.table}.${spec.deletedColumn}`);
       return db
         .select('*')
@@ -380,7 +422,9 @@ function makeRelatedColumns(db: Db, table: string, relations: StateRelations<any
     const columns = spec.columns.includes(spec.pk) ? spec.columns : [...spec.columns, spec.pk];
     const names = columns.map((_, n) => `__r${i}_${n}`);
     const where = `${id(`${alias}.${spec.pk}`)} = ${id(`${table}.${column}`)}`;
-    const sql = columns.map((c, n) => `(select ${id(`${alias}.${c}`)} from ${id(spec.table)} as ${id(alias)} where ${where}) as ${id(names[n])}`);
+    const sql = columns.map(
+      (c, n) => `(select ${id(`${alias}.${c}`)} from ${id(spec.table)} as ${id(alias)} where ${where}) as ${id(names[n])}`,
+    );
     return { spec, column, columns, names, sql };
   });
   const children = new Map<object, readonly unknown[]>(relations.children.map((spec) => [spec, []]));
@@ -459,11 +503,21 @@ function makeRelationsJoin(db: Db, pk: string, columns: readonly string[], relat
   const joined = (spec: ForeignSpec<any>, alias: string) => {
     const related = spec.columns.includes(spec.pk) ? spec.columns : [...spec.columns, spec.pk];
     const names = related.map((_, n) => propertyName(`${alias}_${n}`));
-    return { spec, related, names, key: names[related.indexOf(spec.pk)], select: related.map((c, n) => `${id(`${alias}.${c}`)} as ${id(names[n])}`) };
+    return {
+      spec,
+      related,
+      names,
+      key: names[related.indexOf(spec.pk)],
+      select: related.map((c, n) => `${id(`${alias}.${c}`)} as ${id(names[n])}`),
+    };
   };
   const foreign = relations.foreign
     .filter(([, column]) => columns.includes(column))
-    .map(([spec, column], i) => ({ ...joined(spec, `__r${i}`), column, join: `left join ${id(spec.table)} as ${id(`__r${i}`)} on ${id(`__r${i}.${spec.pk}`)} = ${row}.${id(column)}` }));
+    .map(([spec, column], i) => ({
+      ...joined(spec, `__r${i}`),
+      column,
+      join: `left join ${id(spec.table)} as ${id(`__r${i}`)} on ${id(`__r${i}.${spec.pk}`)} = ${row}.${id(column)}`,
+    }));
   const spec = dialectOf(db).joinsManyToMany ? relations.children.find(isManyToMany) : undefined;
   const many = spec && {
     ...joined(spec, '__m'),
@@ -513,7 +567,17 @@ const EXISTS = {};
 
 /** Whether a row with this primary key exists. */
 export async function exists(db: Db, table: string, pk: string, value: unknown): Promise<boolean> {
-  const rows = await selectFixed(db, EXISTS, `${table} ${pk}`, () => db(table).select(pk).where(pk, value as any).limit(1, { skipBinding: true }), [value]);
+  const rows = await selectFixed(
+    db,
+    EXISTS,
+    `${table} ${pk}`,
+    () =>
+      db(table)
+        .select(pk)
+        .where(pk, value as any)
+        .limit(1, { skipBinding: true }),
+    [value],
+  );
   return rows.length > 0;
 }
 
@@ -522,15 +586,26 @@ export async function missingKeys(db: Db, table: string, pk: string, values: rea
   const wanted = [...new Set(values)];
   const found = new Set<unknown>();
   for (const chunk of chunks(wanted)) {
-    const rows: Row[] = await db(table).select(pk).whereIn(pk, chunk as any[]);
+    const rows: Row[] = await db(table)
+      .select(pk)
+      .whereIn(pk, chunk as any[]);
     for (const row of rows) found.add(row[pk]);
   }
   return wanted.filter((v) => !found.has(v));
 }
 
 /** Replaces the related keys of one owner in a join table. */
-export async function setRelated(db: Db, joinTable: string, ownColumn: string, otherColumn: string, owner: unknown, keys: readonly unknown[]): Promise<void> {
-  await db(joinTable).where(ownColumn, owner as any).delete();
+export async function setRelated(
+  db: Db,
+  joinTable: string,
+  ownColumn: string,
+  otherColumn: string,
+  owner: unknown,
+  keys: readonly unknown[],
+): Promise<void> {
+  await db(joinTable)
+    .where(ownColumn, owner as any)
+    .delete();
   const unique = [...new Set(keys)];
   // SQLite's multi-row insert is a compound SELECT, limited to 500 terms.
   for (const chunk of chunks(unique, 200)) {

@@ -42,7 +42,8 @@ export function topLevel(sql: string): string {
 }
 
 /** Clauses after which a query no longer answers each row of its table once, as it is. */
-const NOT_A_FILTER = / (join|group by|having|order by|limit|offset|union|intersect|except|window|for update|for share|for no key update|for key share|lock in share mode) /i;
+const NOT_A_FILTER =
+  / (join|group by|having|order by|limit|offset|union|intersect|except|window|for update|for share|for no key update|for key share|lock in share mode) /i;
 
 /**
  * Whether a query only filters the rows of its table: `select * from <table> [where …]`, with no

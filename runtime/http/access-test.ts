@@ -95,7 +95,11 @@ export function accessMatrixTest(matrix: AccessMatrixTest): void {
         const check = operation.checks[caller.name];
         const label = `${operation.operationId} as ${caller.name}`;
         if (caller.roles.length) {
-          await t.test(`${label}: not called`, { skip: 'a role comes from the user model or a custom authenticator; the generic test cannot grant it' }, () => {});
+          await t.test(
+            `${label}: not called`,
+            { skip: 'a role comes from the user model or a custom authenticator; the generic test cannot grant it' },
+            () => {},
+          );
           continue;
         }
         if (check === 'unchecked') {

@@ -132,7 +132,12 @@ export function createApi(options: ApiOptions): Express {
     requestLogging({
       logger,
       // The route's pattern: an application route's is its full path, a `views()` route's is below the base path.
-      routeOf: (req) => (req.route ? (appRoutes.has(req.route) ? req.route.path : basePath + req.route.path) : (req.res?.locals[ROUTE_LABEL] as string | undefined)),
+      routeOf: (req) =>
+        req.route
+          ? appRoutes.has(req.route)
+            ? req.route.path
+            : basePath + req.route.path
+          : (req.res?.locals[ROUTE_LABEL] as string | undefined),
       onFinish: metrics ? (req, res, route, seconds) => metrics.observe(req.method, route, res.statusCode, seconds) : undefined,
     }),
   );
@@ -182,7 +187,9 @@ export function createApi(options: ApiOptions): Express {
     if (security.docs === 'public') {
       const ui = { customSiteTitle: options.title, swaggerUrl: openapiUrl, swaggerOptions: { persistAuthorization: true } };
       const policy = docsPagePolicy(swaggerUi.generateHTML(undefined, ui));
-      route('get', `${basePath}/docs`, (req, res, next) => (req.originalUrl.split('?')[0].endsWith('/') ? next() : res.redirect(301, `${basePath}/docs/`)));
+      route('get', `${basePath}/docs`, (req, res, next) =>
+        req.originalUrl.split('?')[0].endsWith('/') ? next() : res.redirect(301, `${basePath}/docs/`),
+      );
       // Swagger UI answers every request under its prefix.
       const docsLabel: express.RequestHandler = (_req, res, next) => {
         // Its page and files under one route label (the logs' and /metrics'), as a route pattern would.
@@ -192,7 +199,9 @@ export function createApi(options: ApiOptions): Express {
       app.use(
         `${basePath}/docs/`,
         docsLabel,
-        ...(security.headers ? [((_req, res, next) => (res.setHeader('Content-Security-Policy', policy), next())) as express.RequestHandler] : []),
+        ...(security.headers
+          ? [((_req, res, next) => (res.setHeader('Content-Security-Policy', policy), next())) as express.RequestHandler]
+          : []),
         swaggerUi.serveFiles(undefined, { swaggerUrl: openapiUrl }),
         swaggerUi.setup(undefined, ui),
       );

@@ -22,7 +22,8 @@ import { ConfigurationError } from '../core/settings';
 export function workerCount(env: NodeJS.ProcessEnv = process.env): number {
   const raw = env.SVC_WORKERS?.trim() || '1';
   if (raw === 'auto') return availableParallelism();
-  if (!/^\d{1,4}$/.test(raw) || Number(raw) < 1) throw new ConfigurationError(`SVC_WORKERS must be a positive integer or "auto", got "${env.SVC_WORKERS}"`);
+  if (!/^\d{1,4}$/.test(raw) || Number(raw) < 1)
+    throw new ConfigurationError(`SVC_WORKERS must be a positive integer or "auto", got "${env.SVC_WORKERS}"`);
   return Number(raw);
 }
 

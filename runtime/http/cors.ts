@@ -63,10 +63,13 @@ export function corsSettings(env: NodeJS.ProcessEnv = process.env): CorsSettings
   const origins = list(env, 'SVC_CORS_ORIGINS', []).map((o) => o.toLowerCase().replace(/\/$/, ''));
   for (const origin of origins) {
     if (origin !== '*' && !ORIGIN.test(origin)) {
-      throw new ConfigurationError(`SVC_CORS_ORIGINS must list origins like https://app.example.com (scheme, host, optional port), got "${origin}"`);
+      throw new ConfigurationError(
+        `SVC_CORS_ORIGINS must list origins like https://app.example.com (scheme, host, optional port), got "${origin}"`,
+      );
     }
   }
-  if (origins.includes('*') && origins.length > 1) throw new ConfigurationError('SVC_CORS_ORIGINS: "*" cannot be combined with other origins');
+  if (origins.includes('*') && origins.length > 1)
+    throw new ConfigurationError('SVC_CORS_ORIGINS: "*" cannot be combined with other origins');
   const rawCredentials = env.SVC_CORS_CREDENTIALS?.trim() ?? 'false';
   let credentials: boolean;
   if (/^(true|1|yes|on)$/i.test(rawCredentials)) credentials = true;
@@ -76,7 +79,8 @@ export function corsSettings(env: NodeJS.ProcessEnv = process.env): CorsSettings
     throw new ConfigurationError('SVC_CORS_CREDENTIALS=true needs the origins listed: "*" would let every site send credentials');
   }
   const rawMaxAge = env.SVC_CORS_MAX_AGE?.trim() ?? String(DEFAULT_CORS.maxAge);
-  if (!/^\d{1,9}$/.test(rawMaxAge)) throw new ConfigurationError(`SVC_CORS_MAX_AGE must be a number of seconds, got "${env.SVC_CORS_MAX_AGE}"`);
+  if (!/^\d{1,9}$/.test(rawMaxAge))
+    throw new ConfigurationError(`SVC_CORS_MAX_AGE must be a number of seconds, got "${env.SVC_CORS_MAX_AGE}"`);
   return {
     origins,
     methods: tokens(env, 'SVC_CORS_METHODS', DEFAULT_CORS.methods).map((m) => m.toUpperCase()),
@@ -127,7 +131,8 @@ export function cors(settings: CorsSettings): RequestHandler | undefined {
     if (!any) res.vary('Origin');
     const from = req.headers.origin;
     if (from === undefined || !(any || allowed.has(from.toLowerCase()))) return next();
-    if (req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined) preflight(req, res, () => answerPreflight(res));
+    if (req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined)
+      preflight(req, res, () => answerPreflight(res));
     else actual(req, res, next);
   };
 }

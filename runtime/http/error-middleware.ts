@@ -66,7 +66,10 @@ export function errorMiddleware(
     function renderUnhandled(error: unknown) {
       logError(error, req);
       if (settings.SVC_DEBUG) {
-        res.status(500).type('text/plain').send(error instanceof Error ? (error.stack ?? String(error)) : String(error));
+        res
+          .status(500)
+          .type('text/plain')
+          .send(error instanceof Error ? (error.stack ?? String(error)) : String(error));
       } else {
         sendJson(res, 500, { detail: 'Internal Server Error' });
       }

@@ -34,7 +34,9 @@ export function healthRoutes(db: Db, outage: OutageMonitor): Route[] {
     standalone: true,
     responses: [
       { status: 200, description: 'OK', schema: HealthSchema },
-      ...(unavailable ? [{ status: 503, description: 'Service Unavailable: the database does not answer', schema: UnavailableSchema }] : []),
+      ...(unavailable
+        ? [{ status: 503, description: 'Service Unavailable: the database does not answer', schema: UnavailableSchema }]
+        : []),
     ],
   });
   return [

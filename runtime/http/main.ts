@@ -47,7 +47,14 @@ export interface ServiceMain {
   title: string;
   /** Mount point of the API, e.g. `/api` (empty at the root). */
   basePath: string;
-  createService(options: { db: Db; keys: KeyPair; settings: Settings; logger: Logger; cors: CorsSettings; security: HttpSecuritySettings }): {
+  createService(options: {
+    db: Db;
+    keys: KeyPair;
+    settings: Settings;
+    logger: Logger;
+    cors: CorsSettings;
+    security: HttpSecuritySettings;
+  }): {
     app: Express;
     context?: { transactions: ShutdownTransactions };
   };
@@ -160,14 +167,19 @@ function unknownMigrationsPolicy(): UnknownMigrationsPolicy {
 async function openDatabase(service: ServiceMain, log: (message: string) => void, unknownPolicy = unknownMigrationsPolicy()): Promise<Db> {
   const db = connectDatabase(service);
   const direct = process.env.DATABASE_DIRECT_URL || undefined;
-  const migrating = connect(direct ?? process.env.DATABASE_URL, service.defaultSqliteFile, undefined, { ...loadDatabaseSettings(), statementTimeoutMs: 0, transactionTimeoutMs: 0 });
+  const migrating = connect(direct ?? process.env.DATABASE_URL, service.defaultSqliteFile, undefined, {
+    ...loadDatabaseSettings(),
+    statementTimeoutMs: 0,
+    transactionTimeoutMs: 0,
+  });
   try {
     if (direct !== undefined && dialectOf(migrating) !== dialectOf(db)) {
       throw new ConfigurationError(`DATABASE_DIRECT_URL must name the same kind of database as DATABASE_URL (${dialectOf(db).name})`);
     }
     let unknown: string[] = [];
     const applied = await migrateLatest(migrating, service.migrations, { unknown: unknownPolicy, onUnknown: (names) => (unknown = names) });
-    if (unknown.length) log(`database has migrations this version does not know (${unknown.join(', ')}); serving beside them (SVC_UNKNOWN_MIGRATIONS=serve)`);
+    if (unknown.length)
+      log(`database has migrations this version does not know (${unknown.join(', ')}); serving beside them (SVC_UNKNOWN_MIGRATIONS=serve)`);
     else log(applied.length ? `applied migrations: ${applied.join(', ')}` : 'database is up to date');
   } catch (err) {
     await destroyDatabase(db);
@@ -242,7 +254,9 @@ async function migrateCommand(service: ServiceMain, args: string[]): Promise<num
   if (sub === 'rollback') {
     const read = readArgs(rest, ROLLBACK_OPTIONS, (arg) => /^[1-9]\d{0,5}$/.test(arg));
     if ('unexpected' in read) {
-      console.error(`migrate rollback: unexpected argument "${read.unexpected}" (a number of migrations, or --allow-data-loss)\n\n${usage(service)}`);
+      console.error(
+        `migrate rollback: unexpected argument "${read.unexpected}" (a number of migrations, or --allow-data-loss)\n\n${usage(service)}`,
+      );
       return 2;
     }
     if (read.positionals.length) steps = Number(read.positionals[read.positionals.length - 1]);
@@ -258,7 +272,9 @@ async function migrateCommand(service: ServiceMain, args: string[]): Promise<num
       for (const m of status.applied) console.log(`applied  ${m.name} (batch ${m.batch})`);
       for (const name of status.pending) console.log(`pending  ${name}`);
       for (const name of status.unknown) console.log(`unknown  ${name} (applied, but not a migration of this service)`);
-      console.log(`${status.applied.length} applied, ${status.pending.length} pending${status.unknown.length ? `, ${status.unknown.length} unknown` : ''}`);
+      console.log(
+        `${status.applied.length} applied, ${status.pending.length} pending${status.unknown.length ? `, ${status.unknown.length} unknown` : ''}`,
+      );
       return 0;
     }
     try {
@@ -267,7 +283,9 @@ async function migrateCommand(service: ServiceMain, args: string[]): Promise<num
       return 0;
     } catch (err) {
       if (!(err instanceof DataLossError) && !(err instanceof UncheckedRollbackError)) throw err;
-      console.error(`migrate rollback: refused: ${err.message}; nothing was reverted. Run it again with --allow-data-loss to revert anyway.`);
+      console.error(
+        `migrate rollback: refused: ${err.message}; nothing was reverted. Run it again with --allow-data-loss to revert anyway.`,
+      );
       return 1;
     }
   } finally {
@@ -316,7 +334,11 @@ interface ReadArgs {
  * accepts, or the first argument that is none of them, as it was written: an unknown option, a flag
  * given a value, an option without its value, `--`, or a positional argument refused.
  */
-function readArgs(args: string[], options: ArgOptions, positional: (arg: string) => boolean = () => false): ReadArgs | { unexpected: string } {
+function readArgs(
+  args: string[],
+  options: ArgOptions,
+  positional: (arg: string) => boolean = () => false,
+): ReadArgs | { unexpected: string } {
   const { tokens } = parseArgs({ args, options, strict: false, allowPositionals: true, tokens: true });
   const read: ReadArgs = { values: {}, positionals: [] };
   for (const token of tokens) {
@@ -326,7 +348,8 @@ function readArgs(args: string[], options: ArgOptions, positional: (arg: string)
       continue;
     }
     const option = token.kind === 'option' && Object.hasOwn(options, token.name) ? options[token.name] : undefined;
-    if (!option || token.kind !== 'option' || (option.type === 'boolean') !== (token.value === undefined)) return { unexpected: args[token.index] };
+    if (!option || token.kind !== 'option' || (option.type === 'boolean') !== (token.value === undefined))
+      return { unexpected: args[token.index] };
     read.values[token.name] = token.value ?? true;
   }
   return read;

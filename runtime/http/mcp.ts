@@ -99,7 +99,9 @@ function inputSchemaOf(operation: OpenApiOperation, components: Record<string, J
   const body = operation.requestBody?.content['application/json']?.schema;
   if (body) {
     if (BODY_ARGUMENT in properties) {
-      throw new ConfigurationError(`SVC_MCP: the operation ${operation.operationId} has a parameter named "${BODY_ARGUMENT}", the argument that holds its request body`);
+      throw new ConfigurationError(
+        `SVC_MCP: the operation ${operation.operationId} has a parameter named "${BODY_ARGUMENT}", the argument that holds its request body`,
+      );
     }
     properties[BODY_ARGUMENT] = { ...body, description: 'The request body (JSON).' };
     if (operation.requestBody?.required) required.push(BODY_ARGUMENT);
@@ -205,7 +207,11 @@ export function toolRequest(tool: McpTool, args: Readonly<Record<string, unknown
 
 /** The result of a tool call: the status and body as structured content, the same as text; an error status is an error. */
 export function toolResult(response: ToolResponse): CallToolResult {
-  const content = { status: response.status, ...(Object.keys(response.headers).length ? { headers: response.headers } : {}), body: response.body };
+  const content = {
+    status: response.status,
+    ...(Object.keys(response.headers).length ? { headers: response.headers } : {}),
+    body: response.body,
+  };
   return { content: [{ type: 'text', text: JSON.stringify(content) }], structuredContent: content, isError: response.status >= 400 };
 }
 
@@ -290,7 +296,9 @@ export function requestInProcess(app: RequestListener, from: Request, request: T
   req.httpVersionMajor = 1;
   req.httpVersionMinor = 1;
   req.headers = headers;
-  req.rawHeaders = Object.entries(headers).flatMap(([name, value]) => (Array.isArray(value) ? value.flatMap((v) => [name, v]) : [name, String(value)]));
+  req.rawHeaders = Object.entries(headers).flatMap(([name, value]) =>
+    Array.isArray(value) ? value.flatMap((v) => [name, v]) : [name, String(value)],
+  );
   if (payload) req.push(payload);
   req.push(null);
   req.complete = true;
@@ -319,7 +327,11 @@ export function requestInProcess(app: RequestListener, from: Request, request: T
     res.once('finish', () => {
       // The connection closes after its one response, as Node's would: the response's 'close' follows.
       socket.destroy();
-      resolve({ status: res.statusCode, headers: resultHeaders(res.getHeaders()), body: bodyOf(res.getHeader('content-type'), Buffer.concat(chunks)) });
+      resolve({
+        status: res.statusCode,
+        headers: resultHeaders(res.getHeaders()),
+        body: bodyOf(res.getHeader('content-type'), Buffer.concat(chunks)),
+      });
     });
     res.once('error', reject);
     app(req, res);
@@ -436,7 +448,10 @@ const MCP_NEEDS = 'SVC_MCP is on, the MCP endpoint';
 function sdk() {
   return {
     ...requireOptional<typeof import('@modelcontextprotocol/sdk/server/mcp.js')>('@modelcontextprotocol/sdk/server/mcp.js', MCP_NEEDS),
-    ...requireOptional<typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js')>('@modelcontextprotocol/sdk/server/streamableHttp.js', MCP_NEEDS),
+    ...requireOptional<typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js')>(
+      '@modelcontextprotocol/sdk/server/streamableHttp.js',
+      MCP_NEEDS,
+    ),
     ...requireOptional<typeof import('@modelcontextprotocol/sdk/types.js')>('@modelcontextprotocol/sdk/types.js', MCP_NEEDS),
   };
 }

@@ -12,7 +12,8 @@ interface DocOperation {
 }
 
 const ETAG_HEADER = {
-  description: 'The ETag of the object\'s current version (a hash of its detail representation; of the body sent for a list or a `fields` selection).',
+  description:
+    "The ETag of the object's current version (a hash of its detail representation; of the body sent for a list or a `fields` selection).",
   schema: { type: 'string' },
 };
 
@@ -40,7 +41,10 @@ export function documentConditionalRequests(document: unknown, basePath: string,
         description: 'ETags of versions the client holds: when one is current, the answer is 304 without a body.',
         schema: { type: 'string' },
       });
-      op.responses['304'] = { description: 'Not Modified: the version named in If-None-Match is current', headers: { ETag: ETAG_HEADER } } as never;
+      op.responses['304'] = {
+        description: 'Not Modified: the version named in If-None-Match is current',
+        headers: { ETag: ETAG_HEADER },
+      } as never;
     }
     if (conditional.ifMatch) {
       const required = conditional.ifMatch === 'required';
@@ -48,17 +52,34 @@ export function documentConditionalRequests(document: unknown, basePath: string,
         name: 'If-Match',
         in: 'header',
         required,
-        description: 'The ETag of the version the change applies to (several, comma-separated, for a bulk request: one per item); `*` for any. A stale one is a 412.',
+        description:
+          'The ETag of the version the change applies to (several, comma-separated, for a bulk request: one per item); `*` for any. A stale one is a 412.',
         schema: { type: 'string' },
       });
       op.responses['412'] = {
         description: 'Precondition Failed: the object changed since the ETag given in If-Match',
-        content: { 'application/json': { schema: ERROR_BODY, example: { error: 'precondition_failed', details: 'The object has changed since it was read: If-Match names none of its current versions.' } } },
+        content: {
+          'application/json': {
+            schema: ERROR_BODY,
+            example: {
+              error: 'precondition_failed',
+              details: 'The object has changed since it was read: If-Match names none of its current versions.',
+            },
+          },
+        },
       } as never;
       if (required) {
         op.responses['428'] = {
           description: 'Precondition Required: the request has no If-Match',
-          content: { 'application/json': { schema: ERROR_BODY, example: { error: 'precondition_required', details: 'This request must be conditional: send If-Match with the ETag of the version it changes.' } } },
+          content: {
+            'application/json': {
+              schema: ERROR_BODY,
+              example: {
+                error: 'precondition_required',
+                details: 'This request must be conditional: send If-Match with the ETag of the version it changes.',
+              },
+            },
+          },
         } as never;
       }
     }

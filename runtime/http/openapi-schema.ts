@@ -157,7 +157,9 @@ export class SchemaWriter {
     switch (def.type) {
       case 'string': {
         const { minLength, maxLength, format } = schema as z.ZodString;
-        const regex = def.checks?.find((c) => c._zod.def.check === 'string_format' && (c._zod.def as { format?: string }).format === 'regex');
+        const regex = def.checks?.find(
+          (c) => c._zod.def.check === 'string_format' && (c._zod.def as { format?: string }).format === 'regex',
+        );
         return {
           ...typed('string', nullable),
           minLength: minLength ?? undefined,
@@ -194,7 +196,8 @@ export class SchemaWriter {
       case 'enum': {
         const values = Object.values(def.entries);
         const numbers = values.filter((v) => typeof v === 'number').length;
-        if (numbers && numbers !== values.length) throw new Error('OpenAPI: an enum mixes strings and numbers; give it a type with .meta({ type })');
+        if (numbers && numbers !== values.length)
+          throw new Error('OpenAPI: an enum mixes strings and numbers; give it a type with .meta({ type })');
         return { ...typed(numbers ? 'integer' : 'string', nullable), enum: nullable ? [...values, null] : values };
       }
       case 'array':

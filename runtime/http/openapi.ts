@@ -32,9 +32,7 @@ export const GenericMessageSchema = z.record(z.string(), z.string()).meta({ id: 
 
 const ValidationErrorSchema = z
   .object({
-    detail: z.array(
-      z.object({ type: z.string(), loc: z.array(z.union([z.string(), z.number()])), msg: z.string() }),
-    ),
+    detail: z.array(z.object({ type: z.string(), loc: z.array(z.union([z.string(), z.number()])), msg: z.string() })),
   })
   .meta({ id: 'ValidationErrorSchema', example: { detail: [{ type: 'missing', loc: ['body', 'title'], msg: 'Field required' }] } });
 
@@ -49,11 +47,18 @@ interface ErrorResponse {
 }
 
 const ERRORS: Record<number, ErrorResponse> = {
-  400: { description: 'Bad Request: the body cannot be parsed as JSON', example: { detail: 'Cannot parse request body' }, errorSchema: true },
+  400: {
+    description: 'Bad Request: the body cannot be parsed as JSON',
+    example: { detail: 'Cannot parse request body' },
+    errorSchema: true,
+  },
   401: { description: 'Unauthorized: no valid bearer token', example: { detail: 'Unauthorized' }, errorSchema: true },
   403: { description: 'Forbidden', example: { detail: 'You do not have permission to perform this action.' }, errorSchema: true },
   404: { description: 'Not Found', example: { detail: 'Not Found' }, errorSchema: true },
-  409: { description: 'Conflict: the request violates a database constraint', example: { error: 'conflict', details: 'The request violates a database constraint.' } },
+  409: {
+    description: 'Conflict: the request violates a database constraint',
+    example: { error: 'conflict', details: 'The request violates a database constraint.' },
+  },
   414: { description: 'URI Too Long: the path and query string exceed 8192 bytes', example: { detail: 'URI Too Long' } },
   413: { description: 'Payload Too Large', example: { detail: 'Payload Too Large' } },
   415: { description: 'Unsupported Media Type: the body is not JSON', example: { detail: 'Unsupported Media Type' } },
@@ -207,9 +212,15 @@ export function buildOpenApi(info: ApiInfo, routes: readonly Route[]): unknown {
       ...(info.contact ? { contact: info.contact } : {}),
     },
     // Paths carry the base path, so the server is the service's origin.
-    servers: [{ url: '/', description: info.basePath ? `This service; every path starts with its base path ${info.basePath}` : 'This service' }],
+    servers: [
+      { url: '/', description: info.basePath ? `This service; every path starts with its base path ${info.basePath}` : 'This service' },
+    ],
     // No parameter components and no webhooks: both stay, empty, as the document has always had them.
-    components: { securitySchemes: { [BEARER_SCHEME]: bearer, ...(usesCookie ? { [COOKIE_SCHEME]: cookie } : {}) }, schemas: schemas.components, parameters: {} },
+    components: {
+      securitySchemes: { [BEARER_SCHEME]: bearer, ...(usesCookie ? { [COOKIE_SCHEME]: cookie } : {}) },
+      schemas: schemas.components,
+      parameters: {},
+    },
     paths,
     webhooks: {},
   };

@@ -158,8 +158,11 @@ export function uniqueView<V extends View>(name: string, view: V): V {
 }
 
 /** An operation as Express serves it: with the decorators that wrap its view. */
-export interface ExpressOperation<P extends PartSchema = undefined, Q extends PartSchema = undefined, B extends PartSchema = undefined>
-  extends Operation<P, Q, B> {
+export interface ExpressOperation<
+  P extends PartSchema = undefined,
+  Q extends PartSchema = undefined,
+  B extends PartSchema = undefined,
+> extends Operation<P, Q, B> {
   /** Decorators of the view, the first listed outermost; null entries are ignored. */
   decorators?: readonly (Decorator | null)[];
 }
@@ -189,7 +192,10 @@ export function expressHandler<P extends PartSchema = undefined, Q extends PartS
   const view: View = async (req, res) => {
     // The input validated before the decorators ran; parsed here only for a view called without it.
     const input = (req.validated as OperationInput<P, Q, B> | undefined) ?? parseInput(operation, rawRequest(req));
-    const { status, body, etag, replayed } = await runParsed(operation, input, service.db, (db) => requestContext(req, db, service), { transactions: service.transactions, req });
+    const { status, body, etag, replayed } = await runParsed(operation, input, service.db, (db) => requestContext(req, db, service), {
+      transactions: service.transactions,
+      req,
+    });
     if (replayed) res.setHeader(IDEMPOTENT_REPLAYED_HEADER, 'true');
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       const replicas = replicasOf(service.db);

@@ -103,7 +103,9 @@ export function serverLimits(env: NodeJS.ProcessEnv = process.env): ServerLimits
     maxConnections: positive('SVC_MAX_CONNECTIONS', DEFAULT_SERVER_LIMITS.maxConnections),
   };
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
-    throw new ConfigurationError(`SVC_HEADERS_TIMEOUT (${limits.headersTimeoutMs / 1000}) must not be over SVC_REQUEST_TIMEOUT (${limits.requestTimeoutMs / 1000})`);
+    throw new ConfigurationError(
+      `SVC_HEADERS_TIMEOUT (${limits.headersTimeoutMs / 1000}) must not be over SVC_REQUEST_TIMEOUT (${limits.requestTimeoutMs / 1000})`,
+    );
   }
   return limits;
 }
@@ -143,7 +145,9 @@ type ClientError = Error & { code?: string; rawPacket?: Buffer; bytesParsed?: nu
 function requestLineTooLong(err: ClientError, maxUrlLength: number): boolean {
   const packet = err.rawPacket;
   if (!packet) return false;
-  const text = packet.subarray(0, typeof err.bytesParsed === 'number' && err.bytesParsed > 0 ? err.bytesParsed : packet.length).toString('latin1');
+  const text = packet
+    .subarray(0, typeof err.bytesParsed === 'number' && err.bytesParsed > 0 ? err.bytesParsed : packet.length)
+    .toString('latin1');
   if (!/^[A-Z]+ /.test(text)) return false;
   const end = text.indexOf('\n');
   return end < 0 || end > maxUrlLength;
@@ -187,7 +191,9 @@ export function answerClientErrors(
 export function errorLine(err: unknown): string {
   if (!err || typeof err !== 'object') return String(err).split('\n')[0];
   const { code, message, errors, name } = err as { code?: unknown; message?: unknown; errors?: unknown; name?: unknown };
-  const text = (typeof message === 'string' && message ? message : Array.isArray(errors) && errors.length ? errorLine(errors[0]) : String(name ?? err)).split('\n')[0];
+  const text = (
+    typeof message === 'string' && message ? message : Array.isArray(errors) && errors.length ? errorLine(errors[0]) : String(name ?? err)
+  ).split('\n')[0];
   return typeof code === 'string' && !text.includes(code) ? `${text} (${code})` : text;
 }
 
@@ -242,18 +248,21 @@ export async function startServer(app: http.RequestListener & RequestPrototypes,
   let closing = false;
 
   const limits = options.limits ?? DEFAULT_SERVER_LIMITS;
-  const server = http.createServer({
-    ...requestClasses(app),
-    headersTimeout: limits.headersTimeoutMs,
-    requestTimeout: limits.requestTimeoutMs,
-    keepAliveTimeout: limits.keepAliveTimeoutMs,
-    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4))),
-  }, (req, res) => {
-    responses.add(res);
-    res.on('close', responseClosed);
-    if (closing) res.setHeader('Connection', 'close');
-    app(req, res);
-  });
+  const server = http.createServer(
+    {
+      ...requestClasses(app),
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4))),
+    },
+    (req, res) => {
+      responses.add(res);
+      res.on('close', responseClosed);
+      if (closing) res.setHeader('Connection', 'close');
+      app(req, res);
+    },
+  );
   function responseClosed(this: http.ServerResponse): void {
     responses.delete(this);
     // A keep-alive connection whose response had started before the shutdown is idle now.

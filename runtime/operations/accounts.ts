@@ -41,11 +41,28 @@
  */
 import { unauthorized, type AuthUser } from '../auth/authenticators';
 import { answerNotKept } from './idempotency';
-import { checkCsrf, clearAuthCookies, cookieNames, requestCookie, requestCookies, setAuthCookies, unverifiedSubject, type CookiePaths } from '../auth/cookies';
+import {
+  checkCsrf,
+  clearAuthCookies,
+  cookieNames,
+  requestCookie,
+  requestCookies,
+  setAuthCookies,
+  unverifiedSubject,
+  type CookiePaths,
+} from '../auth/cookies';
 import { credentialProblems } from '../auth/credentials';
 import { hashPassword, passwordFitsBcrypt, passwordProblems, passwordTooLongEntry, verifyPassword } from '../auth/password';
 import { loginThrottle } from '../auth/throttle';
-import { consumeRefreshToken, refreshFamily, refreshTokenRevoked, revokeRefreshFamily, revokeUserTokens, TokenError, type TokenClaims } from '../auth/tokens';
+import {
+  consumeRefreshToken,
+  refreshFamily,
+  refreshTokenRevoked,
+  revokeRefreshFamily,
+  revokeUserTokens,
+  TokenError,
+  type TokenClaims,
+} from '../auth/tokens';
 import { normalizeUsername } from '../auth/username';
 import { now } from '../core/convert';
 import { RequestValidationError, SerializeError } from '../core/errors';
@@ -145,7 +162,10 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
     const cookie = cookies ? requestCookie(ctx.req, names.refresh) : undefined;
     if (cookie === undefined) throw missingRefreshToken();
     // The CSRF token must be signed for the user the refresh token names (verified next).
-    checkCsrf(ctx.req, ctx.service.trustedOrigins ?? [], names.csrf, { key: ctx.service.tokens.csrfKey(), session: unverifiedSubject(cookie) });
+    checkCsrf(ctx.req, ctx.service.trustedOrigins ?? [], names.csrf, {
+      key: ctx.service.tokens.csrfKey(),
+      session: unverifiedSubject(cookie),
+    });
     return cookie;
   }
 
@@ -158,7 +178,9 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
   /** Whether a user holds `value` in `column`: exactly, or without ASCII case where the field says so. */
   function taken(db: Db, column: 'username' | 'email', value: string): Promise<unknown> {
     if (!users.ignoreCase?.includes(column)) return db(table).where(column, value).first(pk);
-    return db(table).whereRaw(`${dialectOf(db).foldedColumnSql} = ?`, [column, value.replace(/[A-Z]/g, (c) => c.toLowerCase())]).first(pk);
+    return db(table)
+      .whereRaw(`${dialectOf(db).foldedColumnSql} = ?`, [column, value.replace(/[A-Z]/g, (c) => c.toLowerCase())])
+      .first(pk);
   }
 
   /** The user as tokens see it (the service's user loader: the extra claims' fields converted). */
@@ -175,12 +197,20 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
       claims = await ctx.service.tokens.verify(token);
     } catch (err) {
       if (err instanceof TokenError && err.reason === 'expired') {
-        throw unauthorized(ctx.req, { detail: 'Refresh token expired' }, { error: 'invalid_token', description: 'The refresh token expired' });
+        throw unauthorized(
+          ctx.req,
+          { detail: 'Refresh token expired' },
+          { error: 'invalid_token', description: 'The refresh token expired' },
+        );
       }
       throw invalidRefresh(ctx);
     }
     if (claims.type !== 'refresh') {
-      throw unauthorized(ctx.req, { detail: 'Invalid token type' }, { error: 'invalid_token', description: 'The token is not a refresh token' });
+      throw unauthorized(
+        ctx.req,
+        { detail: 'Invalid token type' },
+        { error: 'invalid_token', description: 'The token is not a refresh token' },
+      );
     }
     return claims;
   }
@@ -208,7 +238,11 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
   }
 
   function invalidRefresh(ctx: RequestContext) {
-    return unauthorized(ctx.req, { detail: 'Invalid refresh token' }, { error: 'invalid_token', description: 'The refresh token is invalid' });
+    return unauthorized(
+      ctx.req,
+      { detail: 'Invalid refresh token' },
+      { error: 'invalid_token', description: 'The refresh token is invalid' },
+    );
   }
 
   return {
@@ -353,7 +387,10 @@ export function accountHandlers(users: AccountTable, options: AccountOptions = {
       }
       if (!ok) throw new SerializeError({ current_password: 'Incorrect password' });
       await attempt.succeeded();
-      await ctx.db(table).where(pk, key).update({ password: await hashPassword(next) });
+      await ctx
+        .db(table)
+        .where(pk, key)
+        .update({ password: await hashPassword(next) });
       // Every session of the old password ends: its refresh and access tokens are refused from now on.
       await endSessions(ctx, key);
       return undefined;

@@ -66,7 +66,12 @@ class FailedItem extends Error {
 }
 
 /** Runs `apply` and makes its result the item's reply; an error status from an override is thrown. */
-async function applyItem<T>(apply: (item: T, ctx: RequestContext) => unknown, item: T, ctx: RequestContext, status: number): Promise<Reply> {
+async function applyItem<T>(
+  apply: (item: T, ctx: RequestContext) => unknown,
+  item: T,
+  ctx: RequestContext,
+  status: number,
+): Promise<Reply> {
   const answer = await settleFailedPrecondition(ctx.req, async () => reply(status, await apply(item, ctx)));
   if (answer.status >= 400) throw new FailedItem(answer);
   return answer;
@@ -137,7 +142,8 @@ function inTransaction<T>(ctx: RequestContext, work: (trx: Knex.Transaction) => 
 
 /** The result of an item that failed: its error's status and body, as the single-item operation answers it. */
 async function failure(ctx: RequestContext, err: unknown): Promise<BulkItemResult> {
-  const answer = err instanceof FailedItem ? err.reply : await handledError(ctx.service.exceptionHandlers, ctx.req, err, ctx.service.conflicts);
+  const answer =
+    err instanceof FailedItem ? err.reply : await handledError(ctx.service.exceptionHandlers, ctx.req, err, ctx.service.conflicts);
   if (!answer) throw err;
   const { status, body } = answer;
   // `status` first, and the item's own even where an error body has a key of that name.

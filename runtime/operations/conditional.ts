@@ -56,7 +56,8 @@ export function ifMatchHolds(header: string, etag: string | undefined): boolean 
 }
 
 /** The 412 details of a write whose `If-None-Match` names the record's current version, or is `*`. */
-export const NONE_MATCH_FAILED = 'The object exists in a version If-None-Match names: a write with If-None-Match is made only where none of its versions exists.';
+export const NONE_MATCH_FAILED =
+  'The object exists in a version If-None-Match names: a write with If-None-Match is made only where none of its versions exists.';
 
 /** The failed precondition of each request in a write, until the write's work is done (`settleFailedPrecondition`). */
 const failedPreconditions = new WeakMap<object, ApiException>();

@@ -57,7 +57,9 @@ export function conflictDetails(violation: ConstraintViolation, conflicts: Confl
     return found?.details;
   }
   if (violation.kind === 'foreign_key' && violation.stillReferenced) {
-    return conflicts.protect.find((p) => p.name === violation.constraint || (p.table === violation.table && violation.constraint === undefined))?.details;
+    return conflicts.protect.find(
+      (p) => p.name === violation.constraint || (p.table === violation.table && violation.constraint === undefined),
+    )?.details;
   }
   return undefined;
 }
@@ -76,7 +78,8 @@ export function integrityError(err: unknown, conflicts: Conflicts | undefined): 
  */
 export async function deleteRow(ctx: RequestContext, table: string, pk: string, key: unknown): Promise<void> {
   try {
-    await ctx.db(table)
+    await ctx
+      .db(table)
       .where(pk, key as any)
       .delete();
   } catch (err) {
@@ -92,7 +95,13 @@ export async function deleteRow(ctx: RequestContext, table: string, pk: string, 
 async function referringTable(db: Db, conflicts: Conflicts | undefined, table: string, key: unknown): Promise<ProtectConflict | undefined> {
   for (const p of conflicts?.protect ?? []) {
     if (p.target !== table) continue;
-    if (await db(p.table).select(p.column).where(p.column, key as any).first()) return p;
+    if (
+      await db(p.table)
+        .select(p.column)
+        .where(p.column, key as any)
+        .first()
+    )
+      return p;
   }
   return undefined;
 }

@@ -4,10 +4,27 @@
  */
 import type { Request, RequestHandler } from 'express';
 import { requireAuth, type AuthContext, type Authenticator, type AuthUser } from '../auth/authenticators';
-import { dialectOf, insertWhereReferencesExist, selectAround, selectFirst, selectFixed, writeReturning, type Db, type RowReference } from '../db/connection';
+import {
+  dialectOf,
+  insertWhereReferencesExist,
+  selectAround,
+  selectFirst,
+  selectFixed,
+  writeReturning,
+  type Db,
+  type RowReference,
+} from '../db/connection';
 import { NotFoundError, type ModelRef } from '../core/errors';
 import type { Knex } from 'knex';
-import { relatedColumns, relationsJoin, withKnownRelations, type ColumnOf, type KnownRelations, type Row, type StateRelations } from '../db/rows';
+import {
+  relatedColumns,
+  relationsJoin,
+  withKnownRelations,
+  type ColumnOf,
+  type KnownRelations,
+  type Row,
+  type StateRelations,
+} from '../db/rows';
 import type { Settings } from '../core/settings';
 import type { LoginThrottle } from '../auth/throttle';
 import type { ExceptionHandlers } from './exceptions';
@@ -187,7 +204,10 @@ export function rowLookup<R extends Row = Row>(options: {
    * until the transaction ends, or a 404: a row the narrowing hides is missing, as for reads.
    */
   async function lock(ctx: RequestContext, key: unknown, columns: readonly string[], rows: 'live' | 'deleted' | 'any'): Promise<R> {
-    const query = ctx.db(table).select(columns).where(`${table}.${pk}`, key as any);
+    const query = ctx
+      .db(table)
+      .select(columns)
+      .where(`${table}.${pk}`, key as any);
     if (softDelete && rows === 'live') query.whereNull(`${table}.${softDelete}`);
     if (softDelete && rows === 'deleted') query.whereNotNull(`${table}.${softDelete}`);
     const narrowed = narrowWrites?.(ctx, query);
@@ -196,12 +216,25 @@ export function rowLookup<R extends Row = Row>(options: {
     const row: R | undefined = await query.first();
     if (!row) throw new NotFoundError(model);
     written.delete(ctx);
-    if (state && rows !== 'deleted') await checkPreconditions(ctx.req, requireIfMatch, () => currentETag(ctx, key), ctx.db.isTransaction === true);
+    if (state && rows !== 'deleted')
+      await checkPreconditions(ctx.req, requireIfMatch, () => currentETag(ctx, key), ctx.db.isTransaction === true);
     return row;
   }
   /** The row with this key by key alone, or undefined. */
   async function byKeyAlone(ctx: RequestContext, key: unknown, columns: readonly string[]): Promise<R | undefined> {
-    const [row] = await selectFixed(ctx.db, byKey, columns.join(','), () => live(ctx.db(table).select(columns).where(pk, key as any)).limit(1, { skipBinding: true }), [key]);
+    const [row] = await selectFixed(
+      ctx.db,
+      byKey,
+      columns.join(','),
+      () =>
+        live(
+          ctx
+            .db(table)
+            .select(columns)
+            .where(pk, key as any),
+        ).limit(1, { skipBinding: true }),
+      [key],
+    );
     return row as R | undefined;
   }
   /** The ETag of the row's state (its detail representation), read in `ctx.db`; undefined when the row is gone. */

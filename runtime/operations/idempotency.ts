@@ -29,8 +29,6 @@ import { ApiException, IntegrityError, RequestValidationError } from '../core/er
 import type { Db } from '../db/connection';
 import { IDEMPOTENCY_KEYS_TABLE } from '../db/migrations';
 
-
-
 /** How long a key is kept after its first use: a retry within it is a replay. */
 export const IDEMPOTENCY_KEY_LIFETIME_SECONDS = 24 * 60 * 60;
 
@@ -179,5 +177,8 @@ interface StoredRow {
  * MariaDB, where each waiting insert holds a shared lock on the key.
  */
 async function stored(trx: Db, id: string): Promise<StoredRow | undefined> {
-  return (await trx(IDEMPOTENCY_KEYS_TABLE).select('claim', 'fingerprint', 'status', 'body', 'etag', 'expires_at').where('id', id).first()) as StoredRow | undefined;
+  return (await trx(IDEMPOTENCY_KEYS_TABLE)
+    .select('claim', 'fingerprint', 'status', 'body', 'etag', 'expires_at')
+    .where('id', id)
+    .first()) as StoredRow | undefined;
 }

@@ -43,7 +43,9 @@ export function m2mBodySchema<K extends z.ZodType>(key: K, enabled: { add: boole
 export function relatedRows(db: Db, spec: RelationSpec, owner: unknown): Knex.QueryBuilder {
   return db(spec.table).whereIn(
     `${spec.table}.${spec.pk}`,
-    db(spec.joinTable).select(`${spec.joinTable}.${spec.otherColumn}`).where(`${spec.joinTable}.${spec.ownColumn}`, owner as any),
+    db(spec.joinTable)
+      .select(`${spec.joinTable}.${spec.otherColumn}`)
+      .where(`${spec.joinTable}.${spec.ownColumn}`, owner as any),
   );
 }
 
@@ -53,7 +55,9 @@ export type KeyResolver = (key: unknown) => Promise<boolean>;
 async function existingKeys(db: Db, spec: RelationSpec, keys: readonly unknown[]): Promise<Set<unknown>> {
   const found = new Set<unknown>();
   if (keys.length === 0) return found;
-  const rows: Row[] = await db(spec.table).select(spec.pk).whereIn(spec.pk, keys as any[]);
+  const rows: Row[] = await db(spec.table)
+    .select(spec.pk)
+    .whereIn(spec.pk, keys as any[]);
   for (const row of rows) found.add(row[spec.pk]);
   return found;
 }
@@ -109,7 +113,9 @@ export async function manageRelation(
         removeOutcome.errors.push(`${spec.label} ${show(key)} not found`);
         continue;
       }
-      const deleted = await db(spec.joinTable).where({ [spec.ownColumn]: owner, [spec.otherColumn]: key } as any).delete();
+      const deleted = await db(spec.joinTable)
+        .where({ [spec.ownColumn]: owner, [spec.otherColumn]: key } as any)
+        .delete();
       if (deleted > 0) removeOutcome.results.push(`${spec.label} ${show(key)} removed`);
       else removeOutcome.errors.push(`${spec.label} ${show(key)} is not related`);
     }

@@ -86,8 +86,10 @@ export async function writeChildren<Item extends object, Out>(
     const key = (item as Record<string, unknown>)[spec.key] as Key | undefined;
     if (key === undefined) return undefined;
     const loc = [...spec.at, index, spec.key];
-    if (!existing.has(String(key))) errors.push({ type: 'not_a_child', loc, msg: `No ${spec.names.child} of this ${spec.names.parent} has this key` });
-    else if (named.has(String(key))) errors.push({ type: 'duplicate_key', loc, msg: `The ${spec.names.child} with this key is listed twice` });
+    if (!existing.has(String(key)))
+      errors.push({ type: 'not_a_child', loc, msg: `No ${spec.names.child} of this ${spec.names.parent} has this key` });
+    else if (named.has(String(key)))
+      errors.push({ type: 'duplicate_key', loc, msg: `The ${spec.names.child} with this key is listed twice` });
     named.add(String(key));
     return key;
   });

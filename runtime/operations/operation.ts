@@ -93,7 +93,10 @@ export type ETagSource<P extends PartSchema = PartSchema, Q extends PartSchema =
 
 /** A handler result with its own status (for custom endpoints, actions and overrides). */
 export class JsonResponse {
-  constructor(readonly status: number, readonly body: unknown) {}
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+  ) {}
 }
 
 /** What an operation answers: a status and a JSON body; a 204 has no body. */
@@ -129,7 +132,13 @@ export function parseInput<P extends PartSchema, Q extends PartSchema, B extends
   return {
     params: params ? parseRequest(params, request.params, 'path') : request.params,
     query: query ? parseRequest(query, request.query, 'query') : request.query,
-    body: body ? parseRequest(body, normalized(operation, request.body === undefined && bodyOptional(operation, request) ? {} : request.body), 'body') : request.body,
+    body: body
+      ? parseRequest(
+          body,
+          normalized(operation, request.body === undefined && bodyOptional(operation, request) ? {} : request.body),
+          'body',
+        )
+      : request.body,
   } as OperationInput<P, Q, B>;
 }
 
@@ -176,7 +185,8 @@ export function runParsed<P extends PartSchema, Q extends PartSchema, B extends 
   // (idempotency.ts), also where the operation begins its own (a bulk route's, nested in it).
   const key = idempotencyKeyOf(gate?.req as Request | undefined);
   if (key !== undefined) {
-    const transaction = <T>(run: (trx: Knex.Transaction) => Promise<T>) => (gate ? gate.transactions.run(db, gate.req, run) : db.transaction(run));
+    const transaction = <T>(run: (trx: Knex.Transaction) => Promise<T>) =>
+      gate ? gate.transactions.run(db, gate.req, run) : db.transaction(run);
     return runIdempotent(gate!.req as Request, key, transaction, work);
   }
   if (!operation.transaction) return work(db);

@@ -68,7 +68,9 @@ function yamlParser(): (text: string) => unknown {
   try {
     return (require('yaml') as typeof import('yaml')).parse;
   } catch {
-    throw new Error('YAML fixtures need the yaml package, installed with svcgen (npm install --save-dev yaml in a production image), or give the fixtures as JSON');
+    throw new Error(
+      'YAML fixtures need the yaml package, installed with svcgen (npm install --save-dev yaml in a production image), or give the fixtures as JSON',
+    );
   }
 }
 
@@ -125,7 +127,8 @@ export async function seed(db: Db, resources: Readonly<Record<string, SeedResour
         }
         const parsed = resource.schema.safeParse(body);
         if (!parsed.success) {
-          for (const e of toEntries(parsed.error.issues, [])) problems.push(`${where}${e.loc.length ? `.${e.loc.join('.')}` : ''}: ${e.msg}`);
+          for (const e of toEntries(parsed.error.issues, []))
+            problems.push(`${where}${e.loc.length ? `.${e.loc.join('.')}` : ''}: ${e.msg}`);
           continue;
         }
         const values = await resource.values(parsed.data);

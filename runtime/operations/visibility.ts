@@ -27,7 +27,11 @@ export async function visibleOnly(ctx: RequestContext, table: string, query: Kne
 /** Whether `table` has a row whose `pk` is `key` that the caller may see. */
 export async function relatedExists(ctx: RequestContext, table: string, pk: string, key: unknown): Promise<boolean> {
   if (!ctx.service.visibility?.[table]) return exists(ctx.db, table, pk, key);
-  const query = ctx.db(table).select(`${table}.${pk}`).where(`${table}.${pk}`, key as any).limit(1);
+  const query = ctx
+    .db(table)
+    .select(`${table}.${pk}`)
+    .where(`${table}.${pk}`, key as any)
+    .limit(1);
   await visibleOnly(ctx, table, query);
   return (await query).length > 0;
 }
@@ -38,7 +42,10 @@ export async function missingRelatedKeys(ctx: RequestContext, table: string, pk:
   const wanted = [...new Set(keys)];
   const found = new Set<unknown>();
   for (const chunk of chunks(wanted)) {
-    const query = ctx.db(table).select(`${table}.${pk}`).whereIn(`${table}.${pk}`, chunk as any[]);
+    const query = ctx
+      .db(table)
+      .select(`${table}.${pk}`)
+      .whereIn(`${table}.${pk}`, chunk as any[]);
     await visibleOnly(ctx, table, query);
     for (const row of (await query) as Record<string, unknown>[]) found.add(row[pk]);
   }

@@ -297,7 +297,6 @@ type Bound = { kind: 'value'; value: unknown; op?: Comparison } | { kind: 'all' 
 
 const INT_BOUNDS = { int: [INT32.min, INT32.max], bigint: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] } as const;
 
-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DECIMAL = /^[+-]?\d+(\.\d+)?$/;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}/;
@@ -343,12 +342,16 @@ function bindable(kind: ColumnKind, value: unknown, op: Comparison = 'exact'): B
     case 'date': {
       const text = value instanceof Date ? value.toISOString() : String(value);
       const d = new Date(`${text.slice(0, 10)}T00:00:00Z`);
-      return ISO_DATE.test(text) && !Number.isNaN(d.getTime()) && storableDate(text) ? { kind: 'value', value: text.slice(0, 10) } : undefined;
+      return ISO_DATE.test(text) && !Number.isNaN(d.getTime()) && storableDate(text)
+        ? { kind: 'value', value: text.slice(0, 10) }
+        : undefined;
     }
     case 'datetime': {
       const text = value instanceof Date ? value.toISOString() : String(value);
       const d = new Date(/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text);
-      return ISO_DATE.test(text) && !Number.isNaN(d.getTime()) && storableInstant(d) ? { kind: 'value', value: d.toISOString() } : undefined;
+      return ISO_DATE.test(text) && !Number.isNaN(d.getTime()) && storableInstant(d)
+        ? { kind: 'value', value: d.toISOString() }
+        : undefined;
     }
     case 'uuid':
       return typeof value === 'string' && UUID.test(value) ? { kind: 'value', value: value.toLowerCase() } : undefined;
@@ -527,7 +530,10 @@ function tooManyItems(input: string) {
   return { code: 'custom', message: `List should have at most ${MAX_LIST_ITEMS} items`, params: { type: 'too_long' }, input } as const;
 }
 
-const SHAPE_WORDS = { in: `comma-separated list (at most ${MAX_LIST_ITEMS} values)`, range: 'two comma-separated values (low,high)' } as const;
+const SHAPE_WORDS = {
+  in: `comma-separated list (at most ${MAX_LIST_ITEMS} values)`,
+  range: 'two comma-separated values (low,high)',
+} as const;
 
 /** How a filter query parameter's text is read: its shape, and for an integer the range its column holds. */
 export interface QueryParamOptions<S extends 'in' | 'range' | undefined = 'in' | 'range' | undefined> {
@@ -548,7 +554,8 @@ export function queryParam<T extends ParamType>(
   shape: 'in' | 'range' | QueryParamOptions<'in' | 'range'>,
 ): z.ZodType<ParamValues[T][], string>;
 export function queryParam<T extends ParamType>(type: T, shapeOrOptions?: 'in' | 'range' | QueryParamOptions): z.ZodType<unknown, string> {
-  const { shape, min, max } = typeof shapeOrOptions === 'string' ? { shape: shapeOrOptions, min: undefined, max: undefined } : (shapeOrOptions ?? {});
+  const { shape, min, max } =
+    typeof shapeOrOptions === 'string' ? { shape: shapeOrOptions, min: undefined, max: undefined } : (shapeOrOptions ?? {});
   let item = PARAM_SCHEMAS[type]() as z.ZodType<unknown, string>;
   if (min !== undefined || max !== undefined) {
     let bounded = z.int();

@@ -92,7 +92,10 @@ function columnKeyset<T>(
     },
     async read(limit, position, backward) {
       const ascending = (t: OrderTerm) => (t.order === 'asc') !== backward;
-      const q = query.clone().select([...columns]).select(keyColumns);
+      const q = query
+        .clone()
+        .select([...columns])
+        .select(keyColumns);
       if (position) {
         q.where((after) => {
           ordering.forEach((t, i) => {
@@ -197,11 +200,17 @@ export const MAX_ORDERING_TERMS = 16;
 export function orderingParam(allowed: Readonly<Record<string, string | RelatedColumn>>) {
   const names = Object.keys(allowed);
   const message = `Input should be a comma-separated list of ${names.map((n) => `'${n}'`).join(', ')}, each optionally prefixed with '-'`;
-  return fromString.str()
+  return fromString
+    .str()
     .transform((value, ctx): OrderTerm[] => {
       const parts = value.split(',');
       if (parts.length > MAX_ORDERING_TERMS) {
-        ctx.issues.push({ code: 'custom', message: `List should have at most ${MAX_ORDERING_TERMS} items`, params: { type: 'too_long' }, input: value });
+        ctx.issues.push({
+          code: 'custom',
+          message: `List should have at most ${MAX_ORDERING_TERMS} items`,
+          params: { type: 'too_long' },
+          input: value,
+        });
         return z.NEVER;
       }
       const terms: OrderTerm[] = [];
@@ -218,5 +227,8 @@ export function orderingParam(allowed: Readonly<Record<string, string | RelatedC
       return terms;
     })
     .optional()
-    .meta({ type: 'string', description: `Order by ${names.join(', ')}; prefix with - for descending; separate several with commas (at most ${MAX_ORDERING_TERMS}).` });
+    .meta({
+      type: 'string',
+      description: `Order by ${names.join(', ')}; prefix with - for descending; separate several with commas (at most ${MAX_ORDERING_TERMS}).`,
+    });
 }

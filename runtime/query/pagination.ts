@@ -149,7 +149,10 @@ const INVALID_CURSOR = 'Invalid cursor';
 
 const cursorShape = z.strictObject({
   ordering: z.array(z.string()).min(1),
-  position: z.array(z.union([z.string(), z.number(), z.boolean()])).min(1).nullable(),
+  position: z
+    .array(z.union([z.string(), z.number(), z.boolean()]))
+    .min(1)
+    .nullable(),
   reverse: z.boolean(),
 });
 
@@ -297,7 +300,8 @@ export function listSource(result: unknown): ListSource {
 function arrayKeyset(items: readonly unknown[]): KeysetReader {
   return {
     ordering: ['index'],
-    accept: (position) => (position.length === 1 && Number.isSafeInteger(position[0]) && (position[0] as number) >= 0 ? [position[0]] : undefined),
+    accept: (position) =>
+      position.length === 1 && Number.isSafeInteger(position[0]) && (position[0] as number) >= 0 ? [position[0]] : undefined,
     async read(limit, position, backward) {
       const at = position === null ? null : (position[0] as number);
       // Backward: the index before `at` (before the end when null), at most the last one.

@@ -23,7 +23,12 @@ export function searchParam(fields: readonly string[]) {
     .superRefine((text, ctx) => {
       const count = searchTerms(text).length;
       if (count > MAX_SEARCH_TERMS) {
-        ctx.addIssue({ code: 'custom', message: `Search should have at most ${MAX_SEARCH_TERMS} words`, params: { type: 'too_long' }, input: text });
+        ctx.addIssue({
+          code: 'custom',
+          message: `Search should have at most ${MAX_SEARCH_TERMS} words`,
+          params: { type: 'too_long' },
+          input: text,
+        });
       }
     })
     .optional()

@@ -19,11 +19,21 @@ export function decimalInput(maxDigits: number, places: number) {
       const intDigits = m[1].replace(/^0+(?=\d)/, '').length;
       const fracDigits = (m[2] ?? '').replace(/0+$/, '').length;
       if (fracDigits > places) {
-        ctx.issues.push({ code: 'custom', message: `Decimal input should have no more than ${places} decimal places`, params: { type: 'decimal_max_places' }, input: value });
+        ctx.issues.push({
+          code: 'custom',
+          message: `Decimal input should have no more than ${places} decimal places`,
+          params: { type: 'decimal_max_places' },
+          input: value,
+        });
         return z.NEVER;
       }
       if (intDigits > maxDigits - places) {
-        ctx.issues.push({ code: 'custom', message: `Decimal input should have no more than ${maxDigits - places} digits before the decimal point`, params: { type: 'decimal_whole_digits' }, input: value });
+        ctx.issues.push({
+          code: 'custom',
+          message: `Decimal input should have no more than ${maxDigits - places} digits before the decimal point`,
+          params: { type: 'decimal_whole_digits' },
+          input: value,
+        });
         return z.NEVER;
       }
       return text;
@@ -82,7 +92,8 @@ export function nestedDeeperThan(value: unknown, max: number): boolean {
   for (let depth = 1; level.length > 0; depth++) {
     if (depth > max) return true;
     const next: object[] = [];
-    for (const container of level) for (const v of Array.isArray(container) ? container : Object.values(container)) if (isContainer(v)) next.push(v);
+    for (const container of level)
+      for (const v of Array.isArray(container) ? container : Object.values(container)) if (isContainer(v)) next.push(v);
     level = next;
   }
   return false;

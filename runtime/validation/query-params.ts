@@ -54,10 +54,15 @@ export const fromString = {
       'integer',
     ),
   float: () =>
-    parsing('float_parsing', 'Input should be a valid number, unable to parse string as a number', (s) => {
-      const n = s === '' ? NaN : Number(s);
-      return Number.isFinite(n) ? n : undefined;
-    }, 'number'),
+    parsing(
+      'float_parsing',
+      'Input should be a valid number, unable to parse string as a number',
+      (s) => {
+        const n = s === '' ? NaN : Number(s);
+        return Number.isFinite(n) ? n : undefined;
+      },
+      'number',
+    ),
   bool: () =>
     parsing(
       'bool_parsing',
@@ -68,17 +73,27 @@ export const fromString = {
   str: () => z.string(),
   date: () =>
     outOfRange(
-      parsing('date_parsing', 'Input should be a valid date in the format YYYY-MM-DD', (s) => (isCalendarDate(s) ? s : undefined), 'string'),
+      parsing(
+        'date_parsing',
+        'Input should be a valid date in the format YYYY-MM-DD',
+        (s) => (isCalendarDate(s) ? s : undefined),
+        'string',
+      ),
       storableDate,
       DATE_OUT_OF_RANGE,
     ),
   datetime: () =>
     outOfRange(
-      parsing('datetime_parsing', 'Input should be a valid datetime in ISO 8601 format', (s) => {
-        if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(s)) return undefined;
-        const d = new Date(s.length === 10 ? `${s}T00:00:00Z` : s);
-        return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
-      }, 'string'),
+      parsing(
+        'datetime_parsing',
+        'Input should be a valid datetime in ISO 8601 format',
+        (s) => {
+          if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(s)) return undefined;
+          const d = new Date(s.length === 10 ? `${s}T00:00:00Z` : s);
+          return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
+        },
+        'string',
+      ),
       storableInstant,
       DATETIME_OUT_OF_RANGE,
     ),

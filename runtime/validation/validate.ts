@@ -37,7 +37,8 @@ function describe(issue: Issue): [string, string] {
       if (issue.origin === 'array' || issue.origin === 'set') return ['too_long', `List should have at most ${issue.maximum} items`];
       return ['less_than_equal', `Input should be less than or equal to ${issue.maximum}`];
     case 'too_small':
-      if (issue.origin === 'string') return ['string_too_short', `String should have at least ${issue.minimum} character${issue.minimum === 1 ? '' : 's'}`];
+      if (issue.origin === 'string')
+        return ['string_too_short', `String should have at least ${issue.minimum} character${issue.minimum === 1 ? '' : 's'}`];
       if (issue.origin === 'array' || issue.origin === 'set') return ['too_short', `List should have at least ${issue.minimum} items`];
       return ['greater_than_equal', `Input should be greater than or equal to ${issue.minimum}`];
     case 'invalid_format':

@@ -49,7 +49,12 @@ function settingsDrift(sources: string, page: string, templates = ''): { undocum
 
 /** The options the command line reference names that no command takes, and the commands and options it misses. */
 function cliDrift(page: string, commands: Record<string, { options: string[]; flags?: string[] }>, serviceOptions: string[]) {
-  const known = new Set(['--help', '--version', ...serviceOptions, ...Object.values(commands).flatMap((c) => [...c.options, ...(c.flags ?? [])])]);
+  const known = new Set([
+    '--help',
+    '--version',
+    ...serviceOptions,
+    ...Object.values(commands).flatMap((c) => [...c.options, ...(c.flags ?? [])]),
+  ]);
   // npm's own options, in the install commands the page shows.
   const npm = new Set(['--omit', '--save-dev', '--save-exact', '--package']);
   const named = new Set(page.match(/(?<![\w-])--[a-z][a-z-]*/g) ?? []);

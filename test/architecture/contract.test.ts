@@ -44,7 +44,9 @@ function importedNames(): Map<string, string> {
     ...sourcesOf(path.join(ROOT, 'specs')),
     ...sourcesOf(path.join(ROOT, 'test/fixtures')).filter((f) => f.includes(`${path.sep}hooks${path.sep}`)),
     // The hooks of every case but the one written against 0.1.0's runtime, which imports names it no longer has on purpose.
-    ...sourcesOf(path.join(ROOT, 'test/cases')).filter((f) => f.includes(`${path.sep}hooks${path.sep}`) && !f.includes(`${path.sep}hooks-old-runtime${path.sep}`)),
+    ...sourcesOf(path.join(ROOT, 'test/cases')).filter(
+      (f) => f.includes(`${path.sep}hooks${path.sep}`) && !f.includes(`${path.sep}hooks-old-runtime${path.sep}`),
+    ),
     path.join(ROOT, 'README.md'),
     // Every page of the docs: the spec language reference (docs/reference/spec/), the guides, the tutorial.
     ...sourcesOf(path.join(ROOT, 'docs'), /\.md$/),
@@ -54,7 +56,11 @@ function importedNames(): Map<string, string> {
   for (const file of files) {
     for (const m of fs.readFileSync(file, 'utf8').matchAll(pattern)) {
       for (const part of (m[1] ?? m[2]).split(',')) {
-        const name = part.trim().replace(/^type\s+/, '').split(/\s+as\s+|\s*:\s*/)[0].trim();
+        const name = part
+          .trim()
+          .replace(/^type\s+/, '')
+          .split(/\s+as\s+|\s*:\s*/)[0]
+          .trim();
         if (name && !names.has(name)) names.set(name, path.relative(ROOT, file));
       }
     }
@@ -68,7 +74,12 @@ function contractNames(): Set<string> {
   const names = new Set<string>();
   for (const m of text.matchAll(/export\s+(?:type\s+)?\{([^}]*)\}/g)) {
     for (const part of m[1].split(',')) {
-      const name = part.trim().replace(/^type\s+/, '').split(/\s+as\s+/).pop()!.trim();
+      const name = part
+        .trim()
+        .replace(/^type\s+/, '')
+        .split(/\s+as\s+/)
+        .pop()!
+        .trim();
       if (name) names.add(name);
     }
   }

@@ -25,7 +25,11 @@ interface Violation {
 
 /** The violations dependency-cruiser finds in `runtime/` and `generator/` under `cwd`, each as one line. */
 function violations(cwd: string): string[] {
-  const run = spawnSync(process.execPath, [BIN, 'runtime', 'generator', '-c', CONFIG, '-T', 'json'], { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const run = spawnSync(process.execPath, [BIN, 'runtime', 'generator', '-c', CONFIG, '-T', 'json'], {
+    cwd,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   if (!run.stdout) throw new Error(`dependency-cruiser: ${run.stderr}`);
   const result = JSON.parse(run.stdout) as { summary: { violations: Violation[] } };
   return result.summary.violations.map(line).sort();
@@ -46,7 +50,8 @@ describe('the dependency rules', () => {
   it('report each kind of break (a copy of both packages with one probe per rule)', () => {
     const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'svcgen-dependencies-'));
     try {
-      const sources = (dir: string) => fs.cpSync(path.join(ROOT, dir), path.join(copy, dir), { recursive: true, filter: (f) => !/[\\/](dist|node_modules)$/.test(f) });
+      const sources = (dir: string) =>
+        fs.cpSync(path.join(ROOT, dir), path.join(copy, dir), { recursive: true, filter: (f) => !/[\\/](dist|node_modules)$/.test(f) });
       sources('runtime');
       sources('generator');
       fs.copyFileSync(path.join(ROOT, 'tsconfig.json'), path.join(copy, 'tsconfig.json'));

@@ -86,7 +86,12 @@ export function brokenLinks(
     const hash = target.indexOf('#');
     const pathPart = decodeURI(hash < 0 ? target : target.slice(0, hash));
     const anchor = hash < 0 ? undefined : decodeURIComponent(target.slice(hash + 1));
-    const rel = pathPart === '' ? file : pathPart.startsWith('/') ? path.posix.normalize(pathPart.slice(1)) : path.posix.normalize(path.posix.join(path.posix.dirname(file), pathPart));
+    const rel =
+      pathPart === ''
+        ? file
+        : pathPart.startsWith('/')
+          ? path.posix.normalize(pathPart.slice(1))
+          : path.posix.normalize(path.posix.join(path.posix.dirname(file), pathPart));
     const where = `${file}:${line}: ${target}`;
     if (rel.startsWith('..')) {
       problems.push(`${where}: outside the repository`);

@@ -52,15 +52,21 @@ function sourcesOf(dir: string): string[] {
 /** The files scanned: the runtime, the generator, bin/ (scripts without an extension too) and the root's .js files. */
 function scannedFiles(): string[] {
   const bin = fs.readdirSync(path.join(ROOT, 'bin')).map((f) => path.join(ROOT, 'bin', f));
-  const rootJs = fs.readdirSync(ROOT).filter((f) => f.endsWith('.js')).map((f) => path.join(ROOT, f));
-  return [...sourcesOf(path.join(ROOT, 'runtime')), ...sourcesOf(path.join(ROOT, 'generator')), ...bin, ...rootJs].filter((f) => fs.statSync(f).isFile());
+  const rootJs = fs
+    .readdirSync(ROOT)
+    .filter((f) => f.endsWith('.js'))
+    .map((f) => path.join(ROOT, f));
+  return [...sourcesOf(path.join(ROOT, 'runtime')), ...sourcesOf(path.join(ROOT, 'generator')), ...bin, ...rootJs].filter((f) =>
+    fs.statSync(f).isFile(),
+  );
 }
 
 const BUILTINS = new Set(builtinModules);
 
 /** The package a module path names and the subpath within it; undefined for a relative path or a Node module. */
 function packagePath(specifier: string): { name: string; subpath: string } | undefined {
-  if (specifier.startsWith('.') || specifier.startsWith('/') || specifier.startsWith('node:') || BUILTINS.has(specifier.split('/')[0])) return undefined;
+  if (specifier.startsWith('.') || specifier.startsWith('/') || specifier.startsWith('node:') || BUILTINS.has(specifier.split('/')[0]))
+    return undefined;
   const m = /^((?:@[^/]+\/)?[^/]+)(?:\/(.*))?$/.exec(specifier);
   if (!m) return undefined;
   return { name: m[1], subpath: m[2] ?? '' };
@@ -94,9 +100,13 @@ function privateModulePath(specifier: string): string | undefined {
   const manifest = manifestOf(target.name);
   if (!manifest) return undefined;
   if (manifest.exports !== undefined) {
-    return exported(manifest.exports, target.subpath) ? undefined : `${specifier}: ${target.name}'s exports do not declare ./${target.subpath}`;
+    return exported(manifest.exports, target.subpath)
+      ? undefined
+      : `${specifier}: ${target.name}'s exports do not declare ./${target.subpath}`;
   }
-  return /^(lib|dist|src)\//.test(target.subpath) ? `${specifier}: inside ${target.name}'s ${target.subpath.split('/')[0]}/, which it has no exports map to declare` : undefined;
+  return /^(lib|dist|src)\//.test(target.subpath)
+    ? `${specifier}: inside ${target.name}'s ${target.subpath.split('/')[0]}/, which it has no exports map to declare`
+    : undefined;
 }
 
 function stringOf(node: ts.Node | undefined): string | undefined {
@@ -109,7 +119,9 @@ function namesProperty(node: ts.Node): boolean {
   if (ts.isArrayLiteralExpression(parent)) return true;
   if (ts.isBinaryExpression(parent) && parent.operatorToken.kind === ts.SyntaxKind.InKeyword && parent.left === node) return true;
   if (ts.isCallExpression(parent) && parent.arguments.includes(node as ts.Expression)) {
-    return /(^|\.)(hasOwn|hasOwnProperty|defineProperty|getOwnPropertyDescriptor|get|set|has|deleteProperty)$/.test(parent.expression.getText());
+    return /(^|\.)(hasOwn|hasOwnProperty|defineProperty|getOwnPropertyDescriptor|get|set|has|deleteProperty)$/.test(
+      parent.expression.getText(),
+    );
   }
   return false;
 }
@@ -140,14 +152,21 @@ function offencesIn(file: string): string[] {
       const callee = node.expression.getText(source);
       if (/(^|\.)createRequire$/.test(callee)) {
         const arg = node.arguments[0]?.getText(source);
-        if (arg !== '__filename' && arg !== 'import.meta.url') report(node, `createRequire(${arg}): resolves from another module's location`);
+        if (arg !== '__filename' && arg !== 'import.meta.url')
+          report(node, `createRequire(${arg}): resolves from another module's location`);
       }
       if (callee === 'Symbol.for') {
         const name = stringOf(node.arguments[0]);
-        if (!name?.startsWith('svcgen.')) report(node, `Symbol.for(${node.arguments[0]?.getText(source)}): a registered symbol not of our own`);
+        if (!name?.startsWith('svcgen.'))
+          report(node, `Symbol.for(${node.arguments[0]?.getText(source)}): a registered symbol not of our own`);
       }
     }
-    if (ts.isIdentifier(node) && (node.text === 'getOwnPropertySymbols' || node.text === 'ownKeys') && ts.isPropertyAccessExpression(node.parent) && node.parent.name === node) {
+    if (
+      ts.isIdentifier(node) &&
+      (node.text === 'getOwnPropertySymbols' || node.text === 'ownKeys') &&
+      ts.isPropertyAccessExpression(node.parent) &&
+      node.parent.name === node
+    ) {
       report(node, `${node.parent.getText(source)}: another object's symbols`);
     }
     const literal = stringOf(node);
@@ -163,7 +182,8 @@ function offencesIn(file: string): string[] {
     }
     if (ts.isElementAccessExpression(node)) {
       const key = stringOf(node.argumentExpression);
-      if (key?.startsWith('_') && !PUBLIC_UNDERSCORE_NAMES.has(key)) report(node, `['${key}']: an underscore-prefixed (private) property of ${node.expression.getText(source)}`);
+      if (key?.startsWith('_') && !PUBLIC_UNDERSCORE_NAMES.has(key))
+        report(node, `['${key}']: an underscore-prefixed (private) property of ${node.expression.getText(source)}`);
     }
     if (ts.isPropertyAccessExpression(node) && node.name.text === 'extensions' && node.expression.getText(source) === 'require') {
       report(node, 'require.extensions: a patch of the module loader');
@@ -179,7 +199,8 @@ describe('public interfaces only', () => {
 
   it('scans the runtime, the generator, bin/ and the root scripts', () => {
     const scanned = new Set(files.map((f) => path.relative(ROOT, f)));
-    for (const f of ['runtime/index.ts', 'generator/pipeline.ts', 'bin/svcgen', 'jest.config.js']) expect({ f, scanned: scanned.has(f) }).toEqual({ f, scanned: true });
+    for (const f of ['runtime/index.ts', 'generator/pipeline.ts', 'bin/svcgen', 'jest.config.js'])
+      expect({ f, scanned: scanned.has(f) }).toEqual({ f, scanned: true });
     expect([...scanned].filter((f) => f.includes('node_modules') || f.startsWith('test/') || /(^|\/)dist\//.test(f))).toEqual([]);
   });
 

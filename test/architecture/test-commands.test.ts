@@ -79,7 +79,9 @@ describe('the test commands', () => {
   });
 
   it('list only files that exist in the unit and cases projects', () => {
-    const listed = main.projects!.filter((p) => p.displayName !== 'service').flatMap((p) => (p.testMatch ?? []).map((m) => path.relative(ROOT, withRoot(m))));
+    const listed = main
+      .projects!.filter((p) => p.displayName !== 'service')
+      .flatMap((p) => (p.testMatch ?? []).map((m) => path.relative(ROOT, withRoot(m))));
     expect(listed.filter((f) => !files.includes(f))).toEqual([]);
   });
 

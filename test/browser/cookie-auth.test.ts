@@ -62,7 +62,10 @@ async function sameOriginSession({ username, password }: { username: string; pas
   const article = JSON.stringify({ title: 'From the page', content: 'Written with the cookie.' });
   const withoutToken = await call('/api/articles/', { method: 'POST', headers: json, body: article });
   const created = await call('/api/articles/', { method: 'POST', headers: { ...json, 'X-CSRF-Token': csrf }, body: article });
-  const published = await call(`/api/articles/${(created.body as { id: number }).id}/publish/`, { method: 'POST', headers: { 'X-CSRF-Token': csrf } });
+  const published = await call(`/api/articles/${(created.body as { id: number }).id}/publish/`, {
+    method: 'POST',
+    headers: { 'X-CSRF-Token': csrf },
+  });
   return { login: login.status, visible, me, withoutToken, created: created.status, published };
 }
 
@@ -73,7 +76,12 @@ async function foreignPublish({ api, articleId }: { api: string; articleId: numb
   const csrf = /(?:^|; )__Host-csrftoken=([^;]*)/.exec(cookies)?.[1];
   let cors: string;
   try {
-    const res = await fetch(url, { method: 'POST', credentials: 'include', headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf ?? 'guess' }, body: '{}' });
+    const res = await fetch(url, {
+      method: 'POST',
+      credentials: 'include',
+      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf ?? 'guess' },
+      body: '{}',
+    });
     cors = `status ${res.status}`;
   } catch (err) {
     cors = (err as Error).message;
@@ -110,7 +118,12 @@ async function documentedExample({ username, password }: { username: string; pas
   const cookiesAfter = document.cookie;
   const meAfter = await fetch('/api/auth/me/');
   // The refresh tokens are spent: the first by the refresh, the rotated one by the logout.
-  const spend = (token: string) => fetch('/api/auth/refresh/', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ refresh_token: token }) });
+  const spend = (token: string) =>
+    fetch('/api/auth/refresh/', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ refresh_token: token }),
+    });
   return {
     login: login.status,
     me: (await outcome(me)).status,
@@ -156,12 +169,22 @@ describe.each(DIALECTS)('cookie authentication in Chromium (%s)', (dialect) => {
       svc.app(req, res);
     });
     api = `http://127.0.0.1:${await listen(apiServer)}`;
-    pages = http.createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><title>elsewhere</title>'));
+    pages = http.createServer((_req, res) =>
+      res.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><title>elsewhere</title>'),
+    );
     pagePort = await listen(pages);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
 
@@ -184,7 +207,10 @@ describe.each(DIALECTS)('cookie authentication in Chromium (%s)', (dialect) => {
         login: 200,
         me: 200,
         created: 201,
-        refreshed: { status: 200, body: { access_token: expect.any(String), refresh_token: expect.any(String), token_type: 'bearer', expires_in: 900 } },
+        refreshed: {
+          status: 200,
+          body: { access_token: expect.any(String), refresh_token: expect.any(String), token_type: 'bearer', expires_in: 900 },
+        },
         logout: { status: 204, body: null },
         cookiesAfter: '',
         meAfter: { status: 401, body: { detail: 'Unauthorized' } },
@@ -193,7 +219,9 @@ describe.each(DIALECTS)('cookie authentication in Chromium (%s)', (dialect) => {
       });
       expect(await context.cookies()).toEqual([]);
       // The refresh and the logout went without a body, as the page sent them.
-      expect(arrivals.filter((a) => a.path === '/api/auth/refresh/' || a.path === '/api/auth/logout/').map((a) => [a.path, a.cookie, a.status])).toEqual([
+      expect(
+        arrivals.filter((a) => a.path === '/api/auth/refresh/' || a.path === '/api/auth/logout/').map((a) => [a.path, a.cookie, a.status]),
+      ).toEqual([
         ['/api/auth/refresh/', true, 200],
         ['/api/auth/logout/', true, 204],
         ['/api/auth/refresh/', false, 401],
@@ -229,18 +257,38 @@ describe.each(DIALECTS)('cookie authentication in Chromium (%s)', (dialect) => {
       arrivals.length = 0;
       const otherSite = await context.newPage();
       await otherSite.goto(`http://localhost:${pagePort}/`);
-      expect(await otherSite.evaluate(foreignPublish, { api, articleId: draft })).toEqual({ readsCsrfCookie: false, cors: 'Failed to fetch', noCorsType: 'opaque' });
+      expect(await otherSite.evaluate(foreignPublish, { api, articleId: draft })).toEqual({
+        readsCsrfCookie: false,
+        cors: 'Failed to fetch',
+        noCorsType: 'opaque',
+      });
       expect(arrivals.filter((a) => a.method === 'POST')).toEqual([
-        { method: 'POST', path: `/api/articles/${draft}/publish/`, cookie: false, status: 401, body: JSON.stringify({ detail: 'Unauthorized' }) },
+        {
+          method: 'POST',
+          path: `/api/articles/${draft}/publish/`,
+          cookie: false,
+          status: 401,
+          body: JSON.stringify({ detail: 'Unauthorized' }),
+        },
       ]);
 
       // The same site on another port: the cookie is sent and csrftoken readable; the origin check refuses.
       arrivals.length = 0;
       const sameSite = await context.newPage();
       await sameSite.goto(`http://127.0.0.1:${pagePort}/`);
-      expect(await sameSite.evaluate(foreignPublish, { api, articleId: draft })).toEqual({ readsCsrfCookie: true, cors: 'Failed to fetch', noCorsType: 'opaque' });
+      expect(await sameSite.evaluate(foreignPublish, { api, articleId: draft })).toEqual({
+        readsCsrfCookie: true,
+        cors: 'Failed to fetch',
+        noCorsType: 'opaque',
+      });
       expect(arrivals.filter((a) => a.method === 'POST')).toEqual([
-        { method: 'POST', path: `/api/articles/${draft}/publish/`, cookie: true, status: 403, body: JSON.stringify({ error: 'forbidden', details: CSRF_ORIGIN_REFUSED }) },
+        {
+          method: 'POST',
+          path: `/api/articles/${draft}/publish/`,
+          cookie: true,
+          status: 403,
+          body: JSON.stringify({ error: 'forbidden', details: CSRF_ORIGIN_REFUSED }),
+        },
       ]);
 
       const row = await svc.database.db('articles').where({ id: draft }).first('is_published');

@@ -57,17 +57,29 @@ describe.each(DIALECTS)('a page on another origin calling the blog (%s)', (diale
   let browser: Browser;
 
   beforeAll(async () => {
-    pages = http.createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><title>client</title>'));
+    pages = http.createServer((_req, res) =>
+      res.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><title>client</title>'),
+    );
     pagePort = await listen(pages);
     svc = await startBlog(dialect, {}, { cors: corsSettings({ SVC_CORS_ORIGINS: `http://127.0.0.1:${pagePort}` }) });
-    const reg = await request(svc.app).post('/api/auth/register/').send({ username: 'browser', email: 'browser@example.com', password: 'pw-123456' });
+    const reg = await request(svc.app)
+      .post('/api/auth/register/')
+      .send({ username: 'browser', email: 'browser@example.com', password: 'pw-123456' });
     expect(reg.status).toBe(201);
     server = http.createServer(svc.app);
     api = `http://127.0.0.1:${await listen(server)}`;
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
 

@@ -22,7 +22,9 @@ describe('Swagger UI Authorize flow', () => {
 
   beforeAll(async () => {
     svc = await startBlog('sqlite');
-    const reg = await request(svc.app).post('/api/auth/register/').send({ username: 'swagger', email: 'swagger@example.com', password: 'pw-123456' });
+    const reg = await request(svc.app)
+      .post('/api/auth/register/')
+      .send({ username: 'swagger', email: 'swagger@example.com', password: 'pw-123456' });
     expect(reg.status).toBe(201);
     token = reg.body.access_token;
     server = svc.app.listen(0, '127.0.0.1');
@@ -31,7 +33,15 @@ describe('Swagger UI Authorize flow', () => {
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
 
@@ -58,7 +68,9 @@ describe('Swagger UI Authorize flow', () => {
       if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
     });
     await page.exposeFunction('reportViolation', (text: string) => violations.push(text));
-    await page.addInitScript("document.addEventListener('securitypolicyviolation', (e) => window.reportViolation(e.violatedDirective + ' ' + e.blockedURI))");
+    await page.addInitScript(
+      "document.addEventListener('securitypolicyviolation', (e) => window.reportViolation(e.violatedDirective + ' ' + e.blockedURI))",
+    );
     const response = await page.goto(`${base}/api/docs/`);
     const csp = response?.headers()['content-security-policy'] ?? '';
     expect(csp).toMatch(/^default-src 'none'; script-src 'self'; style-src 'self' 'sha256-/);
@@ -78,7 +90,13 @@ describe('Swagger UI Authorize flow', () => {
     await page.locator('#operations-auth-me button.execute').click();
     const body = page.locator('#operations-auth-me .live-responses-table .response .response-col_description .microlight').first();
     await page.locator('#operations-auth-me .live-responses-table .response .response-col_status', { hasText: /^\s*200\s*$/ }).waitFor();
-    expect(JSON.parse(await body.innerText())).toEqual({ id: 1, username: 'swagger', email: 'swagger@example.com', first_name: '', last_name: '' });
+    expect(JSON.parse(await body.innerText())).toEqual({
+      id: 1,
+      username: 'swagger',
+      email: 'swagger@example.com',
+      first_name: '',
+      last_name: '',
+    });
     expect(violations).toEqual([]);
     await page.close();
   });

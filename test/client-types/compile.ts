@@ -20,12 +20,16 @@ export function diagnostics(file: string, text: string): string[] {
   const readFile = host.readFile.bind(host);
   const fileExists = host.fileExists.bind(host);
   const isFile = (name: string) => path.resolve(name) === file;
-  host.getSourceFile = (name, language, ...rest) => (isFile(name) ? ts.createSourceFile(name, text, language, true) : getSourceFile(name, language, ...rest));
+  host.getSourceFile = (name, language, ...rest) =>
+    isFile(name) ? ts.createSourceFile(name, text, language, true) : getSourceFile(name, language, ...rest);
   host.readFile = (name) => (isFile(name) ? text : readFile(name));
   host.fileExists = (name) => isFile(name) || fileExists(name);
   const program = ts.createProgram([file], options, host);
   return ts.getPreEmitDiagnostics(program).map((d) => {
-    const where = d.file && d.start !== undefined ? `${path.relative(ROOT, d.file.fileName)}:${d.file.getLineAndCharacterOfPosition(d.start).line + 1}` : '-';
+    const where =
+      d.file && d.start !== undefined
+        ? `${path.relative(ROOT, d.file.fileName)}:${d.file.getLineAndCharacterOfPosition(d.start).line + 1}`
+        : '-';
     return `${where}: TS${d.code} ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`;
   });
 }

@@ -56,5 +56,5 @@ export async function rightAndWrong(api: Client): Promise<void> {
   // @ts-expect-error TS2322 a token is a string or a function returning one
   createClient({ baseUrl: 'http://127.0.0.1:8000/api', token: 42 });
   // @ts-expect-error TS2349 an error's status is a number, not a method
-  void (new ApiError(404, { article: 'not found' }, new Headers()).status());
+  void new ApiError(404, { article: 'not found' }, new Headers()).status();
 }

@@ -25,7 +25,13 @@ function clientSchemas(client: string): { input: Set<string>; output: Set<string
 /** The modules of an output that export Zod schemas: its endpoints and each resource's schemas. */
 function schemaModules(out: string): string[] {
   const resources = path.join(ROOT, out, 'resources');
-  return [path.join(ROOT, out, 'endpoints.ts'), ...fs.readdirSync(resources).sort().map((d) => path.join(resources, d, 'schemas.ts'))];
+  return [
+    path.join(ROOT, out, 'endpoints.ts'),
+    ...fs
+      .readdirSync(resources)
+      .sort()
+      .map((d) => path.join(resources, d, 'schemas.ts')),
+  ];
 }
 
 interface Check {
@@ -46,7 +52,10 @@ function checks(): { text: string; list: Check[] } {
       const text = fs.readFileSync(file, 'utf8');
       const alias = `s${o}_${m}`;
       let used = false;
-      for (const [role, names] of [['input', input], ['output', output]] as const) {
+      for (const [role, names] of [
+        ['input', input],
+        ['output', output],
+      ] as const) {
         for (const name of names) {
           if (!new RegExp(`^export const ${name} = `, 'm').test(text)) continue;
           used = true;
@@ -54,7 +63,8 @@ function checks(): { text: string; list: Check[] } {
           lines.push(`  same<c${o}.${name}, z.${role}<typeof ${alias}.${name}>>(); // ${out} ${name}`);
         }
       }
-      if (used) imports.push(`import type * as ${alias} from '${path.relative(__dirname, file).replace(/\.ts$/, '').split(path.sep).join('/')}';`);
+      if (used)
+        imports.push(`import type * as ${alias} from '${path.relative(__dirname, file).replace(/\.ts$/, '').split(path.sep).join('/')}';`);
     });
   });
   const text = [
@@ -76,10 +86,18 @@ describe("the generated client's types", () => {
 
   it('cover the request and response schemas of every committed output', () => {
     const names = (out: string, role: string) => list.filter((c) => c.output === out && c.role === role).map((c) => c.name);
-    expect(names('generated', 'input')).toEqual(expect.arrayContaining(['RegisterSchema', 'LoginSchema', 'ArticleIn', 'ArticleUpdate', 'UserIn', 'UserUpdate']));
-    expect(names('generated', 'output')).toEqual(expect.arrayContaining(['TokenResponse', 'UserResponse', 'ArticleOut', 'ArticleDetail', 'PublishResponse', 'TagOut']));
-    expect(names('test/fixtures/showcase/generated', 'input')).toEqual(expect.arrayContaining(['WidgetIn', 'WidgetUpdate', 'MakerIn', 'EchoRequest']));
-    expect(names('test/fixtures/showcase/generated', 'output')).toEqual(expect.arrayContaining(['WidgetOut', 'WidgetDetail', 'MakerDetail', 'NumberItem', 'NoteLabelsItem']));
+    expect(names('generated', 'input')).toEqual(
+      expect.arrayContaining(['RegisterSchema', 'LoginSchema', 'ArticleIn', 'ArticleUpdate', 'UserIn', 'UserUpdate']),
+    );
+    expect(names('generated', 'output')).toEqual(
+      expect.arrayContaining(['TokenResponse', 'UserResponse', 'ArticleOut', 'ArticleDetail', 'PublishResponse', 'TagOut']),
+    );
+    expect(names('test/fixtures/showcase/generated', 'input')).toEqual(
+      expect.arrayContaining(['WidgetIn', 'WidgetUpdate', 'MakerIn', 'EchoRequest']),
+    );
+    expect(names('test/fixtures/showcase/generated', 'output')).toEqual(
+      expect.arrayContaining(['WidgetOut', 'WidgetDetail', 'MakerDetail', 'NumberItem', 'NoteLabelsItem']),
+    );
     expect(list.length).toBeGreaterThan(40);
   });
 

@@ -104,11 +104,13 @@ onMysql('MySQL schema statements', () => {
       });
     await drop();
     await drop();
-    const [columns] = (await db.raw("select column_name as name from information_schema.columns where table_schema = database() and table_name = 'colours' order by ordinal_position")) as [{ name: string }[]];
+    const [columns] = (await db.raw(
+      "select column_name as name from information_schema.columns where table_schema = database() and table_name = 'colours' order by ordinal_position",
+    )) as [{ name: string }[]];
     expect(columns.map((c) => c.name)).toEqual(['id', 'name']);
   });
 
-  it('answers an insert\'s rows by INSERT … RETURNING on MariaDB, from the result header on MySQL, with no warning', async () => {
+  it("answers an insert's rows by INSERT … RETURNING on MariaDB, from the result header on MySQL, with no warning", async () => {
     const { db } = database;
     const mariadb = await isMariadb(db);
     const warn = jest.spyOn(console, 'warn');
@@ -121,7 +123,9 @@ onMysql('MySQL schema statements', () => {
       const again = { id: made.id, name: 'other' };
       expect(await insertReturning(db, db('colours').insert(again).onConflict('id').ignore(), again, ['id'])).toEqual([]);
       const given = { id: made.id + 100, name: 'given' };
-      expect(await insertReturning(db, db('colours').insert(given).onConflict('id').ignore(), given, ['id'])).toEqual([{ id: made.id + 100 }]);
+      expect(await insertReturning(db, db('colours').insert(given).onConflict('id').ignore(), given, ['id'])).toEqual([
+        { id: made.id + 100 },
+      ]);
       // In a transaction too.
       await db.transaction(async (trx) => {
         const [inTrx] = await insertReturning(trx, trx('colours').insert({ name: 'in trx' }), { name: 'in trx' }, ['id']);
@@ -142,7 +146,11 @@ onMysql('MySQL schema statements', () => {
       t.unique(['code'], { indexName: 'coupons_code_unique', predicate: knex.whereNull('deleted_at') });
     });
     const { db } = database;
-    await db('coupons').insert([{ code: 'A', deleted_at: '2024-01-01T00:00:00.000Z' }, { code: 'A', deleted_at: '2024-01-02T00:00:00.000Z' }, { code: 'A' }]);
+    await db('coupons').insert([
+      { code: 'A', deleted_at: '2024-01-01T00:00:00.000Z' },
+      { code: 'A', deleted_at: '2024-01-02T00:00:00.000Z' },
+      { code: 'A' },
+    ]);
     await expect(db('coupons').insert({ code: 'A' })).rejects.toMatchObject({ code: 'ER_DUP_ENTRY' });
     const live = (await columnsOf(db, 'coupons')).find((c) => c.name.startsWith('svc_live_'));
     expect(live?.extra).toMatch(/invisible/i);
@@ -184,7 +192,7 @@ onMysql('MySQL schema statements', () => {
     expect(indexes).toEqual([{ name: 'swatches_colour_id_foreign', col: 'colour_id' }]);
   });
 
-  it('keeps a text column\'s default in the schema, on a table made and on a column added', async () => {
+  it("keeps a text column's default in the schema, on a table made and on a column added", async () => {
     const knex = migrationKnex(database.db);
     await knex.schema.createTable('notes', (t) => {
       t.increments('id');

@@ -29,7 +29,9 @@ describe.each(DIALECTS)('SQL text of Knex queries (%s)', (dialect) => {
     const filtered = table.where('name', 'a').whereNull('id');
     expect(onlyFilters(filtered.where((q) => q.where('id', 1).orWhere('id', 2)))).toBe(true);
     expect(onlyFilters(db('items'))).toBe(true);
-    expect(onlyFilters(db('items').whereIn('id', db('items').select('id').join('other', 'other.id', 'items.id').orderBy('id').limit(3)))).toBe(true);
+    expect(
+      onlyFilters(db('items').whereIn('id', db('items').select('id').join('other', 'other.id', 'items.id').orderBy('id').limit(3))),
+    ).toBe(true);
     const others: [string, Knex.QueryBuilder][] = [
       ['select', db('items').select('name').where('id', 1)],
       ['join', db('items').join('items as other', 'other.id', 'items.id')],
@@ -58,7 +60,14 @@ describe.each(DIALECTS)('SQL text of Knex queries (%s)', (dialect) => {
     expect(requires(q().whereIn('id', db('tags').where('views', '>=', 5).select('id')), 'views', '>=', 5)).toBe(false);
     expect(requires(q().orWhere('id', 1), 'views', '>=', 3)).toBe(false);
     expect(requires(db('articles').whereNot('views', '>=', 3), 'views', '>=', 3)).toBe(false);
-    expect(requires(db('articles').where((w) => w.where('views', '>=', 3)), 'views', '>=', 3)).toBe(false);
+    expect(
+      requires(
+        db('articles').where((w) => w.where('views', '>=', 3)),
+        'views',
+        '>=',
+        3,
+      ),
+    ).toBe(false);
     expect(requires(db('articles').whereBetween('id', [1, 2]).where('views', '>=', 3), 'views', '>=', 3)).toBe(true);
   });
 });

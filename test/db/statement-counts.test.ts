@@ -43,19 +43,31 @@ describe.each(DIALECTS)('statements per operation (%s)', (dialect) => {
     const api = request(svc.app);
     const counts: Record<string, number> = {};
     const texts: Record<string, string[]> = {};
-    counts.list = (texts.list = await sent(async () => expect((await api.get('/api/articles/').set('Authorization', user.bearer)).status).toBe(200))).length;
-    counts.retrieve = (texts.retrieve = await sent(async () => expect((await request(svc.app).get(`/api/articles/${id}/`).set('Authorization', user.bearer)).status).toBe(200))).length;
+    counts.list = (texts.list = await sent(async () =>
+      expect((await api.get('/api/articles/').set('Authorization', user.bearer)).status).toBe(200),
+    )).length;
+    counts.retrieve = (texts.retrieve = await sent(async () =>
+      expect((await request(svc.app).get(`/api/articles/${id}/`).set('Authorization', user.bearer)).status).toBe(200),
+    )).length;
     let created = 0;
-    counts.create = (texts.create = 
-      await sent(async () => {
-        const res = await request(svc.app).post('/api/articles/').set('Authorization', user.bearer).send({ title: 'T', content: 'C', category });
-        expect(res.status).toBe(201);
-        created = res.body.id;
-      })
-    ).length;
-    counts.update = (texts.update = await sent(async () => expect((await request(svc.app).patch(`/api/articles/${created}/`).set('Authorization', user.bearer).send({ title: 'U' })).status).toBe(200))).length;
-    counts.delete = (texts.delete = await sent(async () => expect((await request(svc.app).delete(`/api/articles/${created}/`).set("Authorization", user.bearer)).status).toBeLessThan(300))).length;
+    counts.create = (texts.create = await sent(async () => {
+      const res = await request(svc.app)
+        .post('/api/articles/')
+        .set('Authorization', user.bearer)
+        .send({ title: 'T', content: 'C', category });
+      expect(res.status).toBe(201);
+      created = res.body.id;
+    })).length;
+    counts.update = (texts.update = await sent(async () =>
+      expect(
+        (await request(svc.app).patch(`/api/articles/${created}/`).set('Authorization', user.bearer).send({ title: 'U' })).status,
+      ).toBe(200),
+    )).length;
+    counts.delete = (texts.delete = await sent(async () =>
+      expect((await request(svc.app).delete(`/api/articles/${created}/`).set('Authorization', user.bearer)).status).toBeLessThan(300),
+    )).length;
     if (process.env.SVCGEN_SHOW_STATEMENTS) console.log(`${dialect} statements: ${JSON.stringify(counts)}`);
-    for (const [op, most] of Object.entries(BUDGET[dialect])) expect([op, counts[op], texts[op]]).toEqual([op, Math.min(counts[op], most), texts[op]]);
+    for (const [op, most] of Object.entries(BUDGET[dialect]))
+      expect([op, counts[op], texts[op]]).toEqual([op, Math.min(counts[op], most), texts[op]]);
   });
 });

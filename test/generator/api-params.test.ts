@@ -22,12 +22,20 @@ describe('the gate on parameters', () => {
 
   it('passes what only widens: a new optional parameter, a wider range, a wider enum', () => {
     const before = surface({ rank, ordering: { type: 'string', enum: ['text'] } });
-    const after = surface({ rank: { type: 'integer', minimum: -5 }, ordering: { type: 'string', enum: ['text', 'rank'] }, done: { type: 'boolean' } });
+    const after = surface({
+      rank: { type: 'integer', minimum: -5 },
+      ordering: { type: 'string', enum: ['text', 'rank'] },
+      done: { type: 'boolean' },
+    });
     expect(messages(before, after)).toEqual([]);
   });
 
   it('refuses a new required parameter and one made required, at the parameter', () => {
-    const breaks = apiBreaks(surface({ rank }), surface({ rank: { ...rank, required: true }, done: { type: 'boolean', required: true } }), sources);
+    const breaks = apiBreaks(
+      surface({ rank }),
+      surface({ rank: { ...rank, required: true }, done: { type: 'boolean', required: true } }),
+      sources,
+    );
     expect(breaks.map((b) => [b.brk.message, b.at[0]])).toEqual([
       [`operation retrieve_note (${ROUTE}): query parameter "rank" became required`, AT],
       [`operation retrieve_note (${ROUTE}): query has a new required parameter "done"`, undefined],
@@ -35,7 +43,12 @@ describe('the gate on parameters', () => {
   });
 
   it('refuses a narrower range, a changed type and an enum where any value was accepted', () => {
-    expect(messages(surface({ rank, text: { type: 'string' } }), surface({ rank: { type: 'integer', minimum: 1, maximum: 50 }, text: { type: 'string', enum: ['a'] } }))).toEqual([
+    expect(
+      messages(
+        surface({ rank, text: { type: 'string' } }),
+        surface({ rank: { type: 'integer', minimum: 1, maximum: 50 }, text: { type: 'string', enum: ['a'] } }),
+      ),
+    ).toEqual([
       `operation retrieve_note (${ROUTE}): query parameter "rank" narrowed its minimum: 0 → 1`,
       `operation retrieve_note (${ROUTE}): query parameter "rank" narrowed its maximum: 100 → 50`,
       `operation retrieve_note (${ROUTE}): query parameter "text" narrowed its values: "any other value" no longer accepted`,

@@ -64,7 +64,11 @@ let checked: { cases: string[]; probe: string[]; misspelt: Map<Misspelling, stri
 function typeChecked(): NonNullable<typeof checked> {
   if (!checked) {
     const misspelt = misspellings.filter((x) => x.check);
-    const [all, probe, ...rest] = typeCheckAll([{ files: outputCaseSources(outputCases) }, { files: [PROBE], changed: { file: PROBE, text: BROKEN } }, ...misspelt.map((x) => x.check!)]);
+    const [all, probe, ...rest] = typeCheckAll([
+      { files: outputCaseSources(outputCases) },
+      { files: [PROBE], changed: { file: PROBE, text: BROKEN } },
+      ...misspelt.map((x) => x.check!),
+    ]);
     checked = { cases: all, probe, misspelt: new Map(misspelt.map((x, i) => [x.m, rest[i]])) };
   }
   return checked;
@@ -74,7 +78,9 @@ describe('test/cases', () => {
   it('holds cases of both kinds, each with exactly one expectation', () => {
     expect(diagnosticCases.length).toBeGreaterThan(0);
     expect(outputCases.length).toBeGreaterThan(0);
-    expect(cases.filter((c) => [isDiagnosticCase(c), isOutputCase(c), isGateCase(c)].filter(Boolean).length !== 1).map((c) => c.name)).toEqual([]);
+    expect(
+      cases.filter((c) => [isDiagnosticCase(c), isOutputCase(c), isGateCase(c)].filter(Boolean).length !== 1).map((c) => c.name),
+    ).toEqual([]);
   });
 
   it('has the cases the generator was specified with', () => {
@@ -93,7 +99,9 @@ describe('test/cases', () => {
         'relation-hook-without-module',
       ]),
     );
-    expect(outputCases.map((c) => c.name)).toEqual(expect.arrayContaining(['minimal-resource', 'relation-hooks', 'actions-and-endpoints', 'composite-indexes', 'list-query-options']));
+    expect(outputCases.map((c) => c.name)).toEqual(
+      expect.arrayContaining(['minimal-resource', 'relation-hooks', 'actions-and-endpoints', 'composite-indexes', 'list-query-options']),
+    );
     expect(outputCases.filter(hasMisspellings).map((c) => c.name)).toEqual(['misspelt-column']);
   });
 });
@@ -128,11 +136,14 @@ describe.each(outputCases.map((c) => [c.name, c] as const))('output case %s', (_
 });
 
 describe.each(outputCases.filter(hasMisspellings).map((c) => [c.name, c] as const))('misspelt columns of case %s', (_, c) => {
-  it.each(misspellings.filter((x) => x.c === c).map((x) => [x.m.replace.trim(), x] as const))('%s fails to compile with the pinned messages', (_, { m, error }) => {
-    if (error) throw error;
-    expect(m.diagnostics.length).toBeGreaterThan(0);
-    expect(typeChecked().misspelt.get(m)).toEqual(m.diagnostics);
-  });
+  it.each(misspellings.filter((x) => x.c === c).map((x) => [x.m.replace.trim(), x] as const))(
+    '%s fails to compile with the pinned messages',
+    (_, { m, error }) => {
+      if (error) throw error;
+      expect(m.diagnostics.length).toBeGreaterThan(0);
+      expect(typeChecked().misspelt.get(m)).toEqual(m.diagnostics);
+    },
+  );
 });
 
 describe('output cases', () => {
@@ -145,6 +156,9 @@ describe('output cases', () => {
 
   it('would fail on an unused name or an implicit any', () => {
     // The check uses the repository's options: a file breaking them is reported, with its position.
-    expect(typeChecked().probe).toEqual([expect.stringMatching(/broken\.ts\(1,23\): error TS7006: /), expect.stringMatching(/broken\.ts\(2,9\): error TS6133: /)]);
+    expect(typeChecked().probe).toEqual([
+      expect.stringMatching(/broken\.ts\(1,23\): error TS7006: /),
+      expect.stringMatching(/broken\.ts\(2,9\): error TS6133: /),
+    ]);
   });
 });

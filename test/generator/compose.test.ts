@@ -15,7 +15,15 @@ import { INIT_DATABASES, INIT_TEMPLATES, type InitDatabase } from '../../generat
 const ROOT = path.resolve(__dirname, '../..');
 
 interface Compose {
-  services: Record<string, { image?: string; environment?: Record<string, string>; depends_on?: Record<string, { condition: string }>; healthcheck?: { test: string[] } }>;
+  services: Record<
+    string,
+    {
+      image?: string;
+      environment?: Record<string, string>;
+      depends_on?: Record<string, { condition: string }>;
+      healthcheck?: { test: string[] };
+    }
+  >;
 }
 
 const blog = parse(fs.readFileSync(path.join(ROOT, 'compose.yaml'), 'utf8')) as Compose;
@@ -24,7 +32,13 @@ const init = (db: InitDatabase) =>
     Handlebars.compile(fs.readFileSync(path.join(INIT_TEMPLATES, 'compose.yaml.hbs'), 'utf8'), { noEscape: true, strict: true })({
       title: 'App API',
       dbName: 'app',
-      db: { sqlite: db === 'sqlite', postgres: db === 'postgres', mysql: db === 'mysql', label: INIT_DATABASES[db].label, driver: INIT_DATABASES[db].driver },
+      db: {
+        sqlite: db === 'sqlite',
+        postgres: db === 'postgres',
+        mysql: db === 'mysql',
+        label: INIT_DATABASES[db].label,
+        driver: INIT_DATABASES[db].driver,
+      },
     }),
   ) as Compose & { volumes?: Record<string, unknown> };
 
@@ -38,7 +52,10 @@ describe.each([
     const api = compose.services.api;
     expect(api.environment?.SVC_WORKERS).toBe('2');
     expect(api.environment?.SVC_REDIS_URL).toBe('redis://redis:6379');
-    expect(api.depends_on).toEqual({ ...(db === 'sqlite' ? {} : { db: { condition: 'service_healthy' } }), redis: { condition: 'service_healthy' } });
+    expect(api.depends_on).toEqual({
+      ...(db === 'sqlite' ? {} : { db: { condition: 'service_healthy' } }),
+      redis: { condition: 'service_healthy' },
+    });
     expect(compose.services.redis).toEqual({
       image: 'redis:7',
       healthcheck: { test: ['CMD', 'redis-cli', 'ping'], interval: '5s', timeout: '3s', retries: 10 },

@@ -7,7 +7,14 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildModel } from '../../generator/model/build-model';
-import { compileCondition, compileLookup, LookupError, modelGraph, type ModelGraph, type ResourceFilters } from '../../generator/model/build-filters';
+import {
+  compileCondition,
+  compileLookup,
+  LookupError,
+  modelGraph,
+  type ModelGraph,
+  type ResourceFilters,
+} from '../../generator/model/build-filters';
 import { formatDiagnostic } from '../../generator/load/diagnostics';
 import { loadSpecs } from '../../generator/load/load';
 import type { ServiceModel } from '../../generator/model/model';
@@ -41,7 +48,13 @@ function modelOf(files: Record<string, string>): ServiceModel {
 
 const resource = (name: string, ...lines: string[]) => ({ [`resources/${name}.yaml`]: lines.join('\n') + '\n' });
 
-const COUNTRY = resource('countries', 'model: Country', 'verbose_name_plural: countries', 'fields:', '  code: {type: string, max_length: 2}');
+const COUNTRY = resource(
+  'countries',
+  'model: Country',
+  'verbose_name_plural: countries',
+  'fields:',
+  '  code: {type: string, max_length: 2}',
+);
 const AUTHOR = resource(
   'authors',
   'model: Author',
@@ -87,8 +100,20 @@ describe('compileLookup', () => {
   });
 
   it.each([
-    ['exact'], ['iexact'], ['contains'], ['icontains'], ['startswith'], ['istartswith'], ['endswith'],
-    ['gt'], ['gte'], ['lt'], ['lte'], ['in'], ['isnull'], ['range'],
+    ['exact'],
+    ['iexact'],
+    ['contains'],
+    ['icontains'],
+    ['startswith'],
+    ['istartswith'],
+    ['endswith'],
+    ['gt'],
+    ['gte'],
+    ['lt'],
+    ['lte'],
+    ['in'],
+    ['isnull'],
+    ['range'],
   ])('takes the operator %s', (op) => {
     expect(plan(`title__${op}`)).toEqual({ hops: [], column: 'books.title', kind: 'text', nullable: false, op });
   });
@@ -117,7 +142,13 @@ describe('compileLookup', () => {
   const authorHop = { from: 'books.author_id', nullable: true, table: 'authors', select: 'authors.id', many: false };
 
   it('walks a foreign key with an IN subquery hop', () => {
-    expect(plan('author__name__startswith')).toEqual({ hops: [authorHop], column: 'authors.name', kind: 'text', nullable: false, op: 'startswith' });
+    expect(plan('author__name__startswith')).toEqual({
+      hops: [authorHop],
+      column: 'authors.name',
+      kind: 'text',
+      nullable: false,
+      op: 'startswith',
+    });
   });
 
   it('walks two foreign keys', () => {
@@ -165,10 +196,16 @@ describe('compileLookup', () => {
   });
 
   it.each([
-    ['titel', 'unknown field "titel" (Book; fields: id, title, pages, rating, price, in_print, published_on, added_at, isbn, meta, author, genres) in lookup "titel"'],
+    [
+      'titel',
+      'unknown field "titel" (Book; fields: id, title, pages, rating, price, in_print, published_on, added_at, isbn, meta, author, genres) in lookup "titel"',
+    ],
     ['author__nme', 'unknown field "nme" (Book → Author; fields: id, name, country) in lookup "author__nme"'],
     ['author__country__name', 'unknown field "name" (Book → Author → Country; fields: id, code) in lookup "author__country__name"'],
-    ['title__icontain', 'unknown operator "icontain" ("title" is not a relation; operators: exact, iexact, contains, icontains, startswith, istartswith, endswith, gt, gte, lt, lte, in, isnull, range, overlap) in lookup "title__icontain"'],
+    [
+      'title__icontain',
+      'unknown operator "icontain" ("title" is not a relation; operators: exact, iexact, contains, icontains, startswith, istartswith, endswith, gt, gte, lt, lte, in, isnull, range, overlap) in lookup "title__icontain"',
+    ],
     ['title__icontains__x', 'nothing may follow the operator "icontains" in lookup "title__icontains__x"'],
     ['author__id__gt__lt', 'nothing may follow the operator "gt" in lookup "author__id__gt__lt"'],
   ])('rejects %s', (lookup, message) => {
@@ -197,7 +234,12 @@ describe('compileLookup', () => {
             and: [
               // `exact: null` is `isnull: true`.
               { lookup: { hops: [], column: 'books.rating', kind: 'float', nullable: true, op: 'isnull' }, value: true },
-              { not: { lookup: { hops: [authorHop], column: 'authors.name', kind: 'text', nullable: false, op: 'range' }, value: ['a', 'm'] } },
+              {
+                not: {
+                  lookup: { hops: [authorHop], column: 'authors.name', kind: 'text', nullable: false, op: 'range' },
+                  value: ['a', 'm'],
+                },
+              },
             ],
           },
         ],
@@ -212,7 +254,10 @@ describe('compileLookup', () => {
       [{ pages__in: 3 }, '"in" takes a list of values in lookup "pages__in"'],
       [{ pages__range: [1, 2, 3] }, '"range" takes a list of two values [low, high] in lookup "pages__range"'],
       [{ pages__gt: null }, '"gt" cannot compare with null in lookup "pages__gt"'],
-      [{ not: { pagez: 1 } }, 'unknown field "pagez" (Book; fields: id, title, pages, rating, price, in_print, published_on, added_at, isbn, meta, author, genres) in lookup "pagez"'],
+      [
+        { not: { pagez: 1 } },
+        'unknown field "pagez" (Book; fields: id, title, pages, rating, price, in_print, published_on, added_at, isbn, meta, author, genres) in lookup "pagez"',
+      ],
     ])('rejects %j', (expr, message) => {
       expect(() => cond(expr)).toThrow(new LookupError(message));
     });
@@ -257,11 +302,33 @@ describe('buildFilters (Resource.filters)', () => {
       { name: 'title', type: 'str', default: null, description: undefined, from: 'query_params' },
       { name: 'since', type: 'datetime', default: '2024-01-01T00:00:00.000Z', description: undefined, from: 'query_params' },
       { name: 'pages', type: 'int', default: 10, description: 'Exactly.', from: 'query_params' },
-      { name: 'authors', type: 'str', shape: 'in', default: ['a', 'b'], description: 'Lookup author__name__in.', from: 'relations_filters' },
+      {
+        name: 'authors',
+        type: 'str',
+        shape: 'in',
+        default: ['a', 'b'],
+        description: 'Lookup author__name__in.',
+        from: 'relations_filters',
+      },
       // Compared with a 32-bit column, so its values must fit one.
-      { name: 'window', type: 'int', shape: 'range', bounds: 'int32', default: [1, 9], description: 'Lookup pages__range.', from: 'relations_filters' },
+      {
+        name: 'window',
+        type: 'int',
+        shape: 'range',
+        bounds: 'int32',
+        default: [1, 9],
+        description: 'Lookup pages__range.',
+        from: 'relations_filters',
+      },
       // `isnull` takes a bool whatever the declared type.
-      { name: 'anonymous', type: 'bool', shape: undefined, default: null, description: 'Lookup author__isnull.', from: 'relations_filters' },
+      {
+        name: 'anonymous',
+        type: 'bool',
+        shape: undefined,
+        default: null,
+        description: 'Lookup author__isnull.',
+        from: 'relations_filters',
+      },
       {
         name: 'long',
         type: 'bool',
@@ -305,8 +372,22 @@ describe('buildFilters (Resource.filters)', () => {
       m.kind === 'lookups' ? [m.name, m.accepts, m.lookups.map((l) => [l.param, l.source, l.lookup.column, l.lookup.op])] : [m.name],
     );
     expect(summary).toEqual([
-      ['LessDateFilterViewSetMixin', 'date', [['published_on', 'published_on__lt', 'books.published_on', 'lt'], ['added_at', 'added_at__lt', 'books.added_at', 'lt']]],
-      ['NumericFilterViewSetMixin', 'number', [['pages', 'pages', 'books.pages', 'exact'], ['rating', 'rating', 'books.rating', 'exact']]],
+      [
+        'LessDateFilterViewSetMixin',
+        'date',
+        [
+          ['published_on', 'published_on__lt', 'books.published_on', 'lt'],
+          ['added_at', 'added_at__lt', 'books.added_at', 'lt'],
+        ],
+      ],
+      [
+        'NumericFilterViewSetMixin',
+        'number',
+        [
+          ['pages', 'pages', 'books.pages', 'exact'],
+          ['rating', 'rating', 'books.rating', 'exact'],
+        ],
+      ],
       // `q` names no field: it is left to the handler.
       ['IcontainsFilterViewSetMixin', 'string', [['title', 'title__icontains', 'books.title', 'icontains']]],
       ['BooleanFilterViewSetMixin', 'boolean', [['in_print', 'in_print', 'books.in_print', 'exact']]],
@@ -327,21 +408,38 @@ describe('buildFilters (Resource.filters)', () => {
   });
 });
 
-describe('DateFilterViewSetMixin: the date mixins\' base, with the operator of date_compare_attr', () => {
+describe("DateFilterViewSetMixin: the date mixins' base, with the operator of date_compare_attr", () => {
   const dateMixin = (...viewset: string[]) => {
     const model = modelOf({
       ...COUNTRY,
       ...AUTHOR,
       ...GENRE,
-      ...resource('books', ...BOOK_FIELDS, 'viewset:', '  query_params:', '    published_on: [date, null]', '    added_at: [datetime, null]', ...viewset.map((l) => `  ${l}`)),
+      ...resource(
+        'books',
+        ...BOOK_FIELDS,
+        'viewset:',
+        '  query_params:',
+        '    published_on: [date, null]',
+        '    added_at: [datetime, null]',
+        ...viewset.map((l) => `  ${l}`),
+      ),
     });
     const f = model.resources.find((r) => r.model === 'Book')!.filters!;
-    return f.mixins.map((m) => (m.kind === 'lookups' ? [m.name, m.accepts, m.lookups.map((l) => [l.param, l.source, l.lookup.op])] : [m.name]));
+    return f.mixins.map((m) =>
+      m.kind === 'lookups' ? [m.name, m.accepts, m.lookups.map((l) => [l.param, l.source, l.lookup.op])] : [m.name],
+    );
   };
 
   it('compares exactly without date_compare_attr, as the base mixin does', () => {
     expect(dateMixin('filter_mixins: [DateFilterViewSetMixin]')).toEqual([
-      ['DateFilterViewSetMixin', 'date', [['published_on', 'published_on', 'exact'], ['added_at', 'added_at', 'exact']]],
+      [
+        'DateFilterViewSetMixin',
+        'date',
+        [
+          ['published_on', 'published_on', 'exact'],
+          ['added_at', 'added_at', 'exact'],
+        ],
+      ],
     ]);
   });
 
@@ -352,7 +450,14 @@ describe('DateFilterViewSetMixin: the date mixins\' base, with the operator of d
   ])('appends date_compare_attr %s to each date or datetime parameter', (attr, op) => {
     const suffix = op === 'exact' ? '' : `__${op}`;
     expect(dateMixin('filter_mixins: [DateFilterViewSetMixin]', `date_compare_attr: ${attr}`)).toEqual([
-      ['DateFilterViewSetMixin', 'date', [['published_on', `published_on${suffix}`, op], ['added_at', `added_at${suffix}`, op]]],
+      [
+        'DateFilterViewSetMixin',
+        'date',
+        [
+          ['published_on', `published_on${suffix}`, op],
+          ['added_at', `added_at${suffix}`, op],
+        ],
+      ],
     ]);
   });
 
@@ -362,7 +467,15 @@ describe('DateFilterViewSetMixin: the date mixins\' base, with the operator of d
       ...AUTHOR,
       ...GENRE,
       ...resource('books', ...BOOK_FIELDS, 'viewset:', '  filter_mixins: [GreaterDateFilterViewSetMixin]', '  date_compare_attr: __gt'),
-      ...resource('others', 'model: Other', 'fields:', '  day: {type: date}', 'viewset:', '  filter_mixins: [DateFilterViewSetMixin]', '  date_compare_attr: __icontains'),
+      ...resource(
+        'others',
+        'model: Other',
+        'fields:',
+        '  day: {type: date}',
+        'viewset:',
+        '  filter_mixins: [DateFilterViewSetMixin]',
+        '  date_compare_attr: __icontains',
+      ),
     });
     expect(validate(dir, dir).map(formatDiagnostic)).toEqual([
       'resources/books.yaml:16:3: date_compare_attr is the operator of DateFilterViewSetMixin: add it to filter_mixins, or remove this',
@@ -409,7 +522,10 @@ describe('filterParamZod', () => {
       { type: 'int', shape: 'in', default: [1, 2] },
       "queryParam('int', 'in').default([1, 2]).meta({ description: 'Several values, separated by commas.', default: '1,2' })",
     ],
-    [{ type: 'date', shape: 'range', default: null }, "queryParam('date', 'range').optional().meta({ description: 'Two values, low and high, separated by a comma.' })"],
+    [
+      { type: 'date', shape: 'range', default: null },
+      "queryParam('date', 'range').optional().meta({ description: 'Two values, low and high, separated by a comma.' })",
+    ],
   ] as const)('%j', (param, code) => {
     expect(filterParamZod(param as Parameters<typeof filterParamZod>[0])).toBe(code);
   });

@@ -28,7 +28,11 @@ describe('hook exports', () => {
   });
 
   it('reports a queryset_write hook the module does not export, at the spec position', () => {
-    const dir = specsWith('resources/tickets.yaml', '  queryset_request: hideArchived\n', '  queryset_request: hideArchived\n  queryset_write: hideArchve\n');
+    const dir = specsWith(
+      'resources/tickets.yaml',
+      '  queryset_request: hideArchived\n',
+      '  queryset_request: hideArchived\n  queryset_write: hideArchve\n',
+    );
     expect(validate(dir, dir).map(formatDiagnostic)).toEqual([
       'resources/tickets.yaml:28:19: hook "hideArchve" is not exported by hooks/tickets.ts (did you mean "hideArchived"?): export it from that module or fix the name',
     ]);
@@ -36,7 +40,10 @@ describe('hook exports', () => {
 
   it('reports a custom paginator and an exception handler that are missing', () => {
     const dir = specsWith('resources/gadgets.yaml', 'class: TwoPerPagePagination', 'class: ThreePerPagePagination');
-    fs.writeFileSync(path.join(dir, 'service.yaml'), fs.readFileSync(path.join(dir, 'service.yaml'), 'utf8').replace('TeapotError: handleTeapot', 'TeapotError: handleKettle'));
+    fs.writeFileSync(
+      path.join(dir, 'service.yaml'),
+      fs.readFileSync(path.join(dir, 'service.yaml'), 'utf8').replace('TeapotError: handleTeapot', 'TeapotError: handleKettle'),
+    );
     expect(validate(dir, dir).map(formatDiagnostic)).toEqual([
       'resources/gadgets.yaml:9:29: hook "ThreePerPagePagination" is not exported by hooks/gadgets.ts (did you mean "TwoPerPagePagination"?): export it from that module or fix the name',
       'service.yaml:19:16: hook "handleKettle" is not exported by hooks/service.ts: export it from that module or fix the name',

@@ -2,7 +2,16 @@
 import { patternRegExp } from '../../generator/output/ignore';
 
 const matches = (pattern: string, names: string[]) => names.filter((n) => patternRegExp(pattern).test(n));
-const NAMES = ['extra.ts', 'lib/extra.ts', 'lib/deep/extra.ts', 'lib/other.ts', 'notes/README.md', 'notes.md', 'x.test.ts', 'lib/x.test.ts'];
+const NAMES = [
+  'extra.ts',
+  'lib/extra.ts',
+  'lib/deep/extra.ts',
+  'lib/other.ts',
+  'notes/README.md',
+  'notes.md',
+  'x.test.ts',
+  'lib/x.test.ts',
+];
 
 describe('.svcgenignore patterns', () => {
   it.each([

@@ -31,7 +31,10 @@ function plan(before: DbIndex[] | undefined, after: DbIndex[] | undefined, colum
   };
   const model = { resources: [] } as unknown as ServiceModel;
   const schema = { tables: [{ ...BOOKS, columns, ...(after ? { indexes: after } : {}) }] };
-  return planMigrations(model, schema, history, { allowDestructive: true, at: () => ({ file: 'x', line: 1, column: 1, message: 'unexpected' }) }).next;
+  return planMigrations(model, schema, history, {
+    allowDestructive: true,
+    at: () => ({ file: 'x', line: 1, column: 1, message: 'unexpected' }),
+  }).next;
 }
 
 const SHELF: DbIndex = { name: 'books_shelf_position_index', columns: ['shelf', 'position'], unique: false };
@@ -42,8 +45,16 @@ describe('migration steps of composite indexes', () => {
       name: '0002_books_shelf_position',
       runtime: [],
       changes: ['add index books_shelf_position_index on books (shelf, position)'],
-      up: ["  await knex.schema.alterTable('books', (t) => {", "    t.index(['shelf', 'position'], 'books_shelf_position_index');", '  });'],
-      down: ["  await knex.schema.alterTable('books', (t) => {", "    t.dropIndex(['shelf', 'position'], 'books_shelf_position_index');", '  });'],
+      up: [
+        "  await knex.schema.alterTable('books', (t) => {",
+        "    t.index(['shelf', 'position'], 'books_shelf_position_index');",
+        '  });',
+      ],
+      down: [
+        "  await knex.schema.alterTable('books', (t) => {",
+        "    t.dropIndex(['shelf', 'position'], 'books_shelf_position_index');",
+        '  });',
+      ],
     });
   });
 
@@ -97,10 +108,16 @@ describe('migration steps of composite indexes', () => {
     ]);
     const withoutPosition = BOOKS.columns.filter((c) => c.name !== 'position');
     const before = { tables: [{ ...BOOKS, columns: withoutPosition }] };
-    const history: MigrationHistory = { snapshot: { ...before, migrations: ['0001_initial'] }, snapshotFile: 's', migrations: [{ name: '0001_initial', text: '' }] };
+    const history: MigrationHistory = {
+      snapshot: { ...before, migrations: ['0001_initial'] },
+      snapshotFile: 's',
+      migrations: [{ name: '0001_initial', text: '' }],
+    };
     const model = { resources: [] } as unknown as ServiceModel;
     const columns = BOOKS.columns.map((c) => (c.name === 'position' ? { ...c, nullable: true } : c));
-    const next = planMigrations(model, { tables: [{ ...BOOKS, columns, indexes: [SHELF] }] }, history, { at: () => ({ file: 'x', line: 1, column: 1, message: 'unexpected' }) }).next;
+    const next = planMigrations(model, { tables: [{ ...BOOKS, columns, indexes: [SHELF] }] }, history, {
+      at: () => ({ file: 'x', line: 1, column: 1, message: 'unexpected' }),
+    }).next;
     expect(next?.changes).toEqual(['add column books.position', 'add index books_shelf_position_index on books (shelf, position)']);
   });
 });
@@ -118,7 +135,11 @@ describe('migration steps of partial unique indexes (soft delete)', () => {
         "    t.unique(['shelf', 'position'], { indexName: 'books_shelf_position_unique', predicate: knex.whereNull('pages') });",
         '  });',
       ],
-      down: ["  await knex.schema.alterTable('books', (t) => {", "    t.dropIndex(['shelf', 'position'], 'books_shelf_position_unique');", '  });'],
+      down: [
+        "  await knex.schema.alterTable('books', (t) => {",
+        "    t.dropIndex(['shelf', 'position'], 'books_shelf_position_unique');",
+        '  });',
+      ],
     });
   });
 
@@ -150,7 +171,9 @@ describe('migration steps of partial unique indexes (soft delete)', () => {
     };
     const model = { resources: [] } as unknown as ServiceModel;
     const live: DbIndex = { name: 'books_shelf_unique', columns: ['shelf'], unique: true, whereNull: 'pages' };
-    const next = planMigrations(model, { tables: [{ ...BOOKS, indexes: [live] }] }, history, { at: () => ({ file: 'x', line: 1, column: 1, message: 'unexpected' }) }).next;
+    const next = planMigrations(model, { tables: [{ ...BOOKS, indexes: [live] }] }, history, {
+      at: () => ({ file: 'x', line: 1, column: 1, message: 'unexpected' }),
+    }).next;
     expect(next?.changes).toEqual([
       'alter column books.shelf (not unique)',
       'add column books.pages',

@@ -7,7 +7,15 @@ import type { DbColumn, DbTable } from '../../generator/migrate/db-schema';
 import { planMigrations, type MigrationHistory } from '../../generator/migrate/migrations';
 import type { ServiceModel } from '../../generator/model/model';
 
-const column = (name: string, extra: Partial<DbColumn> = {}): DbColumn => ({ name, type: 'integer', nullable: false, unique: false, primary: false, index: false, ...extra });
+const column = (name: string, extra: Partial<DbColumn> = {}): DbColumn => ({
+  name,
+  type: 'integer',
+  nullable: false,
+  unique: false,
+  primary: false,
+  index: false,
+  ...extra,
+});
 
 const BOOKS: DbTable = { name: 'books', uniques: [], columns: [column('id', { type: 'increments', primary: true })] };
 
@@ -19,7 +27,8 @@ function plan(before: DbColumn[], after: DbColumn[], allowDestructive = true) {
   };
   const model = { resources: [] } as unknown as ServiceModel;
   const schema = { tables: [{ ...BOOKS, columns: [...BOOKS.columns, ...after] }] };
-  return planMigrations(model, schema, history, { allowDestructive, at: () => ({ file: 'x', line: 1, column: 1, message: 'unexpected' }) }).next;
+  return planMigrations(model, schema, history, { allowDestructive, at: () => ({ file: 'x', line: 1, column: 1, message: 'unexpected' }) })
+    .next;
 }
 
 const TAGS = column('tags', { type: 'list', items: 'string', default: ['new', "it's"] });
@@ -51,7 +60,11 @@ describe('migration steps of list columns', () => {
 
   it('changes a default in place, and refuses to change the item type without --allow-destructive', () => {
     const next = plan([TAGS], [{ ...TAGS, default: [] }]);
-    expect(next?.up).toContain("    t.specificType('tags', listColumnType(knex, 'string')).notNullable().defaultTo(listDefault(knex, 'string', [])).alter();");
-    expect(() => plan([TAGS], [{ ...TAGS, items: 'integer' }], false)).toThrow(/changing books\.tags \(type list of string → list of integer\) can lose data/);
+    expect(next?.up).toContain(
+      "    t.specificType('tags', listColumnType(knex, 'string')).notNullable().defaultTo(listDefault(knex, 'string', [])).alter();",
+    );
+    expect(() => plan([TAGS], [{ ...TAGS, items: 'integer' }], false)).toThrow(
+      /changing books\.tags \(type list of string → list of integer\) can lose data/,
+    );
   });
 });

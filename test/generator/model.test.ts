@@ -63,7 +63,15 @@ const user = resource(
 describe('buildModel: primary keys', () => {
   it('adds an implicit auto-increment integer "id" first when no field is the primary key', () => {
     const r = res(modelOf(user), 'User');
-    expect(r.pk).toMatchObject({ name: 'id', column: 'id', type: 'integer', primaryKey: true, autoIncrement: true, unique: true, nullable: false });
+    expect(r.pk).toMatchObject({
+      name: 'id',
+      column: 'id',
+      type: 'integer',
+      primaryKey: true,
+      autoIncrement: true,
+      unique: true,
+      nullable: false,
+    });
     expect(r.fields[0]).toBe(r.pk);
     expect(r.fields.map((f) => f.name)).toEqual(['id', 'username', 'password', 'bio', 'joined']);
     expect(r.fields.filter((f) => f.primaryKey)).toHaveLength(1);
@@ -75,7 +83,10 @@ describe('buildModel: primary keys', () => {
   });
 
   it('uses a uuid primary key as it is, moved first, and not required on create', () => {
-    const r = res(modelOf(resource('labels', 'model: Label', 'fields:', '  text: {type: string}', '  id: {type: uuid, primary_key: true}')), 'Label');
+    const r = res(
+      modelOf(resource('labels', 'model: Label', 'fields:', '  text: {type: string}', '  id: {type: uuid, primary_key: true}')),
+      'Label',
+    );
     expect(r.pk).toMatchObject({ name: 'id', column: 'id', type: 'uuid', primaryKey: true, autoIncrement: false, unique: true });
     expect(r.fields.map((f) => f.name)).toEqual(['id', 'text']);
     expect(fieldOf(r.schemas.in, 'id')).toMatchObject({ value: 'uuid', required: false });
@@ -84,7 +95,15 @@ describe('buildModel: primary keys', () => {
 
   it('uses a string primary key, which the client must send on create', () => {
     const r = res(
-      modelOf(resource('makers', 'model: Maker', 'fields:', '  title: {type: string}', '  code: {type: string, max_length: 20, primary_key: true}')),
+      modelOf(
+        resource(
+          'makers',
+          'model: Maker',
+          'fields:',
+          '  title: {type: string}',
+          '  code: {type: string, max_length: 20, primary_key: true}',
+        ),
+      ),
       'Maker',
     );
     expect(r.pk).toMatchObject({ name: 'code', column: 'code', type: 'string', primaryKey: true, autoIncrement: false, maxLength: 20 });
@@ -154,7 +173,9 @@ describe('buildModel: relations', () => {
   it("gives foreign keys the value kind of the target's primary key", () => {
     const r = res(model(), 'BlogPost');
     const kinds = (s: SchemaModel) =>
-      Object.fromEntries(s.fields.filter((f) => f.kind === 'foreign_key' || f.kind === 'many_to_many').map((f) => [f.name, [f.kind, f.value]]));
+      Object.fromEntries(
+        s.fields.filter((f) => f.kind === 'foreign_key' || f.kind === 'many_to_many').map((f) => [f.name, [f.kind, f.value]]),
+      );
     const expected = {
       author: ['foreign_key', 'int'],
       label: ['foreign_key', 'uuid'],
@@ -277,7 +298,20 @@ describe('buildModel: reverse relations', () => {
 describe('buildModel: reverse relations in read schemas and expand', () => {
   const model = () =>
     modelOf({
-      ...resource('makers', 'model: Maker', 'fields:', '  title: {type: string}', 'serializer:', '  ReadSerializer:', '    fields: [id, title, widgets]', '  DetailSerializer:', '    fields: [id, widgets: {fields: [id, name], limit: 7}]', 'viewset:', '  expand:', '    widgets: {fields: [name], limit: 2}'),
+      ...resource(
+        'makers',
+        'model: Maker',
+        'fields:',
+        '  title: {type: string}',
+        'serializer:',
+        '  ReadSerializer:',
+        '    fields: [id, title, widgets]',
+        '  DetailSerializer:',
+        '    fields: [id, widgets: {fields: [id, name], limit: 7}]',
+        'viewset:',
+        '  expand:',
+        '    widgets: {fields: [name], limit: 2}',
+      ),
       ...resource(
         'widgets',
         'model: Widget',
@@ -296,13 +330,22 @@ describe('buildModel: reverse relations in read schemas and expand', () => {
     const keys = fieldOf(maker.schemas.out, 'widgets');
     expect([keys.kind, keys.value, keys.limit, keys.nullable, keys.reverse]).toEqual(['reverse', 'int', 100, false, maker.reverse[0]]);
     const nested = fieldOf(maker.schemas.detail, 'widgets');
-    expect([nested.kind, nested.limit, nested.nested!.target, nested.nested!.fields.map((f) => f.name)]).toEqual(['nested_reverse', 7, 'Widget', ['id', 'name']]);
+    expect([nested.kind, nested.limit, nested.nested!.target, nested.nested!.fields.map((f) => f.name)]).toEqual([
+      'nested_reverse',
+      7,
+      'Widget',
+      ['id', 'name'],
+    ]);
   });
 
   it('models each expandable relation as the nested field ?expand= shows', () => {
     const m = model();
-    expect(res(m, 'Maker').expand.map((f) => [f.name, f.kind, f.limit, f.nested!.fields.map((n) => n.name)])).toEqual([['widgets', 'nested_reverse', 2, ['name']]]);
-    expect(res(m, 'Widget').expand.map((f) => [f.name, f.kind, f.nullable, f.nested!.fields.map((n) => n.name)])).toEqual([['maker', 'nested_one', true, ['id', 'title']]]);
+    expect(res(m, 'Maker').expand.map((f) => [f.name, f.kind, f.limit, f.nested!.fields.map((n) => n.name)])).toEqual([
+      ['widgets', 'nested_reverse', 2, ['name']],
+    ]);
+    expect(res(m, 'Widget').expand.map((f) => [f.name, f.kind, f.nullable, f.nested!.fields.map((n) => n.name)])).toEqual([
+      ['maker', 'nested_one', true, ['id', 'title']],
+    ]);
   });
 });
 
@@ -325,7 +368,9 @@ describe('buildModel: names', () => {
 
   it('uses verbose_name and verbose_name_plural of the resource', () => {
     const r = res(
-      modelOf(resource('people', 'model: Person', 'verbose_name: human being', 'verbose_name_plural: people', 'fields: {name: {type: string}}')),
+      modelOf(
+        resource('people', 'model: Person', 'verbose_name: human being', 'verbose_name_plural: people', 'fields: {name: {type: string}}'),
+      ),
       'Person',
     );
     expect(r).toMatchObject({
@@ -340,7 +385,14 @@ describe('buildModel: names', () => {
 
   it('prefers the viewset model_verbose_name(_plural) to verbose_name', () => {
     const m = modelOf({
-      ...resource('a', 'model: Label', 'verbose_name: label', 'fields: {text: {type: string}}', 'viewset:', '  model_verbose_name: tag label'),
+      ...resource(
+        'a',
+        'model: Label',
+        'verbose_name: label',
+        'fields: {text: {type: string}}',
+        'viewset:',
+        '  model_verbose_name: tag label',
+      ),
       ...resource(
         'b',
         'model: Box',
@@ -359,7 +411,13 @@ describe('buildModel: names', () => {
       classKey: 'label',
     });
     // The table follows the resource's own names (Box → boxes); the viewset's display names only change base, tag and 404 key.
-    expect(res(m, 'Box')).toMatchObject({ verboseName: 'crate', verboseNamePlural: 'crates', table: 'boxes', base: 'crates', tag: 'Crates' });
+    expect(res(m, 'Box')).toMatchObject({
+      verboseName: 'crate',
+      verboseNamePlural: 'crates',
+      table: 'boxes',
+      base: 'crates',
+      tag: 'Crates',
+    });
   });
 
   it('derives English plurals from the last word of the verbose name', () => {
@@ -479,7 +537,10 @@ describe('buildModel: schemas', () => {
   });
 
   it('does not require optionals', () => {
-    const r = res(modelOf(post('serializer:', '  CreateSerializer:', '    fields: [title, body]', '    optionals: [[rank, int], [note, str]]')), 'Post');
+    const r = res(
+      modelOf(post('serializer:', '  CreateSerializer:', '    fields: [title, body]', '    optionals: [[rank, int], [note, str]]')),
+      'Post',
+    );
     expect(names(r.schemas.in)).toEqual(['title', 'body', 'rank', 'note']);
     expect(required(r.schemas.in)).toEqual({ title: true, body: true, rank: false, note: false });
   });
@@ -520,7 +581,15 @@ describe('buildModel: schemas', () => {
 
   it('falls through an empty section to the next source', () => {
     const r = res(
-      modelOf(post('serializer:', '  ReadSerializer: {fields: [id]}', 'viewset:', '  serializer_class:', '    Meta: {model: Post, schema_out: {}}')),
+      modelOf(
+        post(
+          'serializer:',
+          '  ReadSerializer: {fields: [id]}',
+          'viewset:',
+          '  serializer_class:',
+          '    Meta: {model: Post, schema_out: {}}',
+        ),
+      ),
       'Post',
     );
     expect(r.schemas.out.source).toBe('serializer');
@@ -530,7 +599,13 @@ describe('buildModel: schemas', () => {
   it('never puts a password field in a generated output schema, but takes it as input', () => {
     const m = modelOf({
       ...user,
-      ...resource('admins', 'model: Admin', 'fields: {secret: {type: password}, name: {type: string}}', 'serializer:', '  ReadSerializer: {excludes: [name]}'),
+      ...resource(
+        'admins',
+        'model: Admin',
+        'fields: {secret: {type: password}, name: {type: string}}',
+        'serializer:',
+        '  ReadSerializer: {excludes: [name]}',
+      ),
     });
     const u = res(m, 'User');
     expect(names(u.schemas.out)).toEqual(['id', 'username', 'bio', 'joined']);
@@ -567,8 +642,10 @@ describe('buildModel: schemas', () => {
 
 describe('buildModel: operations', () => {
   const ops = (...viewset: string[]) =>
-    res(modelOf(resource('posts', 'model: BlogPost', 'fields: {title: {type: string}}', ...(viewset.length ? ['viewset:', ...viewset] : []))), 'BlogPost')
-      .operations;
+    res(
+      modelOf(resource('posts', 'model: BlogPost', 'fields: {title: {type: string}}', ...(viewset.length ? ['viewset:', ...viewset] : []))),
+      'BlogPost',
+    ).operations;
 
   it('gives an APIViewSet all five operations with their methods, paths, statuses and ids', () => {
     expect(ops().map((o) => [o.kind, o.method, o.pathKind, o.status, o.operationId])).toEqual([
@@ -626,10 +703,9 @@ describe('buildModel: auth', () => {
 
   const authOf = (...viewset: string[]) =>
     Object.fromEntries(
-      res(modelOf(resource('posts', 'model: Post', 'fields: {title: {type: string}}', 'viewset:', ...viewset)), 'Post').operations.map((o) => [
-        o.kind,
-        o.auth,
-      ]),
+      res(modelOf(resource('posts', 'model: Post', 'fields: {title: {type: string}}', 'viewset:', ...viewset)), 'Post').operations.map(
+        (o) => [o.kind, o.auth],
+      ),
     );
 
   it('applies get_auth to list and retrieve, and auth to the other operations', () => {
@@ -674,12 +750,7 @@ describe('buildModel: auth.default_write_auth', () => {
     res(
       modelOf({
         'service.yaml': service,
-        ...resource(
-          'tags',
-          'model: Tag',
-          'fields: {name: {type: string}}',
-          'serializer: {ReadSerializer: {fields: [id, name]}}',
-        ),
+        ...resource('tags', 'model: Tag', 'fields: {name: {type: string}}', 'serializer: {ReadSerializer: {fields: [id, name]}}'),
         ...resource(
           'posts',
           'model: Post',
@@ -766,12 +837,26 @@ describe('buildModel: auth.default_write_auth', () => {
 describe('buildModel: soft delete', () => {
   const softDeleted = (softDelete: string, field: string) =>
     res(
-      modelOf(resource('posts', 'model: Post', 'fields:', '  title: {type: string}', `  ${field}: {type: datetime, null: true}`, 'viewset:', `  soft_delete: ${softDelete}`)),
+      modelOf(
+        resource(
+          'posts',
+          'model: Post',
+          'fields:',
+          '  title: {type: string}',
+          `  ${field}: {type: datetime, null: true}`,
+          'viewset:',
+          `  soft_delete: ${softDelete}`,
+        ),
+      ),
       'Post',
     );
 
   it('marks rows with deleted_at unless soft_delete names a field, and no write schema takes it', () => {
-    for (const [softDelete, field] of [['true', 'deleted_at'], ['{}', 'deleted_at'], ['{field: removed_at}', 'removed_at']]) {
+    for (const [softDelete, field] of [
+      ['true', 'deleted_at'],
+      ['{}', 'deleted_at'],
+      ['{field: removed_at}', 'removed_at'],
+    ]) {
       const r = softDeleted(softDelete, field);
       expect(r.softDelete?.field.name).toBe(field);
       expect(names(r.schemas.in)).toEqual(['title']);
@@ -792,7 +877,14 @@ describe('buildModel: pagination and ordering', () => {
   const paginationOf = (value: string, extra: Record<string, string> = {}) =>
     res(
       modelOf({
-        ...resource('posts', 'model: Post', 'hooks: hooks/posts.ts', 'fields: {title: {type: string}}', 'viewset:', `  pagination_class: ${value}`),
+        ...resource(
+          'posts',
+          'model: Post',
+          'hooks: hooks/posts.ts',
+          'fields: {title: {type: string}}',
+          'viewset:',
+          `  pagination_class: ${value}`,
+        ),
         'hooks/posts.ts': 'export class TwoPerPage {}\n',
         ...extra,
       }),
@@ -863,7 +955,13 @@ describe('buildModel: pagination and ordering', () => {
 
 describe('extra_fields', () => {
   const item = (name: string, model: string, ...viewset: string[]) =>
-    resource(name, `model: ${model}`, 'fields:', '  label: {type: string, max_length: 20}', ...(viewset.length ? ['viewset:', ...viewset] : []));
+    resource(
+      name,
+      `model: ${model}`,
+      'fields:',
+      '  label: {type: string, max_length: 20}',
+      ...(viewset.length ? ['viewset:', ...viewset] : []),
+    );
 
   it('ignores keys that are no field by default, in the service and each resource', () => {
     const model = modelOf({ ...item('boxes', 'Box') });
@@ -884,7 +982,12 @@ describe('extra_fields', () => {
     // The request schemas refuse the keys they do not know (a strict object); the response schemas do not.
     const { files } = renderService(model, { runtimeFromRoot: '@svcgen/runtime', specsFromRoot: '../specs', specsName: 'specs' });
     const objects = (file: string) => [...files.get(file)!.matchAll(/export const (\w+) = z\s*\.(\w+)\(/g)].map((m) => `${m[1]} ${m[2]}`);
-    expect(objects('resources/boxes/schemas.ts')).toEqual(['BoxIn strictObject', 'BoxOut object', 'BoxUpdate strictObject', 'BoxParams object']);
+    expect(objects('resources/boxes/schemas.ts')).toEqual([
+      'BoxIn strictObject',
+      'BoxOut object',
+      'BoxUpdate strictObject',
+      'BoxParams object',
+    ]);
     expect(objects('resources/bins/schemas.ts')).toEqual(['BinIn object', 'BinOut object', 'BinUpdate object', 'BinParams object']);
   });
 });

@@ -37,20 +37,33 @@ describe.each(DIALECTS)('svcgen pull on the blog database (%s)', (dialect) => {
     const blog = await startBlog(dialect);
     const blogRoutes = routes((await request(blog.app).get('/api/openapi.json')).body).filter((r) => !CUSTOM.test(r));
     const root = scratchDir('pull');
-    ws = { root, specs: path.join(root, 'specs'), out: path.join(root, 'generated'), remove: () => fs.rmSync(root, { recursive: true, force: true }) };
+    ws = {
+      root,
+      specs: path.join(root, 'specs'),
+      out: path.join(root, 'generated'),
+      remove: () => fs.rmSync(root, { recursive: true, force: true }),
+    };
     let files: string[];
     try {
       files = await pull(blog.database.url, ws.specs);
     } finally {
       await blog.close();
     }
-    expect(files).toEqual(['service.yaml', 'resources/articles.yaml', 'resources/categories.yaml', 'resources/tags.yaml', 'resources/users.yaml']);
+    expect(files).toEqual([
+      'service.yaml',
+      'resources/articles.yaml',
+      'resources/categories.yaml',
+      'resources/tags.yaml',
+      'resources/users.yaml',
+    ]);
     const articles = fs.readFileSync(path.join(ws.specs, 'resources/articles.yaml'), 'utf8');
     expect(articles).toContain('  author: {type: foreign_key, to: User, on_delete: cascade}\n');
     expect(articles).toContain('  category: {type: foreign_key, to: Category, on_delete: set_null, null: true}\n');
     expect(articles).toContain('  tags: {type: many_to_many, to: Tag}\n');
     expect(articles).toContain('indexes:\n  - [author, created_at]\n  - [is_published, created_at]\n');
-    expect(fs.readFileSync(path.join(ws.specs, 'resources/users.yaml'), 'utf8')).toContain('  username: {type: string, max_length: 150, unique: true}\n');
+    expect(fs.readFileSync(path.join(ws.specs, 'resources/users.yaml'), 'utf8')).toContain(
+      '  username: {type: string, max_length: 150, unique: true}\n',
+    );
 
     await build(ws);
     const pulled = loadService(ws);
@@ -86,7 +99,8 @@ describe.each(DIALECTS)('svcgen pull of list columns (%s)', (dialect) => {
       const specs = specsFromTables(await introspect(knex), 'Pulled');
       // MariaDB's JSON is a LONGTEXT with a check: pulled as text, as a json field's column is.
       const fields = {
-        postgres: '  tags: {type: list, of: string}\n  ratings: {type: list, of: integer, null: true}\n  visits: {type: list, of: date, null: true}\n',
+        postgres:
+          '  tags: {type: list, of: string}\n  ratings: {type: list, of: integer, null: true}\n  visits: {type: list, of: date, null: true}\n',
         sqlite: '  tags: {type: json}\n  ratings: {type: json, null: true}\n  visits: {type: json, null: true}\n',
         mysql: '  tags: {type: text}\n  ratings: {type: text, null: true}\n  visits: {type: text, null: true}\n',
       };
@@ -99,58 +113,66 @@ describe.each(DIALECTS)('svcgen pull of list columns (%s)', (dialect) => {
 
 describe('svcgen pull of list defaults (postgres)', () => {
   const itPostgres = DIALECTS.includes('postgres') ? it : it.skip;
-  itPostgres("keeps an array column's default (a literal or an ARRAY constructor) as the list field's default, so the field stays optional", async () => {
-    const database = await createDatabase('postgres');
-    let specs: Map<string, string>;
-    try {
-      const knex = database.db;
-      await knex.schema.createTable('bookmarks', (t) => {
-        t.increments('id');
-        t.specificType('tags', 'text[]').notNullable().defaultTo(knex.raw("'{}'"));
-        t.specificType('sizes', 'text[]').notNullable().defaultTo(knex.raw(`'{M,"X \\"L\\"","a,b"}'`));
-        t.specificType('ratings', 'integer[]').notNullable().defaultTo(knex.raw("'{1,-2}'"));
-        t.specificType('flags', 'boolean[]').notNullable().defaultTo(knex.raw("'{t,f}'"));
-        t.specificType('words', 'text[]').notNullable().defaultTo(knex.raw("ARRAY['x', 'it''s']"));
-        t.specificType('computed', 'text[]').notNullable().defaultTo(knex.raw("ARRAY[current_user]::text[]"));
-      });
-      const columns = Object.fromEntries((await introspect(knex))[0].columns.map((c) => [c.name, c.defaultValue]));
-      expect(columns.tags).toBe("'{}'::text[]");
-      specs = specsFromTables(await introspect(knex), 'Pulled');
-    } finally {
-      await database.drop();
-    }
-    expect(specs.get('resources/bookmarks.yaml')).toContain(
-      [
-        '  tags: {type: list, of: string, default: []}',
-        '  sizes: {type: list, of: string, default: [M, "X \\"L\\"", "a,b"]}',
-        '  ratings: {type: list, of: integer, default: [1, -2]}',
-        '  flags: {type: list, of: boolean, default: [true, false]}',
-        '  words: {type: list, of: string, default: [x, "it\'s"]}',
-        // An expression: no default the specs can say.
-        '  computed: {type: list, of: string}',
-      ].join('\n'),
-    );
-    // The pulled specs build, and a create without the defaulted lists is valid.
-    const root = scratchDir('pull-list');
-    const ws: Workspace = { root, specs: path.join(root, 'specs'), out: path.join(root, 'generated'), remove: () => fs.rmSync(root, { recursive: true, force: true }) };
-    try {
-      for (const [file, text] of specs) {
-        fs.mkdirSync(path.dirname(path.join(ws.specs, file)), { recursive: true });
-        fs.writeFileSync(path.join(ws.specs, file), text);
+  itPostgres(
+    "keeps an array column's default (a literal or an ARRAY constructor) as the list field's default, so the field stays optional",
+    async () => {
+      const database = await createDatabase('postgres');
+      let specs: Map<string, string>;
+      try {
+        const knex = database.db;
+        await knex.schema.createTable('bookmarks', (t) => {
+          t.increments('id');
+          t.specificType('tags', 'text[]').notNullable().defaultTo(knex.raw("'{}'"));
+          t.specificType('sizes', 'text[]').notNullable().defaultTo(knex.raw(`'{M,"X \\"L\\"","a,b"}'`));
+          t.specificType('ratings', 'integer[]').notNullable().defaultTo(knex.raw("'{1,-2}'"));
+          t.specificType('flags', 'boolean[]').notNullable().defaultTo(knex.raw("'{t,f}'"));
+          t.specificType('words', 'text[]').notNullable().defaultTo(knex.raw("ARRAY['x', 'it''s']"));
+          t.specificType('computed', 'text[]').notNullable().defaultTo(knex.raw('ARRAY[current_user]::text[]'));
+        });
+        const columns = Object.fromEntries((await introspect(knex))[0].columns.map((c) => [c.name, c.defaultValue]));
+        expect(columns.tags).toBe("'{}'::text[]");
+        specs = specsFromTables(await introspect(knex), 'Pulled');
+      } finally {
+        await database.drop();
       }
-      await build(ws);
-      const api = JSON.parse(fs.readFileSync(path.join(ws.out, 'api.json'), 'utf8'));
-      const body: Record<string, { required?: boolean }> = api.operations.create_bookmark.body;
-      expect(Object.fromEntries(Object.entries(body).map(([name, field]) => [name, field.required ?? false]))).toEqual({
-        tags: false,
-        sizes: false,
-        ratings: false,
-        flags: false,
-        words: false,
-        computed: true,
-      });
-    } finally {
-      ws.remove();
-    }
-  });
+      expect(specs.get('resources/bookmarks.yaml')).toContain(
+        [
+          '  tags: {type: list, of: string, default: []}',
+          '  sizes: {type: list, of: string, default: [M, "X \\"L\\"", "a,b"]}',
+          '  ratings: {type: list, of: integer, default: [1, -2]}',
+          '  flags: {type: list, of: boolean, default: [true, false]}',
+          '  words: {type: list, of: string, default: [x, "it\'s"]}',
+          // An expression: no default the specs can say.
+          '  computed: {type: list, of: string}',
+        ].join('\n'),
+      );
+      // The pulled specs build, and a create without the defaulted lists is valid.
+      const root = scratchDir('pull-list');
+      const ws: Workspace = {
+        root,
+        specs: path.join(root, 'specs'),
+        out: path.join(root, 'generated'),
+        remove: () => fs.rmSync(root, { recursive: true, force: true }),
+      };
+      try {
+        for (const [file, text] of specs) {
+          fs.mkdirSync(path.dirname(path.join(ws.specs, file)), { recursive: true });
+          fs.writeFileSync(path.join(ws.specs, file), text);
+        }
+        await build(ws);
+        const api = JSON.parse(fs.readFileSync(path.join(ws.out, 'api.json'), 'utf8'));
+        const body: Record<string, { required?: boolean }> = api.operations.create_bookmark.body;
+        expect(Object.fromEntries(Object.entries(body).map(([name, field]) => [name, field.required ?? false]))).toEqual({
+          tags: false,
+          sizes: false,
+          ratings: false,
+          flags: false,
+          words: false,
+          computed: true,
+        });
+      } finally {
+        ws.remove();
+      }
+    },
+  );
 });

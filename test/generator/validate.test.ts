@@ -56,16 +56,20 @@ const user = resource(
 );
 
 describe('validateSpecs: fixtures', () => {
-  const cases = fs.readdirSync(CASES).filter((name) => fs.existsSync(path.join(CASES, name, 'expected.txt'))).sort();
+  const cases = fs
+    .readdirSync(CASES)
+    .filter((name) => fs.existsSync(path.join(CASES, name, 'expected.txt')))
+    .sort();
 
   it('has the expected cases', () => {
-    expect(cases).toEqual(
-      expect.arrayContaining(['five-mistakes', 'unknown-setting', 'duplicate-names', 'bad-lookup', 'm2m-config']),
-    );
+    expect(cases).toEqual(expect.arrayContaining(['five-mistakes', 'unknown-setting', 'duplicate-names', 'bad-lookup', 'm2m-config']));
   });
 
   it.each(cases)('%s reports exactly expected.txt', (name) => {
-    const expected = fs.readFileSync(path.join(CASES, name, 'expected.txt'), 'utf8').split('\n').filter(Boolean);
+    const expected = fs
+      .readFileSync(path.join(CASES, name, 'expected.txt'), 'utf8')
+      .split('\n')
+      .filter(Boolean);
     expect(allDiagnosticsOf(path.join(CASES, name, 'specs'))).toEqual(expected);
   });
 
@@ -98,9 +102,19 @@ describe('validateSpecs: meta-schema messages', () => {
   });
 
   it('lists the allowed keys of a small map', () => {
-    expect(check(resource('a', 'model: A', 'fields: {x: {type: string}}', 'viewset:', '  query_params:', '    x: {type: str, foo: 1}', '  filter_mixins: [IcontainsFilterViewSetMixin]'))).toEqual([
-      'resources/a.yaml:5:20: unknown key "foo" (expected one of: type, default, description)',
-    ]);
+    expect(
+      check(
+        resource(
+          'a',
+          'model: A',
+          'fields: {x: {type: string}}',
+          'viewset:',
+          '  query_params:',
+          '    x: {type: str, foo: 1}',
+          '  filter_mixins: [IcontainsFilterViewSetMixin]',
+        ),
+      ),
+    ).toEqual(['resources/a.yaml:5:20: unknown key "foo" (expected one of: type, default, description)']);
   });
 
   it('places a missing required key at the parent map', () => {
@@ -152,11 +166,15 @@ describe('validateSpecs: meta-schema messages', () => {
 
   it('auth.cookies takes true, false or "only", and says so', () => {
     expect(check({ 'service.yaml': `${SERVICE}auth:\n  cookies: only\n` })).toEqual([]);
-    expect(check({ 'service.yaml': `${SERVICE}auth:\n  cookies: always\n` })).toEqual(['service.yaml:4:12: expected one of: true or false, "only"']);
+    expect(check({ 'service.yaml': `${SERVICE}auth:\n  cookies: always\n` })).toEqual([
+      'service.yaml:4:12: expected one of: true or false, "only"',
+    ]);
   });
 
   it('reports identical messages at one position once', () => {
-    const out = check(resource('a', 'model: A', 'fields: {x: {type: string}}', 'serializer:', '  CreateSerializer:', '    optionals: [[x, str, y]]'));
+    const out = check(
+      resource('a', 'model: A', 'fields: {x: {type: string}}', 'serializer:', '  CreateSerializer:', '    optionals: [[x, str, y]]'),
+    );
     expect(out).toEqual(['resources/a.yaml:5:17: expected at most 2 items']);
   });
 
@@ -181,7 +199,14 @@ describe('validateSpecs: meta-schema messages', () => {
 describe('validateSpecs: fields', () => {
   it('allows one primary key of a key type, and "id" only as the primary key', () => {
     const out = check(
-      resource('a', 'model: A', 'fields:', '  id: {type: integer}', '  b: {type: json, primary_key: true}', '  c: {type: uuid, primary_key: true}'),
+      resource(
+        'a',
+        'model: A',
+        'fields:',
+        '  id: {type: integer}',
+        '  b: {type: json, primary_key: true}',
+        '  c: {type: uuid, primary_key: true}',
+      ),
     );
     expect(out).toEqual([
       'resources/a.yaml:3:3: a field named "id" must be the primary key: add primary_key: true or rename it',
@@ -436,7 +461,11 @@ describe('validateSpecs: viewset', () => {
 
   it('checks m2m relations against the fields', () => {
     const out = check(
-      article('  m2m_relations:', '    - {model: B, related_name: tags}', '    - {model: A, related_name: tags, serializer_class: {Meta: {model: B}}}'),
+      article(
+        '  m2m_relations:',
+        '    - {model: B, related_name: tags}',
+        '    - {model: A, related_name: tags, serializer_class: {Meta: {model: B}}}',
+      ),
     );
     expect(out).toEqual([
       'resources/a.yaml:7:15: m2m relation to unknown resource "B"',
@@ -541,7 +570,14 @@ describe('checkModel: names and hooks as the model derives them', () => {
   });
 
   it('finds a clash between a relation endpoint and another operation id only once per relation', () => {
-    const tag = resource('tags', 'model: Tag', 'fields:', '  name: {type: string}', 'serializer:', '  ReadSerializer: {fields: [id, name]}');
+    const tag = resource(
+      'tags',
+      'model: Tag',
+      'fields:',
+      '  name: {type: string}',
+      'serializer:',
+      '  ReadSerializer: {fields: [id, name]}',
+    );
     const post = resource(
       'posts',
       'model: Post',
@@ -552,11 +588,20 @@ describe('checkModel: names and hooks as the model derives them', () => {
       '    - {model: Tag, related_name: tags, path: labels}',
       '    - {model: Tag, related_name: tags, path: labels}',
     );
-    expect(check({ ...tag, ...post })).toEqual(['resources/posts.yaml:7:34: duplicate related_name "tags": another relation already uses it']);
+    expect(check({ ...tag, ...post })).toEqual([
+      'resources/posts.yaml:7:34: duplicate related_name "tags": another relation already uses it',
+    ]);
   });
 
   it('reports relation hooks in a file without a hooks module', () => {
-    const tag = resource('tags', 'model: Tag', 'fields:', '  name: {type: string}', 'serializer:', '  ReadSerializer: {fields: [id, name]}');
+    const tag = resource(
+      'tags',
+      'model: Tag',
+      'fields:',
+      '  name: {type: string}',
+      'serializer:',
+      '  ReadSerializer: {fields: [id, name]}',
+    );
     const post = resource(
       'posts',
       'model: Post',

@@ -19,7 +19,11 @@ beforeEach(() => {
   fs.mkdirSync(path.join(root, 'generated'));
   fs.writeFileSync(path.join(root, 'resources/notes.yaml'), 'model: Note\n');
   seen = [];
-  watch = watchTree(root, (file) => seen.push(path.relative(root, file)), (dir) => dir === path.join(root, 'generated'));
+  watch = watchTree(
+    root,
+    (file) => seen.push(path.relative(root, file)),
+    (dir) => dir === path.join(root, 'generated'),
+  );
 });
 afterEach(() => {
   watch?.close();

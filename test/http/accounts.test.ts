@@ -20,7 +20,12 @@ const VERSION: string = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json
 
 interface Project {
   dir: string;
-  createService: (options: { db: TestDatabase['db']; keys: ReturnType<typeof testKeys>; settings: Settings; logError?: (e: unknown) => void }) => { app: Express };
+  createService: (options: {
+    db: TestDatabase['db'];
+    keys: ReturnType<typeof testKeys>;
+    settings: Settings;
+    logError?: (e: unknown) => void;
+  }) => { app: Express };
   migrations: Migration[];
   defaults: Settings;
 }
@@ -81,13 +86,21 @@ describe.each(DIALECTS)('the account endpoints of a project made by svcgen init 
   it('register refuses a taken username or email (400), and a short password (422)', async () => {
     const body = newUser();
     expect((await api().post('/api/auth/register/').send(body)).status).toBe(201);
-    const again = await api().post('/api/auth/register/').send({ ...body, email: 'other@example.com' });
+    const again = await api()
+      .post('/api/auth/register/')
+      .send({ ...body, email: 'other@example.com' });
     expect({ status: again.status, body: again.body }).toEqual({ status: 400, body: { username: 'Username already taken' } });
-    const email = await api().post('/api/auth/register/').send({ ...newUser(), email: body.email });
+    const email = await api()
+      .post('/api/auth/register/')
+      .send({ ...newUser(), email: body.email });
     expect({ status: email.status, body: email.body }).toEqual({ status: 400, body: { email: 'Email already registered' } });
-    const short = await api().post('/api/auth/register/').send({ ...newUser(), password: 'short' });
+    const short = await api()
+      .post('/api/auth/register/')
+      .send({ ...newUser(), password: 'short' });
     expect(short.status).toBe(422);
-    expect(short.body.detail).toEqual([{ type: 'string_too_short', loc: ['body', 'data', 'password'], msg: 'String should have at least 8 characters' }]);
+    expect(short.body.detail).toEqual([
+      { type: 'string_too_short', loc: ['body', 'data', 'password'], msg: 'String should have at least 8 characters' },
+    ]);
   });
 
   it('login answers tokens for the right password, 401 with a Bearer challenge otherwise', async () => {
@@ -132,7 +145,10 @@ describe.each(DIALECTS)('the account endpoints of a project made by svcgen init 
   });
 
   it('me and password need an access token: 401 {"detail": "Unauthorized"} without one', async () => {
-    for (const res of [await api().get('/api/auth/me/'), await api().post('/api/auth/password/').send({ current_password: 'x', new_password: 'y' })]) {
+    for (const res of [
+      await api().get('/api/auth/me/'),
+      await api().post('/api/auth/password/').send({ current_password: 'x', new_password: 'y' }),
+    ]) {
       expect({ status: res.status, body: res.body, challenge: res.headers['www-authenticate'] }).toEqual({
         status: 401,
         body: { detail: 'Unauthorized' },
@@ -147,14 +163,22 @@ describe.each(DIALECTS)('the account endpoints of a project made by svcgen init 
     // Another session of the old password, on another device.
     const elsewhere = await api().post('/api/auth/login/').send({ username: body.username, password: body.password });
     const auth = bearer(reg.body.access_token);
-    const wrong = await api().post('/api/auth/password/').set(auth).send({ current_password: 'not the password', new_password: 'a new password' });
+    const wrong = await api()
+      .post('/api/auth/password/')
+      .set(auth)
+      .send({ current_password: 'not the password', new_password: 'a new password' });
     expect({ status: wrong.status, body: wrong.body }).toEqual({ status: 400, body: { current_password: 'Incorrect password' } });
     const short = await api().post('/api/auth/password/').set(auth).send({ current_password: body.password, new_password: 'short' });
     expect({ status: short.status, body: short.body }).toEqual({
       status: 422,
-      body: { detail: [{ type: 'string_too_short', loc: ['body', 'data', 'new_password'], msg: 'String should have at least 8 characters' }] },
+      body: {
+        detail: [{ type: 'string_too_short', loc: ['body', 'data', 'new_password'], msg: 'String should have at least 8 characters' }],
+      },
     });
-    const changed = await api().post('/api/auth/password/').set(auth).send({ current_password: body.password, new_password: 'a new password' });
+    const changed = await api()
+      .post('/api/auth/password/')
+      .set(auth)
+      .send({ current_password: body.password, new_password: 'a new password' });
     expect({ status: changed.status, text: changed.text }).toEqual({ status: 204, text: '' });
     const old = await api().post('/api/auth/login/').send({ username: body.username, password: body.password });
     expect({ status: old.status, body: old.body }).toEqual({ status: 401, body: { detail: 'Invalid credentials' } });
@@ -181,7 +205,11 @@ describe.each(DIALECTS)('the account endpoints of a project made by svcgen init 
     const anonymous = await api().post('/api/auth/logout-all/');
     expect({ status: anonymous.status, body: anonymous.body }).toEqual({ status: 401, body: { detail: 'Unauthorized' } });
     const out = await api().post('/api/auth/logout-all/').set(bearer(elsewhere.body.access_token));
-    expect({ status: out.status, text: out.text, cache: out.headers['cache-control'] }).toEqual({ status: 204, text: '', cache: undefined });
+    expect({ status: out.status, text: out.text, cache: out.headers['cache-control'] }).toEqual({
+      status: 204,
+      text: '',
+      cache: undefined,
+    });
     for (const token of [reg.body.refresh_token, elsewhere.body.refresh_token]) {
       const refreshed = await api().post('/api/auth/refresh/').send({ refresh_token: token });
       expect({ status: refreshed.status, body: refreshed.body }).toEqual({ status: 401, body: INVALID_REFRESH });

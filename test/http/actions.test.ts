@@ -89,7 +89,13 @@ describe.each(DIALECTS)('list-level actions (%s)', (dialect) => {
   });
 
   it('pages a paginated list-level action as the list pages its items (PageNumberPagination, page_size 2)', async () => {
-    const ids = await seed([{ title: 'one' }, { title: 'two', status: 'closed' }, { title: 'three' }, { title: 'four' }, { title: 'gone', archived: true }]);
+    const ids = await seed([
+      { title: 'one' },
+      { title: 'two', status: 'closed' },
+      { title: 'three' },
+      { title: 'four' },
+      { title: 'gone', archived: true },
+    ]);
     // The list's read schema, its computed field included; ordered by key, as the list is.
     const item = (i: number, title: string) => ({ id: ids[i], title, status: 'open', title_length: title.length });
     const page = async (query: string) => {
@@ -99,7 +105,10 @@ describe.each(DIALECTS)('list-level actions (%s)', (dialect) => {
     expect(await page('')).toEqual({ status: 200, body: { items: [item(0, 'one'), item(2, 'three')], count: 3 } });
     expect(await page('?page=2')).toEqual({ status: 200, body: { items: [item(3, 'four')], count: 3 } });
     expect(await page('?page=3')).toEqual({ status: 200, body: { items: [], count: 3 } });
-    expect(await page('?page=1&page_size=3')).toEqual({ status: 200, body: { items: [item(0, 'one'), item(2, 'three'), item(3, 'four')], count: 3 } });
+    expect(await page('?page=1&page_size=3')).toEqual({
+      status: 200,
+      body: { items: [item(0, 'one'), item(2, 'three'), item(3, 'four')], count: 3 },
+    });
     expect(await page('?page=0')).toEqual({
       status: 422,
       body: { detail: [{ type: 'greater_than_equal', loc: ['query', 'page'], msg: 'Input should be greater than or equal to 1' }] },
@@ -123,7 +132,10 @@ describe.each(DIALECTS)('list-level actions (%s)', (dialect) => {
       tags: ['Tickets'],
       security: [{}, { BearerAuth: [] }],
     });
-    expect(responses[200]).toEqual({ description: 'OK', content: { 'application/json': { schema: { $ref: '#/components/schemas/TicketCounts' } } } });
+    expect(responses[200]).toEqual({
+      description: 'OK',
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/TicketCounts' } } },
+    });
     expect(Object.keys(responses)).toEqual(['200', '400', '401', '403', '404', '503']);
     expect(doc.paths['/v/tickets/close-all/'].post.operationId).toBe('close_all_tickets');
     expect(doc.paths['/v/tickets/{pk}/close/'].post.operationId).toBe('close_ticket');

@@ -97,7 +97,8 @@ describe.each([
   it('names every operation the document serves, at its route', () => {
     const served: Record<string, string> = {};
     for (const [p, methods] of Object.entries(doc.paths)) {
-      for (const [method, op] of Object.entries(methods)) if (!['health_live', 'health_ready'].includes(op.operationId)) served[op.operationId] = `${method.toUpperCase()} ${p}`;
+      for (const [method, op] of Object.entries(methods))
+        if (!['health_live', 'health_ready'].includes(op.operationId)) served[op.operationId] = `${method.toUpperCase()} ${p}`;
     }
     const routes = Object.fromEntries(Object.entries(surface.operations).map(([id, op]) => [id, op.route]));
     expect(routes).toEqual(served);
@@ -107,13 +108,17 @@ describe.each([
     for (const [id, op] of Object.entries(surface.operations)) {
       const [method, p] = op.route.split(' ');
       const documented = doc.paths[p][method.toLowerCase()];
-      for (const status of Object.keys(op.responses)) expect({ id, status, documented: status in documented.responses }).toEqual({ id, status, documented: true });
+      for (const status of Object.keys(op.responses))
+        expect({ id, status, documented: status in documented.responses }).toEqual({ id, status, documented: true });
       // A bulk create's or update's body is a list: the surface records its items' fields.
       const requestSchema = documented.requestBody?.content['application/json']?.schema;
       const body = objectOf(doc, id.startsWith('bulk_') ? (requestSchema?.items ?? requestSchema) : requestSchema);
       if (op.body && body) {
         expect({ id, fields: Object.keys(op.body).sort() }).toEqual({ id, fields: Object.keys(body.properties!).sort() });
-        const required = Object.entries(op.body).filter(([, f]) => f.required).map(([name]) => name).sort();
+        const required = Object.entries(op.body)
+          .filter(([, f]) => f.required)
+          .map(([name]) => name)
+          .sort();
         expect({ id, required }).toEqual({ id, required: [...(body.required ?? [])].sort() });
       }
       for (const where of ['path', 'query'] as const) {

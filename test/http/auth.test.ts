@@ -39,7 +39,12 @@ import { DIALECTS } from '../support/databases';
 import { testKeys } from '../support/keys';
 import { startBlog, type RunningService } from '../support/services';
 
-const TOKEN_RESPONSE = { access_token: expect.any(String), refresh_token: expect.any(String), token_type: 'bearer', expires_in: ACCESS_LIFETIME };
+const TOKEN_RESPONSE = {
+  access_token: expect.any(String),
+  refresh_token: expect.any(String),
+  token_type: 'bearer',
+  expires_in: ACCESS_LIFETIME,
+};
 const INVALID_CREDENTIALS = { detail: 'Invalid credentials' };
 const ACCOUNT_DISABLED = { detail: 'Account is disabled' };
 const INVALID_TOKEN_TYPE = { detail: 'Invalid token type' };
@@ -75,7 +80,14 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
 
   function registerBody(overrides: Record<string, unknown> = {}) {
     const username = unique('reg');
-    return { username, email: `${username}@example.com`, password: 's3cret-Passw0rd', first_name: 'Ada', last_name: 'Lovelace', ...overrides };
+    return {
+      username,
+      email: `${username}@example.com`,
+      password: 's3cret-Passw0rd',
+      first_name: 'Ada',
+      last_name: 'Lovelace',
+      ...overrides,
+    };
   }
 
   describe('POST /api/auth/register/', () => {
@@ -97,7 +109,15 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
         is_active: Boolean(row!.is_active),
         is_staff: Boolean(row!.is_staff),
         is_superuser: Boolean(row!.is_superuser),
-      }).toEqual({ username: body.username, email: body.email, first_name: 'Ada', last_name: 'Lovelace', is_active: true, is_staff: false, is_superuser: false });
+      }).toEqual({
+        username: body.username,
+        email: body.email,
+        first_name: 'Ada',
+        last_name: 'Lovelace',
+        is_active: true,
+        is_staff: false,
+        is_superuser: false,
+      });
       expect(row!.password).toMatch(BCRYPT_HASH);
       expect(row!.password).toMatch(/^\$2b\$/);
       expect(row!.password).not.toContain(body.password);
@@ -110,7 +130,13 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
 
       const me = await api().get('/api/auth/me/').set('Authorization', `Bearer ${res.body.access_token}`);
       expect(me.status).toBe(200);
-      expect(me.body).toEqual({ id: Number(row!.id), username: body.username, email: body.email, first_name: 'Ada', last_name: 'Lovelace' });
+      expect(me.body).toEqual({
+        id: Number(row!.id),
+        username: body.username,
+        email: body.email,
+        first_name: 'Ada',
+        last_name: 'Lovelace',
+      });
     });
 
     it('defaults first_name and last_name to ""', async () => {
@@ -125,7 +151,9 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
     it('answers 400 {"username": "Username already taken"} for an existing username, creating nothing', async () => {
       const existing = await makeUser(svc);
       const count = await userCount();
-      const res = await api().post('/api/auth/register/').send(registerBody({ username: existing.username, email: `${unique('fresh')}@example.com` }));
+      const res = await api()
+        .post('/api/auth/register/')
+        .send(registerBody({ username: existing.username, email: `${unique('fresh')}@example.com` }));
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ username: 'Username already taken' });
       expect(await userCount()).toBe(count);
@@ -144,7 +172,9 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
 
     it('answers 422 in the seed shape for a body that fails validation, creating nothing', async () => {
       const count = await userCount();
-      const missing = await api().post('/api/auth/register/').send({ username: unique('reg') });
+      const missing = await api()
+        .post('/api/auth/register/')
+        .send({ username: unique('reg') });
       expect(missing.status).toBe(422);
       expect(missing.body).toEqual({
         detail: [
@@ -153,17 +183,29 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
         ],
       });
 
-      const badEmail = await api().post('/api/auth/register/').send(registerBody({ email: 'not-an-email' }));
+      const badEmail = await api()
+        .post('/api/auth/register/')
+        .send(registerBody({ email: 'not-an-email' }));
       expect(badEmail.status).toBe(422);
-      expect(badEmail.body).toEqual({ detail: [{ type: 'value_error', loc: ['body', 'data', 'email'], msg: 'value is not a valid email address' }] });
+      expect(badEmail.body).toEqual({
+        detail: [{ type: 'value_error', loc: ['body', 'data', 'email'], msg: 'value is not a valid email address' }],
+      });
 
-      const tooLong = await api().post('/api/auth/register/').send(registerBody({ username: 'u'.repeat(151) }));
+      const tooLong = await api()
+        .post('/api/auth/register/')
+        .send(registerBody({ username: 'u'.repeat(151) }));
       expect(tooLong.status).toBe(422);
-      expect(tooLong.body).toEqual({ detail: [{ type: 'string_too_long', loc: ['body', 'data', 'username'], msg: 'String should have at most 150 characters' }] });
+      expect(tooLong.body).toEqual({
+        detail: [{ type: 'string_too_long', loc: ['body', 'data', 'username'], msg: 'String should have at most 150 characters' }],
+      });
 
-      const wrongType = await api().post('/api/auth/register/').send(registerBody({ password: 12345678 }));
+      const wrongType = await api()
+        .post('/api/auth/register/')
+        .send(registerBody({ password: 12345678 }));
       expect(wrongType.status).toBe(422);
-      expect(wrongType.body).toEqual({ detail: [{ type: 'string_type', loc: ['body', 'data', 'password'], msg: 'Input should be a valid string' }] });
+      expect(wrongType.body).toEqual({
+        detail: [{ type: 'string_type', loc: ['body', 'data', 'password'], msg: 'Input should be a valid string' }],
+      });
 
       expect(await userCount()).toBe(count);
     });
@@ -180,7 +222,9 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
     });
 
     it('answers 401 {"detail": "Invalid credentials"} for an unknown user', async () => {
-      const res = await api().post('/api/auth/login/').send({ username: unique('ghost'), password: 'whatever' });
+      const res = await api()
+        .post('/api/auth/login/')
+        .send({ username: unique('ghost'), password: 'whatever' });
       expect(res.status).toBe(401);
       expect(res.body).toEqual(INVALID_CREDENTIALS);
     });
@@ -283,12 +327,17 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
       ['HS256 with the public key as secret', (id) => hs256WithPublicKey(accessClaims(id, { type: 'refresh' }))],
       ['no sub', (id) => signRs256(accessClaims(id, { type: 'refresh', sub: undefined }))],
       ['no exp', (id) => signRs256Raw(accessClaims(id, { type: 'refresh', exp: undefined }))],
-      ['an iat 60 s in the future', (id) => signRs256Raw(accessClaims(id, { type: 'refresh', iat: nowSeconds() + 60, exp: nowSeconds() + REFRESH_LIFETIME }))],
+      [
+        'an iat 60 s in the future',
+        (id) => signRs256Raw(accessClaims(id, { type: 'refresh', iat: nowSeconds() + 60, exp: nowSeconds() + REFRESH_LIFETIME })),
+      ],
     ];
 
     it.each(invalidRefreshTokens)('answers 401 {"detail": "Invalid refresh token"} for a token with %s', async (_kind, make) => {
       const user = await makeUser(svc);
-      const res = await api().post('/api/auth/refresh/').send({ refresh_token: make(user.id) });
+      const res = await api()
+        .post('/api/auth/refresh/')
+        .send({ refresh_token: make(user.id) });
       expect(res.status).toBe(401);
       expect(res.body).toEqual(INVALID_REFRESH);
     });
@@ -353,7 +402,13 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
           is_staff,
         });
         // Verifies with the public key, RS256 only, with the configured issuer and audience.
-        await expect(jwtVerify(res.body.access_token, crypto.createPublicKey(testKeys().publicKey), { algorithms: ['RS256'], issuer: ISSUER, audience: AUDIENCE })).resolves.toBeDefined();
+        await expect(
+          jwtVerify(res.body.access_token, crypto.createPublicKey(testKeys().publicKey), {
+            algorithms: ['RS256'],
+            issuer: ISSUER,
+            audience: AUDIENCE,
+          }),
+        ).resolves.toBeDefined();
       }
     });
 
@@ -369,7 +424,13 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
       expect(iat).toBeGreaterThanOrEqual(before);
       expect(iat).toBeLessThanOrEqual(after);
       expect(withoutJti(payload)).toEqual({ sub: String(user.id), iss: ISSUER, aud: AUDIENCE, iat, exp: iat + 604800, type: 'refresh' });
-      await expect(jwtVerify(res.body.refresh_token, crypto.createPublicKey(testKeys().publicKey), { algorithms: ['RS256'], issuer: ISSUER, audience: AUDIENCE })).resolves.toBeDefined();
+      await expect(
+        jwtVerify(res.body.refresh_token, crypto.createPublicKey(testKeys().publicKey), {
+          algorithms: ['RS256'],
+          issuer: ISSUER,
+          audience: AUDIENCE,
+        }),
+      ).resolves.toBeDefined();
     });
 
     it('register and refresh issue the same claim sets as login', async () => {
@@ -389,7 +450,14 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
         is_staff: false,
       });
       const refresh = decodeToken(reg.body.refresh_token).payload;
-      expect(withoutJti(refresh)).toEqual({ sub: String(row!.id), iss: ISSUER, aud: AUDIENCE, iat: refresh.iat, exp: (refresh.iat as number) + REFRESH_LIFETIME, type: 'refresh' });
+      expect(withoutJti(refresh)).toEqual({
+        sub: String(row!.id),
+        iss: ISSUER,
+        aud: AUDIENCE,
+        iat: refresh.iat,
+        exp: (refresh.iat as number) + REFRESH_LIFETIME,
+        type: 'refresh',
+      });
 
       const res = await api().post('/api/auth/refresh/').send({ refresh_token: reg.body.refresh_token });
       expect(res.status).toBe(200);
@@ -431,24 +499,36 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
       ['an empty sub', (u) => signRs256(accessClaims(u.id, { sub: '' }))],
       ['a sub naming no user', () => signRs256(accessClaims(2147483000))],
       ['a non-numeric sub', () => signRs256(accessClaims('admin'))],
-      ['a tampered payload', (u) => {
-        const [h, , s] = u.token.split('.');
-        return `${h}.${Buffer.from(JSON.stringify(accessClaims(u.id, { is_staff: true }))).toString('base64url')}.${s}`;
-      }],
+      [
+        'a tampered payload',
+        (u) => {
+          const [h, , s] = u.token.split('.');
+          return `${h}.${Buffer.from(JSON.stringify(accessClaims(u.id, { is_staff: true }))).toString('base64url')}.${s}`;
+        },
+      ],
       ['a refresh token used as access token', (u) => svc.context.tokens.issueRefresh(u.id)],
       ['no exp (it would never expire)', (u) => signRs256Raw(accessClaims(u.id, { exp: undefined }))],
       ['an exp of null', (u) => signRs256Raw(accessClaims(u.id, { exp: null }))],
       ['an iat 60 s in the future (leeway 30 s)', (u) => signRs256Raw(accessClaims(u.id, { iat: nowSeconds() + 60 }))],
-      ['an iat a year in the future', (u) => signRs256Raw(accessClaims(u.id, { iat: nowSeconds() + 31_536_000, exp: nowSeconds() + 31_536_900 }))],
+      [
+        'an iat a year in the future',
+        (u) => signRs256Raw(accessClaims(u.id, { iat: nowSeconds() + 31_536_000, exp: nowSeconds() + 31_536_900 })),
+      ],
       ['an iat that is not a number', (u) => signRs256Raw(accessClaims(u.id, { iat: 'yesterday' }))],
-      ['the token of an inactive user', async (u) => {
-        await db()('users').where('id', u.id).update({ is_active: false });
-        return u.token;
-      }],
-      ['the token of a deleted user', async (u) => {
-        await db()('users').where('id', u.id).delete();
-        return u.token;
-      }],
+      [
+        'the token of an inactive user',
+        async (u) => {
+          await db()('users').where('id', u.id).update({ is_active: false });
+          return u.token;
+        },
+      ],
+      [
+        'the token of a deleted user',
+        async (u) => {
+          await db()('users').where('id', u.id).delete();
+          return u.token;
+        },
+      ],
       ['garbage', () => 'garbage'],
     ];
     const endpoints = ['/api/auth/me/', '/api/users/', '/api/categories/'];
@@ -464,7 +544,14 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
 
     it.each(['/api/auth/me/', '/api/users/'])('a missing or malformed Authorization header on GET %s → 401', async (endpoint) => {
       const user = await makeUser(svc);
-      for (const header of [undefined, 'Bearer', 'Bearer ', `Token ${user.token}`, `Basic ${Buffer.from('a:b').toString('base64')}`, user.token]) {
+      for (const header of [
+        undefined,
+        'Bearer',
+        'Bearer ',
+        `Token ${user.token}`,
+        `Basic ${Buffer.from('a:b').toString('base64')}`,
+        user.token,
+      ]) {
         const req = api().get(endpoint);
         if (header !== undefined) req.set('Authorization', header);
         const res = await req;
@@ -480,13 +567,20 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
         const res = await api().get(endpoint).set('Authorization', `Bearer ${ahead}`);
         expect(res.status).toBe(200);
       }
-      const refresh = signRs256Raw(accessClaims(user.id, { type: 'refresh', iat: nowSeconds() + 20, exp: nowSeconds() + REFRESH_LIFETIME }));
+      const refresh = signRs256Raw(
+        accessClaims(user.id, { type: 'refresh', iat: nowSeconds() + 20, exp: nowSeconds() + REFRESH_LIFETIME }),
+      );
       const res = await api().post('/api/auth/refresh/').send({ refresh_token: refresh });
       expect([res.status, res.body]).toEqual([200, TOKEN_RESPONSE]);
     });
 
     it('SVC_JWT_LEEWAY=0 allows no iat in the future; a larger one allows more', async () => {
-      for (const [leeway, ahead, status] of [[0, 5, 401], [0, 0, 200], [120, 100, 200], [120, 150, 401]] as const) {
+      for (const [leeway, ahead, status] of [
+        [0, 5, 401],
+        [0, 0, 200],
+        [120, 100, 200],
+        [120, 150, 401],
+      ] as const) {
         const own = await startBlog(dialect, { SVC_JWT_LEEWAY: leeway });
         try {
           const user = await makeUser(own);
@@ -515,14 +609,25 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
 
   describe('roles', () => {
     function userOut(row: Record<string, unknown>) {
-      return { id: Number(row.id), username: row.username, email: row.email, first_name: row.first_name, last_name: row.last_name, bio: row.bio, avatar: row.avatar };
+      return {
+        id: Number(row.id),
+        username: row.username,
+        email: row.email,
+        first_name: row.first_name,
+        last_name: row.last_name,
+        bio: row.bio,
+        avatar: row.avatar,
+      };
     }
 
     it('users list needs JWTAuth: any active user gets 200 and no password', async () => {
       const caller = await makeUser(svc);
       const res = await api().get('/api/users/').set('Authorization', caller.bearer);
       expect(res.status).toBe(200);
-      const rows = await db()('users').select('id', 'username', 'email', 'first_name', 'last_name', 'bio', 'avatar').orderBy('id').limit(100);
+      const rows = await db()('users')
+        .select('id', 'username', 'email', 'first_name', 'last_name', 'bio', 'avatar')
+        .orderBy('id')
+        .limit(100);
       expect(res.body).toEqual({ items: rows.map(userOut), count: await userCount() });
       expect(JSON.stringify(res.body)).not.toContain('password');
       expect(JSON.stringify(res.body)).not.toContain('$2b$');
@@ -533,7 +638,15 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
       const target = await makeUser(svc, { first_name: 'Alan', last_name: 'Turing' });
       const res = await api().get(`/api/users/${target.id}/`).set('Authorization', caller.bearer);
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ id: target.id, username: target.username, email: target.email, first_name: 'Alan', last_name: 'Turing', bio: '', avatar: '' });
+      expect(res.body).toEqual({
+        id: target.id,
+        username: target.username,
+        email: target.email,
+        first_name: 'Alan',
+        last_name: 'Turing',
+        bio: '',
+        avatar: '',
+      });
       const anonymous = await api().get(`/api/users/${target.id}/`);
       expect(anonymous.status).toBe(401);
       expect(anonymous.body).toEqual(UNAUTHORIZED);
@@ -555,11 +668,26 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
     it('users create by staff: 201 UserOut without the password; the stored password is a bcrypt hash that logs in', async () => {
       const staff = await makeUser(svc, { is_staff: true });
       const username = unique('created');
-      const body = { username, email: `${username}@example.com`, password: 'Secret-123', first_name: 'New', last_name: 'User', bio: 'Hello' };
+      const body = {
+        username,
+        email: `${username}@example.com`,
+        password: 'Secret-123',
+        first_name: 'New',
+        last_name: 'User',
+        bio: 'Hello',
+      };
       const res = await api().post('/api/users/').set('Authorization', staff.bearer).send(body);
       expect(res.status).toBe(201);
       const row = await userRow(username);
-      expect(res.body).toEqual({ id: Number(row!.id), username, email: body.email, first_name: 'New', last_name: 'User', bio: 'Hello', avatar: '' });
+      expect(res.body).toEqual({
+        id: Number(row!.id),
+        username,
+        email: body.email,
+        first_name: 'New',
+        last_name: 'User',
+        bio: 'Hello',
+        avatar: '',
+      });
       expect(row!.password).toMatch(BCRYPT_HASH);
       expect(await bcrypt.compare('Secret-123', String(row!.password))).toBe(true);
       expect(Boolean(row!.is_active)).toBe(true);
@@ -585,7 +713,15 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
       expect(patchSelf.body).toEqual(STAFF_REQUIRED);
       const patchStaff = await api().patch(`/api/users/${target.id}/`).set('Authorization', staff.bearer).send({ bio: 'Edited' });
       expect(patchStaff.status).toBe(200);
-      expect(patchStaff.body).toEqual({ id: target.id, username: target.username, email: target.email, first_name: '', last_name: '', bio: 'Edited', avatar: '' });
+      expect(patchStaff.body).toEqual({
+        id: target.id,
+        username: target.username,
+        email: target.email,
+        first_name: '',
+        last_name: '',
+        bio: 'Edited',
+        avatar: '',
+      });
 
       const delAnon = await api().delete(`/api/users/${target.id}/`);
       expect(delAnon.status).toBe(401);
@@ -602,7 +738,10 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
 
     it('an inactive staff user is refused (401), not treated as staff', async () => {
       const staff = await makeUser(svc, { is_staff: true, is_active: false });
-      const res = await api().post('/api/categories/').set('Authorization', staff.bearer).send({ name: unique('cat') });
+      const res = await api()
+        .post('/api/categories/')
+        .set('Authorization', staff.bearer)
+        .send({ name: unique('cat') });
       expect(res.status).toBe(401);
       expect(res.body).toEqual(UNAUTHORIZED);
     });
@@ -621,7 +760,9 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
         expect(one.status).toBe(200);
         expect(one.body).toEqual({ id, name, description: 'desc' });
       }
-      const invalid = await api().get(`/api/categories/${id}/`).set('Authorization', `Bearer ${otherKeyToken(accessClaims(user.id))}`);
+      const invalid = await api()
+        .get(`/api/categories/${id}/`)
+        .set('Authorization', `Bearer ${otherKeyToken(accessClaims(user.id))}`);
       expect(invalid.status).toBe(401);
       expect(invalid.body).toEqual(UNAUTHORIZED);
     });
@@ -659,7 +800,9 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
         }
         const created = await ops[0]().set('Authorization', staff.bearer);
         expect(created.status).toBe(201);
-        expect(created.body).toEqual(base === 'categories' ? { id: expect.any(Number), name, description: '' } : { id: expect.any(Number), name });
+        expect(created.body).toEqual(
+          base === 'categories' ? { id: expect.any(Number), name, description: '' } : { id: expect.any(Number), name },
+        );
         const renamed = unique('R');
         const updated = await api().patch(`/api/${base}/${id}/`).set('Authorization', staff.bearer).send({ name: renamed });
         expect(updated.status).toBe(200);
@@ -731,16 +874,36 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
 
     const EXPECTED_SECURED = [
       'me',
-      'create_article', 'update_article', 'delete_article', 'publish_article', 'manage_article_tags',
-      'create_category', 'update_category', 'delete_category',
-      'create_tag', 'update_tag', 'delete_tag',
-      'list_users', 'retrieve_user', 'create_user', 'update_user', 'delete_user',
+      'create_article',
+      'update_article',
+      'delete_article',
+      'publish_article',
+      'manage_article_tags',
+      'create_category',
+      'update_category',
+      'delete_category',
+      'create_tag',
+      'update_tag',
+      'delete_tag',
+      'list_users',
+      'retrieve_user',
+      'create_user',
+      'update_user',
+      'delete_user',
     ].sort();
     const EXPECTED_PUBLIC = [
-      'register', 'login', 'refresh', 'logout',
-      'list_articles', 'retrieve_article', 'feed_articles', 'get_article_tags',
-      'list_categories', 'retrieve_category',
-      'list_tags', 'retrieve_tag',
+      'register',
+      'login',
+      'refresh',
+      'logout',
+      'list_articles',
+      'retrieve_article',
+      'feed_articles',
+      'get_article_tags',
+      'list_categories',
+      'retrieve_category',
+      'list_tags',
+      'retrieve_tag',
     ].sort();
     /** The secured operations that also take the access-token cookie (CookieAuth, test/http/cookie-auth.test.ts). */
     const WITH_COOKIE = new Set(['me', 'create_article', 'update_article', 'delete_article', 'publish_article']);
@@ -757,8 +920,18 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
 
     it('the specs resolve to the expected secured and public operations', () => {
       const resolved = resolvedFromSpecs();
-      expect([...resolved].filter(([, a]) => a !== null).map(([id]) => id).sort()).toEqual(EXPECTED_SECURED);
-      expect([...resolved].filter(([, a]) => a === null).map(([id]) => id).sort()).toEqual(EXPECTED_PUBLIC);
+      expect(
+        [...resolved]
+          .filter(([, a]) => a !== null)
+          .map(([id]) => id)
+          .sort(),
+      ).toEqual(EXPECTED_SECURED);
+      expect(
+        [...resolved]
+          .filter(([, a]) => a === null)
+          .map(([id]) => id)
+          .sort(),
+      ).toEqual(EXPECTED_PUBLIC);
     });
 
     it('marks security exactly on the protected operations, with the bearer scheme', async () => {
@@ -768,11 +941,21 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
       const schemes = res.body.components.securitySchemes as Record<string, Record<string, unknown>>;
       expect(Object.keys(schemes)).toEqual(['BearerAuth', 'CookieAuth']);
       const { description: _d, bearerFormat: _b, ...scheme } = schemes.BearerAuth;
-      expect([{ type: 'http', scheme: 'bearer' }, { type: 'apiKey', in: 'header', name: 'Authorization' }]).toContainEqual(scheme);
+      expect([
+        { type: 'http', scheme: 'bearer' },
+        { type: 'apiKey', in: 'header', name: 'Authorization' },
+      ]).toContainEqual(scheme);
       const ops = await operations();
       // Beside the generated operations, the service's public health routes.
-      expect(ops.map((o) => o.op.operationId).sort()).toEqual([...EXPECTED_SECURED, ...EXPECTED_PUBLIC, 'health_live', 'health_ready'].sort());
-      expect(ops.filter((o) => required(o.op)).map((o) => o.op.operationId).sort()).toEqual(EXPECTED_SECURED);
+      expect(ops.map((o) => o.op.operationId).sort()).toEqual(
+        [...EXPECTED_SECURED, ...EXPECTED_PUBLIC, 'health_live', 'health_ready'].sort(),
+      );
+      expect(
+        ops
+          .filter((o) => required(o.op))
+          .map((o) => o.op.operationId)
+          .sort(),
+      ).toEqual(EXPECTED_SECURED);
       for (const o of ops.filter((x) => required(x.op))) {
         const expected = WITH_COOKIE.has(o.op.operationId) ? [{ BearerAuth: [] }, { CookieAuth: [] }] : [{ BearerAuth: [] }];
         expect({ op: o.op.operationId, security: o.op.security }).toEqual({ op: o.op.operationId, security: expected });
@@ -787,7 +970,9 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
 
     /** Whether the document requires a token: a security list without the empty (anonymous) alternative. */
     function required(op: { security?: Record<string, unknown>[] }): boolean {
-      return op.security !== undefined && op.security.length > 0 && !op.security.some((alternative) => Object.keys(alternative).length === 0);
+      return (
+        op.security !== undefined && op.security.length > 0 && !op.security.some((alternative) => Object.keys(alternative).length === 0)
+      );
     }
 
     it('every operation marked secured answers 401 without a token, and no public one does', async () => {
@@ -803,7 +988,11 @@ describe.each(DIALECTS)('blog authentication (%s)', (dialect) => {
         const url = p.replace('{pk}', String(ids[resource] ?? 1));
         const res = await (api() as any)[method](url).send(method === 'get' || method === 'delete' ? undefined : {});
         if (required(op)) {
-          expect({ op: op.operationId, status: res.status, body: res.body }).toEqual({ op: op.operationId, status: 401, body: UNAUTHORIZED });
+          expect({ op: op.operationId, status: res.status, body: res.body }).toEqual({
+            op: op.operationId,
+            status: 401,
+            body: UNAUTHORIZED,
+          });
         } else {
           expect({ op: op.operationId, unauthorized: res.status === 401 }).toEqual({ op: op.operationId, unauthorized: false });
         }

@@ -81,15 +81,30 @@ describe.each(DIALECTS)('blog articles (%s)', (dialect) => {
     it('takes summary and an existing category', async () => {
       const caller = await makeUser(svc);
       const category = await makeCategory(db(), unique('Cat '));
-      const res = await api().post('/api/articles/').set('Authorization', caller.bearer).send({ title: 'T', content: 'C', summary: 'S', category });
+      const res = await api()
+        .post('/api/articles/')
+        .set('Authorization', caller.bearer)
+        .send({ title: 'T', content: 'C', summary: 'S', category });
       expect(res.status).toBe(201);
-      expect(res.body).toEqual({ id: expect.any(Number), title: 'T', summary: 'S', author: caller.id, category, is_published: false, created_at: ISO_DATETIME, views: 0 });
+      expect(res.body).toEqual({
+        id: expect.any(Number),
+        title: 'T',
+        summary: 'S',
+        author: caller.id,
+        category,
+        is_published: false,
+        created_at: ISO_DATETIME,
+        views: 0,
+      });
     });
 
     it('a category that does not exist is a 404 {"category": "not found"} and creates nothing', async () => {
       const caller = await makeUser(svc);
       const [{ n: before }] = await db()('articles').count({ n: '*' });
-      const res = await api().post('/api/articles/').set('Authorization', caller.bearer).send({ title: 'T', content: 'C', category: 2147480000 });
+      const res = await api()
+        .post('/api/articles/')
+        .set('Authorization', caller.bearer)
+        .send({ title: 'T', content: 'C', category: 2147480000 });
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ category: 'not found' });
       const [{ n: after }] = await db()('articles').count({ n: '*' });
@@ -104,7 +119,10 @@ describe.each(DIALECTS)('blog articles (%s)', (dialect) => {
 
     it('a body failing validation is a 422', async () => {
       const caller = await makeUser(svc);
-      const res = await api().post('/api/articles/').set('Authorization', caller.bearer).send({ title: 't'.repeat(201) });
+      const res = await api()
+        .post('/api/articles/')
+        .set('Authorization', caller.bearer)
+        .send({ title: 't'.repeat(201) });
       expect(res.status).toBe(422);
       expect(res.body).toEqual({
         detail: [
@@ -180,7 +198,12 @@ describe.each(DIALECTS)('blog articles (%s)', (dialect) => {
     let author: BlogUser;
     let other: BlogUser;
     let staff: BlogUser;
-    const ids: Record<'published' | 'draft' | 'staffPublished' | 'staffDraft', number> = { published: 0, draft: 0, staffPublished: 0, staffDraft: 0 };
+    const ids: Record<'published' | 'draft' | 'staffPublished' | 'staffDraft', number> = {
+      published: 0,
+      draft: 0,
+      staffPublished: 0,
+      staffDraft: 0,
+    };
 
     beforeAll(async () => {
       vis = await startBlog(dialect);
@@ -188,10 +211,30 @@ describe.each(DIALECTS)('blog articles (%s)', (dialect) => {
       other = await makeUser(vis);
       staff = await makeUser(vis, { is_staff: true });
       const d = vis.database.db;
-      ids.published = await makeArticle(d, { author_id: author.id, title: 'A published', is_published: true, created_at: '2026-01-01T00:00:00.000Z' });
-      ids.draft = await makeArticle(d, { author_id: author.id, title: 'A draft', is_published: false, created_at: '2026-01-02T00:00:00.000Z' });
-      ids.staffPublished = await makeArticle(d, { author_id: staff.id, title: 'S published', is_published: true, created_at: '2026-01-03T00:00:00.000Z' });
-      ids.staffDraft = await makeArticle(d, { author_id: staff.id, title: 'S draft', is_published: false, created_at: '2026-01-04T00:00:00.000Z' });
+      ids.published = await makeArticle(d, {
+        author_id: author.id,
+        title: 'A published',
+        is_published: true,
+        created_at: '2026-01-01T00:00:00.000Z',
+      });
+      ids.draft = await makeArticle(d, {
+        author_id: author.id,
+        title: 'A draft',
+        is_published: false,
+        created_at: '2026-01-02T00:00:00.000Z',
+      });
+      ids.staffPublished = await makeArticle(d, {
+        author_id: staff.id,
+        title: 'S published',
+        is_published: true,
+        created_at: '2026-01-03T00:00:00.000Z',
+      });
+      ids.staffDraft = await makeArticle(d, {
+        author_id: staff.id,
+        title: 'S draft',
+        is_published: false,
+        created_at: '2026-01-04T00:00:00.000Z',
+      });
     });
     afterAll(() => vis.close());
     afterEach(() => expect(vis.errors).toEqual([]));
@@ -219,13 +262,15 @@ describe.each(DIALECTS)('blog articles (%s)', (dialect) => {
       staff: ['staffDraft', 'staffPublished', 'published'],
     };
 
-    it.each(callers)('list as %s: published articles plus the caller\'s own drafts, newest first', async (caller) => {
+    it.each(callers)("list as %s: published articles plus the caller's own drafts, newest first", async (caller) => {
       const res = await request(vis.app).get('/api/articles/').set(headers(caller));
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ items: VISIBLE[caller].map(out), count: VISIBLE[caller].length });
     });
 
-    const matrix = callers.flatMap((caller) => (['published', 'draft', 'staffPublished', 'staffDraft'] as const).map((key) => [caller, key] as const));
+    const matrix = callers.flatMap((caller) =>
+      (['published', 'draft', 'staffPublished', 'staffDraft'] as const).map((key) => [caller, key] as const),
+    );
     it.each(matrix)('retrieve as %s of the %s article', async (caller, key) => {
       const res = await request(vis.app).get(`/api/articles/${ids[key]}/`).set(headers(caller));
       if (VISIBLE[caller].includes(key)) {
@@ -301,7 +346,7 @@ describe.each(DIALECTS)('blog articles (%s)', (dialect) => {
       expect(after.body).toEqual(ARTICLE_NOT_FOUND);
     });
 
-    it('PATCH and DELETE by staff on someone else\'s published article are allowed', async () => {
+    it("PATCH and DELETE by staff on someone else's published article are allowed", async () => {
       const id = await makeArticle(db(), { author_id: author.id, title: 'Before' });
       const patch = await api().patch(`/api/articles/${id}/`).set('Authorization', staff.bearer).send({ title: 'Edited by staff' });
       expect(patch.status).toBe(200);
@@ -314,7 +359,7 @@ describe.each(DIALECTS)('blog articles (%s)', (dialect) => {
       expect(await articleRow(id)).toBeUndefined();
     });
 
-    it('PATCH and DELETE by staff on someone else\'s draft are allowed (queryset_write shows staff every draft)', async () => {
+    it("PATCH and DELETE by staff on someone else's draft are allowed (queryset_write shows staff every draft)", async () => {
       const id = await makeArticle(db(), { author_id: author.id, title: 'Draft', is_published: false });
       const patch = await api().patch(`/api/articles/${id}/`).set('Authorization', staff.bearer).send({ summary: 'reviewed' });
       expect({ status: patch.status, body: patch.body }).toEqual({ status: 200, body: await articleOut(id) });
@@ -324,7 +369,7 @@ describe.each(DIALECTS)('blog articles (%s)', (dialect) => {
       expect(await articleRow(id)).toBeUndefined();
     });
 
-    it('another author\'s draft, which the caller cannot read: PATCH, DELETE, publish and a tags POST are the 404 of a missing article, nothing changes', async () => {
+    it("another author's draft, which the caller cannot read: PATCH, DELETE, publish and a tags POST are the 404 of a missing article, nothing changes", async () => {
       const id = await makeArticle(db(), { author_id: author.id, title: 'Hidden draft', is_published: false });
       const tag = await makeTag(db(), unique('hidden'));
       const before = await articleOut(id);
@@ -332,7 +377,10 @@ describe.each(DIALECTS)('blog articles (%s)', (dialect) => {
         api().patch(`/api/articles/${key}/`).set('Authorization', other.bearer).send({ title: 'Hijacked' }),
         api().delete(`/api/articles/${key}/`).set('Authorization', other.bearer),
         api().post(`/api/articles/${key}/publish/`).set('Authorization', other.bearer),
-        api().post(`/api/articles/${key}/tags/`).set('Authorization', other.bearer).send({ add: [tag] }),
+        api()
+          .post(`/api/articles/${key}/tags/`)
+          .set('Authorization', other.bearer)
+          .send({ add: [tag] }),
       ];
       const hidden = await Promise.all(writes(id));
       const missing = await Promise.all(writes(2147480000));

@@ -92,7 +92,8 @@ describe.each(DIALECTS)('the blog feed (%s)', (dialect) => {
     return res.body.items;
   }
 
-  const cursorOf = (position: Cursor['position'], reverse = false, ordering = ['-created_at', '-id']) => encodeCursor({ ordering, position, reverse });
+  const cursorOf = (position: Cursor['position'], reverse = false, ordering = ['-created_at', '-id']) =>
+    encodeCursor({ ordering, position, reverse });
 
   it('answers the first page newest first with a next link, no previous one and no count', async () => {
     const items = await listed();
@@ -108,7 +109,16 @@ describe.each(DIALECTS)('the blog feed (%s)', (dialect) => {
     const { forward, backward } = await walk(`${FEED}?page_size=3`);
     const all = forward.flat();
     expect(forward.map((p) => p.length)).toEqual([3, 3, 2]);
-    expect(all.map((a) => a.title).sort()).toEqual(['Published 0', 'Published 1', 'Published 2', 'Published 3', 'Published 4', 'Published 5', 'Published 6', 'Published 7']);
+    expect(all.map((a) => a.title).sort()).toEqual([
+      'Published 0',
+      'Published 1',
+      'Published 2',
+      'Published 3',
+      'Published 4',
+      'Published 5',
+      'Published 6',
+      'Published 7',
+    ]);
     expect(all.every((a) => a.is_published === true)).toBe(true);
     expect(all).toEqual([...all].sort(newestFirst));
     expect(new Set(all.map((a) => a.id)).size).toBe(all.length);
@@ -192,7 +202,15 @@ describe.each(DIALECTS)('the blog feed (%s)', (dialect) => {
     });
     expect(await get(`${FEED}?page_size=x`)).toEqual({
       status: 422,
-      body: { detail: [{ type: 'int_parsing', loc: ['query', 'page_size'], msg: 'Input should be a valid integer, unable to parse string as an integer' }] },
+      body: {
+        detail: [
+          {
+            type: 'int_parsing',
+            loc: ['query', 'page_size'],
+            msg: 'Input should be a valid integer, unable to parse string as an integer',
+          },
+        ],
+      },
     });
   });
 
@@ -212,7 +230,7 @@ describe.each(DIALECTS)('the blog feed (%s)', (dialect) => {
   });
 });
 
-describe.each(DIALECTS)('the blog feed\'s links and the Host header (%s)', (dialect) => {
+describe.each(DIALECTS)("the blog feed's links and the Host header (%s)", (dialect) => {
   const services: RunningService[] = [];
   afterAll(async () => {
     for (const svc of services) await svc.close();
@@ -224,7 +242,8 @@ describe.each(DIALECTS)('the blog feed\'s links and the Host header (%s)', (dial
     for (let i = 0; i < 3; i++) await makeArticle(svc.database.db, { author_id: author.id, title: `Linked ${i}` });
     return svc;
   };
-  const cursorOf = (item: { created_at: string; id: number }) => encodeCursor({ ordering: ['-created_at', '-id'], position: [item.created_at, item.id], reverse: false });
+  const cursorOf = (item: { created_at: string; id: number }) =>
+    encodeCursor({ ordering: ['-created_at', '-id'], position: [item.created_at, item.id], reverse: false });
 
   it('builds the links from the path and query alone, whatever Host (or absolute target) the request names', async () => {
     const svc = await start({});
@@ -233,7 +252,9 @@ describe.each(DIALECTS)('the blog feed\'s links and the Host header (%s)', (dial
       expect(res.status).toBe(200);
       expect(res.body.next).toBe(`${FEED}?page_size=2&cursor=${cursorOf(res.body.results[1])}`);
       const back = await request(svc.app).get(res.body.next).set('Host', host);
-      expect(back.body.previous).toBe(`${FEED}?page_size=2&cursor=${encodeCursor({ ordering: ['-created_at', '-id'], position: [back.body.results[0].created_at, back.body.results[0].id], reverse: true })}`);
+      expect(back.body.previous).toBe(
+        `${FEED}?page_size=2&cursor=${encodeCursor({ ordering: ['-created_at', '-id'], position: [back.body.results[0].created_at, back.body.results[0].id], reverse: true })}`,
+      );
     }
     expect(takeErrors(svc)).toEqual([]);
   });
@@ -261,7 +282,11 @@ describe.each(DIALECTS)('the blog feed\'s links and the Host header (%s)', (dial
           socket.on('error', reject);
           socket.write(`${head}Connection: close\r\n\r\n`);
         });
-      for (const hosts of [['127.0.0.1', 'evil.example'], ['evil.example', '127.0.0.1'], ['127.0.0.1', '127.0.0.1']]) {
+      for (const hosts of [
+        ['127.0.0.1', 'evil.example'],
+        ['evil.example', '127.0.0.1'],
+        ['127.0.0.1', '127.0.0.1'],
+      ]) {
         const text = await raw(`GET ${FEED}?page_size=2 HTTP/1.1\r\n${hosts.map((h) => `Host: ${h}\r\n`).join('')}`);
         const [head, body] = text.split('\r\n\r\n');
         expect(head.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');

@@ -60,7 +60,9 @@ describe.each(DIALECTS)('the blog list uses its composite indexes (%s)', (dialec
       if (dialect === 'mysql') {
         // The indexes MySQL may read the rows with (`possible_keys`) and the one it chose (`key`): on
         // tables this small it may choose a full scan, which no setting forbids as PostgreSQL's does.
-        const [rows] = (await trx.raw(`explain ${positional}`, bindings as Knex.RawBinding[])) as [{ possible_keys: string | null; key: string | null }[]];
+        const [rows] = (await trx.raw(`explain ${positional}`, bindings as Knex.RawBinding[])) as [
+          { possible_keys: string | null; key: string | null }[],
+        ];
         return rows.map((r) => `${r.possible_keys ?? ''} ${r.key ?? ''}`).join('\n');
       }
       await trx.raw('set local enable_seqscan = off');

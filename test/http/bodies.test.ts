@@ -36,7 +36,7 @@ describe("express.json()'s errors", () => {
     ['entity.too.large', 413, 413, 'Payload Too Large', {}],
     ['charset.unsupported', 415, 415, 'Unsupported Media Type', {}],
     ['encoding.unsupported', 415, 415, 'Unsupported Media Type', { 'Accept-Encoding': BODY_ENCODINGS.join(', ') }],
-  ])('%s (%d) is answered %d with the catalogue\'s body', (type, status, answered, detail, headers) => {
+  ])("%s (%d) is answered %d with the catalogue's body", (type, status, answered, detail, headers) => {
     const err = bodyParserError(Object.assign(new Error(type), { type, status }));
     expect(err && { status: err.status, detail: err.detail, headers: err.headers }).toEqual({ status: answered, detail, headers });
   });
@@ -63,16 +63,38 @@ describe.each(DIALECTS)('request bodies on the showcase (%s)', (dialect) => {
   };
   const json = '{"name": "encoded"}';
 
-  describe('JSON that parses but is not an object → 422 of the body\'s type, not 400', () => {
+  describe("JSON that parses but is not an object → 422 of the body's type, not 400", () => {
     it.each([['null'], ['"text"'], ['42'], ['true'], ['[]']])('%s on a create', async (text) => {
       const res = await raw(text, { 'Content-Type': 'application/json' });
-      expect([res.status, res.body]).toEqual([422, { detail: [{ type: 'model_attributes_type', loc: ['body', 'data'], msg: 'Input should be a valid dictionary or object to extract fields from' }] }]);
+      expect([res.status, res.body]).toEqual([
+        422,
+        {
+          detail: [
+            {
+              type: 'model_attributes_type',
+              loc: ['body', 'data'],
+              msg: 'Input should be a valid dictionary or object to extract fields from',
+            },
+          ],
+        },
+      ]);
     });
 
     it('null on a PATCH is not an empty update', async () => {
       const id = await insertWidget(svc.database.db, { name: 'patched-null' });
       const res = await request(svc.app).patch(`/v/widgets/${id}/`).set('Content-Type', 'application/json').send('null');
-      expect([res.status, res.body]).toEqual([422, { detail: [{ type: 'model_attributes_type', loc: ['body', 'data'], msg: 'Input should be a valid dictionary or object to extract fields from' }] }]);
+      expect([res.status, res.body]).toEqual([
+        422,
+        {
+          detail: [
+            {
+              type: 'model_attributes_type',
+              loc: ['body', 'data'],
+              msg: 'Input should be a valid dictionary or object to extract fields from',
+            },
+          ],
+        },
+      ]);
     });
   });
 
@@ -85,7 +107,10 @@ describe.each(DIALECTS)('request bodies on the showcase (%s)', (dialect) => {
     });
 
     it('a gzip body cut short', async () => {
-      const res = await raw(zlib.gzipSync(Buffer.from(json)).subarray(0, 12), { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' });
+      const res = await raw(zlib.gzipSync(Buffer.from(json)).subarray(0, 12), {
+        'Content-Type': 'application/json',
+        'Content-Encoding': 'gzip',
+      });
       expect(res.status).toBe(400);
       expect(res.body).toEqual(CANNOT_PARSE);
     });
@@ -102,7 +127,10 @@ describe.each(DIALECTS)('request bodies on the showcase (%s)', (dialect) => {
     ['deflate', zlib.deflateSync],
     ['br', zlib.brotliCompressSync],
   ] as const)('a body really compressed with %s is read', async (encoding, compress) => {
-    const res = await raw(compress(Buffer.from(`{"name": "compressed-${encoding}"}`)), { 'Content-Type': 'application/json', 'Content-Encoding': encoding });
+    const res = await raw(compress(Buffer.from(`{"name": "compressed-${encoding}"}`)), {
+      'Content-Type': 'application/json',
+      'Content-Encoding': encoding,
+    });
     expect(res.status).toBe(201);
     expect(res.body.name).toBe(`compressed-${encoding}`);
   });
@@ -185,11 +213,14 @@ describe.each(DIALECTS)('request bodies on the showcase (%s)', (dialect) => {
     }
     const server = await serve(svc);
     const chunked = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = http.request({ host: '127.0.0.1', port: server.port, path: '/v/widgets/', method: 'POST', headers: { 'Content-Type': 'application/json' } }, (res) => {
-        let body = '';
-        res.on('data', (chunk) => (body += chunk));
-        res.on('end', () => resolve({ status: res.statusCode!, body }));
-      });
+      const req = http.request(
+        { host: '127.0.0.1', port: server.port, path: '/v/widgets/', method: 'POST', headers: { 'Content-Type': 'application/json' } },
+        (res) => {
+          let body = '';
+          res.on('data', (chunk) => (body += chunk));
+          res.on('end', () => resolve({ status: res.statusCode!, body }));
+        },
+      );
       req.on('error', reject);
       req.write('{"name": ');
       req.end('"chunked"}');
@@ -220,7 +251,7 @@ describe.each(DIALECTS)('request bodies on the showcase (%s)', (dialect) => {
       ['a Latin-1 "é"', [0xe9]],
       ['a sequence cut short', [0xe2, 0x82]],
       ['an overlong "/" (C0 AF)', [0xc0, 0xaf]],
-      ['an overlong NUL (C0 80, Java\'s modified UTF-8)', [0xc0, 0x80]],
+      ["an overlong NUL (C0 80, Java's modified UTF-8)", [0xc0, 0x80]],
       ['an overlong three-byte "/" (E0 80 AF)', [0xe0, 0x80, 0xaf]],
       ['a lone high surrogate D800 encoded (CESU-8)', [0xed, 0xa0, 0x80]],
       ['a lone low surrogate DC00 encoded', [0xed, 0xb0, 0x80]],
@@ -306,7 +337,10 @@ describe.each(DIALECTS)('requests without a body on the blog (%s)', (dialect) =>
     const id = await insertArticle(svc.database.db, { author_id: staff.id });
     const [tag] = await insertReturning(svc.database.db, svc.database.db('tags').insert({ name: 'bodies' }), { name: 'bodies' }, ['id']);
     const tagId = Number(tag.id);
-    const add = await request(svc.app).post(`/api/articles/${id}/tags/`).set('Authorization', staff.bearer).send({ add: [tagId] });
+    const add = await request(svc.app)
+      .post(`/api/articles/${id}/tags/`)
+      .set('Authorization', staff.bearer)
+      .send({ add: [tagId] });
     expect(add.status).toBe(200);
     expect(add.body.results.count).toBe(1);
     const empty = await request(svc.app).post(`/api/articles/${id}/tags/`).set('Authorization', staff.bearer);

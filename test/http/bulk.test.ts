@@ -50,7 +50,9 @@ describe.each(DIALECTS)('bulk routes (%s)', (dialect) => {
 
   describe('atomic (crates)', () => {
     it('creates every item in order and answers their bodies with 201', async () => {
-      const res = await request(svc.app).post('/v/crates/bulk/').send([{ code: 'a1', quantity: 2 }, { code: 'a2' }]);
+      const res = await request(svc.app)
+        .post('/v/crates/bulk/')
+        .send([{ code: 'a1', quantity: 2 }, { code: 'a2' }]);
       expect(res.status).toBe(201);
       expect(res.body).toEqual([
         { id: 1, code: 'a1', quantity: 2, maker: null },
@@ -73,50 +75,84 @@ describe.each(DIALECTS)('bulk routes (%s)', (dialect) => {
     });
 
     it('rolls back the items before a failing one: a hook refusal, a missing related row, a unique conflict', async () => {
-      const hook = await request(svc.app).post('/v/crates/bulk/').send([{ code: 'c1' }, { code: 'c2', quantity: 13 }]);
+      const hook = await request(svc.app)
+        .post('/v/crates/bulk/')
+        .send([{ code: 'c1' }, { code: 'c2', quantity: 13 }]);
       expect(hook.status).toBe(400);
       expect(hook.body).toEqual({ error: '13 is an unlucky quantity.' });
 
-      const related = await request(svc.app).post('/v/crates/bulk/').send([{ code: 'c1' }, { code: 'c2', maker: 'nobody' }]);
+      const related = await request(svc.app)
+        .post('/v/crates/bulk/')
+        .send([{ code: 'c1' }, { code: 'c2', maker: 'nobody' }]);
       expect(related.status).toBe(404);
       expect(related.body).toEqual({ maker: 'not found' });
 
       // The same unique value twice in one batch, then once against a row already in the table.
-      const twice = await request(svc.app).post('/v/crates/bulk/').send([{ code: 'dup' }, { code: 'dup' }]);
+      const twice = await request(svc.app)
+        .post('/v/crates/bulk/')
+        .send([{ code: 'dup' }, { code: 'dup' }]);
       expect(twice.status).toBe(409);
       expect(twice.body).toEqual(CRATE_CONFLICT);
       expect(await crates()).toEqual([]);
 
       expect((await request(svc.app).post('/v/crates/').send({ code: 'taken' })).status).toBe(201);
-      const table = await request(svc.app).post('/v/crates/bulk/').send([{ code: 'new' }, { code: 'taken' }]);
+      const table = await request(svc.app)
+        .post('/v/crates/bulk/')
+        .send([{ code: 'new' }, { code: 'taken' }]);
       expect(table.status).toBe(409);
       expect(table.body).toEqual(CRATE_CONFLICT);
       expect(await crates()).toEqual([{ code: 'taken', quantity: 0 }]);
     });
 
     it('updates items named by their key, and writes nothing when one is unknown or refused', async () => {
-      await request(svc.app).post('/v/crates/bulk/').send([{ code: 'u1' }, { code: 'u2' }, { code: 'sealed-u3' }]);
-      const ok = await request(svc.app).patch('/v/crates/bulk/').set(EDITOR).send([{ id: 2, quantity: 5 }, { id: 1, code: 'u1b' }]);
+      await request(svc.app)
+        .post('/v/crates/bulk/')
+        .send([{ code: 'u1' }, { code: 'u2' }, { code: 'sealed-u3' }]);
+      const ok = await request(svc.app)
+        .patch('/v/crates/bulk/')
+        .set(EDITOR)
+        .send([
+          { id: 2, quantity: 5 },
+          { id: 1, code: 'u1b' },
+        ]);
       expect(ok.status).toBe(200);
       expect(ok.body).toEqual([
         { id: 2, code: 'u2', quantity: 5, maker: null },
         { id: 1, code: 'u1b', quantity: 0, maker: null },
       ]);
 
-      const unknown = await request(svc.app).patch('/v/crates/bulk/').set(EDITOR).send([{ id: 1, quantity: 9 }, { id: 99, quantity: 9 }]);
+      const unknown = await request(svc.app)
+        .patch('/v/crates/bulk/')
+        .set(EDITOR)
+        .send([
+          { id: 1, quantity: 9 },
+          { id: 99, quantity: 9 },
+        ]);
       expect(unknown.status).toBe(404);
       expect(unknown.body).toEqual({ crate: 'not found' });
 
-      const sealed = await request(svc.app).patch('/v/crates/bulk/').set(EDITOR).send([{ id: 1, quantity: 9 }, { id: 3, quantity: 9 }]);
+      const sealed = await request(svc.app)
+        .patch('/v/crates/bulk/')
+        .set(EDITOR)
+        .send([
+          { id: 1, quantity: 9 },
+          { id: 3, quantity: 9 },
+        ]);
       expect(sealed.status).toBe(403);
       expect(sealed.body).toEqual({ error: 'forbidden', details: 'You do not have permission to perform this action.' });
 
       // Renaming one crate to another's code inside one batch is the unique conflict.
-      const clash = await request(svc.app).patch('/v/crates/bulk/').set(EDITOR).send([{ id: 1, code: 'u2' }]);
+      const clash = await request(svc.app)
+        .patch('/v/crates/bulk/')
+        .set(EDITOR)
+        .send([{ id: 1, code: 'u2' }]);
       expect(clash.status).toBe(409);
       expect(clash.body).toEqual(CRATE_CONFLICT);
 
-      const missingKey = await request(svc.app).patch('/v/crates/bulk/').set(EDITOR).send([{ quantity: 1 }, { id: 'one' }]);
+      const missingKey = await request(svc.app)
+        .patch('/v/crates/bulk/')
+        .set(EDITOR)
+        .send([{ quantity: 1 }, { id: 'one' }]);
       expect(missingKey.status).toBe(422);
       expect(missingKey.body).toEqual({
         detail: [
@@ -132,51 +168,88 @@ describe.each(DIALECTS)('bulk routes (%s)', (dialect) => {
     });
 
     it('runs the update override per item: its error answer fails the batch and rolls back the items before it', async () => {
-      await request(svc.app).post('/v/crates/bulk/').send([{ code: 'o1' }, { code: 'o2' }]);
-      const res = await request(svc.app).patch('/v/crates/bulk/').set(EDITOR).send([{ id: 1, quantity: 5 }, { id: 2, quantity: 5000 }]);
+      await request(svc.app)
+        .post('/v/crates/bulk/')
+        .send([{ code: 'o1' }, { code: 'o2' }]);
+      const res = await request(svc.app)
+        .patch('/v/crates/bulk/')
+        .set(EDITOR)
+        .send([
+          { id: 1, quantity: 5 },
+          { id: 2, quantity: 5000 },
+        ]);
       expect(res.status).toBe(409);
       expect(res.body).toEqual({ detail: 'A crate holds at most 1000.' });
       expect(await crates()).toEqual([
         { code: 'o1', quantity: 0 },
         { code: 'o2', quantity: 0 },
       ]);
-      const ok = await request(svc.app).patch('/v/crates/bulk/').set(EDITOR).send([{ id: 1, quantity: 5 }, { id: 2, quantity: 1000 }]);
+      const ok = await request(svc.app)
+        .patch('/v/crates/bulk/')
+        .set(EDITOR)
+        .send([
+          { id: 1, quantity: 5 },
+          { id: 2, quantity: 1000 },
+        ]);
       expect(ok.status).toBe(200);
       expect(ok.body.map((c: { quantity: number }) => c.quantity)).toEqual([5, 1000]);
     });
 
     it('deletes by {"ids": [...]} with 204; an unknown id is the 404 and nothing is deleted', async () => {
-      await request(svc.app).post('/v/crates/bulk/').send([{ code: 'd1' }, { code: 'd2' }, { code: 'd3' }]);
-      const unknown = await request(svc.app).delete('/v/crates/bulk/').set(STAFF).send({ ids: [1, 42] });
+      await request(svc.app)
+        .post('/v/crates/bulk/')
+        .send([{ code: 'd1' }, { code: 'd2' }, { code: 'd3' }]);
+      const unknown = await request(svc.app)
+        .delete('/v/crates/bulk/')
+        .set(STAFF)
+        .send({ ids: [1, 42] });
       expect(unknown.status).toBe(404);
       expect(unknown.body).toEqual({ crate: 'not found' });
       // A key named twice is not found the second time.
-      const twice = await request(svc.app).delete('/v/crates/bulk/').set(STAFF).send({ ids: [1, 1] });
+      const twice = await request(svc.app)
+        .delete('/v/crates/bulk/')
+        .set(STAFF)
+        .send({ ids: [1, 1] });
       expect(twice.status).toBe(404);
       expect(await crates()).toHaveLength(3);
 
-      const res = await request(svc.app).delete('/v/crates/bulk/').set(STAFF).send({ ids: [3, 1] });
+      const res = await request(svc.app)
+        .delete('/v/crates/bulk/')
+        .set(STAFF)
+        .send({ ids: [3, 1] });
       expect(res.status).toBe(204);
       expect(res.text).toBe('');
       expect(await crates()).toEqual([{ code: 'd2', quantity: 0 }]);
     });
 
     it('checks authentication and roles once for the request, before any item', async () => {
-      await request(svc.app).post('/v/crates/bulk/').send([{ code: 'p1' }]);
-      const anonymous = await request(svc.app).patch('/v/crates/bulk/').send([{ id: 1, quantity: 3 }]);
+      await request(svc.app)
+        .post('/v/crates/bulk/')
+        .send([{ code: 'p1' }]);
+      const anonymous = await request(svc.app)
+        .patch('/v/crates/bulk/')
+        .send([{ id: 1, quantity: 3 }]);
       expect(anonymous.status).toBe(401);
       expect(anonymous.body).toEqual({ detail: 'Unauthorized' });
-      const editor = await request(svc.app).delete('/v/crates/bulk/').set(EDITOR).send({ ids: [1] });
+      const editor = await request(svc.app)
+        .delete('/v/crates/bulk/')
+        .set(EDITOR)
+        .send({ ids: [1] });
       expect(editor.status).toBe(403);
       expect(editor.body).toEqual({ error: 'forbidden', details: 'Role staff is required' });
       expect(await crates()).toEqual([{ code: 'p1', quantity: 0 }]);
     });
 
     it('refuses more than max_items items with a 422 before looking at any item', async () => {
-      const res = await request(svc.app).post('/v/crates/bulk/').send([{ code: 'x1' }, { code: 'x2' }, { code: 'x3' }, { nonsense: true }]);
+      const res = await request(svc.app)
+        .post('/v/crates/bulk/')
+        .send([{ code: 'x1' }, { code: 'x2' }, { code: 'x3' }, { nonsense: true }]);
       expect(res.status).toBe(422);
       expect(res.body).toEqual({ detail: [{ type: 'too_long', loc: ['body', 'data'], msg: 'List should have at most 3 items' }] });
-      const ids = await request(svc.app).delete('/v/crates/bulk/').set(STAFF).send({ ids: [1, 2, 3, 4] });
+      const ids = await request(svc.app)
+        .delete('/v/crates/bulk/')
+        .set(STAFF)
+        .send({ ids: [1, 2, 3, 4] });
       expect(ids.status).toBe(422);
       expect(ids.body).toEqual({ detail: [{ type: 'too_long', loc: ['body', 'data', 'ids'], msg: 'List should have at most 3 items' }] });
       expect(await crates()).toEqual([]);
@@ -194,16 +267,31 @@ describe.each(DIALECTS)('bulk routes (%s)', (dialect) => {
       const item = await request(svc.app).post('/v/crates/bulk/').send(['x']);
       expect(item.status).toBe(422);
       expect(item.body).toEqual({
-        detail: [{ type: 'model_attributes_type', loc: ['body', 'data', 0], msg: 'Input should be a valid dictionary or object to extract fields from' }],
+        detail: [
+          {
+            type: 'model_attributes_type',
+            loc: ['body', 'data', 0],
+            msg: 'Input should be a valid dictionary or object to extract fields from',
+          },
+        ],
       });
 
       const list = await request(svc.app).delete('/v/crates/bulk/').set(STAFF).send([1, 2]);
       expect(list.status).toBe(422);
       expect(list.body).toEqual({
-        detail: [{ type: 'model_attributes_type', loc: ['body', 'data'], msg: 'Input should be a valid dictionary or object to extract fields from' }],
+        detail: [
+          {
+            type: 'model_attributes_type',
+            loc: ['body', 'data'],
+            msg: 'Input should be a valid dictionary or object to extract fields from',
+          },
+        ],
       });
 
-      const wrong = await request(svc.app).delete('/v/crates/bulk/').set(STAFF).send({ ids: [1, 'two', null] });
+      const wrong = await request(svc.app)
+        .delete('/v/crates/bulk/')
+        .set(STAFF)
+        .send({ ids: [1, 'two', null] });
       expect(wrong.status).toBe(422);
       expect(wrong.body).toEqual({
         detail: [
@@ -256,7 +344,9 @@ describe.each(DIALECTS)('bulk routes (%s)', (dialect) => {
     });
 
     it('updates item by item: unknown keys, empty updates and conflicts fail alone', async () => {
-      await request(svc.app).post('/v/widgets/bulk/').send([{ name: 'a' }, { name: 'b' }]);
+      await request(svc.app)
+        .post('/v/widgets/bulk/')
+        .send([{ name: 'a' }, { name: 'b' }]);
       const res = await request(svc.app)
         .patch('/v/widgets/bulk/')
         .send([{ id: 1, count: 7 }, { id: 99, count: 1 }, { id: 2 }, { id: 2, name: 'a' }, { id: 2, name: 'b2' }]);
@@ -273,8 +363,12 @@ describe.each(DIALECTS)('bulk routes (%s)', (dialect) => {
     });
 
     it('deletes item by item: an unknown id is its own 404, a hook refusal its own 403', async () => {
-      await request(svc.app).post('/v/widgets/bulk/').send([{ name: 'x' }, { name: 'locked' }, { name: 'y' }]);
-      const res = await request(svc.app).delete('/v/widgets/bulk/').send({ ids: [1, 42, 2, 'three', 3] });
+      await request(svc.app)
+        .post('/v/widgets/bulk/')
+        .send([{ name: 'x' }, { name: 'locked' }, { name: 'y' }]);
+      const res = await request(svc.app)
+        .delete('/v/widgets/bulk/')
+        .send({ ids: [1, 42, 2, 'three', 3] });
       expect(res.status).toBe(207);
       expect(res.body).toEqual([
         { status: 204 },
@@ -298,7 +392,9 @@ describe.each(DIALECTS)('bulk routes (%s)', (dialect) => {
     });
 
     it('lets an unhandled error fail the request with a 500; the items before it stay written', async () => {
-      const res = await request(svc.app).post('/v/widgets/bulk/').send([{ name: 'before' }, { name: 'explode' }, { name: 'after' }]);
+      const res = await request(svc.app)
+        .post('/v/widgets/bulk/')
+        .send([{ name: 'before' }, { name: 'explode' }, { name: 'after' }]);
       expect(res.status).toBe(500);
       expect(res.body).toEqual({ detail: 'Internal Server Error' });
       expect(svc.errors.splice(0)).toEqual([new Error('exploded after the write')]);
@@ -306,7 +402,10 @@ describe.each(DIALECTS)('bulk routes (%s)', (dialect) => {
     });
 
     it('gives concurrent batches with the same unique value one winner', async () => {
-      const send = () => request(svc.app).post('/v/widgets/bulk/').send([{ name: 'race' }]);
+      const send = () =>
+        request(svc.app)
+          .post('/v/widgets/bulk/')
+          .send([{ name: 'race' }]);
       const answers = await Promise.all([send(), send(), send()]);
       const statuses = answers.map((a) => a.body[0].status).sort();
       expect(answers.map((a) => a.status)).toEqual([207, 207, 207]);

@@ -83,10 +83,15 @@ async function documentQueries(out: string): Promise<{ basePath: string; queries
     const res = await request(app).get(`${basePath}/openapi.json`);
     expect(res.status).toBe(200);
     const queries = new Map<string, string[]>();
-    for (const item of Object.values(res.body.paths as Record<string, Record<string, { operationId?: string; parameters?: { in: string; name: string }[] }>>)) {
+    for (const item of Object.values(
+      res.body.paths as Record<string, Record<string, { operationId?: string; parameters?: { in: string; name: string }[] }>>,
+    )) {
       for (const op of Object.values(item)) {
         if (!op || typeof op !== 'object' || !op.operationId) continue;
-        queries.set(camelCase(op.operationId), [...new Set((op.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name))].sort());
+        queries.set(
+          camelCase(op.operationId),
+          [...new Set((op.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name))].sort(),
+        );
       }
     }
     return { basePath, queries };

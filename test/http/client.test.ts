@@ -70,7 +70,9 @@ describe.each(DIALECTS)('generated client (%s)', (dialect) => {
     const api = createClient({
       baseUrl,
       fetch: (input, init) => {
-        requests.push(`${init?.method} ${String(input).slice(baseUrl.length)} ${(init?.headers as Record<string, string>)?.Authorization ?? '-'}`);
+        requests.push(
+          `${init?.method} ${String(input).slice(baseUrl.length)} ${(init?.headers as Record<string, string>)?.Authorization ?? '-'}`,
+        );
         return fetch(input, init);
       },
       ...options,
@@ -99,7 +101,13 @@ describe.each(DIALECTS)('generated client (%s)', (dialect) => {
     const { api: signedIn } = client({ token: () => current });
     expect(await apiError(signedIn.me())).toEqual({ status: 401, body: { detail: 'Unauthorized' } });
     current = login.access_token;
-    expect(await signedIn.me()).toEqual({ id: expect.any(Number), username, email: `${username}@example.com`, first_name: '', last_name: '' });
+    expect(await signedIn.me()).toEqual({
+      id: expect.any(Number),
+      username,
+      email: `${username}@example.com`,
+      first_name: '',
+      last_name: '',
+    });
   });
 
   it('creates articles, lists them with filters, ordering and pages, retrieves, updates and deletes one', async () => {
@@ -121,10 +129,16 @@ describe.each(DIALECTS)('generated client (%s)', (dialect) => {
 
     const mine = { author: username };
     expect(await api.listArticles({ ...mine, title: 'HELLO' })).toEqual({ items: [hello], count: 1 });
-    expect((await api.listArticles({ ...mine, ordering: 'title' })).items.map((a) => a.title)).toEqual(['A second article', 'Hello, svcgen']);
+    expect((await api.listArticles({ ...mine, ordering: 'title' })).items.map((a) => a.title)).toEqual([
+      'A second article',
+      'Hello, svcgen',
+    ]);
     expect((await api.listArticles({ ...mine, ordering: ['-views', 'title'] })).items.map((a) => a.id)).toEqual([second.id, hello.id]);
     expect(await api.listArticles({ ...mine, popular: true })).toEqual({ items: [{ ...second, views: 150 }], count: 1 });
-    expect(await api.listArticles({ ...mine, ordering: '-title', page: 2, page_size: 1 })).toEqual({ items: [second].map((a) => ({ ...a, views: 150 })), count: 2 });
+    expect(await api.listArticles({ ...mine, ordering: '-title', page: 2, page_size: 1 })).toEqual({
+      items: [second].map((a) => ({ ...a, views: 150 })),
+      count: 2,
+    });
     // Drafts are the caller's own: without a token the list is empty.
     expect(await client().api.listArticles(mine)).toEqual({ items: [], count: 0 });
 
@@ -141,7 +155,10 @@ describe.each(DIALECTS)('generated client (%s)', (dialect) => {
       views: 0,
     });
     // Search and field selection, on the list and on retrieve.
-    expect(await api.listArticles({ ...mine, search: 'first svcgen', fields: ['id', 'title'] })).toEqual({ items: [{ id: hello.id, title: 'Hello, svcgen' }], count: 1 });
+    expect(await api.listArticles({ ...mine, search: 'first svcgen', fields: ['id', 'title'] })).toEqual({
+      items: [{ id: hello.id, title: 'Hello, svcgen' }],
+      count: 1,
+    });
     expect(await api.retrieveArticle(hello.id, { fields: ['title', 'views'] })).toEqual({ title: 'Hello, svcgen', views: 0 });
     expect(await api.updateArticle(hello.id, { summary: 'Changed' })).toEqual({ ...hello, summary: 'Changed' });
     expect(await api.deleteArticle(second.id)).toEqual({ message: 'Article deleted' });
@@ -158,10 +175,16 @@ describe.each(DIALECTS)('generated client (%s)', (dialect) => {
     expect(updated.title).toBe('Versioned twice');
     expect(await apiError(api.updateArticle(read.id, { title: 'Lost' }, { ifMatch: read }))).toEqual({
       status: 412,
-      body: { error: 'precondition_failed', details: 'The object has changed since it was read: If-Match names none of its current versions.' },
+      body: {
+        error: 'precondition_failed',
+        details: 'The object has changed since it was read: If-Match names none of its current versions.',
+      },
     });
     // The update's own ETag names the version it wrote; as text, it is sent as given.
-    expect(await api.updateArticle(read.id, { summary: 'Kept' }, { ifMatch: etagOf(updated)! })).toMatchObject({ title: 'Versioned twice', summary: 'Kept' });
+    expect(await api.updateArticle(read.id, { summary: 'Kept' }, { ifMatch: etagOf(updated)! })).toMatchObject({
+      title: 'Versioned twice',
+      summary: 'Kept',
+    });
     await expect(api.updateArticle(read.id, {}, { ifMatch: {} })).rejects.toThrow(TypeError);
   });
 
@@ -171,9 +194,15 @@ describe.each(DIALECTS)('generated client (%s)', (dialect) => {
     const editor = client({ token: staff.token }).api;
     const draft = await api.createArticle({ title: unique('Draft '), content: 'Text' });
 
-    expect(await apiError(api.publishArticle(draft.id))).toEqual({ status: 403, body: { error: 'forbidden', details: 'Only staff can publish' } });
+    expect(await apiError(api.publishArticle(draft.id))).toEqual({
+      status: 403,
+      body: { error: 'forbidden', details: 'Only staff can publish' },
+    });
     expect(await editor.publishArticle(draft.id)).toEqual({ published: true });
-    expect(await apiError(editor.publishArticle(draft.id))).toEqual({ status: 409, body: { is_published: 'Article is already published' } });
+    expect(await apiError(editor.publishArticle(draft.id))).toEqual({
+      status: 409,
+      body: { is_published: 'Article is already published' },
+    });
     expect(await client().api.retrieveArticle(draft.id)).toMatchObject({ id: draft.id, is_published: true });
   });
 
@@ -195,7 +224,10 @@ describe.each(DIALECTS)('generated client (%s)', (dialect) => {
     });
     expect(await api.getArticleTags(article.id)).toEqual({ items: [news], count: 1 });
     expect((await api.listArticles({ tag: news.name })).items.map((a) => a.id)).toEqual([article.id]);
-    expect(await apiError(client().api.manageArticleTags(article.id, { add: [other.id] }))).toEqual({ status: 401, body: { detail: 'Unauthorized' } });
+    expect(await apiError(client().api.manageArticleTags(article.id, { add: [other.id] }))).toEqual({
+      status: 401,
+      body: { detail: 'Unauthorized' },
+    });
   });
 
   it('a 422 carries the validation list; 401 and 404 carry their details', async () => {
@@ -215,7 +247,12 @@ describe.each(DIALECTS)('generated client (%s)', (dialect) => {
     expect(ordering.body).toMatchObject({ detail: [{ loc: ['query', 'ordering'] }] });
 
     const unauthorized = (await failure(client().api.createArticle({ title: 'T', content: 'C' }))) as ApiError;
-    expect([unauthorized.status, unauthorized.body, unauthorized.detail, unauthorized.issues]).toEqual([401, { detail: 'Unauthorized' }, 'Unauthorized', []]);
+    expect([unauthorized.status, unauthorized.body, unauthorized.detail, unauthorized.issues]).toEqual([
+      401,
+      { detail: 'Unauthorized' },
+      'Unauthorized',
+      [],
+    ]);
     expect(unauthorized.headers.get('www-authenticate')).toBe('Bearer');
 
     expect(await apiError(api.retrieveUser(999999))).toEqual({ status: 404, body: { user: 'not found' } });
@@ -225,7 +262,9 @@ describe.each(DIALECTS)('generated client (%s)', (dialect) => {
     const { tokens, username } = await registered();
     const me = await client({ token: tokens.access_token }).api.me();
     const past = nowSeconds() - 3600;
-    const expired = signRs256(accessClaims(me.id, { username, email: `${username}@example.com`, is_staff: false, iat: past, exp: past + 60 }));
+    const expired = signRs256(
+      accessClaims(me.id, { username, email: `${username}@example.com`, is_staff: false, iat: past, exp: past + 60 }),
+    );
 
     let calls = 0;
     const { api, requests } = client({
@@ -237,7 +276,11 @@ describe.each(DIALECTS)('generated client (%s)', (dialect) => {
     });
     expect(await api.me()).toEqual(me);
     expect(calls).toBe(1);
-    expect(requests).toEqual([`GET /auth/me/ Bearer ${expired}`, 'POST /auth/refresh/ -', expect.stringMatching(/^GET \/auth\/me\/ Bearer .+/)]);
+    expect(requests).toEqual([
+      `GET /auth/me/ Bearer ${expired}`,
+      'POST /auth/refresh/ -',
+      expect.stringMatching(/^GET \/auth\/me\/ Bearer .+/),
+    ]);
     expect(requests[2]).not.toBe(requests[0]);
     // The new token replaces the string token: the next call needs no refresh.
     expect(await api.me()).toEqual(me);
@@ -334,10 +377,16 @@ describe.each(DIALECTS)('generated client, keys and pages (%s)', (dialect) => {
 
   it('escapes string keys in paths, and reads limit/offset and results pages', async () => {
     const api = createShowcaseClient({ baseUrl: server.baseUrl });
-    for (const code of ['a b', 'c/d', 'e?f']) expect(await api.createMaker({ code, title: `Maker ${code}`, founded: null })).toEqual({ code, title: `Maker ${code}` });
+    for (const code of ['a b', 'c/d', 'e?f'])
+      expect(await api.createMaker({ code, title: `Maker ${code}`, founded: null })).toEqual({ code, title: `Maker ${code}` });
     expect(await api.retrieveMaker('c/d')).toEqual({ code: 'c/d', title: 'Maker c/d', founded: null });
     expect(await api.updateMaker('e?f', { founded: 1999 })).toEqual({ code: 'e?f', title: 'Maker e?f' });
-    expect(await api.listMakers({ page: 2, page_size: 2 })).toEqual({ count: 3, next: null, previous: 1, results: [expect.objectContaining({ code: expect.any(String) })] });
+    expect(await api.listMakers({ page: 2, page_size: 2 })).toEqual({
+      count: 3,
+      next: null,
+      previous: 1,
+      results: [expect.objectContaining({ code: expect.any(String) })],
+    });
 
     for (const name of ['gamma', 'alpha', 'beta']) await api.createWidget({ name, maker: 'a b', extra: { tags: [name] } });
     const page = await api.listWidgets({ ordering: '-name', limit: 1, offset: 1 });
@@ -349,12 +398,18 @@ describe.each(DIALECTS)('generated client, keys and pages (%s)', (dialect) => {
   it('sends bulk requests: an atomic route answers the records, one that is not a result per item', async () => {
     const api = createShowcaseClient({ baseUrl: server.baseUrl });
     const crates = await api.bulkCreateCrates([{ code: 'k1' }, { code: 'k2', quantity: 4 }]);
-    expect(crates.map((c) => [c.code, c.quantity])).toEqual([['k1', 0], ['k2', 4]]);
+    expect(crates.map((c) => [c.code, c.quantity])).toEqual([
+      ['k1', 0],
+      ['k2', 4],
+    ]);
     const roles = { headers: { 'X-Roles': 'staff' } };
     expect(await api.bulkUpdateCrates([{ id: crates[0].id, quantity: 1 }], roles)).toEqual([{ ...crates[0], quantity: 1 }]);
     expect(await api.bulkDeleteCrates({ ids: crates.map((c) => c.id) }, roles)).toBeUndefined();
 
     const results = await api.bulkCreateWidgets([{ name: 'bulk-one' }, { name: 'bulk-one' }]);
-    expect(results.map((r) => [r.status, r.data?.name])).toEqual([[201, 'bulk-one'], [409, undefined]]);
+    expect(results.map((r) => [r.status, r.data?.name])).toEqual([
+      [201, 'bulk-one'],
+      [409, undefined],
+    ]);
   });
 });

@@ -77,7 +77,10 @@ describe.each(DIALECTS)('conditional requests (%s)', (dialect) => {
 
   it('a create answers with the ETag its retrieve has', async () => {
     const author = await makeUser(svc);
-    const created = await request(svc.app).post('/api/articles/').set('Authorization', author.bearer).send({ title: 'New', content: 'Body' });
+    const created = await request(svc.app)
+      .post('/api/articles/')
+      .set('Authorization', author.bearer)
+      .send({ title: 'New', content: 'Body' });
     expect(created.status).toBe(201);
     expect(created.headers.etag).toMatch(STRONG_ETAG);
     // The draft is visible to its author.
@@ -128,7 +131,11 @@ describe.each(DIALECTS)('conditional requests (%s)', (dialect) => {
     for (let round = 0; round < 3; round++) {
       const responses = await Promise.all(
         Array.from({ length: 20 }, (_, i) =>
-          request(svc.app).patch(path).set('Authorization', author.bearer).set('If-Match', etag).send({ title: `Round ${round}, client ${i}` }),
+          request(svc.app)
+            .patch(path)
+            .set('Authorization', author.bearer)
+            .set('If-Match', etag)
+            .send({ title: `Round ${round}, client ${i}` }),
         ),
       );
       const winners = responses.filter((r) => r.status === 200);
@@ -156,7 +163,11 @@ describe.each(DIALECTS)('conditional requests (%s)', (dialect) => {
     expect(Boolean(row.is_published)).toBe(false);
 
     const current = (await request(svc.app).get(path).set('Authorization', author.bearer)).headers.etag;
-    const weak = await request(svc.app).patch(path).set('Authorization', author.bearer).set('If-Match', `W/${current}`).send({ title: 'Weak' });
+    const weak = await request(svc.app)
+      .patch(path)
+      .set('Authorization', author.bearer)
+      .set('If-Match', `W/${current}`)
+      .send({ title: 'Weak' });
     expect(weak.status).toBe(412);
     const any = await request(svc.app).post(`${path}publish/`).set('Authorization', staff.bearer).set('If-Match', '*');
     expect({ status: any.status, body: any.body }).toEqual({ status: 200, body: { published: true } });
@@ -170,13 +181,21 @@ describe.each(DIALECTS)('conditional requests (%s)', (dialect) => {
     const { author, id, path } = await article();
     const current = (await request(svc.app).get(path)).headers.etag;
     for (const header of ['*', current, `"other", W/${current}`]) {
-      const patch = await request(svc.app).patch(path).set('Authorization', author.bearer).set('If-None-Match', header).send({ title: 'Overwritten' });
+      const patch = await request(svc.app)
+        .patch(path)
+        .set('Authorization', author.bearer)
+        .set('If-None-Match', header)
+        .send({ title: 'Overwritten' });
       expect({ status: patch.status, body: patch.body }).toEqual({ status: 412, body: EXISTS });
       const remove = await request(svc.app).delete(path).set('Authorization', author.bearer).set('If-None-Match', header);
       expect({ status: remove.status, body: remove.body }).toEqual({ status: 412, body: EXISTS });
     }
     expect((await svc.database.db('articles').where('id', id).first()).title).toBe('First');
-    const other = await request(svc.app).patch(path).set('Authorization', author.bearer).set('If-None-Match', '"other"').send({ title: 'Changed' });
+    const other = await request(svc.app)
+      .patch(path)
+      .set('Authorization', author.bearer)
+      .set('If-None-Match', '"other"')
+      .send({ title: 'Changed' });
     expect({ status: other.status, title: other.body.title }).toEqual({ status: 200, title: 'Changed' });
     const gone = await request(svc.app).delete(path).set('Authorization', author.bearer).set('If-None-Match', current);
     expect(gone.status).toBe(200);
@@ -192,13 +211,25 @@ describe.each(DIALECTS)('conditional requests (%s)', (dialect) => {
     const patch = await request(svc.app).patch(path).set('Authorization', other.bearer).set('If-Match', stale).send({ title: 'x' });
     expect({ status: patch.status, body: patch.body }).toEqual({ status: 403, body: { detail: 'You can only edit your own articles' } });
     const remove = await request(svc.app).delete(path).set('Authorization', other.bearer).set('If-Match', stale);
-    expect({ status: remove.status, body: remove.body }).toEqual({ status: 403, body: { detail: 'You can only delete your own articles' } });
+    expect({ status: remove.status, body: remove.body }).toEqual({
+      status: 403,
+      body: { detail: 'You can only delete your own articles' },
+    });
     const noneMatch = await request(svc.app).delete(path).set('Authorization', other.bearer).set('If-None-Match', current);
-    expect({ status: noneMatch.status, body: noneMatch.body }).toEqual({ status: 403, body: { detail: 'You can only delete your own articles' } });
+    expect({ status: noneMatch.status, body: noneMatch.body }).toEqual({
+      status: 403,
+      body: { detail: 'You can only delete your own articles' },
+    });
     const draft = await makeArticle(svc.database.db, { author_id: author.id, is_published: false });
     // The author of a draft may see it, and may not publish it: the action's hook refuses.
-    const publish = await request(svc.app).post(`/api/articles/${draft}/publish/`).set('Authorization', author.bearer).set('If-Match', stale);
-    expect({ status: publish.status, body: publish.body }).toEqual({ status: 403, body: { error: 'forbidden', details: 'Only staff can publish' } });
+    const publish = await request(svc.app)
+      .post(`/api/articles/${draft}/publish/`)
+      .set('Authorization', author.bearer)
+      .set('If-Match', stale);
+    expect({ status: publish.status, body: publish.body }).toEqual({
+      status: 403,
+      body: { error: 'forbidden', details: 'Only staff can publish' },
+    });
     // The author, who may write, gets the 412, and nothing is written.
     const own = await request(svc.app).patch(path).set('Authorization', author.bearer).set('If-Match', stale).send({ title: 'x' });
     expect({ status: own.status, body: own.body }).toEqual({ status: 412, body: STALE });
@@ -207,7 +238,11 @@ describe.each(DIALECTS)('conditional requests (%s)', (dialect) => {
 
   it('a missing article is still a 404 with If-Match, and unconditional writes still work', async () => {
     const author = await makeUser(svc);
-    const missing = await request(svc.app).patch('/api/articles/999999/').set('Authorization', author.bearer).set('If-Match', '*').send({ title: 'x' });
+    const missing = await request(svc.app)
+      .patch('/api/articles/999999/')
+      .set('Authorization', author.bearer)
+      .set('If-Match', '*')
+      .send({ title: 'x' });
     expect({ status: missing.status, body: missing.body }).toEqual({ status: 404, body: { article: 'not found' } });
     const { path } = await article();
     const plain = await request(svc.app).patch(path).set('Authorization', author.bearer).send({ title: 'Not mine' });
@@ -250,23 +285,45 @@ describe.each(DIALECTS)('conditional requests of the showcase (%s)', (dialect) =
   it('documents If-Match as required on such a viewset, with its 428', async () => {
     const doc = (await request(svc.app).get('/v/openapi.json')).body;
     const update = doc.paths['/v/readings/{pk}/'].patch;
-    expect(update.parameters).toContainEqual({ name: 'If-Match', in: 'header', required: true, description: expect.any(String), schema: { type: 'string' } });
+    expect(update.parameters).toContainEqual({
+      name: 'If-Match',
+      in: 'header',
+      required: true,
+      description: expect.any(String),
+      schema: { type: 'string' },
+    });
     expect(update.responses['428'].content['application/json'].example).toEqual(REQUIRED);
   });
 
   it('a bulk update checks each item against the ETags If-Match lists: one stale item fails the atomic request', async () => {
-    const made = await request(svc.app).post('/v/crates/bulk/').send([{ code: 'e1' }, { code: 'e2' }]);
+    const made = await request(svc.app)
+      .post('/v/crates/bulk/')
+      .send([{ code: 'e1' }, { code: 'e2' }]);
     expect(made.status).toBe(201);
     const [a, b] = made.body.map((c: { id: number }) => c.id);
     const etagA = (await request(svc.app).get(`/v/crates/${a}/`)).headers.etag;
     const etagB = (await request(svc.app).get(`/v/crates/${b}/`)).headers.etag;
     const editor = { 'X-Roles': 'editor' };
 
-    const onlyA = await request(svc.app).patch('/v/crates/bulk/').set(editor).set('If-Match', etagA).send([{ id: a, quantity: 1 }, { id: b, quantity: 1 }]);
+    const onlyA = await request(svc.app)
+      .patch('/v/crates/bulk/')
+      .set(editor)
+      .set('If-Match', etagA)
+      .send([
+        { id: a, quantity: 1 },
+        { id: b, quantity: 1 },
+      ]);
     expect(onlyA.status).toBe(412);
     expect(await svc.context.db('crates').whereIn('id', [a, b]).orderBy('id').pluck('quantity')).toEqual([0, 0]);
 
-    const both = await request(svc.app).patch('/v/crates/bulk/').set(editor).set('If-Match', `${etagA}, ${etagB}`).send([{ id: a, quantity: 1 }, { id: b, quantity: 2 }]);
+    const both = await request(svc.app)
+      .patch('/v/crates/bulk/')
+      .set(editor)
+      .set('If-Match', `${etagA}, ${etagB}`)
+      .send([
+        { id: a, quantity: 1 },
+        { id: b, quantity: 2 },
+      ]);
     expect(both.status).toBe(200);
     expect(await svc.context.db('crates').whereIn('id', [a, b]).orderBy('id').pluck('quantity')).toEqual([1, 2]);
   });

@@ -15,7 +15,12 @@ import { ACCESS_LIFETIME, makeUser, UNAUTHORIZED, type BlogUser } from '../suppo
 import { DIALECTS } from '../support/databases';
 import { startBlog, type RunningService } from '../support/services';
 
-const TOKEN_RESPONSE = { access_token: expect.any(String), refresh_token: expect.any(String), token_type: 'bearer', expires_in: ACCESS_LIFETIME };
+const TOKEN_RESPONSE = {
+  access_token: expect.any(String),
+  refresh_token: expect.any(String),
+  token_type: 'bearer',
+  expires_in: ACCESS_LIFETIME,
+};
 const ORIGIN_REFUSED = { error: 'forbidden', details: CSRF_ORIGIN_REFUSED };
 const TOKEN_REFUSED = { error: 'forbidden', details: CSRF_TOKEN_REFUSED };
 const INVALID_REFRESH = { detail: 'Invalid refresh token' };
@@ -37,7 +42,11 @@ function setCookiesOf(res: request.Response): string[] {
 
 function sessionOf(res: request.Response): Session {
   const setCookie = setCookiesOf(res);
-  const value = (name: string) => setCookie.find((c) => c.startsWith(`${name}=`))!.split(';')[0].slice(name.length + 1);
+  const value = (name: string) =>
+    setCookie
+      .find((c) => c.startsWith(`${name}=`))!
+      .split(';')[0]
+      .slice(name.length + 1);
   return { access: value('__Secure-access_token'), refresh: value('__Secure-refresh_token'), csrf: value('__Host-csrftoken'), setCookie };
 }
 
@@ -74,7 +83,9 @@ describe.each(DIALECTS)('cookie authentication of the blog (%s)', (dialect) => {
     const cookies = setCookiesOf(res);
     expect(cookies).toHaveLength(3);
     expect(cookies[0]).toMatch(new RegExp(`^__Secure-access_token=${JWT}; Path=/api; Max-Age=900; HttpOnly; Secure; SameSite=Lax$`));
-    expect(cookies[1]).toMatch(new RegExp(`^__Secure-refresh_token=${JWT}; Path=/api/auth/; Max-Age=604800; HttpOnly; Secure; SameSite=Lax$`));
+    expect(cookies[1]).toMatch(
+      new RegExp(`^__Secure-refresh_token=${JWT}; Path=/api/auth/; Max-Age=604800; HttpOnly; Secure; SameSite=Lax$`),
+    );
     expect(cookies[2]).toMatch(new RegExp(`^__Host-csrftoken=${CSRF}; Path=/; Max-Age=604800; Secure; SameSite=Lax$`));
     const session = sessionOf(res);
     expect(session.access).toBe(res.body.access_token);
@@ -98,7 +109,11 @@ describe.each(DIALECTS)('cookie authentication of the blog (%s)', (dialect) => {
 
   it('without a cookie or a token, the 401 is unchanged', async () => {
     const me = await api().get('/api/auth/me/');
-    expect({ status: me.status, body: me.body, challenge: me.headers['www-authenticate'] }).toEqual({ status: 401, body: UNAUTHORIZED, challenge: 'Bearer' });
+    expect({ status: me.status, body: me.body, challenge: me.headers['www-authenticate'] }).toEqual({
+      status: 401,
+      body: UNAUTHORIZED,
+      challenge: 'Bearer',
+    });
     const bad = await api().get('/api/auth/me/').set('Cookie', 'access_token=not-a-token');
     expect({ status: bad.status, body: bad.body }).toEqual({ status: 401, body: UNAUTHORIZED });
   });
@@ -109,7 +124,11 @@ describe.each(DIALECTS)('cookie authentication of the blog (%s)', (dialect) => {
     expect({ status: none.status, body: none.body }).toEqual({ status: 403, body: TOKEN_REFUSED });
     const wrong = await api().post('/api/articles/').set('Cookie', apiCookies(s)).set('X-CSRF-Token', 'x'.repeat(43)).send(article);
     expect({ status: wrong.status, body: wrong.body }).toEqual({ status: 403, body: TOKEN_REFUSED });
-    const noCookie = await api().post('/api/articles/').set('Cookie', `__Secure-access_token=${s.access}`).set('X-CSRF-Token', s.csrf).send(article);
+    const noCookie = await api()
+      .post('/api/articles/')
+      .set('Cookie', `__Secure-access_token=${s.access}`)
+      .set('X-CSRF-Token', s.csrf)
+      .send(article);
     expect({ status: noCookie.status, body: noCookie.body }).toEqual({ status: 403, body: TOKEN_REFUSED });
     const ok = await api().post('/api/articles/').set('Cookie', apiCookies(s)).set('X-CSRF-Token', s.csrf).send(article);
     expect({ status: ok.status, author: ok.body.author }).toEqual({ status: 201, author: alice.id });
@@ -173,11 +192,15 @@ describe.each(DIALECTS)('cookie authentication of the blog (%s)', (dialect) => {
     expect({ status: refresh.status, body: refresh.body }).toEqual({ status: 401, body: INVALID_REFRESH });
   });
 
-  it('refresh and logout by the cookie need no body, as a page\'s bodiless fetch sends them', async () => {
+  it("refresh and logout by the cookie need no body, as a page's bodiless fetch sends them", async () => {
     const s = await login();
     // No body and no Content-Type: what `fetch(url, {method: 'POST', headers: {'X-CSRF-Token': csrf}})` sends.
     const noCsrf = await api().post('/api/auth/refresh/').set('Cookie', authCookies(s));
-    expect({ status: noCsrf.status, body: noCsrf.body, cookies: setCookiesOf(noCsrf) }).toEqual({ status: 403, body: TOKEN_REFUSED, cookies: [] });
+    expect({ status: noCsrf.status, body: noCsrf.body, cookies: setCookiesOf(noCsrf) }).toEqual({
+      status: 403,
+      body: TOKEN_REFUSED,
+      cookies: [],
+    });
     const refreshed = await api().post('/api/auth/refresh/').set('Cookie', authCookies(s)).set('X-CSRF-Token', s.csrf);
     expect({ status: refreshed.status, body: refreshed.body }).toEqual({ status: 200, body: TOKEN_RESPONSE });
     const next = sessionOf(refreshed);
@@ -244,10 +267,11 @@ describe.each(DIALECTS)('cookie authentication of the blog (%s)', (dialect) => {
     });
   });
 
-  it('the CSRF token is bound to the session: another account\'s token, or an unsigned one, with a matching header is a 403', async () => {
+  it("the CSRF token is bound to the session: another account's token, or an unsigned one, with a matching header is a 403", async () => {
     const s = await login(alice);
     const bobs = await login(bob);
-    const withCsrf = (cookies: string, csrf: string) => api().post('/api/articles/').set('Cookie', cookies).set('X-CSRF-Token', csrf).send(article);
+    const withCsrf = (cookies: string, csrf: string) =>
+      api().post('/api/articles/').set('Cookie', cookies).set('X-CSRF-Token', csrf).send(article);
     const planted = await withCsrf(`__Secure-access_token=${s.access}; __Host-csrftoken=${bobs.csrf}`, bobs.csrf);
     expect({ status: planted.status, body: planted.body }).toEqual({ status: 403, body: TOKEN_REFUSED });
     const random = s.csrf.split('.')[0];
@@ -258,7 +282,10 @@ describe.each(DIALECTS)('cookie authentication of the blog (%s)', (dialect) => {
     expect({ status: badSignature.status, body: badSignature.body }).toEqual({ status: 403, body: TOKEN_REFUSED });
     // Refresh and logout by the cookie check the token against the refresh token's user.
     for (const path of ['/api/auth/refresh/', '/api/auth/logout/']) {
-      const res = await api().post(path).set('Cookie', `__Secure-refresh_token=${s.refresh}; __Host-csrftoken=${bobs.csrf}`).set('X-CSRF-Token', bobs.csrf);
+      const res = await api()
+        .post(path)
+        .set('Cookie', `__Secure-refresh_token=${s.refresh}; __Host-csrftoken=${bobs.csrf}`)
+        .set('X-CSRF-Token', bobs.csrf);
       expect({ path, status: res.status, body: res.body }).toEqual({ path, status: 403, body: TOKEN_REFUSED });
     }
     const own = await withCsrf(apiCookies(s), s.csrf);
@@ -298,7 +325,7 @@ describe.each(DIALECTS)('cookie attributes from the settings (%s)', (dialect) =>
     ]);
   });
 
-  it('without the prefixes, a csrftoken planted by a sibling subdomain (another account\'s, matching the header) is a 403', async () => {
+  it("without the prefixes, a csrftoken planted by a sibling subdomain (another account's, matching the header) is a 403", async () => {
     const victim = await makeUser(svc);
     const attacker = await makeUser(svc);
     const cookiesOf = async (user: BlogUser) => {
@@ -308,7 +335,11 @@ describe.each(DIALECTS)('cookie attributes from the settings (%s)', (dialect) =>
     const v = await cookiesOf(victim);
     const a = await cookiesOf(attacker);
     const write = (csrf: string) =>
-      request(svc.app).post('/api/articles/').set('Cookie', `access_token=${v.access_token}; csrftoken=${csrf}`).set('X-CSRF-Token', csrf).send({ title: 'Tossed', content: 'A planted token.' });
+      request(svc.app)
+        .post('/api/articles/')
+        .set('Cookie', `access_token=${v.access_token}; csrftoken=${csrf}`)
+        .set('X-CSRF-Token', csrf)
+        .send({ title: 'Tossed', content: 'A planted token.' });
     const tossed = await write(a.csrftoken);
     expect({ status: tossed.status, body: tossed.body }).toEqual({ status: 403, body: TOKEN_REFUSED });
     const own = await write(v.csrftoken);
@@ -323,6 +354,8 @@ describe('the cookie settings', () => {
       SVC_AUTH_COOKIE_SAMESITE: 'Strict',
       SVC_AUTH_COOKIE_SECURE: false,
     });
-    expect(() => loadSettings(defaults, { SVC_AUTH_COOKIE_SAMESITE: 'None' })).toThrow('SVC_AUTH_COOKIE_SAMESITE must be one of Lax, Strict, got "None"');
+    expect(() => loadSettings(defaults, { SVC_AUTH_COOKIE_SAMESITE: 'None' })).toThrow(
+      'SVC_AUTH_COOKIE_SAMESITE must be one of Lax, Strict, got "None"',
+    );
   });
 });

@@ -27,7 +27,12 @@ const JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
 interface Project {
   dir: string;
-  createService: (options: { db: TestDatabase['db']; keys: ReturnType<typeof testKeys>; settings: Settings; logError?: (e: unknown) => void }) => { app: Express };
+  createService: (options: {
+    db: TestDatabase['db'];
+    keys: ReturnType<typeof testKeys>;
+    settings: Settings;
+    logError?: (e: unknown) => void;
+  }) => { app: Express };
   migrations: Migration[];
   defaults: Settings;
 }
@@ -81,7 +86,9 @@ describe.each(DIALECTS)('cookie-only authentication (%s)', (dialect) => {
   /** The cookies a response sets, by name (with its prefix). */
   function cookiesOf(res: request.Response): Record<string, string> {
     const header = (res.headers['set-cookie'] as unknown as string[] | undefined) ?? [];
-    return Object.fromEntries(header.map((c) => c.split(';')[0]).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+    return Object.fromEntries(
+      header.map((c) => c.split(';')[0]).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+    );
   }
   const names = (res: request.Response) => Object.keys(cookiesOf(res));
   const valueOf = (res: request.Response, suffix: string) => Object.entries(cookiesOf(res)).find(([name]) => name.endsWith(suffix))![1];
@@ -92,7 +99,11 @@ describe.each(DIALECTS)('cookie-only authentication (%s)', (dialect) => {
 
   it('register answers no token in its body, no-store, and sets the access, refresh and CSRF cookies', async () => {
     const res = await api().post('/api/auth/register/').send(newUser());
-    expect({ status: res.status, body: res.body, cache: res.headers['cache-control'] }).toEqual({ status: 201, body: NO_TOKENS, cache: 'no-store' });
+    expect({ status: res.status, body: res.body, cache: res.headers['cache-control'] }).toEqual({
+      status: 201,
+      body: NO_TOKENS,
+      cache: 'no-store',
+    });
     expect(names(res)).toEqual(['__Secure-access_token', '__Secure-refresh_token', '__Host-csrftoken']);
     expect(valueOf(res, 'access_token')).toMatch(JWT);
     expect(valueOf(res, 'refresh_token')).toMatch(JWT);
@@ -112,7 +123,11 @@ describe.each(DIALECTS)('cookie-only authentication (%s)', (dialect) => {
     const reg = await api().post('/api/auth/register/').send(user);
     const csrf = valueOf(reg, 'csrftoken');
     const res = await api().post('/api/auth/refresh/').set('Cookie', cookieHeader(reg)).set('X-CSRF-Token', csrf);
-    expect({ status: res.status, body: res.body, cache: res.headers['cache-control'] }).toEqual({ status: 200, body: NO_TOKENS, cache: 'no-store' });
+    expect({ status: res.status, body: res.body, cache: res.headers['cache-control'] }).toEqual({
+      status: 200,
+      body: NO_TOKENS,
+      cache: 'no-store',
+    });
     expect(valueOf(res, 'refresh_token')).toMatch(JWT);
     expect(valueOf(res, 'refresh_token')).not.toBe(valueOf(reg, 'refresh_token'));
     const again = await api().post('/api/auth/refresh/').set('Cookie', cookieHeader(reg)).set('X-CSRF-Token', csrf);
@@ -123,7 +138,11 @@ describe.each(DIALECTS)('cookie-only authentication (%s)', (dialect) => {
     const reg = await api().post('/api/auth/register/').send(newUser());
     const csrf = valueOf(reg, 'csrftoken');
     const out = await api().post('/api/auth/logout/').set('Cookie', cookieHeader(reg)).set('X-CSRF-Token', csrf);
-    expect({ status: out.status, body: out.body, cleared: Object.values(cookiesOf(out)) }).toEqual({ status: 204, body: {}, cleared: ['', '', ''] });
+    expect({ status: out.status, body: out.body, cleared: Object.values(cookiesOf(out)) }).toEqual({
+      status: 204,
+      body: {},
+      cleared: ['', '', ''],
+    });
     const refresh = await api().post('/api/auth/refresh/').set('Cookie', cookieHeader(reg)).set('X-CSRF-Token', csrf);
     expect({ status: refresh.status, body: refresh.body }).toEqual({ status: 401, body: { detail: 'Invalid refresh token' } });
   });

@@ -42,10 +42,19 @@ describe('SVC_CORS_* settings', () => {
   });
 
   it.each([
-    [{ SVC_CORS_ORIGINS: 'app.example.com' }, 'SVC_CORS_ORIGINS must list origins like https://app.example.com (scheme, host, optional port), got "app.example.com"'],
-    [{ SVC_CORS_ORIGINS: 'https://a.example.com/path' }, 'SVC_CORS_ORIGINS must list origins like https://app.example.com (scheme, host, optional port), got "https://a.example.com/path"'],
+    [
+      { SVC_CORS_ORIGINS: 'app.example.com' },
+      'SVC_CORS_ORIGINS must list origins like https://app.example.com (scheme, host, optional port), got "app.example.com"',
+    ],
+    [
+      { SVC_CORS_ORIGINS: 'https://a.example.com/path' },
+      'SVC_CORS_ORIGINS must list origins like https://app.example.com (scheme, host, optional port), got "https://a.example.com/path"',
+    ],
     [{ SVC_CORS_ORIGINS: '*,https://a.example.com' }, 'SVC_CORS_ORIGINS: "*" cannot be combined with other origins'],
-    [{ SVC_CORS_ORIGINS: '*', SVC_CORS_CREDENTIALS: 'true' }, 'SVC_CORS_CREDENTIALS=true needs the origins listed: "*" would let every site send credentials'],
+    [
+      { SVC_CORS_ORIGINS: '*', SVC_CORS_CREDENTIALS: 'true' },
+      'SVC_CORS_CREDENTIALS=true needs the origins listed: "*" would let every site send credentials',
+    ],
     [{ SVC_CORS_CREDENTIALS: 'maybe' }, 'SVC_CORS_CREDENTIALS must be true or false, got "maybe"'],
     [{ SVC_CORS_MAX_AGE: '-1' }, 'SVC_CORS_MAX_AGE must be a number of seconds, got "-1"'],
     [{ SVC_CORS_HEADERS: 'Authorization, Bad Header' }, 'SVC_CORS_HEADERS must be a comma-separated list of names, got "Bad Header"'],
@@ -73,7 +82,11 @@ describe.each(DIALECTS)('CORS (%s)', (dialect) => {
   describe('with allowed origins', () => {
     let svc: RunningService;
     beforeAll(async () => {
-      svc = await startBlog(dialect, {}, { cors: corsSettings({ SVC_CORS_ORIGINS: `${APP},http://localhost:3000`, SVC_CORS_CREDENTIALS: 'true' }) });
+      svc = await startBlog(
+        dialect,
+        {},
+        { cors: corsSettings({ SVC_CORS_ORIGINS: `${APP},http://localhost:3000`, SVC_CORS_CREDENTIALS: 'true' }) },
+      );
     });
     afterAll(() => svc.close());
 
@@ -110,7 +123,10 @@ describe.each(DIALECTS)('CORS (%s)', (dialect) => {
     it('gives an origin not listed no Access-Control header, and its preflight the usual 405', async () => {
       const get = await request(svc.app).get('/api/articles/').set('Origin', 'https://evil.example.com');
       expect(get.status).toBe(200);
-      const preflight = await request(svc.app).options('/api/articles/').set('Origin', 'https://evil.example.com').set('Access-Control-Request-Method', 'GET');
+      const preflight = await request(svc.app)
+        .options('/api/articles/')
+        .set('Origin', 'https://evil.example.com')
+        .set('Access-Control-Request-Method', 'GET');
       expect(preflight.status).toBe(405);
       expect(preflight.headers.allow).toBe('GET, HEAD, POST');
       for (const res of [get, preflight]) {

@@ -52,7 +52,11 @@ const PASSWORD_TOO_SHORT = { type: 'string_too_short', loc: PASSWORD, msg: 'Stri
 const PASSWORD_TOO_MANY_BYTES = { type: 'string_too_long', loc: PASSWORD, msg: 'String should have at most 72 bytes in UTF-8' };
 const PASSWORD_TOO_MANY_CHARACTERS = { type: 'string_too_long', loc: PASSWORD, msg: 'String should have at most 72 characters' };
 const USERNAME_EMPTY = { type: 'string_too_short', loc: USERNAME, msg: 'String should have at least 1 character' };
-const USERNAME_CHARACTERS = { type: 'string_pattern_mismatch', loc: USERNAME, msg: 'String should contain only letters, digits and @ . + - _ characters' };
+const USERNAME_CHARACTERS = {
+  type: 'string_pattern_mismatch',
+  loc: USERNAME,
+  msg: 'String should contain only letters, digits and @ . + - _ characters',
+};
 
 describe.each(DIALECTS)('blog credentials (%s)', (dialect) => {
   let svc: RunningService;
@@ -97,7 +101,9 @@ describe.each(DIALECTS)('blog credentials (%s)', (dialect) => {
 
     it('accepts Unicode letters and digits with @ . + - _, and a password of exactly 8 characters', async () => {
       const username = `Zoë.Ü-名_+@${process.pid}${unique('')}`;
-      const res = await api().post('/api/auth/register/').send(registerBody({ username, password: '12345678' }));
+      const res = await api()
+        .post('/api/auth/register/')
+        .send(registerBody({ username, password: '12345678' }));
       expect(res.status).toBe(201);
       expect(res.body).toEqual(TOKEN_RESPONSE);
       expect((await login(username, '12345678')).status).toBe(200);
@@ -130,7 +136,8 @@ describe.each(DIALECTS)('blog credentials (%s)', (dialect) => {
 
     it('staff creating a user through POST /users/ go through the same policy', async () => {
       const staff = await makeUser(svc, { is_staff: true });
-      const post = (overrides: Record<string, unknown>) => api().post('/api/users/').set('Authorization', staff.bearer).send(registerBody(overrides));
+      const post = (overrides: Record<string, unknown>) =>
+        api().post('/api/users/').set('Authorization', staff.bearer).send(registerBody(overrides));
       const count = await userCount();
       for (const [overrides, body] of [
         [{ username: '' }, invalid(USERNAME_EMPTY)],
@@ -159,19 +166,31 @@ describe.each(DIALECTS)('blog credentials (%s)', (dialect) => {
       const count = await userCount();
       const lookalike = fullwidth(body.username);
       expect(lookalike).not.toBe(body.username);
-      const res = await api().post('/api/auth/register/').send(registerBody({ username: lookalike }));
+      const res = await api()
+        .post('/api/auth/register/')
+        .send(registerBody({ username: lookalike }));
       expect([res.status, res.body]).toEqual([400, USERNAME_TAKEN]);
       // A ligature and a compatibility digit: "ﬁ" is "fi", "①" is "1".
       const base = unique('fi');
-      expect((await api().post('/api/auth/register/').send(registerBody({ username: `${base}1` }))).status).toBe(201);
-      const ligature = await api().post('/api/auth/register/').send(registerBody({ username: `ﬁ${base.slice(2)}①` }));
+      expect(
+        (
+          await api()
+            .post('/api/auth/register/')
+            .send(registerBody({ username: `${base}1` }))
+        ).status,
+      ).toBe(201);
+      const ligature = await api()
+        .post('/api/auth/register/')
+        .send(registerBody({ username: `ﬁ${base.slice(2)}①` }));
       expect([ligature.status, ligature.body]).toEqual([400, USERNAME_TAKEN]);
       expect(await userCount()).toBe(count + 1);
     });
 
     it('what is stored, and claimed in the token, is the normalised name; both spellings log in as that user', async () => {
       const name = unique('wide');
-      const res = await api().post('/api/auth/register/').send(registerBody({ username: fullwidth(name) }));
+      const res = await api()
+        .post('/api/auth/register/')
+        .send(registerBody({ username: fullwidth(name) }));
       expect([res.status, res.body]).toEqual([201, TOKEN_RESPONSE]);
       const claims = JSON.parse(Buffer.from(res.body.access_token.split('.')[1], 'base64url').toString());
       expect(claims.username).toBe(name);
@@ -200,19 +219,29 @@ describe.each(DIALECTS)('blog credentials (%s)', (dialect) => {
     it('the rule applies to the normalised name: NFKC may lengthen it past 150 characters, or turn it into a space', async () => {
       const count = await userCount();
       // "㎒" is "MHz": 51 characters sent, 153 after NFKC.
-      const long = await api().post('/api/auth/register/').send(registerBody({ username: '㎒'.repeat(51) }));
-      expect([long.status, long.body]).toEqual([422, invalid({ type: 'string_too_long', loc: USERNAME, msg: 'String should have at most 150 characters' })]);
+      const long = await api()
+        .post('/api/auth/register/')
+        .send(registerBody({ username: '㎒'.repeat(51) }));
+      expect([long.status, long.body]).toEqual([
+        422,
+        invalid({ type: 'string_too_long', loc: USERNAME, msg: 'String should have at most 150 characters' }),
+      ]);
       // An ideographic space is a space after NFKC.
-      const spaced = await api().post('/api/auth/register/').send(registerBody({ username: `ada\u3000${unique('')}` }));
+      const spaced = await api()
+        .post('/api/auth/register/')
+        .send(registerBody({ username: `ada\u3000${unique('')}` }));
       expect([spaced.status, spaced.body]).toEqual([422, invalid(USERNAME_CHARACTERS)]);
       expect(await userCount()).toBe(count);
-      const fifty = await api().post('/api/auth/register/').send(registerBody({ username: `${'㎒'.repeat(45)}${unique('')}`.slice(0, 50) }));
+      const fifty = await api()
+        .post('/api/auth/register/')
+        .send(registerBody({ username: `${'㎒'.repeat(45)}${unique('')}`.slice(0, 50) }));
       expect(fifty.status).toBe(201);
     });
 
     it('staff creating a user through POST /users/: stored normalised; a look-alike of a taken name is refused as the name itself', async () => {
       const staff = await makeUser(svc, { is_staff: true });
-      const post = (overrides: Record<string, unknown>) => api().post('/api/users/').set('Authorization', staff.bearer).send(registerBody(overrides));
+      const post = (overrides: Record<string, unknown>) =>
+        api().post('/api/users/').set('Authorization', staff.bearer).send(registerBody(overrides));
       const name = unique('staffmade');
       const created = await post({ username: fullwidth(name) });
       expect(created.status).toBe(201);
@@ -366,7 +395,10 @@ describe.each(DIALECTS)('blog credentials (%s)', (dialect) => {
       const ok = await api().get('/api/auth/me/').set('Authorization', user.bearer);
       expect(ok.status).toBe(200);
       expect(ok.headers['www-authenticate']).toBeUndefined();
-      const forbidden = await api().post('/api/categories/').set('Authorization', user.bearer).send({ name: unique('c') });
+      const forbidden = await api()
+        .post('/api/categories/')
+        .set('Authorization', user.bearer)
+        .send({ name: unique('c') });
       expect([forbidden.status, forbidden.body]).toEqual([403, STAFF_REQUIRED]);
       expect(forbidden.headers['www-authenticate']).toBeUndefined();
     });
@@ -385,8 +417,23 @@ describe.each(DIALECTS)('blog credentials (%s)', (dialect) => {
         [expired, { detail: 'Refresh token expired' }, REFRESH_EXPIRED],
         ['garbage', INVALID_REFRESH, REFRESH_INVALID],
         [user.token, { detail: 'Invalid token type' }, NOT_REFRESH],
-        [signRs256Raw({ sub: String(user.id), iss: ISSUER, aud: AUDIENCE, iat: nowSeconds(), type: 'refresh' }), INVALID_REFRESH, REFRESH_INVALID],
-        [signRs256Raw({ sub: String(user.id), iss: ISSUER, aud: AUDIENCE, iat: nowSeconds() + 3600, exp: nowSeconds() + REFRESH_LIFETIME, type: 'refresh' }), INVALID_REFRESH, REFRESH_INVALID],
+        [
+          signRs256Raw({ sub: String(user.id), iss: ISSUER, aud: AUDIENCE, iat: nowSeconds(), type: 'refresh' }),
+          INVALID_REFRESH,
+          REFRESH_INVALID,
+        ],
+        [
+          signRs256Raw({
+            sub: String(user.id),
+            iss: ISSUER,
+            aud: AUDIENCE,
+            iat: nowSeconds() + 3600,
+            exp: nowSeconds() + REFRESH_LIFETIME,
+            type: 'refresh',
+          }),
+          INVALID_REFRESH,
+          REFRESH_INVALID,
+        ],
       ];
       for (const [token, body, challenge] of cases) {
         const res = await api().post('/api/auth/refresh/').send({ refresh_token: token });
@@ -406,7 +453,15 @@ describe.each(DIALECTS)('blog credentials (%s)', (dialect) => {
 
       const off = await api().patch(`/api/users/${target.id}/`).set('Authorization', staff.bearer).send({ is_active: false });
       expect(off.status).toBe(200);
-      expect(off.body).toEqual({ id: target.id, username: target.username, email: target.email, first_name: '', last_name: '', bio: '', avatar: '' });
+      expect(off.body).toEqual({
+        id: target.id,
+        username: target.username,
+        email: target.email,
+        first_name: '',
+        last_name: '',
+        bio: '',
+        avatar: '',
+      });
       expect(await isActive(target.id)).toBe(false);
 
       for (const token of [target.token, before.body.access_token]) {
@@ -475,7 +530,7 @@ describe.each(DIALECTS)('blog credentials (%s)', (dialect) => {
       expectThrottled(await login(ghost, 'whatever'));
     });
 
-    it('a successful login resets the username\'s failures', async () => {
+    it("a successful login resets the username's failures", async () => {
       const user = await makeUser(svc);
       for (let i = 0; i < 4; i++) expect((await login(user.username, 'wrong')).status).toBe(401);
       expect((await login(user.username, user.password)).status).toBe(200);
@@ -531,13 +586,16 @@ describe.each(DIALECTS)('blog credentials (%s)', (dialect) => {
   });
 
   describe('failed logins are throttled per client address', () => {
-    it('after the address\'s failures any username is a 429, and the window ends', async () => {
+    it("after the address's failures any username is a 429, and the window ends", async () => {
       const own = await startBlog(dialect, { SVC_LOGIN_MAX_FAILURES_PER_ADDRESS: 3, SVC_LOGIN_FAILURES_WINDOW: 2 });
       try {
         const fresh = await makeUser(own);
         const post = (username: string, password: string) => request(own.app).post('/api/auth/login/').send({ username, password });
         for (let i = 0; i < 3; i++) expect((await post(unique('spray'), 'whatever')).status).toBe(401);
-        for (const [username, password] of [[unique('spray'), 'whatever'], [fresh.username, fresh.password]]) {
+        for (const [username, password] of [
+          [unique('spray'), 'whatever'],
+          [fresh.username, fresh.password],
+        ]) {
           const res = await post(username, password);
           expect([res.status, res.body]).toEqual([429, TOO_MANY]);
           expect(['1', '2']).toContain(res.headers['retry-after']);
@@ -555,7 +613,8 @@ describe.each(DIALECTS)('blog credentials (%s)', (dialect) => {
     it('past SVC_REGISTRATIONS_PER_ADDRESS accounts in the window, a 429 with Retry-After; refused registrations do not count', async () => {
       const own = await startBlog(dialect, { SVC_REGISTRATIONS_PER_ADDRESS: 2 });
       try {
-        const register = (overrides: Record<string, unknown> = {}) => request(own.app).post('/api/auth/register/').send(registerBody(overrides));
+        const register = (overrides: Record<string, unknown> = {}) =>
+          request(own.app).post('/api/auth/register/').send(registerBody(overrides));
         const taken = await makeUser(own);
         // A registration that makes no account (a taken username) is not counted.
         expect((await register({ username: taken.username })).status).toBe(400);
@@ -587,7 +646,9 @@ describe.each(DIALECTS)('blog credentials (%s)', (dialect) => {
         const user = await makeUser(own);
         const apps = [own.app, second.app];
         for (let i = 0; i < 3; i++) {
-          const res = await request(apps[i % 2]).post('/api/auth/login/').send({ username: user.username, password: 'wrong' });
+          const res = await request(apps[i % 2])
+            .post('/api/auth/login/')
+            .send({ username: user.username, password: 'wrong' });
           expect([res.status, res.body]).toEqual([401, INVALID_CREDENTIALS]);
         }
         for (const app of apps) {
@@ -618,7 +679,11 @@ describe.each(DIALECTS)('blog credentials (%s)', (dialect) => {
     it('50 concurrent registrations of one username: one 201, 49 × 400 {"username": "Username already taken"}', async () => {
       const username = unique('race');
       const answers = await Promise.all(
-        Array.from({ length: 50 }, (_, i) => api().post('/api/auth/register/').send(registerBody({ username, email: `${username}.${i}@example.com` }))),
+        Array.from({ length: 50 }, (_, i) =>
+          api()
+            .post('/api/auth/register/')
+            .send(registerBody({ username, email: `${username}.${i}@example.com` })),
+        ),
       );
       expect(answers.filter((r) => r.status === 201)).toHaveLength(1);
       const lost = answers.filter((r) => r.status !== 201);

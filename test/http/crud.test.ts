@@ -37,24 +37,26 @@ describe.each(DIALECTS)('showcase CRUD (%s)', (dialect) => {
       const l1 = await label('red');
       const l2 = await label('blue');
       const token = randomUUID();
-      const res = await request(svc.app).post('/v/widgets/').send({
-        name: 'full',
-        notes: 'not in the output',
-        count: 3,
-        serial: 9007199254740991,
-        ratio: 1.5,
-        price: '12.5',
-        active: false,
-        released_on: '2026-01-02',
-        checked_at: '2026-01-02T03:04:05+01:00',
-        token,
-        contact: 'ops@example.com',
-        homepage: 'https://example.com/widgets',
-        extra: { a: [1, null, 'x'], b: true },
-        size: 'L',
-        maker: 'acme',
-        labels: [l1, l2],
-      });
+      const res = await request(svc.app)
+        .post('/v/widgets/')
+        .send({
+          name: 'full',
+          notes: 'not in the output',
+          count: 3,
+          serial: 9007199254740991,
+          ratio: 1.5,
+          price: '12.5',
+          active: false,
+          released_on: '2026-01-02',
+          checked_at: '2026-01-02T03:04:05+01:00',
+          token,
+          contact: 'ops@example.com',
+          homepage: 'https://example.com/widgets',
+          extra: { a: [1, null, 'x'], b: true },
+          size: 'L',
+          maker: 'acme',
+          labels: [l1, l2],
+        });
       expect(res.status).toBe(201);
       expect(res.body).toEqual({
         id: expect.any(Number),
@@ -106,7 +108,9 @@ describe.each(DIALECTS)('showcase CRUD (%s)', (dialect) => {
     it('retrieves with schema_detail: nested maker {code, title} and the labels', async () => {
       await maker('nested', 'Nested Co');
       const l1 = await label('green');
-      const created = await request(svc.app).post('/v/widgets/').send({ name: 'detailed', notes: 'shown in detail', maker: 'nested', labels: [l1] });
+      const created = await request(svc.app)
+        .post('/v/widgets/')
+        .send({ name: 'detailed', notes: 'shown in detail', maker: 'nested', labels: [l1] });
       expect(created.status).toBe(201);
       const res = await request(svc.app).get(`/v/widgets/${created.body.id}/`);
       expect(res.status).toBe(200);
@@ -142,9 +146,13 @@ describe.each(DIALECTS)('showcase CRUD (%s)', (dialect) => {
       await maker('upd', 'Upd');
       const l1 = await label('one');
       const l2 = await label('two');
-      const created = await request(svc.app).post('/v/widgets/').send({ name: 'to update', maker: 'upd', labels: [l1], price: 3 });
+      const created = await request(svc.app)
+        .post('/v/widgets/')
+        .send({ name: 'to update', maker: 'upd', labels: [l1], price: 3 });
       expect(created.status).toBe(201);
-      const res = await request(svc.app).patch(`/v/widgets/${created.body.id}/`).send({ count: 7, maker: null, labels: [l2], extra: null, size: 'S' });
+      const res = await request(svc.app)
+        .patch(`/v/widgets/${created.body.id}/`)
+        .send({ count: 7, maker: null, labels: [l2], extra: null, size: 'S' });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
         ...created.body,
@@ -201,7 +209,9 @@ describe.each(DIALECTS)('showcase CRUD (%s)', (dialect) => {
         ['delete', '/v/widgets/abc/'],
         ['get', '/v/widgets/1.5/'],
       ] as const) {
-        const res = await request(svc.app)[method](path).send(method === 'patch' ? { count: 1 } : undefined);
+        const res = await request(svc.app)
+          [method](path)
+          .send(method === 'patch' ? { count: 1 } : undefined);
         expect({ method, path, status: res.status, body: res.body }).toEqual({
           method,
           path,
@@ -215,7 +225,9 @@ describe.each(DIALECTS)('showcase CRUD (%s)', (dialect) => {
       const noMaker = await request(svc.app).post('/v/widgets/').send({ name: 'orphan', maker: 'nobody' });
       expect(noMaker.status).toBe(404);
       expect(noMaker.body).toEqual({ maker: 'not found' });
-      const noLabel = await request(svc.app).post('/v/widgets/').send({ name: 'orphan', labels: [randomUUID()] });
+      const noLabel = await request(svc.app)
+        .post('/v/widgets/')
+        .send({ name: 'orphan', labels: [randomUUID()] });
       expect(noLabel.status).toBe(404);
       expect(noLabel.body).toEqual({ tag_label: 'not found' });
 
@@ -223,7 +235,9 @@ describe.each(DIALECTS)('showcase CRUD (%s)', (dialect) => {
       const updMaker = await request(svc.app).patch(`/v/widgets/${created.body.id}/`).send({ maker: 'nobody' });
       expect(updMaker.status).toBe(404);
       expect(updMaker.body).toEqual({ maker: 'not found' });
-      const updLabel = await request(svc.app).patch(`/v/widgets/${created.body.id}/`).send({ labels: [randomUUID()] });
+      const updLabel = await request(svc.app)
+        .patch(`/v/widgets/${created.body.id}/`)
+        .send({ labels: [randomUUID()] });
       expect(updLabel.status).toBe(404);
       expect(updLabel.body).toEqual({ tag_label: 'not found' });
       const list = await request(svc.app).get('/v/widgets/?limit=20');
@@ -266,7 +280,9 @@ describe.each(DIALECTS)('showcase CRUD (%s)', (dialect) => {
 
     it('answers 404 {"maker": "not found"} for an unknown key on every item route', async () => {
       for (const method of ['get', 'patch', 'delete'] as const) {
-        const res = await request(svc.app)[method]('/v/companies/unknown/').send(method === 'patch' ? { title: 'x' } : undefined);
+        const res = await request(svc.app)
+          [method]('/v/companies/unknown/')
+          .send(method === 'patch' ? { title: 'x' } : undefined);
         expect({ method, status: res.status, body: res.body }).toEqual({ method, status: 404, body: { maker: 'not found' } });
       }
     });
@@ -333,7 +349,9 @@ describe.each(DIALECTS)('showcase CRUD (%s)', (dialect) => {
 
     it('answers 422 at ["path","pk"] for a malformed uuid', async () => {
       for (const method of ['get', 'patch'] as const) {
-        const res = await request(svc.app)[method]('/v/tag-labels/not-a-uuid/').send(method === 'patch' ? { text: 'x' } : undefined);
+        const res = await request(svc.app)
+          [method]('/v/tag-labels/not-a-uuid/')
+          .send(method === 'patch' ? { text: 'x' } : undefined);
         expect({ method, status: res.status, body: res.body }).toEqual({
           method,
           status: 422,
@@ -498,7 +516,9 @@ describe.each(DIALECTS)('showcase list shapes (%s)', (dialect) => {
     for (const text of ['a', 'b', 'c']) labels.push((await request(svc.app).post('/v/tag-labels/').send({ text })).body.id);
     const addWidgets = async (from: number, to: number) => {
       for (let i = from; i < to; i++) {
-        const res = await request(svc.app).post('/v/widgets/').send({ name: `n${String(i).padStart(2, '0')}`, maker: 'nplus', labels: labels.slice(0, (i % 3) + 1) });
+        const res = await request(svc.app)
+          .post('/v/widgets/')
+          .send({ name: `n${String(i).padStart(2, '0')}`, maker: 'nplus', labels: labels.slice(0, (i % 3) + 1) });
         expect(res.status).toBe(201);
       }
     };
@@ -537,7 +557,9 @@ describe.each(DIALECTS)('showcase with SVC_NOT_FOUND_ERROR_USE_VERBOSE_NAMES fal
     const label = await request(svc.app).get(`/v/tag-labels/${randomUUID()}/`);
     expect(label.status).toBe(404);
     expect(label.body).toEqual({ label: 'not found' });
-    const related = await request(svc.app).post('/v/widgets/').send({ name: 'w', labels: [randomUUID()] });
+    const related = await request(svc.app)
+      .post('/v/widgets/')
+      .send({ name: 'w', labels: [randomUUID()] });
     expect(related.status).toBe(404);
     expect(related.body).toEqual({ label: 'not found' });
   });
@@ -570,7 +592,10 @@ describe.each(DIALECTS)('blog CRUD (%s)', (dialect) => {
       expect(detail.status).toBe(200);
       expect(detail.body).toEqual({ id, name: 'News', description: '' });
 
-      const updated = await request(svc.app).patch(`/api/categories/${id}/`).set('Authorization', staff.bearer).send({ description: 'Daily news' });
+      const updated = await request(svc.app)
+        .patch(`/api/categories/${id}/`)
+        .set('Authorization', staff.bearer)
+        .send({ description: 'Daily news' });
       expect(updated.status).toBe(200);
       expect(updated.body).toEqual({ id, name: 'News', description: 'Daily news' });
 
@@ -586,7 +611,10 @@ describe.each(DIALECTS)('blog CRUD (%s)', (dialect) => {
     });
 
     it('accepts an empty PATCH body and an absent body', async () => {
-      const created = await request(svc.app).post('/api/categories/').set('Authorization', staff.bearer).send({ name: 'Quiet', description: 'd' });
+      const created = await request(svc.app)
+        .post('/api/categories/')
+        .set('Authorization', staff.bearer)
+        .send({ name: 'Quiet', description: 'd' });
       const empty = await request(svc.app).patch(`/api/categories/${created.body.id}/`).set('Authorization', staff.bearer).send({});
       expect(empty.status).toBe(200);
       expect(empty.body).toEqual({ id: created.body.id, name: 'Quiet', description: 'd' });
@@ -597,7 +625,10 @@ describe.each(DIALECTS)('blog CRUD (%s)', (dialect) => {
 
     it('answers 404 {"category": "not found"} for an unknown id on every item route', async () => {
       for (const method of ['get', 'patch', 'delete'] as const) {
-        const res = await request(svc.app)[method]('/api/categories/987654/').set('Authorization', staff.bearer).send(method === 'patch' ? { name: 'x' } : undefined);
+        const res = await request(svc.app)
+          [method]('/api/categories/987654/')
+          .set('Authorization', staff.bearer)
+          .send(method === 'patch' ? { name: 'x' } : undefined);
         expect({ method, status: res.status, body: res.body }).toEqual({ method, status: 404, body: { category: 'not found' } });
       }
     });
@@ -653,7 +684,10 @@ describe.each(DIALECTS)('blog CRUD (%s)', (dialect) => {
 
   describe('articles', () => {
     it('creates an article whose author is the caller', async () => {
-      const res = await request(svc.app).post('/api/articles/').set('Authorization', writer.bearer).send({ title: 'Hello', content: 'World' });
+      const res = await request(svc.app)
+        .post('/api/articles/')
+        .set('Authorization', writer.bearer)
+        .send({ title: 'Hello', content: 'World' });
       expect(res.status).toBe(201);
       expect(res.body).toEqual({
         id: expect.any(Number),
@@ -669,7 +703,10 @@ describe.each(DIALECTS)('blog CRUD (%s)', (dialect) => {
 
     it('answers 404 {"category": "not found"} for a category that does not exist, on create and update', async () => {
       const before = await svc.database.db('articles').count({ n: '*' }).first();
-      const create = await request(svc.app).post('/api/articles/').set('Authorization', writer.bearer).send({ title: 'T', content: 'C', category: 999999 });
+      const create = await request(svc.app)
+        .post('/api/articles/')
+        .set('Authorization', writer.bearer)
+        .send({ title: 'T', content: 'C', category: 999999 });
       expect(create.status).toBe(404);
       expect(create.body).toEqual({ category: 'not found' });
       const after = await svc.database.db('articles').count({ n: '*' }).first();
@@ -694,7 +731,10 @@ describe.each(DIALECTS)('blog CRUD (%s)', (dialect) => {
         views: 12,
         created_at: '2026-03-04T05:06:07.000Z',
       });
-      await db('articles_tags').insert([{ article_id: id, tag_id: t2 }, { article_id: id, tag_id: t1 }]);
+      await db('articles_tags').insert([
+        { article_id: id, tag_id: t2 },
+        { article_id: id, tag_id: t1 },
+      ]);
 
       const res = await request(svc.app).get(`/api/articles/${id}/`);
       expect(res.status).toBe(200);
@@ -705,7 +745,10 @@ describe.each(DIALECTS)('blog CRUD (%s)', (dialect) => {
         content: 'Long text',
         author: { id: writer.id, username: 'ada', first_name: 'Ada', last_name: 'Lovelace' },
         category: { id: categoryId, name: 'Science' },
-        tags: [{ id: t1, name: 'math' }, { id: t2, name: 'history' }],
+        tags: [
+          { id: t1, name: 'math' },
+          { id: t2, name: 'history' },
+        ],
         is_published: true,
         created_at: '2026-03-04T05:06:07.000Z',
         views: 12,
@@ -739,7 +782,11 @@ describe.each(DIALECTS)('blog CRUD (%s)', (dialect) => {
     it('retrieves one article with a constant number of queries, however many tags it has', async () => {
       const db = svc.database.db;
       const [categoryId] = await insertRows(db, 'categories', [{ name: 'Queries' }]);
-      const tagIds = await insertRows(db, 'tags', ['q1', 'q2', 'q3', 'q4', 'q5', 'q6'].map((name) => ({ name })));
+      const tagIds = await insertRows(
+        db,
+        'tags',
+        ['q1', 'q2', 'q3', 'q4', 'q5', 'q6'].map((name) => ({ name })),
+      );
       const one = await insertArticle(db, { author_id: writer.id, category_id: categoryId, title: 'one tag' });
       const six = await insertArticle(db, { author_id: writer.id, category_id: categoryId, title: 'six tags' });
       await db('articles_tags').insert({ article_id: one, tag_id: tagIds[0] });

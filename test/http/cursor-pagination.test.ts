@@ -144,16 +144,24 @@ describe.each(DIALECTS)('CursorPagination: the showcase readings (%s)', (dialect
       results: sorted.slice(0, 2),
     });
     const second = await get(page.body.next);
-    expect(second.body.previous).toBe(link(`ordering=rank&page_size=2&cursor=${cursorOf(['rank', 'id'], [sorted[2].rank, sorted[2].id], true)}`));
+    expect(second.body.previous).toBe(
+      link(`ordering=rank&page_size=2&cursor=${cursorOf(['rank', 'id'], [sorted[2].rank, sorted[2].id], true)}`),
+    );
   });
 
   it('refuses a cursor made for another ordering', async () => {
     const first = await get('/v/readings/');
     const cursor = new URL(first.body.next, 'http://x').searchParams.get('cursor');
-    expect(await get(`/v/readings/?ordering=sensor&cursor=${cursor}`)).toEqual({ status: 422, body: invalidCursor('Cursor was made for another ordering') });
+    expect(await get(`/v/readings/?ordering=sensor&cursor=${cursor}`)).toEqual({
+      status: 422,
+      body: invalidCursor('Cursor was made for another ordering'),
+    });
     const bySensor = await get('/v/readings/?ordering=sensor');
     const sensorCursor = new URL(bySensor.body.next, 'http://x').searchParams.get('cursor');
-    expect(await get(`/v/readings/?cursor=${sensorCursor}`)).toEqual({ status: 422, body: invalidCursor('Cursor was made for another ordering') });
+    expect(await get(`/v/readings/?cursor=${sensorCursor}`)).toEqual({
+      status: 422,
+      body: invalidCursor('Cursor was made for another ordering'),
+    });
     expect(await get(`/v/readings/?ordering=-sensor&cursor=${sensorCursor}`)).toEqual({
       status: 422,
       body: invalidCursor('Cursor was made for another ordering'),
@@ -221,7 +229,15 @@ describe.each(DIALECTS)('CursorPagination: the showcase readings (%s)', (dialect
     });
     expect(await get('/v/readings/?page_size=x')).toEqual({
       status: 422,
-      body: { detail: [{ type: 'int_parsing', loc: ['query', 'page_size'], msg: 'Input should be a valid integer, unable to parse string as an integer' }] },
+      body: {
+        detail: [
+          {
+            type: 'int_parsing',
+            loc: ['query', 'page_size'],
+            msg: 'Input should be a valid integer, unable to parse string as an integer',
+          },
+        ],
+      },
     });
   });
 
@@ -284,13 +300,17 @@ describe.each(DIALECTS)('CursorPagination: the showcase readings (%s)', (dialect
     expect(bad).toEqual({ status: 422, body: invalidCursor() });
   });
 
-  it('pages an endpoint\'s array by position', async () => {
+  it("pages an endpoint's array by position", async () => {
     const { forward, backward } = await walk<{ letter: string }>('/v/letters/');
     expect(forward).toEqual([[{ letter: 'a' }, { letter: 'b' }], [{ letter: 'c' }, { letter: 'd' }], [{ letter: 'e' }]]);
     expect(backward.reverse().flat()).toEqual(['a', 'b', 'c', 'd', 'e'].map((letter) => ({ letter })));
     // A position past the end: nothing after it, and the last page before it.
     const past = await get(`/v/letters/?cursor=${cursorOf(['index'], [99], true)}`);
-    expect(past.body).toEqual({ next: `/v/letters/?cursor=${cursorOf(['index'], [4])}`, previous: `/v/letters/?cursor=${cursorOf(['index'], [3], true)}`, results: [{ letter: 'd' }, { letter: 'e' }] });
+    expect(past.body).toEqual({
+      next: `/v/letters/?cursor=${cursorOf(['index'], [4])}`,
+      previous: `/v/letters/?cursor=${cursorOf(['index'], [3], true)}`,
+      results: [{ letter: 'd' }, { letter: 'e' }],
+    });
     expect(await get(`/v/letters/?cursor=${cursorOf(['index'], [-1])}`)).toEqual({ status: 422, body: invalidCursor() });
     expect(await get(`/v/letters/?cursor=${cursorOf(['-rank', '-id'], [1, 1])}`)).toEqual({
       status: 422,

@@ -35,7 +35,9 @@ describe.each(DIALECTS)('showcase custom code (%s)', (dialect) => {
       expect(last.body).toEqual({ items: [{ n: 10 }], count: 10 });
       const bad = await request(svc.app).get('/v/numbers/?page=0').set('X-API-Key', 'showcase-key');
       expect(bad.status).toBe(422);
-      expect(bad.body).toEqual({ detail: [{ type: 'greater_than_equal', loc: ['query', 'page'], msg: 'Input should be greater than or equal to 1' }] });
+      expect(bad.body).toEqual({
+        detail: [{ type: 'greater_than_equal', loc: ['query', 'page'], msg: 'Input should be greater than or equal to 1' }],
+      });
     });
 
     it('is a 401 when no authenticator of the list succeeds', async () => {
@@ -59,7 +61,9 @@ describe.each(DIALECTS)('showcase custom code (%s)', (dialect) => {
       const none = await request(svc.app).get('/v/scoped/');
       expect(none.status).toBe(401);
       expect(none.body).toEqual({ detail: 'Unauthorized' });
-      const refresh = await request(svc.app).get('/v/scoped/').set('Authorization', `Bearer ${await svc.context.tokens.issueRefresh(1)}`);
+      const refresh = await request(svc.app)
+        .get('/v/scoped/')
+        .set('Authorization', `Bearer ${await svc.context.tokens.issueRefresh(1)}`);
       expect(refresh.status).toBe(401);
     });
   });
@@ -124,8 +128,20 @@ describe('route order', () => {
   const route = (path: string): Route => ({ method: 'get', path, handlers: [] });
 
   it('registers static segments before parameter segments, keeping the given order otherwise', () => {
-    const ordered = orderRoutes([route('/articles/:pk/'), route('/articles/search/'), route('/articles/'), route('/tags/:pk/'), route('/articles/:pk/publish/')]);
-    expect(ordered.map((r) => r.path)).toEqual(['/articles/search/', '/articles/:pk/', '/articles/', '/tags/:pk/', '/articles/:pk/publish/']);
+    const ordered = orderRoutes([
+      route('/articles/:pk/'),
+      route('/articles/search/'),
+      route('/articles/'),
+      route('/tags/:pk/'),
+      route('/articles/:pk/publish/'),
+    ]);
+    expect(ordered.map((r) => r.path)).toEqual([
+      '/articles/search/',
+      '/articles/:pk/',
+      '/articles/',
+      '/tags/:pk/',
+      '/articles/:pk/publish/',
+    ]);
     expect(shadows(route('/a/:x/'), route('/a/b/'))).toBe(true);
     expect(shadows(route('/a/b/'), route('/a/:x/'))).toBe(false);
     expect(shadows(route('/a/:x/'), route('/a/b/c/'))).toBe(false);

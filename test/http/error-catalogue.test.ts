@@ -106,9 +106,14 @@ const PROVOKE: Record<string, Record<string, (s: Services) => Promise<Answer>>> 
     'the body is not valid JSON (or not valid UTF-8, or not what its `Content-Encoding` says)': async ({ showcase }) =>
       answer(await request(showcase.app).post('/v/widgets/').set('Content-Type', 'application/json').send('{"name": ')),
     'validation fails in custom code: `validateData(schema, value)`, or a `ZodError` a hook throws': async ({ showcase }) =>
-      answer(await request(showcase.app).post('/v/widgets/').send({ name: unique('counted') }), {
-        entries: [{ type: 'greater_than_equal', loc: ['count'], msg: 'Input should be greater than or equal to 1' }],
-      }),
+      answer(
+        await request(showcase.app)
+          .post('/v/widgets/')
+          .send({ name: unique('counted') }),
+        {
+          entries: [{ type: 'greater_than_equal', loc: ['count'], msg: 'Input should be greater than or equal to 1' }],
+        },
+      ),
     'an empty PATCH body where the resource sets `require_update_fields`': async ({ showcase }) => {
       const id = await insertWidget(showcase.database.db, { name: unique('empty-patch') });
       return answer(await request(showcase.app).patch(`/v/widgets/${id}/`).send({}));
@@ -119,9 +124,15 @@ const PROVOKE: Record<string, Record<string, (s: Services) => Promise<Answer>>> 
       await showcase.database.db('widgets').where({ id }).delete();
       return answer(res, { model_key: 'widget' });
     },
-    'authentication fails': async ({ blog }) => answer(await request(blog.app).get('/api/auth/me/').set('Authorization', 'Bearer not-a-token')),
+    'authentication fails': async ({ blog }) =>
+      answer(await request(blog.app).get('/api/auth/me/').set('Authorization', 'Bearer not-a-token')),
     'a permission check returns false': async ({ showcase }) =>
-      answer(await request(showcase.app).post('/v/widgets/').send({ name: unique('forbid') }), { text: 'Widgets named forbid* are not allowed' }),
+      answer(
+        await request(showcase.app)
+          .post('/v/widgets/')
+          .send({ name: unique('forbid') }),
+        { text: 'Widgets named forbid* are not allowed' },
+      ),
     'the object, or a related object the body names, does not exist': async ({ showcase }) =>
       answer(await request(showcase.app).get('/v/widgets/987654/'), { model_key: 'widget' }),
     'a database constraint fails (a duplicate unique value, a protected delete, …)': async ({ blog }) => {
@@ -131,7 +142,9 @@ const PROVOKE: Record<string, Record<string, (s: Services) => Promise<Answer>>> 
       return answer(await request(blog.app).post('/api/categories/').set('Authorization', staff.bearer).send({ name }));
     },
     'the body, a path parameter or a query parameter does not match its schema': async ({ showcase }) =>
-      answer(await request(showcase.app).post('/v/widgets/').send({ count: 1 }), { entries: [{ type: 'missing', loc: ['body', 'data', 'name'], msg: 'Field required' }] }),
+      answer(await request(showcase.app).post('/v/widgets/').send({ count: 1 }), {
+        entries: [{ type: 'missing', loc: ['body', 'data', 'name'], msg: 'Field required' }],
+      }),
     'an unhandled exception': async ({ showcase }) => {
       const res = answer(await request(showcase.app).post('/v/widgets/').send({ name: 'explode' }));
       expect(takeErrors(showcase)).toEqual(['Error: exploded after the write']);
@@ -139,27 +152,40 @@ const PROVOKE: Record<string, Record<string, (s: Services) => Promise<Answer>>> 
     },
   },
   'Beyond the standard responses': {
-    'a path that cannot be decoded (a bad `%` escape)': async ({ showcase }) => answer(await request(showcase.app).get('/v/widgets/%E0%A4%A/')),
-    'a request with more than one `Host` header': async ({ showcase }) => rawAnswer(showcase, 'GET /v/widgets/ HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n'),
+    'a path that cannot be decoded (a bad `%` escape)': async ({ showcase }) =>
+      answer(await request(showcase.app).get('/v/widgets/%E0%A4%A/')),
+    'a request with more than one `Host` header': async ({ showcase }) =>
+      rawAnswer(showcase, 'GET /v/widgets/ HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n'),
     'no route matches the path': async ({ showcase }) => answer(await request(showcase.app).get('/v/no-such-thing/')),
     'the route exists, for other methods': async ({ showcase }) => answer(await request(showcase.app).put('/v/widgets/')),
     '`If-Match` names no current version of the object': async ({ showcase }) => {
       const id = await insertWidget(showcase.database.db, { name: unique('if-match') });
       return answer(await request(showcase.app).patch(`/v/widgets/${id}/`).set('If-Match', '"not-a-version"').send({ count: 2 }));
     },
-    '`If-None-Match` names the object\'s current version, or is `*`, on a write to it': async ({ showcase }) => {
+    "`If-None-Match` names the object's current version, or is `*`, on a write to it": async ({ showcase }) => {
       const id = await insertWidget(showcase.database.db, { name: unique('if-none-match') });
       return answer(await request(showcase.app).patch(`/v/widgets/${id}/`).set('If-None-Match', '*').send({ count: 2 }));
     },
     'a body larger than the limit (1 MB)': async ({ showcase }) =>
-      answer(await request(showcase.app).post('/v/widgets/').set('Content-Type', 'application/json').send(JSON.stringify({ name: 'big', notes: 'x'.repeat(1024 * 1024) }))),
-    'a request target longer than 8 KB': async ({ showcase }) => answer(await request(showcase.app).get(`/v/widgets/?ordering=${'n'.repeat(MAX_URL_LENGTH)}`)),
+      answer(
+        await request(showcase.app)
+          .post('/v/widgets/')
+          .set('Content-Type', 'application/json')
+          .send(JSON.stringify({ name: 'big', notes: 'x'.repeat(1024 * 1024) })),
+      ),
+    'a request target longer than 8 KB': async ({ showcase }) =>
+      answer(await request(showcase.app).get(`/v/widgets/?ordering=${'n'.repeat(MAX_URL_LENGTH)}`)),
     'a body in a media type or content coding the service does not read': async ({ showcase }) =>
       answer(await request(showcase.app).post('/v/widgets/').set('Content-Type', 'text/plain').send('{"name": "as text"}')),
-    'a POST\'s `Idempotency-Key` was sent before with another request': async ({ blog }) => {
+    "a POST's `Idempotency-Key` was sent before with another request": async ({ blog }) => {
       const user = await makeUser(blog);
       const key = unique('idempotency');
-      const create = (title: string) => request(blog.app).post('/api/articles/').set('Authorization', user.bearer).set('Idempotency-Key', key).send({ title, content: 'x' });
+      const create = (title: string) =>
+        request(blog.app)
+          .post('/api/articles/')
+          .set('Authorization', user.bearer)
+          .set('Idempotency-Key', key)
+          .send({ title, content: 'x' });
       expect((await create('First')).status).toBe(201);
       return answer(await create('Another'));
     },
@@ -186,26 +212,37 @@ const PROVOKE: Record<string, Record<string, (s: Services) => Promise<Answer>>> 
     },
     // Provoked by test/http/outage.test.ts, which cuts the connections of a running service.
     // The timeouts' 503: test/http/timeouts.test.ts and test/http/work-bounds.test.ts.
-    'the database cannot be reached, a statement ran past `SVC_DB_STATEMENT_TIMEOUT`, or a transaction past `SVC_DB_TRANSACTION_TIMEOUT` (rolled back); with `Retry-After`': async () => ({
-      status: 503,
-      body: { detail: 'Service Unavailable' },
-      elsewhere: 'test/http/outage.test.ts',
-    }),
+    'the database cannot be reached, a statement ran past `SVC_DB_STATEMENT_TIMEOUT`, or a transaction past `SVC_DB_TRANSACTION_TIMEOUT` (rolled back); with `Retry-After`':
+      async () => ({
+        status: 503,
+        body: { detail: 'Service Unavailable' },
+        elsewhere: 'test/http/outage.test.ts',
+      }),
   },
   'The account endpoints': {
     'register: the username is taken': async ({ blog }) => {
       const user = await makeUser(blog);
-      return answer(await request(blog.app).post('/api/auth/register/').send({ username: user.username, email: `${unique('other')}@example.com`, password: 'correct horse battery staple' }));
+      return answer(
+        await request(blog.app)
+          .post('/api/auth/register/')
+          .send({ username: user.username, email: `${unique('other')}@example.com`, password: 'correct horse battery staple' }),
+      );
     },
     'register: the email is registered': async ({ blog }) => {
       const user = await makeUser(blog);
-      return answer(await request(blog.app).post('/api/auth/register/').send({ username: unique('other'), email: `${user.username}@example.com`, password: 'correct horse battery staple' }));
+      return answer(
+        await request(blog.app)
+          .post('/api/auth/register/')
+          .send({ username: unique('other'), email: `${user.username}@example.com`, password: 'correct horse battery staple' }),
+      );
     },
     'register: the client address made `SVC_REGISTRATIONS_PER_ADDRESS` accounts within the window; with `Retry-After`': async () => {
       const own = await startBlog(DIALECT, { SVC_REGISTRATIONS_PER_ADDRESS: 1 });
       const register = () => {
         const username = unique('many');
-        return request(own.app).post('/api/auth/register/').send({ username, email: `${username}@example.com`, password: 'correct horse battery staple' });
+        return request(own.app)
+          .post('/api/auth/register/')
+          .send({ username, email: `${username}@example.com`, password: 'correct horse battery staple' });
       };
       expect((await register()).status).toBe(201);
       const res = await register();
@@ -215,10 +252,16 @@ const PROVOKE: Record<string, Record<string, (s: Services) => Promise<Answer>>> 
       return answer(res);
     },
     'login: no such user, or a wrong password': async ({ blog }) =>
-      answer(await request(blog.app).post('/api/auth/login/').send({ username: unique('nobody'), password: 'correct horse battery staple' })),
+      answer(
+        await request(blog.app)
+          .post('/api/auth/login/')
+          .send({ username: unique('nobody'), password: 'correct horse battery staple' }),
+      ),
     'login: the user is not active': async ({ blog }) => {
       const user = await makeUser(blog, { is_active: false });
-      return answer(await request(blog.app).post('/api/auth/login/').send({ username: user.username, password: 'correct horse battery staple' }));
+      return answer(
+        await request(blog.app).post('/api/auth/login/').send({ username: user.username, password: 'correct horse battery staple' }),
+      );
     },
     'refresh: the token is not a refresh token': async ({ blog }) => {
       const user = await makeUser(blog);
@@ -230,7 +273,8 @@ const PROVOKE: Record<string, Record<string, (s: Services) => Promise<Answer>>> 
       const expired = signRs256({ sub: String(user.id), iss: ISSUER, aud: AUDIENCE, iat, exp: iat + REFRESH_LIFETIME, type: 'refresh' });
       return answer(await request(blog.app).post('/api/auth/refresh/').send({ refresh_token: expired }));
     },
-    'refresh: any other failure of the token': async ({ blog }) => answer(await request(blog.app).post('/api/auth/refresh/').send({ refresh_token: 'abc.def.ghi' })),
+    'refresh: any other failure of the token': async ({ blog }) =>
+      answer(await request(blog.app).post('/api/auth/refresh/').send({ refresh_token: 'abc.def.ghi' })),
   },
 };
 
@@ -239,7 +283,9 @@ const rows = catalogueRows();
 describe('the error catalogue page', () => {
   it('has its three tables, each row provoked here, and nothing provoked that the page does not list', () => {
     expect([...new Set(rows.map((r) => r.table))]).toEqual(Object.keys(PROVOKE));
-    expect(rows.map((r) => `${r.table}: ${r.when}`)).toEqual(Object.entries(PROVOKE).flatMap(([table, whens]) => Object.keys(whens).map((w) => `${table}: ${w}`)));
+    expect(rows.map((r) => `${r.table}: ${r.when}`)).toEqual(
+      Object.entries(PROVOKE).flatMap(([table, whens]) => Object.keys(whens).map((w) => `${table}: ${w}`)),
+    );
   });
 });
 
@@ -268,7 +314,10 @@ describe.each(DIALECTS)('the error catalogue on %s', (dialect) => {
     const got = await PROVOKE[row.table][row.when](services);
     expect({ status: got.status, body: got.body }).toEqual({ status: row.status, body: bodyOf(row, got.values) });
     // The suite named asserts the same body.
-    if (got.elsewhere) expect(fs.readFileSync(path.join(__dirname, '..', '..', got.elsewhere), 'utf8')).toContain(`const UNAVAILABLE = ${literal(got.body)};`);
+    if (got.elsewhere)
+      expect(fs.readFileSync(path.join(__dirname, '..', '..', got.elsewhere), 'utf8')).toContain(
+        `const UNAVAILABLE = ${literal(got.body)};`,
+      );
   });
 
   it('the 404 key: the verbose name with _ for spaces, or the model name in snake_case with SVC_NOT_FOUND_ERROR_USE_VERBOSE_NAMES false', async () => {

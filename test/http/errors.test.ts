@@ -31,15 +31,21 @@ describe.each(DIALECTS)('errors on the showcase (%s)', (dialect) => {
   afterAll(() => svc.close());
   afterEach(() => expect(takeErrors(svc)).toEqual([]));
 
-  const post = (body: unknown) => request(svc.app).post('/v/widgets/').send(body as object);
+  const post = (body: unknown) =>
+    request(svc.app)
+      .post('/v/widgets/')
+      .send(body as object);
   const rawPost = (text: string) => request(svc.app).post('/v/widgets/').set('Content-Type', 'application/json').send(text);
 
   describe('400: body that is not valid JSON', () => {
-    it.each([['{bad'], ['{"name": }'], ['{"name": "x"} trailing'], ["{'name': 'x'}"]])('%s → 400 {"detail": "Cannot parse request body"}', async (text) => {
-      const res = await rawPost(text);
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual({ detail: 'Cannot parse request body' });
-    });
+    it.each([['{bad'], ['{"name": }'], ['{"name": "x"} trailing'], ["{'name': 'x'}"]])(
+      '%s → 400 {"detail": "Cannot parse request body"}',
+      async (text) => {
+        const res = await rawPost(text);
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual({ detail: 'Cannot parse request body' });
+      },
+    );
 
     it('on PATCH too', async () => {
       const id = await insertWidget(svc.database.db, { name: 'parse-patch' });
@@ -65,26 +71,64 @@ describe.each(DIALECTS)('errors on the showcase (%s)', (dialect) => {
     it('a JSON array instead of an object', async () => {
       const res = await rawPost('[1, 2]');
       expect(res.status).toBe(422);
-      expect(res.body).toEqual(invalid('model_attributes_type', ['body', 'data'], 'Input should be a valid dictionary or object to extract fields from'));
+      expect(res.body).toEqual(
+        invalid('model_attributes_type', ['body', 'data'], 'Input should be a valid dictionary or object to extract fields from'),
+      );
     });
 
     it.each([
       ['a string for an int', { count: 'a' }, 'int_type', ['count'], 'Input should be a valid integer'],
       ['a fraction for an int', { count: 1.5 }, 'int_type', ['count'], 'Input should be a valid integer'],
       ['a number for a string', { name: 5 }, 'string_type', ['name'], 'Input should be a valid string'],
-      ['a string longer than max_length', { name: 'x'.repeat(41) }, 'string_too_long', ['name'], 'String should have at most 40 characters'],
+      [
+        'a string longer than max_length',
+        { name: 'x'.repeat(41) },
+        'string_too_long',
+        ['name'],
+        'String should have at most 40 characters',
+      ],
       ['a string for a bool', { active: 'yes' }, 'bool_type', ['active'], 'Input should be a valid boolean'],
       ['a string for a float', { ratio: 'big' }, 'float_type', ['ratio'], 'Input should be a valid number'],
       ['a bad email', { contact: 'not-an-email' }, 'value_error', ['contact'], 'value is not a valid email address'],
       ['a URL that is not http(s)', { homepage: 'javascript:alert(1)' }, 'url_parsing', ['homepage'], 'Input should be a valid URL'],
       ['a bad URL', { homepage: 'not a url' }, 'url_parsing', ['homepage'], 'Input should be a valid URL'],
       ['a bad uuid', { token: 'abc' }, 'uuid_parsing', ['token'], 'Input should be a valid UUID'],
-      ['a bad date', { released_on: '2026-13-01' }, 'date_parsing', ['released_on'], 'Input should be a valid date in the format YYYY-MM-DD'],
-      ['a date in another format', { released_on: '01/02/2026' }, 'date_parsing', ['released_on'], 'Input should be a valid date in the format YYYY-MM-DD'],
-      ['a bad datetime', { checked_at: 'yesterday' }, 'datetime_parsing', ['checked_at'], 'Input should be a valid datetime in ISO 8601 format'],
+      [
+        'a bad date',
+        { released_on: '2026-13-01' },
+        'date_parsing',
+        ['released_on'],
+        'Input should be a valid date in the format YYYY-MM-DD',
+      ],
+      [
+        'a date in another format',
+        { released_on: '01/02/2026' },
+        'date_parsing',
+        ['released_on'],
+        'Input should be a valid date in the format YYYY-MM-DD',
+      ],
+      [
+        'a bad datetime',
+        { checked_at: 'yesterday' },
+        'datetime_parsing',
+        ['checked_at'],
+        'Input should be a valid datetime in ISO 8601 format',
+      ],
       ['a value not in choices', { size: 'XL' }, 'enum', ['size'], 'Input should be "S" or "M" or "L"'],
-      ['a decimal with too many places', { price: '1.234' }, 'decimal_max_places', ['price'], 'Decimal input should have no more than 2 decimal places'],
-      ['a decimal with too many digits', { price: '1234567' }, 'decimal_whole_digits', ['price'], 'Decimal input should have no more than 6 digits before the decimal point'],
+      [
+        'a decimal with too many places',
+        { price: '1.234' },
+        'decimal_max_places',
+        ['price'],
+        'Decimal input should have no more than 2 decimal places',
+      ],
+      [
+        'a decimal with too many digits',
+        { price: '1234567' },
+        'decimal_whole_digits',
+        ['price'],
+        'Decimal input should have no more than 6 digits before the decimal point',
+      ],
       ['a decimal that is not a number', { price: 'ten' }, 'decimal_parsing', ['price'], 'Input should be a valid decimal'],
       ['a number for a foreign key string', { maker: 5 }, 'string_type', ['maker'], 'Input should be a valid string'],
       ['a string for a list', { labels: 'red' }, 'list_type', ['labels'], 'Input should be a valid list'],
@@ -136,7 +180,10 @@ describe.each(DIALECTS)('errors on the showcase (%s)', (dialect) => {
     });
 
     it('a huge founded year on a maker', async () => {
-      const res = await request(svc.app).post('/v/companies/').set('Content-Type', 'application/json').send('{"code": "big", "title": "Big", "founded": 1e400}');
+      const res = await request(svc.app)
+        .post('/v/companies/')
+        .set('Content-Type', 'application/json')
+        .send('{"code": "big", "title": "Big", "founded": 1e400}');
       expect(res.status).toBe(422);
       expect(res.body).toEqual(invalid('int_type', ['body', 'data', 'founded'], 'Input should be a valid integer'));
     });
@@ -153,7 +200,11 @@ describe.each(DIALECTS)('errors on the showcase (%s)', (dialect) => {
       expect(res.body).toEqual(invalid('less_than_equal', ['path', 'pk'], 'Input should be less than or equal to 2147483647'));
     });
 
-    it.each([['limit', '1e400'], ['offset', '99999999999999999999'], ['limit', '9223372036854775808']])('query %s=%s → 422 int_parsing', async (name, value) => {
+    it.each([
+      ['limit', '1e400'],
+      ['offset', '99999999999999999999'],
+      ['limit', '9223372036854775808'],
+    ])('query %s=%s → 422 int_parsing', async (name, value) => {
       const res = await request(svc.app).get(`/v/widgets/?${name}=${value}`);
       expect(res.status).toBe(422);
       expect(res.body).toEqual(invalid('int_parsing', ['query', name], INT_PARSING));
@@ -289,7 +340,7 @@ describe.each(DIALECTS)('errors on the showcase (%s)', (dialect) => {
   });
 });
 
-describe.each(DIALECTS)('409s by default: the catalogue\'s body, whatever the constraint (%s)', (dialect) => {
+describe.each(DIALECTS)("409s by default: the catalogue's body, whatever the constraint (%s)", (dialect) => {
   let svc: RunningService;
   beforeAll(async () => {
     // The showcase names its conflicts in its service file; the environment turns the setting off.
@@ -442,7 +493,10 @@ describe.each(DIALECTS)('authentication errors on the blog (%s)', (dialect) => {
     const del = await request(svc.app).delete(`/api/tags/${tag.body.id}/`).set('Authorization', member.bearer);
     expect(del.status).toBe(403);
     expect(del.body).toEqual(forbidden);
-    const users = await request(svc.app).post('/api/users/').set('Authorization', member.bearer).send({ username: 'x', email: 'x@example.com', password: 'pw' });
+    const users = await request(svc.app)
+      .post('/api/users/')
+      .set('Authorization', member.bearer)
+      .send({ username: 'x', email: 'x@example.com', password: 'pw' });
     expect(users.status).toBe(403);
     expect(users.body).toEqual(forbidden);
   });
@@ -456,7 +510,10 @@ describe.each(DIALECTS)('authentication errors on the blog (%s)', (dialect) => {
   });
 
   it('422 for a category name longer than its maximum', async () => {
-    const res = await request(svc.app).post('/api/categories/').set('Authorization', staff.bearer).send({ name: 'n'.repeat(101) });
+    const res = await request(svc.app)
+      .post('/api/categories/')
+      .set('Authorization', staff.bearer)
+      .send({ name: 'n'.repeat(101) });
     expect(res.status).toBe(422);
     expect(res.body).toEqual(invalid('string_too_long', ['body', 'data', 'name'], 'String should have at most 100 characters'));
   });

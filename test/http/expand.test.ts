@@ -13,7 +13,9 @@ import { countQueries, insertRows, insertWidget } from '../support/fixtures';
 import { startBlog, startShowcase, type RunningService } from '../support/services';
 
 const unknown = (allowed: string[]) => ({
-  detail: [{ type: 'enum', loc: ['query', 'expand'], msg: `Input should be a comma-separated list of ${allowed.map((n) => `'${n}'`).join(', ')}` }],
+  detail: [
+    { type: 'enum', loc: ['query', 'expand'], msg: `Input should be a comma-separated list of ${allowed.map((n) => `'${n}'`).join(', ')}` },
+  ],
 });
 
 describe.each(DIALECTS)('?expand= on the blog articles (%s)', (dialect) => {
@@ -34,7 +36,11 @@ describe.each(DIALECTS)('?expand= on the blog articles (%s)', (dialect) => {
       { title: 'Two', category_id: null, created_at: at(2) },
     ];
     for (const row of rows) {
-      ids.push(...(await insertRows(db, 'articles', [{ content: 'c', summary: '', is_published: true, views: 0, author_id: author.id, ...row }])).map(Number));
+      ids.push(
+        ...(
+          await insertRows(db, 'articles', [{ content: 'c', summary: '', is_published: true, views: 0, author_id: author.id, ...row }])
+        ).map(Number),
+      );
     }
     await db('articles_tags').insert(tagIds.map((tag_id) => ({ article_id: ids[0], tag_id })));
   });
@@ -61,12 +67,19 @@ describe.each(DIALECTS)('?expand= on the blog articles (%s)', (dialect) => {
     expect(status).toBe(200);
     const [one, two] = body.items;
     expect(Object.keys(one)).toEqual(['id', 'title', 'summary', 'author', 'category', 'is_published', 'created_at', 'views', 'tags']);
-    expect([one.author, one.category, one.tags]).toEqual([authorOut(), { id: categoryId, name: 'News' }, [{ id: tagIds[0], name: 'b-tag' }, { id: tagIds[1], name: 'a-tag' }]]);
+    expect([one.author, one.category, one.tags]).toEqual([
+      authorOut(),
+      { id: categoryId, name: 'News' },
+      [
+        { id: tagIds[0], name: 'b-tag' },
+        { id: tagIds[1], name: 'a-tag' },
+      ],
+    ]);
     expect([two.author, two.category, two.tags]).toEqual([authorOut(), null, []]);
     expect(body.count).toBe(2);
   });
 
-  it('expands on retrieve, replacing the detail\'s own nested author by the expansion', async () => {
+  it("expands on retrieve, replacing the detail's own nested author by the expansion", async () => {
     const plain = await get(`/api/articles/${ids[0]}/`);
     expect(plain.body.author).toEqual({ id: author.id, username: author.username, first_name: 'Ada', last_name: '' });
     const expanded = await get(`/api/articles/${ids[0]}/?expand=author`);
@@ -82,11 +95,22 @@ describe.each(DIALECTS)('?expand= on the blog articles (%s)', (dialect) => {
     expect((await get(`/api/articles/${ids[1]}/?fields=id,category&expand=category`)).body).toEqual({ id: ids[1], category: null });
   });
 
-  it.each([['nope'], ['author,nope'], [''], ['author__username']])('?expand=%j is a 422 at ["query","expand"] on list and retrieve', async (value) => {
-    const allowed = ['author', 'category', 'tags'];
-    expect(await get(`/api/articles/?expand=${encodeURIComponent(value)}`)).toEqual({ status: 422, body: unknown(allowed), etag: undefined });
-    expect(await get(`/api/articles/${ids[0]}/?expand=${encodeURIComponent(value)}`)).toEqual({ status: 422, body: unknown(allowed), etag: undefined });
-  });
+  it.each([['nope'], ['author,nope'], [''], ['author__username']])(
+    '?expand=%j is a 422 at ["query","expand"] on list and retrieve',
+    async (value) => {
+      const allowed = ['author', 'category', 'tags'];
+      expect(await get(`/api/articles/?expand=${encodeURIComponent(value)}`)).toEqual({
+        status: 422,
+        body: unknown(allowed),
+        etag: undefined,
+      });
+      expect(await get(`/api/articles/${ids[0]}/?expand=${encodeURIComponent(value)}`)).toEqual({
+        status: 422,
+        body: unknown(allowed),
+        etag: undefined,
+      });
+    },
+  );
 
   it('an expanded representation has an ETag of its own; If-None-Match answers 304 for the one it names', async () => {
     const plain = await get(`/api/articles/${ids[0]}/`);
@@ -112,7 +136,10 @@ describe.each(DIALECTS)('?expand= on the blog articles (%s)', (dialect) => {
       });
     }
     const out = doc.components.schemas.ArticleOutExpandable;
-    expect(out.properties.author.anyOf).toEqual([{ type: 'integer' }, expect.objectContaining({ type: 'object', required: ['id', 'username'] })]);
+    expect(out.properties.author.anyOf).toEqual([
+      { type: 'integer' },
+      expect.objectContaining({ type: 'object', required: ['id', 'username'] }),
+    ]);
     expect(out.required).not.toContain('tags');
     expect(doc.components.schemas.ArticleOut.properties.author).toMatchObject({ type: 'integer' });
   });
@@ -121,9 +148,31 @@ describe.each(DIALECTS)('?expand= on the blog articles (%s)', (dialect) => {
     const db = svc.database.db;
     const tagged: number[] = [];
     for (let i = 0; i < 100; i++) {
-      const user = (await insertRows(db, 'users', [{ username: `bulk${i}_${process.pid}`, email: `b${i}@example.com`, password: 'x', first_name: '', last_name: '', is_staff: false, is_active: true, date_joined: '2026-01-01T00:00:00.000Z' }]))[0];
+      const user = (
+        await insertRows(db, 'users', [
+          {
+            username: `bulk${i}_${process.pid}`,
+            email: `b${i}@example.com`,
+            password: 'x',
+            first_name: '',
+            last_name: '',
+            is_staff: false,
+            is_active: true,
+            date_joined: '2026-01-01T00:00:00.000Z',
+          },
+        ])
+      )[0];
       const [id] = await insertRows(db, 'articles', [
-        { title: `Bulk ${i}`, content: 'c', summary: '', is_published: true, views: 0, author_id: Number(user), category_id: i % 2 ? categoryId : null, created_at: '2025-06-01T00:00:00.000Z' },
+        {
+          title: `Bulk ${i}`,
+          content: 'c',
+          summary: '',
+          is_published: true,
+          views: 0,
+          author_id: Number(user),
+          category_id: i % 2 ? categoryId : null,
+          created_at: '2025-06-01T00:00:00.000Z',
+        },
       ]);
       tagged.push(Number(id));
     }
@@ -154,7 +203,14 @@ describe.each(DIALECTS)('reverse relations and ?expand= on the showcase (%s)', (
     return { status: res.status, body: res.body };
   };
   const maker = (code: string, title = code) => insertRows(svc.database.db, 'makers', [{ code, title }], 'code');
-  const parts = async (widget: number, names: string[]) => (await insertRows(svc.database.db, 'parts', names.map((name) => ({ name, widget_id: widget })))).map(Number);
+  const parts = async (widget: number, names: string[]) =>
+    (
+      await insertRows(
+        svc.database.db,
+        'parts',
+        names.map((name) => ({ name, widget_id: widget })),
+      )
+    ).map(Number);
 
   it("a widget's detail shows its first three parts by key order, [] without any", async () => {
     const widget = await insertWidget(svc.database.db, { name: 'with parts' });
@@ -169,10 +225,16 @@ describe.each(DIALECTS)('reverse relations and ?expand= on the showcase (%s)', (
     ]);
     expect((await get(`/v/widgets/${bare}/`)).body.parts).toEqual([]);
     // ?expand=parts caps at five, its own limit.
-    expect((await get(`/v/widgets/${widget}/?expand=parts`)).body.parts.map((p: { name: string }) => p.name)).toEqual(['p1', 'p2', 'p3', 'p4', 'p5']);
+    expect((await get(`/v/widgets/${widget}/?expand=parts`)).body.parts.map((p: { name: string }) => p.name)).toEqual([
+      'p1',
+      'p2',
+      'p3',
+      'p4',
+      'p5',
+    ]);
   });
 
-  it('expands a widget\'s maker (null without one) and labels on the list', async () => {
+  it("expands a widget's maker (null without one) and labels on the list", async () => {
     await maker('exp-co', 'Exp Co');
     const label = (await insertRows(svc.database.db, 'labels', [{ id: '00000000-0000-4000-8000-000000000001', text: 'red' }]))[0];
     const a = await insertWidget(svc.database.db, { name: 'aa-expand', maker_id: 'exp-co' });
@@ -192,7 +254,9 @@ describe.each(DIALECTS)('reverse relations and ?expand= on the showcase (%s)', (
     for (const name of ['zeta', 'alpha', 'mid', 'beta']) await insertWidget(svc.database.db, { name: `${name}-mw`, maker_id: 'm-many' });
     const { status, body } = await get('/v/companies/?expand=widgets&page_size=100');
     expect(status).toBe(200);
-    const byCode = Object.fromEntries(body.results.map((m: { code: string; widgets: { name: string }[] }) => [m.code, m.widgets.map((w) => w.name)]));
+    const byCode = Object.fromEntries(
+      body.results.map((m: { code: string; widgets: { name: string }[] }) => [m.code, m.widgets.map((w) => w.name)]),
+    );
     expect(byCode['m-many']).toEqual(['alpha-mw', 'beta-mw', 'mid-mw']);
     expect(byCode['m-none']).toEqual([]);
     const one = await get('/v/companies/m-many/?expand=widgets');

@@ -8,7 +8,11 @@ import { DIALECTS } from '../support/databases';
 import { startShowcase, type RunningService } from '../support/services';
 
 const EDITOR = { 'X-Roles': 'editor' };
-const extra = (...loc: (string | number)[]) => ({ type: 'extra_forbidden', loc: ['body', 'data', ...loc], msg: 'Extra inputs are not permitted' });
+const extra = (...loc: (string | number)[]) => ({
+  type: 'extra_forbidden',
+  loc: ['body', 'data', ...loc],
+  msg: 'Extra inputs are not permitted',
+});
 
 describe.each(DIALECTS)('extra_fields: forbid (%s)', (dialect) => {
   let svc: RunningService;
@@ -26,7 +30,11 @@ describe.each(DIALECTS)('extra_fields: forbid (%s)', (dialect) => {
     const res = await request(svc.app).post('/v/crates/').send({ code: 'a1', qty: 2, quantity: 'x', colour: 'red' });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({
-      detail: [{ type: 'int_type', loc: ['body', 'data', 'quantity'], msg: 'Input should be a valid integer' }, extra('qty'), extra('colour')],
+      detail: [
+        { type: 'int_type', loc: ['body', 'data', 'quantity'], msg: 'Input should be a valid integer' },
+        extra('qty'),
+        extra('colour'),
+      ],
     });
     expect(await crates()).toEqual([]);
   });
@@ -44,16 +52,23 @@ describe.each(DIALECTS)('extra_fields: forbid (%s)', (dialect) => {
   });
 
   it('refuses a bulk create or update whose item has a key that is no field, at the item', async () => {
-    const create = await request(svc.app).post('/v/crates/bulk/').send([{ code: 'a1' }, { code: 'a2', qty: 3 }]);
+    const create = await request(svc.app)
+      .post('/v/crates/bulk/')
+      .send([{ code: 'a1' }, { code: 'a2', qty: 3 }]);
     expect(create.status).toBe(422);
     expect(create.body).toEqual({ detail: [extra(1, 'qty')] });
     expect(await crates()).toEqual([]);
-    const made = await request(svc.app).post('/v/crates/bulk/').send([{ code: 'a1' }, { code: 'a2' }]);
+    const made = await request(svc.app)
+      .post('/v/crates/bulk/')
+      .send([{ code: 'a1' }, { code: 'a2' }]);
     expect(made.status).toBe(201);
     const update = await request(svc.app)
       .patch('/v/crates/bulk/')
       .set(EDITOR)
-      .send([{ id: made.body[0].id, quantity: 4 }, { id: made.body[1].id, amount: 4 }]);
+      .send([
+        { id: made.body[0].id, quantity: 4 },
+        { id: made.body[1].id, amount: 4 },
+      ]);
     expect(update.status).toBe(422);
     expect(update.body).toEqual({ detail: [extra(1, 'amount')] });
     expect(await crates()).toEqual([

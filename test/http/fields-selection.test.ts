@@ -12,7 +12,9 @@ import { startBlog, type RunningService } from '../support/services';
 const OUT = ['id', 'title', 'summary', 'author', 'category', 'is_published', 'created_at', 'views'];
 const DETAIL = ['id', 'title', 'summary', 'content', 'author', 'category', 'tags', 'is_published', 'created_at', 'views'];
 const unknown = (allowed: string[]) => ({
-  detail: [{ type: 'enum', loc: ['query', 'fields'], msg: `Input should be a comma-separated list of ${allowed.map((n) => `'${n}'`).join(', ')}` }],
+  detail: [
+    { type: 'enum', loc: ['query', 'fields'], msg: `Input should be a comma-separated list of ${allowed.map((n) => `'${n}'`).join(', ')}` },
+  ],
 });
 
 describe.each(DIALECTS)('field selection on articles (%s)', (dialect) => {
@@ -22,7 +24,8 @@ describe.each(DIALECTS)('field selection on articles (%s)', (dialect) => {
   beforeAll(async () => {
     svc = await startBlog(dialect);
     author = await makeUser(svc, { first_name: 'Ada' });
-    for (const title of ['One', 'Two', 'Three']) ids.push(await makeArticle(svc.database.db, { author_id: author.id, title, summary: `About ${title}` }));
+    for (const title of ['One', 'Two', 'Three'])
+      ids.push(await makeArticle(svc.database.db, { author_id: author.id, title, summary: `About ${title}` }));
   });
   afterAll(() => svc.close());
 
@@ -34,7 +37,13 @@ describe.each(DIALECTS)('field selection on articles (%s)', (dialect) => {
   it('list items keep the named fields, in the schema order, with the count of every match', async () => {
     expect(await get('/api/articles/?fields=title,id&ordering=title&page_size=2')).toEqual({
       status: 200,
-      body: { items: [{ id: ids[0], title: 'One' }, { id: ids[2], title: 'Three' }], count: 3 },
+      body: {
+        items: [
+          { id: ids[0], title: 'One' },
+          { id: ids[2], title: 'Three' },
+        ],
+        count: 3,
+      },
     });
     expect(await get('/api/articles/?fields=%20summary%20&ordering=title&page=2&page_size=2')).toEqual({
       status: 200,
@@ -67,7 +76,15 @@ describe.each(DIALECTS)('field selection on articles (%s)', (dialect) => {
   it('the OpenAPI document lists fields on the list and the retrieve', async () => {
     const doc = (await get('/api/openapi.json')).body;
     const param = (path: string) => doc.paths[path].get.parameters.find((p: { name: string }) => p.name === 'fields');
-    expect(param('/api/articles/')).toMatchObject({ in: 'query', required: false, description: `Only these fields of each item, separated by commas: ${OUT.join(', ')}.` });
-    expect(param('/api/articles/{pk}/')).toMatchObject({ in: 'query', required: false, description: `Only these fields of each item, separated by commas: ${DETAIL.join(', ')}.` });
+    expect(param('/api/articles/')).toMatchObject({
+      in: 'query',
+      required: false,
+      description: `Only these fields of each item, separated by commas: ${OUT.join(', ')}.`,
+    });
+    expect(param('/api/articles/{pk}/')).toMatchObject({
+      in: 'query',
+      required: false,
+      description: `Only these fields of each item, separated by commas: ${DETAIL.join(', ')}.`,
+    });
   });
 });

@@ -42,12 +42,22 @@ describe.each(DIALECTS)('list filters: querying fixture (%s)', (dialect) => {
       mysql: `cast(lower(convert(${column} using utf8mb4) collate utf8mb4_uca1400_as_cs) as binary) LIKE ? ESCAPE '\\\\'`,
     })[dialect];
   let svc: RunningService;
-  const ids = { books: {} as Record<Book, number>, authors: {} as Record<string, number>, genres: {} as Record<string, number>, probes: [] as number[] };
+  const ids = {
+    books: {} as Record<Book, number>,
+    authors: {} as Record<string, number>,
+    genres: {} as Record<string, number>,
+    probes: [] as number[],
+  };
 
   beforeAll(async () => {
     svc = await startQuerying(dialect);
     const db = svc.database.db;
-    const [fr, de] = (await insertRows(db, 'countries', [{ name: 'France', code: 'FR' }, { name: 'Germany', code: 'DE' }])).map(Number);
+    const [fr, de] = (
+      await insertRows(db, 'countries', [
+        { name: 'France', code: 'FR' },
+        { name: 'Germany', code: 'DE' },
+      ])
+    ).map(Number);
     const authors = await insertRows(db, 'authors', [
       { name: 'Ann', country_id: fr, active: true },
       { name: 'Bob', country_id: de, active: true },
@@ -55,16 +65,99 @@ describe.each(DIALECTS)('list filters: querying fixture (%s)', (dialect) => {
       { name: 'Dee', country_id: fr, active: false },
     ]);
     ['Ann', 'Bob', 'Cid', 'Dee'].forEach((name, i) => (ids.authors[name] = Number(authors[i])));
-    const genres = await insertRows(db, 'genres', ['Fantasy', 'Fable', 'Pulp', 'Poetry'].map((name) => ({ name })));
+    const genres = await insertRows(
+      db,
+      'genres',
+      ['Fantasy', 'Fable', 'Pulp', 'Poetry'].map((name) => ({ name })),
+    );
     ['Fantasy', 'Fable', 'Pulp', 'Poetry'].forEach((name, i) => (ids.genres[name] = Number(genres[i])));
     const { Ann, Bob, Cid, Dee } = ids.authors;
     const rows: [Book, Record<string, unknown>, string[]][] = [
-      ['pure_', { subtitle: null, pages: 120, rating: 4.8, price: '9.99', in_print: true, published_on: '1940-05-01', added_at: '2024-01-01T10:00:00.000Z', isbn: ISBN, author_id: Ann }, ['Fantasy', 'Fable']],
-      ['pure', { subtitle: 'A sequel', pages: 300, rating: null, price: '12.50', in_print: false, published_on: '1999-12-31', added_at: '2024-02-01T00:00:00.000Z', author_id: Bob }, ['Pulp']],
-      ['snake_', { subtitle: 'Style', pages: 30, rating: 3.0, price: '5.00', in_print: true, published_on: null, added_at: '2024-03-15T12:30:00.000Z', author_id: Cid }, []],
-      ['snakeX', { subtitle: null, pages: 13, rating: 4.5, price: '7.25', in_print: true, published_on: '2001-01-01', added_at: '2024-03-16T00:00:00.000Z', author_id: null }, ['Fantasy', 'Pulp']],
-      ['back', { subtitle: 'Paths', pages: 500, rating: 5.0, price: '20.00', in_print: false, published_on: '1960-06-06', added_at: '2023-12-31T23:59:59.000Z', author_id: Dee }, ['Poetry', 'Fable', 'Fantasy']],
-      ['elan', { subtitle: null, pages: 3, rating: 1.5, price: '0.50', in_print: true, published_on: '1907-01-01', added_at: '2024-01-01T00:00:00.000Z', author_id: Ann }, ['Poetry']],
+      [
+        'pure_',
+        {
+          subtitle: null,
+          pages: 120,
+          rating: 4.8,
+          price: '9.99',
+          in_print: true,
+          published_on: '1940-05-01',
+          added_at: '2024-01-01T10:00:00.000Z',
+          isbn: ISBN,
+          author_id: Ann,
+        },
+        ['Fantasy', 'Fable'],
+      ],
+      [
+        'pure',
+        {
+          subtitle: 'A sequel',
+          pages: 300,
+          rating: null,
+          price: '12.50',
+          in_print: false,
+          published_on: '1999-12-31',
+          added_at: '2024-02-01T00:00:00.000Z',
+          author_id: Bob,
+        },
+        ['Pulp'],
+      ],
+      [
+        'snake_',
+        {
+          subtitle: 'Style',
+          pages: 30,
+          rating: 3.0,
+          price: '5.00',
+          in_print: true,
+          published_on: null,
+          added_at: '2024-03-15T12:30:00.000Z',
+          author_id: Cid,
+        },
+        [],
+      ],
+      [
+        'snakeX',
+        {
+          subtitle: null,
+          pages: 13,
+          rating: 4.5,
+          price: '7.25',
+          in_print: true,
+          published_on: '2001-01-01',
+          added_at: '2024-03-16T00:00:00.000Z',
+          author_id: null,
+        },
+        ['Fantasy', 'Pulp'],
+      ],
+      [
+        'back',
+        {
+          subtitle: 'Paths',
+          pages: 500,
+          rating: 5.0,
+          price: '20.00',
+          in_print: false,
+          published_on: '1960-06-06',
+          added_at: '2023-12-31T23:59:59.000Z',
+          author_id: Dee,
+        },
+        ['Poetry', 'Fable', 'Fantasy'],
+      ],
+      [
+        'elan',
+        {
+          subtitle: null,
+          pages: 3,
+          rating: 1.5,
+          price: '0.50',
+          in_print: true,
+          published_on: '1907-01-01',
+          added_at: '2024-01-01T00:00:00.000Z',
+          author_id: Ann,
+        },
+        ['Poetry'],
+      ],
     ];
     for (const [name, values, bookGenres] of rows) {
       const [id] = await insertRows(db, 'books', [{ title: BOOKS[name], ...values }]);
@@ -102,7 +195,11 @@ describe.each(DIALECTS)('list filters: querying fixture (%s)', (dialect) => {
       ['Numeric: int exact (not contains)', { pages: '30' }, ['snake_']],
       ['Numeric: float exact', { rating: '4.50' }, ['snakeX']],
       ['GreaterEqualDate: a date', { published_on: '1960-06-06' }, ['pure', 'snakeX', 'back']],
-      ['GreaterEqualDate: a datetime with an offset, compared in UTC', { added_at: '2024-01-01T05:00:00+05:00' }, ['pure_', 'pure', 'snake_', 'snakeX', 'elan']],
+      [
+        'GreaterEqualDate: a datetime with an offset, compared in UTC',
+        { added_at: '2024-01-01T05:00:00+05:00' },
+        ['pure_', 'pure', 'snake_', 'snakeX', 'elan'],
+      ],
       ['several mixins combine', { title: 'pure', in_print: 'true' }, ['pure_']],
     ])('%s', async (_name, query, expected) => {
       await expectBooks(query, expected);
@@ -222,21 +319,69 @@ describe.each(DIALECTS)('list filters: querying fixture (%s)', (dialect) => {
     const entry = (name: string, type: string, msg: string) => ({ type, loc: ['query', name], msg });
     it.each<[string, Record<string, string>, ReturnType<typeof entry>[]]>([
       ['int', { pages: 'abc' }, [entry('pages', 'int_parsing', 'Input should be a valid integer, unable to parse string as an integer')]],
-      ['float', { rating: 'high' }, [entry('rating', 'float_parsing', 'Input should be a valid number, unable to parse string as a number')]],
+      [
+        'float',
+        { rating: 'high' },
+        [entry('rating', 'float_parsing', 'Input should be a valid number, unable to parse string as a number')],
+      ],
       ['bool', { in_print: 'maybe' }, [entry('in_print', 'bool_parsing', 'Input should be a valid boolean, unable to interpret input')]],
-      ['date', { published_on: '2024-02-30' }, [entry('published_on', 'date_parsing', 'Input should be a valid date in the format YYYY-MM-DD')]],
-      ['datetime', { added_at: 'yesterday' }, [entry('added_at', 'datetime_parsing', 'Input should be a valid datetime in ISO 8601 format')]],
+      [
+        'date',
+        { published_on: '2024-02-30' },
+        [entry('published_on', 'date_parsing', 'Input should be a valid date in the format YYYY-MM-DD')],
+      ],
+      [
+        'datetime',
+        { added_at: 'yesterday' },
+        [entry('added_at', 'datetime_parsing', 'Input should be a valid datetime in ISO 8601 format')],
+      ],
       ['decimal', { price: '9,99' }, [entry('price', 'decimal_parsing', 'Input should be a valid decimal')]],
       ['uuid', { isbn: 'not-a-uuid' }, [entry('isbn', 'uuid_parsing', 'Input should be a valid UUID')]],
-      ['an item of an in list', { pages_in: '1,x' }, [entry('pages_in', 'int_parsing', 'Input should be a valid integer, unable to parse string as an integer')]],
-      ['int past its 32-bit column', { pages: '2147483648' }, [entry('pages', 'less_than_equal', 'Input should be less than or equal to 2147483647')]],
-      ['gt past the column', { pages_gt: '99999999999' }, [entry('pages_gt', 'less_than_equal', 'Input should be less than or equal to 2147483647')]],
-      ['lte below the column', { pages_lte: '-2147483649' }, [entry('pages_lte', 'greater_than_equal', 'Input should be greater than or equal to -2147483648')]],
-      ['an item of an in list past the column', { pages_in: '1,2147483648' }, [entry('pages_in', 'less_than_equal', 'Input should be less than or equal to 2147483647')]],
-      ['a bound of a range past the column', { pages_range: '-9999999999,5' }, [entry('pages_range', 'greater_than_equal', 'Input should be greater than or equal to -2147483648')]],
-      ['range with one value', { pages_range: '1' }, [entry('pages_range', 'too_short', 'Tuple should have at least 2 items after validation, not 1')]],
-      ['range with three values', { pages_range: '1,2,3' }, [entry('pages_range', 'too_long', 'Tuple should have at most 2 items after validation, not 3')]],
-      ['a match case parameter', { long: 'perhaps' }, [entry('long', 'bool_parsing', 'Input should be a valid boolean, unable to interpret input')]],
+      [
+        'an item of an in list',
+        { pages_in: '1,x' },
+        [entry('pages_in', 'int_parsing', 'Input should be a valid integer, unable to parse string as an integer')],
+      ],
+      [
+        'int past its 32-bit column',
+        { pages: '2147483648' },
+        [entry('pages', 'less_than_equal', 'Input should be less than or equal to 2147483647')],
+      ],
+      [
+        'gt past the column',
+        { pages_gt: '99999999999' },
+        [entry('pages_gt', 'less_than_equal', 'Input should be less than or equal to 2147483647')],
+      ],
+      [
+        'lte below the column',
+        { pages_lte: '-2147483649' },
+        [entry('pages_lte', 'greater_than_equal', 'Input should be greater than or equal to -2147483648')],
+      ],
+      [
+        'an item of an in list past the column',
+        { pages_in: '1,2147483648' },
+        [entry('pages_in', 'less_than_equal', 'Input should be less than or equal to 2147483647')],
+      ],
+      [
+        'a bound of a range past the column',
+        { pages_range: '-9999999999,5' },
+        [entry('pages_range', 'greater_than_equal', 'Input should be greater than or equal to -2147483648')],
+      ],
+      [
+        'range with one value',
+        { pages_range: '1' },
+        [entry('pages_range', 'too_short', 'Tuple should have at least 2 items after validation, not 1')],
+      ],
+      [
+        'range with three values',
+        { pages_range: '1,2,3' },
+        [entry('pages_range', 'too_long', 'Tuple should have at most 2 items after validation, not 3')],
+      ],
+      [
+        'a match case parameter',
+        { long: 'perhaps' },
+        [entry('long', 'bool_parsing', 'Input should be a valid boolean, unable to interpret input')],
+      ],
       [
         'several at once, in declaration order',
         { classic: 'x', pages: 'x', published_between: '2024-01-01,nope' },
@@ -256,28 +401,98 @@ describe.each(DIALECTS)('list filters: querying fixture (%s)', (dialect) => {
       expect(res.status).toBe(200);
       const params = (path: string) => res.body.paths[path].get.parameters as { name: string }[];
       expect(params('/authors/')).toEqual([
-        { name: 'page', in: 'query', required: false, description: 'Page number, from 1', schema: { type: 'integer', description: 'Page number, from 1' } },
-        { name: 'page_size', in: 'query', required: false, description: 'Items per page', schema: { type: 'integer', description: 'Items per page' } },
-        { name: 'active', in: 'query', required: false, description: 'Lookup active.', schema: { type: 'boolean', description: 'Lookup active.', default: true } },
-        { name: 'initial', in: 'query', required: false, description: 'First letter of the name.', schema: { type: 'string', description: 'First letter of the name.' } },
-        { name: 'country', in: 'query', required: false, description: 'Lookup country__code__iexact.', schema: { type: 'string', description: 'Lookup country__code__iexact.' } },
+        {
+          name: 'page',
+          in: 'query',
+          required: false,
+          description: 'Page number, from 1',
+          schema: { type: 'integer', description: 'Page number, from 1' },
+        },
+        {
+          name: 'page_size',
+          in: 'query',
+          required: false,
+          description: 'Items per page',
+          schema: { type: 'integer', description: 'Items per page' },
+        },
+        {
+          name: 'active',
+          in: 'query',
+          required: false,
+          description: 'Lookup active.',
+          schema: { type: 'boolean', description: 'Lookup active.', default: true },
+        },
+        {
+          name: 'initial',
+          in: 'query',
+          required: false,
+          description: 'First letter of the name.',
+          schema: { type: 'string', description: 'First letter of the name.' },
+        },
+        {
+          name: 'country',
+          in: 'query',
+          required: false,
+          description: 'Lookup country__code__iexact.',
+          schema: { type: 'string', description: 'Lookup country__code__iexact.' },
+        },
         {
           name: 'ordering',
           in: 'query',
           required: false,
           description: 'Order by name; prefix with - for descending; separate several with commas (at most 16).',
-          schema: { type: 'string', description: 'Order by name; prefix with - for descending; separate several with commas (at most 16).' },
+          schema: {
+            type: 'string',
+            description: 'Order by name; prefix with - for descending; separate several with commas (at most 16).',
+          },
         },
         // The list answers 304 to an If-None-Match naming its ETag (conditional requests).
         { name: 'If-None-Match', in: 'header', required: false, description: expect.any(String), schema: { type: 'string' } },
       ]);
       const byName = Object.fromEntries(params('/books/').map((p) => [p.name, p]));
       expect(params('/books/').map((p) => p.name)).toEqual([
-        'page', 'page_size', 'title', 'pages', 'rating', 'in_print', 'published_on', 'added_at', 'price', 'isbn',
-        'title_exact', 'title_iexact', 'title_contains', 'title_startswith', 'title_istartswith', 'title_endswith',
-        'pages_gt', 'pages_gte', 'pages_lt', 'pages_lte', 'pages_in', 'pages_range', 'rating_lt', 'no_subtitle',
-        'published_between', 'added_before', 'min_price', 'author', 'author_id', 'no_author', 'country', 'country_codes',
-        'no_country', 'genre', 'genres', 'genre_id', 'no_genres', 'long', 'classic', 'ordering', 'search', 'If-None-Match',
+        'page',
+        'page_size',
+        'title',
+        'pages',
+        'rating',
+        'in_print',
+        'published_on',
+        'added_at',
+        'price',
+        'isbn',
+        'title_exact',
+        'title_iexact',
+        'title_contains',
+        'title_startswith',
+        'title_istartswith',
+        'title_endswith',
+        'pages_gt',
+        'pages_gte',
+        'pages_lt',
+        'pages_lte',
+        'pages_in',
+        'pages_range',
+        'rating_lt',
+        'no_subtitle',
+        'published_between',
+        'added_before',
+        'min_price',
+        'author',
+        'author_id',
+        'no_author',
+        'country',
+        'country_codes',
+        'no_country',
+        'genre',
+        'genres',
+        'genre_id',
+        'no_genres',
+        'long',
+        'classic',
+        'ordering',
+        'search',
+        'If-None-Match',
       ]);
       expect(byName.pages).toEqual({
         name: 'pages',
@@ -327,7 +542,10 @@ describe.each(DIALECTS)('list filters: querying fixture (%s)', (dialect) => {
   });
 
   describe('an async query_params_handler calling the mixins in its own order (probes)', () => {
-    const probes = (...n: number[]) => ({ items: n.map((i) => ({ id: ids.probes[i], label: ['alpha 3', 'beta', 'gamma 30'][i] })), count: n.length });
+    const probes = (...n: number[]) => ({
+      items: n.map((i) => ({ id: ids.probes[i], label: ['alpha 3', 'beta', 'gamma 30'][i] })),
+      count: n.length,
+    });
     const ALL = [0, 1, 2];
 
     it.each<[string, Record<string, string>, number[]]>([
@@ -340,14 +558,26 @@ describe.each(DIALECTS)('list filters: querying fixture (%s)', (dialect) => {
       ['Boolean ignores an int and a string value', { use: 'BooleanFilterViewSetMixin', n: '0', label: 'x' }, ALL],
       ['Numeric applies an int value exactly', { use: 'NumericFilterViewSetMixin', n: '3' }, [0]],
       ['Numeric applies a float value exactly', { use: 'NumericFilterViewSetMixin', x: '1.5' }, [0, 2]],
-      ['Numeric ignores bool, string and date values', { use: 'NumericFilterViewSetMixin', flag: 'true', label: '3', day: '2024-01-10' }, ALL],
+      [
+        'Numeric ignores bool, string and date values',
+        { use: 'NumericFilterViewSetMixin', flag: 'true', label: '3', day: '2024-01-10' },
+        ALL,
+      ],
       ['Date (no date_compare_attr): a date exactly', { use: 'DateFilterViewSetMixin', day: '2024-01-20' }, [1]],
       ['Date (no date_compare_attr): a datetime exactly', { use: 'DateFilterViewSetMixin', at: '2024-01-20T08:00:00Z' }, [1]],
-      ['Date (no date_compare_attr): the same instant in another offset', { use: 'DateFilterViewSetMixin', at: '2024-01-20T10:00:00+02:00' }, [1]],
+      [
+        'Date (no date_compare_attr): the same instant in another offset',
+        { use: 'DateFilterViewSetMixin', at: '2024-01-20T10:00:00+02:00' },
+        [1],
+      ],
       ['Date ignores string, int and bool values', { use: 'DateFilterViewSetMixin', label: '2024-01-20', n: '1', flag: 'false' }, ALL],
       ['GreaterDate: date', { use: 'GreaterDateFilterViewSetMixin', day: '2024-01-20' }, [2]],
       ['GreaterDate: datetime', { use: 'GreaterDateFilterViewSetMixin', at: '2024-01-20T08:00:00Z' }, [2]],
-      ['GreaterDate ignores string, int and bool values', { use: 'GreaterDateFilterViewSetMixin', label: '2024-01-20', n: '1', flag: 'false' }, ALL],
+      [
+        'GreaterDate ignores string, int and bool values',
+        { use: 'GreaterDateFilterViewSetMixin', label: '2024-01-20', n: '1', flag: 'false' },
+        ALL,
+      ],
       ['LessDate: date', { use: 'LessDateFilterViewSetMixin', day: '2024-01-20' }, [0]],
       ['LessDate: datetime', { use: 'LessDateFilterViewSetMixin', at: '2024-01-20T08:00:00Z' }, [0]],
       ['GreaterEqualDate: date', { use: 'GreaterEqualDateFilterViewSetMixin', day: '2024-01-20' }, [1, 2]],
@@ -438,7 +668,9 @@ describe.each(DIALECTS)('list filters: case-insensitive matches equal PostgreSQL
     ['istartswith, non-ASCII', { title_istartswith: 'éCo' }, ['ecole']],
     ['istartswith, İ', { title_istartswith: 'i' }, ['istanbul']],
   ])('%s', async (_name, query, expected) => {
-    const res = await request(svc.app).get('/books/').query({ ...query, page_size: '100' });
+    const res = await request(svc.app)
+      .get('/books/')
+      .query({ ...query, page_size: '100' });
     expect({ status: res.status, ids: res.body.items?.map((b: { id: number }) => b.id) }).toEqual({
       status: 200,
       ids: expected.map((name) => ids[name]).sort((a, b) => a - b),
@@ -451,22 +683,58 @@ describe.each(DIALECTS)('list filters: the blog articles (%s)', (dialect) => {
   let alice: TestUser;
   let bob: TestUser;
   const ids: Record<string, number> = {};
-  const rows: Record<string, { title: string; author_id: number; category_id: number | null; is_published: boolean; created_at: string; views: number }> = {};
+  const rows: Record<
+    string,
+    { title: string; author_id: number; category_id: number | null; is_published: boolean; created_at: string; views: number }
+  > = {};
 
   beforeAll(async () => {
     svc = await startBlog(dialect);
     const db = svc.database.db;
     alice = await createUser(svc, { username: 'alice' });
     bob = await createUser(svc, { username: 'bob' });
-    const [tech, life] = (await insertRows(db, 'categories', [{ name: 'Tech', description: '' }, { name: 'Life', description: '' }])).map(Number);
+    const [tech, life] = (
+      await insertRows(db, 'categories', [
+        { name: 'Tech', description: '' },
+        { name: 'Life', description: '' },
+      ])
+    ).map(Number);
     const [js, sql] = (await insertRows(db, 'tags', [{ name: 'js' }, { name: 'db' }])).map(Number);
     ids.tech = tech;
     ids.life = life;
     Object.assign(rows, {
-      intro: { title: 'Intro to JS', author_id: alice.id, category_id: tech, is_published: true, created_at: '2026-01-10T09:00:00.000Z', views: 150 },
-      cooking: { title: 'Cooking', author_id: bob.id, category_id: life, is_published: true, created_at: '2026-01-05T09:00:00.000Z', views: 20 },
-      tips: { title: 'SQL tips', author_id: alice.id, category_id: null, is_published: true, created_at: '2026-01-01T00:00:00.000Z', views: 100 },
-      draft: { title: 'Draft JS', author_id: bob.id, category_id: tech, is_published: false, created_at: '2026-01-12T00:00:00.000Z', views: 500 },
+      intro: {
+        title: 'Intro to JS',
+        author_id: alice.id,
+        category_id: tech,
+        is_published: true,
+        created_at: '2026-01-10T09:00:00.000Z',
+        views: 150,
+      },
+      cooking: {
+        title: 'Cooking',
+        author_id: bob.id,
+        category_id: life,
+        is_published: true,
+        created_at: '2026-01-05T09:00:00.000Z',
+        views: 20,
+      },
+      tips: {
+        title: 'SQL tips',
+        author_id: alice.id,
+        category_id: null,
+        is_published: true,
+        created_at: '2026-01-01T00:00:00.000Z',
+        views: 100,
+      },
+      draft: {
+        title: 'Draft JS',
+        author_id: bob.id,
+        category_id: tech,
+        is_published: false,
+        created_at: '2026-01-12T00:00:00.000Z',
+        views: 500,
+      },
     });
     const tags: Record<string, number[]> = { intro: [js, sql], cooking: [], tips: [sql], draft: [js] };
     for (const [name, row] of Object.entries(rows)) {
@@ -519,13 +787,34 @@ describe.each(DIALECTS)('list filters: the blog articles (%s)', (dialect) => {
   });
 
   it.each<[Record<string, string>, { type: string; loc: string[]; msg: string }]>([
-    [{ views: 'many' }, { type: 'int_parsing', loc: ['query', 'views'], msg: 'Input should be a valid integer, unable to parse string as an integer' }],
-    [{ category: '1.5' }, { type: 'int_parsing', loc: ['query', 'category'], msg: 'Input should be a valid integer, unable to parse string as an integer' }],
-    [{ views: '2147483648' }, { type: 'less_than_equal', loc: ['query', 'views'], msg: 'Input should be less than or equal to 2147483647' }],
-    [{ category: '-2147483649' }, { type: 'greater_than_equal', loc: ['query', 'category'], msg: 'Input should be greater than or equal to -2147483648' }],
-    [{ is_published: 'perhaps' }, { type: 'bool_parsing', loc: ['query', 'is_published'], msg: 'Input should be a valid boolean, unable to interpret input' }],
-    [{ created_at: '2026-02-30' }, { type: 'date_parsing', loc: ['query', 'created_at'], msg: 'Input should be a valid date in the format YYYY-MM-DD' }],
-    [{ popular: 'very' }, { type: 'bool_parsing', loc: ['query', 'popular'], msg: 'Input should be a valid boolean, unable to interpret input' }],
+    [
+      { views: 'many' },
+      { type: 'int_parsing', loc: ['query', 'views'], msg: 'Input should be a valid integer, unable to parse string as an integer' },
+    ],
+    [
+      { category: '1.5' },
+      { type: 'int_parsing', loc: ['query', 'category'], msg: 'Input should be a valid integer, unable to parse string as an integer' },
+    ],
+    [
+      { views: '2147483648' },
+      { type: 'less_than_equal', loc: ['query', 'views'], msg: 'Input should be less than or equal to 2147483647' },
+    ],
+    [
+      { category: '-2147483649' },
+      { type: 'greater_than_equal', loc: ['query', 'category'], msg: 'Input should be greater than or equal to -2147483648' },
+    ],
+    [
+      { is_published: 'perhaps' },
+      { type: 'bool_parsing', loc: ['query', 'is_published'], msg: 'Input should be a valid boolean, unable to interpret input' },
+    ],
+    [
+      { created_at: '2026-02-30' },
+      { type: 'date_parsing', loc: ['query', 'created_at'], msg: 'Input should be a valid date in the format YYYY-MM-DD' },
+    ],
+    [
+      { popular: 'very' },
+      { type: 'bool_parsing', loc: ['query', 'popular'], msg: 'Input should be a valid boolean, unable to interpret input' },
+    ],
   ])('a bad filter value %j is a 422', async (query, entry) => {
     const res = await request(svc.app).get('/api/articles/').query(query);
     expect({ status: res.status, body: res.body }).toEqual({ status: 422, body: { detail: [entry] } });

@@ -74,7 +74,8 @@ describe.each(DIALECTS)('fuzzing the showcase with large work (%s)', (dialect) =
     // Each property runs its number of requests from the fixed seed, and stops at its first failure.
     const runs = (numRuns: number) => ({ seed: SEED, numRuns, endOnFailure: true });
     /** `n` values of `value`, for each `n` of `lengths`. */
-    const lists = <T>(lengths: number[], value: fc.Arbitrary<T>) => fc.constantFrom(...lengths).chain((n) => fc.array(value, { minLength: n, maxLength: n }));
+    const lists = <T>(lengths: number[], value: fc.Arbitrary<T>) =>
+      fc.constantFrom(...lengths).chain((n) => fc.array(value, { minLength: n, maxLength: n }));
     const rating = fc.integer({ min: -2000, max: 1999 });
     const clerk = { 'X-Roles': 'clerk' };
     const failures: string[] = [];
@@ -93,17 +94,29 @@ describe.each(DIALECTS)('fuzzing the showcase with large work (%s)', (dialect) =
     await fc.assert(
       fc.asyncProperty(lists([0, 1, 999, 1000, 1001, 5000], rating), async (ratings) => {
         const n = ratings.length;
-        const { res, ok } = await send(`bookmark of ${n} ratings`, () => request(svc.app).post('/v/bookmarks/').send({ title: `f${made++}`, ratings, sizes: Array(Math.min(n, 2000)).fill('S') }));
+        const { res, ok } = await send(`bookmark of ${n} ratings`, () =>
+          request(svc.app)
+            .post('/v/bookmarks/')
+            .send({ title: `f${made++}`, ratings, sizes: Array(Math.min(n, 2000)).fill('S') }),
+        );
         if (res.status === 201) bookmarks.push(res.body.id);
         return ok;
       }),
       runs(12),
     );
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 1000 }).chain((n) => fc.array(rating, { minLength: n, maxLength: n })), fc.constantFrom('contains', 'overlap'), async (list, lookup) => {
-        const values = list.join(',');
-        return (await send(`ratings__${lookup} of ${values.length} characters`, () => request(svc.app).get(`/v/bookmarks/?ratings__${lookup}=${values}`))).ok;
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 1000 }).chain((n) => fc.array(rating, { minLength: n, maxLength: n })),
+        fc.constantFrom('contains', 'overlap'),
+        async (list, lookup) => {
+          const values = list.join(',');
+          return (
+            await send(`ratings__${lookup} of ${values.length} characters`, () =>
+              request(svc.app).get(`/v/bookmarks/?ratings__${lookup}=${values}`),
+            )
+          ).ok;
+        },
+      ),
       runs(12),
     );
     let widgets = 0;
@@ -112,7 +125,13 @@ describe.each(DIALECTS)('fuzzing the showcase with large work (%s)', (dialect) =
       fc.asyncProperty(lists([1, 19, 20, 21, 32, 100, 4100, 5000], fc.boolean()), fc.boolean(), async (levels, text) => {
         let extra: unknown = text ? 'x' : 1;
         for (const list of levels) extra = list ? [extra] : { k: extra };
-        return (await send(`widget with json ${levels.length} deep`, () => request(svc.app).post('/v/widgets/').send({ name: `fz-${dialect}-${widgets++}`, extra }))).ok;
+        return (
+          await send(`widget with json ${levels.length} deep`, () =>
+            request(svc.app)
+              .post('/v/widgets/')
+              .send({ name: `fz-${dialect}-${widgets++}`, extra }),
+          )
+        ).ok;
       }),
       runs(16),
     );
@@ -123,7 +142,12 @@ describe.each(DIALECTS)('fuzzing the showcase with large work (%s)', (dialect) =
     await fc.assert(
       fc.asyncProperty(lists([0, 1, 100, 101, 1000, 3000], quantity), async (quantities) => {
         const lines = quantities.map((q, j) => ({ product: `p${j}`, quantity: q < 0 ? j : 'x'.repeat(q) }));
-        const { res, ok } = await send(`order of ${lines.length} lines`, () => request(svc.app).post('/v/orders/').set(clerk).send({ customer: `c${orders++}`, lines, notes: lines.map((l) => ({ text: l.product })) }));
+        const { res, ok } = await send(`order of ${lines.length} lines`, () =>
+          request(svc.app)
+            .post('/v/orders/')
+            .set(clerk)
+            .send({ customer: `c${orders++}`, lines, notes: lines.map((l) => ({ text: l.product })) }),
+        );
         if (res.status === 201) order = res.body.id;
         return ok;
       }),
@@ -133,7 +157,14 @@ describe.each(DIALECTS)('fuzzing the showcase with large work (%s)', (dialect) =
       const id = order;
       await fc.assert(
         fc.asyncProperty(fc.constantFrom(100, 101, 2000), async (n) => {
-          return (await send(`order update of ${n} notes`, () => request(svc.app).patch(`/v/orders/${id}/`).set(clerk).send({ notes: Array.from({ length: n }, (_, j) => ({ text: `n${j}` })) }))).ok;
+          return (
+            await send(`order update of ${n} notes`, () =>
+              request(svc.app)
+                .patch(`/v/orders/${id}/`)
+                .set(clerk)
+                .send({ notes: Array.from({ length: n }, (_, j) => ({ text: `n${j}` })) }),
+            )
+          ).ok;
         }),
         runs(4),
       );

@@ -42,7 +42,11 @@ describe.each(DIALECTS)('health (%s)', (dialect) => {
 
   it('answers GET and HEAD only', async () => {
     const res = await request(svc.app).post('/api/health/ready');
-    expect({ status: res.status, allow: res.headers.allow, body: res.body }).toEqual({ status: 405, allow: 'GET, HEAD', body: { detail: 'Method Not Allowed' } });
+    expect({ status: res.status, allow: res.headers.allow, body: res.body }).toEqual({
+      status: 405,
+      allow: 'GET, HEAD',
+      body: { detail: 'Method Not Allowed' },
+    });
   });
 
   it('is documented: operation ids, 200 and (readiness) 503 with their schemas', async () => {
@@ -54,7 +58,11 @@ describe.each(DIALECTS)('health (%s)', (dialect) => {
     expect(Object.keys(ready.responses)).toEqual(['200', '414', '503']);
     expect(ready.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/HealthSchema' });
     expect(ready.responses['503'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ServiceUnavailableSchema' });
-    expect(doc.components.schemas.HealthSchema).toEqual({ type: 'object', properties: { status: { type: 'string', enum: ['ok'] } }, required: ['status'] });
+    expect(doc.components.schemas.HealthSchema).toEqual({
+      type: 'object',
+      properties: { status: { type: 'string', enum: ['ok'] } },
+      required: ['status'],
+    });
     expect(doc.components.schemas.ServiceUnavailableSchema).toEqual({
       type: 'object',
       properties: { detail: { type: 'string', enum: ['Service Unavailable'] } },

@@ -10,7 +10,10 @@ import { makeArticle, makeUser, unique, type BlogUser } from '../support/blog-fi
 import { takeErrors } from '../support/fixtures';
 import { startBlog, startShowcase, type RunningService } from '../support/services';
 
-const REUSED = { error: 'idempotency_key_reused', details: 'This Idempotency-Key was sent before with another request: a key names one request.' };
+const REUSED = {
+  error: 'idempotency_key_reused',
+  details: 'This Idempotency-Key was sent before with another request: a key names one request.',
+};
 const KEYS = 'svc_idempotency_keys';
 
 describe.each(DIALECTS)('Idempotency-Key on the blog (%s)', (dialect) => {
@@ -36,7 +39,12 @@ describe.each(DIALECTS)('Idempotency-Key on the blog (%s)', (dialect) => {
     expect(first.status).toBe(201);
     expect(first.headers['idempotent-replayed']).toBeUndefined();
     const again = await create(key, body);
-    expect([again.status, again.body, again.headers.etag, again.headers['idempotent-replayed']]).toEqual([201, first.body, first.headers.etag, 'true']);
+    expect([again.status, again.body, again.headers.etag, again.headers['idempotent-replayed']]).toEqual([
+      201,
+      first.body,
+      first.headers.etag,
+      'true',
+    ]);
     expect(await count(body.title)).toBe(1);
     // Without a key, the same request writes again, as before.
     expect((await create(undefined, body)).status).toBe(201);
@@ -50,9 +58,16 @@ describe.each(DIALECTS)('Idempotency-Key on the blog (%s)', (dialect) => {
     const other = await create(key, { title: unique('Other'), content: 'x' });
     expect([other.status, other.body]).toEqual([422, REUSED]);
     const draft = await makeArticle(svc.database.db, { author_id: user.id, is_published: false });
-    const path = await request(svc.app).post(`/api/articles/${draft}/publish/`).set('Authorization', user.bearer).set('Idempotency-Key', key);
+    const path = await request(svc.app)
+      .post(`/api/articles/${draft}/publish/`)
+      .set('Authorization', user.bearer)
+      .set('Idempotency-Key', key);
     expect([path.status, path.body]).toEqual([422, REUSED]);
-    const elsewhere = await request(svc.app).post('/api/categories/').set('Authorization', user.bearer).set('Idempotency-Key', key).send({ name: unique('c') });
+    const elsewhere = await request(svc.app)
+      .post('/api/categories/')
+      .set('Authorization', user.bearer)
+      .set('Idempotency-Key', key)
+      .send({ name: unique('c') });
     // The categories are staff-only: the 403 comes first, and records nothing.
     expect(elsewhere.status).toBe(403);
     const staff = await makeUser(svc, { is_staff: true });
@@ -67,9 +82,17 @@ describe.each(DIALECTS)('Idempotency-Key on the blog (%s)', (dialect) => {
     const name = unique('taken');
     expect((await request(svc.app).post('/api/categories/').set('Authorization', staff.bearer).send({ name })).status).toBe(201);
     const key = unique('key');
-    const clash = await request(svc.app).post('/api/categories/').set('Authorization', staff.bearer).set('Idempotency-Key', key).send({ name });
+    const clash = await request(svc.app)
+      .post('/api/categories/')
+      .set('Authorization', staff.bearer)
+      .set('Idempotency-Key', key)
+      .send({ name });
     expect([clash.status, clash.body]).toEqual([409, { error: 'conflict', details: 'The request violates a database constraint.' }]);
-    const fixed = await request(svc.app).post('/api/categories/').set('Authorization', staff.bearer).set('Idempotency-Key', key).send({ name: `${name}-2` });
+    const fixed = await request(svc.app)
+      .post('/api/categories/')
+      .set('Authorization', staff.bearer)
+      .set('Idempotency-Key', key)
+      .send({ name: `${name}-2` });
     expect([fixed.status, fixed.headers['idempotent-replayed']]).toEqual([201, undefined]);
   });
 
@@ -77,7 +100,8 @@ describe.each(DIALECTS)('Idempotency-Key on the blog (%s)', (dialect) => {
     const staff = await makeUser(svc, { is_staff: true });
     const id = await makeArticle(svc.database.db, { author_id: staff.id, is_published: false });
     const key = unique('key');
-    const publish = () => request(svc.app).post(`/api/articles/${id}/publish/`).set('Authorization', staff.bearer).set('Idempotency-Key', key);
+    const publish = () =>
+      request(svc.app).post(`/api/articles/${id}/publish/`).set('Authorization', staff.bearer).set('Idempotency-Key', key);
     const first = await publish();
     expect([first.status, first.body]).toEqual([200, { published: true }]);
     const again = await publish();
@@ -114,7 +138,10 @@ describe.each(DIALECTS)('Idempotency-Key on the blog (%s)', (dialect) => {
   it('the account endpoints keep nothing: their requests hold passwords and their answers tokens', async () => {
     const key = unique('login');
     const login = () =>
-      request(svc.app).post('/api/auth/login/').set('Idempotency-Key', key).send({ username: user.username, password: 'correct horse battery staple' });
+      request(svc.app)
+        .post('/api/auth/login/')
+        .set('Idempotency-Key', key)
+        .send({ username: user.username, password: 'correct horse battery staple' });
     const before = Number((await svc.database.db(KEYS).count({ n: '*' }).first())!.n);
     const first = await login();
     const second = await login();
@@ -128,7 +155,11 @@ describe.each(DIALECTS)('Idempotency-Key on the blog (%s)', (dialect) => {
       const res = await create(key, { title: unique('Bad key'), content: 'x' });
       expect([res.status, res.body]).toEqual([
         422,
-        { detail: [{ type: 'value_error', loc: ['header', 'Idempotency-Key'], msg: 'Idempotency-Key should be 1 to 255 visible ASCII characters' }] },
+        {
+          detail: [
+            { type: 'value_error', loc: ['header', 'Idempotency-Key'], msg: 'Idempotency-Key should be 1 to 255 visible ASCII characters' },
+          ],
+        },
       ]);
     }
   });

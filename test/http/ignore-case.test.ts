@@ -41,7 +41,10 @@ beforeAll(async () => {
     users,
     fs
       .readFileSync(users, 'utf8')
-      .replace('username: {type: string, max_length: 150, unique: true}', 'username: {type: string, max_length: 150, unique: true, ignore_case: true}')
+      .replace(
+        'username: {type: string, max_length: 150, unique: true}',
+        'username: {type: string, max_length: 150, unique: true, ignore_case: true}',
+      )
       .replace('email: {type: email, unique: true}', 'email: {type: email, unique: true, ignore_case: true}'),
   );
   const { files } = await generate({ specsDir: 'specs', outDir: 'generated', cwd: dir, runtimeImport: '@svcgen/runtime' });
@@ -79,7 +82,8 @@ describe.each(DIALECTS)('ignore_case on the users of an init project (%s)', (dia
   });
   afterAll(() => database.drop());
 
-  const register = (username: string, email: string) => request(app).post('/api/auth/register/').send({ username, email, password: 'correct horse' });
+  const register = (username: string, email: string) =>
+    request(app).post('/api/auth/register/').send({ username, email, password: 'correct horse' });
 
   it('registration refuses a username or an email that differs only in case (400), as an exact one', async () => {
     expect((await register('Alice', 'alice@example.com')).status).toBe(201);
@@ -102,7 +106,14 @@ describe.each(DIALECTS)('ignore_case on the users of an init project (%s)', (dia
     is_superuser: false,
     date_joined: new Date().toISOString(),
   });
-  const insertFails = (row: object) => database.db('users').insert(row).then(() => false, (err: unknown) => isConstraintViolation(err));
+  const insertFails = (row: object) =>
+    database
+      .db('users')
+      .insert(row)
+      .then(
+        () => false,
+        (err: unknown) => isConstraintViolation(err),
+      );
 
   it('the database refuses a write past the API that differs only in case', async () => {
     await database.db('users').insert(user('CAROL', 'carol@example.com'));

@@ -25,7 +25,12 @@ const DRAFTS = ['model: Draft', 'fields:', '  title: {type: string, max_length: 
 
 interface Project {
   dir: string;
-  createService: (options: { db: TestDatabase['db']; keys: ReturnType<typeof testKeys>; settings: Settings; logError?: (e: unknown) => void }) => { app: Express };
+  createService: (options: {
+    db: TestDatabase['db'];
+    keys: ReturnType<typeof testKeys>;
+    settings: Settings;
+    logError?: (e: unknown) => void;
+  }) => { app: Express };
   migrations: Migration[];
   defaults: Settings;
 }
@@ -79,7 +84,12 @@ describe.each(DIALECTS)('its writes need a token (%s)', (dialect) => {
   beforeAll(async () => {
     database = await createDatabase(dialect);
     await migrateLatest(database.db, project.migrations);
-    app = project.createService({ db: database.db, keys: testKeys(), settings: loadSettings(project.defaults, {}, {}), logError: (e) => errors.push(e) }).app;
+    app = project.createService({
+      db: database.db,
+      keys: testKeys(),
+      settings: loadSettings(project.defaults, {}, {}),
+      logError: (e) => errors.push(e),
+    }).app;
   });
   afterAll(() => database.drop());
   afterEach(() => expect(errors).toEqual([]));
@@ -91,12 +101,20 @@ describe.each(DIALECTS)('its writes need a token (%s)', (dialect) => {
       body: { detail: 'Unauthorized' },
       challenge: 'Bearer',
     });
-    const reg = await request(app).post('/api/auth/register/').send({ username: `ada_${dialect}`, email: `ada_${dialect}@example.com`, password: 'correct horse' });
+    const reg = await request(app)
+      .post('/api/auth/register/')
+      .send({ username: `ada_${dialect}`, email: `ada_${dialect}@example.com`, password: 'correct horse' });
     expect(reg.status).toBe(201);
-    const created = await request(app).post('/api/drafts/').set('Authorization', `Bearer ${reg.body.access_token}`).send({ title: 'Hello' });
+    const created = await request(app)
+      .post('/api/drafts/')
+      .set('Authorization', `Bearer ${reg.body.access_token}`)
+      .send({ title: 'Hello' });
     expect({ status: created.status, body: created.body }).toEqual({ status: 201, body: { id: created.body.id, title: 'Hello' } });
     const list = await request(app).get('/api/drafts/');
-    expect({ status: list.status, body: list.body }).toEqual({ status: 200, body: { count: 1, items: [{ id: created.body.id, title: 'Hello' }] } });
+    expect({ status: list.status, body: list.body }).toEqual({
+      status: 200,
+      body: { count: 1, items: [{ id: created.body.id, title: 'Hello' }] },
+    });
     const update = await request(app).patch(`/api/drafts/${created.body.id}/`).send({ title: 'Changed' });
     expect({ status: update.status, body: update.body }).toEqual({ status: 401, body: { detail: 'Unauthorized' } });
     const remove = await request(app).delete(`/api/drafts/${created.body.id}/`);

@@ -18,7 +18,11 @@ const tooLong = (name: string, msg: string) => ({ detail: [{ type: 'too_long', l
 const words = (n: number, word = 'a') => Array.from({ length: n }, () => word).join(' ');
 
 it('the caps are those the documentation names', () => {
-  expect({ MAX_SEARCH_TERMS, MAX_LIST_ITEMS, MAX_ORDERING_TERMS }).toEqual({ MAX_SEARCH_TERMS: 32, MAX_LIST_ITEMS: 1000, MAX_ORDERING_TERMS: 16 });
+  expect({ MAX_SEARCH_TERMS, MAX_LIST_ITEMS, MAX_ORDERING_TERMS }).toEqual({
+    MAX_SEARCH_TERMS: 32,
+    MAX_LIST_ITEMS: 1000,
+    MAX_ORDERING_TERMS: 16,
+  });
 });
 
 it(`a \`list\` query parameter holds at most ${MAX_LIST_ITEMS} values`, () => {
@@ -50,12 +54,19 @@ describe.each(DIALECTS)('input caps: the blog (%s)', (dialect) => {
 
   it(`?search= with ${MAX_SEARCH_TERMS} words is searched`, async () => {
     const res = await list({ search: words(MAX_SEARCH_TERMS) });
-    expect({ status: res.status, titles: res.body.items.map((a: { title: string }) => a.title) }).toEqual({ status: 200, titles: ['a b c'] });
+    expect({ status: res.status, titles: res.body.items.map((a: { title: string }) => a.title) }).toEqual({
+      status: 200,
+      titles: ['a b c'],
+    });
     expect((await list({ search: words(MAX_SEARCH_TERMS, 'zz') })).body).toEqual({ items: [], count: 0 });
   });
 
   it.each([MAX_SEARCH_TERMS + 1, 996, 1500])('?search= with %d words is a 422, before any query', async (n) => {
-    expect(await list({ search: words(n) })).toEqual({ status: 422, body: tooLong('search', 'Search should have at most 32 words'), queries: 0 });
+    expect(await list({ search: words(n) })).toEqual({
+      status: 422,
+      body: tooLong('search', 'Search should have at most 32 words'),
+      queries: 0,
+    });
   });
 
   it('words are counted after splitting on whitespace: blanks around them do not count', async () => {
@@ -63,7 +74,8 @@ describe.each(DIALECTS)('input caps: the blog (%s)', (dialect) => {
   });
 
   it(`?ordering= with ${MAX_ORDERING_TERMS} terms orders; one more is a 422, before any query`, async () => {
-    const terms = (n: number) => Array.from({ length: n }, (_, i) => ['title', '-views', 'author__username', 'created_at'][i % 4]).join(',');
+    const terms = (n: number) =>
+      Array.from({ length: n }, (_, i) => ['title', '-views', 'author__username', 'created_at'][i % 4]).join(',');
     const ok = await list({ ordering: terms(MAX_ORDERING_TERMS) });
     expect({ status: ok.status, count: ok.body.count }).toEqual({ status: 200, count: 1 });
     expect(await list({ ordering: terms(MAX_ORDERING_TERMS + 1) })).toEqual({
@@ -118,7 +130,9 @@ describe.each(DIALECTS)('input caps: __in filters through a foreign key and a ma
 
   it(`?search= through the relations with ${MAX_SEARCH_TERMS} words, and one more`, async () => {
     expect((await list({ search: words(MAX_SEARCH_TERMS, 'e') })).body).toEqual({ items: [{ id, title: 'Seven' }], count: 1 });
-    expect((await list({ search: words(MAX_SEARCH_TERMS + 1, 'e') })).body).toEqual(tooLong('search', 'Search should have at most 32 words'));
+    expect((await list({ search: words(MAX_SEARCH_TERMS + 1, 'e') })).body).toEqual(
+      tooLong('search', 'Search should have at most 32 words'),
+    );
   });
 });
 
@@ -127,7 +141,9 @@ describe.each(DIALECTS)('input caps: ordering read by position under CursorPagin
   beforeAll(async () => {
     svc = await startShowcase(dialect);
     for (let i = 0; i < 6; i++) {
-      await insertRows(svc.database.db, 'readings', [{ sensor: `s${i % 2}`, value: i / 2, rank: i % 3, taken_at: new Date(Date.UTC(2026, 0, 1 + i)).toISOString() }]);
+      await insertRows(svc.database.db, 'readings', [
+        { sensor: `s${i % 2}`, value: i / 2, rank: i % 3, taken_at: new Date(Date.UTC(2026, 0, 1 + i)).toISOString() },
+      ]);
     }
   });
   afterAll(() => svc.close());

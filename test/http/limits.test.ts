@@ -31,7 +31,9 @@ describe.each(DIALECTS)('values past what a column holds, in bodies (%s)', (dial
   let n = 0;
   const create = (fields: Record<string, unknown>) => {
     n += 1;
-    return request(svc.app).post('/v/widgets/').send({ name: `limits-${n}`, ...fields });
+    return request(svc.app)
+      .post('/v/widgets/')
+      .send({ name: `limits-${n}`, ...fields });
   };
   const answer = async (fields: Record<string, unknown>) => {
     const res = await create(fields);
@@ -41,8 +43,16 @@ describe.each(DIALECTS)('values past what a column holds, in bodies (%s)', (dial
   it.each([
     ['a date in year 0', { released_on: '0000-01-01' }, entry(DATE_RANGE, 'body', 'data', 'released_on')],
     ['a datetime in year 0', { checked_at: '0000-06-01T00:00:00Z' }, entry(DATETIME_RANGE, 'body', 'data', 'checked_at')],
-    ['a datetime whose offset moves it into year 0', { checked_at: '0001-01-01T00:30:00+01:00' }, entry(DATETIME_RANGE, 'body', 'data', 'checked_at')],
-    ['a datetime whose offset moves it past 9999', { checked_at: '9999-12-31T23:30:00-01:00' }, entry(DATETIME_RANGE, 'body', 'data', 'checked_at')],
+    [
+      'a datetime whose offset moves it into year 0',
+      { checked_at: '0001-01-01T00:30:00+01:00' },
+      entry(DATETIME_RANGE, 'body', 'data', 'checked_at'),
+    ],
+    [
+      'a datetime whose offset moves it past 9999',
+      { checked_at: '9999-12-31T23:30:00-01:00' },
+      entry(DATETIME_RANGE, 'body', 'data', 'checked_at'),
+    ],
     [
       'a 32-bit integer past its column',
       { count: 2147483648 },
@@ -61,7 +71,11 @@ describe.each(DIALECTS)('values past what a column holds, in bodies (%s)', (dial
     [
       'a decimal past its digits',
       { price: '1000000.00' },
-      { type: 'decimal_whole_digits', loc: ['body', 'data', 'price'], msg: 'Decimal input should have no more than 6 digits before the decimal point' },
+      {
+        type: 'decimal_whole_digits',
+        loc: ['body', 'data', 'price'],
+        msg: 'Decimal input should have no more than 6 digits before the decimal point',
+      },
     ],
     [
       'a string past its length',
@@ -92,7 +106,11 @@ describe.each(DIALECTS)('values past what a column holds, in bodies (%s)', (dial
       9007199254740991,
       '999999.99',
     ]);
-    expect([other.body.released_on, other.body.checked_at, other.body.count]).toEqual(['9999-12-31', '0001-01-01T00:00:00.000Z', -2147483648]);
+    expect([other.body.released_on, other.body.checked_at, other.body.count]).toEqual([
+      '9999-12-31',
+      '0001-01-01T00:00:00.000Z',
+      -2147483648,
+    ]);
   });
 
   it('a malformed date or datetime gets the format entry alone, not a range entry too', async () => {
@@ -137,7 +155,9 @@ describe.each(DIALECTS)('values past what a column holds, in query filters (%s)'
   it('a malformed date in a filter gets the format entry alone', async () => {
     const DATE_PARSING = { type: 'date_parsing', msg: 'Input should be a valid date in the format YYYY-MM-DD' };
     expect(await answer({ published_on: '10000-01-01' })).toEqual(invalid(entry(DATE_PARSING, 'query', 'published_on')));
-    expect(await answer({ published_between: '2024-02-30,2024-03-01' })).toEqual(invalid(entry(DATE_PARSING, 'query', 'published_between')));
+    expect(await answer({ published_between: '2024-02-30,2024-03-01' })).toEqual(
+      invalid(entry(DATE_PARSING, 'query', 'published_between')),
+    );
   });
 
   it('the ends of the range filter normally', async () => {
@@ -176,14 +196,22 @@ describe.each(DIALECTS)('the blog: keys and filters past their column (%s)', (di
       for (const [method, path, body] of routes) {
         const url = path.replace('{}', key);
         const res = await request(svc.app)[method as 'get'](url).set('Authorization', staff.bearer).send(body);
-        const expected = /^-?\d+$/.test(key) && Number.isSafeInteger(Number(key))
-          ? {
-              type: Number(key) > 0 ? 'less_than_equal' : 'greater_than_equal',
-              loc: ['path', 'pk'],
-              msg: Number(key) > 0 ? 'Input should be less than or equal to 2147483647' : 'Input should be greater than or equal to -2147483648',
-            }
-          : { type: 'int_parsing', loc: ['path', 'pk'], msg: INT_PARSING };
-        expect({ url: `${method} ${url}`, status: res.status, body: res.body }).toEqual({ url: `${method} ${url}`, status: 422, body: { detail: [expected] } });
+        const expected =
+          /^-?\d+$/.test(key) && Number.isSafeInteger(Number(key))
+            ? {
+                type: Number(key) > 0 ? 'less_than_equal' : 'greater_than_equal',
+                loc: ['path', 'pk'],
+                msg:
+                  Number(key) > 0
+                    ? 'Input should be less than or equal to 2147483647'
+                    : 'Input should be greater than or equal to -2147483648',
+              }
+            : { type: 'int_parsing', loc: ['path', 'pk'], msg: INT_PARSING };
+        expect({ url: `${method} ${url}`, status: res.status, body: res.body }).toEqual({
+          url: `${method} ${url}`,
+          status: 422,
+          body: { detail: [expected] },
+        });
       }
     }
     // The article is untouched, and a valid key still reaches the decorator and the handler.
@@ -197,11 +225,17 @@ describe.each(DIALECTS)('the blog: keys and filters past their column (%s)', (di
   it('a relation key past 32 bits in a body → 422 at its place', async () => {
     const staff = await makeUser(svc, { is_staff: true });
     const article = await makeArticle(svc.database.db, { author_id: staff.id });
-    const res = await request(svc.app).post(`/api/articles/${article}/tags/`).set('Authorization', staff.bearer).send({ add: [1, 2147483648] });
+    const res = await request(svc.app)
+      .post(`/api/articles/${article}/tags/`)
+      .set('Authorization', staff.bearer)
+      .send({ add: [1, 2147483648] });
     expect({ status: res.status, body: res.body }).toEqual(
       invalid({ type: 'less_than_equal', loc: ['body', 'data', 'add', 1], msg: 'Input should be less than or equal to 2147483647' }),
     );
-    const category = await request(svc.app).post('/api/articles/').set('Authorization', staff.bearer).send({ title: 't', content: 'c', category: 2 ** 31 });
+    const category = await request(svc.app)
+      .post('/api/articles/')
+      .set('Authorization', staff.bearer)
+      .send({ title: 't', content: 'c', category: 2 ** 31 });
     expect({ status: category.status, body: category.body }).toEqual(
       invalid({ type: 'less_than_equal', loc: ['body', 'data', 'category'], msg: 'Input should be less than or equal to 2147483647' }),
     );

@@ -27,7 +27,14 @@ describe.each(DIALECTS)('list fields (%s)', (dialect) => {
       .post('/v/bookmarks/')
       .send({ title: 'a', tags: ['zeta', 'Alpha', 'zeta', 'a,b "q" \\ {x}'], ratings: [5, -1, 0], visits: ['2026-01-31', '0001-01-01'] });
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ id: expect.any(Number), title: 'a', tags: ['zeta', 'Alpha', 'zeta', 'a,b "q" \\ {x}'], ratings: [5, -1, 0], sizes: ['M'], visits: ['2026-01-31', '0001-01-01'] });
+    expect(res.body).toEqual({
+      id: expect.any(Number),
+      title: 'a',
+      tags: ['zeta', 'Alpha', 'zeta', 'a,b "q" \\ {x}'],
+      ratings: [5, -1, 0],
+      sizes: ['M'],
+      visits: ['2026-01-31', '0001-01-01'],
+    });
     const got = await request(svc.app).get(`/v/bookmarks/${res.body.id}/`);
     expect([got.status, got.body]).toEqual([200, res.body]);
     const bare = await create({ title: 'bare' });
@@ -36,7 +43,9 @@ describe.each(DIALECTS)('list fields (%s)', (dialect) => {
 
   it('patches a list (replaces it), to empty, and to null when nullable', async () => {
     const { id } = await create({ title: 'p', tags: ['x'], ratings: [1] });
-    const patched = await request(svc.app).patch(`/v/bookmarks/${id}/`).send({ tags: ['y', 'x'], ratings: null, sizes: [] });
+    const patched = await request(svc.app)
+      .patch(`/v/bookmarks/${id}/`)
+      .send({ tags: ['y', 'x'], ratings: null, sizes: [] });
     expect([patched.status, patched.body]).toEqual([200, { id, title: 'p', tags: ['y', 'x'], ratings: null, sizes: [], visits: null }]);
     const emptied = await request(svc.app).patch(`/v/bookmarks/${id}/`).send({ tags: [], ratings: [] });
     expect([emptied.status, emptied.body]).toEqual([200, { id, title: 'p', tags: [], ratings: [], sizes: [], visits: null }]);
@@ -44,18 +53,60 @@ describe.each(DIALECTS)('list fields (%s)', (dialect) => {
 
   describe('refuses what is not a list of the item type, with the location of the item', () => {
     it.each([
-      ['a string where a list is expected', { tags: 'clinician' }, [{ type: 'list_type', loc: ['body', 'data', 'tags'], msg: 'Input should be a valid list' }]],
-      ['null for a list that is not nullable', { tags: null }, [{ type: 'list_type', loc: ['body', 'data', 'tags'], msg: 'Input should be a valid list' }]],
-      ['an item of the wrong type', { tags: ['a', 'b', 3] }, [{ type: 'string_type', loc: ['body', 'data', 'tags', 2], msg: 'Input should be a valid string' }]],
-      ['an item too long', { tags: ['a', 'x'.repeat(21)] }, [{ type: 'string_too_long', loc: ['body', 'data', 'tags', 1], msg: 'String should have at most 20 characters' }]],
-      ['too many items', { tags: ['1', '2', '3', '4', '5', '6'] }, [{ type: 'too_long', loc: ['body', 'data', 'tags'], msg: 'List should have at most 5 items' }]],
-      ['an integer out of range', { ratings: [1, 2147483648] }, [{ type: 'less_than_equal', loc: ['body', 'data', 'ratings', 1], msg: 'Input should be less than or equal to 2147483647' }]],
-      ['a fraction for an integer item', { ratings: [1.5] }, [{ type: 'int_type', loc: ['body', 'data', 'ratings', 0], msg: 'Input should be a valid integer' }]],
-      ['an item not among the choices', { sizes: ['S', 'XL'] }, [{ type: 'enum', loc: ['body', 'data', 'sizes', 1], msg: 'Input should be "S" or "M" or "L"' }]],
-      ['a date that is not one', { visits: ['2026-01-01', '2026-02-30'] }, [{ type: 'date_parsing', loc: ['body', 'data', 'visits', 1], msg: 'Input should be a valid date in the format YYYY-MM-DD' }]],
-      ['a date out of range', { visits: ['0000-12-31'] }, [{ type: 'date_out_of_range', loc: ['body', 'data', 'visits', 0], msg: 'Date should be between 0001-01-01 and 9999-12-31' }]],
+      [
+        'a string where a list is expected',
+        { tags: 'clinician' },
+        [{ type: 'list_type', loc: ['body', 'data', 'tags'], msg: 'Input should be a valid list' }],
+      ],
+      [
+        'null for a list that is not nullable',
+        { tags: null },
+        [{ type: 'list_type', loc: ['body', 'data', 'tags'], msg: 'Input should be a valid list' }],
+      ],
+      [
+        'an item of the wrong type',
+        { tags: ['a', 'b', 3] },
+        [{ type: 'string_type', loc: ['body', 'data', 'tags', 2], msg: 'Input should be a valid string' }],
+      ],
+      [
+        'an item too long',
+        { tags: ['a', 'x'.repeat(21)] },
+        [{ type: 'string_too_long', loc: ['body', 'data', 'tags', 1], msg: 'String should have at most 20 characters' }],
+      ],
+      [
+        'too many items',
+        { tags: ['1', '2', '3', '4', '5', '6'] },
+        [{ type: 'too_long', loc: ['body', 'data', 'tags'], msg: 'List should have at most 5 items' }],
+      ],
+      [
+        'an integer out of range',
+        { ratings: [1, 2147483648] },
+        [{ type: 'less_than_equal', loc: ['body', 'data', 'ratings', 1], msg: 'Input should be less than or equal to 2147483647' }],
+      ],
+      [
+        'a fraction for an integer item',
+        { ratings: [1.5] },
+        [{ type: 'int_type', loc: ['body', 'data', 'ratings', 0], msg: 'Input should be a valid integer' }],
+      ],
+      [
+        'an item not among the choices',
+        { sizes: ['S', 'XL'] },
+        [{ type: 'enum', loc: ['body', 'data', 'sizes', 1], msg: 'Input should be "S" or "M" or "L"' }],
+      ],
+      [
+        'a date that is not one',
+        { visits: ['2026-01-01', '2026-02-30'] },
+        [{ type: 'date_parsing', loc: ['body', 'data', 'visits', 1], msg: 'Input should be a valid date in the format YYYY-MM-DD' }],
+      ],
+      [
+        'a date out of range',
+        { visits: ['0000-12-31'] },
+        [{ type: 'date_out_of_range', loc: ['body', 'data', 'visits', 0], msg: 'Date should be between 0001-01-01 and 9999-12-31' }],
+      ],
     ])('%s → 422', async (_what, fields, detail) => {
-      const created = await request(svc.app).post('/v/bookmarks/').send({ title: 't', ...fields });
+      const created = await request(svc.app)
+        .post('/v/bookmarks/')
+        .send({ title: 't', ...fields });
       expect([created.status, created.body]).toEqual([422, { detail }]);
       const { id } = await create({ title: 'patched' });
       const patched = await request(svc.app).patch(`/v/bookmarks/${id}/`).send(fields);
@@ -65,7 +116,9 @@ describe.each(DIALECTS)('list fields (%s)', (dialect) => {
 
   it('reports every bad item of every list at once (the example of docs/reference/spec/fields.md)', async () => {
     const { id } = await create({ title: 'many' });
-    const res = await request(svc.app).patch(`/v/bookmarks/${id}/`).send({ tags: ['a', 'x', 'y'.repeat(21)], ratings: [1, 2147483648] });
+    const res = await request(svc.app)
+      .patch(`/v/bookmarks/${id}/`)
+      .send({ tags: ['a', 'x', 'y'.repeat(21)], ratings: [1, 2147483648] });
     expect([res.status, res.body]).toEqual([
       422,
       {
@@ -97,7 +150,10 @@ describe.each(DIALECTS)('list fields (%s)', (dialect) => {
     async function titles(query: string): Promise<string[]> {
       const res = await request(svc.app).get(`/v/bookmarks/?${query}&page_size=100`);
       expect(res.status).toBe(200);
-      return (res.body.items as { title: string }[]).map((b) => b.title).filter((t) => t.startsWith('f-')).map((t) => t.slice(2));
+      return (res.body.items as { title: string }[])
+        .map((b) => b.title)
+        .filter((t) => t.startsWith('f-'))
+        .map((t) => t.slice(2));
     }
 
     it.each([
@@ -137,8 +193,16 @@ describe.each(DIALECTS)('list fields (%s)', (dialect) => {
     const schemas = res.body.components.schemas;
     expect(schemas.BookmarkIn.properties.tags).toEqual({ type: 'array', items: { type: 'string', maxLength: 20 }, maxItems: 5 });
     // No max_items in the spec: the default, 1000.
-    expect(schemas.BookmarkIn.properties.ratings).toEqual({ type: ['array', 'null'], items: { type: 'integer', minimum: -2147483648, maximum: 2147483647 }, maxItems: 1000 });
+    expect(schemas.BookmarkIn.properties.ratings).toEqual({
+      type: ['array', 'null'],
+      items: { type: 'integer', minimum: -2147483648, maximum: 2147483647 },
+      maxItems: 1000,
+    });
     expect(schemas.BookmarkOut.properties.ratings).toEqual({ type: ['array', 'null'], items: { type: 'integer' }, maxItems: 1000 });
-    expect(schemas.BookmarkOut.properties.sizes).toEqual({ type: 'array', items: { type: 'string', enum: ['S', 'M', 'L'] }, maxItems: 1000 });
+    expect(schemas.BookmarkOut.properties.sizes).toEqual({
+      type: 'array',
+      items: { type: 'string', enum: ['S', 'M', 'L'] },
+      maxItems: 1000,
+    });
   });
 });

@@ -31,12 +31,15 @@ type Line = Record<string, any>;
 function capture(): { logger: Logger; lines: Line[]; raw: string[] } {
   const raw: string[] = [];
   const lines: Line[] = [];
-  const logger = createLogger({ SVC_LOG_LEVEL: 'error' }, {
-    write(text: string) {
-      raw.push(text);
-      lines.push(JSON.parse(text));
+  const logger = createLogger(
+    { SVC_LOG_LEVEL: 'error' },
+    {
+      write(text: string) {
+        raw.push(text);
+        lines.push(JSON.parse(text));
+      },
     },
-  });
+  );
   return { logger, lines, raw };
 }
 
@@ -57,7 +60,12 @@ describe.each(DIALECTS)('logs hold no bound values (%s)', (dialect) => {
     author = await makeUser(svc);
     locker =
       dialect === 'sqlite'
-        ? knex({ client: 'better-sqlite3', connection: { filename: svc.database.url.slice('sqlite:'.length) }, useNullAsDefault: true, pool: { min: 1, max: 1 } })
+        ? knex({
+            client: 'better-sqlite3',
+            connection: { filename: svc.database.url.slice('sqlite:'.length) },
+            useNullAsDefault: true,
+            pool: { min: 1, max: 1 },
+          })
         : dialect === 'mysql'
           ? knex({ client: 'mysql2', connection: svc.database.url, pool: { min: 0, max: 3 } })
           : knex({ client: 'pg', connection: svc.database.url, pool: { min: 0, max: 3 } });
@@ -94,9 +102,10 @@ describe.each(DIALECTS)('logs hold no bound values (%s)', (dialect) => {
         try {
           const pending = send().then((res) => res);
           for (let i = 0; i < 250; i++) {
-            const [waiting] = await locker.raw("select id from information_schema.processlist where state like 'Waiting for table%' and info like ?", [
-              `${insertInto(dialect, table)}%`,
-            ]);
+            const [waiting] = await locker.raw(
+              "select id from information_schema.processlist where state like 'Waiting for table%' and info like ?",
+              [`${insertInto(dialect, table)}%`],
+            );
             if (waiting.length) {
               for (const { id } of waiting) await locker.raw(`kill ${Number(id)}`);
               break;
@@ -111,7 +120,9 @@ describe.each(DIALECTS)('logs hold no bound values (%s)', (dialect) => {
       await trx.raw(`lock table ${table} in exclusive mode`);
       const pending = send().then((res) => res);
       for (let i = 0; i < 250; i++) {
-        const waiting = await locker.raw("select pid from pg_stat_activity where wait_event_type = 'Lock' and query like ?", [`${insertInto(dialect, table)}%`]);
+        const waiting = await locker.raw("select pid from pg_stat_activity where wait_event_type = 'Lock' and query like ?", [
+          `${insertInto(dialect, table)}%`,
+        ]);
         if (waiting.rows.length) {
           for (const { pid } of waiting.rows) await locker.raw('select pg_terminate_backend(?)', [pid]);
           break;
@@ -147,7 +158,9 @@ describe.each(DIALECTS)('logs hold no bound values (%s)', (dialect) => {
   }, 30_000);
 
   it('an outage met by a new article logs its insert without the title or the content', async () => {
-    const res = await duringOutage('articles', () => request(svc.app).post('/api/articles/').set('Authorization', author.bearer).send(article()));
+    const res = await duringOutage('articles', () =>
+      request(svc.app).post('/api/articles/').set('Authorization', author.bearer).send(article()),
+    );
     expect({ status: res.status, body: res.body }).toEqual({ status: 503, body: { detail: 'Service Unavailable' } });
     const [line] = outageStart();
     expect(line.msg).toMatch(new RegExp(`, in (ROLLBACK after )?${insertInto(dialect, 'articles').replace(/[`"]/g, '.')} \\(`));
@@ -165,10 +178,19 @@ describe.each(DIALECTS)('logs hold no bound values (%s)', (dialect) => {
   }
 
   it('a failing insert of a registration is logged as an unhandled error with its statement, without its values', async () => {
-    const res = await columnAway('users', 'password', () => request(svc.app).post('/api/auth/register/').send(register()).set('X-Request-Id', 'reg-1'));
+    const res = await columnAway('users', 'password', () =>
+      request(svc.app).post('/api/auth/register/').send(register()).set('X-Request-Id', 'reg-1'),
+    );
     expect({ status: res.status, body: res.body }).toEqual({ status: 500, body: { detail: 'Internal Server Error' } });
     const [line] = log.lines;
-    expect({ level: line.level, reqId: line.reqId, msg: line.msg, type: line.err.type, code: line.err.code, message: line.err.message }).toEqual({
+    expect({
+      level: line.level,
+      reqId: line.reqId,
+      msg: line.msg,
+      type: line.err.type,
+      code: line.err.code,
+      message: line.err.message,
+    }).toEqual({
       level: 50,
       reqId: 'reg-1',
       msg: 'unhandled error',
@@ -185,7 +207,9 @@ describe.each(DIALECTS)('logs hold no bound values (%s)', (dialect) => {
   });
 
   it('a failing insert of an article is logged without its title or content', async () => {
-    const res = await columnAway('articles', 'content', () => request(svc.app).post('/api/articles/').set('Authorization', author.bearer).send(article()));
+    const res = await columnAway('articles', 'content', () =>
+      request(svc.app).post('/api/articles/').set('Authorization', author.bearer).send(article()),
+    );
     expect(res.status).toBe(500);
     const [line] = log.lines;
     expect(line.msg).toBe('unhandled error');
@@ -223,7 +247,10 @@ describe.each(DIALECTS)('logs hold no bound values (%s)', (dialect) => {
       }
       expect(res.status).toBe(500);
       const [line] = log.lines;
-      expect({ code: line.err.code, message: line.err.message }).toEqual({ code: '22P02', message: 'invalid input syntax for type integer: "?"' });
+      expect({ code: line.err.code, message: line.err.message }).toEqual({
+        code: '22P02',
+        message: 'invalid input syntax for type integer: "?"',
+      });
       expect(line.err.statement).toMatch(/^select /);
     });
   }
@@ -231,7 +258,10 @@ describe.each(DIALECTS)('logs hold no bound values (%s)', (dialect) => {
 
 describe('loggableError', () => {
   it('keeps the type, code, message and stack frames of any error, and its cause the same way', () => {
-    const cause = Object.assign(new Error('value "123456789012" is out of range for type integer'), { code: '22003', detail: 'Key (id)=(5)' });
+    const cause = Object.assign(new Error('value "123456789012" is out of range for type integer'), {
+      code: '22003',
+      detail: 'Key (id)=(5)',
+    });
     const err = Object.assign(new Error('wrapped', { cause }), { code: 'E_HOOK', secret: 'x' });
     const out = loggableError(err);
     expect({ ...out, stack: undefined, cause: { ...out.cause, stack: undefined } }).toEqual({

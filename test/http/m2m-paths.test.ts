@@ -24,7 +24,9 @@ describe.each(DIALECTS)('relation paths (%s)', (dialect) => {
   afterEach(() => expect(svc.errors.splice(0)).toEqual([]));
 
   it('serves the empty path under the related verbose name plural, POST with a slash', async () => {
-    const add = await request(svc.app).post(`/v/notes/${note}/tag-labels/`).send({ add: [label] });
+    const add = await request(svc.app)
+      .post(`/v/notes/${note}/tag-labels/`)
+      .send({ add: [label] });
     expect(add.status).toBe(200);
     expect(add.body).toEqual({ results: { count: 1, details: [`tag label ${label} added`] }, errors: { count: 0, details: [] } });
   });
@@ -40,9 +42,13 @@ describe.each(DIALECTS)('relation paths (%s)', (dialect) => {
   });
 
   it('accepts only the keys of enabled operations (remove is disabled)', async () => {
-    const res = await request(svc.app).post(`/v/notes/${note}/tag-labels/`).send({ remove: [label] });
+    const res = await request(svc.app)
+      .post(`/v/notes/${note}/tag-labels/`)
+      .send({ remove: [label] });
     expect(res.status).toBe(422);
-    expect(res.body).toEqual({ detail: [{ type: 'extra_forbidden', loc: ['body', 'data', 'remove'], msg: 'Extra inputs are not permitted' }] });
+    expect(res.body).toEqual({
+      detail: [{ type: 'extra_forbidden', loc: ['body', 'data', 'remove'], msg: 'Extra inputs are not permitted' }],
+    });
   });
 
   it('names the operations after the model and the normalised path', async () => {

@@ -212,7 +212,12 @@ describe.each(DIALECTS)('article tags relation (%s)', (dialect) => {
         sortDetails(
           m2m(
             [`tag ${addNew} added`, `tag ${removeRelated} removed`],
-            [`tag ${addRelated} is already related`, `tag ${MISSING_ID} not found`, `tag ${removeUnrelated} is not related`, `tag ${MISSING_ID + 1} not found`],
+            [
+              `tag ${addRelated} is already related`,
+              `tag ${MISSING_ID} not found`,
+              `tag ${removeUnrelated} is not related`,
+              `tag ${MISSING_ID + 1} not found`,
+            ],
           ),
         ),
       );
@@ -239,10 +244,14 @@ describe.each(DIALECTS)('article tags relation (%s)', (dialect) => {
       const [t] = await newTags(1);
       const res = await post(article, { bogus: [] });
       expect(res.status).toBe(422);
-      expect(res.body).toEqual({ detail: [{ type: 'extra_forbidden', loc: ['body', 'data', 'bogus'], msg: 'Extra inputs are not permitted' }] });
+      expect(res.body).toEqual({
+        detail: [{ type: 'extra_forbidden', loc: ['body', 'data', 'bogus'], msg: 'Extra inputs are not permitted' }],
+      });
       const mixed = await post(article, { add: [t], set: [t] });
       expect(mixed.status).toBe(422);
-      expect(mixed.body).toEqual({ detail: [{ type: 'extra_forbidden', loc: ['body', 'data', 'set'], msg: 'Extra inputs are not permitted' }] });
+      expect(mixed.body).toEqual({
+        detail: [{ type: 'extra_forbidden', loc: ['body', 'data', 'set'], msg: 'Extra inputs are not permitted' }],
+      });
       expect(await articleTagIds(db(), article)).toEqual([]);
     });
 
@@ -250,14 +259,24 @@ describe.each(DIALECTS)('article tags relation (%s)', (dialect) => {
       const article = await newArticle();
       const notInt = await post(article, { add: ['x'] });
       expect(notInt.status).toBe(422);
-      expect(notInt.body).toEqual({ detail: [{ type: 'int_type', loc: ['body', 'data', 'add', 0], msg: 'Input should be a valid integer' }] });
+      expect(notInt.body).toEqual({
+        detail: [{ type: 'int_type', loc: ['body', 'data', 'add', 0], msg: 'Input should be a valid integer' }],
+      });
       const notList = await post(article, { remove: 5 });
       expect(notList.status).toBe(422);
-      expect(notList.body).toEqual({ detail: [{ type: 'list_type', loc: ['body', 'data', 'remove'], msg: 'Input should be a valid list' }] });
+      expect(notList.body).toEqual({
+        detail: [{ type: 'list_type', loc: ['body', 'data', 'remove'], msg: 'Input should be a valid list' }],
+      });
       const notObject = await post(article, [1, 2]);
       expect(notObject.status).toBe(422);
       expect(notObject.body).toEqual({
-        detail: [{ type: 'model_attributes_type', loc: ['body', 'data'], msg: 'Input should be a valid dictionary or object to extract fields from' }],
+        detail: [
+          {
+            type: 'model_attributes_type',
+            loc: ['body', 'data'],
+            msg: 'Input should be a valid dictionary or object to extract fields from',
+          },
+        ],
       });
       expect(await articleTagIds(db(), article)).toEqual([]);
     });
@@ -335,7 +354,7 @@ describe.each(DIALECTS)('article tags relation (%s)', (dialect) => {
   });
 
   describe('staff and drafts', () => {
-    it('staff may change the tags of another author\'s draft (only the author or staff)', async () => {
+    it("staff may change the tags of another author's draft (only the author or staff)", async () => {
       const draft = await newArticle({ is_published: false });
       const [t] = await newTags(1);
       const res = await post(draft, { add: [t] }, staff);
@@ -354,7 +373,10 @@ describe.each(DIALECTS)('article tags relation (%s)', (dialect) => {
       const bareGet = await api().get(`/api/articles/${article}/tags`);
       expect(bareGet.status).toBe(404);
       expect(bareGet.body).toEqual(NOT_FOUND);
-      const barePost = await api().post(`/api/articles/${article}/tags`).set('Authorization', author.bearer).send({ add: [t] });
+      const barePost = await api()
+        .post(`/api/articles/${article}/tags`)
+        .set('Authorization', author.bearer)
+        .send({ add: [t] });
       expect(barePost.status).toBe(404);
       expect(barePost.body).toEqual(NOT_FOUND);
       expect(await articleTagIds(db(), article)).toEqual([]);
@@ -371,7 +393,11 @@ describe.each(DIALECTS)('article tags relation (%s)', (dialect) => {
     it('a non-integer article key is a 422 with loc path', async () => {
       const res = await api().get('/api/articles/abc/tags/');
       expect(res.status).toBe(422);
-      expect(res.body).toEqual({ detail: [{ type: 'int_parsing', loc: ['path', 'pk'], msg: 'Input should be a valid integer, unable to parse string as an integer' }] });
+      expect(res.body).toEqual({
+        detail: [
+          { type: 'int_parsing', loc: ['path', 'pk'], msg: 'Input should be a valid integer, unable to parse string as an integer' },
+        ],
+      });
     });
   });
 
@@ -386,7 +412,10 @@ describe.each(DIALECTS)('article tags relation (%s)', (dialect) => {
       await relateTags(db(), article, Object.values(ids));
       await makeTag(db(), `alpha-unrelated${s}`);
     });
-    const item = (name: string) => ({ id: ids[name], name: expect.stringMatching(new RegExp(`^${name.replace(/[%_]/g, '\\$&')}\\d+x\\d+$`)) });
+    const item = (name: string) => ({
+      id: ids[name],
+      name: expect.stringMatching(new RegExp(`^${name.replace(/[%_]/g, '\\$&')}\\d+x\\d+$`)),
+    });
     const inIdOrder = (list: string[]) => [...list].sort((a, b) => ids[a] - ids[b]);
 
     it('pages of {items, count} in primary-key order; count is the whole relation', async () => {
@@ -423,7 +452,9 @@ describe.each(DIALECTS)('article tags relation (%s)', (dialect) => {
     it('bad page parameters are a 422', async () => {
       const res = await api().get(tagsUrl(article, `?page=0`));
       expect(res.status).toBe(422);
-      expect(res.body).toEqual({ detail: [{ type: 'greater_than_equal', loc: ['query', 'page'], msg: 'Input should be greater than or equal to 1' }] });
+      expect(res.body).toEqual({
+        detail: [{ type: 'greater_than_equal', loc: ['query', 'page'], msg: 'Input should be greater than or equal to 1' }],
+      });
     });
   });
 
@@ -437,7 +468,12 @@ describe.each(DIALECTS)('article tags relation (%s)', (dialect) => {
       expect(get.operationId).toBe('get_article_tags');
       // Public: a token is optional (read when sent).
       expect(get.security).toEqual([{}, { BearerAuth: [] }]);
-      expect(get.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`).sort()).toEqual(['path:pk', 'query:name', 'query:page', 'query:page_size']);
+      expect(get.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`).sort()).toEqual([
+        'path:pk',
+        'query:name',
+        'query:page',
+        'query:page_size',
+      ]);
       expect(get.responses['200'].content['application/json'].schema).toEqual({
         type: 'object',
         properties: { items: { type: 'array', items: { $ref: '#/components/schemas/TagOut' } }, count: { type: 'integer' } },
@@ -463,8 +499,16 @@ describe.each(DIALECTS)('article tags relation (%s)', (dialect) => {
         },
         additionalProperties: false,
       });
-      const part = { type: 'object', properties: { count: { type: 'integer' }, details: { type: 'array', items: { type: 'string' } } }, required: ['count', 'details'] };
-      expect(components.schemas.M2MSchemaOut).toEqual({ type: 'object', properties: { results: part, errors: part }, required: ['results', 'errors'] });
+      const part = {
+        type: 'object',
+        properties: { count: { type: 'integer' }, details: { type: 'array', items: { type: 'string' } } },
+        required: ['count', 'details'],
+      };
+      expect(components.schemas.M2MSchemaOut).toEqual({
+        type: 'object',
+        properties: { results: part, errors: part },
+        required: ['results', 'errors'],
+      });
     });
   });
 
@@ -482,7 +526,11 @@ describe.each(DIALECTS)('article tags relation (%s)', (dialect) => {
         const expected = (initial.has(key) ? 1 : 0) + added - removed;
         expect({ key, membership: final.filter((k) => k === key).length }).toEqual({ key, membership: expected });
       }
-      const duplicates = await db()('articles_tags').select('article_id', 'tag_id').count({ n: '*' }).groupBy('article_id', 'tag_id').havingRaw('count(*) > 1');
+      const duplicates = await db()('articles_tags')
+        .select('article_id', 'tag_id')
+        .count({ n: '*' })
+        .groupBy('article_id', 'tag_id')
+        .havingRaw('count(*) > 1');
       expect(duplicates).toEqual([]);
       const listed = await api().get(tagsUrl(article));
       expect(listed.body.items.map((t: { id: number }) => t.id)).toEqual(final);
@@ -500,7 +548,10 @@ describe.each(DIALECTS)('widget labels relation (%s)', (dialect) => {
 
   const api = () => request(svc.app);
   const db = () => svc.database.db;
-  const post = (widget: number, body: unknown) => api().post(`/v/widgets/${widget}/labels/`).send(body as object);
+  const post = (widget: number, body: unknown) =>
+    api()
+      .post(`/v/widgets/${widget}/labels/`)
+      .send(body as object);
 
   async function newWidget(): Promise<number> {
     const ts = '2026-01-01T00:00:00.000Z';
@@ -548,7 +599,12 @@ describe.each(DIALECTS)('widget labels relation (%s)', (dialect) => {
     const res = await post(widget, { add: [a, a, b, missing, missing], remove: [d, d, c, c] });
     expect(res.status).toBe(200);
     expect(sortDetails(res.body)).toEqual(
-      sortDetails(m2m([`tag label ${a} added`, `tag label ${d} removed`], [`tag label ${b} is already related`, `tag label ${missing} not found`, `tag label ${c} is not related`])),
+      sortDetails(
+        m2m(
+          [`tag label ${a} added`, `tag label ${d} removed`],
+          [`tag label ${b} is already related`, `tag label ${missing} not found`, `tag label ${c} is not related`],
+        ),
+      ),
     );
     expect(await widgetLabelIds(db(), widget)).toEqual([a, b].sort());
   });
@@ -557,13 +613,19 @@ describe.each(DIALECTS)('widget labels relation (%s)', (dialect) => {
     const widget = await newWidget();
     const bogus = await post(widget, { bogus: [] });
     expect(bogus.status).toBe(422);
-    expect(bogus.body).toEqual({ detail: [{ type: 'extra_forbidden', loc: ['body', 'data', 'bogus'], msg: 'Extra inputs are not permitted' }] });
+    expect(bogus.body).toEqual({
+      detail: [{ type: 'extra_forbidden', loc: ['body', 'data', 'bogus'], msg: 'Extra inputs are not permitted' }],
+    });
     const notUuid = await post(widget, { add: [1] });
     expect(notUuid.status).toBe(422);
-    expect(notUuid.body).toEqual({ detail: [{ type: 'string_type', loc: ['body', 'data', 'add', 0], msg: 'Input should be a valid string' }] });
+    expect(notUuid.body).toEqual({
+      detail: [{ type: 'string_type', loc: ['body', 'data', 'add', 0], msg: 'Input should be a valid string' }],
+    });
     const badUuid = await post(widget, { remove: ['not-a-uuid'] });
     expect(badUuid.status).toBe(422);
-    expect(badUuid.body).toEqual({ detail: [{ type: 'uuid_parsing', loc: ['body', 'data', 'remove', 0], msg: 'Input should be a valid UUID' }] });
+    expect(badUuid.body).toEqual({
+      detail: [{ type: 'uuid_parsing', loc: ['body', 'data', 'remove', 0], msg: 'Input should be a valid UUID' }],
+    });
     expect(await widgetLabelIds(db(), widget)).toEqual([]);
   });
 
@@ -596,7 +658,9 @@ describe.each(DIALECTS)('widget labels relation (%s)', (dialect) => {
     const bare = await api().get(`/v/widgets/${widget}/labels`);
     expect(bare.status).toBe(404);
     expect(bare.body).toEqual(NOT_FOUND);
-    const bareGetPost = await api().post(`/v/widgets/${widget}/labels`).send({ remove: [label] });
+    const bareGetPost = await api()
+      .post(`/v/widgets/${widget}/labels`)
+      .send({ remove: [label] });
     expect(bareGetPost.status).toBe(404);
     expect(bareGetPost.body).toEqual(NOT_FOUND);
     const doubled = await api().get(`/v/widgets/${widget}//labels/`);
@@ -631,7 +695,9 @@ describe.each(DIALECTS)('widget labels relation (%s)', (dialect) => {
     it('a limit above SVC_PAGINATION_MAX_LIMIT (20) is a 422', async () => {
       const res = await api().get(`/v/widgets/${widget}/labels/?limit=21`);
       expect(res.status).toBe(422);
-      expect(res.body).toEqual({ detail: [{ type: 'less_than_equal', loc: ['query', 'limit'], msg: 'Input should be less than or equal to 20' }] });
+      expect(res.body).toEqual({
+        detail: [{ type: 'less_than_equal', loc: ['query', 'limit'], msg: 'Input should be less than or equal to 20' }],
+      });
     });
 
     it('text: case-insensitive contains, counted after the filter, only within the relation', async () => {
@@ -673,7 +739,11 @@ describe.each(DIALECTS)('widget labels relation (%s)', (dialect) => {
       const expected = (initial.has(key) ? 1 : 0) + added - removed;
       expect({ key, membership: final.filter((k) => k === key).length }).toEqual({ key, membership: expected });
     }
-    const duplicates = await db()('widgets_labels').select('widget_id', 'label_id').count({ n: '*' }).groupBy('widget_id', 'label_id').havingRaw('count(*) > 1');
+    const duplicates = await db()('widgets_labels')
+      .select('widget_id', 'label_id')
+      .count({ n: '*' })
+      .groupBy('widget_id', 'label_id')
+      .havingRaw('count(*) > 1');
     expect(duplicates).toEqual([]);
   });
 });

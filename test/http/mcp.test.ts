@@ -39,7 +39,11 @@ async function connect(endpoint: string, headers: Record<string, string> = {}): 
 }
 
 /** Calls a tool and checks that its text is its structured content, and that an error status is an error. */
-async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<Reply & { isError: boolean; headers?: Record<string, string> }> {
+async function call(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<Reply & { isError: boolean; headers?: Record<string, string> }> {
   const result = await client.callTool({ name, arguments: args });
   const text = (result.content as { type: string; text: string }[])[0];
   expect(text.type).toBe('text');
@@ -87,7 +91,9 @@ describe.each(DIALECTS)('MCP endpoint (%s)', (dialect) => {
       .filter((op) => op.security.length > 0)
       .map((op) => op.operationId);
     expect(tools.map((t) => t.name).sort()).toEqual([...operations].sort());
-    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['create_article', 'list_articles', 'publish_article', 'manage_article_tags', 'login', 'me']));
+    expect(tools.map((t) => t.name)).toEqual(
+      expect.arrayContaining(['create_article', 'list_articles', 'publish_article', 'manage_article_tags', 'login', 'me']),
+    );
     expect(tools.map((t) => t.name)).not.toContain('health_live');
 
     const create = tools.find((t) => t.name === 'create_article')!;
@@ -105,12 +111,22 @@ describe.each(DIALECTS)('MCP endpoint (%s)', (dialect) => {
     expect(retrieve.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true });
   });
 
-  it('titles each tool by its operation and resource; the OpenAPI summaries stay the seed\'s', async () => {
+  it("titles each tool by its operation and resource; the OpenAPI summaries stay the seed's", async () => {
     const client = await mcp();
     const { tools } = await client.listTools();
     const titleOf = (name: string) => tools.find((t) => t.name === name)?.title;
     expect(
-      ['list_articles', 'create_article', 'retrieve_article', 'update_article', 'delete_article', 'list_categories', 'create_category', 'list_tags', 'retrieve_user'].map((n) => [n, titleOf(n)]),
+      [
+        'list_articles',
+        'create_article',
+        'retrieve_article',
+        'update_article',
+        'delete_article',
+        'list_categories',
+        'create_category',
+        'list_tags',
+        'retrieve_user',
+      ].map((n) => [n, titleOf(n)]),
     ).toEqual([
       ['list_articles', 'List articles'],
       ['create_article', 'Create an article'],
@@ -142,7 +158,10 @@ describe.each(DIALECTS)('MCP endpoint (%s)', (dialect) => {
       const { tools } = await client.listTools();
       const titleOf = (name: string) => tools.find((t) => t.name === name)?.title;
       expect(
-        ['bulk_create_widgets', 'bulk_update_widgets', 'bulk_delete_widgets', 'restore_coupon', 'hard_delete_coupon'].map((n) => [n, titleOf(n)]),
+        ['bulk_create_widgets', 'bulk_update_widgets', 'bulk_delete_widgets', 'restore_coupon', 'hard_delete_coupon'].map((n) => [
+          n,
+          titleOf(n),
+        ]),
       ).toEqual([
         ['bulk_create_widgets', 'Create several widgets'],
         ['bulk_update_widgets', 'Update several widgets'],
@@ -171,18 +190,38 @@ describe.each(DIALECTS)('MCP endpoint (%s)', (dialect) => {
     expect(created).toEqual({
       status: 201,
       isError: false,
-      body: { id: expect.any(Number), title: 'Over MCP', summary: '', author: user.id, category: null, is_published: false, created_at: expect.any(String), views: 0 },
+      body: {
+        id: expect.any(Number),
+        title: 'Over MCP',
+        summary: '',
+        author: user.id,
+        category: null,
+        is_published: false,
+        created_at: expect.any(String),
+        views: 0,
+      },
       headers: { etag: expect.any(String) },
     });
-    const row = await svc.database.db('articles').where({ id: (created.body as { id: number }).id }).first();
+    const row = await svc.database
+      .db('articles')
+      .where({ id: (created.body as { id: number }).id })
+      .first();
     expect(row.author_id).toBe(user.id);
   });
 
   it('create_category: 403 with a user token, 201 with a staff token, as over HTTP', async () => {
     const overHttp = await http().post('/api/categories/').set('Authorization', user.bearer).send({ name: 'http-refused' });
     expect([overHttp.status, overHttp.body]).toEqual([403, STAFF_REQUIRED]);
-    expect(await call(await mcp(user.bearer), 'create_category', { body: { name: 'mcp-refused' } })).toEqual({ status: 403, body: STAFF_REQUIRED, isError: true });
-    expect(await call(await mcp(), 'create_category', { body: { name: 'mcp-anonymous' } })).toEqual({ status: 401, body: UNAUTHORIZED, isError: true });
+    expect(await call(await mcp(user.bearer), 'create_category', { body: { name: 'mcp-refused' } })).toEqual({
+      status: 403,
+      body: STAFF_REQUIRED,
+      isError: true,
+    });
+    expect(await call(await mcp(), 'create_category', { body: { name: 'mcp-anonymous' } })).toEqual({
+      status: 401,
+      body: UNAUTHORIZED,
+      isError: true,
+    });
     const created = await call(await mcp(staff.bearer), 'create_category', { body: { name: 'Over MCP' } });
     expect(created).toMatchObject({ status: 201, isError: false, body: { id: expect.any(Number), name: 'Over MCP', description: '' } });
     expect(await svc.database.db('categories').where({ name: 'mcp-refused' }).first()).toBeUndefined();
@@ -204,7 +243,11 @@ describe.each(DIALECTS)('MCP endpoint (%s)', (dialect) => {
     const id = await insertArticle(svc.database.db, { title: 'By key', content: 'x', author_id: user.id });
     const overHttp = await http().get(`/api/articles/${id}/`);
     expect(await call(await mcp(), 'retrieve_article', { pk: id })).toMatchObject({ status: 200, body: overHttp.body });
-    expect(await call(await mcp(), 'retrieve_article', { pk: 2147480000 })).toEqual({ status: 404, body: { article: 'not found' }, isError: true });
+    expect(await call(await mcp(), 'retrieve_article', { pk: 2147480000 })).toEqual({
+      status: 404,
+      body: { article: 'not found' },
+      isError: true,
+    });
   });
 
   it('an expand list is sent as the document writes it, names separated by commas', async () => {
@@ -212,7 +255,11 @@ describe.each(DIALECTS)('MCP endpoint (%s)', (dialect) => {
     const overHttp = await http().get(`/api/articles/${id}/?expand=author,tags`);
     expect(overHttp.status).toBe(200);
     expect((overHttp.body as { author: unknown }).author).toMatchObject({ id: user.id });
-    expect(await call(await mcp(), 'retrieve_article', { pk: id, expand: ['author', 'tags'] })).toMatchObject({ status: 200, body: overHttp.body, isError: false });
+    expect(await call(await mcp(), 'retrieve_article', { pk: id, expand: ['author', 'tags'] })).toMatchObject({
+      status: 200,
+      body: overHttp.body,
+      isError: false,
+    });
   });
 
   it('a body failing validation is the 422 of HTTP, the same body', async () => {
@@ -256,13 +303,29 @@ describe.each(DIALECTS)('MCP endpoint (%s)', (dialect) => {
 
   it('refuses a batch with 400 and the JSON-RPC Invalid Request, running none of its calls', async () => {
     const accept = 'application/json, text/event-stream';
-    const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'create_article', arguments: { body: { title: `Batched ${dialect} ${id}`, content: 'x' } } } });
-    const batch = await http().post('/api/mcp').set('Accept', accept).set('Authorization', user.bearer).send([call(1), call(2), call(3)]);
+    const call = (id: number) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'create_article', arguments: { body: { title: `Batched ${dialect} ${id}`, content: 'x' } } },
+    });
+    const batch = await http()
+      .post('/api/mcp')
+      .set('Accept', accept)
+      .set('Authorization', user.bearer)
+      .send([call(1), call(2), call(3)]);
     expect([batch.status, batch.body]).toEqual([
       400,
-      { jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: a POST carries one JSON-RPC message; batches are not supported' }, id: null },
+      {
+        jsonrpc: '2.0',
+        error: { code: -32600, message: 'Invalid Request: a POST carries one JSON-RPC message; batches are not supported' },
+        id: null,
+      },
     ]);
-    const single = await http().post('/api/mcp').set('Accept', accept).send([{ jsonrpc: '2.0', id: 1, method: 'tools/list' }]);
+    const single = await http()
+      .post('/api/mcp')
+      .set('Accept', accept)
+      .send([{ jsonrpc: '2.0', id: 1, method: 'tools/list' }]);
     expect(single.status).toBe(400);
     expect(Number((await svc.database.db('articles').where('title', 'like', 'Batched%').count({ n: '*' }).first())!.n)).toBe(0);
     // One message per POST, as the SDK's client sends them, is served.
@@ -296,7 +359,9 @@ describe.each(DIALECTS)('MCP endpoint: rate limits of the showcase (%s)', (diale
     await svc.close();
   });
 
-  const throttled = (seconds: number) => ({ detail: `Request was throttled. Expected available in ${seconds} second${seconds === 1 ? '' : 's'}.` });
+  const throttled = (seconds: number) => ({
+    detail: `Request was throttled. Expected available in ${seconds} second${seconds === 1 ? '' : 's'}.`,
+  });
 
   /** A client whose every request names the showcase's user (its HeaderUserAuth reads X-User). */
   const mcp = async (user: string) => {
@@ -314,13 +379,18 @@ describe.each(DIALECTS)('MCP endpoint: rate limits of the showcase (%s)', (diale
     expect(overHttp.status).toBe(429);
     // The body and Retry-After of HTTP's 429, with the seconds left when the call was counted.
     const seconds = overMcp.headers?.['retry-after'];
-    expect(overMcp).toEqual({ status: 429, headers: { 'retry-after': expect.stringMatching(/^\d+$/) }, isError: true, body: throttled(Number(seconds)) });
+    expect(overMcp).toEqual({
+      status: 429,
+      headers: { 'retry-after': expect.stringMatching(/^\d+$/) },
+      isError: true,
+      body: throttled(Number(seconds)),
+    });
     expect(overHttp.body).toEqual(throttled(Number(overHttp.headers['retry-after'])));
     // Another user has a counter of their own.
     expect(await call(await mcp('bob'), 'list_beacons')).toMatchObject({ status: 200 });
   });
 
-  it('counts an operation\'s limit per client address: the MCP caller\'s, not the service\'s own', async () => {
+  it("counts an operation's limit per client address: the MCP caller's, not the service's own", async () => {
     const first = await request(url).post('/v/beacons/').set('X-User', 'ada').send({ name: 'one' });
     expect(first.status).toBe(201);
     const second = await call(await mcp('bob'), 'create_beacon', { body: { name: 'two' } });
@@ -330,7 +400,7 @@ describe.each(DIALECTS)('MCP endpoint: rate limits of the showcase (%s)', (diale
 });
 
 describe.each(DIALECTS)('MCP endpoint: request logs (%s)', (dialect) => {
-  it('logs a tool call\'s request beside the MCP request that carried it, under its id', async () => {
+  it("logs a tool call's request beside the MCP request that carried it, under its id", async () => {
     const lines: Record<string, unknown>[] = [];
     const logger = createLogger({ SVC_LOG_LEVEL: 'info' }, { write: (text: string) => void lines.push(JSON.parse(text)) });
     const svc = await startBlog(dialect, { SVC_MCP: true }, { logger });
@@ -340,7 +410,9 @@ describe.each(DIALECTS)('MCP endpoint: request logs (%s)', (dialect) => {
       const client = await connect(`${url}/api/mcp`, { Authorization: user.bearer, 'X-Request-Id': 'mcp-call-1' });
       expect(await call(client, 'create_article', { body: { title: 'Logged', content: 'x' } })).toMatchObject({ status: 201 });
       await client.close();
-      const requests = lines.filter((l) => l.msg === 'request' && l.reqId === 'mcp-call-1').map(({ method, route, status, userId }) => ({ method, route, status, userId }));
+      const requests = lines
+        .filter((l) => l.msg === 'request' && l.reqId === 'mcp-call-1')
+        .map(({ method, route, status, userId }) => ({ method, route, status, userId }));
       // The tool call's request ends before the MCP request that answers with it.
       expect(requests.slice(-2)).toEqual([
         { method: 'POST', route: '/api/articles/', status: 201, userId: user.id },

@@ -13,7 +13,9 @@ describe('SVC_METRICS', () => {
     expect(metricsEnabled({})).toBe(false);
     expect(metricsEnabled({ SVC_METRICS: 'true' })).toBe(true);
     expect(metricsEnabled({ SVC_METRICS: 'off' })).toBe(false);
-    expect(() => metricsEnabled({ SVC_METRICS: 'sometimes' })).toThrow(new ConfigurationError('SVC_METRICS must be true or false, got "sometimes"'));
+    expect(() => metricsEnabled({ SVC_METRICS: 'sometimes' })).toThrow(
+      new ConfigurationError('SVC_METRICS must be true or false, got "sometimes"'),
+    );
   });
 });
 
@@ -70,7 +72,8 @@ describe.each(DIALECTS)('metrics (%s)', (dialect) => {
       // URLs never become labels.
       expect(text).not.toContain('/api/articles/77/');
       expect(text).not.toContain('/api/no/such/path');
-      for (const state of ['used', 'free', 'pending']) expect(sample(text, `db_pool_connections{state="${state}"}`)).toBeGreaterThanOrEqual(0);
+      for (const state of ['used', 'free', 'pending'])
+        expect(sample(text, `db_pool_connections{state="${state}"}`)).toBeGreaterThanOrEqual(0);
       expect(text).toContain('# TYPE process_cpu_seconds_total counter');
 
       // The scrape itself is counted from then on.

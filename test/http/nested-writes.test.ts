@@ -31,7 +31,11 @@ describe.each(DIALECTS)('nested writes (%s)', (dialect) => {
     const res = await request(svc.app)
       .post('/v/orders/')
       .set(CLERK)
-      .send({ customer: 'ada', lines: [{ product: 'tea', quantity: 2 }, { product: 'milk' }, { product: 'jam', quantity: 3 }], notes: [{ text: 'ring twice' }] });
+      .send({
+        customer: 'ada',
+        lines: [{ product: 'tea', quantity: 2 }, { product: 'milk' }, { product: 'jam', quantity: 3 }],
+        notes: [{ text: 'ring twice' }],
+      });
     expect(res.status).toBe(201);
     return res.body;
   }
@@ -134,7 +138,10 @@ describe.each(DIALECTS)('nested writes (%s)', (dialect) => {
 
     it('refuses a key that is not a child of this order (422 at the key), changing nothing', async () => {
       await adaOrder();
-      const other = await request(svc.app).post('/v/orders/').set(CLERK).send({ customer: 'bob', notes: [{ text: 'bob note' }] });
+      const other = await request(svc.app)
+        .post('/v/orders/')
+        .set(CLERK)
+        .send({ customer: 'bob', notes: [{ text: 'bob note' }] });
       expect(other.status).toBe(201);
       const res = await request(svc.app)
         .patch('/v/orders/1/')
@@ -159,7 +166,10 @@ describe.each(DIALECTS)('nested writes (%s)', (dialect) => {
 
     it('applies the child roles: a replace that deletes a line needs staff (403), and rolls back', async () => {
       await adaOrder();
-      const res = await request(svc.app).patch('/v/orders/1/').set(CLERK).send({ customer: 'changed', lines: [{ id: 1, product: 'tea' }] });
+      const res = await request(svc.app)
+        .patch('/v/orders/1/')
+        .set(CLERK)
+        .send({ customer: 'changed', lines: [{ id: 1, product: 'tea' }] });
       expect(res.status).toBe(403);
       expect(res.body).toEqual({ error: 'forbidden', details: 'Role staff is required' });
       expect(await orders()).toEqual([{ id: 1, customer: 'ada' }]);
@@ -167,12 +177,20 @@ describe.each(DIALECTS)('nested writes (%s)', (dialect) => {
     });
 
     it('applies the child object permission: a FROZEN line is not changed (403), and nothing is', async () => {
-      const created = await request(svc.app).post('/v/orders/').set(CLERK).send({ customer: 'ada', lines: [{ product: 'frozen' }, { product: 'tea' }] });
+      const created = await request(svc.app)
+        .post('/v/orders/')
+        .set(CLERK)
+        .send({ customer: 'ada', lines: [{ product: 'frozen' }, { product: 'tea' }] });
       expect(created.status).toBe(201);
       const res = await request(svc.app)
         .patch('/v/orders/1/')
         .set(STAFF)
-        .send({ lines: [{ id: 2, product: 'tea', quantity: 9 }, { id: 1, product: 'FROZEN', quantity: 2 }] });
+        .send({
+          lines: [
+            { id: 2, product: 'tea', quantity: 9 },
+            { id: 1, product: 'FROZEN', quantity: 2 },
+          ],
+        });
       expect(res.status).toBe(403);
       expect(res.body).toEqual({ error: 'forbidden', details: 'You do not have permission to perform this action.' });
       expect(await lines()).toEqual([
@@ -195,7 +213,11 @@ describe.each(DIALECTS)('nested writes (%s)', (dialect) => {
     const res = await request(svc.app).get('/v/openapi.json');
     expect(res.status).toBe(200);
     const schemas = res.body.components.schemas;
-    expect(schemas.OrderIn.properties.lines).toEqual({ type: 'array', items: { $ref: '#/components/schemas/OrderLinesItem' }, maxItems: 100 });
+    expect(schemas.OrderIn.properties.lines).toEqual({
+      type: 'array',
+      items: { $ref: '#/components/schemas/OrderLinesItem' },
+      maxItems: 100,
+    });
     expect(schemas.OrderUpdateItem).toBeUndefined();
     expect(schemas.OrderLinesUpdateItem.properties.id).toBeDefined();
     expect(schemas.OrderCreateResult.required).toEqual(['id', 'customer', 'lines', 'notes']);

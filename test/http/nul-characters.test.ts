@@ -22,7 +22,10 @@ describe.each(DIALECTS)('NUL characters on the showcase (%s)', (dialect) => {
   afterAll(() => svc.close());
   afterEach(() => expect(takeErrors(svc)).toEqual([]));
 
-  const post = (body: unknown) => request(svc.app).post('/v/widgets/').send(body as object);
+  const post = (body: unknown) =>
+    request(svc.app)
+      .post('/v/widgets/')
+      .send(body as object);
 
   it('in a string field of a body → 422 at its field, nothing written', async () => {
     const res = await post({ name: `nul${NUL}name` });
@@ -55,7 +58,9 @@ describe.each(DIALECTS)('NUL characters on the showcase (%s)', (dialect) => {
   it('a field that is already invalid gets one entry', async () => {
     const res = await post({ name: `${'x'.repeat(40)}${NUL}` });
     expect(res.status).toBe(422);
-    expect(res.body).toEqual({ detail: [{ type: 'string_too_long', loc: ['body', 'data', 'name'], msg: 'String should have at most 40 characters' }] });
+    expect(res.body).toEqual({
+      detail: [{ type: 'string_too_long', loc: ['body', 'data', 'name'], msg: 'String should have at most 40 characters' }],
+    });
   });
 
   it('inside a JSON field, in a value or a key, at its exact place', async () => {
@@ -85,7 +90,9 @@ describe.each(DIALECTS)('NUL characters on the showcase (%s)', (dialect) => {
 
   it('in an update body → 422, the row unchanged', async () => {
     const id = await insertWidget(svc.database.db, { name: 'nul-update' });
-    const res = await request(svc.app).patch(`/v/widgets/${id}/`).send({ notes: `n${NUL}` });
+    const res = await request(svc.app)
+      .patch(`/v/widgets/${id}/`)
+      .send({ notes: `n${NUL}` });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ detail: [nul(['body', 'data', 'notes'])] });
     expect((await svc.database.db('widgets').where({ id }).first()).notes).toBe('');
@@ -93,7 +100,9 @@ describe.each(DIALECTS)('NUL characters on the showcase (%s)', (dialect) => {
 
   it('in a string path key → 422 at ["path", "pk"]', async () => {
     for (const method of ['get', 'patch', 'delete'] as const) {
-      const res = await request(svc.app)[method]('/v/companies/a%00b/').send(method === 'patch' ? { title: 'T' } : undefined);
+      const res = await request(svc.app)
+        [method]('/v/companies/a%00b/')
+        .send(method === 'patch' ? { title: 'T' } : undefined);
       expect(res.status).toBe(422);
       expect(res.body).toEqual({ detail: [nul(['path', 'pk'])] });
     }
@@ -125,14 +134,18 @@ describe.each(DIALECTS)('NUL characters on the blog (%s)', (dialect) => {
   afterEach(() => expect(takeErrors(svc)).toEqual([]));
 
   it('register with a NUL in the username → 422, no user', async () => {
-    const res = await request(svc.app).post('/api/auth/register/').send({ username: `nul${NUL}user`, email: 'nul@example.com', password: 'pw' });
+    const res = await request(svc.app)
+      .post('/api/auth/register/')
+      .send({ username: `nul${NUL}user`, email: 'nul@example.com', password: 'pw' });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ detail: [nul(['body', 'data', 'username'])] });
     expect(await svc.database.db('users').where({ email: 'nul@example.com' }).first()).toBeUndefined();
   });
 
   it('login with a NUL in the password → 422', async () => {
-    const res = await request(svc.app).post('/api/auth/login/').send({ username: 'someone', password: `pw${NUL}` });
+    const res = await request(svc.app)
+      .post('/api/auth/login/')
+      .send({ username: 'someone', password: `pw${NUL}` });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ detail: [nul(['body', 'data', 'password'])] });
   });
@@ -144,14 +157,20 @@ describe.each(DIALECTS)('NUL characters on the blog (%s)', (dialect) => {
   });
 
   it('a category created with a NUL in its description → 422', async () => {
-    const res = await request(svc.app).post('/api/categories/').set('Authorization', staff.bearer).send({ name: 'Nul', description: `d${NUL}` });
+    const res = await request(svc.app)
+      .post('/api/categories/')
+      .set('Authorization', staff.bearer)
+      .send({ name: 'Nul', description: `d${NUL}` });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ detail: [nul(['body', 'data', 'description'])] });
     expect(await svc.database.db('categories').where({ name: 'Nul' }).first()).toBeUndefined();
   });
 
   it('an article title with a NUL, created by a signed-in user → 422', async () => {
-    const res = await request(svc.app).post('/api/articles/').set('Authorization', staff.bearer).send({ title: `t${NUL}`, content: 'c' });
+    const res = await request(svc.app)
+      .post('/api/articles/')
+      .set('Authorization', staff.bearer)
+      .send({ title: `t${NUL}`, content: 'c' });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ detail: [nul(['body', 'data', 'title'])] });
   });

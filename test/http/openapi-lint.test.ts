@@ -27,7 +27,10 @@ function lint(document: unknown): string[] {
 }
 
 describe.each(DIALECTS)('OpenAPI document under Redocly recommended rules (%s)', (dialect) => {
-  for (const [name, start] of [['blog', startBlog], ['showcase', startShowcase]] as const) {
+  for (const [name, start] of [
+    ['blog', startBlog],
+    ['showcase', startShowcase],
+  ] as const) {
     describe(name, () => {
       let svc: RunningService;
       let doc: Record<string, any>;

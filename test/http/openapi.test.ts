@@ -127,7 +127,11 @@ describe.each(DIALECTS)('OpenAPI document of the blog (%s)', (dialect) => {
     for (const key of Object.keys(BLOG_CRUD)) {
       const op = ops.get(key)!;
       for (const status of ['400', '401', '403', '404']) {
-        expect({ key, status, schema: op.responses[status]?.content?.['application/json']?.schema }).toEqual({ key, status, schema: ref('GenericMessageSchema') });
+        expect({ key, status, schema: op.responses[status]?.content?.['application/json']?.schema }).toEqual({
+          key,
+          status,
+          schema: ref('GenericMessageSchema'),
+        });
       }
     }
     expect(doc.components.schemas.GenericMessageSchema).toEqual({ type: 'object', additionalProperties: { type: 'string' } });
@@ -151,10 +155,20 @@ describe.each(DIALECTS)('OpenAPI document of the blog (%s)', (dialect) => {
   it('puts security (BearerAuth) exactly on the operations that require auth', () => {
     expect(doc.components.securitySchemes?.BearerAuth).toBeDefined();
     const secured = new Set([
-      'create_article', 'update_article', 'delete_article',
-      'create_category', 'update_category', 'delete_category',
-      'create_tag', 'update_tag', 'delete_tag',
-      'create_user', 'list_users', 'retrieve_user', 'update_user', 'delete_user',
+      'create_article',
+      'update_article',
+      'delete_article',
+      'create_category',
+      'update_category',
+      'delete_category',
+      'create_tag',
+      'update_tag',
+      'delete_tag',
+      'create_user',
+      'list_users',
+      'retrieve_user',
+      'update_user',
+      'delete_user',
     ]);
     // The article writes also take the access-token cookie (CookieAuth): a second alternative.
     const withCookie = new Set(['create_article', 'update_article', 'delete_article']);
@@ -180,7 +194,8 @@ describe.each(DIALECTS)('OpenAPI document of the blog (%s)', (dialect) => {
     // Reads answer 304 to an If-None-Match naming their ETag; writes to a row 412 to a stale If-Match.
     expect(statuses('list_articles')).toEqual([200, 304, 400, 401, 403, 404, 422, 503]);
     expect(statuses('delete_tag')).toEqual([204, 400, 401, 403, 404, 409, 412, 422, 503]);
-    const example = (id: string, status: number) => byId(doc, id).responses[String(status)].content?.['application/json'] as { example?: unknown };
+    const example = (id: string, status: number) =>
+      byId(doc, id).responses[String(status)].content?.['application/json'] as { example?: unknown };
     expect(example('create_article', 401).example).toEqual({ detail: 'Unauthorized' });
     expect(example('create_article', 409).example).toEqual({ error: 'conflict', details: 'The request violates a database constraint.' });
     expect(example('create_article', 413).example).toEqual({ detail: 'Payload Too Large' });
@@ -191,14 +206,25 @@ describe.each(DIALECTS)('OpenAPI document of the blog (%s)', (dialect) => {
     });
   });
 
-  it('documents the errors hooks answer, from the spec\'s errors: a throttled login, a publish refused or repeated', () => {
+  it("documents the errors hooks answer, from the spec's errors: a throttled login, a publish refused or repeated", () => {
     const json = (id: string, status: number) => byId(doc, id).responses[String(status)];
     expect(json('login', 429)).toEqual({
       description: 'Too Many Requests',
-      content: { 'application/json': { schema: ref('GenericMessageSchema'), example: { detail: 'Too many failed login attempts. Try again later.' } } },
+      content: {
+        'application/json': {
+          schema: ref('GenericMessageSchema'),
+          example: { detail: 'Too many failed login attempts. Try again later.' },
+        },
+      },
     });
-    expect(json('publish_article', 409).content?.['application/json']).toEqual({ schema: ref('GenericMessageSchema'), example: { is_published: 'Article is already published' } });
-    expect(json('publish_article', 403).content?.['application/json']).toEqual({ schema: ref('GenericMessageSchema'), example: { error: 'forbidden', details: 'Only staff can publish' } });
+    expect(json('publish_article', 409).content?.['application/json']).toEqual({
+      schema: ref('GenericMessageSchema'),
+      example: { is_published: 'Article is already published' },
+    });
+    expect(json('publish_article', 403).content?.['application/json']).toEqual({
+      schema: ref('GenericMessageSchema'),
+      example: { error: 'forbidden', details: 'Only staff can publish' },
+    });
     expect(json('register', 429)).toBeUndefined();
   });
 
@@ -208,13 +234,17 @@ describe.each(DIALECTS)('OpenAPI document of the blog (%s)', (dialect) => {
     expect(full.info.contact).toEqual({ name: 'Blog API maintainers', email: 'blog-api@example.com' });
     expect(full.servers).toEqual([{ url: '/', description: 'This service; every path starts with its base path /api' }]);
     expect(doc.components.securitySchemes?.BearerAuth).toMatchObject({
-      description: 'HTTP bearer token: enter `Bearer <ACCESS_TOKEN>` (an RS256 JWT from /api/auth/register/ or /api/auth/login/ or /api/auth/refresh/).',
+      description:
+        'HTTP bearer token: enter `Bearer <ACCESS_TOKEN>` (an RS256 JWT from /api/auth/register/ or /api/auth/login/ or /api/auth/refresh/).',
     });
   });
 
   it('says that a blank avatar is "" rather than a URL', () => {
     expect((doc.components.schemas.UserOut as { properties: Record<string, unknown> }).properties.avatar).toEqual({
-      anyOf: [{ type: 'string', enum: [''] }, { type: 'string', format: 'uri' }],
+      anyOf: [
+        { type: 'string', enum: [''] },
+        { type: 'string', format: 'uri' },
+      ],
     });
   });
 
@@ -222,21 +252,37 @@ describe.each(DIALECTS)('OpenAPI document of the blog (%s)', (dialect) => {
     const etag = { ETag: { description: expect.any(String), schema: { type: 'string' } } };
     const retrieve = byId(doc, 'retrieve_article');
     expect(retrieve.responses['200'].headers).toEqual(etag);
-    expect(retrieve.responses['304']).toEqual({ description: 'Not Modified: the version named in If-None-Match is current', headers: etag });
+    expect(retrieve.responses['304']).toEqual({
+      description: 'Not Modified: the version named in If-None-Match is current',
+      headers: etag,
+    });
     const update = byId(doc, 'update_article');
     expect(update.responses['200'].headers).toEqual(etag);
-    expect(update.parameters).toContainEqual({ name: 'If-Match', in: 'header', required: false, description: expect.any(String), schema: { type: 'string' } });
+    expect(update.parameters).toContainEqual({
+      name: 'If-Match',
+      in: 'header',
+      required: false,
+      description: expect.any(String),
+      schema: { type: 'string' },
+    });
     expect(update.responses['412'].content?.['application/json']).toEqual({
       schema: ref('GenericMessageSchema'),
-      example: { error: 'precondition_failed', details: 'The object has changed since it was read: If-Match names none of its current versions.' },
+      example: {
+        error: 'precondition_failed',
+        details: 'The object has changed since it was read: If-Match names none of its current versions.',
+      },
     });
     expect(update.responses['428']).toBeUndefined();
     expect(byId(doc, 'create_article').responses['201'].headers).toEqual(etag);
-    for (const id of ['delete_article', 'publish_article', 'manage_article_tags']) expect(Object.keys(byId(doc, id).responses)).toContain('412');
+    for (const id of ['delete_article', 'publish_article', 'manage_article_tags'])
+      expect(Object.keys(byId(doc, id).responses)).toContain('412');
   });
 
   it('types the path key as an integer', () => {
-    expect(byId(doc, 'retrieve_category').parameters).toEqual([{ name: 'pk', in: 'path', required: true, schema: expect.objectContaining({ type: 'integer' }) }, IF_NONE_MATCH]);
+    expect(byId(doc, 'retrieve_category').parameters).toEqual([
+      { name: 'pk', in: 'path', required: true, schema: expect.objectContaining({ type: 'integer' }) },
+      IF_NONE_MATCH,
+    ]);
   });
 
   it('serves Swagger UI: /api/docs redirects to /api/docs/, which is HTML loading the document', async () => {
@@ -316,8 +362,20 @@ describe.each(DIALECTS)('OpenAPI document of the showcase (%s)', (dialect) => {
     const ids = [...operations(await fetchDoc()).values()].map((o) => o.operationId);
     for (const id of ['create_widget', 'list_widgets', 'retrieve_widget', 'update_widget', 'delete_widget']) expect(ids).toContain(id);
     // ReadOnlyViewSet, WriteOnlyViewSet and `disable`.
-    for (const id of ['list_shiny_gadgets', 'retrieve_gadget', 'create_note', 'update_note', 'delete_note', 'create_label', 'list_tag_labels', 'create_part', 'delete_part']) expect(ids).toContain(id);
-    for (const id of ['create_gadget', 'update_gadget', 'delete_gadget', 'list_notes', 'retrieve_note', 'delete_label', 'update_part']) expect(ids).not.toContain(id);
+    for (const id of [
+      'list_shiny_gadgets',
+      'retrieve_gadget',
+      'create_note',
+      'update_note',
+      'delete_note',
+      'create_label',
+      'list_tag_labels',
+      'create_part',
+      'delete_part',
+    ])
+      expect(ids).toContain(id);
+    for (const id of ['create_gadget', 'update_gadget', 'delete_gadget', 'list_notes', 'retrieve_note', 'delete_label', 'update_part'])
+      expect(ids).not.toContain(id);
   });
 
   it('documents the bulk routes: their bodies, the list an atomic route answers, the results of one that is not', async () => {
@@ -329,12 +387,24 @@ describe.each(DIALECTS)('OpenAPI document of the showcase (%s)', (dialect) => {
     const json = (op: Operation, status: string) => op.responses[status]?.content?.['application/json']?.schema;
     const create = byId(d, 'bulk_create_crates');
     expect(create.summary).toBe('Create several objects.');
-    expect(create.description).toBe('At most 3 items per request. All or nothing: the first invalid or failing item is the answer, and nothing is written.');
-    expect(create.requestBody).toEqual({ required: true, content: { 'application/json': { schema: { type: 'array', items: ref('CrateIn'), maxItems: 3 } } } });
+    expect(create.description).toBe(
+      'At most 3 items per request. All or nothing: the first invalid or failing item is the answer, and nothing is written.',
+    );
+    expect(create.requestBody).toEqual({
+      required: true,
+      content: { 'application/json': { schema: { type: 'array', items: ref('CrateIn'), maxItems: 3 } } },
+    });
     expect(json(create, '201')).toEqual({ type: 'array', items: ref('CrateOut') });
     expect(Object.keys(create.responses).sort()).toEqual(['201', '400', '401', '403', '404', '409', '413', '415', '422', '503']);
-    expect(byId(d, 'bulk_update_crates').requestBody?.content['application/json'].schema).toEqual({ type: 'array', items: ref('CrateBulkUpdate'), maxItems: 3 });
-    expect(d.components.schemas.CrateBulkUpdate).toMatchObject({ required: ['id'], properties: { id: { type: 'integer' }, code: { type: 'string', maxLength: 12 } } });
+    expect(byId(d, 'bulk_update_crates').requestBody?.content['application/json'].schema).toEqual({
+      type: 'array',
+      items: ref('CrateBulkUpdate'),
+      maxItems: 3,
+    });
+    expect(d.components.schemas.CrateBulkUpdate).toMatchObject({
+      required: ['id'],
+      properties: { id: { type: 'integer' }, code: { type: 'string', maxLength: 12 } },
+    });
     const remove = byId(d, 'bulk_delete_crates');
     expect(remove.requestBody?.content['application/json'].schema).toEqual({
       type: 'object',
@@ -350,8 +420,17 @@ describe.each(DIALECTS)('OpenAPI document of the showcase (%s)', (dialect) => {
       type: 'array',
       items: {
         anyOf: [
-          { type: 'object', properties: { status: expect.objectContaining({ type: 'integer' }), data: ref('WidgetOut') }, required: ['status', 'data'] },
-          { type: 'object', properties: { status: expect.objectContaining({ type: 'integer' }) }, required: ['status'], additionalProperties: {} },
+          {
+            type: 'object',
+            properties: { status: expect.objectContaining({ type: 'integer' }), data: ref('WidgetOut') },
+            required: ['status', 'data'],
+          },
+          {
+            type: 'object',
+            properties: { status: expect.objectContaining({ type: 'integer' }) },
+            required: ['status'],
+            additionalProperties: {},
+          },
         ],
       },
     });
@@ -370,7 +449,10 @@ describe.each(DIALECTS)('OpenAPI document of the showcase (%s)', (dialect) => {
       // The health routes answer 200 or 503 only (health.test.ts).
       if (op.operationId.startsWith('health_')) continue;
       // Every operation of notes (CRUD and relation endpoints) documents its viewset's error_schema.
-      const schema = /(^|_)[a-z]+_note(_|$)/.test(op.operationId) && !op.operationId.includes('_order_note') ? ref('NoteProblem') : ref('GenericMessageSchema');
+      const schema =
+        /(^|_)[a-z]+_note(_|$)/.test(op.operationId) && !op.operationId.includes('_order_note')
+          ? ref('NoteProblem')
+          : ref('GenericMessageSchema');
       for (const status of ['400', '401', '403', '404']) {
         expect({ key, status, schema: op.responses[status]?.content?.['application/json']?.schema }).toEqual({ key, status, schema });
       }
@@ -378,7 +460,7 @@ describe.each(DIALECTS)('OpenAPI document of the showcase (%s)', (dialect) => {
     expect(d.components.schemas.NoteProblem).toEqual({ type: 'object', properties: { error: { type: 'string' } }, required: ['error'] });
   });
 
-  it('has security exactly on the operations that authenticate: custom endpoints, tickets\' and crates\' writes, every beacon and order route, order lines\' deletes, coupons\' deletes and restore', async () => {
+  it("has security exactly on the operations that authenticate: custom endpoints, tickets' and crates' writes, every beacon and order route, order lines' deletes, coupons' deletes and restore", async () => {
     const secured = new Set([
       'GET /v/numbers/',
       'GET /v/scoped/',
@@ -413,7 +495,9 @@ describe.each(DIALECTS)('OpenAPI document of the showcase (%s)', (dialect) => {
 
   it('mentions no login route in the security scheme: the showcase issues no tokens', async () => {
     const d = await fetchDoc();
-    expect(d.components.securitySchemes?.BearerAuth).toMatchObject({ description: 'HTTP bearer token: enter `Bearer <ACCESS_TOKEN>` (an RS256 JWT).' });
+    expect(d.components.securitySchemes?.BearerAuth).toMatchObject({
+      description: 'HTTP bearer token: enter `Bearer <ACCESS_TOKEN>` (an RS256 JWT).',
+    });
   });
 
   it('types string and uuid keys', async () => {

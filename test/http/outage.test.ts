@@ -84,7 +84,12 @@ describe.each(SERVERS)('a %s outage behind a TCP proxy', (server) => {
     await proxy.start();
     url.port = String(proxy.port);
     db = connect(url.toString(), '');
-    ({ app } = createService({ db, keys: testKeys(), settings: loadSettings(DEFAULT_SETTINGS, {}), logError: (e: unknown) => log.push(e) }));
+    ({ app } = createService({
+      db,
+      keys: testKeys(),
+      settings: loadSettings(DEFAULT_SETTINGS, {}),
+      logError: (e: unknown) => log.push(e),
+    }));
   });
   afterAll(async () => {
     await proxy.cut();
@@ -110,7 +115,9 @@ describe.each(SERVERS)('a %s outage behind a TCP proxy', (server) => {
 
   it('answers 503 with Retry-After while the proxy is cut, and logs the outage once', async () => {
     const consoleLines: unknown[] = [];
-    const spies = (['log', 'warn', 'error'] as const).map((name) => jest.spyOn(console, name).mockImplementation((...args) => void consoleLines.push(args)));
+    const spies = (['log', 'warn', 'error'] as const).map((name) =>
+      jest.spyOn(console, name).mockImplementation((...args) => void consoleLines.push(args)),
+    );
     try {
       await proxy.cut();
       await duringOutage();
@@ -188,7 +195,12 @@ describe('a SQLite file locked beyond the busy timeout', () => {
   let locker: Db;
   beforeAll(async () => {
     svc = await startBlog('sqlite');
-    locker = knex({ client: 'better-sqlite3', connection: { filename: svc.database.url.slice('sqlite:'.length) }, useNullAsDefault: true, pool: { min: 1, max: 1 } });
+    locker = knex({
+      client: 'better-sqlite3',
+      connection: { filename: svc.database.url.slice('sqlite:'.length) },
+      useNullAsDefault: true,
+      pool: { min: 1, max: 1 },
+    });
   });
   afterAll(async () => {
     await locker.destroy();
@@ -224,13 +236,25 @@ describe('isConnectionFailure', () => {
     ['ECONNREFUSED', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' })],
     ['ECONNRESET', Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })],
     ['ETIMEDOUT', Object.assign(new Error('connect ETIMEDOUT'), { code: 'ETIMEDOUT' })],
-    ['a terminated connection under a statement, marked by its client', markConnectionFailure(new Error('select 1 - Connection terminated unexpectedly'))],
-    ['the rollback on a terminated connection, marked by its client', markConnectionFailure(new Error('ROLLBACK - Client has encountered a connection error and is not queryable'))],
+    [
+      'a terminated connection under a statement, marked by its client',
+      markConnectionFailure(new Error('select 1 - Connection terminated unexpectedly')),
+    ],
+    [
+      'the rollback on a terminated connection, marked by its client',
+      markConnectionFailure(new Error('ROLLBACK - Client has encountered a connection error and is not queryable')),
+    ],
     ['a statement the server did not answer in time', new DatabaseTimeoutError('the database did not answer within 2000 ms')],
-    ['57014 query_canceled (the statement timeout)', Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' })],
+    [
+      '57014 query_canceled (the statement timeout)',
+      Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }),
+    ],
     ['a pool acquire timeout', Object.assign(new Error('Knex: Timeout acquiring a connection.'), { name: 'KnexTimeoutError' })],
     ['57P01 admin_shutdown', Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' })],
-    ['57P02 crash_shutdown', Object.assign(new Error('terminating connection because of crash of another server process'), { code: '57P02' })],
+    [
+      '57P02 crash_shutdown',
+      Object.assign(new Error('terminating connection because of crash of another server process'), { code: '57P02' }),
+    ],
     ['57P03 cannot_connect_now', Object.assign(new Error('the database system is starting up'), { code: '57P03' })],
     ['08006 connection_failure', Object.assign(new Error('connection failure'), { code: '08006' })],
     ['SQLITE_BUSY', Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' })],

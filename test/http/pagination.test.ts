@@ -44,7 +44,11 @@ describe.each(DIALECTS)('PageNumberPagination on the blog with small page settin
   beforeAll(async () => {
     svc = await startBlog(dialect, { SVC_PAGINATION_PER_PAGE: 3, SVC_MAX_PER_PAGE_SIZE: 5 });
     const names = ['t1', 't2', 't3', 't4', 't5', 't6', 't7'];
-    const ids = await insertRows(svc.database.db, 'tags', names.map((name) => ({ name })));
+    const ids = await insertRows(
+      svc.database.db,
+      'tags',
+      names.map((name) => ({ name })),
+    );
     tags = names.map((name, i) => ({ id: Number(ids[i]), name }));
   });
   afterAll(() => svc.close());
@@ -113,7 +117,11 @@ describe.each(DIALECTS)('PageNumberPagination on the blog with default settings 
   let svc: RunningService;
   beforeAll(async () => {
     svc = await startBlog(dialect);
-    await svc.database.db.batchInsert('tags', Array.from({ length: 105 }, (_, i) => ({ name: `tag${String(i).padStart(3, '0')}` })), 50);
+    await svc.database.db.batchInsert(
+      'tags',
+      Array.from({ length: 105 }, (_, i) => ({ name: `tag${String(i).padStart(3, '0')}` })),
+      50,
+    );
   });
   afterAll(() => svc.close());
   afterEach(() => expect(takeErrors(svc)).toEqual([]));
@@ -151,7 +159,11 @@ describe.each(DIALECTS)('paginators of the showcase (%s)', (dialect) => {
     beforeAll(async () => {
       const widget = await insertWidget(svc.database.db, { name: 'parts-owner' });
       const names = ['p1', 'p2', 'p3', 'p4', 'p5', 'p6'];
-      const ids = await insertRows(svc.database.db, 'parts', names.map((name) => ({ name, widget_id: widget })));
+      const ids = await insertRows(
+        svc.database.db,
+        'parts',
+        names.map((name) => ({ name, widget_id: widget })),
+      );
       parts = names.map((name, i) => ({ id: Number(ids[i]), name, widget }));
     });
 
@@ -220,7 +232,11 @@ describe.each(DIALECTS)('paginators of the showcase (%s)', (dialect) => {
       const res = await request(svc.app).get('/v/widgets/?ordering=price');
       expect(res.status).toBe(422);
       expect(res.body).toEqual(
-        invalid('enum', ['query', 'ordering'], "Input should be a comma-separated list of 'name', 'count', 'created_at', each optionally prefixed with '-'"),
+        invalid(
+          'enum',
+          ['query', 'ordering'],
+          "Input should be a comma-separated list of 'name', 'count', 'created_at', each optionally prefixed with '-'",
+        ),
       );
     });
   });
@@ -272,7 +288,13 @@ describe.each(DIALECTS)('paginators of the showcase (%s)', (dialect) => {
     it('returns a plain array of every item, ignoring page parameters', async () => {
       const ids = ['00000000-0000-4000-8000-000000000003', '00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002'];
       for (const [i, id] of ids.entries()) {
-        expect((await request(svc.app).post('/v/tag-labels/').send({ id, text: `label ${i}` })).status).toBe(201);
+        expect(
+          (
+            await request(svc.app)
+              .post('/v/tag-labels/')
+              .send({ id, text: `label ${i}` })
+          ).status,
+        ).toBe(201);
       }
       const expected = [
         { id: ids[1], text: 'label 1' },
@@ -290,7 +312,11 @@ describe.each(DIALECTS)('paginators of the showcase (%s)', (dialect) => {
 
   describe('gadgets: a custom paginator {page, total, data} with page_size 2', () => {
     it('answers its own shape', async () => {
-      const ids = await insertRows(svc.database.db, 'shiny_gadgets', [{ label: 'a', weight: 1 }, { label: 'b', weight: 2 }, { label: 'c', weight: 3 }]);
+      const ids = await insertRows(svc.database.db, 'shiny_gadgets', [
+        { label: 'a', weight: 1 },
+        { label: 'b', weight: 2 },
+        { label: 'c', weight: 3 },
+      ]);
       const all = ['a', 'b', 'c'].map((label, i) => ({ id: Number(ids[i]), label, weight: i + 1 }));
       const first = await request(svc.app).get('/v/shiny-gadgets/');
       expect(first.status).toBe(200);
@@ -318,7 +344,16 @@ describe.each(DIALECTS)('ordering of articles (%s)', (dialect) => {
 
   /** ArticleOut of a row inserted with `insertArticle`. */
   function articleOut(id: number, row: { title: string; views: number; created_at: string }) {
-    return { id, title: row.title, summary: '', author: author.id, category: null, is_published: true, created_at: row.created_at, views: row.views };
+    return {
+      id,
+      title: row.title,
+      summary: '',
+      author: author.id,
+      category: null,
+      is_published: true,
+      created_at: row.created_at,
+      views: row.views,
+    };
   }
 
   describe('with distinct values', () => {
@@ -350,16 +385,26 @@ describe.each(DIALECTS)('ordering of articles (%s)', (dialect) => {
 
     it('?ordering=title and ?ordering=created_at', async () => {
       expect((await request(svc.app).get('/api/articles/?ordering=title')).body).toEqual({ items: byTitle('a', 'b', 'c', 'd'), count: 4 });
-      expect((await request(svc.app).get('/api/articles/?ordering=created_at')).body).toEqual({ items: byTitle('a', 'c', 'b', 'd'), count: 4 });
+      expect((await request(svc.app).get('/api/articles/?ordering=created_at')).body).toEqual({
+        items: byTitle('a', 'c', 'b', 'd'),
+        count: 4,
+      });
     });
 
-    it.each([['id'], ['content'], ['-author'], [''], ['title,,views'], ['title;drop table articles']])('?ordering=%s → 422 at ["query","ordering"]', async (value) => {
-      const res = await request(svc.app).get(`/api/articles/?ordering=${encodeURIComponent(value)}`);
-      expect(res.status).toBe(422);
-      expect(res.body).toEqual(
-        invalid('enum', ['query', 'ordering'], "Input should be a comma-separated list of 'title', 'created_at', 'views', 'author__username', each optionally prefixed with '-'"),
-      );
-    });
+    it.each([['id'], ['content'], ['-author'], [''], ['title,,views'], ['title;drop table articles']])(
+      '?ordering=%s → 422 at ["query","ordering"]',
+      async (value) => {
+        const res = await request(svc.app).get(`/api/articles/?ordering=${encodeURIComponent(value)}`);
+        expect(res.status).toBe(422);
+        expect(res.body).toEqual(
+          invalid(
+            'enum',
+            ['query', 'ordering'],
+            "Input should be a comma-separated list of 'title', 'created_at', 'views', 'author__username', each optionally prefixed with '-'",
+          ),
+        );
+      },
+    );
   });
 
   describe('with identical sort values', () => {
@@ -368,7 +413,9 @@ describe.each(DIALECTS)('ordering of articles (%s)', (dialect) => {
       await svc.database.db('articles').delete();
       ids = [];
       for (let i = 0; i < 7; i++) {
-        ids.push(await insertArticle(svc.database.db, { author_id: author.id, title: 'same', views: 3, created_at: '2026-05-05T00:00:00.000Z' }));
+        ids.push(
+          await insertArticle(svc.database.db, { author_id: author.id, title: 'same', views: 3, created_at: '2026-05-05T00:00:00.000Z' }),
+        );
       }
     });
 

@@ -34,7 +34,7 @@ describe.each(DIALECTS)('declarative permissions (%s)', (dialect) => {
     expect(await count()).toBe(0);
   });
 
-  it('maps staff onto the is_staff flag, other roles onto the user\'s roles, and a superuser holds every role', async () => {
+  it("maps staff onto the is_staff flag, other roles onto the user's roles, and a superuser holds every role", async () => {
     const id = await create('Leaky tap');
     const staff = await request(svc.app).patch(`/v/tickets/${id}/`).set('X-Roles', 'staff').send({ status: 'closed' });
     expect(staff.status).toBe(403);

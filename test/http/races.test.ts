@@ -103,11 +103,15 @@ describe.each(DIALECTS)('concurrent writes (%s)', (dialect) => {
     const username = unique('racer');
     const responses = await Promise.all(
       Array.from({ length: 5 }, (_, i) =>
-        request(svc.app).post('/api/auth/register/').send({ username, email: `${username}${i}@example.com`, password: 'correct horse battery' }),
+        request(svc.app)
+          .post('/api/auth/register/')
+          .send({ username, email: `${username}${i}@example.com`, password: 'correct horse battery' }),
       ),
     );
     expect(responses.filter((r) => r.status === 201)).toHaveLength(1);
-    expect(tally(responses.filter((r) => r.status !== 201))).toEqual({ [`400 ${JSON.stringify({ username: 'Username already taken' })}`]: 4 });
+    expect(tally(responses.filter((r) => r.status !== 201))).toEqual({
+      [`400 ${JSON.stringify({ username: 'Username already taken' })}`]: 4,
+    });
   });
 });
 

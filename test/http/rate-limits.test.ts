@@ -39,7 +39,7 @@ describe.each(DIALECTS)('rate limits (%s)', (dialect) => {
     expect((await request(svc.app).get('/v/beacons/').set('X-User', 'bob')).status).toBe(200);
   });
 
-  it('adds an operation\'s own limit, counted per address across users', async () => {
+  it("adds an operation's own limit, counted per address across users", async () => {
     const first = await request(svc.app).post('/v/beacons/').set('X-User', 'ada').send({ name: 'one' });
     expect(first.status).toBe(201);
     const second = await request(svc.app).post('/v/beacons/').set('X-User', 'bob').send({ name: 'two' });
@@ -81,7 +81,14 @@ describe.each(DIALECTS)('rate limits (%s)', (dialect) => {
     const settings = { ...svc.settings, SVC_JWT_AUDIENCE: audience };
     const instances = [0, 1].map(() => createService({ db: svc.database.db, keys: testKeys(), settings }));
     try {
-      for (let i = 0; i < 3; i++) expect((await request(instances[i % 2].app).get('/v/beacons/').set('X-User', 'ada')).status).toBe(200);
+      for (let i = 0; i < 3; i++)
+        expect(
+          (
+            await request(instances[i % 2].app)
+              .get('/v/beacons/')
+              .set('X-User', 'ada')
+          ).status,
+        ).toBe(200);
       for (const { app } of instances) expect((await request(app).get('/v/beacons/').set('X-User', 'ada')).status).toBe(429);
       const keys = await admin.keys(`svc:${audience}:throttle:*`);
       expect(keys).toEqual([`svc:${audience}:throttle:beacons:user:ada`]);

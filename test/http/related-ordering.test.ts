@@ -40,7 +40,7 @@ describe.each(DIALECTS)('ordering articles by author__username (%s)', (dialect) 
     return { titles: (res.body.items as { title: string }[]).map((a) => a.title), count: res.body.count };
   };
 
-  it('orders by the author\'s username, ties by id', async () => {
+  it("orders by the author's username, ties by id", async () => {
     expect(await titles('ordering=author__username')).toEqual({ titles: ['a1', 'a2', 'm1', 'm2', 'z1', 'z2'], count: 6 });
   });
 

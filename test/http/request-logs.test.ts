@@ -11,7 +11,16 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import express from 'express';
 import request from 'supertest';
-import { ConfigurationError, connect, createApi, createLogger, loadSettings, startServer, type Logger, type RunningServer } from '../../runtime';
+import {
+  ConfigurationError,
+  connect,
+  createApi,
+  createLogger,
+  loadSettings,
+  startServer,
+  type Logger,
+  type RunningServer,
+} from '../../runtime';
 import { logLevelOf, newUuid, requestLine } from '../../runtime/http/logging';
 import { DIALECTS } from '../support/databases';
 import { testKeys } from '../support/keys';
@@ -29,12 +38,15 @@ type Line = Record<string, unknown>;
 function capture(level = 'info'): { logger: Logger; lines: Line[]; raw: string[] } {
   const raw: string[] = [];
   const lines: Line[] = [];
-  const logger = createLogger({ SVC_LOG_LEVEL: level }, {
-    write(text: string) {
-      raw.push(text);
-      lines.push(JSON.parse(text));
+  const logger = createLogger(
+    { SVC_LOG_LEVEL: level },
+    {
+      write(text: string) {
+        raw.push(text);
+        lines.push(JSON.parse(text));
+      },
     },
-  });
+  );
   return { logger, lines, raw };
 }
 
@@ -64,11 +76,15 @@ describe('SVC_LOG_LEVEL', () => {
 
 describe('output', () => {
   const print = (env: Record<string, string>) =>
-    spawnSync(process.execPath, [...FROM_SOURCES, '-e', "require('./runtime').createLogger().info({ reqId: 'r-1', status: 200 }, 'request')"], {
-      cwd: root,
-      env: { ...process.env, SVC_LOG_LEVEL: 'info', ...env },
-      encoding: 'utf8',
-    }).stdout;
+    spawnSync(
+      process.execPath,
+      [...FROM_SOURCES, '-e', "require('./runtime').createLogger().info({ reqId: 'r-1', status: 200 }, 'request')"],
+      {
+        cwd: root,
+        env: { ...process.env, SVC_LOG_LEVEL: 'info', ...env },
+        encoding: 'utf8',
+      },
+    ).stdout;
 
   it('goes out whole and in order: lines of one turn together, the rest at exit, also when the process exits at once', () => {
     // 300 lines of ~100 bytes, some of them with characters of 2 and 4 bytes in UTF-8, and one of 3
@@ -81,9 +97,13 @@ describe('output', () => {
       env: { ...process.env, SVC_LOG_LEVEL: 'info', NODE_ENV: 'production' },
       encoding: 'utf8',
     });
-    const lines = stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { n: number; pad: string });
+    const lines = stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { n: number; pad: string });
     expect(lines.map((l) => l.n)).toEqual([...Array(300).keys()]);
-    const pad = (i: number) => (i === 150 ? 'é'.repeat(6000) : i % 3 === 0 ? 'x'.repeat(40) : i % 3 === 1 ? 'é'.repeat(20) : '😀'.repeat(10));
+    const pad = (i: number) =>
+      i === 150 ? 'é'.repeat(6000) : i % 3 === 0 ? 'x'.repeat(40) : i % 3 === 1 ? 'é'.repeat(20) : '😀'.repeat(10);
     expect(lines.map((l) => l.pad)).toEqual([...Array(300).keys()].map(pad));
   });
 
@@ -103,7 +123,11 @@ describe('output', () => {
     } finally {
       fs.closeSync(fd);
     }
-    const lines = fs.readFileSync(file, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as { n: number });
+    const lines = fs
+      .readFileSync(file, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { n: number });
     fs.rmSync(dir, { recursive: true, force: true });
     expect(lines.map((l) => l.n)).toEqual([...Array(2000).keys()]);
   });
@@ -122,19 +146,35 @@ describe('output', () => {
     }
     const { time, ...fields } = JSON.parse(lines[2].line);
     expect(new Date(time).toISOString()).toBe(time);
-    expect(fields).toEqual({ level: 30, reqId: 'r-2', method: 'PATCH', route: '/api/cafés/:pk/€"\\', status: 409, durationMs: 12.5, userId: 'ü-😀-"\n', msg: 'request' });
+    expect(fields).toEqual({
+      level: 30,
+      reqId: 'r-2',
+      method: 'PATCH',
+      route: '/api/cafés/:pk/€"\\',
+      status: 409,
+      durationMs: 12.5,
+      userId: 'ü-😀-"\n',
+      msg: 'request',
+    });
     expect(Object.keys(JSON.parse(lines[1].line))).toEqual(['level', 'time', 'reqId', 'method', 'status', 'durationMs', 'msg']);
   });
 
   it("writes a line's time as toISOString writes it, the milliseconds padded, across seconds and days", () => {
-    const instants = ['2026-11-27T08:32:05.000Z', '2026-11-27T08:32:05.007Z', '2026-11-27T08:32:05.050Z', '2026-11-27T08:32:05.999Z', '2026-11-27T08:32:06.000Z'];
+    const instants = [
+      '2026-11-27T08:32:05.000Z',
+      '2026-11-27T08:32:05.007Z',
+      '2026-11-27T08:32:05.050Z',
+      '2026-11-27T08:32:05.999Z',
+      '2026-11-27T08:32:06.000Z',
+    ];
     const more = [Date.UTC(2026, 11, 31, 23, 59, 59, 999), Date.UTC(2027, 0, 1), Date.UTC(2028, 1, 29, 12, 0, 0, 42), 0];
     jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
     try {
       for (const at of [...instants.map((t) => Date.parse(t)), ...more]) {
         jest.setSystemTime(at);
         // Twice: the second line of a millisecond shares the first's string.
-        for (let i = 0; i < 2; i++) expect(JSON.parse(requestLine('r', 'GET', undefined, 200, 1, undefined).line).time).toBe(new Date(at).toISOString());
+        for (let i = 0; i < 2; i++)
+          expect(JSON.parse(requestLine('r', 'GET', undefined, 200, 1, undefined).line).time).toBe(new Date(at).toISOString());
       }
     } finally {
       jest.useRealTimers();
@@ -273,12 +313,17 @@ describe.each(DIALECTS)('request logs (%s)', (dialect) => {
   });
 
   it('writes the request line as pino writes the same fields, with and without a route and a user', async () => {
-    await request(svc.app).post('/api/auth/register/').send({ username: 'layout', email: 'layout@example.com', password: 'Correct-Horse-42' });
+    await request(svc.app)
+      .post('/api/auth/register/')
+      .send({ username: 'layout', email: 'layout@example.com', password: 'Correct-Horse-42' });
     const login = await request(svc.app).post('/api/auth/login/').send({ username: 'layout', password: 'Correct-Horse-42' });
     const me = await request(svc.app).get('/api/auth/me/').set('Authorization', `Bearer ${login.body.access_token}`);
     log.lines.length = 0;
     log.raw.length = 0;
-    await request(svc.app).get('/api/auth/me/').set('Authorization', `Bearer ${login.body.access_token}`).set('X-Request-Id', 'a/b+c=d@e:f');
+    await request(svc.app)
+      .get('/api/auth/me/')
+      .set('Authorization', `Bearer ${login.body.access_token}`)
+      .set('X-Request-Id', 'a/b+c=d@e:f');
     await request(svc.app).get('/api/nowhere/');
     const written = [...log.raw];
     expect(written).toHaveLength(2);
@@ -295,7 +340,7 @@ describe.each(DIALECTS)('request logs (%s)', (dialect) => {
   });
 });
 
-describe('request logs through the service\'s own server', () => {
+describe("request logs through the service's own server", () => {
   // Served by startServer rather than supertest's own server: the same lines.
   let svc: RunningService;
   let running: RunningServer;
@@ -318,7 +363,9 @@ describe('request logs through the service\'s own server', () => {
     // A body that never ends: the request is in flight when its connection closes.
     const socket = net.connect(running.port, '127.0.0.1');
     await new Promise((resolve) => socket.on('connect', resolve));
-    socket.write('POST /api/auth/login/ HTTP/1.1\r\nHost: x\r\nX-Request-Id: cut-1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"user');
+    socket.write(
+      'POST /api/auth/login/ HTTP/1.1\r\nHost: x\r\nX-Request-Id: cut-1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"user',
+    );
     await new Promise((resolve) => setTimeout(resolve, 100));
     socket.destroy();
     for (let i = 0; i < 100 && log.lines.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -341,7 +388,17 @@ describe('error lines carry the request id', () => {
       settings: loadSettings(DEFAULT_SETTINGS, {}),
       db,
       logger: log.logger,
-      routes: [{ method: 'get', path: '/boom/', handlers: [() => { throw new Error('kaboom'); }] }],
+      routes: [
+        {
+          method: 'get',
+          path: '/boom/',
+          handlers: [
+            () => {
+              throw new Error('kaboom');
+            },
+          ],
+        },
+      ],
     });
     const res = await request(app).get('/api/boom/').set('X-Request-Id', 'boom-1');
     await db.destroy();
@@ -370,7 +427,17 @@ describe('error lines carry the request id', () => {
     const log = capture('warn');
     const db = connect('sqlite::memory:', '');
     const app = express();
-    app.use(createApi({ title: 'T', version: '1', basePath: '', settings: loadSettings(DEFAULT_SETTINGS, {}), db, logger: log.logger, routes: [] }));
+    app.use(
+      createApi({
+        title: 'T',
+        version: '1',
+        basePath: '',
+        settings: loadSettings(DEFAULT_SETTINGS, {}),
+        db,
+        logger: log.logger,
+        routes: [],
+      }),
+    );
     expect((await request(app).get('/nothing')).status).toBe(404);
     await db.destroy();
     expect(log.lines).toEqual([]);

@@ -34,7 +34,13 @@ describe.each(DIALECTS)('per-operation response schemas (%s)', (dialect) => {
     const list = await request(svc.app).get('/v/tickets/');
     expect(list.body).toEqual({ items: [{ id, title: 'Leaky tap', status: 'closed', title_length: 9 }], count: 1 });
     const retrieved = await request(svc.app).get(`/v/tickets/${id}/`);
-    expect(retrieved.body).toEqual({ id, title: 'Leaky tap', status: 'closed', archived: false, label: `#${id} Leaky tap (closed, 0 open)` });
+    expect(retrieved.body).toEqual({
+      id,
+      title: 'Leaky tap',
+      status: 'closed',
+      archived: false,
+      label: `#${id} Leaky tap (closed, 0 open)`,
+    });
   });
 
   it('validates the bodies as before: the response schema changes only the answer', async () => {

@@ -34,11 +34,14 @@ describe.each(DIALECTS)('routing (%s)', (dialect) => {
     expect((res.body as { id: number }).id).toBe(articleId);
   });
 
-  it.each(['/api/articles/%ZZ/', '/api/articles/%E0%A4%A/'])('a malformed escape in a path parameter (%s) is the catalogue\'s 400', async (path) => {
-    const res = await request(svc.app).get(path);
-    expect({ status: res.status, body: res.body as unknown }).toEqual({ status: 400, body: { detail: 'Bad Request' } });
-    expect(svc.errors).toEqual([]);
-  });
+  it.each(['/api/articles/%ZZ/', '/api/articles/%E0%A4%A/'])(
+    "a malformed escape in a path parameter (%s) is the catalogue's 400",
+    async (path) => {
+      const res = await request(svc.app).get(path);
+      expect({ status: res.status, body: res.body as unknown }).toEqual({ status: 400, body: { detail: 'Bad Request' } });
+      expect(svc.errors).toEqual([]);
+    },
+  );
 
   it.each([
     ['without its trailing slash', () => `/api/articles/${articleId}`],
@@ -52,7 +55,11 @@ describe.each(DIALECTS)('routing (%s)', (dialect) => {
 
   it('a path served with other methods is a 405 naming them', async () => {
     const res = await request(svc.app).put('/api/articles/').send({});
-    expect({ status: res.status, allow: res.headers.allow, body: res.body as unknown }).toEqual({ status: 405, allow: 'GET, HEAD, POST', body: { detail: 'Method Not Allowed' } });
+    expect({ status: res.status, allow: res.headers.allow, body: res.body as unknown }).toEqual({
+      status: 405,
+      allow: 'GET, HEAD, POST',
+      body: { detail: 'Method Not Allowed' },
+    });
   });
 
   it('a query string does not change the route', async () => {

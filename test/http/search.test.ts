@@ -10,7 +10,7 @@ import { DIALECTS } from '../support/databases';
 import { insertRows } from '../support/fixtures';
 import { startBlog, startQuerying, type RunningService } from '../support/services';
 
-describe.each(DIALECTS)('search through relations: the querying fixture\'s books (%s)', (dialect) => {
+describe.each(DIALECTS)("search through relations: the querying fixture's books (%s)", (dialect) => {
   let svc: RunningService;
   const TITLES = ['100% Pure', 'snake_case', 'snakeXcase', 'back\\slash', 'Élan'];
   const ids: number[] = [];
@@ -36,7 +36,9 @@ describe.each(DIALECTS)('search through relations: the querying fixture\'s books
 
   const found = (...i: number[]) => ({ items: i.map((n) => ({ id: ids[n], title: TITLES[n] })), count: i.length });
   const search = async (text: string, extra: Record<string, string> = {}) => {
-    const res = await request(svc.app).get('/books/').query({ search: text, ...extra });
+    const res = await request(svc.app)
+      .get('/books/')
+      .query({ search: text, ...extra });
     return { status: res.status, body: res.body };
   };
 
@@ -73,12 +75,13 @@ describe.each(DIALECTS)('search through relations: the querying fixture\'s books
   it('is documented in the OpenAPI document, with its fields', async () => {
     const doc = (await request(svc.app).get('/openapi.json')).body;
     const param = doc.paths['/books/'].get.parameters.find((p: { name: string }) => p.name === 'search');
-    const description = 'Search title, subtitle, author__name, genres__name: every word must be contained, ignoring case, in one of these fields (at most 32 words).';
+    const description =
+      'Search title, subtitle, author__name, genres__name: every word must be contained, ignoring case, in one of these fields (at most 32 words).';
     expect(param).toEqual({ name: 'search', in: 'query', required: false, description, schema: { type: 'string', description } });
   });
 });
 
-describe.each(DIALECTS)('search: the blog\'s articles, title and summary (%s)', (dialect) => {
+describe.each(DIALECTS)("search: the blog's articles, title and summary (%s)", (dialect) => {
   let svc: RunningService;
   const ids: Record<string, number> = {};
   beforeAll(async () => {

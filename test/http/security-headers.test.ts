@@ -8,7 +8,14 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { ConfigurationError } from '../../runtime';
 import { corsSettings } from '../../runtime/http/cors';
-import { API_CSP, docsPagePolicy, httpSecuritySettings, SECURITY_HEADERS, securityHeaders, SWAGGER_UI_SCRIPT_STYLES } from '../../runtime/http/security-headers';
+import {
+  API_CSP,
+  docsPagePolicy,
+  httpSecuritySettings,
+  SECURITY_HEADERS,
+  securityHeaders,
+  SWAGGER_UI_SCRIPT_STYLES,
+} from '../../runtime/http/security-headers';
 import { NOT_FOUND, STAFF_REQUIRED, UNAUTHORIZED } from '../support/blog-fixtures';
 import { DIALECTS } from '../support/databases';
 import { createUser, insertArticle } from '../support/fixtures';
@@ -34,7 +41,11 @@ describe('SVC_SECURITY_HEADERS, SVC_DOCS and SVC_PUBLIC_URL', () => {
   });
 
   it('SVC_PUBLIC_URL: an http or https URL, kept without its trailing slash', () => {
-    expect(httpSecuritySettings({ SVC_PUBLIC_URL: 'https://api.example.com/' })).toEqual({ headers: true, docs: 'public', publicUrl: 'https://api.example.com' });
+    expect(httpSecuritySettings({ SVC_PUBLIC_URL: 'https://api.example.com/' })).toEqual({
+      headers: true,
+      docs: 'public',
+      publicUrl: 'https://api.example.com',
+    });
     expect(httpSecuritySettings({ SVC_PUBLIC_URL: ' http://example.com:8080/svc// ' }).publicUrl).toBe('http://example.com:8080/svc');
   });
 
@@ -42,8 +53,14 @@ describe('SVC_SECURITY_HEADERS, SVC_DOCS and SVC_PUBLIC_URL', () => {
     [{ SVC_SECURITY_HEADERS: 'maybe' }, 'SVC_SECURITY_HEADERS must be true or false, got "maybe"'],
     [{ SVC_DOCS: 'private' }, 'SVC_DOCS must be one of public, off, staff, got "private"'],
     [{ SVC_PUBLIC_URL: 'api.example.com' }, 'SVC_PUBLIC_URL must be an http or https URL, got "api.example.com"'],
-    [{ SVC_PUBLIC_URL: 'ftp://api.example.com' }, 'SVC_PUBLIC_URL must be an http or https URL without query, fragment or credentials, got "ftp://api.example.com"'],
-    [{ SVC_PUBLIC_URL: 'https://api.example.com/?x=1' }, 'SVC_PUBLIC_URL must be an http or https URL without query, fragment or credentials, got "https://api.example.com/?x=1"'],
+    [
+      { SVC_PUBLIC_URL: 'ftp://api.example.com' },
+      'SVC_PUBLIC_URL must be an http or https URL without query, fragment or credentials, got "ftp://api.example.com"',
+    ],
+    [
+      { SVC_PUBLIC_URL: 'https://api.example.com/?x=1' },
+      'SVC_PUBLIC_URL must be an http or https URL without query, fragment or credentials, got "https://api.example.com/?x=1"',
+    ],
   ])('refuse %j', (env, message) => {
     expect(() => httpSecuritySettings(env)).toThrow(new ConfigurationError(message));
   });
@@ -95,7 +112,11 @@ describe.each(DIALECTS)('security headers (%s)', (dialect) => {
     let articleId: number;
     let bearer: string;
     beforeAll(async () => {
-      svc = await startBlog(dialect, {}, { security: httpSecuritySettings({}), cors: corsSettings({ SVC_CORS_ORIGINS: 'https://app.example.com' }) });
+      svc = await startBlog(
+        dialect,
+        {},
+        { security: httpSecuritySettings({}), cors: corsSettings({ SVC_CORS_ORIGINS: 'https://app.example.com' }) },
+      );
       const user = await createUser(svc);
       bearer = user.bearer;
       articleId = await insertArticle(svc.database.db, { author_id: user.id });
@@ -133,7 +154,9 @@ describe.each(DIALECTS)('security headers (%s)', (dialect) => {
       expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
       const { 'content-security-policy': policy, ...rest } = securityHeadersOf(res.headers);
       expect(rest).toEqual(SECURITY);
-      expect(policy).toMatch(/^default-src 'none'; script-src 'self'; style-src 'self'( 'sha256-[A-Za-z0-9+/]{43}='){3}; style-src-attr 'unsafe-hashes' 'sha256-[A-Za-z0-9+/]{43}='; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'$/);
+      expect(policy).toMatch(
+        /^default-src 'none'; script-src 'self'; style-src 'self'( 'sha256-[A-Za-z0-9+/]{43}='){3}; style-src-attr 'unsafe-hashes' 'sha256-[A-Za-z0-9+/]{43}='; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'$/,
+      );
       expect(policy).toBe(docsPagePolicy(res.text));
       const script = await request(svc.app).get('/api/docs/swagger-ui-init.js');
       expect(script.status).toBe(200);
@@ -141,7 +164,10 @@ describe.each(DIALECTS)('security headers (%s)', (dialect) => {
     });
 
     it('beside the CORS headers: a preflight and a cross-origin read', async () => {
-      const preflight = await request(svc.app).options('/api/articles/').set('Origin', 'https://app.example.com').set('Access-Control-Request-Method', 'GET');
+      const preflight = await request(svc.app)
+        .options('/api/articles/')
+        .set('Origin', 'https://app.example.com')
+        .set('Access-Control-Request-Method', 'GET');
       expect(preflight.status).toBe(204);
       expect(preflight.headers['access-control-allow-origin']).toBe('https://app.example.com');
       const read = await request(svc.app).get('/api/articles/').set('Origin', 'https://app.example.com');
@@ -173,11 +199,14 @@ describe.each(DIALECTS)('SVC_DOCS (%s)', (dialect) => {
     });
     afterAll(() => svc.close());
 
-    it.each(['/api/openapi.json', '/api/docs', '/api/docs/', '/api/docs/swagger-ui-init.js', '/api/docs/swagger-ui.css'])('%s → 404 {"detail": "Not Found"}', async (path) => {
-      const res = await request(svc.app).get(path);
-      expect(res.status).toBe(404);
-      expect(res.body).toEqual(NOT_FOUND);
-    });
+    it.each(['/api/openapi.json', '/api/docs', '/api/docs/', '/api/docs/swagger-ui-init.js', '/api/docs/swagger-ui.css'])(
+      '%s → 404 {"detail": "Not Found"}',
+      async (path) => {
+        const res = await request(svc.app).get(path);
+        expect(res.status).toBe(404);
+        expect(res.body).toEqual(NOT_FOUND);
+      },
+    );
 
     it('the API still serves', async () => {
       expect((await request(svc.app).get('/api/articles/')).status).toBe(200);
@@ -243,9 +272,15 @@ describe.each(DIALECTS)('two Authorization headers (%s)', (dialect) => {
     ['a protected route', 'get', '/api/auth/me/'],
     ['a write', 'post', '/api/articles/'],
   ] as const)('on %s → 400 {"detail": "Bad Request"}, whichever comes first', async (_what, method, path) => {
-    for (const pair of [[bearer, 'Bearer other'], ['Bearer other', bearer], [bearer, bearer]]) {
+    for (const pair of [
+      [bearer, 'Bearer other'],
+      ['Bearer other', bearer],
+      [bearer, bearer],
+    ]) {
       // An array is sent as one header line per value.
-      const res = await request(svc.app)[method](path).set('Authorization', pair as unknown as string);
+      const res = await request(svc.app)
+        [method](path)
+        .set('Authorization', pair as unknown as string);
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ detail: 'Bad Request' });
       expect(res.headers['www-authenticate']).toBe('Bearer error="invalid_request"');

@@ -53,7 +53,10 @@ describe.each(DIALECTS)('soft delete (%s)', (dialect) => {
     const id = await create('GONE');
     const label = '6f1c2f34-5b8e-4a53-9d55-2b1f0e3a7c10';
     await svc.context.db('labels').insert({ id: label, text: 'summer' }).onConflict('id').ignore();
-    await request(svc.app).post(`/v/coupons/${id}/tag-labels/`).send({ add: [label] }).expect(200);
+    await request(svc.app)
+      .post(`/v/coupons/${id}/tag-labels/`)
+      .send({ add: [label] })
+      .expect(200);
     expect((await request(svc.app).get(`/v/coupons/${id}/shout/`)).body).toEqual({ code: 'GONE' });
     expect((await remove(id)).status).toBe(204);
     const answers = await Promise.all([
@@ -61,7 +64,9 @@ describe.each(DIALECTS)('soft delete (%s)', (dialect) => {
       remove(id),
       request(svc.app).get(`/v/coupons/${id}/shout/`),
       request(svc.app).get(`/v/coupons/${id}/tag-labels`),
-      request(svc.app).post(`/v/coupons/${id}/tag-labels/`).send({ remove: [label] }),
+      request(svc.app)
+        .post(`/v/coupons/${id}/tag-labels/`)
+        .send({ remove: [label] }),
     ]);
     expect(answers.map((res) => [res.status, res.body])).toEqual(Array(5).fill([404, NOT_FOUND]));
     // Nothing changed: the row keeps its value and its relation.
@@ -79,7 +84,9 @@ describe.each(DIALECTS)('soft delete (%s)', (dialect) => {
     expect(restored.body).toEqual({ id, code: 'BACK', percent: 25, deleted_at: null, labels: [] });
     expect((await request(svc.app).get(`/v/coupons/${id}/`)).status).toBe(200);
     expect((await request(svc.app).get('/v/coupons/')).body.count).toBe(1);
-    const missing = await request(svc.app).post(`/v/coupons/${id + 1000}/restore/`).set(EDITOR);
+    const missing = await request(svc.app)
+      .post(`/v/coupons/${id + 1000}/restore/`)
+      .set(EDITOR);
     expect([missing.status, missing.body]).toEqual([404, NOT_FOUND]);
   });
 

@@ -56,7 +56,9 @@ describe('a SQLite database file deleted or replaced while serving', () => {
     expect(unavailable(await create('Elsewhere'))).toEqual(UNAVAILABLE_503);
     const logged = takeErrors(svc);
     expect(logged).toHaveLength(1);
-    expect(logged[0]).toMatch(/^database outage: SQLITE_CANTOPEN: the database file .+ was replaced by another file since the service opened it; restart the service once the file is back, in select 1;/);
+    expect(logged[0]).toMatch(
+      /^database outage: SQLITE_CANTOPEN: the database file .+ was replaced by another file since the service opened it; restart the service once the file is back, in select 1;/,
+    );
     // The file now at the path has what was copied, and not the refused row.
     const Database = require('better-sqlite3');
     const copy = new Database(file, { readonly: true });

@@ -13,7 +13,13 @@ import request from 'supertest';
 import type { Express } from 'express';
 import { connect, loadSettings, migrateLatest, type Db } from '../../runtime';
 import { RETRY_AFTER_SECONDS } from '../../runtime/core/errors';
-import { ConfigurationError, DEFAULT_DATABASE_SETTINGS, loadDatabaseSettings, loadSqliteSettings, type DatabaseSettings } from '../../runtime/core/settings';
+import {
+  ConfigurationError,
+  DEFAULT_DATABASE_SETTINGS,
+  loadDatabaseSettings,
+  loadSqliteSettings,
+  type DatabaseSettings,
+} from '../../runtime/core/settings';
 import { DatabaseTimeoutError } from '../../runtime/db/dialects/dialect';
 import { isConnectionFailure } from '../../runtime/db/driver-errors';
 import { createDatabase, DIALECTS, pgUrl, type TestDatabase } from '../support/databases';
@@ -26,19 +32,37 @@ const { DEFAULT_SETTINGS } = require('../../generated/settings');
 const UNAVAILABLE = { detail: 'Service Unavailable' };
 
 /** Short timeouts: a request waits at most acquire + statement + 1 s = 2.5 s for a silent database. */
-const SHORT: DatabaseSettings = { connectTimeoutMs: 500, acquireTimeoutMs: 1000, statementTimeoutMs: 500, poolMax: 4, transactionTimeoutMs: 30_000 };
+const SHORT: DatabaseSettings = {
+  connectTimeoutMs: 500,
+  acquireTimeoutMs: 1000,
+  statementTimeoutMs: 500,
+  poolMax: 4,
+  transactionTimeoutMs: 30_000,
+};
 /** What the assertions allow: twice the worst case, for a loaded machine. */
 const BOUND_MS = 5000;
 
 describe('loadDatabaseSettings', () => {
   it('has defaults', () => {
-    expect(loadDatabaseSettings({})).toEqual({ connectTimeoutMs: 5000, acquireTimeoutMs: 5000, statementTimeoutMs: 10_000, poolMax: 10, transactionTimeoutMs: 30_000 });
+    expect(loadDatabaseSettings({})).toEqual({
+      connectTimeoutMs: 5000,
+      acquireTimeoutMs: 5000,
+      statementTimeoutMs: 10_000,
+      poolMax: 10,
+      transactionTimeoutMs: 30_000,
+    });
     expect(loadDatabaseSettings({})).toEqual(DEFAULT_DATABASE_SETTINGS);
   });
 
   it('reads seconds, decimals allowed, and a statement timeout of 0 as none', () => {
     expect(
-      loadDatabaseSettings({ SVC_DB_CONNECT_TIMEOUT: '1.5', SVC_DB_ACQUIRE_TIMEOUT: ' 2 ', SVC_DB_STATEMENT_TIMEOUT: '0', SVC_DB_POOL_MAX: '3', SVC_DB_TRANSACTION_TIMEOUT: '0' }),
+      loadDatabaseSettings({
+        SVC_DB_CONNECT_TIMEOUT: '1.5',
+        SVC_DB_ACQUIRE_TIMEOUT: ' 2 ',
+        SVC_DB_STATEMENT_TIMEOUT: '0',
+        SVC_DB_POOL_MAX: '3',
+        SVC_DB_TRANSACTION_TIMEOUT: '0',
+      }),
     ).toEqual({ connectTimeoutMs: 1500, acquireTimeoutMs: 2000, statementTimeoutMs: 0, poolMax: 3, transactionTimeoutMs: 0 });
   });
 
@@ -145,7 +169,12 @@ postgres('a PostgreSQL server that goes silent', () => {
     await proxy.start();
     url.port = String(proxy.port);
     db = connect(url.toString(), '', loadSqliteSettings({}), SHORT);
-    ({ app } = createService({ db, keys: testKeys(), settings: loadSettings(DEFAULT_SETTINGS, {}), logError: (e: unknown) => logged.push(e) }));
+    ({ app } = createService({
+      db,
+      keys: testKeys(),
+      settings: loadSettings(DEFAULT_SETTINGS, {}),
+      logError: (e: unknown) => logged.push(e),
+    }));
   });
   afterAll(async () => {
     // The outage's start and end only: no request failed as an error of its own (a 500).
@@ -167,7 +196,9 @@ postgres('a PostgreSQL server that goes silent', () => {
   }
 
   it('sends statement_timeout with the start-up of each connection, not as a session SET', async () => {
-    const { rows } = await db.raw("select current_setting('statement_timeout') as value, source from pg_settings where name = 'statement_timeout'");
+    const { rows } = await db.raw(
+      "select current_setting('statement_timeout') as value, source from pg_settings where name = 'statement_timeout'",
+    );
     expect(rows).toEqual([{ value: '500ms', source: 'client' }]);
   });
 
@@ -243,7 +274,11 @@ postgres('a PostgreSQL address that accepts connections and never answers', () =
 
   it('readiness and requests answer 503 within the bound', async () => {
     const { value: responses, ms } = await elapsed(() =>
-      Promise.all([request(app).get('/api/health/ready'), request(app).get('/api/categories/'), request(app).post('/api/auth/login/').send({ username: 'a', password: 'b' })]),
+      Promise.all([
+        request(app).get('/api/health/ready'),
+        request(app).get('/api/categories/'),
+        request(app).post('/api/auth/login/').send({ username: 'a', password: 'b' }),
+      ]),
     );
     for (const res of responses) {
       expect({ status: res.status, body: res.body, retryAfter: res.headers['retry-after'] }).toEqual({

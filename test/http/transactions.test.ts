@@ -36,7 +36,9 @@ describe.each(DIALECTS)('transactions (%s)', (dialect) => {
       labels.push(res.body.id);
     }
     expect((await request(svc.app).post('/v/companies/').send({ code: 'acme', title: 'Acme' })).status).toBe(201);
-    const widget = await request(svc.app).post('/v/widgets/').send({ name: 'stable', count: 1, maker: 'acme', labels: [labels[0]] });
+    const widget = await request(svc.app)
+      .post('/v/widgets/')
+      .send({ name: 'stable', count: 1, maker: 'acme', labels: [labels[0]] });
     expect(widget.status).toBe(201);
     widgetId = widget.body.id;
   });
@@ -48,7 +50,9 @@ describe.each(DIALECTS)('transactions (%s)', (dialect) => {
     expect(before.widgets).toHaveLength(1);
     expect(before.links).toHaveLength(1);
 
-    const res = await request(svc.app).post('/v/widgets/').send({ name: 'explode', count: 5, maker: 'acme', labels: [labels[1], labels[2]] });
+    const res = await request(svc.app)
+      .post('/v/widgets/')
+      .send({ name: 'explode', count: 5, maker: 'acme', labels: [labels[1], labels[2]] });
     expect(res.status).toBe(500);
     expect(res.body).toEqual({ detail: 'Internal Server Error' });
     expect(takeErrors(svc)).toEqual(['Error: exploded after the write']);
@@ -61,7 +65,9 @@ describe.each(DIALECTS)('transactions (%s)', (dialect) => {
     const before = await snapshot(svc.database.db);
     expect(before.links).toEqual([{ widget_id: widgetId, label_id: labels[0] }]);
 
-    const res = await request(svc.app).patch(`/v/widgets/${widgetId}/`).send({ name: 'explode', count: 99, maker: null, labels: [labels[1], labels[2]] });
+    const res = await request(svc.app)
+      .patch(`/v/widgets/${widgetId}/`)
+      .send({ name: 'explode', count: 99, maker: null, labels: [labels[1], labels[2]] });
     expect(res.status).toBe(500);
     expect(res.body).toEqual({ detail: 'Internal Server Error' });
     expect(takeErrors(svc)).toEqual(['Error: exploded after the write']);
@@ -73,7 +79,9 @@ describe.each(DIALECTS)('transactions (%s)', (dialect) => {
 
   it('a handled exception after the write (418 from a custom class) rolls back too', async () => {
     const before = await snapshot(svc.database.db);
-    const created = await request(svc.app).post('/v/widgets/').send({ name: 'teapot', labels: [labels[1]] });
+    const created = await request(svc.app)
+      .post('/v/widgets/')
+      .send({ name: 'teapot', labels: [labels[1]] });
     expect(created.status).toBe(418);
     expect(created.body).toEqual({ teapot: true, code: 'teapot' });
     expect(await snapshot(svc.database.db)).toEqual(before);
@@ -86,11 +94,15 @@ describe.each(DIALECTS)('transactions (%s)', (dialect) => {
 
   it('a ForbiddenError after the write rolls back, and one before a delete keeps the row', async () => {
     const before = await snapshot(svc.database.db);
-    const created = await request(svc.app).post('/v/widgets/').send({ name: 'forbidden', labels: [labels[2]] });
+    const created = await request(svc.app)
+      .post('/v/widgets/')
+      .send({ name: 'forbidden', labels: [labels[2]] });
     expect(created.status).toBe(403);
     expect(await snapshot(svc.database.db)).toEqual(before);
 
-    const locked = await request(svc.app).post('/v/widgets/').send({ name: 'locked', labels: [labels[1]] });
+    const locked = await request(svc.app)
+      .post('/v/widgets/')
+      .send({ name: 'locked', labels: [labels[1]] });
     expect(locked.status).toBe(201);
     const withLocked = await snapshot(svc.database.db);
     const del = await request(svc.app).delete(`/v/widgets/${locked.body.id}/`);
@@ -100,7 +112,9 @@ describe.each(DIALECTS)('transactions (%s)', (dialect) => {
   });
 
   it('a successful write commits the row and its join rows', async () => {
-    const res = await request(svc.app).post('/v/widgets/').send({ name: 'committed', labels: [labels[1], labels[2]] });
+    const res = await request(svc.app)
+      .post('/v/widgets/')
+      .send({ name: 'committed', labels: [labels[1], labels[2]] });
     expect(res.status).toBe(201);
     const rows = await svc.database.db('widgets_labels').where({ widget_id: res.body.id }).select('label_id').orderBy('label_id');
     expect(rows.map((r: { label_id: string }) => r.label_id)).toEqual([labels[1], labels[2]].sort());

@@ -45,7 +45,10 @@ describe.each(DIALECTS)('visibility across resources (%s)', (dialect) => {
   });
 
   it('a create naming a hidden ticket in a many-to-many list: 404, as for a missing one', async () => {
-    for (const linked of [[visible, archived], [visible, missing]]) {
+    for (const linked of [
+      [visible, archived],
+      [visible, missing],
+    ]) {
       const res = await post({ body: 'linked', linked });
       expect([res.status, res.body]).toEqual([404, TICKET_NOT_FOUND]);
     }
@@ -58,7 +61,9 @@ describe.each(DIALECTS)('visibility across resources (%s)', (dialect) => {
       const res = await request(svc.app).patch(`/v/remarks/${id}/`).send({ ticket });
       expect([res.status, res.body]).toEqual([404, TICKET_NOT_FOUND]);
     }
-    const res = await request(svc.app).patch(`/v/remarks/${id}/`).send({ linked: [archived] });
+    const res = await request(svc.app)
+      .patch(`/v/remarks/${id}/`)
+      .send({ linked: [archived] });
     expect([res.status, res.body]).toEqual([404, TICKET_NOT_FOUND]);
     expect(await svc.database.db('remarks').where({ id }).first()).toMatchObject({ ticket_id: visible });
   });
@@ -73,7 +78,9 @@ describe.each(DIALECTS)('visibility across resources (%s)', (dialect) => {
     const list = await request(svc.app).get(`/v/remarks/${id}/linked`);
     expect([list.status, list.body.count, list.body.items.map((t: { id: number }) => t.id)]).toEqual([200, 1, [visible]]);
 
-    const manage = await request(svc.app).post(`/v/remarks/${id}/linked/`).send({ add: [archived, missing], remove: [archived] });
+    const manage = await request(svc.app)
+      .post(`/v/remarks/${id}/linked/`)
+      .send({ add: [archived, missing], remove: [archived] });
     expect([manage.status, manage.body]).toEqual([
       200,
       {
@@ -82,6 +89,9 @@ describe.each(DIALECTS)('visibility across resources (%s)', (dialect) => {
       },
     ]);
     // The hidden link is left as it was: the caller cannot see it, so cannot remove it either.
-    expect(await svc.database.db('remarks_linked').where({ remark_id: id }).orderBy('ticket_id').pluck('ticket_id')).toEqual([visible, archived]);
+    expect(await svc.database.db('remarks_linked').where({ remark_id: id }).orderBy('ticket_id').pluck('ticket_id')).toEqual([
+      visible,
+      archived,
+    ]);
   });
 });

@@ -34,10 +34,18 @@ function nested(depth: number): unknown {
 }
 
 /** The showcase on `database`'s URL, through a connection with `settings` of its own. */
-function showcaseOn(database: TestDatabase, settings: Partial<DatabaseSettings>): { app: import('express').Express; db: Db; errors: unknown[] } {
+function showcaseOn(
+  database: TestDatabase,
+  settings: Partial<DatabaseSettings>,
+): { app: import('express').Express; db: Db; errors: unknown[] } {
   const db = connect(database.url, '', undefined, { ...DEFAULT_DATABASE_SETTINGS, ...settings });
   const errors: unknown[] = [];
-  const { app } = showcase.createService({ db, keys: testKeys(), settings: loadSettings(showcase.defaults, {}), logError: (e: unknown) => errors.push(e) });
+  const { app } = showcase.createService({
+    db,
+    keys: testKeys(),
+    settings: loadSettings(showcase.defaults, {}),
+    logError: (e: unknown) => errors.push(e),
+  });
   return { app, db, errors };
 }
 
@@ -53,11 +61,21 @@ describe.each(DIALECTS)('the work one request can cause (%s)', (dialect: Dialect
     it('hold at most 1000 items by default (a 422 past it), as many as a spec sets otherwise', async () => {
       const ratings = Array.from({ length: 1001 }, (_, i) => i);
       const over = await request(svc.app).post('/v/bookmarks/').send({ title: 'long', ratings });
-      expect([over.status, over.body]).toEqual([422, { detail: [{ type: 'too_long', loc: ['body', 'data', 'ratings'], msg: 'List should have at most 1000 items' }] }]);
-      const full = await request(svc.app).post('/v/bookmarks/').send({ title: 'full', ratings: ratings.slice(0, 1000) });
+      expect([over.status, over.body]).toEqual([
+        422,
+        { detail: [{ type: 'too_long', loc: ['body', 'data', 'ratings'], msg: 'List should have at most 1000 items' }] },
+      ]);
+      const full = await request(svc.app)
+        .post('/v/bookmarks/')
+        .send({ title: 'full', ratings: ratings.slice(0, 1000) });
       expect([full.status, full.body.ratings]).toEqual([201, ratings.slice(0, 1000)]);
-      const tags = await request(svc.app).post('/v/bookmarks/').send({ title: 'tags', tags: ['1', '2', '3', '4', '5', '6'] });
-      expect([tags.status, tags.body]).toEqual([422, { detail: [{ type: 'too_long', loc: ['body', 'data', 'tags'], msg: 'List should have at most 5 items' }] }]);
+      const tags = await request(svc.app)
+        .post('/v/bookmarks/')
+        .send({ title: 'tags', tags: ['1', '2', '3', '4', '5', '6'] });
+      expect([tags.status, tags.body]).toEqual([
+        422,
+        { detail: [{ type: 'too_long', loc: ['body', 'data', 'tags'], msg: 'List should have at most 5 items' }] },
+      ]);
     });
 
     it('answer contains and overlap of 1000 values over 1000 items (SQLite refused 940 values: expression tree too large)', async () => {
@@ -75,7 +93,8 @@ describe.each(DIALECTS)('the work one request can cause (%s)', (dialect: Dialect
       // A row written before the default cap (or by a hook): the filter's work must still be small.
       const { body: row } = await request(svc.app).post('/v/bookmarks/').send({ title: 'legacy' });
       const items = Array.from({ length: 140_000 }, (_, i) => i);
-      if (dialect === 'postgres') await svc.database.db.raw(`update bookmarks set ratings = ?::integer[] where id = ?`, [`{${items.join(',')}}`, row.id]);
+      if (dialect === 'postgres')
+        await svc.database.db.raw(`update bookmarks set ratings = ?::integer[] where id = ?`, [`{${items.join(',')}}`, row.id]);
       else await svc.database.db.raw(`update bookmarks set ratings = ? where id = ?`, [JSON.stringify(items), row.id]);
       const values = Array.from({ length: 930 }, (_, i) => 139_000 + i);
       const started = Date.now();
@@ -93,10 +112,16 @@ describe.each(DIALECTS)('the work one request can cause (%s)', (dialect: Dialect
       ['4,100 levels (stored before on SQLite and PostgreSQL; MariaDB answered 409 from 32 levels)', 4100],
     ])('nested %s deep are a 422', async (_what, depth) => {
       const detail = [{ type: 'json_too_deep', loc: ['body', 'data', 'extra'], msg: 'JSON value should be nested at most 20 levels deep' }];
-      const created = await request(svc.app).post('/v/widgets/').send({ name: `deep-${depth}`, extra: nested(depth) });
+      const created = await request(svc.app)
+        .post('/v/widgets/')
+        .send({ name: `deep-${depth}`, extra: nested(depth) });
       expect([created.status, created.body]).toEqual([422, { detail }]);
-      const { body: widget } = await request(svc.app).post('/v/widgets/').send({ name: `shallow-${depth}`, extra: { a: 1 } });
-      const patched = await request(svc.app).patch(`/v/widgets/${widget.id}/`).send({ extra: { deep: nested(depth - 1) } });
+      const { body: widget } = await request(svc.app)
+        .post('/v/widgets/')
+        .send({ name: `shallow-${depth}`, extra: { a: 1 } });
+      const patched = await request(svc.app)
+        .patch(`/v/widgets/${widget.id}/`)
+        .send({ extra: { deep: nested(depth - 1) } });
       expect([patched.status, patched.body]).toEqual([422, { detail }]);
     });
 
@@ -115,16 +140,31 @@ describe.each(DIALECTS)('the work one request can cause (%s)', (dialect: Dialect
 
     it('take at most 100 items per list by default: 101 are a 422 and nothing is written', async () => {
       const before = await svc.database.db('orders').count({ n: '*' });
-      const res = await request(svc.app).post('/v/orders/').set(CLERK).send({ customer: 'many', lines: lines(101) });
-      expect([res.status, res.body]).toEqual([422, { detail: [{ type: 'too_long', loc: ['body', 'data', 'lines'], msg: 'List should have at most 100 items' }] }]);
+      const res = await request(svc.app)
+        .post('/v/orders/')
+        .set(CLERK)
+        .send({ customer: 'many', lines: lines(101) });
+      expect([res.status, res.body]).toEqual([
+        422,
+        { detail: [{ type: 'too_long', loc: ['body', 'data', 'lines'], msg: 'List should have at most 100 items' }] },
+      ]);
       expect(await svc.database.db('orders').count({ n: '*' })).toEqual(before);
       const { body: order } = await request(svc.app).post('/v/orders/').set(CLERK).send({ customer: 'one' });
-      const update = await request(svc.app).patch(`/v/orders/${order.id}/`).set(CLERK).send({ notes: Array.from({ length: 101 }, (_, i) => ({ text: `n${i}` })) });
-      expect([update.status, update.body]).toEqual([422, { detail: [{ type: 'too_long', loc: ['body', 'data', 'notes'], msg: 'List should have at most 100 items' }] }]);
+      const update = await request(svc.app)
+        .patch(`/v/orders/${order.id}/`)
+        .set(CLERK)
+        .send({ notes: Array.from({ length: 101 }, (_, i) => ({ text: `n${i}` })) });
+      expect([update.status, update.body]).toEqual([
+        422,
+        { detail: [{ type: 'too_long', loc: ['body', 'data', 'notes'], msg: 'List should have at most 100 items' }] },
+      ]);
     });
 
     it('take 100 items', async () => {
-      const res = await request(svc.app).post('/v/orders/').set(CLERK).send({ customer: 'hundred', lines: lines(100) });
+      const res = await request(svc.app)
+        .post('/v/orders/')
+        .set(CLERK)
+        .send({ customer: 'hundred', lines: lines(100) });
       expect([res.status, res.body.lines.length]).toEqual([201, 100]);
     });
   });
@@ -133,9 +173,17 @@ describe.each(DIALECTS)('the work one request can cause (%s)', (dialect: Dialect
     it('an item carries at most 100 in ?expand= (the first by key), its keys all of them (150 labels: every one before)', async () => {
       const { body: widget } = await request(svc.app).post('/v/widgets/').send({ name: 'labelled' });
       const { body: other } = await request(svc.app).post('/v/widgets/').send({ name: 'labelled-too' });
-      const labels = Array.from({ length: 150 }, (_, i) => ({ id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, text: `l${i}` }));
+      const labels = Array.from({ length: 150 }, (_, i) => ({
+        id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+        text: `l${i}`,
+      }));
       await svc.database.db('labels').insert(labels);
-      await svc.database.db('widgets_labels').insert(labels.flatMap((l) => [{ widget_id: widget.id, label_id: l.id }, { widget_id: other.id, label_id: l.id }]));
+      await svc.database.db('widgets_labels').insert(
+        labels.flatMap((l) => [
+          { widget_id: widget.id, label_id: l.id },
+          { widget_id: other.id, label_id: l.id },
+        ]),
+      );
       const first = labels.slice(0, 100);
       const one = await request(svc.app).get(`/v/widgets/${widget.id}/?expand=labels`);
       expect([one.status, one.body.labels]).toEqual([200, first]);
@@ -156,7 +204,10 @@ describe.each(DIALECTS)('the work one request can cause (%s)', (dialect: Dialect
       const limited = showcaseOn(svc.database, { transactionTimeoutMs: 1 });
       try {
         const before = await svc.database.db('orders').count({ n: '*' });
-        const res = await request(limited.app).post('/v/orders/').set(CLERK).send({ customer: 'slow', lines: Array.from({ length: 50 }, (_, i) => ({ product: `s${i}` })) });
+        const res = await request(limited.app)
+          .post('/v/orders/')
+          .set(CLERK)
+          .send({ customer: 'slow', lines: Array.from({ length: 50 }, (_, i) => ({ product: `s${i}` })) });
         expect([res.status, res.headers['retry-after'], res.body]).toEqual([503, '5', UNAVAILABLE]);
         expect(await svc.database.db('orders').count({ n: '*' })).toEqual(before);
         expect(await svc.database.db('order_lines').whereIn('product', ['S0', 'S49']).select('id')).toEqual([]);
@@ -184,47 +235,54 @@ describe.each(DIALECTS)('the work one request can cause (%s)', (dialect: Dialect
             await sleep(400);
           }),
         ).rejects.toBeInstanceOf(TransactionTimeoutError);
-        expect(await db('makers').whereIn("code", ["tt-a", "tt-b", "tt-c", "tt-d"]).select('code')).toEqual([]);
+        expect(await db('makers').whereIn('code', ['tt-a', 'tt-b', 'tt-c', 'tt-d']).select('code')).toEqual([]);
         // Within the limit, as before.
         await gate.run(db, undefined, (trx) => trx('makers').insert(name('d')));
-        expect(await db('makers').whereIn("code", ["tt-a", "tt-b", "tt-c", "tt-d"]).select('code')).toEqual([{ code: 'tt-d' }]);
+        expect(await db('makers').whereIn('code', ['tt-a', 'tt-b', 'tt-c', 'tt-d']).select('code')).toEqual([{ code: 'tt-d' }]);
       } finally {
         await db.destroy();
       }
     });
   });
 
-  (dialect === 'sqlite' ? it.skip : it)('readiness answers 200 while long transactions hold every connection of the pool (503 before)', async () => {
-    const limited = showcaseOn(svc.database, { poolMax: 2, acquireTimeoutMs: 500, connectTimeoutMs: 1000 });
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const holding = [0, 1].map(() => limited.db.transaction(async (trx) => {
-      await trx.raw('select 1');
-      await held;
-    }));
-    try {
-      await sleep(200);
-      const busy = await request(limited.app).get('/v/companies/');
-      expect([busy.status, busy.body]).toEqual([503, UNAVAILABLE]);
-      const started = Date.now();
-      const ready = await request(limited.app).get('/v/health/ready');
-      expect([ready.status, ready.body]).toEqual([200, { status: 'ok' }]);
-      expect(Date.now() - started).toBeLessThan(1000);
-    } finally {
-      release();
-      await Promise.all(holding);
-      await limited.db.destroy();
-    }
-  });
+  (dialect === 'sqlite' ? it.skip : it)(
+    'readiness answers 200 while long transactions hold every connection of the pool (503 before)',
+    async () => {
+      const limited = showcaseOn(svc.database, { poolMax: 2, acquireTimeoutMs: 500, connectTimeoutMs: 1000 });
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const holding = [0, 1].map(() =>
+        limited.db.transaction(async (trx) => {
+          await trx.raw('select 1');
+          await held;
+        }),
+      );
+      try {
+        await sleep(200);
+        const busy = await request(limited.app).get('/v/companies/');
+        expect([busy.status, busy.body]).toEqual([503, UNAVAILABLE]);
+        const started = Date.now();
+        const ready = await request(limited.app).get('/v/health/ready');
+        expect([ready.status, ready.body]).toEqual([200, { status: 'ok' }]);
+        expect(Date.now() - started).toBeLessThan(1000);
+      } finally {
+        release();
+        await Promise.all(holding);
+        await limited.db.destroy();
+      }
+    },
+  );
 
   (dialect === 'mysql' ? it : it.skip)('MariaDB ends a statement past SVC_DB_STATEMENT_TIMEOUT (none before), a 503', async () => {
     const db = connect(svc.database.url, '', undefined, { ...DEFAULT_DATABASE_SETTINGS, statementTimeoutMs: 300 });
     try {
       const started = Date.now();
-      const err = await db.raw('select count(*) from information_schema.columns a, information_schema.columns b, information_schema.columns c').then(
-        () => undefined,
-        (e: unknown) => e,
-      );
+      const err = await db
+        .raw('select count(*) from information_schema.columns a, information_schema.columns b, information_schema.columns c')
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
       expect(Date.now() - started).toBeLessThan(3000);
       expect((err as { errno?: number }).errno).toBe(1969);
       expect(isConnectionFailure(err)).toBe(true);
@@ -233,4 +291,3 @@ describe.each(DIALECTS)('the work one request can cause (%s)', (dialect: Dialect
     }
   });
 });
-

@@ -23,7 +23,12 @@ const TSC = path.join(ROOT, 'node_modules/typescript/bin/tsc');
 let app: string;
 
 function node(args: string[]): { status: number | null; out: string } {
-  const r = spawnSync(process.execPath, args, { cwd: app, encoding: 'utf8', timeout: 4 * 60_000, env: { ...process.env, NODE_OPTIONS: '' } });
+  const r = spawnSync(process.execPath, args, {
+    cwd: app,
+    encoding: 'utf8',
+    timeout: 4 * 60_000,
+    env: { ...process.env, NODE_OPTIONS: '' },
+  });
   if (r.error) throw r.error;
   return { status: r.status, out: `${r.stdout}\n${r.stderr}` };
 }
@@ -42,7 +47,10 @@ beforeAll(async () => {
   app = path.join(dir, 'app');
   fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(app, 'node_modules'), 'dir');
   // The project's compiler options, with the runtime's types read from its sources (its dist/ may not be built).
-  fs.writeFileSync(path.join(app, 'tsconfig.source.json'), JSON.stringify({ extends: './tsconfig.json', compilerOptions: { customConditions: ['@svcgen/source'] } }));
+  fs.writeFileSync(
+    path.join(app, 'tsconfig.source.json'),
+    JSON.stringify({ extends: './tsconfig.json', compilerOptions: { customConditions: ['@svcgen/source'] } }),
+  );
   compile();
 });
 
@@ -53,7 +61,9 @@ afterAll(() => {
 describe('the access matrix test of an init project', () => {
   it('is generated beside the matrix and run by npm test', () => {
     expect(fs.existsSync(path.join(app, 'generated/access-test.ts'))).toBe(true);
-    expect(JSON.parse(fs.readFileSync(path.join(app, 'package.json'), 'utf8')).scripts.test).toBe('svcgen check specs && svcgen-tsc -b && node --test test/');
+    expect(JSON.parse(fs.readFileSync(path.join(app, 'package.json'), 'utf8')).scripts.test).toBe(
+      'svcgen check specs && svcgen-tsc -b && node --test test/',
+    );
     const md = fs.readFileSync(path.join(app, 'generated/access.md'), 'utf8');
     expect(md).toContain('| `update_note` | `PATCH /api/notes/{pk}/` | 401 | 2xx | 2xx | 2xx |  |');
   });
@@ -72,14 +82,20 @@ describe('the access matrix test of an init project', () => {
     const guard = "    if (!key || typeof sent !== 'string' || !sameText(sent, key)) return null;\n";
     expect(text).toContain(guard);
     // A "temporary" shortcut: any PATCH is authenticated as the key's user, credentials or not.
-    fs.writeFileSync(hooks, text.replace(guard, guard.replace('if (', "if (req.method !== 'PATCH' && (").replace(') return null;', ')) return null;')));
+    fs.writeFileSync(
+      hooks,
+      text.replace(guard, guard.replace('if (', "if (req.method !== 'PATCH' && (").replace(') return null;', ')) return null;')),
+    );
     compile(false);
 
     const r = accessTest();
     expect(r.status).not.toBe(0);
     expect(r.out).toContain('update_note as anonymous (PATCH /api/notes/{pk}/): access.md says 401, the service answered 200');
     // Only that cell (and its operation) fails: deleting still takes credentials.
-    const failed = r.out.split('\n').filter((line) => /^\s*not ok /.test(line)).map((line) => line.trim().replace(/^not ok \d+ - /, ''));
+    const failed = r.out
+      .split('\n')
+      .filter((line) => /^\s*not ok /.test(line))
+      .map((line) => line.trim().replace(/^not ok \d+ - /, ''));
     expect(failed).toEqual(['update_note as anonymous: 401', 'access matrix: update_note (PATCH /api/notes/{pk}/)']);
   });
 });

@@ -23,8 +23,20 @@ afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 const CASES = [
   { db: 'sqlite', driver: 'better-sqlite3', dev: {}, url: undefined, label: 'its SQLite file in a volume' },
-  { db: 'postgres', driver: 'pg', dev: { 'better-sqlite3': PEERS['better-sqlite3'] }, url: 'postgres://app:app@db:5432/app', label: 'PostgreSQL' },
-  { db: 'mysql', driver: 'mysql2', dev: { 'better-sqlite3': PEERS['better-sqlite3'] }, url: 'mysql://app:app@db:3306/app', label: 'MySQL/MariaDB' },
+  {
+    db: 'postgres',
+    driver: 'pg',
+    dev: { 'better-sqlite3': PEERS['better-sqlite3'] },
+    url: 'postgres://app:app@db:5432/app',
+    label: 'PostgreSQL',
+  },
+  {
+    db: 'mysql',
+    driver: 'mysql2',
+    dev: { 'better-sqlite3': PEERS['better-sqlite3'] },
+    url: 'mysql://app:app@db:3306/app',
+    label: 'MySQL/MariaDB',
+  },
 ] as const;
 
 describe.each(CASES)('svcgen init --db $db', ({ db, driver, dev, url, label }) => {
@@ -42,17 +54,22 @@ describe.each(CASES)('svcgen init --db $db', ({ db, driver, dev, url, label }) =
     expect(result.packages).toEqual({ dependencies: { [driver]: PEERS[driver], ioredis: PEERS.ioredis }, devDependencies: dev });
     // Ranges, never exact versions, for every third-party package.
     for (const [name, range] of Object.entries({ ...pkg.dependencies, ...pkg.devDependencies })) {
-      if (name !== '@svcgen/runtime' && name !== 'svcgen') expect({ name, range }).toEqual({ name, range: expect.stringMatching(/^\^\d+\.\d+\.\d+$/) });
+      if (name !== '@svcgen/runtime' && name !== 'svcgen')
+        expect({ name, range }).toEqual({ name, range: expect.stringMatching(/^\^\d+\.\d+\.\d+$/) });
     }
   });
 
   it('marks the generated code as generated for review tools (.gitattributes), and ignores what is built or local', () => {
     expect(fs.readFileSync(path.join(app, '.gitattributes'), 'utf8')).toContain('generated/** linguist-generated=true\n');
-    expect(fs.readFileSync(path.join(app, '.gitignore'), 'utf8').split('\n')).toEqual(expect.arrayContaining(['node_modules/', 'dist/', 'data/']));
+    expect(fs.readFileSync(path.join(app, '.gitignore'), 'utf8').split('\n')).toEqual(
+      expect.arrayContaining(['node_modules/', 'dist/', 'data/']),
+    );
   });
 
   it('runs the chosen database in compose.yaml and says so in the README', () => {
-    const compose = parse(fs.readFileSync(path.join(app, 'compose.yaml'), 'utf8')) as { services: Record<string, { environment?: Record<string, string> }> };
+    const compose = parse(fs.readFileSync(path.join(app, 'compose.yaml'), 'utf8')) as {
+      services: Record<string, { environment?: Record<string, string> }>;
+    };
     expect(compose.services.api.environment?.DATABASE_URL).toBe(url);
     const readme = fs.readFileSync(path.join(app, 'README.md'), 'utf8');
     expect(readme).toContain(`\`compose.yaml\` runs the service with ${label}, in two worker processes`);
@@ -74,7 +91,9 @@ describe('svcgen init', () => {
   });
 
   it('refuses a database it does not know, before writing anything', async () => {
-    await expect(initProject(path.join(tmp, 'oracle'), { svcgen: VERSION, db: 'oracle' })).rejects.toThrow(new InitError('--db oracle: give one of sqlite, postgres, mysql'));
+    await expect(initProject(path.join(tmp, 'oracle'), { svcgen: VERSION, db: 'oracle' })).rejects.toThrow(
+      new InitError('--db oracle: give one of sqlite, postgres, mysql'),
+    );
     expect(fs.existsSync(path.join(tmp, 'oracle'))).toBe(false);
   });
 });

@@ -40,7 +40,11 @@ function run(cmd: string, args: string[], cwd: string, timeout = 12 * 60_000): {
 /** `run` that must succeed: its output on failure, so that a failing step says why. */
 function ok(cmd: string, args: string[], cwd: string): string {
   const r = run(cmd, args, cwd);
-  expect({ cmd: `${cmd} ${args.join(' ')}`, status: r.status, out: r.status ? r.out : '' }).toEqual({ cmd: `${cmd} ${args.join(' ')}`, status: 0, out: '' });
+  expect({ cmd: `${cmd} ${args.join(' ')}`, status: r.status, out: r.status ? r.out : '' }).toEqual({
+    cmd: `${cmd} ${args.join(' ')}`,
+    status: 0,
+    out: '',
+  });
   return r.out;
 }
 
@@ -132,7 +136,9 @@ function installedVersion(name: string): string {
 
 /** The installed packages (scoped ones included) that list `name` among their dependencies. */
 function dependentsOf(name: string, modules: string): string[] {
-  const packages = fs.readdirSync(modules).flatMap((e) => (e.startsWith('@') ? fs.readdirSync(path.join(modules, e)).map((s) => `${e}/${s}`) : e.startsWith('.') ? [] : [e]));
+  const packages = fs
+    .readdirSync(modules)
+    .flatMap((e) => (e.startsWith('@') ? fs.readdirSync(path.join(modules, e)).map((s) => `${e}/${s}`) : e.startsWith('.') ? [] : [e]));
   return packages.filter((p) => {
     const pkg = JSON.parse(fs.readFileSync(path.join(modules, p, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
     return pkg.dependencies?.[name] !== undefined;
@@ -157,11 +163,26 @@ describe('the svcgen packages', () => {
     const tarball = path.join(tmp, `svcgen-${VERSION}.tgz`);
     const runtimeTarball = path.join(tmp, `svcgen-runtime-${VERSION}.tgz`);
     const listing = run('tar', ['-tzf', tarball], tmp).out.split('\n');
-    for (const f of ['bin/svcgen', 'bin/svcgen-tsc', 'dist/generator/cli/cli.js', 'templates/main.ts.hbs', 'templates/init/package.json.hbs', 'package.json', 'README.md']) {
+    for (const f of [
+      'bin/svcgen',
+      'bin/svcgen-tsc',
+      'dist/generator/cli/cli.js',
+      'templates/main.ts.hbs',
+      'templates/init/package.json.hbs',
+      'package.json',
+      'README.md',
+    ]) {
       expect({ f, packed: listing.includes(`package/${f}`) }).toEqual({ f, packed: true });
     }
     const runtimeListing = run('tar', ['-tzf', runtimeTarball], tmp).out.split('\n');
-    for (const f of ['dist/index.js', 'dist/index.d.ts', 'dist/core/catalogue.js', 'dist/operations/soft-delete.js', 'package.json', 'README.md']) {
+    for (const f of [
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/core/catalogue.js',
+      'dist/operations/soft-delete.js',
+      'package.json',
+      'README.md',
+    ]) {
       expect({ f, packed: runtimeListing.includes(`package/${f}`) }).toEqual({ f, packed: true });
     }
     // Compiled JavaScript only (the templates aside): no TypeScript sources, tests, the blog, or
@@ -192,11 +213,13 @@ describe('the svcgen packages', () => {
     expect(Object.keys(ranges).filter((name) => optional.includes(name))).toEqual([]);
     expect(Object.keys(runtimePackage.peerDependencies).sort()).toEqual(optional);
     for (const name of optional) {
-      expect({ name, range: runtimePackage.peerDependencies[name], optional: runtimePackage.peerDependenciesMeta[name]?.optional }).toEqual({
-        name,
-        range: `^${installedVersion(name)}`,
-        optional: true,
-      });
+      expect({ name, range: runtimePackage.peerDependencies[name], optional: runtimePackage.peerDependenciesMeta[name]?.optional }).toEqual(
+        {
+          name,
+          range: `^${installedVersion(name)}`,
+          optional: true,
+        },
+      );
     }
 
     // As a user does: an empty folder, the two packages, the command. The command needs no native
@@ -222,7 +245,8 @@ describe('the svcgen packages', () => {
     expect(pkg.scripts.start).toBe('node scripts/compiled.js --build && node dist/generated/main.js');
     expect(fs.readFileSync(path.join(app, 'generated/app.ts'), 'utf8')).toMatch(/from '@svcgen\/runtime';/);
     // The deployment files: an image installing svcgen from package.json, and compose.
-    for (const f of ['Dockerfile', 'compose.yaml', '.dockerignore']) expect({ f, exists: fs.existsSync(path.join(app, f)) }).toEqual({ f, exists: true });
+    for (const f of ['Dockerfile', 'compose.yaml', '.dockerignore'])
+      expect({ f, exists: fs.existsSync(path.join(app, f)) }).toEqual({ f, exists: true });
     expect(fs.readFileSync(path.join(app, 'Dockerfile'), 'utf8')).toContain('CMD ["node", "dist/generated/main.js"]');
     // compose.yaml on the default database, SQLite: its file in a volume (init --db chooses another).
     expect(fs.readFileSync(path.join(app, 'compose.yaml'), 'utf8')).toContain('      - db-data:/app/data\n');
@@ -270,7 +294,11 @@ describe('the svcgen packages', () => {
     expect(note).toMatchObject({ title: 'Kept across the migration', done: false });
     // The account endpoints init declares: register, refresh once (the second use refused), me.
     const post = (p: string, body: unknown) =>
-      fetch(`http://127.0.0.1:${port}/api${p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      fetch(`http://127.0.0.1:${port}/api${p}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     const registered = await post('/auth/register/', { username: 'ada', email: 'ada@example.com', password: 'correct horse' });
     expect(registered.status).toBe(201);
     const tokens = (await registered.json()) as { access_token: string; refresh_token: string };
@@ -289,7 +317,13 @@ describe('the svcgen packages', () => {
     const spec = path.join(app, 'specs/resources/notes.yaml');
     const text = fs.readFileSync(spec, 'utf8');
     expect(text).toContain('  done: {type: boolean, default: false}\n');
-    fs.writeFileSync(spec, text.replace('  done: {type: boolean, default: false}\n', '  done: {type: boolean, default: false}\n  priority: {type: integer, default: 0}\n'));
+    fs.writeFileSync(
+      spec,
+      text.replace(
+        '  done: {type: boolean, default: false}\n',
+        '  done: {type: boolean, default: false}\n  priority: {type: integer, default: 0}\n',
+      ),
+    );
     const stale = run('npm', ['test'], app);
     expect(stale.status).not.toBe(0);
     expect(stale.out).toContain('missing migration: generated/migrations/0002_notes_priority.ts');
@@ -314,14 +348,26 @@ describe('the svcgen packages', () => {
     expect((await waitFor(`http://127.0.0.1:${port}/api/notes/${note.id}/`, dev)).status).toBe(200);
 
     const withPriority = fs.readFileSync(spec, 'utf8');
-    fs.writeFileSync(spec, withPriority.replace('  priority: {type: integer, default: 0}\n', '  priority: {type: integer, default: 0}\n  pinned: {type: boolean, default: false}\n'));
+    fs.writeFileSync(
+      spec,
+      withPriority.replace(
+        '  priority: {type: integer, default: 0}\n',
+        '  priority: {type: integer, default: 0}\n  pinned: {type: boolean, default: false}\n',
+      ),
+    );
     await waitForOutput(dev, restarted, 2);
     expect(dev.log()).toContain('  wrote      generated/migrations/0003_notes_pinned.ts');
     const pinned = await waitFor(`http://127.0.0.1:${port}/api/notes/${note.id}/`, dev);
     expect(await pinned.json()).toMatchObject({ id: note.id, priority: 0, pinned: false });
 
     // A mistake in a spec: its file:line:column line, the command still running, the last service still serving.
-    fs.writeFileSync(spec, withPriority.replace('  priority: {type: integer, default: 0}\n', '  priority: {type: integer, default: 0}\n  pinned: {type: boolen, default: false}\n'));
+    fs.writeFileSync(
+      spec,
+      withPriority.replace(
+        '  priority: {type: integer, default: 0}\n',
+        '  priority: {type: integer, default: 0}\n  pinned: {type: boolen, default: false}\n',
+      ),
+    );
     await waitForOutput(dev, /problems? in the specs; waiting for changes/);
     expect(dev.log()).toMatch(/^specs\/resources\/notes\.yaml:\d+:\d+: .*boolen/m);
     expect(dev.child.exitCode).toBeNull();
@@ -330,7 +376,13 @@ describe('the svcgen packages', () => {
     // A type error in the hooks module: the compiler's line, and still running.
     const hooks = path.join(app, 'specs/hooks/notes.ts');
     const hooksText = fs.readFileSync(hooks, 'utf8');
-    fs.writeFileSync(spec, withPriority.replace('  priority: {type: integer, default: 0}\n', '  priority: {type: integer, default: 0}\n  pinned: {type: boolean, default: false}\n'));
+    fs.writeFileSync(
+      spec,
+      withPriority.replace(
+        '  priority: {type: integer, default: 0}\n',
+        '  priority: {type: integer, default: 0}\n  pinned: {type: boolean, default: false}\n',
+      ),
+    );
     fs.writeFileSync(hooks, `${hooksText}\nexport const broken: number = 'not a number';\n`);
     await waitForOutput(dev, /problems? in the TypeScript; waiting for changes/);
     expect(dev.log()).toMatch(/^specs\/hooks\/notes\.ts:\d+:\d+: Type 'string' is not assignable to type 'number'\. \(TS2322\)$/m);
@@ -352,7 +404,17 @@ describe('the svcgen packages', () => {
     fs.rmSync(path.join(app, 'node_modules'), { recursive: true, force: true });
     ok('npm', ['install', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund'], app);
     const productionModules = path.join(app, 'node_modules');
-    for (const name of ['svcgen', 'typescript', 'prettier', 'ts-morph', 'handlebars', 'yaml', 'pg', 'mysql2', '@modelcontextprotocol/sdk']) {
+    for (const name of [
+      'svcgen',
+      'typescript',
+      'prettier',
+      'ts-morph',
+      'handlebars',
+      'yaml',
+      'pg',
+      'mysql2',
+      '@modelcontextprotocol/sdk',
+    ]) {
       expect({ name, installed: fs.existsSync(path.join(productionModules, name)) }).toEqual({ name, installed: false });
     }
     expect(dependentsOf('yaml', productionModules)).toEqual([]);

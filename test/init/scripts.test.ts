@@ -22,7 +22,8 @@ let database: string;
 /** The environment without the variables `npm run`/`npx` set for jest itself. */
 function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!/^npm_/i.test(k) && !['INIT_CWD', 'NODE_PATH', 'NODE_OPTIONS'].includes(k)) out[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (!/^npm_/i.test(k) && !['INIT_CWD', 'NODE_PATH', 'NODE_OPTIONS'].includes(k)) out[k] = v;
   return { ...out, DATABASE_URL: `sqlite:${database}`, ...extra };
 }
 
@@ -40,7 +41,8 @@ async function started(): Promise<{ health: number; out: string }> {
   child.stderr.on('data', (d) => (out += d));
   const exited = new Promise((resolve) => child.once('exit', resolve));
   try {
-    for (let i = 0; i < 1200 && !/listening on (http:\/\/\S+)/.test(out) && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 1200 && !/listening on (http:\/\/\S+)/.test(out) && child.exitCode === null; i++)
+      await new Promise((r) => setTimeout(r, 100));
     const url = /listening on (http:\/\/\S+)/.exec(out)?.[1];
     return { health: url ? (await fetch(`${url}/health`)).status : 0, out };
   } finally {
@@ -88,9 +90,16 @@ it('compile where svcgen is installed, run the compiled service in a production 
   fs.rmSync(path.join(app, 'node_modules', 'svcgen'));
   fs.rmSync(path.join(app, 'node_modules', 'typescript'));
   expect(npm(['migrate'])).toEqual({ status: 0, stdout: 'database is up to date\n', stderr: '' });
-  expect(npm(['createuser', '--', '--username', 'ada', '--email', 'ada@example.com', '--password', 'pw'])).toEqual({ status: 0, stdout: '1\n', stderr: 'database is up to date\n' });
+  expect(npm(['createuser', '--', '--username', 'ada', '--email', 'ada@example.com', '--password', 'pw'])).toEqual({
+    status: 0,
+    stdout: '1\n',
+    stderr: 'database is up to date\n',
+  });
   const serving = await started();
-  expect({ health: serving.health, listening: /^App API listening on http:\/\/127\.0\.0\.1:\d+\/api /m.test(serving.out) }).toEqual({ health: 200, listening: true });
+  expect({ health: serving.health, listening: /^App API listening on http:\/\/127\.0\.0\.1:\d+\/api /m.test(serving.out) }).toEqual({
+    health: 200,
+    listening: true,
+  });
 
   // Production without dist/: each script stops, saying why and what to run.
   fs.rmSync(path.join(app, 'dist'), { recursive: true });

@@ -146,11 +146,13 @@ describe.each(DIALECTS)('migration steps on a database with data (%s)', (dialect
       expect.objectContaining({
         file: 'books.yaml',
         line: 2,
-        message: 'removing a many-to-many field of books drops its join table books_genres and its rows; run svcgen build with --allow-destructive to write it, or restore the spec',
+        message:
+          'removing a many-to-many field of books drops its join table books_genres and its rows; run svcgen build with --allow-destructive to write it, or restore the spec',
       }),
       expect.objectContaining({
         file: 'schema.json',
-        message: 'removing the resource of table genres drops the table and its rows; run svcgen build with --allow-destructive to write it, or restore the spec',
+        message:
+          'removing the resource of table genres drops the table and its rows; run svcgen build with --allow-destructive to write it, or restore the spec',
       }),
     ]);
     expect(found[1].line).toBeGreaterThan(1);
@@ -196,7 +198,9 @@ describe('a step that cannot be undone', () => {
     ]);
     const migrations = loadService(ws).migrations;
     expect(await migrateLatest(db, migrations)).toEqual([next.migration!.name]);
-    expect(await failure(migrateRollback(db, migrations))).toContain(`migration ${next.migration!.name} cannot be reversed: it dropped column authors.name`);
+    expect(await failure(migrateRollback(db, migrations))).toContain(
+      `migration ${next.migration!.name} cannot be reversed: it dropped column authors.name`,
+    );
     expect(await columns(db, 'authors')).toEqual(['born', 'id']);
     expect(await rows(db, 'authors')).toEqual([{ id: 1, born: null }]);
   });

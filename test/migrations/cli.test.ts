@@ -48,8 +48,12 @@ describe('svcgen build and check with migrations', () => {
 
   it('prints the resources, endpoints and migration a spec change brings, and nothing on a second build', () => {
     ws.write({
-      'authors.yaml': AUTHORS.replace('  born: {type: date, null: true}\n', '  born: {type: date, null: true}\n  country: {type: string, max_length: 2, default: "NZ"}\n'),
-      'books.yaml': 'model: Book\nfields:\n  title: {type: string, max_length: 100}\n  author: {type: foreign_key, to: Author}\nviewset: {auth: null}\n',
+      'authors.yaml': AUTHORS.replace(
+        '  born: {type: date, null: true}\n',
+        '  born: {type: date, null: true}\n  country: {type: string, max_length: 2, default: "NZ"}\n',
+      ),
+      'books.yaml':
+        'model: Book\nfields:\n  title: {type: string, max_length: 100}\n  author: {type: foreign_key, to: Author}\nviewset: {auth: null}\n',
     });
     // The books are public: a new resource anonymous callers may write widens access (the access gate's own tests: test/cases/access-*).
     const r = svcgen('build', specs, '--out', out, '--allow-widen');
@@ -68,7 +72,9 @@ describe('svcgen build and check with migrations', () => {
       expect.stringMatching(/^svcgen build: 2 resources, 10 endpoints; \d+ written, \d+ unchanged, 0 removed$/),
     ]);
     expect(r.stdout).toContain(`  wrote      ${out}/migrations/0002_books_authors_country.ts\n`);
-    expect(fs.readFileSync(path.join(ws.out, 'migrations/index.ts'), 'utf8')).toContain(`import * as m1 from './0002_books_authors_country';`);
+    expect(fs.readFileSync(path.join(ws.out, 'migrations/index.ts'), 'utf8')).toContain(
+      `import * as m1 from './0002_books_authors_country';`,
+    );
 
     const again = svcgen('build', specs, '--out', out);
     expect(lines(again.stdout)).toEqual([expect.stringMatching(/; 0 written, \d+ unchanged, 0 removed$/)]);
@@ -76,7 +82,12 @@ describe('svcgen build and check with migrations', () => {
   });
 
   it('check fails naming the migration a spec change needs when it was never generated', () => {
-    ws.write({ 'authors.yaml': AUTHORS.replace('  born: {type: date, null: true}\n', '  born: {type: date, null: true}\n  alive: {type: boolean, default: true}\n') });
+    ws.write({
+      'authors.yaml': AUTHORS.replace(
+        '  born: {type: date, null: true}\n',
+        '  born: {type: date, null: true}\n  alive: {type: boolean, default: true}\n',
+      ),
+    });
     const r = svcgen('check', specs, '--out', out);
     expect(r.status).toBe(1);
     expect(r.stderr).toContain(
@@ -101,11 +112,18 @@ describe('svcgen build and check with migrations', () => {
         'to write it, or put the field back (to rename it instead, add renamed_from: born to the field with the new name)',
       // Clients sending born break too (the value would be dropped without a word), at the resource's fields.
       ...['create_author (POST /api/authors/)', 'update_author (PATCH /api/authors/{pk}/)'].map(
-        (op) => `${specs}/resources/authors.yaml:2:1: breaking change: operation ${op}: request body field "born" removed (clients may still send it); if intended, build with --allow-breaking (recorded in api.json)`,
+        (op) =>
+          `${specs}/resources/authors.yaml:2:1: breaking change: operation ${op}: request body field "born" removed (clients may still send it); if intended, build with --allow-breaking (recorded in api.json)`,
       ),
       // Clients reading born break too: the API gate says so in the same run.
-      ...['create_author (POST /api/authors/): response 201', 'list_authors (GET /api/authors/): response 200', 'retrieve_author (GET /api/authors/{pk}/): response 200', 'update_author (PATCH /api/authors/{pk}/): response 200'].map(
-        (op) => `${specs}/resources/authors.yaml:4:1: breaking change: operation ${op} field "born" removed; if intended, build with --allow-breaking (recorded in api.json)`,
+      ...[
+        'create_author (POST /api/authors/): response 201',
+        'list_authors (GET /api/authors/): response 200',
+        'retrieve_author (GET /api/authors/{pk}/): response 200',
+        'update_author (PATCH /api/authors/{pk}/): response 200',
+      ].map(
+        (op) =>
+          `${specs}/resources/authors.yaml:4:1: breaking change: operation ${op} field "born" removed; if intended, build with --allow-breaking (recorded in api.json)`,
       ),
       '7 problems found',
     ]);
@@ -115,16 +133,24 @@ describe('svcgen build and check with migrations', () => {
     // check shows the pending migration, and that writing it takes the flag.
     const check = svcgen('check', specs, '--out', out);
     expect(check.status).toBe(1);
-    expect(check.stderr).toContain(`missing migration: ${out}/migrations/0002_remove_authors_born.ts: the specs change the database schema since the last build:\n  drop column authors.born (destructive)\n`);
-    expect(lines(check.stderr).at(-1)).toContain(`run "svcgen build ${specs} --out ${out} --allow-destructive --allow-breaking" and commit the result (the migration drops data: read it first)`);
+    expect(check.stderr).toContain(
+      `missing migration: ${out}/migrations/0002_remove_authors_born.ts: the specs change the database schema since the last build:\n  drop column authors.born (destructive)\n`,
+    );
+    expect(lines(check.stderr).at(-1)).toContain(
+      `run "svcgen build ${specs} --out ${out} --allow-destructive --allow-breaking" and commit the result (the migration drops data: read it first)`,
+    );
 
     const allowed = svcgen('build', specs, '--out', out, '--allow-destructive', '--allow-breaking');
     expect(allowed.status).toBe(0);
-    expect(allowed.stdout).toContain(`  migration  ${out}/migrations/0002_remove_authors_born.ts:\n               drop column authors.born (destructive)\n`);
+    expect(allowed.stdout).toContain(
+      `  migration  ${out}/migrations/0002_remove_authors_born.ts:\n               drop column authors.born (destructive)\n`,
+    );
   });
 
   it('reports a new NOT NULL field without a default at its position, and --default fixes it', () => {
-    ws.write({ 'authors.yaml': AUTHORS.replace('  born: {type: date, null: true}\n', '  born: {type: date, null: true}\n  rank: {type: integer}\n') });
+    ws.write({
+      'authors.yaml': AUTHORS.replace('  born: {type: date, null: true}\n', '  born: {type: date, null: true}\n  rank: {type: integer}\n'),
+    });
     const stopped = svcgen('build', specs, '--out', out);
     expect(stopped.status).toBe(1);
     expect(lines(stopped.stderr)).toEqual([
@@ -164,24 +190,42 @@ describe('svcgen usage for the migration options and init', () => {
     expect(usage.stdout).toContain('  init DIR ');
     const build = svcgen('build', '--help');
     expect(build.status).toBe(0);
-    for (const s of ['--allow-destructive', '--default TABLE.FIELD=VALUE', 'renamed_from', 'migrations/schema.json']) expect(build.stdout).toContain(s);
+    for (const s of ['--allow-destructive', '--default TABLE.FIELD=VALUE', 'renamed_from', 'migrations/schema.json'])
+      expect(build.stdout).toContain(s);
     const init = svcgen('init', '--help');
     expect(init.status).toBe(0);
     expect(init.stdout.split('\n')[0]).toBe('usage: svcgen init DIR [--db sqlite|postgres|mysql] [--svcgen VERSION|PATH]');
     expect(init.stdout).toContain('npm install && npm start');
     expect(svcgen('init').stderr.split('\n')[0]).toBe('svcgen: svcgen init needs a DIR folder');
-    expect(svcgen('init', 'app', '--db', 'oracle')).toMatchObject({ status: 1, stderr: 'svcgen: --db oracle: give one of sqlite, postgres, mysql\n' });
-    expect(svcgen('init', 'package.json')).toMatchObject({ status: 1, stderr: 'svcgen: package.json already exists and is not an empty folder; give svcgen init a new folder\n' });
+    expect(svcgen('init', 'app', '--db', 'oracle')).toMatchObject({
+      status: 1,
+      stderr: 'svcgen: --db oracle: give one of sqlite, postgres, mysql\n',
+    });
+    expect(svcgen('init', 'package.json')).toMatchObject({
+      status: 1,
+      stderr: 'svcgen: package.json already exists and is not an empty folder; give svcgen init a new folder\n',
+    });
   });
 
   it('lists dev and documents its options', () => {
     expect(svcgen('--help').stdout).toContain('  dev [SPECS] [--out DIR] ');
     const dev = svcgen('dev', '--help');
     expect(dev.status).toBe(0);
-    expect(dev.stdout.split('\n')[0]).toBe('usage: svcgen dev [SPECS] [--out DIR] [--tsconfig FILE] [--allow-destructive] [--allow-widen] [--allow-breaking] [-- SERVICE ARGS]');
-    for (const s of ['--out DIR', '--tsconfig FILE', 'file:line:column: message', '  --allow-breaking      as build\'s, for every build of the session']) expect(dev.stdout).toContain(s);
+    expect(dev.stdout.split('\n')[0]).toBe(
+      'usage: svcgen dev [SPECS] [--out DIR] [--tsconfig FILE] [--allow-destructive] [--allow-widen] [--allow-breaking] [-- SERVICE ARGS]',
+    );
+    for (const s of [
+      '--out DIR',
+      '--tsconfig FILE',
+      'file:line:column: message',
+      "  --allow-breaking      as build's, for every build of the session",
+    ])
+      expect(dev.stdout).toContain(s);
     // The gate flags are the session's: accepted before the specs folder is looked at.
-    expect(svcgen('dev', 'no-such-specs', '--allow-breaking', '--allow-widen', '--allow-destructive')).toMatchObject({ status: 1, stderr: 'svcgen: no-such-specs: no such specs folder\n' });
+    expect(svcgen('dev', 'no-such-specs', '--allow-breaking', '--allow-widen', '--allow-destructive')).toMatchObject({
+      status: 1,
+      stderr: 'svcgen: no-such-specs: no such specs folder\n',
+    });
     expect(svcgen('dev', 'no-such-specs')).toMatchObject({ status: 1, stderr: 'svcgen: no-such-specs: no such specs folder\n' });
   });
 });

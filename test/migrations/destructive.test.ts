@@ -30,7 +30,12 @@ async function specError(fn: () => Promise<unknown>): Promise<SpecError> {
 
 /** 1-based line of the first line of `file` that starts with `prefix`. */
 function lineOf(file: string, prefix: string): number {
-  return fs.readFileSync(file, 'utf8').split('\n').findIndex((l) => l.startsWith(prefix)) + 1;
+  return (
+    fs
+      .readFileSync(file, 'utf8')
+      .split('\n')
+      .findIndex((l) => l.startsWith(prefix)) + 1
+  );
 }
 
 /** Every file below `dir` with its bytes. */
@@ -61,7 +66,9 @@ describe.each(DIALECTS)('changes that need a decision (%s)', (dialect) => {
       { name: 'News', description: 'What happened' },
       { name: 'Notes', description: '' },
     ]);
-    await database.db('articles').insert({ title: 'T', content: 'C', author_id: user.id, category_id: 1, created_at: '2026-01-01T00:00:00.000Z' });
+    await database
+      .db('articles')
+      .insert({ title: 'T', content: 'C', author_id: user.id, category_id: 1, created_at: '2026-01-01T00:00:00.000Z' });
   });
   afterEach(async () => {
     await database?.drop();
@@ -107,7 +114,11 @@ describe.each(DIALECTS)('changes that need a decision (%s)', (dialect) => {
 
   it('a new NOT NULL field without a default is an error at the field; --default gives the existing rows a value', async () => {
     const db = database.db;
-    edit(categoriesSpec, '  name: {type: string, max_length: 100, unique: true}\n', '  name: {type: string, max_length: 100, unique: true}\n  priority: {type: integer}\n');
+    edit(
+      categoriesSpec,
+      '  name: {type: string, max_length: 100, unique: true}\n',
+      '  name: {type: string, max_length: 100, unique: true}\n  priority: {type: integer}\n',
+    );
     const err = await specError(() => generate({ specsDir: ws.specs, outDir: ws.out, allowBreaking: true, allowWiden: true }));
     expect(err.diagnostics.map(formatDiagnostic)).toEqual([
       `${shown}:${lineOf(categoriesSpec, '  priority:')}:3: new field priority is NOT NULL without a default, and the existing rows of categories need a value: ` +
@@ -143,7 +154,11 @@ describe('where the migration history lives', () => {
     const file = path.join(ws.out, 'migrations/0001_initial.ts');
     const edited = `${fs.readFileSync(file, 'utf8')}// reviewed\n`;
     fs.writeFileSync(file, edited);
-    edit(path.join(ws.specs, 'resources/tags.yaml'), '  name: {type: string, max_length: 50, unique: true}\n', '  name: {type: string, max_length: 60, unique: true}\n');
+    edit(
+      path.join(ws.specs, 'resources/tags.yaml'),
+      '  name: {type: string, max_length: 50, unique: true}\n',
+      '  name: {type: string, max_length: 60, unique: true}\n',
+    );
     const next = await build(ws);
     expect(next.migration?.name).toBe('0002_alter_tags_name');
     expect(fs.readFileSync(file, 'utf8')).toBe(edited);
@@ -151,20 +166,28 @@ describe('where the migration history lives', () => {
   });
 
   it('stops when a migration the snapshot lists is missing, naming it', async () => {
-    edit(path.join(ws.specs, 'resources/tags.yaml'), '  name: {type: string, max_length: 50, unique: true}\n', '  name: {type: string, max_length: 60, unique: true}\n');
+    edit(
+      path.join(ws.specs, 'resources/tags.yaml'),
+      '  name: {type: string, max_length: 50, unique: true}\n',
+      '  name: {type: string, max_length: 60, unique: true}\n',
+    );
     await build(ws);
     fs.rmSync(path.join(ws.out, 'migrations/0002_alter_tags_name.ts'));
     const err = await specError(() => generate({ specsDir: ws.specs, outDir: ws.out, allowBreaking: true, allowWiden: true }));
     expect(err.diagnostics).toHaveLength(1);
     expect(err.diagnostics[0].file).toBe(shownPath(path.join(ws.out, 'migrations/schema.json')));
-    expect(err.diagnostics[0].message).toContain('migrations/0002_alter_tags_name.ts is listed here but missing; restore it from version control');
+    expect(err.diagnostics[0].message).toContain(
+      'migrations/0002_alter_tags_name.ts is listed here but missing; restore it from version control',
+    );
     expect(err.diagnostics[0].line).toBeGreaterThan(1);
   });
 
   it('stops when the snapshot is missing but migrations exist', async () => {
     fs.rmSync(path.join(ws.out, 'migrations/schema.json'));
     const err = await specError(() => generate({ specsDir: ws.specs, outDir: ws.out, allowBreaking: true, allowWiden: true }));
-    expect(err.diagnostics[0].message).toMatch(/^missing: migrations\/0001_initial\.ts exist but the snapshot of the schema they build does not/);
+    expect(err.diagnostics[0].message).toMatch(
+      /^missing: migrations\/0001_initial\.ts exist but the snapshot of the schema they build does not/,
+    );
   });
 
   it('reads a snapshot written before it listed its migrations as 0001_initial', async () => {

@@ -50,12 +50,22 @@ afterAll(async () => {
 
 function dev(options: { allowBreaking?: boolean } = {}): DevSession {
   logged = [];
-  return startDev({ specsDir: 'specs', outDir: 'generated', tsconfig: 'tsconfig.json', cwd: ws.root, serviceArgs: ['migrate'], debounceMs: 50, log: (l) => logged.push(l), ...options });
+  return startDev({
+    specsDir: 'specs',
+    outDir: 'generated',
+    tsconfig: 'tsconfig.json',
+    cwd: ws.root,
+    serviceArgs: ['migrate'],
+    debounceMs: 50,
+    log: (l) => logged.push(l),
+    ...options,
+  });
 }
 
 /** Waits until the session has logged a line matching `pattern` `times` times. */
 async function loggedTimes(pattern: RegExp, times: number): Promise<void> {
-  for (let i = 0; i < 600 && logged.filter((l) => pattern.test(l)).length < times; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+  for (let i = 0; i < 600 && logged.filter((l) => pattern.test(l)).length < times; i++)
+    await new Promise((resolve) => setTimeout(resolve, 50));
   expect(logged.filter((l) => pattern.test(l)).length).toBe(times);
 }
 
@@ -106,5 +116,8 @@ it('restarts on the output a build with --allow-breaking wrote beside it, and ta
   await loggedTimes(restarted, 2);
   await loggedTimes(stopped, 2);
   expect(logged).toContain('  wrote      generated/migrations/0003_rename_issues_details_text.ts');
-  expect(await applied()).toEqual({ migrations: ['0001_initial', next, '0003_rename_issues_details_text'], columns: ['id', 'text', 'title'] });
+  expect(await applied()).toEqual({
+    migrations: ['0001_initial', next, '0003_rename_issues_details_text'],
+    columns: ['id', 'text', 'title'],
+  });
 });

@@ -67,7 +67,10 @@ export async function build(ws: Workspace, options: Partial<GenerateOptions> = {
 }
 
 export interface LoadedService {
-  createService(options: { db: Db; keys: KeyPair; settings?: Settings; logError?: (e: unknown) => void }): { app: Express; context: ServiceContext };
+  createService(options: { db: Db; keys: KeyPair; settings?: Settings; logError?: (e: unknown) => void }): {
+    app: Express;
+    context: ServiceContext;
+  };
   migrations: Migration[];
   defaults: Settings;
 }

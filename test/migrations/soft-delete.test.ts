@@ -36,13 +36,22 @@ async function indexesOf(db: Db, dialect: string, table: string): Promise<Record
   const out: Record<string, string> = {};
   const kind = (unique: boolean, partial: boolean) => `${unique ? 'unique' : 'plain'}${partial ? ' partial' : ''}`;
   if (dialect === 'sqlite') {
-    const list = (await db.raw('select name, "unique", partial from pragma_index_list(?)', [table])) as { name: string; unique: number; partial: number }[];
+    const list = (await db.raw('select name, "unique", partial from pragma_index_list(?)', [table])) as {
+      name: string;
+      unique: number;
+      partial: number;
+    }[];
     for (const i of list) if (!i.name.startsWith('sqlite_autoindex_')) out[i.name] = kind(i.unique === 1, i.partial === 1);
   } else if (dialect === 'mysql') {
-    for (const i of await mysqlIndexes(db, table)) out[i.name] = kind(i.unique, i.columns.some((c) => c.startsWith('svc_live_')));
+    for (const i of await mysqlIndexes(db, table))
+      out[i.name] = kind(
+        i.unique,
+        i.columns.some((c) => c.startsWith('svc_live_')),
+      );
   } else {
     const result = await db.raw("select indexname, indexdef from pg_indexes where tablename = ? and indexname not like '%_pkey'", [table]);
-    for (const i of result.rows as { indexname: string; indexdef: string }[]) out[i.indexname] = kind(/^CREATE UNIQUE/.test(i.indexdef), / WHERE /.test(i.indexdef));
+    for (const i of result.rows as { indexname: string; indexdef: string }[])
+      out[i.indexname] = kind(/^CREATE UNIQUE/.test(i.indexdef), / WHERE /.test(i.indexdef));
   }
   return out;
 }

@@ -67,7 +67,10 @@ describe.each(DIALECTS)('editing the specs of a service with data (%s)', (dialec
     const userId = Number(userRow.id);
     const auth = `Bearer ${await v1.api.context.tokens.issueAccess(userId)}`;
     const app1 = v1.api.app;
-    const category = await request(app1).post('/api/categories/').set('Authorization', auth).send({ name: 'News', description: 'All the news' });
+    const category = await request(app1)
+      .post('/api/categories/')
+      .set('Authorization', auth)
+      .send({ name: 'News', description: 'All the news' });
     expect(category.status).toBe(201);
     const tag = await request(app1).post('/api/tags/').set('Authorization', auth).send({ name: 'databases' });
     expect(tag.status).toBe(201);
@@ -78,7 +81,10 @@ describe.each(DIALECTS)('editing the specs of a service with data (%s)', (dialec
     expect(hello.status).toBe(201);
     const other = await request(app1).post('/api/articles/').set('Authorization', auth).send({ title: 'Other', content: 'Text' });
     expect(other.status).toBe(201);
-    const tagged = await request(app1).post(`/api/articles/${hello.body.id}/tags/`).set('Authorization', auth).send({ add: [tag.body.id] });
+    const tagged = await request(app1)
+      .post(`/api/articles/${hello.body.id}/tags/`)
+      .set('Authorization', auth)
+      .send({ add: [tag.body.id] });
     expect(tagged.status).toBeLessThan(300);
     expect(v1.api.errors).toEqual([]);
     const before = Object.fromEntries(await Promise.all(TABLES.map(async (t) => [t, await rows(db, t)] as const)));
@@ -87,10 +93,18 @@ describe.each(DIALECTS)('editing the specs of a service with data (%s)', (dialec
     expect(before.articles[0]).toMatchObject({ title: 'Hello', summary: 'A short hello' });
 
     // 2. Edit the specs: a field with a default, a new resource with a foreign key, a renamed field.
-    edit(articlesSpec, '  views: {type: integer, default: 0}\n', '  views: {type: integer, default: 0}\n  rating: {type: integer, default: 3}\n');
+    edit(
+      articlesSpec,
+      '  views: {type: integer, default: 0}\n',
+      '  views: {type: integer, default: 0}\n  rating: {type: integer, default: 3}\n',
+    );
     // The serializers name the field too (not the field's own key, nor the action's `summary:` doc key).
     edit(articlesSpec, /\bsummary\b(?!:)/g, 'abstract');
-    edit(articlesSpec, '  summary: {type: string, max_length: 500, default: ""}\n', '  abstract: {type: string, max_length: 500, default: "", renamed_from: summary}\n');
+    edit(
+      articlesSpec,
+      '  summary: {type: string, max_length: 500, default: ""}\n',
+      '  abstract: {type: string, max_length: 500, default: "", renamed_from: summary}\n',
+    );
     edit(articlesSpec, '      - abstract\n', '      - abstract\n      - rating\n');
     fs.writeFileSync(
       path.join(ws.specs, 'resources', 'comments.yaml'),
@@ -137,24 +151,35 @@ describe.each(DIALECTS)('editing the specs of a service with data (%s)', (dialec
     expect(await migrateLatest(db, v2.migrations)).toEqual([name2]);
     const after = Object.fromEntries(await Promise.all(TABLES.map(async (t) => [t, await rows(db, t)] as const)));
     for (const t of TABLES.filter((x) => x !== 'articles')) expect({ t, rows: after[t] }).toEqual({ t, rows: before[t] });
-    expect(after.articles).toEqual(
-      before.articles.map(({ summary, ...rest }) => ({ ...rest, abstract: summary, rating: 3 })),
-    );
+    expect(after.articles).toEqual(before.articles.map(({ summary, ...rest }) => ({ ...rest, abstract: summary, rating: 3 })));
     expect(await columns(db, 'articles')).not.toContain('summary');
     if (dialect === 'postgres') {
-      const indexes = await db.raw("select indexname from pg_indexes where tablename = 'articles' and indexname like '%search_index' order by 1");
-      expect(indexes.rows.map((r: { indexname: string }) => r.indexname)).toEqual(['articles_abstract_search_index', 'articles_title_search_index']);
+      const indexes = await db.raw(
+        "select indexname from pg_indexes where tablename = 'articles' and indexname like '%search_index' order by 1",
+      );
+      expect(indexes.rows.map((r: { indexname: string }) => r.indexname)).toEqual([
+        'articles_abstract_search_index',
+        'articles_title_search_index',
+      ]);
     }
 
     const app2 = v2.api.app;
     const detail = await request(app2).get(`/api/articles/${hello.body.id}/`).set('Authorization', auth);
     expect(detail.status).toBe(200);
-    expect(detail.body).toMatchObject({ title: 'Hello', abstract: 'A short hello', rating: 3, category: { id: category.body.id, name: 'News' } });
+    expect(detail.body).toMatchObject({
+      title: 'Hello',
+      abstract: 'A short hello',
+      rating: 3,
+      category: { id: category.body.id, name: 'News' },
+    });
     expect(detail.body.tags).toEqual([{ id: tag.body.id, name: 'databases' }]);
     // The article is its author's draft: a comment may name it for its author, and for no one who cannot see it.
     const hidden = await request(app2).post('/api/comments/').send({ article: hello.body.id, body: 'Nice post' });
     expect([hidden.status, hidden.body]).toEqual([404, { article: 'not found' }]);
-    const comment = await request(app2).post('/api/comments/').set('Authorization', auth).send({ article: hello.body.id, body: 'Nice post' });
+    const comment = await request(app2)
+      .post('/api/comments/')
+      .set('Authorization', auth)
+      .send({ article: hello.body.id, body: 'Nice post' });
     expect(comment.status).toBe(201);
     expect(comment.body).toMatchObject({ article: hello.body.id, body: 'Nice post' });
     const comments = await request(app2).get('/api/comments/');
@@ -163,7 +188,10 @@ describe.each(DIALECTS)('editing the specs of a service with data (%s)', (dialec
     expect((await request(app2).get(`/api/comments/${comment.body.id}/`)).body).toMatchObject({ body: 'Nice post' });
     // The new foreign key holds: a comment on a missing article is refused.
     expect((await request(app2).post('/api/comments/').send({ article: 999999, body: 'x' })).status).toBeGreaterThanOrEqual(400);
-    const created = await request(app2).post('/api/articles/').set('Authorization', auth).send({ title: 'New', content: 'C', abstract: 'Third' });
+    const created = await request(app2)
+      .post('/api/articles/')
+      .set('Authorization', auth)
+      .send({ title: 'New', content: 'C', abstract: 'Third' });
     expect(created.status).toBe(201);
     expect(v2.api.errors).toEqual([]);
 
@@ -206,7 +234,9 @@ describe.each(DIALECTS)('editing the specs of a service with data (%s)', (dialec
     // Undoing the longer max_length refuses to cut the long title (a PostgreSQL cast would truncate it).
     expect(await failure(migrateRollback(db, v3.migrations))).toMatch('articles.title: some values are longer than 200 characters');
     expect((await rows(db, 'articles')).find((a) => a.id === other.body.id)).toMatchObject({ title: long });
-    await db('articles').where('id', other.body.id).update({ title: long.slice(0, 200) });
+    await db('articles')
+      .where('id', other.body.id)
+      .update({ title: long.slice(0, 200) });
     expect(await migrateRollback(db, v3.migrations)).toEqual([name3]);
     expect(await migrateRollback(db, v3.migrations)).toEqual([name2]);
     expect(await columns(db, 'articles')).toContain('summary');
@@ -214,6 +244,10 @@ describe.each(DIALECTS)('editing the specs of a service with data (%s)', (dialec
     expect(await db.schema.hasTable('comments')).toBe(false);
     expect((await rows(db, 'articles')).find((a) => a.id === other.body.id)).toMatchObject({ title: long.slice(0, 200), summary: '' });
     expect(await migrateLatest(db, v3.migrations)).toEqual([name2, name3]);
-    expect((await rows(db, 'articles')).find((a) => a.id === other.body.id)).toMatchObject({ title: long.slice(0, 200), abstract: '', rating: 3 });
+    expect((await rows(db, 'articles')).find((a) => a.id === other.body.id)).toMatchObject({
+      title: long.slice(0, 200),
+      abstract: '',
+      rating: 3,
+    });
   });
 });

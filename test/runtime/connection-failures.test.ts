@@ -67,7 +67,7 @@ describe.each(DIALECTS)('Knex query events (%s)', (dialect) => {
     expect(seen[seen.length - 1].sql).toMatch(/^ROLLBACK/i);
   });
 
-  it('a failed statement is logged by its SQL text and the driver\'s message, never a value bound to it', async () => {
+  it("a failed statement is logged by its SQL text and the driver's message, never a value bound to it", async () => {
     recordFailedStatements(db);
     const err = await settle(db('items').insert({ name: 'secret-value', missing: 'other-secret' }));
     const logged = loggableError(err);
@@ -81,7 +81,11 @@ const postgres = DIALECTS.includes('postgres') ? describe : describe.skip;
 
 postgres('PostgreSQL connections that fail', () => {
   it('a pool that cannot open a connection fails queries and transactions with connection failures; a destroyed one does not', async () => {
-    const db = connect('postgres://postgres@127.0.0.1:1/none', '', undefined, { ...DEFAULT_DATABASE_SETTINGS, connectTimeoutMs: 500, acquireTimeoutMs: 2000 });
+    const db = connect('postgres://postgres@127.0.0.1:1/none', '', undefined, {
+      ...DEFAULT_DATABASE_SETTINGS,
+      connectTimeoutMs: 500,
+      acquireTimeoutMs: 2000,
+    });
     const err = await settle(db.raw('select 1'));
     const trxErr = await settle(db.transaction(async () => undefined));
     expect(isConnectionFailure(err)).toBe(true);
@@ -96,7 +100,7 @@ postgres('PostgreSQL connections that fail', () => {
     const db = connect(pgUrl('postgres'), '', undefined, { ...DEFAULT_DATABASE_SETTINGS, statementTimeoutMs: 300, poolMax: 1 });
     try {
       const { rows: before } = await db.raw('select pg_backend_pid() as pid');
-      const err = await settle(db.raw("set statement_timeout = 0; select pg_sleep(3)"));
+      const err = await settle(db.raw('set statement_timeout = 0; select pg_sleep(3)'));
       expect(err).toBeInstanceOf(DatabaseTimeoutError);
       expect(isConnectionFailure(err)).toBe(true);
       const { rows: after } = await db.raw('select pg_backend_pid() as pid');

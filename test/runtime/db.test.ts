@@ -76,13 +76,25 @@ describe.each(DIALECTS)('reads (%s)', (dialect) => {
     } finally {
       db.removeListener('query', listener);
     }
-    expect(sql.map((s) => s.replace(/[`"]/g, '').replace(/\$\d/g, '?'))).toEqual(Array(3).fill('select id, name from items where name = ? limit ?'));
+    expect(sql.map((s) => s.replace(/[`"]/g, '').replace(/\$\d/g, '?'))).toEqual(
+      Array(3).fill('select id, name from items where name = ? limit ?'),
+    );
   });
 
   it('bind booleans, beside a quoted question mark, in and out of a transaction, and return the rows a write returns', async () => {
     const flagged = (reader: Db, flag: boolean) =>
-      selectRows(reader, reader('items').select('name', reader.raw("'?' as q")).where('name', '<>', 'x').andWhere(reader.raw('? = ?', [flag, true])).orderBy('id'));
-    expect(await flagged(db, true)).toEqual([{ name: 'one', q: '?' }, { name: 'two', q: '?' }]);
+      selectRows(
+        reader,
+        reader('items')
+          .select('name', reader.raw("'?' as q"))
+          .where('name', '<>', 'x')
+          .andWhere(reader.raw('? = ?', [flag, true]))
+          .orderBy('id'),
+      );
+    expect(await flagged(db, true)).toEqual([
+      { name: 'one', q: '?' },
+      { name: 'two', q: '?' },
+    ]);
     expect(await flagged(db, false)).toEqual([]);
     const seen: string[] = [];
     const listener = (q: { sql: string }) => seen.push(q.sql);
@@ -110,9 +122,15 @@ describe.each(DIALECTS)('reads (%s)', (dialect) => {
 
   it('follow a schema change', async () => {
     const all = () => selectRows(db, db('items').select('*').orderBy('id'));
-    expect(await all()).toEqual([{ id: 1, name: 'one' }, { id: 2, name: 'two' }]);
+    expect(await all()).toEqual([
+      { id: 1, name: 'one' },
+      { id: 2, name: 'two' },
+    ]);
     await db.schema.alterTable('items', (t) => t.integer('rank').notNullable().defaultTo(7));
-    expect(await all()).toEqual([{ id: 1, name: 'one', rank: 7 }, { id: 2, name: 'two', rank: 7 }]);
+    expect(await all()).toEqual([
+      { id: 1, name: 'one', rank: 7 },
+      { id: 2, name: 'two', rank: 7 },
+    ]);
   });
 });
 
@@ -126,8 +144,8 @@ const Database = createRequire(__filename)('better-sqlite3') as new (filename: s
 
 describe('booleans written into SQLite statements', () => {
   it('as 1 and 0 in place of their placeholders, never a quoted one, the other values bound in order', () => {
-    expect(withBooleanLiterals("select ? as a, '?' as q, \"?\" as b where x = ? and y = ?", [true, 5, false])).toEqual({
-      sql: "select 1 as a, '?' as q, \"?\" as b where x = ? and y = 0",
+    expect(withBooleanLiterals('select ? as a, \'?\' as q, "?" as b where x = ? and y = ?', [true, 5, false])).toEqual({
+      sql: 'select 1 as a, \'?\' as q, "?" as b where x = ? and y = 0',
       bindings: [5],
     });
     const same = { sql: 'select ? where z = ?', bindings: [1, 'a'] };
@@ -222,10 +240,13 @@ describe('rows (sqlite)', () => {
 
   // Beside the pool (a read outside transactions) and through Knex's runner (`_query`).
   const readers: [string, (sql: string) => Promise<object[]>][] = [
-    ['beside the pool', async (sql) => {
-      const reads = databaseOf(db).reads!;
-      return reads.all(reads.connection()!, sql, []);
-    }],
+    [
+      'beside the pool',
+      async (sql) => {
+        const reads = databaseOf(db).reads!;
+        return reads.all(reads.connection()!, sql, []);
+      },
+    ],
     ['by Knex', (sql) => db.raw(sql)],
   ];
 
@@ -239,7 +260,7 @@ describe('rows (sqlite)', () => {
     // A column named __proto__ sets no prototype.
     'select name as "__proto__", id from items order by id',
     "select 'a*b' as text, id from items order by id",
-  ])('are the driver\'s own, their columns in order: %s', async (sql) => {
+  ])("are the driver's own, their columns in order: %s", async (sql) => {
     const expected = own.prepare(sql).all() as object[];
     for (const [, read] of readers) {
       for (let run = 0; run < 2; run++) {

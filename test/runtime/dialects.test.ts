@@ -13,7 +13,8 @@ import { createDatabase, DIALECTS, type TestDatabase } from '../support/database
 
 const error = (code: string, message = 'x') => Object.assign(new Error(message), { code });
 /** An error as mysql2 makes them: its own code, the server's errno and SQLSTATE. */
-const mysqlError = (code: string, errno: number, sqlState: string, fatal = false) => Object.assign(new Error('x'), { code, errno, sqlState, fatal });
+const mysqlError = (code: string, errno: number, sqlState: string, fatal = false) =>
+  Object.assign(new Error('x'), { code, errno, sqlState, fatal });
 
 describe('the adapter of a DATABASE_URL', () => {
   it.each([
@@ -111,7 +112,9 @@ describe.each(DIALECTS)('the %s adapter on its database', (dialect) => {
   });
 
   it('reads its own constraint violation as one, and not as an outage', async () => {
-    const err = await db('items').insert({ name: 'other' }).catch((e: unknown) => e);
+    const err = await db('items')
+      .insert({ name: 'other' })
+      .catch((e: unknown) => e);
     expect(dialectOf(db).isConstraintViolation(err as Error)).toBe(true);
     expect(isConstraintViolation(err)).toBe(true);
     expect(isConnectionFailure(err)).toBe(false);
@@ -125,7 +128,11 @@ describe.each(DIALECTS)('the %s adapter on its database', (dialect) => {
       t.integer('item_id').references('id').inTable('items').onDelete('RESTRICT');
       t.unique(['a', 'b'], { indexName: 'pairs_a_b_unique' });
     });
-    const failure = (query: Promise<unknown>) => query.then(() => undefined, (e: unknown) => dialectOf(db).constraintOf(e as Error));
+    const failure = (query: Promise<unknown>) =>
+      query.then(
+        () => undefined,
+        (e: unknown) => dialectOf(db).constraintOf(e as Error),
+      );
     const unique = await failure(db('items').insert({ name: 'other' }));
     // What each driver tells: PostgreSQL the constraint, its table and columns; SQLite the table and
     // columns of a unique one, nothing of a foreign key; MySQL the index, and the foreign key's name.
@@ -189,7 +196,9 @@ describe.each(DIALECTS)('the %s adapter on its database', (dialect) => {
   it('runs migrations that rename a foreign key constraint, and those written before the adapters', async () => {
     const named = async (table: string): Promise<string[]> => {
       if (dialect === 'postgres')
-        return (await db.raw("select conname from pg_constraint where conrelid = ?::regclass and contype = 'f'", [table])).rows.map((r: { conname: string }) => r.conname);
+        return (await db.raw("select conname from pg_constraint where conrelid = ?::regclass and contype = 'f'", [table])).rows.map(
+          (r: { conname: string }) => r.conname,
+        );
       if (dialect === 'mysql') {
         const [rows] = await db.raw(
           "select constraint_name as name from information_schema.table_constraints where table_schema = database() and table_name = ? and constraint_type = 'FOREIGN KEY'",
@@ -232,7 +241,9 @@ describe.each(DIALECTS)('the %s adapter on its database', (dialect) => {
     expect(await migrateLatest(db, migrations)).toEqual(['0001_links', '0002_rename', '0003_by_client_name']);
     expect(await named('links')).toEqual({ postgres: ['links_thing_foreign'], mysql: ['links_thing_id_foreign'], sqlite: [] }[dialect]);
     await db('links').insert({ thing_id: 1 });
-    const err = await db('links').insert({ thing_id: 999 }).catch((e: unknown) => e);
+    const err = await db('links')
+      .insert({ thing_id: 999 })
+      .catch((e: unknown) => e);
     expect(isConstraintViolation(err)).toBe(true);
   });
 });

@@ -27,12 +27,16 @@ describe('the error middleware', () => {
   });
 
   it('adds it to a 401 an exception handler answers', async () => {
-    const res = await request(app(() => new HttpError(418, 'teapot'), [[HttpError, () => ({ status: 401, body: { detail: 'Handled' } })]])).get('/x');
+    const res = await request(
+      app(() => new HttpError(418, 'teapot'), [[HttpError, () => ({ status: 401, body: { detail: 'Handled' } })]]),
+    ).get('/x');
     expect([res.status, res.body, res.headers['www-authenticate']]).toEqual([401, { detail: 'Handled' }, 'Bearer']);
   });
 
   it('keeps the challenge authentication set', async () => {
-    const res = await request(app((req) => unauthorized(req, { detail: 'Unauthorized' }, { error: 'invalid_token', description: 'Expired' }))).get('/x');
+    const res = await request(
+      app((req) => unauthorized(req, { detail: 'Unauthorized' }, { error: 'invalid_token', description: 'Expired' })),
+    ).get('/x');
     expect([res.status, res.headers['www-authenticate']]).toEqual([401, 'Bearer error="invalid_token", error_description="Expired"']);
   });
 

@@ -63,8 +63,13 @@ describe.each(DIALECTS)('insert checking its references (%s)', (dialect) => {
     { table: 'widgets', pk: 'id', key: widgetId },
   ];
   const insert = (trx: Knex, values: Partial<PartRow>) =>
-    dialectOf(trx).returning(trx('parts').insert(values), values, dialectOf(trx).insertReturnsRows ? ['id', 'name', 'flag', 'maker_code', 'widget_id'] : ['id']);
-  const create2 = (name: string) => db.transaction((trx) => insertWhereReferencesExist(trx, insert(trx, { name }), [{ table: 'makers', pk: 'code', key: 'acme' }]));
+    dialectOf(trx).returning(
+      trx('parts').insert(values),
+      values,
+      dialectOf(trx).insertReturnsRows ? ['id', 'name', 'flag', 'maker_code', 'widget_id'] : ['id'],
+    );
+  const create2 = (name: string) =>
+    db.transaction((trx) => insertWhereReferencesExist(trx, insert(trx, { name }), [{ table: 'makers', pk: 'code', key: 'acme' }]));
   const names = async () => (await db('parts').select('name').orderBy('name')).map((r: { name: string }) => r.name);
 
   it('writes the row, in one statement, when each row it refers to exists, and answers it', async () => {
@@ -117,10 +122,14 @@ describe.each(DIALECTS)('insert checking its references (%s)', (dialect) => {
       ).toEqual([]);
       // Missing and unique at once: nothing is written, so the unique value is never compared.
       expect(
-        await insertWhereReferencesExist(trx, insert(trx, { name: 'both', maker_code: 'nobody' }), [{ table: 'makers', pk: 'code', key: 'nobody' }]),
+        await insertWhereReferencesExist(trx, insert(trx, { name: 'both', maker_code: 'nobody' }), [
+          { table: 'makers', pk: 'code', key: 'nobody' },
+        ]),
       ).toEqual([]);
       expect(
-        await insertWhereReferencesExist(trx, insert(trx, { name: 'after', maker_code: 'acme' }), [{ table: 'makers', pk: 'code', key: 'acme' }]),
+        await insertWhereReferencesExist(trx, insert(trx, { name: 'after', maker_code: 'acme' }), [
+          { table: 'makers', pk: 'code', key: 'acme' },
+        ]),
       ).toHaveLength(1);
     });
     expect(await names()).toEqual(['after', 'both']);
@@ -154,10 +163,12 @@ describe.each(DIALECTS)('insert checking its references (%s)', (dialect) => {
     ]);
   });
 
-  it('runs in the transaction and fails as through Knex: a unique value taken is the driver\'s constraint error', async () => {
+  it("runs in the transaction and fails as through Knex: a unique value taken is the driver's constraint error", async () => {
     await create2('taken');
     const err = await db
-      .transaction((trx) => insertWhereReferencesExist(trx, insert(trx, { name: 'taken', maker_code: 'acme' }), [{ table: 'makers', pk: 'code', key: 'acme' }]))
+      .transaction((trx) =>
+        insertWhereReferencesExist(trx, insert(trx, { name: 'taken', maker_code: 'acme' }), [{ table: 'makers', pk: 'code', key: 'acme' }]),
+      )
       .catch((e: unknown) => e);
     const violation = dialectOf(db).constraintOf(err as Error);
     expect(violation?.kind).toBe('unique');
@@ -207,7 +218,9 @@ describe.each(DIALECTS)('insert checking its references (%s)', (dialect) => {
     ];
 
     it('answers the row when each reference exists, and skips the keys a body leaves null or out', async () => {
-      expect(await create({ name: 'lookup', maker_code: 'acme', widget_id: widget }, named('acme', widget))).toMatchObject({ name: 'lookup' });
+      expect(await create({ name: 'lookup', maker_code: 'acme', widget_id: widget }, named('acme', widget))).toMatchObject({
+        name: 'lookup',
+      });
       expect(await create({ name: 'lookup null' }, named(null, undefined))).toMatchObject({ name: 'lookup null' });
       // No key named: a plain insert, without a check.
       expect(statements.filter((s) => /exists/.test(s))).toHaveLength(1);

@@ -70,7 +70,9 @@ describe('loadKeys', () => {
       }
       throw new Error('not refused');
     };
-    const ecPrivate = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+    const ecPrivate = crypto
+      .generateKeyPairSync('ec', { namedCurve: 'P-256' })
+      .privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
 
     it('a matching pair is accepted', async () => {
       const privateFile = write('ok-private.pem', testKeys().privateKey);
@@ -79,22 +81,46 @@ describe('loadKeys', () => {
     });
 
     it.each([
-      ['the public key given as the private key', () => [write('pub-as-priv.pem', testKeys().publicKey), write('p1.pem', testKeys().publicKey)],
-        /^SVC_JWT_PRIVATE_KEY_FILE \(.*pub-as-priv\.pem\) is not a PEM private key \(it holds a public key\): /],
-      ['keys of two different pairs', () => [write('mine.pem', testKeys().privateKey), write('theirs.pem', otherKeys().publicKey)],
-        /^SVC_JWT_PRIVATE_KEY_FILE \(.*mine\.pem\) and SVC_JWT_PUBLIC_KEY_FILE \(.*theirs\.pem\) are not a pair: a probe signed with the private key does not verify with the public key$/],
-      ['a public key file that is not PEM', () => [write('p2.pem', testKeys().privateKey), write('garbage.pem', 'not a key at all\n')],
-        /^SVC_JWT_PUBLIC_KEY_FILE \(.*garbage\.pem\) is not a PEM public key: /],
-      ['a private key file that is not PEM', () => [write('binary.der', crypto.randomBytes(64)), write('p3.pem', testKeys().publicKey)],
-        /^SVC_JWT_PRIVATE_KEY_FILE \(.*binary\.der\) is not a PEM private key: /],
-      ['an empty public key file', () => [write('p4.pem', testKeys().privateKey), write('empty.pem', '')],
-        /^SVC_JWT_PUBLIC_KEY_FILE \(.*empty\.pem\) is not a PEM public key: /],
-      ['an EC key where RS256 needs RSA', () => [write('ec.pem', ecPrivate), write('p5.pem', testKeys().publicKey)],
-        /^SVC_JWT_PRIVATE_KEY_FILE \(.*ec\.pem\) is a ec key; RS256 needs an RSA key$/],
-      ['a private key file that does not exist', () => [path.join(dir, 'missing.pem'), write('p6.pem', testKeys().publicKey)],
-        /^SVC_JWT_PRIVATE_KEY_FILE: cannot read .*missing\.pem: ENOENT: no such file or directory$/],
-      ['a public key file that is a directory', () => [write('p7.pem', testKeys().privateKey), dir],
-        /^SVC_JWT_PUBLIC_KEY_FILE: cannot read .*: EISDIR: illegal operation on a directory, read$/],
+      [
+        'the public key given as the private key',
+        () => [write('pub-as-priv.pem', testKeys().publicKey), write('p1.pem', testKeys().publicKey)],
+        /^SVC_JWT_PRIVATE_KEY_FILE \(.*pub-as-priv\.pem\) is not a PEM private key \(it holds a public key\): /,
+      ],
+      [
+        'keys of two different pairs',
+        () => [write('mine.pem', testKeys().privateKey), write('theirs.pem', otherKeys().publicKey)],
+        /^SVC_JWT_PRIVATE_KEY_FILE \(.*mine\.pem\) and SVC_JWT_PUBLIC_KEY_FILE \(.*theirs\.pem\) are not a pair: a probe signed with the private key does not verify with the public key$/,
+      ],
+      [
+        'a public key file that is not PEM',
+        () => [write('p2.pem', testKeys().privateKey), write('garbage.pem', 'not a key at all\n')],
+        /^SVC_JWT_PUBLIC_KEY_FILE \(.*garbage\.pem\) is not a PEM public key: /,
+      ],
+      [
+        'a private key file that is not PEM',
+        () => [write('binary.der', crypto.randomBytes(64)), write('p3.pem', testKeys().publicKey)],
+        /^SVC_JWT_PRIVATE_KEY_FILE \(.*binary\.der\) is not a PEM private key: /,
+      ],
+      [
+        'an empty public key file',
+        () => [write('p4.pem', testKeys().privateKey), write('empty.pem', '')],
+        /^SVC_JWT_PUBLIC_KEY_FILE \(.*empty\.pem\) is not a PEM public key: /,
+      ],
+      [
+        'an EC key where RS256 needs RSA',
+        () => [write('ec.pem', ecPrivate), write('p5.pem', testKeys().publicKey)],
+        /^SVC_JWT_PRIVATE_KEY_FILE \(.*ec\.pem\) is a ec key; RS256 needs an RSA key$/,
+      ],
+      [
+        'a private key file that does not exist',
+        () => [path.join(dir, 'missing.pem'), write('p6.pem', testKeys().publicKey)],
+        /^SVC_JWT_PRIVATE_KEY_FILE: cannot read .*missing\.pem: ENOENT: no such file or directory$/,
+      ],
+      [
+        'a public key file that is a directory',
+        () => [write('p7.pem', testKeys().privateKey), dir],
+        /^SVC_JWT_PUBLIC_KEY_FILE: cannot read .*: EISDIR: illegal operation on a directory, read$/,
+      ],
     ] as const)('%s', async (_what, files, message) => {
       const [privateFile, publicFile] = files();
       expect(await refusal(load(privateFile, publicFile))).toMatch(message);
@@ -113,12 +139,16 @@ describe('loadKeys', () => {
       const devDir = path.join(tempDir(), 'keys');
       await loadKeys({ devKeysDir: devDir, production: false, warn: () => {} });
       fs.writeFileSync(path.join(devDir, 'jwt-public.pem'), otherKeys().publicKey);
-      expect(await refusal(() => loadKeys({ devKeysDir: devDir, production: false }))).toMatch(/jwt-private\.pem and .*jwt-public\.pem are not a pair/);
+      expect(await refusal(() => loadKeys({ devKeysDir: devDir, production: false }))).toMatch(
+        /jwt-private\.pem and .*jwt-public\.pem are not a pair/,
+      );
     });
 
     it('checkKeyPair on key texts', async () => {
       expect(await checkKeyPair(testKeys())).toBe(testKeys());
-      expect(await refusal(() => checkKeyPair({ privateKey: testKeys().privateKey, publicKey: otherKeys().publicKey }))).toMatch(/are not a pair/);
+      expect(await refusal(() => checkKeyPair({ privateKey: testKeys().privateKey, publicKey: otherKeys().publicKey }))).toMatch(
+        /are not a pair/,
+      );
     });
   });
 });

@@ -42,7 +42,9 @@ describe.each(DIALECTS)('querySource keyset (%s)', (dialect) => {
         flag: i % 2 === 0,
         day: ['2026-03-01', '2025-12-31', '2026-01-15'][Math.floor(i / 3)],
         at: ['2026-01-01T10:00:00.123Z', '2026-01-01T09:59:59.999Z', '2027-06-30T00:00:00.000Z'][(i + 1) % 3],
-        tag: ['0a000000-0000-4000-8000-000000000001', 'ff000000-0000-4000-8000-000000000002', '0b000000-0000-4000-8000-000000000003'][i % 3],
+        tag: ['0a000000-0000-4000-8000-000000000001', 'ff000000-0000-4000-8000-000000000002', '0b000000-0000-4000-8000-000000000003'][
+          i % 3
+        ],
         name: ['b', 'a', 'c'][Math.floor(i / 3)],
       });
     }
@@ -66,16 +68,19 @@ describe.each(DIALECTS)('querySource keyset (%s)', (dialect) => {
     }
   }
 
-  it.each(Object.keys(KINDS).flatMap((column) => [`${column} asc`, `${column} desc`]))('reads by %s forward and back as ORDER BY lists', async (term) => {
-    const [column, order] = term.split(' ') as [string, 'asc' | 'desc'];
-    const ordering = [{ column, order }];
-    const all = await source(ordering).fetch(undefined, 0);
-    expect(all).toHaveLength(9);
-    for (const size of [1, 2, 4]) {
-      expect(await walk(ordering, size, false)).toEqual(all);
-      expect(await walk(ordering, size, true)).toEqual(all);
-    }
-  });
+  it.each(Object.keys(KINDS).flatMap((column) => [`${column} asc`, `${column} desc`]))(
+    'reads by %s forward and back as ORDER BY lists',
+    async (term) => {
+      const [column, order] = term.split(' ') as [string, 'asc' | 'desc'];
+      const ordering = [{ column, order }];
+      const all = await source(ordering).fetch(undefined, 0);
+      expect(all).toHaveLength(9);
+      for (const size of [1, 2, 4]) {
+        expect(await walk(ordering, size, false)).toEqual(all);
+        expect(await walk(ordering, size, true)).toEqual(all);
+      }
+    },
+  );
 
   it('reads by several terms, mixed directions', async () => {
     const ordering: OrderTerm[] = [

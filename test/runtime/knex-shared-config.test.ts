@@ -32,8 +32,16 @@ describe.each(DIALECTS)('Knex configuration the runtime shares (%s)', (dialect) 
     config[key] = 'here';
     try {
       await db.transaction(async (trx) => {
-        assume('shared config', (trx.client.config as Record<symbol, unknown>)[key] === 'here', 'the transaction client has another config');
-        assume('shared config', (trx('items').client.config as Record<symbol, unknown>)[key] === 'here', "the transaction's builders have another config");
+        assume(
+          'shared config',
+          (trx.client.config as Record<symbol, unknown>)[key] === 'here',
+          'the transaction client has another config',
+        );
+        assume(
+          'shared config',
+          (trx('items').client.config as Record<symbol, unknown>)[key] === 'here',
+          "the transaction's builders have another config",
+        );
       });
       const clone = (db as unknown as { withUserParams(p: object): Knex }).withUserParams({});
       assume('shared config', (clone.client.config as Record<symbol, unknown>)[key] === 'here', 'withUserParams (the migrator) drops it');

@@ -20,9 +20,13 @@ describe.each(DIALECTS)('list columns (%s)', (dialect) => {
     await knex('things').insert({ name: 'before' });
     // The statements a migration adding two list fields writes.
     await knex.schema.alterTable('things', (t) => {
-      t.specificType('words', listColumnType(knex, 'string')).notNullable().defaultTo(listDefault(knex, 'string', ['a', 'b "q" \\ {x},y']));
+      t.specificType('words', listColumnType(knex, 'string'))
+        .notNullable()
+        .defaultTo(listDefault(knex, 'string', ['a', 'b "q" \\ {x},y']));
       t.specificType('numbers', listColumnType(knex, 'big_integer')).nullable();
-      t.specificType('days', listColumnType(knex, 'date')).notNullable().defaultTo(listDefault(knex, 'date', []));
+      t.specificType('days', listColumnType(knex, 'date'))
+        .notNullable()
+        .defaultTo(listDefault(knex, 'date', []));
     });
   });
   afterAll(() => database.drop());
@@ -37,7 +41,9 @@ describe.each(DIALECTS)('list columns (%s)', (dialect) => {
   });
 
   it('stores arrays bound as values and reads them back in order, big integers and dates as JSON gives them', async () => {
-    await database.db('things').insert({ name: 'after', words: ['z', 'A', 'z'], numbers: [9007199254740991, -1], days: ['2026-01-31', '0001-01-01'] });
+    await database
+      .db('things')
+      .insert({ name: 'after', words: ['z', 'A', 'z'], numbers: [9007199254740991, -1], days: ['2026-01-31', '0001-01-01'] });
     expect(await read('after')).toEqual({ words: ['z', 'A', 'z'], numbers: [9007199254740991, -1], days: ['2026-01-31', '0001-01-01'] });
     await database.db('things').where({ name: 'after' }).update({ words: [], numbers: [] });
     expect(await read('after')).toEqual({ words: [], numbers: [], days: ['2026-01-31', '0001-01-01'] });

@@ -12,7 +12,12 @@ const Note = z.object({ text: z.string().max(10) }).meta({ id: 'Note' });
 const NoteOut = z.object({ id: z.number().int(), text: z.string(), tags: z.array(z.string()) }).meta({ id: 'NoteOut' });
 
 const routes: Route[] = [
-  { method: 'get', path: '/health', handlers: [], doc: { operationId: 'health_live', tags: [], responses: [{ status: 200, description: 'OK' }], secured: false, standalone: true } },
+  {
+    method: 'get',
+    path: '/health',
+    handlers: [],
+    doc: { operationId: 'health_live', tags: [], responses: [{ status: 200, description: 'OK' }], secured: false, standalone: true },
+  },
   {
     method: 'get',
     path: '/notes/',
@@ -21,7 +26,10 @@ const routes: Route[] = [
       operationId: 'list_notes',
       summary: 'List the notes.',
       tags: ['Notes'],
-      query: z.object({ tag: z.array(z.string()).optional(), page: z.coerce.number().int().optional().meta({ description: 'A page number.' }) }),
+      query: z.object({
+        tag: z.array(z.string()).optional(),
+        page: z.coerce.number().int().optional().meta({ description: 'A page number.' }),
+      }),
       responses: [{ status: 200, description: 'OK', schema: z.array(NoteOut) }],
       secured: false,
     },
@@ -99,7 +107,11 @@ describe('toolRequest and toolResult', () => {
   });
 
   it('answers a call without a path parameter with the 422 of a missing one', () => {
-    expect(toolRequest(update, { body: {} })).toEqual({ status: 422, headers: {}, body: { detail: [{ type: 'missing', loc: ['path', 'pk'], msg: 'Field required' }] } });
+    expect(toolRequest(update, { body: {} })).toEqual({
+      status: 422,
+      headers: {},
+      body: { detail: [{ type: 'missing', loc: ['path', 'pk'], msg: 'Field required' }] },
+    });
   });
 
   it('makes a result of the status, headers and body, an error from 400 on', () => {

@@ -12,27 +12,31 @@ import { createDatabase, DIALECTS, type TestDatabase } from '../support/database
 
 const ITEMS: Migration = {
   name: '0001_items',
-  up: (k: Knex) => k.schema.createTable('items', (t) => {
-    t.increments('id');
-    t.string('name', 50).notNullable();
-  }),
+  up: (k: Knex) =>
+    k.schema.createTable('items', (t) => {
+      t.increments('id');
+      t.string('name', 50).notNullable();
+    }),
   down: (k: Knex) => k.schema.dropTable('items'),
 };
 const NOTE: Migration = {
   name: '0002_items_note',
-  up: (k: Knex) => k.schema.alterTable('items', (t) => {
-    t.string('note', 50).nullable();
-  }),
-  down: (k: Knex) => k.schema.alterTable('items', (t) => {
-    t.dropColumn('note');
-  }),
+  up: (k: Knex) =>
+    k.schema.alterTable('items', (t) => {
+      t.string('note', 50).nullable();
+    }),
+  down: (k: Knex) =>
+    k.schema.alterTable('items', (t) => {
+      t.dropColumn('note');
+    }),
 };
 const TAGS: Migration = {
   name: '0003_tags',
-  up: (k: Knex) => k.schema.createTable('tags', (t) => {
-    t.increments('id');
-    t.string('label', 50);
-  }),
+  up: (k: Knex) =>
+    k.schema.createTable('tags', (t) => {
+      t.increments('id');
+      t.string('label', 50);
+    }),
   down: (k: Knex) => k.schema.dropTable('tags'),
 };
 const PENDING: Migration = {
@@ -66,7 +70,11 @@ describe.each(DIALECTS)('migrate status and rollback (%s)', (dialect) => {
       unknown: [],
     });
     expect(await db().schema.hasTable('tags')).toBe(false);
-    expect(await migrationStatus(db(), [ITEMS])).toEqual({ applied: [{ name: '0001_items', batch: 1 }], pending: [], unknown: ['0002_items_note'] });
+    expect(await migrationStatus(db(), [ITEMS])).toEqual({
+      applied: [{ name: '0001_items', batch: 1 }],
+      pending: [],
+      unknown: ['0002_items_note'],
+    });
   });
 
   itChecked('rolls back the last migration when nothing is lost, and the last N newest first', async () => {
@@ -84,11 +92,17 @@ describe.each(DIALECTS)('migrate status and rollback (%s)', (dialect) => {
 
   itChecked('refuses to drop a column that holds values: nothing reverted; with allowDataLoss it goes', async () => {
     await migrateLatest(db(), [ITEMS, NOTE]);
-    await db()('items').insert([{ name: 'a', note: 'kept' }, { name: 'b', note: null }]);
+    await db()('items').insert([
+      { name: 'a', note: 'kept' },
+      { name: 'b', note: null },
+    ]);
     const refused = await rollbackMigrations(db(), [ITEMS, NOTE], 1).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(DataLossError);
     expect((refused as DataLossError).loss).toEqual({ migration: '0002_items_note', losses: ['column items.note (1 value)'] });
-    expect(await db()('items').select('name', 'note').orderBy('id')).toEqual([{ name: 'a', note: 'kept' }, { name: 'b', note: null }]);
+    expect(await db()('items').select('name', 'note').orderBy('id')).toEqual([
+      { name: 'a', note: 'kept' },
+      { name: 'b', note: null },
+    ]);
     expect((await migrationStatus(db(), [ITEMS, NOTE])).applied.map((a) => a.name)).toEqual(['0001_items', '0002_items_note']);
 
     expect(await rollbackMigrations(db(), [ITEMS, NOTE], 1, { allowDataLoss: true })).toEqual(['0002_items_note']);
@@ -105,7 +119,11 @@ describe.each(DIALECTS)('migrate status and rollback (%s)', (dialect) => {
     expect(await db().schema.hasTable('tags')).toBe(true);
     expect(await db().schema.hasColumn('items', 'note')).toBe(true);
     expect((await migrationStatus(db(), [ITEMS, NOTE, TAGS])).pending).toEqual([]);
-    expect(await rollbackMigrations(db(), [ITEMS, NOTE, TAGS], 3, { allowDataLoss: true })).toEqual(['0003_tags', '0002_items_note', '0001_items']);
+    expect(await rollbackMigrations(db(), [ITEMS, NOTE, TAGS], 3, { allowDataLoss: true })).toEqual([
+      '0003_tags',
+      '0002_items_note',
+      '0001_items',
+    ]);
     expect(await db().schema.hasTable('items')).toBe(false);
   });
 

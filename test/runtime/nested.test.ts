@@ -92,7 +92,11 @@ describe('checkCaller', () => {
 
   it('needs one of the roles (403 naming them)', () => {
     const clerk = contextOf({ id: 1, is_active: true, is_staff: false, is_superuser: false, roles: ['clerk'] });
-    expect(() => checkCaller(clerk, { authenticated: true, roles: ['staff'] })).toThrow(new ForbiddenError('forbidden', 'Role staff is required'));
-    expect(() => checkCaller(contextOf({ id: 2, is_active: true, is_staff: true, is_superuser: false }), { authenticated: true, roles: ['staff'] })).not.toThrow();
+    expect(() => checkCaller(clerk, { authenticated: true, roles: ['staff'] })).toThrow(
+      new ForbiddenError('forbidden', 'Role staff is required'),
+    );
+    expect(() =>
+      checkCaller(contextOf({ id: 2, is_active: true, is_staff: true, is_superuser: false }), { authenticated: true, roles: ['staff'] }),
+    ).not.toThrow();
   });
 });

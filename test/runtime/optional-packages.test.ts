@@ -25,12 +25,16 @@ describe('requireOptional', () => {
       return undefined;
     })();
     expect(error).toBeInstanceOf(ConfigurationError);
-    expect(error?.message).toBe('DATABASE_URL is a PostgreSQL URL: the package svcgen-no-such-driver is not installed; npm install svcgen-no-such-driver');
+    expect(error?.message).toBe(
+      'DATABASE_URL is a PostgreSQL URL: the package svcgen-no-such-driver is not installed; npm install svcgen-no-such-driver',
+    );
   });
 
   it('names the package, not the subpath, of a scoped package that is not installed', () => {
     expect(() => requireOptional('@svcgen-absent/sdk/server/mcp.js', 'SVC_MCP is on, the MCP endpoint')).toThrow(
-      new ConfigurationError('SVC_MCP is on, the MCP endpoint: the package @svcgen-absent/sdk is not installed; npm install @svcgen-absent/sdk'),
+      new ConfigurationError(
+        'SVC_MCP is on, the MCP endpoint: the package @svcgen-absent/sdk is not installed; npm install @svcgen-absent/sdk',
+      ),
     );
     expect(() => resolveOptional('svcgen-no-such-driver', 'why')).toThrow(ConfigurationError);
   });
@@ -85,7 +89,12 @@ describe('the runtime without one of its optional packages', () => {
     const runtime = path.join(modules, '@svcgen', 'runtime');
     const run = spawnSync(
       process.execPath,
-      ['--preserve-symlinks', ...FROM_SOURCES, '-e', `const runtime = ${JSON.stringify(runtime)};\nPromise.resolve().then(async () => { ${script} }).then(() => console.log('no error'), (e) => console.log(e.name + ': ' + e.message));`],
+      [
+        '--preserve-symlinks',
+        ...FROM_SOURCES,
+        '-e',
+        `const runtime = ${JSON.stringify(runtime)};\nPromise.resolve().then(async () => { ${script} }).then(() => console.log('no error'), (e) => console.log(e.name + ': ' + e.message));`,
+      ],
       { cwd: path.dirname(modules), encoding: 'utf8', timeout: 60_000 },
     );
     expect(run.stderr).toBe('');
@@ -104,11 +113,15 @@ describe('the runtime without one of its optional packages', () => {
 
   it('on SQLite without better-sqlite3', () => {
     const out = without('better-sqlite3', "require(runtime + '/db/connection.ts').connect(undefined, ':memory:');");
-    expect(out).toBe('ConfigurationError: DATABASE_URL is unset or a sqlite: URL, a SQLite database: the package better-sqlite3 is not installed; npm install better-sqlite3\n');
+    expect(out).toBe(
+      'ConfigurationError: DATABASE_URL is unset or a sqlite: URL, a SQLite database: the package better-sqlite3 is not installed; npm install better-sqlite3\n',
+    );
   });
 
   it('with SVC_REDIS_URL without ioredis', () => {
     const out = without('ioredis', "new (require(runtime + '/auth/throttle.ts').RedisThrottleStore)({ url: 'redis://127.0.0.1:1' });");
-    expect(out).toBe('ConfigurationError: SVC_REDIS_URL is set, the counters in Redis: the package ioredis is not installed; npm install ioredis\n');
+    expect(out).toBe(
+      'ConfigurationError: SVC_REDIS_URL is set, the counters in Redis: the package ioredis is not installed; npm install ioredis\n',
+    );
   });
 });

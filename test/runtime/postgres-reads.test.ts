@@ -27,7 +27,9 @@ onPostgres('PostgreSQL reads outside transactions', () => {
 
   const nameOf = async (db: Db, id: number) => (await selectRows(db, db('items').select('name').where('id', id))).map((r) => r.name);
   const prepared = async (db: Db) =>
-    ((await db.raw("select statement from pg_prepared_statements where statement like '%items%'")).rows as { statement: string }[]).map((r) => r.statement);
+    ((await db.raw("select statement from pg_prepared_statements where statement like '%items%'")).rows as { statement: string }[]).map(
+      (r) => r.statement,
+    );
 
   /** A second service on the test database, with `env` as its environment's prepared-statement setting. */
   async function withDb(value: string | undefined, run: (db: Db) => Promise<void>): Promise<void> {

@@ -5,7 +5,16 @@
  * without `exp` or issued in the future are refused.
  */
 import { decodeJwt } from 'jose';
-import { consumeRefreshToken, loadSettings, migrateLatest, migrateRollback, TokenError, TokenService, type Db, type TokenClaims } from '../../runtime';
+import {
+  consumeRefreshToken,
+  loadSettings,
+  migrateLatest,
+  migrateRollback,
+  TokenError,
+  TokenService,
+  type Db,
+  type TokenClaims,
+} from '../../runtime';
 import { purgeUsedRefreshTokens, refreshTokenId } from '../../runtime/auth/tokens';
 import { USED_REFRESH_TOKENS_TABLE } from '../../runtime/db/migrations';
 import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
@@ -32,7 +41,11 @@ describe.each(DIALECTS)('used refresh tokens (%s)', (dialect) => {
   it('the runtime migration creates the table apart from the service migrations, once', async () => {
     expect(await db.schema.hasTable(USED_REFRESH_TOKENS_TABLE)).toBe(true);
     expect(await db('svc_migrations').pluck('name')).toEqual(migrationNames);
-    expect(await db('svc_runtime_migrations').pluck('name')).toEqual(['runtime_0001_used_refresh_tokens', 'runtime_0002_token_revocations', 'runtime_0003_idempotency_keys']);
+    expect(await db('svc_runtime_migrations').pluck('name')).toEqual([
+      'runtime_0001_used_refresh_tokens',
+      'runtime_0002_token_revocations',
+      'runtime_0003_idempotency_keys',
+    ]);
     // Nothing pending: nothing applied.
     expect(await migrateLatest(db, migrations)).toEqual([]);
   });
@@ -59,9 +72,7 @@ describe.each(DIALECTS)('used refresh tokens (%s)', (dialect) => {
   it('50 concurrent transactions consuming one token: exactly one succeeds', async () => {
     const token = await tokens.issueRefresh(8);
     const claims = await tokens.verify(token);
-    const results = await Promise.all(
-      Array.from({ length: 50 }, () => db.transaction((trx) => consumeRefreshToken(trx, token, claims))),
-    );
+    const results = await Promise.all(Array.from({ length: 50 }, () => db.transaction((trx) => consumeRefreshToken(trx, token, claims))));
     expect(results.filter(Boolean)).toHaveLength(1);
   });
 
@@ -125,8 +136,12 @@ describe.each(DIALECTS)('used refresh tokens (%s)', (dialect) => {
     const strict = new TokenService(testKeys(), loadSettings(DEFAULT_SETTINGS, { SVC_JWT_LEEWAY: '0' }));
     await expect(strict.verify(sign(now + 5))).rejects.toThrow('token issued in the future');
     expect((await strict.verify(sign(now - 5))).sub).toBe('12');
-    expect(() => loadSettings(DEFAULT_SETTINGS, { SVC_JWT_LEEWAY: '-1' })).toThrow('SVC_JWT_LEEWAY must be a non-negative integer, got "-1"');
-    expect(() => loadSettings(DEFAULT_SETTINGS, { SVC_ACCESS_TOKEN_LIFETIME: '0' })).toThrow('SVC_ACCESS_TOKEN_LIFETIME must be a positive integer, got "0"');
+    expect(() => loadSettings(DEFAULT_SETTINGS, { SVC_JWT_LEEWAY: '-1' })).toThrow(
+      'SVC_JWT_LEEWAY must be a non-negative integer, got "-1"',
+    );
+    expect(() => loadSettings(DEFAULT_SETTINGS, { SVC_ACCESS_TOKEN_LIFETIME: '0' })).toThrow(
+      'SVC_ACCESS_TOKEN_LIFETIME must be a positive integer, got "0"',
+    );
   });
 
   it('rolling back the service migrations keeps the runtime table', async () => {

@@ -19,7 +19,17 @@ const BOSS_OF_BOSS_NAME = {
 it('reads each hop under its own alias', () => {
   expect(relatedValue(BOSS_OF_BOSS_NAME)).toEqual({
     sql: '(select ?? from ?? as ?? where ?? = (select ?? from ?? as ?? where ?? = ??))',
-    bindings: ['svc_order_2.name', 'people', 'svc_order_2', 'svc_order_2.id', 'svc_order_1.boss_id', 'people', 'svc_order_1', 'svc_order_1.id', 'people.boss_id'],
+    bindings: [
+      'svc_order_2.name',
+      'people',
+      'svc_order_2',
+      'svc_order_2.id',
+      'svc_order_1.boss_id',
+      'people',
+      'svc_order_1',
+      'svc_order_1.id',
+      'people.boss_id',
+    ],
   });
 });
 
@@ -54,14 +64,27 @@ describe.each(DIALECTS)('orderByTerms (%s)', (dialect) => {
   };
 
   it("orders by the boss's name, then by name", async () => {
-    expect(await names([{ ...BOSS_NAME, order: 'asc' }, { column: 'name', order: 'asc' }])).toEqual(['zed', 'bob', 'ann', 'cat', 'dan']);
-    expect(await names([{ ...BOSS_NAME, order: 'desc' }, { column: 'name', order: 'desc' }])).toEqual(['dan', 'cat', 'ann', 'bob', 'zed']);
+    expect(
+      await names([
+        { ...BOSS_NAME, order: 'asc' },
+        { column: 'name', order: 'asc' },
+      ]),
+    ).toEqual(['zed', 'bob', 'ann', 'cat', 'dan']);
+    expect(
+      await names([
+        { ...BOSS_NAME, order: 'desc' },
+        { column: 'name', order: 'desc' },
+      ]),
+    ).toEqual(['dan', 'cat', 'ann', 'bob', 'zed']);
   });
 
   it("orders by the name of the boss's boss, two hops through the same table", async () => {
     // cat and dan have alf two levels up, bob the ceo; by name alone it would be bob, cat, dan.
     const q = db('people').select('name').whereIn('name', ['bob', 'cat', 'dan']);
-    orderByTerms(q, [{ ...BOSS_OF_BOSS_NAME, order: 'asc' }, { column: 'name', order: 'asc' }]);
+    orderByTerms(q, [
+      { ...BOSS_OF_BOSS_NAME, order: 'asc' },
+      { column: 'name', order: 'asc' },
+    ]);
     expect((await q).map((r: { name: string }) => r.name)).toEqual(['cat', 'dan', 'bob']);
   });
 });

@@ -49,16 +49,24 @@ function exchange(port: number, head: string, trickle = '', everyMs = 300, giveU
   });
 }
 
-const REQUEST_TIMEOUT = /^HTTP\/1\.1 408 Request Timeout\r\nContent-Type: application\/json; charset=utf-8\r\nContent-Length: 28\r\nConnection: close\r\n\r\n\{"detail":"Request Timeout"\}$/;
+const REQUEST_TIMEOUT =
+  /^HTTP\/1\.1 408 Request Timeout\r\nContent-Type: application\/json; charset=utf-8\r\nContent-Length: 28\r\nConnection: close\r\n\r\n\{"detail":"Request Timeout"\}$/;
 
 describe('server limits from the environment', () => {
   it('default to 10 s for a head, 30 s for a request, 5 s idle, 1000 connections', () => {
     expect(serverLimits({})).toEqual(DEFAULT_SERVER_LIMITS);
-    expect(DEFAULT_SERVER_LIMITS).toEqual({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 1000 });
+    expect(DEFAULT_SERVER_LIMITS).toEqual({
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+      keepAliveTimeoutMs: 5_000,
+      maxConnections: 1000,
+    });
   });
 
   it('read every variable (seconds)', () => {
-    expect(serverLimits({ SVC_HEADERS_TIMEOUT: '2', SVC_REQUEST_TIMEOUT: ' 3 ', SVC_KEEP_ALIVE_TIMEOUT: '4', SVC_MAX_CONNECTIONS: '50' })).toEqual({
+    expect(
+      serverLimits({ SVC_HEADERS_TIMEOUT: '2', SVC_REQUEST_TIMEOUT: ' 3 ', SVC_KEEP_ALIVE_TIMEOUT: '4', SVC_MAX_CONNECTIONS: '50' }),
+    ).toEqual({
       headersTimeoutMs: 2000,
       requestTimeoutMs: 3000,
       keepAliveTimeoutMs: 4000,
@@ -121,7 +129,9 @@ describe('timeouts and the connection cap, on the blog', () => {
 
   it('an idle keep-alive connection is closed after the keep-alive timeout, without another answer', async () => {
     const res = await exchange(running.port, 'GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n');
-    expect(res.answer).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\nConnection: keep-alive\r\nKeep-Alive: timeout=1\r\n[\s\S]*\{"status":"ok"\}$/);
+    expect(res.answer).toMatch(
+      /^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\nConnection: keep-alive\r\nKeep-Alive: timeout=1\r\n[\s\S]*\{"status":"ok"\}$/,
+    );
     // Node keeps the connection about a second longer than it announces, so that a client that
     // reuses it at the last moment does not meet a closed one.
     expect(res.ms).toBeGreaterThanOrEqual(900);

@@ -122,7 +122,14 @@ describe('graceful shutdown', () => {
   it('cuts the requests still in flight after the timeout, then closes', async () => {
     const { app, inside, release } = slowApp();
     let closedPool = false;
-    const running = await startServer(app, { host: '127.0.0.1', port: 0, signals: [], log, shutdownTimeoutMs: 200, onClose: () => void (closedPool = true) });
+    const running = await startServer(app, {
+      host: '127.0.0.1',
+      port: 0,
+      signals: [],
+      log,
+      shutdownTimeoutMs: 200,
+      onClose: () => void (closedPool = true),
+    });
     const slow = get(running.port, '/slow').then(
       () => 'answered',
       (err: NodeJS.ErrnoException) => err.code,
@@ -133,7 +140,10 @@ describe('graceful shutdown', () => {
     expect(Date.now() - started).toBeLessThan(5000);
     expect(await slow).toBe('ECONNRESET');
     expect(closedPool).toBe(true);
-    expect(logs).toEqual(['shutting down: waiting up to 200 ms for 1 request in flight', 'shutting down: closing the connections of 1 request in flight after 200 ms']);
+    expect(logs).toEqual([
+      'shutting down: waiting up to 200 ms for 1 request in flight',
+      'shutting down: closing the connections of 1 request in flight after 200 ms',
+    ]);
     release();
   });
 
@@ -151,7 +161,13 @@ describe('graceful shutdown', () => {
 
   it('closed rejects when onClose fails', async () => {
     const { app } = slowApp();
-    const running = await startServer(app, { host: '127.0.0.1', port: 0, signals: [], log, onClose: () => Promise.reject(new Error('pool stuck')) });
+    const running = await startServer(app, {
+      host: '127.0.0.1',
+      port: 0,
+      signals: [],
+      log,
+      onClose: () => Promise.reject(new Error('pool stuck')),
+    });
     await expect(running.shutdown()).rejects.toThrow('pool stuck');
   });
 });
@@ -216,28 +232,44 @@ describe('requests Node refuses before Express, on the blog', () => {
     expect(JSON.parse(answer.body)).toEqual({ status: 'ok' });
   });
 
-  it('sends the headers of an answer once each: the security headers, the request id, the body\'s, then those Node adds', async () => {
+  it("sends the headers of an answer once each: the security headers, the request id, the body's, then those Node adds", async () => {
     const answer = await rawExchange(running.port, 'GET /api/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
-    const names = answer.split('\r\n\r\n')[0].split('\r\n').slice(1).map((line) => line.slice(0, line.indexOf(':')).toLowerCase());
-    expect(names.slice(0, 5).sort()).toEqual(['content-security-policy', 'cross-origin-opener-policy', 'referrer-policy', 'x-content-type-options', 'x-frame-options']);
+    const names = answer
+      .split('\r\n\r\n')[0]
+      .split('\r\n')
+      .slice(1)
+      .map((line) => line.slice(0, line.indexOf(':')).toLowerCase());
+    expect(names.slice(0, 5).sort()).toEqual([
+      'content-security-policy',
+      'cross-origin-opener-policy',
+      'referrer-policy',
+      'x-content-type-options',
+      'x-frame-options',
+    ]);
     expect(names.slice(5)).toEqual(['x-request-id', 'content-type', 'content-length', 'date', 'connection']);
     expect(answer.endsWith('\r\n\r\n{"status":"ok"}')).toBe(true);
   });
 });
 
-describe('requests and responses born with the application\'s prototypes', () => {
-  it('an Express app\'s request and response have its prototypes from the start, and its API works', async () => {
+describe("requests and responses born with the application's prototypes", () => {
+  it("an Express app's request and response have its prototypes from the start, and its API works", async () => {
     const app = express();
     app.locals.name = 'probe';
     const seen: { request: boolean; response: boolean; swapped: boolean }[] = [];
     const born = new WeakMap<object, object>();
     app.use((req, res, next) => {
       // What Express's own handling left: the prototype the server made the request with, unchanged.
-      seen.push({ request: Object.getPrototypeOf(req) === app.request, response: Object.getPrototypeOf(res) === app.response, swapped: born.get(req) !== Object.getPrototypeOf(req) });
+      seen.push({
+        request: Object.getPrototypeOf(req) === app.request,
+        response: Object.getPrototypeOf(res) === app.response,
+        swapped: born.get(req) !== Object.getPrototypeOf(req),
+      });
       next();
     });
     app.get('/probe/:id', (req, res) => {
-      res.status(201).json({ id: req.params.id, host: req.get('host')?.startsWith('127.0.0.1:'), app: req.app.locals.name, query: req.query });
+      res
+        .status(201)
+        .json({ id: req.params.id, host: req.get('host')?.startsWith('127.0.0.1:'), app: req.app.locals.name, query: req.query });
     });
     const running = await startServer(app, { host: '127.0.0.1', port: 0, signals: [] });
     running.server.prependListener('request', (req: object) => born.set(req, Object.getPrototypeOf(req)));
@@ -251,8 +283,12 @@ describe('requests and responses born with the application\'s prototypes', () =>
     }
   });
 
-  it('a plain request listener gets Node\'s own classes', async () => {
-    const running = await startServer((req, res) => res.end(String(Object.getPrototypeOf(req) === http.IncomingMessage.prototype)), { host: '127.0.0.1', port: 0, signals: [] });
+  it("a plain request listener gets Node's own classes", async () => {
+    const running = await startServer((req, res) => res.end(String(Object.getPrototypeOf(req) === http.IncomingMessage.prototype)), {
+      host: '127.0.0.1',
+      port: 0,
+      signals: [],
+    });
     try {
       expect((await get(running.port, '/')).body).toBe('true');
     } finally {
@@ -285,9 +321,15 @@ describe('starting', () => {
   });
 
   it('errorLine: one line, with the code when the message lacks it', () => {
-    expect(errorLine(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }))).toBe('connect ECONNREFUSED 127.0.0.1:1');
-    expect(errorLine(Object.assign(new Error('database "x" does not exist'), { code: '3D000' }))).toBe('database "x" does not exist (3D000)');
+    expect(errorLine(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }))).toBe(
+      'connect ECONNREFUSED 127.0.0.1:1',
+    );
+    expect(errorLine(Object.assign(new Error('database "x" does not exist'), { code: '3D000' }))).toBe(
+      'database "x" does not exist (3D000)',
+    );
     expect(errorLine(new Error('first\nsecond'))).toBe('first');
-    expect(errorLine(new AggregateError([Object.assign(new Error('connect ECONNREFUSED ::1:1'), { code: 'ECONNREFUSED' })], ''))).toBe('connect ECONNREFUSED ::1:1');
+    expect(errorLine(new AggregateError([Object.assign(new Error('connect ECONNREFUSED ::1:1'), { code: 'ECONNREFUSED' })], ''))).toBe(
+      'connect ECONNREFUSED ::1:1',
+    );
   });
 });

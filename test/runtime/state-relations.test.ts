@@ -151,7 +151,8 @@ describe.each(DIALECTS)('a create reading its state with its insert (%s)', (dial
     });
   }
   /** The ETag of the committed row, its relations read. */
-  const newNode = async (values: Record<string, unknown>) => (await insertReturning(db, db('nodes').insert(values), values, ['id']))[0].id as number;
+  const newNode = async (values: Record<string, unknown>) =>
+    (await insertReturning(db, db('nodes').insert(values), values, ['id']))[0].id as number;
   const readETag = async (id: number) => etagOf((await shapeNode(db, [await db('nodes').select(COLUMNS).where('id', id).first()]))[0]);
 
   it('hashes the state the committed row has, with the related records the insert returned', async () => {

@@ -9,7 +9,13 @@ import * as net from 'node:net';
 import type { Request } from 'express';
 import Redis from 'ioredis';
 import { LoginThrottle, TooManyRequestsError } from '../../runtime';
-import { clientAddress, MemoryThrottleStore, RedisThrottleStore, TOO_MANY_LOGIN_FAILURES, type ThrottleStore } from '../../runtime/auth/throttle';
+import {
+  clientAddress,
+  MemoryThrottleStore,
+  RedisThrottleStore,
+  TOO_MANY_LOGIN_FAILURES,
+  type ThrottleStore,
+} from '../../runtime/auth/throttle';
 import { ConfigurationError, trustProxySetting } from '../../runtime/core/settings';
 
 const REDIS_URL = process.env.SVC_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -65,13 +71,33 @@ describe('MemoryThrottleStore', () => {
 
   it('counts attempts until a counter holds its limit, then refuses without counting, until the window ends', async () => {
     const store = new MemoryThrottleStore(clock);
-    const rules = [{ key: 'u', limit: 3 }, { key: 'a', limit: 10 }];
+    const rules = [
+      { key: 'u', limit: 3 },
+      { key: 'a', limit: 10 },
+    ];
     for (let i = 0; i < 3; i++) expect(await store.reserve(rules, 60_000)).toEqual({ allowed: true });
     now += 10_000;
     expect(await store.reserve(rules, 60_000)).toEqual({ allowed: false, retryAfterMs: 50_000 });
     // The refused attempt counted for neither counter: the address still has room for 7 more on other keys.
-    for (let i = 0; i < 7; i++) expect(await store.reserve([{ key: `u${i}`, limit: 3 }, { key: 'a', limit: 10 }], 60_000)).toEqual({ allowed: true });
-    expect(await store.reserve([{ key: 'other', limit: 3 }, { key: 'a', limit: 10 }], 60_000)).toEqual({ allowed: false, retryAfterMs: 50_000 });
+    for (let i = 0; i < 7; i++)
+      expect(
+        await store.reserve(
+          [
+            { key: `u${i}`, limit: 3 },
+            { key: 'a', limit: 10 },
+          ],
+          60_000,
+        ),
+      ).toEqual({ allowed: true });
+    expect(
+      await store.reserve(
+        [
+          { key: 'other', limit: 3 },
+          { key: 'a', limit: 10 },
+        ],
+        60_000,
+      ),
+    ).toEqual({ allowed: false, retryAfterMs: 50_000 });
     // Fixed window: refusals do not extend it.
     now += 50_000;
     expect(await store.reserve(rules, 60_000)).toEqual({ allowed: true });
@@ -168,7 +194,13 @@ describe('LoginThrottle', () => {
   });
 
   it('keys: the username and the address hashed together (any length, any character), under the prefix', () => {
-    const t = new LoginThrottle({ store: new MemoryThrottleStore(), perUsername: 1, perAddress: 1, windowSeconds: 1, keyPrefix: 'svc:blog:login:' });
+    const t = new LoginThrottle({
+      store: new MemoryThrottleStore(),
+      perUsername: 1,
+      perAddress: 1,
+      windowSeconds: 1,
+      keyPrefix: 'svc:blog:login:',
+    });
     const keys = t.keys('x'.repeat(10_000), '10.0.0.1');
     expect(keys.pair).toMatch(/^svc:blog:login:user:[A-Za-z0-9_-]{43}$/);
     expect(keys.pairDay).toBe(keys.pair.replace(':user:', ':user-day:'));
@@ -205,7 +237,10 @@ describe('RedisThrottleStore', () => {
 
   it('counts with a window set on the first attempt, refuses at the limit without counting, and expires', async () => {
     const s = store();
-    const rules = [{ key: `${prefix}u`, limit: 2 }, { key: `${prefix}a`, limit: 5 }];
+    const rules = [
+      { key: `${prefix}u`, limit: 2 },
+      { key: `${prefix}a`, limit: 5 },
+    ];
     expect(await s.reserve(rules, 1500)).toEqual({ allowed: true });
     expect(await s.reserve(rules, 1500)).toEqual({ allowed: true });
     const ttl = await admin.pttl(`${prefix}u`);
@@ -235,7 +270,10 @@ describe('RedisThrottleStore', () => {
   it('50 concurrent attempts from two instances against a limit of 5: exactly 5 are counted', async () => {
     const a = store();
     const b = store();
-    const rules = [{ key: `${prefix}u`, limit: 5 }, { key: `${prefix}a`, limit: 100 }];
+    const rules = [
+      { key: `${prefix}u`, limit: 5 },
+      { key: `${prefix}a`, limit: 100 },
+    ];
     const results = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).reserve(rules, 60_000)));
     expect(results.filter((r) => r.allowed)).toHaveLength(5);
     expect(await admin.mget(`${prefix}u`, `${prefix}a`)).toEqual(['5', '5']);
@@ -315,7 +353,13 @@ describe('SVC_TRUST_PROXY', () => {
   });
 
   it('refuses true, which would let any client name its own address, and what is not an address', () => {
-    expect(() => setting('true')).toThrow(new ConfigurationError('SVC_TRUST_PROXY=true would let any client name its own address: give the number of proxies in front of the service, or their addresses'));
-    expect(() => setting('proxy.example.com')).toThrow(/^SVC_TRUST_PROXY: proxy\.example\.com is not an address, a CIDR range or one of loopback, linklocal, uniquelocal$/);
+    expect(() => setting('true')).toThrow(
+      new ConfigurationError(
+        'SVC_TRUST_PROXY=true would let any client name its own address: give the number of proxies in front of the service, or their addresses',
+      ),
+    );
+    expect(() => setting('proxy.example.com')).toThrow(
+      /^SVC_TRUST_PROXY: proxy\.example\.com is not an address, a CIDR range or one of loopback, linklocal, uniquelocal$/,
+    );
   });
 });

@@ -154,7 +154,11 @@ describe('tokens verified before', () => {
   it('are kept by their exact text and by the service that checked them', async () => {
     const service = new TokenService(testKeys(), settings);
     await service.verify(good);
-    for (const token of [`${goodHeader}.${b64(claims({ sub: '1' }))}.${goodSignature}`, `${goodHeader}.${goodPayload}.${goodSignature.slice(0, -4)}AAAA`, `${good}=`]) {
+    for (const token of [
+      `${goodHeader}.${b64(claims({ sub: '1' }))}.${goodSignature}`,
+      `${goodHeader}.${goodPayload}.${goodSignature.slice(0, -4)}AAAA`,
+      `${good}=`,
+    ]) {
       await expect(service.verify(token)).rejects.toThrow(TokenError);
     }
     const other = new TokenService(otherKeys(), settings);

@@ -20,7 +20,9 @@ function entries(fn: () => unknown): unknown[] {
 describe('NUL characters in request values', () => {
   it('nested objects and arrays: the exact loc', () => {
     const schema = z.object({ a: z.object({ b: z.array(z.string()) }), c: z.string().default('x') });
-    expect(entries(() => parseRequest(schema, { a: { b: ['ok', 'n\u0000'] } }, 'body'))).toEqual([{ ...NUL_ENTRY, loc: ['body', 'data', 'a', 'b', 1] }]);
+    expect(entries(() => parseRequest(schema, { a: { b: ['ok', 'n\u0000'] } }, 'body'))).toEqual([
+      { ...NUL_ENTRY, loc: ['body', 'data', 'a', 'b', 1] },
+    ]);
     expect(parseRequest(schema, { a: { b: ['ok'] } }, 'body')).toEqual({ a: { b: ['ok'] }, c: 'x' });
   });
 
@@ -30,18 +32,22 @@ describe('NUL characters in request values', () => {
     const union = z.object({ u: z.union([z.number(), z.string()]) });
     expect(entries(() => parseRequest(union, { u: '\u0000' }, 'body'))).toEqual([{ ...NUL_ENTRY, loc: ['body', 'data', 'u'] }]);
     const loose = z.looseObject({ a: z.string() });
-    expect(entries(() => parseRequest(loose, { a: 'ok', extra: 'e\u0000' }, 'body'))).toEqual([{ ...NUL_ENTRY, loc: ['body', 'data', 'extra'] }]);
+    expect(entries(() => parseRequest(loose, { a: 'ok', extra: 'e\u0000' }, 'body'))).toEqual([
+      { ...NUL_ENTRY, loc: ['body', 'data', 'extra'] },
+    ]);
   });
 
   it("a strict object's unknown keys are one entry each, at the key, through lists of strict items too", () => {
     const item = z.strictObject({ text: z.string() });
     const strict = z.strictObject({ title: z.string(), lines: z.array(item) });
-    const extra = (...loc: (string | number)[]) => ({ type: 'extra_forbidden', loc: ['body', 'data', ...loc], msg: 'Extra inputs are not permitted' });
-    expect(entries(() => parseRequest(strict, { title: 'x', titel: 'y', lines: [{ text: 'a' }, { text: 'b', txt: 'c' }], more: 1 }, 'body'))).toEqual([
-      extra('lines', 1, 'txt'),
-      extra('titel'),
-      extra('more'),
-    ]);
+    const extra = (...loc: (string | number)[]) => ({
+      type: 'extra_forbidden',
+      loc: ['body', 'data', ...loc],
+      msg: 'Extra inputs are not permitted',
+    });
+    expect(
+      entries(() => parseRequest(strict, { title: 'x', titel: 'y', lines: [{ text: 'a' }, { text: 'b', txt: 'c' }], more: 1 }, 'body')),
+    ).toEqual([extra('lines', 1, 'txt'), extra('titel'), extra('more')]);
   });
 
   it('a strict object reports the unknown key, not its NUL', () => {
@@ -71,7 +77,9 @@ describe('NUL characters in request values', () => {
 describe('NUL characters in many strings', () => {
   it('reports the first 100', () => {
     const schema = z.object({ list: z.array(z.string()) });
-    const found = entries(() => parseRequest(schema, { list: Array.from({ length: 50_000 }, () => '\u0000') }, 'body')) as { loc: unknown[] }[];
+    const found = entries(() => parseRequest(schema, { list: Array.from({ length: 50_000 }, () => '\u0000') }, 'body')) as {
+      loc: unknown[];
+    }[];
     expect(found).toHaveLength(100);
     expect(found[99].loc).toEqual(['body', 'data', 'list', 99]);
   });
@@ -92,8 +100,31 @@ describe('fast parsers', () => {
     }
   };
   const INPUTS = [
-    '0', '7', '1234', '-5', '-0', '2147483647', '2147483648', '-2147483648', '-2147483649', '+5', ' 5', '5 ', '05', '007',
-    '1e3', '0x10', '1.0', '', ' ', '-', '12345678901234567', '999999999999999', 'abc', '\u0663', '1\u0000',
+    '0',
+    '7',
+    '1234',
+    '-5',
+    '-0',
+    '2147483647',
+    '2147483648',
+    '-2147483648',
+    '-2147483649',
+    '+5',
+    ' 5',
+    '5 ',
+    '05',
+    '007',
+    '1e3',
+    '0x10',
+    '1.0',
+    '',
+    ' ',
+    '-',
+    '12345678901234567',
+    '999999999999999',
+    'abc',
+    '\u0663',
+    '1\u0000',
   ];
 
   it.each([
@@ -126,7 +157,16 @@ describe('fast parsers', () => {
   it('an object whose fields are all optional: absent fields stay absent, unknown keys are dropped, as the schema does', () => {
     const fast = z.object({ fields: fieldsParam(['id', 'title']), pk: intFromString(1, 100).optional() });
     const plain = z.object({ fields: fieldsParam(['id', 'title']), pk: fromString.int().pipe(z.int().min(1).max(100)).optional() });
-    for (const value of [{}, { other: '1' }, { fields: 'title' }, { fields: 'nope' }, { pk: '5' }, { pk: '500' }, { fields: undefined }, Object.create({ fields: 'id' })]) {
+    for (const value of [
+      {},
+      { other: '1' },
+      { fields: 'title' },
+      { fields: 'nope' },
+      { pk: '5' },
+      { pk: '500' },
+      { fields: undefined },
+      Object.create({ fields: 'id' }),
+    ]) {
       expect(outcome(() => parseRequest(fast, value, 'query'))).toEqual(outcome(() => parseRequest(plain, value, 'query')));
     }
     const run = jest.spyOn(fast, 'safeParse');

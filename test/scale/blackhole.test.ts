@@ -108,7 +108,12 @@ it('answers 503 within the bound while the database is silent, recovers by itsel
     statuses: statusCounts(writes),
     slowestMs: Math.max(...writes.map((w) => w.ms)),
     slowest503Ms: Math.max(0, ...answered503.map((w) => w.ms)),
-    duringPartition: { writes: during.length, statuses: statusCounts(during), readiness: statusCounts(readyDuring), slowestReadinessMs: Math.max(0, ...readyDuring.map((c) => c.ms)) },
+    duringPartition: {
+      writes: during.length,
+      statuses: statusCounts(during),
+      readiness: statusCounts(readyDuring),
+      slowestReadinessMs: Math.max(0, ...readyDuring.map((c) => c.ms)),
+    },
     firstWrite201AfterThawMs: recovered - thawedAt,
     rowsInDatabase: rows.size,
     rowsAnswered201: answered201.length,
@@ -117,7 +122,11 @@ it('answers 503 within the bound while the database is silent, recovers by itsel
 
   // Only 201s and 503s, each 503 the seed's, with Retry-After.
   expect(Object.keys(statusCounts(writes)).sort()).toEqual(['201', '503']);
-  for (const w of answered503) expect({ body: w.body, retryAfter: w.headers.get('retry-after') }).toEqual({ body: { detail: 'Service Unavailable' }, retryAfter: '5' });
+  for (const w of answered503)
+    expect({ body: w.body, retryAfter: w.headers.get('retry-after') }).toEqual({
+      body: { detail: 'Service Unavailable' },
+      retryAfter: '5',
+    });
   // Every answer within the bound; nothing waits for the partition to end.
   expect(figures.slowestMs).toBeLessThan(BOUND_MS);
   // While the database was silent, every write and every readiness check was a 503.

@@ -12,7 +12,20 @@
  */
 import * as fs from 'node:fs';
 import type { Knex } from 'knex';
-import { Cluster, HaProxy, Instance, call, freePort, keyFiles, sleep, staffUser, statusCounts, tempDir, waitUntil, type Answer } from './support/stack';
+import {
+  Cluster,
+  HaProxy,
+  Instance,
+  call,
+  freePort,
+  keyFiles,
+  sleep,
+  staffUser,
+  statusCounts,
+  tempDir,
+  waitUntil,
+  type Answer,
+} from './support/stack';
 
 jest.setTimeout(600_000);
 
@@ -36,7 +49,9 @@ beforeAll(async () => {
   const common = { ...keyFiles(dir), SVC_REDIS_URL: REDIS, SVC_JWT_AUDIENCE: AUDIENCE, SVC_SHUTDOWN_TIMEOUT: '10' };
   for (let i = 0; i < 3; i++) {
     blogs.push(new Instance({ ...common, DATABASE_URL: cluster.url('blog') }, await freePort()));
-    showcases.push(new Instance({ ...common, DATABASE_URL: cluster.url('showcase') }, await freePort(), 'test/fixtures/showcase/generated/main.ts'));
+    showcases.push(
+      new Instance({ ...common, DATABASE_URL: cluster.url('showcase') }, await freePort(), 'test/fixtures/showcase/generated/main.ts'),
+    );
   }
   // One at a time: the first applies the migrations.
   for (const instance of [...blogs, ...showcases]) await instance.start();
@@ -75,7 +90,13 @@ it('the login throttle counts the failures of a username across the instances', 
   const username = `nobody${process.pid}`;
   const answers: Answer[] = [];
   for (let i = 0; i < 9; i++) {
-    answers.push(await call(blog('/auth/login/'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password: `wrong password ${i}` }) }));
+    answers.push(
+      await call(blog('/auth/login/'), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username, password: `wrong password ${i}` }),
+      }),
+    );
   }
   console.log(`login throttle through HAProxy, 9 wrong passwords for one username: ${JSON.stringify(statusCounts(answers))}`);
   expect(answers.map((a) => a.status)).toEqual([401, 401, 401, 401, 401, 429, 429, 429, 429]);
@@ -121,7 +142,10 @@ it('a rolling restart under load: no request fails, no committed row is lost', a
   await Promise.all(load);
 
   const rows = (await db('categories').select('name')).map((r: { name: string }) => r.name).sort();
-  const answered201 = writes.filter((w) => w.status === 201).map((w) => w.name).sort();
+  const answered201 = writes
+    .filter((w) => w.status === 201)
+    .map((w) => w.name)
+    .sort();
   const failed = writes.filter((w) => w.status !== 201);
   console.log(
     `rolling restart through HAProxy: ${JSON.stringify({ writes: writes.length, statuses: statusCounts(writes), restarts, rowsInDatabase: rows.length, rowsAnswered201: answered201.length, slowestMs: Math.max(...writes.map((w) => w.ms)) })}`,

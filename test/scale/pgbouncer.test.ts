@@ -62,7 +62,8 @@ it('migrations go through DATABASE_DIRECT_URL, never through PgBouncer; the serv
   const res = migrate({ DATABASE_URL: bouncer.url('blog'), DATABASE_DIRECT_URL: cluster.url('blog') });
   expect({ status: res.status, stdout: res.stdout }).toEqual({
     status: 0,
-    stdout: 'applied migrations: 0001_initial, 0002_articles_is_published_created_at_and_more, 0003_alter_articles_author_id, 0004_articles_title_search_and_more\n',
+    stdout:
+      'applied migrations: 0001_initial, 0002_articles_is_published_created_at_and_more, 0003_alter_articles_author_id, 0004_articles_title_search_and_more\n',
   });
   expect(await pooled('blog')).toBe(0);
 

@@ -32,7 +32,11 @@ beforeAll(async () => {
   dir = tempDir('replicas');
   primary = await Cluster.create('primary');
   await primary.createDatabase('blog');
-  replica = await Cluster.replicaOf(primary, { recovery_min_apply_delay: `'${DELAY}'`, log_statement: "'all'", hot_standby_feedback: 'on' });
+  replica = await Cluster.replicaOf(primary, {
+    recovery_min_apply_delay: `'${DELAY}'`,
+    log_statement: "'all'",
+    hot_standby_feedback: 'on',
+  });
   instance = new Instance({
     ...keyFiles(dir),
     DATABASE_URL: primary.url('blog'),
@@ -90,7 +94,9 @@ it('a write answers its commit position; a read presenting it is served by the p
   const position = res.headers.get('x-commit-position');
   expect(position).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
   const id = (res.body as { id: number }).id;
-  const read = await call(`${instance.base}/categories/${id}/`, { headers: { authorization: staff.bearer, 'x-commit-position': position! } });
+  const read = await call(`${instance.base}/categories/${id}/`, {
+    headers: { authorization: staff.bearer, 'x-commit-position': position! },
+  });
   expect({ status: read.status, name: (read.body as { name?: string }).name }).toEqual({ status: 200, name: 'positioned' });
 });
 
@@ -105,7 +111,7 @@ it('the typed client reads its own write every time', async () => {
   expect(replicaCategoryReads() - before).toBe(0);
 });
 
-it('a user who registers is found by the next request (its token\'s user read with the position)', async () => {
+it("a user who registers is found by the next request (its token's user read with the position)", async () => {
   let token: string | undefined;
   const api = createClient({ baseUrl: instance.base, token: () => token });
   for (let i = 0; i < 5; i++) {
@@ -124,7 +130,9 @@ it('without the position, a read right after the write may be stale: the lagging
       body: JSON.stringify({ name: `blind-${i}`, description: '' }),
     });
     expect(res.status).toBe(201);
-    const read = await call(`${instance.base}/categories/${(res.body as { id: number }).id}/`, { headers: { authorization: staff.bearer } });
+    const read = await call(`${instance.base}/categories/${(res.body as { id: number }).id}/`, {
+      headers: { authorization: staff.bearer },
+    });
     expect([200, 404]).toContain(read.status);
     if (read.status === 404) stale += 1;
   }

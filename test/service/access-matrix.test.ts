@@ -16,7 +16,11 @@ jest.setTimeout(180_000);
 /** Runs the access test of the output folder `dir`: its exit status, summary and failed tests. */
 function runAccessTest(dir: string) {
   const script = `require('./${dir}/access-test.ts').testAccessMatrix();`;
-  const r = spawnSync(process.execPath, [...FROM_SOURCES, '-e', script], { cwd: root, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
+  const r = spawnSync(process.execPath, [...FROM_SOURCES, '-e', script], {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, NODE_OPTIONS: '' },
+  });
   const summary = Object.fromEntries([...r.stdout.matchAll(/^# (tests|pass|fail|skipped) (\d+)$/gm)].map((m) => [m[1], Number(m[2])]));
   return { status: r.status, summary, failed: r.stdout.split('\n').filter((l) => /^\s*not ok /.test(l)), out: r.stdout };
 }

@@ -22,7 +22,10 @@ const SCENARIOS = [
 ];
 
 beforeAll(() => {
-  const build = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-b', 'tsconfig.build.json'], { cwd: root, encoding: 'utf8' });
+  const build = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-b', 'tsconfig.build.json'], {
+    cwd: root,
+    encoding: 'utf8',
+  });
   expect(build.stdout + build.stderr).toBe('');
 });
 
@@ -48,9 +51,15 @@ const SERVERS = DIALECTS.filter((d) => d !== 'mysql');
 describe.each(SERVERS)('npm run bench on %s', (dialect) => {
   it('prints every scenario, each request answered 200', async () => {
     if (dialect === 'sqlite') {
-      expectEveryScenarioAnswered(await bench({ DATABASE_URL: '' }), /^svcgen bench: 60 articles, 2 concurrent connections, 0\.3s per scenario \(SQLite\)$/);
+      expectEveryScenarioAnswered(
+        await bench({ DATABASE_URL: '' }),
+        /^svcgen bench: 60 articles, 2 concurrent connections, 0\.3s per scenario \(SQLite\)$/,
+      );
     } else {
-      expectEveryScenarioAnswered(await bench({ DATABASE_URL: pgUrl('postgres') }), /^svcgen bench: 60 articles, 2 concurrent connections, 0\.3s per scenario \(PostgreSQL [^)]+\)$/);
+      expectEveryScenarioAnswered(
+        await bench({ DATABASE_URL: pgUrl('postgres') }),
+        /^svcgen bench: 60 articles, 2 concurrent connections, 0\.3s per scenario \(PostgreSQL [^)]+\)$/,
+      );
     }
   });
 });

@@ -29,13 +29,31 @@ describe.each(DIALECTS)('three instances migrating one fresh database at once (%
     const runs = await Promise.allSettled(instances.map((db) => migrateLatest(db, migrations)));
     expect(runs.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
     const applied = runs.map((r) => (r as PromiseFulfilledResult<string[]>).value).sort((a, b) => b.length - a.length);
-    expect(applied).toEqual([['0001_initial', '0002_articles_is_published_created_at_and_more', '0003_alter_articles_author_id', '0004_articles_title_search_and_more'], [], []]);
+    expect(applied).toEqual([
+      [
+        '0001_initial',
+        '0002_articles_is_published_created_at_and_more',
+        '0003_alter_articles_author_id',
+        '0004_articles_title_search_and_more',
+      ],
+      [],
+      [],
+    ]);
 
     const db = database.db;
     const service = await db('svc_migrations').select('name').orderBy('id');
-    expect(service.map((r) => r.name)).toEqual(['0001_initial', '0002_articles_is_published_created_at_and_more', '0003_alter_articles_author_id', '0004_articles_title_search_and_more']);
+    expect(service.map((r) => r.name)).toEqual([
+      '0001_initial',
+      '0002_articles_is_published_created_at_and_more',
+      '0003_alter_articles_author_id',
+      '0004_articles_title_search_and_more',
+    ]);
     const runtime = await db('svc_runtime_migrations').select('name').orderBy('id');
-    expect(runtime.map((r) => r.name)).toEqual(['runtime_0001_used_refresh_tokens', 'runtime_0002_token_revocations', 'runtime_0003_idempotency_keys']);
+    expect(runtime.map((r) => r.name)).toEqual([
+      'runtime_0001_used_refresh_tokens',
+      'runtime_0002_token_revocations',
+      'runtime_0003_idempotency_keys',
+    ]);
     expect(await db('svc_migrations_lock').select('is_locked')).toEqual([{ is_locked: 0 }]);
   });
 });

@@ -76,7 +76,8 @@ function start(env: Record<string, string>): ServiceProcess {
         const check = () => {
           const m = out.match(pattern);
           if (m) done(() => resolve(m));
-          else if (child.exitCode !== null || child.signalCode !== null) done(() => reject(new Error(`exited before ${pattern}: ${out}${err}`)));
+          else if (child.exitCode !== null || child.signalCode !== null)
+            done(() => reject(new Error(`exited before ${pattern}: ${out}${err}`)));
         };
         const timer = setTimeout(() => done(() => reject(new Error(`no ${pattern} after ${ms} ms: ${out}${err}`))), ms);
         const done = (fn: () => void) => {
@@ -96,7 +97,11 @@ async function listening(service: ServiceProcess): Promise<number> {
   return Number(m[1]);
 }
 
-function get(port: number, urlPath: string, agent: http.Agent): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+function get(
+  port: number,
+  urlPath: string,
+  agent: http.Agent,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
     http
       .get({ host: '127.0.0.1', port, path: urlPath, agent }, (res) => {
@@ -150,7 +155,11 @@ describe('start-up failures: one line on stderr, exit 1', () => {
     ['SVC_SECURITY_HEADERS', 'some', 'configuration error: SVC_SECURITY_HEADERS must be true or false, got "some"'],
     ['SVC_REQUEST_TIMEOUT', '5', 'configuration error: SVC_HEADERS_TIMEOUT (10) must not be over SVC_REQUEST_TIMEOUT (5)'],
     ['SVC_MAX_CONNECTIONS', 'many', 'configuration error: SVC_MAX_CONNECTIONS must be a positive integer, got "many"'],
-    ['DATABASE_URL', 'oracle://db', 'cannot open the database: DATABASE_URL must start with sqlite:, postgres:// or mysql://, got "oracle://db"'],
+    [
+      'DATABASE_URL',
+      'oracle://db',
+      'cannot open the database: DATABASE_URL must start with sqlite:, postgres:// or mysql://, got "oracle://db"',
+    ],
   ])('a bad %s', async (name, value, line) => {
     const service = start({ DATABASE_URL: sqliteUrl('settings'), [name]: value });
     expect(await service.exited).toEqual({ code: 1, signal: null });
@@ -199,7 +208,10 @@ describe('SIGTERM', () => {
         let waiting = 0;
         for (let i = 0; i < 400 && waiting === 0; i++) {
           await new Promise((r) => setTimeout(r, 25));
-          const [row] = await database.db('pg_stat_activity').where({ datname: database.db.raw('current_database()'), wait_event_type: 'Lock' }).count({ n: '*' });
+          const [row] = await database
+            .db('pg_stat_activity')
+            .where({ datname: database.db.raw('current_database()'), wait_event_type: 'Lock' })
+            .count({ n: '*' });
           waiting = Number(row.n);
         }
         // The list's count and page queries both wait.
@@ -227,7 +239,14 @@ function post(port: number, urlPath: string, body: unknown): Promise<{ status: n
   const data = JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port, path: urlPath, method: 'POST', agent: false, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data) } },
+      {
+        host: '127.0.0.1',
+        port,
+        path: urlPath,
+        method: 'POST',
+        agent: false,
+        headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data) },
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
@@ -277,7 +296,10 @@ describe.each(DIALECTS)('SIGTERM under 100 concurrent registrations (%s)', (dial
     // Every answer is a 201, or the 503 of a transaction refused once the drain was over.
     for (const [i, outcome] of outcomes.entries()) {
       if (outcome.status === 'fulfilled' && outcome.value.status !== 201) {
-        expect({ status: outcome.value.status, body: JSON.parse(outcome.value.body) }).toEqual({ status: 503, body: { detail: 'Service Unavailable' } });
+        expect({ status: outcome.value.status, body: JSON.parse(outcome.value.body) }).toEqual({
+          status: 503,
+          body: { detail: 'Service Unavailable' },
+        });
       }
       expect(statuses[i] === 201 || statuses[i] === 503 || statuses[i] === 'cut').toBe(true);
     }
@@ -286,7 +308,10 @@ describe.each(DIALECTS)('SIGTERM under 100 concurrent registrations (%s)', (dial
     expect(created.length).toBeLessThan(names.length);
     expect(service.stdout()).toMatch(/shutting down: closing the connections of \d+ requests? in flight after 1000 ms/);
 
-    const db = dialect !== 'sqlite' ? database!.db : knex({ client: 'better-sqlite3', connection: { filename: url.slice('sqlite:'.length) }, useNullAsDefault: true });
+    const db =
+      dialect !== 'sqlite'
+        ? database!.db
+        : knex({ client: 'better-sqlite3', connection: { filename: url.slice('sqlite:'.length) }, useNullAsDefault: true });
     try {
       const rows: string[] = await db('users').whereIn('username', names).pluck('username');
       // Answered 201 = in the database; no row whose request was cut or refused.

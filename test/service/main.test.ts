@@ -27,7 +27,10 @@ describe('generated main', () => {
   let url: string;
 
   beforeAll(() => {
-    const build = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-b', 'tsconfig.build.json'], { cwd: root, encoding: 'utf8' });
+    const build = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-b', 'tsconfig.build.json'], {
+      cwd: root,
+      encoding: 'utf8',
+    });
     expect(build.stdout + build.stderr).toBe('');
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svcgen-main-'));
     url = `sqlite:${path.join(dir, 'blog.sqlite3')}`;
@@ -42,10 +45,15 @@ describe('generated main', () => {
   });
 
   it('creates users with roles, prints only the id, hashes the password and refuses taken names', async () => {
-    const staff = run(['createuser', '--username', 'root', '--email', 'root@example.com', '--password', 's3cret', '--staff', '--superuser'], { DATABASE_URL: url });
+    const staff = run(
+      ['createuser', '--username', 'root', '--email', 'root@example.com', '--password', 's3cret', '--staff', '--superuser'],
+      { DATABASE_URL: url },
+    );
     expect(staff.status).toBe(0);
     expect(staff.stdout).toBe('1\n');
-    const inactive = run(['createuser', '--username', 'ghost', '--email', 'ghost@example.com', '--password', 'pw', '--inactive'], { DATABASE_URL: url });
+    const inactive = run(['createuser', '--username', 'ghost', '--email', 'ghost@example.com', '--password', 'pw', '--inactive'], {
+      DATABASE_URL: url,
+    });
     expect(inactive.stdout).toBe('2\n');
     const taken = run(['createuser', '--username', 'root', '--email', 'other@example.com', '--password', 'pw'], { DATABASE_URL: url });
     expect(taken.status).toBe(1);
@@ -58,17 +66,32 @@ describe('generated main', () => {
       ["o'brien", 'String should contain only letters, digits and @ . + - _ characters'],
     ]) {
       const refused = run(['createuser', '--username', username, '--email', 'bad@example.com', '--password', 'pw'], { DATABASE_URL: url });
-      expect([refused.status, refused.stdout, refused.stderr.trim().split('\n').pop()]).toEqual([1, '', `createuser: username "${username}" is not allowed: ${msg}`]);
+      expect([refused.status, refused.stdout, refused.stderr.trim().split('\n').pop()]).toEqual([
+        1,
+        '',
+        `createuser: username "${username}" is not allowed: ${msg}`,
+      ]);
     }
     const unicode = run(['createuser', '--username', 'zoë.o+1@x', '--email', 'zoe@example.com', '--password', 'pw'], { DATABASE_URL: url });
     expect([unicode.status, unicode.stdout]).toEqual([0, '3\n']);
     // Usernames in their NFKC form, as registration stores them: a fullwidth "ｒｏｏｔ" is "root".
-    const lookalike = run(['createuser', '--username', 'ｒｏｏｔ', '--email', 'wide@example.com', '--password', 'pw'], { DATABASE_URL: url });
-    expect([lookalike.status, lookalike.stdout, lookalike.stderr.trim().split('\n').pop()]).toEqual([1, '', 'createuser: username "root" is already taken']);
+    const lookalike = run(['createuser', '--username', 'ｒｏｏｔ', '--email', 'wide@example.com', '--password', 'pw'], {
+      DATABASE_URL: url,
+    });
+    expect([lookalike.status, lookalike.stdout, lookalike.stderr.trim().split('\n').pop()]).toEqual([
+      1,
+      '',
+      'createuser: username "root" is already taken',
+    ]);
     const wide = run(['createuser', '--username', 'ｗｉｄｅ①', '--email', 'wide@example.com', '--password', 'pw'], { DATABASE_URL: url });
     expect([wide.status, wide.stdout]).toEqual([0, '4\n']);
-    const lengthened = run(['createuser', '--username', '㎒'.repeat(51), '--email', 'mhz@example.com', '--password', 'pw'], { DATABASE_URL: url });
-    expect([lengthened.status, lengthened.stderr.trim().split('\n').pop()]).toEqual([1, `createuser: username "${'MHz'.repeat(51)}" is not allowed: String should have at most 150 characters`]);
+    const lengthened = run(['createuser', '--username', '㎒'.repeat(51), '--email', 'mhz@example.com', '--password', 'pw'], {
+      DATABASE_URL: url,
+    });
+    expect([lengthened.status, lengthened.stderr.trim().split('\n').pop()]).toEqual([
+      1,
+      `createuser: username "${'MHz'.repeat(51)}" is not allowed: String should have at most 150 characters`,
+    ]);
     const missing = run(['createuser', '--username', 'x'], { DATABASE_URL: url });
     expect(missing.status).toBe(2);
     expect(missing.stderr).toContain('--email is required');
@@ -85,17 +108,29 @@ describe('generated main', () => {
   });
 
   it('createuser --superuser makes a staff user too, as Django does, whom AdminAuth routes serve', async () => {
-    const made = run(['createuser', '--username', 'boss', '--email', 'boss@example.com', '--password', 'correct horse', '--superuser'], { DATABASE_URL: url });
+    const made = run(['createuser', '--username', 'boss', '--email', 'boss@example.com', '--password', 'correct horse', '--superuser'], {
+      DATABASE_URL: url,
+    });
     expect([made.status, made.stdout]).toEqual([0, '5\n']);
     const db = connect(url, 'unused.sqlite3');
     try {
       const row = await db('users').where({ username: 'boss' }).first('is_active', 'is_staff', 'is_superuser');
       expect(row).toEqual({ is_active: 1, is_staff: 1, is_superuser: 1 });
       // The blog's categories are written behind AdminAuth: access.md says 2xx for a superuser.
-      const { app, context } = require('../../generated/app').createService({ db, keys: testKeys(), settings: loadSettings(require('../../generated/settings').DEFAULT_SETTINGS, {}, {}) });
+      const { app, context } = require('../../generated/app').createService({
+        db,
+        keys: testKeys(),
+        settings: loadSettings(require('../../generated/settings').DEFAULT_SETTINGS, {}, {}),
+      });
       const token = `Bearer ${await context.tokens.issueAccess(5)}`;
-      const created = await request(app).post('/api/categories/').set('Authorization', token).send({ name: 'Staff picks', description: 'Chosen by the boss' });
-      expect({ status: created.status, body: created.body }).toEqual({ status: 201, body: { id: created.body.id, name: 'Staff picks', description: 'Chosen by the boss' } });
+      const created = await request(app)
+        .post('/api/categories/')
+        .set('Authorization', token)
+        .send({ name: 'Staff picks', description: 'Chosen by the boss' });
+      expect({ status: created.status, body: created.body }).toEqual({
+        status: 201,
+        body: { id: created.body.id, name: 'Staff picks', description: 'Chosen by the boss' },
+      });
       const users = await request(app).get('/api/users/5/').set('Authorization', token);
       expect(users.status).toBe(200);
     } finally {
@@ -105,7 +140,13 @@ describe('generated main', () => {
 
   it('refuses to serve in production without keys, before touching the database', () => {
     const fresh = `sqlite:${path.join(dir, 'untouched', 'blog.sqlite3')}`;
-    const res = run([], { DATABASE_URL: fresh, NODE_ENV: 'production', SVC_JWT_PRIVATE_KEY_FILE: '', SVC_JWT_PUBLIC_KEY_FILE: '', PORT: '0' });
+    const res = run([], {
+      DATABASE_URL: fresh,
+      NODE_ENV: 'production',
+      SVC_JWT_PRIVATE_KEY_FILE: '',
+      SVC_JWT_PUBLIC_KEY_FILE: '',
+      PORT: '0',
+    });
     expect(res.status).toBe(1);
     expect(res.stderr).toContain('configuration error: NODE_ENV is production but no JWT keys are configured');
     expect(fs.existsSync(path.join(dir, 'untouched'))).toBe(false);
@@ -118,8 +159,16 @@ describe('generated main', () => {
         fs.writeFileSync(path.join(keysDir, name), text);
         return path.join(keysDir, name);
       };
-      const a = crypto.generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
-      const b = crypto.generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+      const a = crypto.generateKeyPairSync('rsa', {
+        modulusLength: 2048,
+        publicKeyEncoding: { type: 'spki', format: 'pem' },
+        privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+      });
+      const b = crypto.generateKeyPairSync('rsa', {
+        modulusLength: 2048,
+        publicKeyEncoding: { type: 'spki', format: 'pem' },
+        privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+      });
       return {
         privateA: write('a-private.pem', a.privateKey),
         publicA: write('a-public.pem', a.publicKey),
@@ -135,21 +184,45 @@ describe('generated main', () => {
     });
 
     it.each([
-      ['the public key given as the private key', () => [keys.publicA, keys.publicA], /^configuration error: SVC_JWT_PRIVATE_KEY_FILE \(.*a-public\.pem\) is not a PEM private key \(it holds a public key\): .+$/],
-      ['keys of two different pairs', () => [keys.privateA, keys.publicB], /^configuration error: SVC_JWT_PRIVATE_KEY_FILE \(.*a-private\.pem\) and SVC_JWT_PUBLIC_KEY_FILE \(.*b-public\.pem\) are not a pair: a probe signed with the private key does not verify with the public key$/],
-      ['a public key file that is not PEM', () => [keys.privateA, keys.notPem], /^configuration error: SVC_JWT_PUBLIC_KEY_FILE \(.*not-pem\.pem\) is not a PEM public key: .+$/],
-      ['a private key file that cannot be read', () => [keys.missing, keys.publicA], /^configuration error: SVC_JWT_PRIVATE_KEY_FILE: cannot read .*missing\.pem: ENOENT: no such file or directory$/],
-      ['a public key file that is a directory', () => [keys.privateA, keys.keysDir], /^configuration error: SVC_JWT_PUBLIC_KEY_FILE: cannot read .*: EISDIR: illegal operation on a directory, read$/],
+      [
+        'the public key given as the private key',
+        () => [keys.publicA, keys.publicA],
+        /^configuration error: SVC_JWT_PRIVATE_KEY_FILE \(.*a-public\.pem\) is not a PEM private key \(it holds a public key\): .+$/,
+      ],
+      [
+        'keys of two different pairs',
+        () => [keys.privateA, keys.publicB],
+        /^configuration error: SVC_JWT_PRIVATE_KEY_FILE \(.*a-private\.pem\) and SVC_JWT_PUBLIC_KEY_FILE \(.*b-public\.pem\) are not a pair: a probe signed with the private key does not verify with the public key$/,
+      ],
+      [
+        'a public key file that is not PEM',
+        () => [keys.privateA, keys.notPem],
+        /^configuration error: SVC_JWT_PUBLIC_KEY_FILE \(.*not-pem\.pem\) is not a PEM public key: .+$/,
+      ],
+      [
+        'a private key file that cannot be read',
+        () => [keys.missing, keys.publicA],
+        /^configuration error: SVC_JWT_PRIVATE_KEY_FILE: cannot read .*missing\.pem: ENOENT: no such file or directory$/,
+      ],
+      [
+        'a public key file that is a directory',
+        () => [keys.privateA, keys.keysDir],
+        /^configuration error: SVC_JWT_PUBLIC_KEY_FILE: cannot read .*: EISDIR: illegal operation on a directory, read$/,
+      ],
     ] as const)('%s', (_what, files, line) => {
       const [privateFile, publicFile] = files();
       const untouched = path.join(dir, `untouched-${crypto.randomUUID()}`);
-      const res = run([], {
-        DATABASE_URL: `sqlite:${path.join(untouched, 'blog.sqlite3')}`,
-        NODE_ENV: 'production',
-        SVC_JWT_PRIVATE_KEY_FILE: privateFile,
-        SVC_JWT_PUBLIC_KEY_FILE: publicFile,
-        PORT: '0',
-      }, 20_000); // a service that starts anyway is stopped here, and fails the test
+      const res = run(
+        [],
+        {
+          DATABASE_URL: `sqlite:${path.join(untouched, 'blog.sqlite3')}`,
+          NODE_ENV: 'production',
+          SVC_JWT_PRIVATE_KEY_FILE: privateFile,
+          SVC_JWT_PUBLIC_KEY_FILE: publicFile,
+          PORT: '0',
+        },
+        20_000,
+      ); // a service that starts anyway is stopped here, and fails the test
       expect(res.status).toBe(1);
       expect(res.stdout).toBe('');
       const lines = res.stderr.split('\n').filter((l) => l !== '');
@@ -161,16 +234,28 @@ describe('generated main', () => {
 
   it('migrate status lists applied and pending migrations; migrate rollback reverts the last N, refusing to lose rows', () => {
     const own = `sqlite:${path.join(dir, 'rollback.sqlite3')}`;
-    const names = ['0001_initial', '0002_articles_is_published_created_at_and_more', '0003_alter_articles_author_id', '0004_articles_title_search_and_more'];
+    const names = [
+      '0001_initial',
+      '0002_articles_is_published_created_at_and_more',
+      '0003_alter_articles_author_id',
+      '0004_articles_title_search_and_more',
+    ];
     const fresh = run(['migrate', 'status'], { DATABASE_URL: own });
-    expect({ status: fresh.status, stdout: fresh.stdout }).toEqual({ status: 0, stdout: `${names.map((n) => `pending  ${n}`).join('\n')}\n0 applied, 4 pending\n` });
+    expect({ status: fresh.status, stdout: fresh.stdout }).toEqual({
+      status: 0,
+      stdout: `${names.map((n) => `pending  ${n}`).join('\n')}\n0 applied, 4 pending\n`,
+    });
     expect(run(['migrate'], { DATABASE_URL: own }).status).toBe(0);
     const back = run(['migrate', 'rollback'], { DATABASE_URL: own });
     expect({ status: back.status, stdout: back.stdout }).toEqual({ status: 0, stdout: `reverted migrations: ${names[3]}\n` });
     const status = run(['migrate', 'status'], { DATABASE_URL: own });
-    expect(status.stdout).toBe(`applied  ${names[0]} (batch 1)\napplied  ${names[1]} (batch 1)\napplied  ${names[2]} (batch 1)\npending  ${names[3]}\n3 applied, 1 pending\n`);
+    expect(status.stdout).toBe(
+      `applied  ${names[0]} (batch 1)\napplied  ${names[1]} (batch 1)\napplied  ${names[2]} (batch 1)\npending  ${names[3]}\n3 applied, 1 pending\n`,
+    );
     // createuser applies the pending migration first, as every command but `migrate status|rollback` does.
-    expect(run(['createuser', '--username', 'kept', '--email', 'kept@example.com', '--password', 'pw'], { DATABASE_URL: own }).status).toBe(0);
+    expect(run(['createuser', '--username', 'kept', '--email', 'kept@example.com', '--password', 'pw'], { DATABASE_URL: own }).status).toBe(
+      0,
+    );
     const all = run(['migrate', 'status'], { DATABASE_URL: own }).stdout;
     expect(all).toBe(`${names.map((n) => `applied  ${n} (batch ${n === names[3] ? 2 : 1})`).join('\n')}\n4 applied, 0 pending\n`);
     const refused = run(['migrate', 'rollback', '4'], { DATABASE_URL: own });
@@ -181,9 +266,15 @@ describe('generated main', () => {
     });
     expect(run(['migrate', 'status'], { DATABASE_URL: own }).stdout).toBe(all);
     const bad = run(['migrate', 'rollback', 'all'], { DATABASE_URL: own });
-    expect([bad.status, bad.stderr.split('\n')[0]]).toEqual([2, 'migrate rollback: unexpected argument "all" (a number of migrations, or --allow-data-loss)']);
+    expect([bad.status, bad.stderr.split('\n')[0]]).toEqual([
+      2,
+      'migrate rollback: unexpected argument "all" (a number of migrations, or --allow-data-loss)',
+    ]);
     const forced = run(['migrate', 'rollback', '4', '--allow-data-loss'], { DATABASE_URL: own });
-    expect({ status: forced.status, stdout: forced.stdout }).toEqual({ status: 0, stdout: `reverted migrations: ${names[3]}, ${names[2]}, ${names[1]}, ${names[0]}\n` });
+    expect({ status: forced.status, stdout: forced.stdout }).toEqual({
+      status: 0,
+      stdout: `reverted migrations: ${names[3]}, ${names[2]}, ${names[1]}, ${names[0]}\n`,
+    });
   });
 
   it('rejects an unknown command', () => {

@@ -41,10 +41,17 @@ describe.each(DIALECTS)('seed (%s)', (dialect) => {
   let dir: string;
   let database: TestDatabase;
   const run = (...files: string[]) =>
-    spawnSync(process.execPath, [main, 'seed', ...files], { cwd: root, env: { ...process.env, DATABASE_URL: database.url }, encoding: 'utf8' });
+    spawnSync(process.execPath, [main, 'seed', ...files], {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: database.url },
+      encoding: 'utf8',
+    });
 
   beforeAll(() => {
-    const build = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-b', 'tsconfig.build.json'], { cwd: root, encoding: 'utf8' });
+    const build = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-b', 'tsconfig.build.json'], {
+      cwd: root,
+      encoding: 'utf8',
+    });
     expect(build.stdout + build.stderr).toBe('');
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svcgen-seed-'));
   });
@@ -90,16 +97,31 @@ describe.each(DIALECTS)('seed (%s)', (dialect) => {
     fs.writeFileSync(yaml, GOOD);
     fs.writeFileSync(json, JSON.stringify({ tags: [{ name: 'intro' }, { name: 'news' }] }));
     const res = run(yaml, json);
-    expect({ status: res.status, stdout: res.stdout }).toEqual({ status: 0, stdout: 'seeded users: 2, categories: 1, articles: 1, tags: 2\n' });
-    const users = await database.db('users').select('id', 'username', 'password', 'first_name', 'last_name', 'is_staff', 'is_active', 'date_joined').orderBy('id');
-    expect(users.map((u: Record<string, unknown>) => [u.id, u.username, u.first_name, u.last_name, Boolean(u.is_staff), Boolean(u.is_active)])).toEqual([
+    expect({ status: res.status, stdout: res.stdout }).toEqual({
+      status: 0,
+      stdout: 'seeded users: 2, categories: 1, articles: 1, tags: 2\n',
+    });
+    const users = await database
+      .db('users')
+      .select('id', 'username', 'password', 'first_name', 'last_name', 'is_staff', 'is_active', 'date_joined')
+      .orderBy('id');
+    expect(
+      users.map((u: Record<string, unknown>) => [u.id, u.username, u.first_name, u.last_name, Boolean(u.is_staff), Boolean(u.is_active)]),
+    ).toEqual([
       [1, 'ada', '', '', true, true],
       [2, 'bob', 'Bob', '', false, true],
     ]);
     expect(await bcrypt.compare('correct horse', users[0].password)).toBe(true);
     expect(users[1].date_joined).not.toBeNull();
     const [article] = await database.db('articles').select('title', 'category_id', 'author_id', 'is_published', 'views', 'summary');
-    expect({ ...article, is_published: Boolean(article.is_published) }).toEqual({ title: 'Hello', category_id: 7, author_id: 1, is_published: true, views: 3, summary: '' });
+    expect({ ...article, is_published: Boolean(article.is_published) }).toEqual({
+      title: 'Hello',
+      category_id: 7,
+      author_id: 1,
+      is_published: true,
+      views: 3,
+      summary: '',
+    });
     // The next key follows the explicit ones (PostgreSQL's sequence was moved past them).
     const later = { name: 'Later', description: '' };
     const [next] = await insertReturning(database.db, database.db('categories').insert(later), later, ['id']);

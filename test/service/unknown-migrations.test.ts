@@ -20,10 +20,11 @@ jest.setTimeout(180_000);
 
 const SECRETS: Migration = {
   name: '0005_secrets',
-  up: (k: Knex) => k.schema.createTable('secrets', (t) => {
-    t.increments('id');
-    t.string('value', 50);
-  }),
+  up: (k: Knex) =>
+    k.schema.createTable('secrets', (t) => {
+      t.increments('id');
+      t.string('value', 50);
+    }),
   down: (k: Knex) => k.schema.dropTable('secrets'),
 };
 
@@ -31,7 +32,12 @@ const SECRETS: Migration = {
 const withoutKeyNotice = (text: string) => text.replace(/^generated a development RSA key pair.*\n/m, '');
 
 function run(env: Record<string, string>) {
-  const res = spawnSync(process.execPath, [main, 'serve'], { cwd: root, env: { ...process.env, PORT: '0', ...env }, encoding: 'utf8', timeout: 30_000 });
+  const res = spawnSync(process.execPath, [main, 'serve'], {
+    cwd: root,
+    env: { ...process.env, PORT: '0', ...env },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   return { ...res, stderr: withoutKeyNotice(res.stderr) };
 }
 
@@ -57,7 +63,14 @@ function serveOnce(env: Record<string, string>): Promise<{ lines: string[]; heal
     child.on('exit', (code) => {
       clearTimeout(timer);
       if (err.includes('Error')) reject(new Error(err));
-      resolve({ lines: out.split('\n').filter(Boolean).map((l) => l.replace(/:\d+\//g, ':PORT/')), health, code });
+      resolve({
+        lines: out
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => l.replace(/:\d+\//g, ':PORT/')),
+        health,
+        code,
+      });
     });
   });
 }
@@ -65,7 +78,10 @@ function serveOnce(env: Record<string, string>): Promise<{ lines: string[]; heal
 let blog: Migration[];
 
 beforeAll(() => {
-  const build = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-b', 'tsconfig.build.json'], { cwd: root, encoding: 'utf8' });
+  const build = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-b', 'tsconfig.build.json'], {
+    cwd: root,
+    encoding: 'utf8',
+  });
   expect(build.stdout + build.stderr).toBe('');
   blog = require(path.join(root, 'dist/generated/migrations')).migrations;
 });
@@ -118,6 +134,10 @@ describe.each(DIALECTS)('the previous version on a database the next one migrate
         "the two versions' migrations diverged; revert them with the version that applied them (its `migrate rollback 1`), then start this version\n",
     ]);
     // Nothing was applied by either refusal.
-    expect(await migrationStatus(db, branch)).toEqual({ applied: branch.map((m) => ({ name: m.name, batch: m === SECRETS ? 2 : 1 })), pending: [], unknown: [] });
+    expect(await migrationStatus(db, branch)).toEqual({
+      applied: branch.map((m) => ({ name: m.name, batch: m === SECRETS ? 2 : 1 })),
+      pending: [],
+      unknown: [],
+    });
   });
 });

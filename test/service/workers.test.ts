@@ -81,7 +81,9 @@ describe('SVC_WORKERS', () => {
     expect(workerCount({ SVC_WORKERS: '4' })).toBe(4);
     expect(workerCount({ SVC_WORKERS: 'auto' })).toBe(os.availableParallelism());
     for (const bad of ['0', '-2', 'two', '1.5']) {
-      expect(() => workerCount({ SVC_WORKERS: bad })).toThrow(new ConfigurationError(`SVC_WORKERS must be a positive integer or "auto", got "${bad}"`));
+      expect(() => workerCount({ SVC_WORKERS: bad })).toThrow(
+        new ConfigurationError(`SVC_WORKERS must be a positive integer or "auto", got "${bad}"`),
+      );
     }
   });
 });
@@ -103,10 +105,14 @@ it('serves from two workers, sums their metrics, replaces a dead worker and stop
   });
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child!.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child!.on('exit', (code, signal) => resolve({ code, signal })),
+  );
 
   const listening = await waitFor(/Blog API listening on http:\/\/127\.0\.0\.1:(\d+)\/api/, 2);
-  expect(out).toMatch(/^applied migrations: 0001_initial, 0002_articles_is_published_created_at_and_more, 0003_alter_articles_author_id, 0004_articles_title_search_and_more\nBlog API: starting 2 workers on http:\/\/127\.0\.0\.1:0\/api\n/);
+  expect(out).toMatch(
+    /^applied migrations: 0001_initial, 0002_articles_is_published_created_at_and_more, 0003_alter_articles_author_id, 0004_articles_title_search_and_more\nBlog API: starting 2 workers on http:\/\/127\.0\.0\.1:0\/api\n/,
+  );
   const port = Number(listening[0][1]);
   expect(Number(listening[1][1])).toBe(port);
   const workers = workerPids(child.pid!);

@@ -91,7 +91,9 @@ export async function gateOutcome(c: Case): Promise<string[]> {
   try {
     const { files } = await generate({ specsDir: c.specs, outDir: c.committedDir, cwd: c.specs });
     const committed = readTree(c.committedDir);
-    return GATE_FILES.filter((f) => files.has(f)).map((f) => `${!committed.has(f) ? 'adds' : committed.get(f) === files.get(f) ? 'unchanged' : 'changes'} ${f}`);
+    return GATE_FILES.filter((f) => files.has(f)).map(
+      (f) => `${!committed.has(f) ? 'adds' : committed.get(f) === files.get(f) ? 'unchanged' : 'changes'} ${f}`,
+    );
   } catch (err) {
     if (!(err instanceof SpecError)) throw err;
     return err.diagnostics.map(formatDiagnostic);
@@ -193,13 +195,19 @@ export function typeCheck(files: string[], changed?: { file: string; text: strin
  * check, when all have one), a message of a file an unmirrored check lists only to the checks that list it.
  */
 export function typeCheckAll(checks: Check[]): string[][] {
-  const config = ts.getParsedCommandLineOfConfigFile(path.join(ROOT, 'tsconfig.json'), { noEmit: true }, {
-    ...ts.sys,
-    onUnRecoverableConfigFileDiagnostic: (d) => {
-      throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+  const config = ts.getParsedCommandLineOfConfigFile(
+    path.join(ROOT, 'tsconfig.json'),
+    { noEmit: true },
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (d) => {
+        throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+      },
     },
-  })!;
-  const mirrors = checks.map((check, i) => (check.mirror ? { real: path.resolve(check.mirror), copy: `${path.resolve(check.mirror)}~${i + 1}` } : undefined));
+  )!;
+  const mirrors = checks.map((check, i) =>
+    check.mirror ? { real: path.resolve(check.mirror), copy: `${path.resolve(check.mirror)}~${i + 1}` } : undefined,
+  );
   const inside = (dir: string, name: string) => name === dir || name.startsWith(dir + path.sep);
   /** The real path of a name in a mirror's copy, and the check whose copy it is. */
   const original = (name: string): { name: string; check?: number } => {
@@ -208,7 +216,9 @@ export function typeCheckAll(checks: Check[]): string[][] {
     return i < 0 ? { name: resolved } : { name: mirrors[i]!.real + resolved.slice(mirrors[i]!.copy.length), check: i };
   };
   // A changed file without a mirror is read changed everywhere (as `typeCheck` always did).
-  const changedEverywhere = new Map(checks.flatMap((c, i) => (c.changed && !mirrors[i] ? [[path.resolve(c.changed.file), c.changed.text] as const] : [])));
+  const changedEverywhere = new Map(
+    checks.flatMap((c, i) => (c.changed && !mirrors[i] ? [[path.resolve(c.changed.file), c.changed.text] as const] : [])),
+  );
   const compilerHost = ts.createCompilerHost(config.options);
   const { readFile, fileExists, directoryExists } = compilerHost;
   compilerHost.readFile = (name) => {
@@ -219,7 +229,9 @@ export function typeCheckAll(checks: Check[]): string[][] {
   };
   compilerHost.fileExists = (name) => changedEverywhere.has(path.resolve(name)) || fileExists(original(name).name);
   compilerHost.directoryExists = (name) => directoryExists?.(original(name).name) ?? true;
-  const rootNames = checks.flatMap((c, i) => c.files.map((f) => (mirrors[i] ? mirrors[i]!.copy + path.resolve(f).slice(mirrors[i]!.real.length) : f)));
+  const rootNames = checks.flatMap((c, i) =>
+    c.files.map((f) => (mirrors[i] ? mirrors[i]!.copy + path.resolve(f).slice(mirrors[i]!.real.length) : f)),
+  );
   for (const [i, m] of mirrors.entries()) {
     const outside = m && checks[i].files.find((f) => !inside(m.real, path.resolve(f)));
     if (outside) throw new Error(`${outside} is not in ${m!.real}, the folder the check mirrors`);

@@ -19,7 +19,9 @@ const KNOWN: readonly Dialect[] = ['sqlite', 'postgres', 'mysql'];
  * for the fast inner loop, `npm run test:fast`). CI runs all three.
  */
 export const DIALECTS: Dialect[] = (() => {
-  const named = process.env.SVCGEN_TEST_DATABASES?.split(',').map((d) => d.trim()).filter(Boolean);
+  const named = process.env.SVCGEN_TEST_DATABASES?.split(',')
+    .map((d) => d.trim())
+    .filter(Boolean);
   if (!named?.length) return [...KNOWN];
   const unknown = named.filter((d) => !KNOWN.includes(d as Dialect));
   if (unknown.length) throw new Error(`SVCGEN_TEST_DATABASES: unknown database ${unknown.join(', ')} (${KNOWN.join(', ')})`);

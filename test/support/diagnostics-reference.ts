@@ -25,7 +25,16 @@ export function diagnosticsReference(): string {
     .sort();
   const sections = cases.map((name) => {
     const problems = fs.readFileSync(path.join(CASES, name, 'expected.txt'), 'utf8').trimEnd();
-    return [`## ${title(name)}`, '', `The specs of [\`test/cases/${name}\`](../../test/cases/${name}/specs/):`, '', '```', problems, '```', ''].join('\n');
+    return [
+      `## ${title(name)}`,
+      '',
+      `The specs of [\`test/cases/${name}\`](../../test/cases/${name}/specs/):`,
+      '',
+      '```',
+      problems,
+      '```',
+      '',
+    ].join('\n');
   });
   return [
     '# Diagnostics',
@@ -34,7 +43,7 @@ export function diagnosticsReference(): string {
     '',
     'What `svcgen validate` (and `build`, `check` and `dev`, which validate first) prints for specs it',
     'refuses: one line per problem, `file:line:column: message`, every problem of every file at once,',
-    'then exit status 1. Each section below is one of the test suite\'s case folders, a set of specs',
+    "then exit status 1. Each section below is one of the test suite's case folders, a set of specs",
     'with mistakes in them, and exactly what is printed for it; [what `svcgen validate`',
     'checks](spec/errors-and-checks.md#what-svcgen-validate-checks) lists the checks by kind.',
     '',
@@ -47,6 +56,7 @@ export function staleLines(onDisk: string, made: string): string[] {
   const a = onDisk.split('\n');
   const b = made.split('\n');
   const out: string[] = [];
-  for (let i = 0; i < Math.max(a.length, b.length); i++) if (a[i] !== b[i]) out.push(`${i + 1}: ${a[i] ?? '(missing)'} → ${b[i] ?? '(none)'}`);
+  for (let i = 0; i < Math.max(a.length, b.length); i++)
+    if (a[i] !== b[i]) out.push(`${i + 1}: ${a[i] ?? '(missing)'} → ${b[i] ?? '(none)'}`);
   return out;
 }

@@ -133,7 +133,13 @@ export function multiTermValues(p: { description?: string; schema?: Schema }): s
   const values = [
     ...[32, 33, 996, 1500].map((n) => repeated(['a'], n, ' ')),
     repeated(['%', '_', 'x'], 996, ' '),
-    ...[1000, 1001].map((n) => repeated(Array.from({ length: n }, (_, i) => String(i + 1)), n, ',')),
+    ...[1000, 1001].map((n) =>
+      repeated(
+        Array.from({ length: n }, (_, i) => String(i + 1)),
+        n,
+        ',',
+      ),
+    ),
     repeated(['a'], 2000, ','),
   ];
   const description = p.description ?? p.schema?.description;
@@ -264,7 +270,10 @@ interface FuzzRequest {
 type Body = { json?: unknown; raw?: { raw: string | Buffer; type: string } } | undefined;
 
 class Fuzzer {
-  constructor(private readonly doc: OpenApiDocument, private readonly options: FuzzOptions) {}
+  constructor(
+    private readonly doc: OpenApiDocument,
+    private readonly options: FuzzOptions,
+  ) {}
 
   resolve(schema: Schema | undefined, depth = 0): Schema {
     let s = schema ?? {};
@@ -342,7 +351,10 @@ class Fuzzer {
       const value = this.fieldValue(field, key).map((v) => [key, v] as const);
       return maybe((s.required ?? []).includes(key) ? 0.95 : 0.7, value);
     });
-    const extra = maybe(0.15, fc.tuple(fc.constantFrom('extra', 'id', 'is_staff', 'author', '__proto__', 'password'), fc.constantFrom(...HOSTILE_JSON)));
+    const extra = maybe(
+      0.15,
+      fc.tuple(fc.constantFrom('extra', 'id', 'is_staff', 'author', '__proto__', 'password'), fc.constantFrom(...HOSTILE_JSON)),
+    );
     const object = fc.tuple(fc.tuple(...fields), extra).map(([entries, more]): Body => {
       const out: Record<string, unknown> = {};
       for (const entry of entries) if (entry) out[entry[0]] = entry[1];
@@ -388,9 +400,15 @@ class Fuzzer {
   requests(path: string, method: (typeof METHODS)[number], op: OpenApiOperation): fc.Arbitrary<FuzzRequest> {
     const parameters = op.parameters ?? [];
     const bodySchema = op.requestBody?.content?.['application/json']?.schema;
-    const base = path.replace(/^\/api/, '').split('/').filter(Boolean)[0] ?? '';
+    const base =
+      path
+        .replace(/^\/api/, '')
+        .split('/')
+        .filter(Boolean)[0] ?? '';
     const names = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
-    const pathValues = fc.tuple(...names.map((name) => this.pathValue(base, parameters.find((p) => p.in === 'path' && p.name === name)?.schema)));
+    const pathValues = fc.tuple(
+      ...names.map((name) => this.pathValue(base, parameters.find((p) => p.in === 'path' && p.name === name)?.schema)),
+    );
     const body = method === 'get' || method === 'delete' ? maybe(0.05, this.body(bodySchema)) : this.body(bodySchema);
     return fc
       .tuple(pathValues, this.query(parameters.filter((p) => p.in === 'query')), fc.constantFrom(...this.options.auths), body)
@@ -415,7 +433,10 @@ class Fuzzer {
           if (!op) continue;
           // Each operation from its own seed: one operation more or less leaves the others' requests as they were.
           const seed = (this.options.seed + index++) | 0;
-          const property = fc.asyncProperty(this.requests(path, method, op), async (r) => (await this.send(origin, r.method, r.url, r.auth, r.body, report)) === undefined);
+          const property = fc.asyncProperty(
+            this.requests(path, method, op),
+            async (r) => (await this.send(origin, r.method, r.url, r.auth, r.body, report)) === undefined,
+          );
           // No shrinking: a hang costs its full timeout, and the failing request is already reported.
           const before = report.failures.length;
           const details = await fc.check(property, { seed, numRuns: this.options.perOperation, endOnFailure: true });
@@ -423,7 +444,12 @@ class Fuzzer {
             // The failing request is reported by send (else the property threw): it gets what replays it.
             const replay = `fast-check seed ${details.seed}, path ${JSON.stringify(details.counterexamplePath)}`;
             if (report.failures.length > before) report.failures[report.failures.length - 1].body += ` (${replay})`;
-            else report.failures.push({ request: `${method.toUpperCase()} ${path}`, status: 'error', body: `${String(details.errorInstance)} (${replay})` });
+            else
+              report.failures.push({
+                request: `${method.toUpperCase()} ${path}`,
+                status: 'error',
+                body: `${String(details.errorInstance)} (${replay})`,
+              });
           }
         }
       }
@@ -443,18 +469,36 @@ class Fuzzer {
     for (const [path, item] of Object.entries(this.doc.paths)) {
       const op = item.get;
       if (!op) continue;
-      const base = path.replace(/^\/api/, '').split('/').filter(Boolean)[0] ?? '';
+      const base =
+        path
+          .replace(/^\/api/, '')
+          .split('/')
+          .filter(Boolean)[0] ?? '';
       const target = path.replace(/\{[^}]+\}/g, () => String(this.options.keys[base]?.[0] ?? 1));
       for (const p of (op.parameters ?? []).filter((q) => q.in === 'query')) {
         for (const value of [...SWEEP_STRINGS, ...multiTermValues(p)]) {
-          await this.send(origin, 'get', `${this.options.prefix ?? ''}${target}?${encode(p.name)}=${encode(value)}`, auth, undefined, report);
+          await this.send(
+            origin,
+            'get',
+            `${this.options.prefix ?? ''}${target}?${encode(p.name)}=${encode(value)}`,
+            auth,
+            undefined,
+            report,
+          );
         }
       }
     }
   }
 
   /** Sends one request and counts its status; returns the failure it is (a 5xx, a hang, an error), if it is one. */
-  private async send(origin: string, method: (typeof METHODS)[number], url: string, auth: FuzzAuth, body: Body, report: FuzzReport): Promise<FuzzFailure | undefined> {
+  private async send(
+    origin: string,
+    method: (typeof METHODS)[number],
+    url: string,
+    auth: FuzzAuth,
+    body: Body,
+    report: FuzzReport,
+  ): Promise<FuzzFailure | undefined> {
     let req = request(origin)[method](url).timeout({ response: this.options.timeoutMs, deadline: this.options.timeoutMs });
     if (auth.header !== undefined) req = req.set('Authorization', auth.header);
     let shown = '';

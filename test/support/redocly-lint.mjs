@@ -9,5 +9,7 @@ const rules = Object.fromEntries(process.argv.slice(2).map((rule) => [rule, 'off
 const config = await createConfig({ extends: ['recommended'], rules });
 const problems = await lintFromString({ source: Buffer.concat(chunks).toString('utf8'), absoluteRef: 'openapi.json', config });
 process.stdout.write(
-  JSON.stringify(problems.map((p) => ({ severity: p.severity, ruleId: p.ruleId, message: p.message, pointer: p.location[0]?.pointer ?? '' }))),
+  JSON.stringify(
+    problems.map((p) => ({ severity: p.severity, ruleId: p.ruleId, message: p.message, pointer: p.location[0]?.pointer ?? '' })),
+  ),
 );

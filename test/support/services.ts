@@ -2,12 +2,29 @@
  * Starting the generated services against a test database: migrate, then build the Express app.
  */
 import type { Express } from 'express';
-import { loadSettings, migrateLatest, type CorsSettings, type HttpSecuritySettings, type Logger, type Metrics, type Migration, type ServiceContext, type Settings } from '../../runtime';
+import {
+  loadSettings,
+  migrateLatest,
+  type CorsSettings,
+  type HttpSecuritySettings,
+  type Logger,
+  type Metrics,
+  type Migration,
+  type ServiceContext,
+  type Settings,
+} from '../../runtime';
 import { createDatabase, type Dialect, type TestDatabase } from './databases';
 import { testKeys } from './keys';
 
 interface GeneratedService {
-  createService(options: { db: TestDatabase['db']; keys: ReturnType<typeof testKeys>; settings?: Settings; logError?: (e: unknown) => void } & ServiceExtras): {
+  createService(
+    options: {
+      db: TestDatabase['db'];
+      keys: ReturnType<typeof testKeys>;
+      settings?: Settings;
+      logError?: (e: unknown) => void;
+    } & ServiceExtras,
+  ): {
     app: Express;
     context: ServiceContext;
   };
@@ -33,7 +50,12 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-async function start(generated: GeneratedService, dialect: Dialect, overrides: Partial<Settings> = {}, extras: ServiceExtras = {}): Promise<RunningService> {
+async function start(
+  generated: GeneratedService,
+  dialect: Dialect,
+  overrides: Partial<Settings> = {},
+  extras: ServiceExtras = {},
+): Promise<RunningService> {
   const database = await createDatabase(dialect);
   await migrateLatest(database.db, generated.migrations);
   const settings = loadSettings(generated.defaults, {}, overrides);

@@ -54,7 +54,8 @@ function updateMisspellings(c: Case): boolean {
   const misspellings = read.map((m, i) => ({ ...m, diagnostics: diagnostics[i] }));
   const compiling = misspellings.filter((m) => m.diagnostics.length === 0);
   if (compiling.length) {
-    for (const m of compiling) console.error(`${c.name}: ${m.file} compiles with ${JSON.stringify(m.replace)}; ${shown(c.misspellings)} is left as it is`);
+    for (const m of compiling)
+      console.error(`${c.name}: ${m.file} compiles with ${JSON.stringify(m.replace)}; ${shown(c.misspellings)} is left as it is`);
     return false;
   }
   fs.writeFileSync(c.misspellings, `${JSON.stringify(misspellings, null, 2)}\n`);
@@ -65,7 +66,9 @@ function updateMisspellings(c: Case): boolean {
 function updateDiagnostics(c: Case, lines: string[]): boolean {
   if (!lines.length) {
     // A case that stopped failing is a regression or a case to turn into an output case: a person decides.
-    console.error(`${c.name}: the specs have no problems now; ${shown(c.expectedTxt)} is left as it is (delete it to make this an output case)`);
+    console.error(
+      `${c.name}: the specs have no problems now; ${shown(c.expectedTxt)} is left as it is (delete it to make this an output case)`,
+    );
     return false;
   }
   fs.writeFileSync(c.expectedTxt, `${lines.join('\n')}\n`);

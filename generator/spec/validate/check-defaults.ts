@@ -19,7 +19,10 @@ function valueShape(ctx: Ctx, field: Field): { test: (v: unknown) => boolean; wo
     case 'float':
       return { test: (v) => typeof v === 'number', words: 'a number' };
     case 'decimal':
-      return { test: (v) => typeof v === 'number' || (typeof v === 'string' && /^[+-]?\d+(\.\d+)?$/.test(v)), words: 'a number or a decimal string like "9.99"' };
+      return {
+        test: (v) => typeof v === 'number' || (typeof v === 'string' && /^[+-]?\d+(\.\d+)?$/.test(v)),
+        words: 'a number or a decimal string like "9.99"',
+      };
     case 'uuid':
       return { test: (v) => typeof v === 'string' && UUID.test(v), words: 'a UUID string' };
     case 'string':
@@ -99,7 +102,8 @@ export function checkDefault(ctx: Ctx, res: Resource, field: Field, fieldAt: Yam
 /** The items of a list default: at most `max_items`, each within `max_length` and among the choices. */
 function checkListItems(ctx: Ctx, res: Resource, field: Field, items: unknown[], at: YamlPath, what: string): void {
   const { max_items: maxItems, max_length: maxLength, choices } = field.spec;
-  if (typeof maxItems === 'number' && items.length > maxItems) report(ctx, res.spec, at, `${what} has ${items.length} items, more than max_items ${maxItems}`);
+  if (typeof maxItems === 'number' && items.length > maxItems)
+    report(ctx, res.spec, at, `${what} has ${items.length} items, more than max_items ${maxItems}`);
   eachItem(items, at, (item, itemAt) => {
     if (typeof item === 'string' && typeof maxLength === 'number' && item.length > maxLength) {
       report(ctx, res.spec, itemAt, `item ${show(item)} is longer than max_length ${maxLength}`);
@@ -115,14 +119,25 @@ export function checkChoices(ctx: Ctx, res: Resource, field: Field, fieldAt: Yam
   if (!Array.isArray(field.spec.choices)) return;
   const itemType = type === 'list' && typeof field.spec.of === 'string' ? field.spec.of : type;
   if (!INTEGER_TYPES.includes(itemType) && !STRING_TYPES.includes(itemType)) {
-    report(ctx, res.spec, at, `choices only apply to integer and string fields${type === 'list' ? ' and lists of them' : ''}, not ${type === 'list' ? `a list of ${itemType}` : type}`, true);
+    report(
+      ctx,
+      res.spec,
+      at,
+      `choices only apply to integer and string fields${type === 'list' ? ' and lists of them' : ''}, not ${type === 'list' ? `a list of ${itemType}` : type}`,
+      true,
+    );
     return;
   }
   const shape = type === 'list' ? itemShape(ctx, field) : valueShape(ctx, field);
   const maxLength = field.spec.max_length;
   eachItem(field.spec.choices, at, (choice, choiceAt) => {
     if (shape && !shape.test(choice)) {
-      report(ctx, res.spec, choiceAt, `choice ${show(choice)} does not fit ${type === 'list' ? `the items of list field` : `${type} field`} "${field.name}": expected ${shape.words}`);
+      report(
+        ctx,
+        res.spec,
+        choiceAt,
+        `choice ${show(choice)} does not fit ${type === 'list' ? `the items of list field` : `${type} field`} "${field.name}": expected ${shape.words}`,
+      );
     } else if (typeof choice === 'string' && typeof maxLength === 'number' && choice.length > maxLength) {
       report(ctx, res.spec, choiceAt, `choice ${show(choice)} is longer than max_length ${maxLength}`);
     }

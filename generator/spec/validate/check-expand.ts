@@ -11,7 +11,10 @@ import { checkRelatedVisible, checkReverseVisible } from './check-reverse';
 import { fieldOf, RELATION_TYPES, relationTarget, type Resource } from './resources';
 
 export function checkExpand(ctx: Ctx, res: Resource, vs: Rec): void {
-  const relations = [...[...res.fields.values()].filter((f) => f.type && RELATION_TYPES.includes(f.type)).map((f) => f.name), ...res.reverse.keys()];
+  const relations = [
+    ...[...res.fields.values()].filter((f) => f.type && RELATION_TYPES.includes(f.type)).map((f) => f.name),
+    ...res.reverse.keys(),
+  ];
   eachEntry(vs.expand, ['viewset', 'expand'], (name, value, at) => {
     const spec = asRec(value) ?? {};
     const reverse = res.fields.has(name) ? undefined : res.reverse.get(name);
@@ -26,11 +29,23 @@ export function checkExpand(ctx: Ctx, res: Resource, vs: Rec): void {
     }
     if (field.type === undefined) return;
     if (!RELATION_TYPES.includes(field.type)) {
-      report(ctx, res.spec, at, `expand "${name}" must be a foreign_key, a many_to_many field or a reverse relation, not ${field.type}`, true);
+      report(
+        ctx,
+        res.spec,
+        at,
+        `expand "${name}" must be a foreign_key, a many_to_many field or a reverse relation, not ${field.type}`,
+        true,
+      );
       return;
     }
     if (has(spec, 'limit') && field.type !== 'many_to_many') {
-      report(ctx, res.spec, [...at, 'limit'], `"limit" caps the children of a reverse relation or the records of a many-to-many field; "${name}" is a ${field.type} field`, true);
+      report(
+        ctx,
+        res.spec,
+        [...at, 'limit'],
+        `"limit" caps the children of a reverse relation or the records of a many-to-many field; "${name}" is a ${field.type} field`,
+        true,
+      );
     }
     const target = relationTarget(ctx, field);
     if (target) {
@@ -45,6 +60,7 @@ function checkExpandFields(ctx: Ctx, res: Resource, target: Resource, spec: Rec,
     if (typeof inner !== 'string') return;
     const field = fieldOf(ctx, res.spec, target, inner, 'expand field', innerAt);
     if (field?.type === 'password') report(ctx, res.spec, innerAt, `password field "${inner}" may not be returned by expand: remove it`);
-    if (field?.type === 'many_to_many') report(ctx, res.spec, innerAt, `expand field "${inner}" is a many_to_many field: an expanded record shows values, not relations`);
+    if (field?.type === 'many_to_many')
+      report(ctx, res.spec, innerAt, `expand field "${inner}" is a many_to_many field: an expanded record shows values, not relations`);
   });
 }

@@ -66,7 +66,13 @@ function checkOptionsFitType(ctx: Ctx, res: Resource, field: Field, at: YamlPath
     }
   }
   if (field.spec.ignore_case === true && (field.spec.unique !== true || field.spec.primary_key === true)) {
-    report(ctx, res.spec, [...at, 'ignore_case'], '"ignore_case" makes a unique field unique whatever the case of its letters: it needs "unique: true" (and no "primary_key")', true);
+    report(
+      ctx,
+      res.spec,
+      [...at, 'ignore_case'],
+      '"ignore_case" makes a unique field unique whatever the case of its letters: it needs "unique: true" (and no "primary_key")',
+      true,
+    );
   }
   if (type !== 'many_to_many') return;
   for (const option of NOT_ON_MANY_TO_MANY) {
@@ -88,12 +94,14 @@ function checkRelationField(ctx: Ctx, res: Resource, field: Field, at: YamlPath)
 /** A list names the type of its items; `max_length` applies to string items only; a list is no key and no index. */
 function checkListField(ctx: Ctx, res: Resource, field: Field, at: YamlPath): void {
   const of = field.spec.of;
-  if (!has(field.spec, 'of')) report(ctx, res.spec, at, `a list field needs "of" naming the type of its items: ${listWords([...LIST_ITEM_TYPES])}`);
+  if (!has(field.spec, 'of'))
+    report(ctx, res.spec, at, `a list field needs "of" naming the type of its items: ${listWords([...LIST_ITEM_TYPES])}`);
   else if (has(field.spec, 'max_length') && of !== 'string') {
     report(ctx, res.spec, [...at, 'max_length'], `"max_length" applies to the items of a list of string, not of ${String(of)}`, true);
   }
   for (const option of ['unique', 'db_index'] as const) {
-    if (field.spec[option] === true) report(ctx, res.spec, [...at, option], `"${option}" does not apply to a list field: a list is compared item by item`, true);
+    if (field.spec[option] === true)
+      report(ctx, res.spec, [...at, option], `"${option}" does not apply to a list field: a list is compared item by item`, true);
   }
 }
 
@@ -117,13 +125,19 @@ export function checkIndexes(ctx: Ctx, res: Resource): void {
     eachItem(index?.fields, fieldsAt, (name, at) => {
       if (typeof name !== 'string') return;
       const field = fieldOf(ctx, res.spec, res, name, 'index field', at);
-      if (field?.type === 'many_to_many') report(ctx, res.spec, at, `cannot index many_to_many field "${name}": its links live in a join table`);
+      if (field?.type === 'many_to_many')
+        report(ctx, res.spec, at, `cannot index many_to_many field "${name}": its links live in a join table`);
       else if (field) fields.push(field);
     });
     if (fields.length !== 1 || !Array.isArray(index?.fields) || index.fields.length !== 1) return;
     const [field] = fields;
     const unique = index.unique === true;
-    const already = field.spec.primary_key === true || field.implicit || field.spec.unique === true ? 'unique' : field.spec.db_index === true || field.type === 'foreign_key' ? 'indexed' : undefined;
+    const already =
+      field.spec.primary_key === true || field.implicit || field.spec.unique === true
+        ? 'unique'
+        : field.spec.db_index === true || field.type === 'foreign_key'
+          ? 'indexed'
+          : undefined;
     if (already && (!unique || already === 'unique')) {
       report(ctx, res.spec, fieldsAt, `field "${field.name}" is already ${already}; an index of this one field adds nothing`);
     }

@@ -36,13 +36,28 @@ export function checkCursorOrdering(ctx: Ctx, res: Resource, vs: Rec): void {
   if (paginatorName(vs.pagination_class) !== 'CursorPagination') return;
   const check = (name: string, label: string, at: YamlPath) => {
     if (name.includes('__')) {
-      return report(ctx, res.spec, at, `${label} "${name}" is a field of a related row: a CursorPagination list orders by fields of its own table; order by a field of ${res.name}, or use another paginator`);
+      return report(
+        ctx,
+        res.spec,
+        at,
+        `${label} "${name}" is a field of a related row: a CursorPagination list orders by fields of its own table; order by a field of ${res.name}, or use another paginator`,
+      );
     }
     const field = res.fields.get(name);
     if (field?.spec.null === true) {
-      report(ctx, res.spec, at, `${label} "${name}" may be null: a CursorPagination list orders by fields without nulls (SQLite and PostgreSQL sort them differently); make the field non-null, or use another paginator`);
+      report(
+        ctx,
+        res.spec,
+        at,
+        `${label} "${name}" may be null: a CursorPagination list orders by fields without nulls (SQLite and PostgreSQL sort them differently); make the field non-null, or use another paginator`,
+      );
     } else if (field?.type === 'json') {
-      report(ctx, res.spec, at, `${label} "${name}" is a json field: a CursorPagination list cannot compare its values; use another ordering field`);
+      report(
+        ctx,
+        res.spec,
+        at,
+        `${label} "${name}" is a json field: a CursorPagination list cannot compare its values; use another ordering field`,
+      );
     }
   };
   const fields = Array.isArray(vs.ordering_fields) ? vs.ordering_fields : [];
@@ -79,15 +94,33 @@ export function checkPaginatedActions(ctx: Ctx, res: Resource, vs: Rec): void {
     if (!action || action.paginate === undefined || action.paginate === null) return;
     const paginateAt = [...at, 'paginate'];
     if (action.detail !== false) {
-      return report(ctx, res.spec, paginateAt, `action "${name}" acts on one record: only a list-level action (detail: false) is paginated; add detail: false, or remove paginate`, true);
+      return report(
+        ctx,
+        res.spec,
+        paginateAt,
+        `action "${name}" acts on one record: only a list-level action (detail: false) is paginated; add detail: false, or remove paginate`,
+        true,
+      );
     }
     const methods: readonly unknown[] = Array.isArray(action.methods) ? action.methods : DEFAULT_ACTION_METHODS;
     if (methods.length !== 1 || methods[0] !== 'get') {
       const given = has(action, 'methods') ? `methods [${methods.join(', ')}]` : 'the default method post';
-      return report(ctx, res.spec, has(action, 'methods') ? [...at, 'methods'] : paginateAt, `paginated action "${name}" must answer GET alone (methods: [get]), not ${given}: a page is read, never written`, !has(action, 'methods'));
+      return report(
+        ctx,
+        res.spec,
+        has(action, 'methods') ? [...at, 'methods'] : paginateAt,
+        `paginated action "${name}" must answer GET alone (methods: [get]), not ${given}: a page is read, never written`,
+        !has(action, 'methods'),
+      );
     }
     if (has(action, 'response') && action.response !== null) {
-      report(ctx, res.spec, [...at, 'response'], `paginated action "${name}" answers a page of the list's items (the read schema): remove response`, true);
+      report(
+        ctx,
+        res.spec,
+        [...at, 'response'],
+        `paginated action "${name}" answers a page of the list's items (the read schema): remove response`,
+        true,
+      );
     }
     if (paginatorName(action.paginate) !== 'CursorPagination' || paginatorName(vs.pagination_class) === 'CursorPagination') return;
     // A cursor-paged list reports its own ordering fields already (checkCursorOrdering).
@@ -100,7 +133,12 @@ export function checkPaginatedActions(ctx: Ctx, res: Resource, vs: Rec): void {
             ? 'is a json field, whose values cannot be compared'
             : undefined;
       if (why) {
-        report(ctx, res.spec, paginateAt, `action "${name}" is paged by CursorPagination, which reads in default_ordering, and default ordering field "${field}" ${why}: order by non-null fields of ${res.name}, or use another paginator`);
+        report(
+          ctx,
+          res.spec,
+          paginateAt,
+          `action "${name}" is paged by CursorPagination, which reads in default_ordering, and default ordering field "${field}" ${why}: order by non-null fields of ${res.name}, or use another paginator`,
+        );
       }
     }
   });
@@ -116,9 +154,16 @@ function checkRelatedOrdering(ctx: Ctx, res: Resource, name: string, label: stri
   for (const [i, seg] of segments.entries()) {
     const field = fieldOf(ctx, res.spec, current, seg, `${label} "${name}": field`, at);
     if (!field) return;
-    if (field.type === 'many_to_many') return report(ctx, res.spec, at, `${label} "${name}": ${seg} is a many_to_many field, with several values per row; only foreign keys can be followed`);
+    if (field.type === 'many_to_many')
+      return report(
+        ctx,
+        res.spec,
+        at,
+        `${label} "${name}": ${seg} is a many_to_many field, with several values per row; only foreign keys can be followed`,
+      );
     if (i === segments.length - 1) return;
-    if (field.type !== 'foreign_key') return report(ctx, res.spec, at, `${label} "${name}": ${seg} is a ${field.type} field, not a foreign key to follow`);
+    if (field.type !== 'foreign_key')
+      return report(ctx, res.spec, at, `${label} "${name}": ${seg} is a ${field.type} field, not a foreign key to follow`);
     const target = relationTarget(ctx, field);
     if (!target || target.opaque) return;
     current = target;
@@ -137,11 +182,19 @@ export function checkSearchField(ctx: Ctx, res: Resource, name: string, at: Yaml
     if (!field) return;
     const relation = RELATION_TYPES.includes(field.type ?? '');
     if (i === segments.length - 1) {
-      if (relation) report(ctx, res.spec, at, `search field "${name}" is a ${field.type}: search a field of the related resource (${name}__<field>)`);
-      else if (field.type === 'list') report(ctx, res.spec, at, `search field "${name}" is a list field: filter it with a contains or overlap lookup instead`);
+      if (relation)
+        report(ctx, res.spec, at, `search field "${name}" is a ${field.type}: search a field of the related resource (${name}__<field>)`);
+      else if (field.type === 'list')
+        report(ctx, res.spec, at, `search field "${name}" is a list field: filter it with a contains or overlap lookup instead`);
       return;
     }
-    if (!relation) return report(ctx, res.spec, at, `search field "${name}": ${seg} is a ${field.type} field, not a relation to follow (write the field alone; lookups like __icontains are implied)`);
+    if (!relation)
+      return report(
+        ctx,
+        res.spec,
+        at,
+        `search field "${name}": ${seg} is a ${field.type} field, not a relation to follow (write the field alone; lookups like __icontains are implied)`,
+      );
     const target = relationTarget(ctx, field);
     if (!target || target.opaque) return;
     current = target;

@@ -52,14 +52,36 @@ function checkQueryParamsApplied(ctx: Ctx, res: Resource, vs: Rec, reported: Rea
     if (type === undefined || reported.has(name)) return;
     if (!res.fields.has(name)) {
       const hint = didYouMean(name, res.fields.keys()) || '';
-      report(ctx, res.spec, at, `query parameter "${name}" names no field of ${res.name}${hint}, so no filter mixin applies it: name it after a field, or apply it in a query_params_handler`, true);
+      report(
+        ctx,
+        res.spec,
+        at,
+        `query parameter "${name}" names no field of ${res.name}${hint}, so no filter mixin applies it: name it after a field, or apply it in a query_params_handler`,
+        true,
+      );
     } else if (res.fields.get(name)?.type === 'list') {
       const example = `{query_param: ${name}__contains, query_filter: ${name}__contains, filter_type: [${type}, null]}`;
-      report(ctx, res.spec, at, `query parameter "${name}" names list field "${name}", which no type mixin compares: filter it in relations_filters with contains or overlap (${example}), or apply it in a query_params_handler`, true);
+      report(
+        ctx,
+        res.spec,
+        at,
+        `query parameter "${name}" names list field "${name}", which no type mixin compares: filter it in relations_filters with contains or overlap (${example}), or apply it in a query_params_handler`,
+        true,
+      );
     } else if (!listed.some((m) => (TYPE_MIXINS[m].types as readonly string[]).includes(type))) {
-      const takers = (Object.keys(TYPE_MIXINS) as TypeMixinName[]).filter((m) => (TYPE_MIXINS[m].types as readonly string[]).includes(type));
-      const add = takers.length ? `add ${takers.length === 1 ? takers[0] : `one of ${takers.join(', ')}`} to filter_mixins` : 'no filter mixin takes it';
-      report(ctx, res.spec, at, `query parameter "${name}" (${type}) is applied by none of the listed filter_mixins: ${add}, or apply it in a query_params_handler`, true);
+      const takers = (Object.keys(TYPE_MIXINS) as TypeMixinName[]).filter((m) =>
+        (TYPE_MIXINS[m].types as readonly string[]).includes(type),
+      );
+      const add = takers.length
+        ? `add ${takers.length === 1 ? takers[0] : `one of ${takers.join(', ')}`} to filter_mixins`
+        : 'no filter mixin takes it';
+      report(
+        ctx,
+        res.spec,
+        at,
+        `query parameter "${name}" (${type}) is applied by none of the listed filter_mixins: ${add}, or apply it in a query_params_handler`,
+        true,
+      );
     }
   });
 }

@@ -21,7 +21,12 @@ export function checkReverseNames(ctx: Ctx): void {
       if (target.fields.has(name)) {
         report(ctx, res.spec, at, `reverse_name "${name}" is already a field of ${target.name}: choose another name`);
       } else if (first) {
-        report(ctx, res.spec, at, `reverse_name "${name}" is already the reverse of ${first.from.name}.${first.field.name} on ${target.name}: choose another name`);
+        report(
+          ctx,
+          res.spec,
+          at,
+          `reverse_name "${name}" is already the reverse of ${first.from.name}.${first.field.name} on ${target.name}: choose another name`,
+        );
       } else {
         target.reverse.set(name, { from: res, field });
       }
@@ -37,7 +42,13 @@ export function checkReverseNames(ctx: Ctx): void {
 export function checkReverseVisible(ctx: Ctx, spec: SpecFile, from: Resource, name: string, at: YamlPath, key: boolean): void {
   const hook = asStr(asRec(from.data.viewset)?.queryset_request);
   if (hook !== undefined) {
-    report(ctx, spec, at, `reverse relation "${name}" would show every ${from.name}, also those its queryset_request (${hook}) hides: it cannot be shown here`, key);
+    report(
+      ctx,
+      spec,
+      at,
+      `reverse relation "${name}" would show every ${from.name}, also those its queryset_request (${hook}) hides: it cannot be shown here`,
+      key,
+    );
   }
 }
 

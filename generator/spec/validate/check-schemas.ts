@@ -80,7 +80,13 @@ function checkPasswordHidden(ctx: Ctx, s: Section, field: Field, at: YamlPath, k
 
 function checkSoftDeleteUnwritable(ctx: Ctx, s: Section, field: Field, at: YamlPath, key = false): void {
   if (s.role === 'write' && field.name === softDeleteFieldName(asRec(s.target.data.viewset)?.soft_delete)) {
-    report(ctx, s.spec, at, `field "${field.name}" marks soft-deleted rows: only DELETE and restore set it, so ${s.label} may not take it; remove it`, key);
+    report(
+      ctx,
+      s.spec,
+      at,
+      `field "${field.name}" marks soft-deleted rows: only DELETE and restore set it, so ${s.label} may not take it; remove it`,
+      key,
+    );
   }
 }
 
@@ -98,13 +104,20 @@ export function checkSerializer(ctx: Ctx, res: Resource): void {
 function checkCustoms(ctx: Ctx, s: Section, listed: Set<string>): void {
   const own = s.label === 'ReadSerializer' || s.label === 'DetailSerializer';
   if (s.value.customs !== undefined && !own) {
-    report(ctx, s.spec, [...s.at, 'customs'], `customs are computed output fields: only ReadSerializer and DetailSerializer take them, not ${s.label}`, true);
+    report(
+      ctx,
+      s.spec,
+      [...s.at, 'customs'],
+      `customs are computed output fields: only ReadSerializer and DetailSerializer take them, not ${s.label}`,
+      true,
+    );
     return;
   }
   eachItem(s.value.customs, [...s.at, 'customs'], (triple, at) => {
     const [name] = Array.isArray(triple) ? triple : [];
     if (typeof name !== 'string') return;
-    if (s.target.fields.has(name)) report(ctx, s.spec, [...at, 0], `computed field "${name}" is named like a field of ${s.target.model}: rename it`);
+    if (s.target.fields.has(name))
+      report(ctx, s.spec, [...at, 0], `computed field "${name}" is named like a field of ${s.target.model}: rename it`);
     else if (listed.has(name)) report(ctx, s.spec, [...at, 0], `"${name}" is listed twice in ${s.label}`);
     listed.add(name);
   });
@@ -131,7 +144,8 @@ function checkSection(ctx: Ctx, s: Section): void {
       const spec = asRec(nested) ?? {};
       if (has(spec, 'write')) checkNestedWrite(ctx, s, name, spec, nestedAt);
       else {
-        if (has(spec, 'max_items')) report(ctx, s.spec, [...nestedAt, 'max_items'], `"max_items" caps the items of a nested write: "${name}" has no write`, true);
+        if (has(spec, 'max_items'))
+          report(ctx, s.spec, [...nestedAt, 'max_items'], `"max_items" caps the items of a nested write: "${name}" has no write`, true);
         checkNestedEntry(ctx, s, name, spec, nestedAt);
       }
     });
@@ -177,7 +191,8 @@ function checkNestedFields(ctx: Ctx, s: Section, target: Resource, nested: Rec, 
     const innerField = typeof inner === 'string' ? fieldOf(ctx, s.spec, target, inner, 'schema field', innerAt) : undefined;
     if (innerField) {
       checkPasswordHidden(ctx, s, innerField, innerAt);
-      if (innerField.type === 'many_to_many') report(ctx, s.spec, innerAt, `nested field "${inner}" is a many_to_many field: a nested record shows values, not relations`);
+      if (innerField.type === 'many_to_many')
+        report(ctx, s.spec, innerAt, `nested field "${inner}" is a many_to_many field: a nested record shows values, not relations`);
     }
   });
 }
@@ -191,9 +206,21 @@ function checkNestedEntry(ctx: Ctx, s: Section, name: string, nested: Rec, at: Y
   const field = fieldOf(ctx, s.spec, s.target, name, 'schema field', at, true);
   if (!field || field.type === undefined) return;
   if (has(nested, 'limit') && field.type !== 'many_to_many') {
-    report(ctx, s.spec, [...at, 'limit'], `"limit" caps the children of a reverse relation or the records of a many-to-many field; "${name}" is a ${field.type} field`, true);
+    report(
+      ctx,
+      s.spec,
+      [...at, 'limit'],
+      `"limit" caps the children of a reverse relation or the records of a many-to-many field; "${name}" is a ${field.type} field`,
+      true,
+    );
   } else if (has(nested, 'limit') && !has(nested, 'fields')) {
-    report(ctx, s.spec, [...at, 'limit'], `"limit" caps the records of a many-to-many field shown with fields; its keys are shown whole (an update sends them back): add fields or remove limit`, true);
+    report(
+      ctx,
+      s.spec,
+      [...at, 'limit'],
+      `"limit" caps the records of a many-to-many field shown with fields; its keys are shown whole (an update sends them back): add fields or remove limit`,
+      true,
+    );
   }
   if (!RELATION_TYPES.includes(field.type)) {
     report(ctx, s.spec, at, `nested field "${name}" must be a foreign_key or many_to_many field, not ${field.type}`, true);
@@ -218,14 +245,20 @@ function checkNestedEntry(ctx: Ctx, s: Section, name: string, nested: Rec, at: Y
 const WRITE_MODES: Record<string, string[]> = { CreateSerializer: ['create'], UpdateSerializer: ['replace', 'merge'] };
 
 /** The operations of a child resource each mode runs. */
-const MODE_OPERATIONS: Record<string, string[]> = { create: ['create'], merge: ['create', 'update'], replace: ['create', 'update', 'delete'] };
+const MODE_OPERATIONS: Record<string, string[]> = {
+  create: ['create'],
+  merge: ['create', 'update'],
+  replace: ['create', 'update', 'delete'],
+};
 
 /** The operations a resource serves (its viewset class's, less `disable`). */
 function servedOperations(res: Resource): Set<string> {
   const viewset = asRec(res.data.viewset) ?? {};
   const cls = asStr(viewset.class) ?? DEFAULT_VIEWSET_CLASS;
   const disabled = new Set(Array.isArray(viewset.disable) ? viewset.disable : []);
-  return new Set((VIEWSET_OPERATIONS[cls as keyof typeof VIEWSET_OPERATIONS] ?? []).filter((kind) => !disabled.has(kind) && !disabled.has('all')));
+  return new Set(
+    (VIEWSET_OPERATIONS[cls as keyof typeof VIEWSET_OPERATIONS] ?? []).filter((kind) => !disabled.has(kind) && !disabled.has('all')),
+  );
 }
 
 /**
@@ -236,48 +269,86 @@ function servedOperations(res: Resource): Set<string> {
 function checkNestedWrite(ctx: Ctx, s: Section, name: string, nested: Rec, at: YamlPath): void {
   const modes = WRITE_MODES[s.label];
   if (!modes) {
-    const where = s.role === 'read' ? `${s.label} shows records: write is for CreateSerializer and UpdateSerializer` : `nested writes are declared in CreateSerializer and UpdateSerializer, not ${s.label}`;
+    const where =
+      s.role === 'read'
+        ? `${s.label} shows records: write is for CreateSerializer and UpdateSerializer`
+        : `nested writes are declared in CreateSerializer and UpdateSerializer, not ${s.label}`;
     report(ctx, s.spec, at, where, true);
     return;
   }
   const mode = asStr(nested.write);
   if (mode !== undefined && !modes.includes(mode)) {
-    report(ctx, s.spec, [...at, 'write'], `${s.label} writes "${name}" with ${listWords(modes.map((m) => `write: ${m}`))}, not write: ${mode}`);
+    report(
+      ctx,
+      s.spec,
+      [...at, 'write'],
+      `${s.label} writes "${name}" with ${listWords(modes.map((m) => `write: ${m}`))}, not write: ${mode}`,
+    );
   }
   if (nested.fields !== undefined) {
     report(ctx, s.spec, [...at, 'fields'], `a nested write's items take the child's create fields: remove fields`, true);
   }
   if (s.target.opaque) return;
   const reverse = ctx.resources.flatMap((res) =>
-    res.opaque ? [] : [...res.fields.values()].filter((f) => f.to === s.target.model && f.spec.reverse_name === name).map((field) => ({ res, field })),
+    res.opaque
+      ? []
+      : [...res.fields.values()].filter((f) => f.to === s.target.model && f.spec.reverse_name === name).map((field) => ({ res, field })),
   );
   if (reverse.length === 0) {
-    const names = ctx.resources.flatMap((res) => [...res.fields.values()].filter((f) => f.to === s.target.model).flatMap((f) => asStr(f.spec.reverse_name) ?? []));
-    const fieldNote = s.target.fields.has(name) ? `: a field of ${s.target.name} is written by value, without write` : didYouMean(name, names);
+    const names = ctx.resources.flatMap((res) =>
+      [...res.fields.values()].filter((f) => f.to === s.target.model).flatMap((f) => asStr(f.spec.reverse_name) ?? []),
+    );
+    const fieldNote = s.target.fields.has(name)
+      ? `: a field of ${s.target.name} is written by value, without write`
+      : didYouMean(name, names);
     report(ctx, s.spec, at, `"${name}" is not a reverse relation of ${s.target.name} (a foreign key's reverse_name)${fieldNote}`, true);
     return;
   }
   const { res: child, field } = reverse[0];
   if (field.type !== 'foreign_key') {
-    report(ctx, s.spec, at, `"${name}" is the reverse of the many-to-many ${child.name}.${field.name}: nested writes take the children of a foreign key`, true);
+    report(
+      ctx,
+      s.spec,
+      at,
+      `"${name}" is the reverse of the many-to-many ${child.name}.${field.name}: nested writes take the children of a foreign key`,
+      true,
+    );
     return;
   }
   const served = servedOperations(child);
   const missing = (MODE_OPERATIONS[mode ?? ''] ?? []).filter((kind) => !served.has(kind));
   if (missing.length) {
-    report(ctx, s.spec, at, `${s.label} writes "${name}" through ${child.name}'s ${listWords(missing, 'and')}, which its viewset does not serve`, true);
+    report(
+      ctx,
+      s.spec,
+      at,
+      `${s.label} writes "${name}" through ${child.name}'s ${listWords(missing, 'and')}, which its viewset does not serve`,
+      true,
+    );
   }
   const create = asRec(asRec(child.data.serializer)?.CreateSerializer);
   const listed = Array.isArray(create?.fields) ? create.fields.filter((f): f is string => typeof f === 'string') : undefined;
   const excluded = Array.isArray(create?.excludes) && create.excludes.includes(field.name);
   const viewset = asRec(child.data.viewset) ?? {};
   if ((listed && !listed.includes(field.name)) || excluded || viewset.schema_in !== undefined || viewset.serializer_class !== undefined) {
-    report(ctx, s.spec, at, `${child.name}'s create schema must take "${field.name}", which the nested write sets to the parent's key: take it in its CreateSerializer, not a manual schema_in or serializer_class`, true);
+    report(
+      ctx,
+      s.spec,
+      at,
+      `${child.name}'s create schema must take "${field.name}", which the nested write sets to the parent's key: take it in its CreateSerializer, not a manual schema_in or serializer_class`,
+      true,
+    );
   }
   // A list of children has one shape: a child's update must answer as its create does.
   const shape = (kind: string) => JSON.stringify(viewset[`schema_${kind}_out`] ?? 'schema_out');
   if (mode !== 'create' && shape('create') !== shape('update')) {
-    report(ctx, s.spec, at, `${child.name} answers create and update in different shapes (schema_create_out, schema_update_out): the children of "${name}" need one`, true);
+    report(
+      ctx,
+      s.spec,
+      at,
+      `${child.name} answers create and update in different shapes (schema_create_out, schema_update_out): the children of "${name}" need one`,
+      true,
+    );
   }
   if (asRec(asRec(s.target.data.viewset)?.bulk) !== undefined) {
     report(ctx, s.spec, at, `${s.target.name} has bulk routes: nested writes are for its single create and update`, true);

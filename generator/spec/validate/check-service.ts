@@ -35,7 +35,8 @@ function checkAccounts(ctx: Ctx, spec: SpecFile, data: Rec, userModel: string | 
   eachItem(data.endpoints, ['endpoints'], (item, at, i) => {
     if (!isAccount(item)) return;
     accounts.push(i);
-    if (userModel === undefined) report(ctx, spec, [...at, 'account'], `account endpoints need auth.user_model: the resource whose rows are the accounts`);
+    if (userModel === undefined)
+      report(ctx, spec, [...at, 'account'], `account endpoints need auth.user_model: the resource whose rows are the accounts`);
   });
   const profile: string[] = [];
   eachItem(auth?.profile_fields, ['auth', 'profile_fields'], (name, at) => {
@@ -53,7 +54,12 @@ function checkAccounts(ctx: Ctx, spec: SpecFile, data: Rec, userModel: string | 
     const missing = Object.entries(ACCOUNT_USER_FIELDS).filter(([name, types]) => !types.includes(user.fields.get(name)?.type ?? ''));
     if (missing.length) {
       const wanted = missing.map(([name, types]) => `${name} (${types.join(' or ')})`);
-      report(ctx, spec, ['endpoints', accounts[0], 'account'], `account endpoints need the fields ${listWords(wanted, 'and')} of the user model ${user.name}`);
+      report(
+        ctx,
+        spec,
+        ['endpoints', accounts[0], 'account'],
+        `account endpoints need the fields ${listWords(wanted, 'and')} of the user model ${user.name}`,
+      );
     }
   }
   // Written out even when something above was reported, so that the checks of names across files
@@ -70,5 +76,6 @@ function checkAccounts(ctx: Ctx, spec: SpecFile, data: Rec, userModel: string | 
   };
   const list = data.endpoints as unknown[];
   const cookies = auth?.cookies === 'only' ? 'only' : auth?.cookies === true;
-  for (const i of accounts) list[i] = expandAccountEndpoint(list[i] as AccountEndpointSpec, fieldInfo, user?.pk.type ?? 'integer', profile, cookies);
+  for (const i of accounts)
+    list[i] = expandAccountEndpoint(list[i] as AccountEndpointSpec, fieldInfo, user?.pk.type ?? 'integer', profile, cookies);
 }

@@ -135,7 +135,8 @@ const PATTERN_WORDS: Record<string, string> = {
   '^/?([a-z0-9_-]+)?$': 'give one URL segment of lowercase letters, digits, _ and - (like /tags)',
   '^/[A-Za-z0-9_/{}.-]*$': 'give a path starting with / using letters, digits, _ - . / and {param} (like /articles/{id}/stats)',
   '^/?[a-z0-9_-]*(/[a-z0-9_-]+)*/?$': 'give URL segments of lowercase letters, digits, _ and - separated by / (like blog-posts)',
-  '^-?[a-z][a-z0-9_]*(,-?[a-z][a-z0-9_]*)*$': 'give field names separated by commas, each with an optional - for descending (like -created_at,title)',
+  '^-?[a-z][a-z0-9_]*(,-?[a-z][a-z0-9_]*)*$':
+    'give field names separated by commas, each with an optional - for descending (like -created_at,title)',
   '^(/[a-z0-9_-]+)*$': 'give URL segments each starting with / (like /api), or nothing',
   [RATE_PATTERN]: 'give a number of requests per second, minute, hour or day (like 100/minute, or 5/s)',
 };

@@ -5,7 +5,13 @@
  */
 import type { YamlPath } from '../../load/load';
 import { OPERATIONS } from '../meta-schema';
-import { DEFAULT_ACTION_METHODS, DEFAULT_VIEWSET_CLASS, OPERATION_AUTH_KEYS, softDeleteFieldName, VIEWSET_OPERATIONS } from '../resource-names';
+import {
+  DEFAULT_ACTION_METHODS,
+  DEFAULT_VIEWSET_CLASS,
+  OPERATION_AUTH_KEYS,
+  softDeleteFieldName,
+  VIEWSET_OPERATIONS,
+} from '../resource-names';
 import { didYouMean } from '../suggest';
 import { checkExpand } from './check-expand';
 import { checkCursorOrdering, checkOrdering, checkPaginatedActions, checkSearchField } from './check-list';
@@ -48,7 +54,13 @@ export function checkViewset(ctx: Ctx, res: Resource, vs: Rec): void {
   checkQueryParams(ctx, res, vs);
   checkLookups(ctx, res, vs);
   if (has(vs, 'date_compare_attr') && !(Array.isArray(vs.filter_mixins) && vs.filter_mixins.includes('DateFilterViewSetMixin'))) {
-    report(ctx, res.spec, ['viewset', 'date_compare_attr'], 'date_compare_attr is the operator of DateFilterViewSetMixin: add it to filter_mixins, or remove this', true);
+    report(
+      ctx,
+      res.spec,
+      ['viewset', 'date_compare_attr'],
+      'date_compare_attr is the operator of DateFilterViewSetMixin: add it to filter_mixins, or remove this',
+      true,
+    );
   }
 }
 
@@ -85,9 +97,21 @@ function checkSoftDelete(ctx: Ctx, res: Resource, vs: Rec): void {
   const cls = asStr(vs.class) ?? DEFAULT_VIEWSET_CLASS;
   const disabled = Array.isArray(vs.disable) ? vs.disable : [];
   if (!(operationsOf(cls) ?? []).includes('delete')) {
-    report(ctx, res.spec, ['viewset', 'soft_delete'], `soft_delete changes the delete operation, and ${cls} has none: remove soft_delete`, true);
+    report(
+      ctx,
+      res.spec,
+      ['viewset', 'soft_delete'],
+      `soft_delete changes the delete operation, and ${cls} has none: remove soft_delete`,
+      true,
+    );
   } else if (disabled.includes('delete') || disabled.includes('all')) {
-    report(ctx, res.spec, ['viewset', 'soft_delete'], 'soft_delete changes the delete operation, and disable removes it: remove soft_delete or enable delete', true);
+    report(
+      ctx,
+      res.spec,
+      ['viewset', 'soft_delete'],
+      'soft_delete changes the delete operation, and disable removes it: remove soft_delete or enable delete',
+      true,
+    );
   }
   const field = res.fields.get(name);
   if (!field) {
@@ -100,7 +124,8 @@ function checkSoftDelete(ctx: Ctx, res: Resource, vs: Rec): void {
     report(ctx, res.spec, ['fields', name, 'type'], `${marks}, so it must be a datetime, not ${field.type}`);
     return;
   }
-  if (field.spec.null !== true) report(ctx, res.spec, ['fields', name], `${marks}, so it must allow null (null: true): a live row has none`, true);
+  if (field.spec.null !== true)
+    report(ctx, res.spec, ['fields', name], `${marks}, so it must allow null (null: true): a live row has none`, true);
   for (const option of ['default', 'auto_now', 'auto_now_add', 'unique', 'primary_key']) {
     if (has(field.spec, option) && field.spec[option] !== false && field.spec[option] !== null) {
       report(ctx, res.spec, ['fields', name, option], `${marks}: only DELETE sets it, so it takes no ${option}`, true);
@@ -112,9 +137,21 @@ function checkSoftDelete(ctx: Ctx, res: Resource, vs: Rec): void {
     if (a?.detail === false) return;
     const methods: readonly unknown[] = Array.isArray(a?.methods) ? a.methods : DEFAULT_ACTION_METHODS;
     if (action === 'restore') {
-      report(ctx, res.spec, actionAt, 'action "restore" takes the operation id of the soft delete\'s restore (POST /{base}/{pk}/restore/): rename it', true);
+      report(
+        ctx,
+        res.spec,
+        actionAt,
+        'action "restore" takes the operation id of the soft delete\'s restore (POST /{base}/{pk}/restore/): rename it',
+        true,
+      );
     } else if (hard && action === 'hard' && methods.includes('delete')) {
-      report(ctx, res.spec, actionAt, 'action "hard" would answer DELETE /{base}/{pk}/hard/, the hard delete of soft_delete: rename it', true);
+      report(
+        ctx,
+        res.spec,
+        actionAt,
+        'action "hard" would answer DELETE /{base}/{pk}/hard/, the hard delete of soft_delete: rename it',
+        true,
+      );
     }
   });
 }

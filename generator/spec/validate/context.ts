@@ -63,7 +63,7 @@ function yamlKeys(spec: SpecFile, at: YamlPath): YamlPath {
 }
 
 export function show(v: unknown): string {
-  return typeof v === 'string' ? `"${v}"` : JSON.stringify(v) ?? String(v);
+  return typeof v === 'string' ? `"${v}"` : (JSON.stringify(v) ?? String(v));
 }
 
 export function listWords(items: readonly string[], last = 'or'): string {

@@ -53,7 +53,15 @@ export function indexResource(spec: SpecFile, data: unknown): Resource {
  * A field of `target`, or undefined after reporting `<label> "x" is not a field of Model`.
  * Unreadable targets know no fields, so nothing is reported against them.
  */
-export function fieldOf(ctx: Ctx, spec: SpecFile, target: Resource, name: string, label: string, at: YamlPath, key = false): Field | undefined {
+export function fieldOf(
+  ctx: Ctx,
+  spec: SpecFile,
+  target: Resource,
+  name: string,
+  label: string,
+  at: YamlPath,
+  key = false,
+): Field | undefined {
   const field = target.fields.get(name);
   if (!field && !target.opaque) {
     report(ctx, spec, at, `${label} "${name}" is not a field of ${target.name}${didYouMean(name, target.fields.keys())}`, key);

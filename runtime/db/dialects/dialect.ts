@@ -58,7 +58,8 @@ const CONNECTION_FAILURE = Symbol.for('svcgen.connectionFailure');
 
 /** Marks `err` as a connection failure (see CONNECTION_FAILURE); returns it. */
 export function markConnectionFailure<T>(err: T): T {
-  if (err && typeof err === 'object' && !Object.isFrozen(err)) Object.defineProperty(err, CONNECTION_FAILURE, { value: true, configurable: true });
+  if (err && typeof err === 'object' && !Object.isFrozen(err))
+    Object.defineProperty(err, CONNECTION_FAILURE, { value: true, configurable: true });
   return err;
 }
 

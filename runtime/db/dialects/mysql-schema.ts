@@ -78,7 +78,8 @@ function schemaBuilder(knex: Knex, builder: Knex.SchemaBuilder): Knex.SchemaBuil
           return proxy;
         };
       }
-      if (property === 'then') return (onFulfilled?: (v: unknown) => unknown, onRejected?: (e: unknown) => unknown) => run().then(onFulfilled, onRejected);
+      if (property === 'then')
+        return (onFulfilled?: (v: unknown) => unknown, onRejected?: (e: unknown) => unknown) => run().then(onFulfilled, onRejected);
       if (property === 'catch') return (onRejected?: (e: unknown) => unknown) => run().catch(onRejected);
       return forwarded(target, proxy, property);
     },
@@ -105,7 +106,10 @@ function tableBuilder(knex: Knex, table: string, builder: Knex.TableBuilder, dro
       switch (property) {
         case 'unique':
           return (columns: readonly string[], options?: unknown) => {
-            const { indexName, predicate, ...rest } = (typeof options === 'object' && options !== null ? options : {}) as { indexName?: string; predicate?: Knex.QueryBuilder };
+            const { indexName, predicate, ...rest } = (typeof options === 'object' && options !== null ? options : {}) as {
+              indexName?: string;
+              predicate?: Knex.QueryBuilder;
+            };
             if (!predicate || !indexName) {
               target.unique(columns, options as never);
               return proxy;
@@ -139,7 +143,10 @@ function columnBuilder(knex: Knex, builder: Knex.ColumnBuilder): Knex.ColumnBuil
     get(target, property) {
       if (property !== 'defaultTo') return forwarded(target, proxy, property);
       return (value: unknown, options?: Knex.DefaultToOptions) => {
-        const expression = value === null || value === undefined || (typeof value === 'object' && 'toSQL' in value) ? value : knex.raw('(?)', [value as Knex.Value]);
+        const expression =
+          value === null || value === undefined || (typeof value === 'object' && 'toSQL' in value)
+            ? value
+            : knex.raw('(?)', [value as Knex.Value]);
         target.defaultTo(expression as Knex.Value, options);
         return proxy;
       };
@@ -159,10 +166,10 @@ function predicateSql(predicate: Knex.QueryBuilder): string {
 /** After index `name` of `table` was dropped: the generated column of a unique index over live rows, where it had one. */
 async function dropLiveColumn(knex: Knex, table: string, name: string): Promise<void> {
   const live = liveColumnOf(name);
-  const [[{ n }]] = (await knex.raw('select count(*) as n from information_schema.columns where table_schema = database() and table_name = ? and column_name = ?', [
-    table,
-    live,
-  ])) as [{ n: number }[]];
+  const [[{ n }]] = (await knex.raw(
+    'select count(*) as n from information_schema.columns where table_schema = database() and table_name = ? and column_name = ?',
+    [table, live],
+  )) as [{ n: number }[]];
   if (Number(n) > 0) await knex.raw('alter table ?? drop column ??', [table, live]);
 }
 

@@ -73,7 +73,10 @@ function portableColumns(sql: string): string {
  */
 function withTableDefaults(sql: string, collation: string): string {
   if (!/^create table /i.test(sql)) return sql;
-  return sql.replace(/ default character set UTF8MB4_BIN( collate )?/i, (_, collate?: string) => ` default character set utf8mb4${collate ?? ` collate ${collation}`}`);
+  return sql.replace(
+    / default character set UTF8MB4_BIN( collate )?/i,
+    (_, collate?: string) => ` default character set utf8mb4${collate ?? ` collate ${collation}`}`,
+  );
 }
 
 /**
@@ -98,7 +101,11 @@ const serverFacts = new WeakMap<object, ServerFacts>();
 
 function factsOf(connection: object): ServerFacts {
   let facts = serverFacts.get(connection);
-  if (!facts) serverFacts.set(connection, (facts = { checked: false, mariadb: false, binaryCollation: 'utf8mb4_bin', foldingCollation: 'utf8mb4_unicode_520_ci' }));
+  if (!facts)
+    serverFacts.set(
+      connection,
+      (facts = { checked: false, mariadb: false, binaryCollation: 'utf8mb4_bin', foldingCollation: 'utf8mb4_unicode_520_ci' }),
+    );
   return facts;
 }
 
@@ -115,8 +122,16 @@ export function serverOf(client: { config: Knex.Config }): Readonly<ServerFacts>
  * UTC, utf8mb4 compared as bytes, READ COMMITTED, the statement timeout; and every statement its
  * SQL text as PostgreSQL's would be read (`formatQuery`).
  */
-export function sessionOptions(connection: Knex.MySql2ConnectionConfig, statementTimeoutMs: number): { connection: Knex.MySql2ConnectionConfig; afterCreate(conn: MysqlConnection, done: (err: unknown, conn: unknown) => void): void } {
-  const server: ServerFacts = { checked: false, mariadb: false, binaryCollation: 'utf8mb4_bin', foldingCollation: 'utf8mb4_unicode_520_ci' };
+export function sessionOptions(
+  connection: Knex.MySql2ConnectionConfig,
+  statementTimeoutMs: number,
+): { connection: Knex.MySql2ConnectionConfig; afterCreate(conn: MysqlConnection, done: (err: unknown, conn: unknown) => void): void } {
+  const server: ServerFacts = {
+    checked: false,
+    mariadb: false,
+    binaryCollation: 'utf8mb4_bin',
+    foldingCollation: 'utf8mb4_unicode_520_ci',
+  };
   const options = { ...connection, queryFormat: formatQuery(server) } as Knex.MySql2ConnectionConfig;
   async function start(conn: MysqlConnection): Promise<void> {
     if (!server.checked) {
@@ -139,7 +154,11 @@ export function sessionOptions(connection: Knex.MySql2ConnectionConfig, statemen
       else await query(conn, `set session max_execution_time = ${statementTimeoutMs}`);
     }
   }
-  const afterCreate = (conn: MysqlConnection, done: (err: unknown, conn: unknown) => void) => void start(conn).then(() => done(null, conn), (err) => done(err, conn));
+  const afterCreate = (conn: MysqlConnection, done: (err: unknown, conn: unknown) => void) =>
+    void start(conn).then(
+      () => done(null, conn),
+      (err) => done(err, conn),
+    );
   serverFacts.set(afterCreate, server);
   return { connection: options, afterCreate };
 }

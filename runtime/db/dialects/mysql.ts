@@ -15,7 +15,6 @@ import { unicodeLower } from './sqlite';
 
 type Row = Record<string, unknown>;
 
-
 /**
  * `??` with the ASCII letters folded to lower case, byte for byte as PostgreSQL's `lower(… collate
  * "C")` and SQLite's `lower()` fold them: MySQL's LOWER() also folds every other letter of utf8mb4.
@@ -50,7 +49,8 @@ const UNREACHABLE_CODES = new Set([
 const UNREACHABLE_ERRNOS = new Set([1040, 1053, 1077, 1152, 1927, 1969, 2002, 2003, 2006, 2013, 3024, 4031]);
 
 /** What mysql2 says, without a code, of a query sent on a connection that already closed. */
-const UNREACHABLE_MESSAGES = /(?:^| - )(Can't add new command when connection is in closed state|Connection lost: The server closed the connection)/;
+const UNREACHABLE_MESSAGES =
+  /(?:^| - )(Can't add new command when connection is in closed state|Connection lost: The server closed the connection)/;
 
 /** The named lock of migrating, the same for every service on a server (they wait in turn). */
 const MIGRATION_LOCK = 'svc_migrations';
@@ -146,7 +146,10 @@ export const mysql: Dialect = {
   whereLower(query, text, column, comparison, value) {
     const escape = comparison === 'LIKE' ? ` ESCAPE '\\\\'` : '';
     const folding = serverOf(query.client).foldingCollation;
-    query.whereRaw(`cast(lower(convert(${text} using utf8mb4) collate ${folding}) as binary) ${comparison} ?${escape}`, [column, unicodeLower(value)]);
+    query.whereRaw(`cast(lower(convert(${text} using utf8mb4) collate ${folding}) as binary) ${comparison} ?${escape}`, [
+      column,
+      unicodeLower(value),
+    ]);
   },
 
   whereLike(query, text, column, pattern) {
@@ -163,10 +166,18 @@ export const mysql: Dialect = {
   whereList(query, column, items, op, values) {
     if (items === 'boolean') {
       const each = values.map(() => 'JSON_CONTAINS(??, ?)').join(op === 'contains' ? ' AND ' : ' OR ');
-      query.whereRaw(`(${each})`, values.flatMap((v) => [column, JSON.stringify(v)]));
+      query.whereRaw(
+        `(${each})`,
+        values.flatMap((v) => [column, JSON.stringify(v)]),
+      );
       return;
     }
-    const type = items === 'integer' || items === 'big_integer' ? 'bigint' : items === 'float' ? 'double' : `text character set utf8mb4 collate ${serverOf(query.client).binaryCollation}`;
+    const type =
+      items === 'integer' || items === 'big_integer'
+        ? 'bigint'
+        : items === 'float'
+          ? 'double'
+          : `text character set utf8mb4 collate ${serverOf(query.client).binaryCollation}`;
     const rows = `json_table(??, '$[*]' columns (item ${type} path '$')) as list_items where item in (${values.map(() => '?').join(', ')})`;
     const sql = op === 'contains' ? `(select count(distinct item) from ${rows}) = ${values.length}` : `exists (select 1 from ${rows})`;
     query.whereRaw(sql, [column, ...values] as Knex.Value[]);
@@ -217,7 +228,9 @@ export const mysql: Dialect = {
    */
   withMigrationLock(db, run) {
     return db.transaction(async (trx) => {
-      const [[{ locked }]] = (await trx.raw('select get_lock(?, ?) as locked', [MIGRATION_LOCK, MIGRATION_LOCK_WAIT_S])) as [{ locked: number | null }[]];
+      const [[{ locked }]] = (await trx.raw('select get_lock(?, ?) as locked', [MIGRATION_LOCK, MIGRATION_LOCK_WAIT_S])) as [
+        { locked: number | null }[],
+      ];
       if (locked !== 1) throw new Error(`migrations: another process has been migrating for ${MIGRATION_LOCK_WAIT_S} s`);
       try {
         return await run();
@@ -255,13 +268,10 @@ export const mysql: Dialect = {
       [table, from],
     )) as [{ n: number }[]];
     if (Number(n) > 0) await knex.raw('alter table ?? rename index ?? to ??', [table, from, to]);
-    await knex.raw(`alter table ?? add constraint ?? foreign key (${list(cols)}) references ?? (${list(refs)}) on delete ${on_delete} on update ${on_update}`, [
-      table,
-      to,
-      ...cols,
-      ref_table,
-      ...refs,
-    ]);
+    await knex.raw(
+      `alter table ?? add constraint ?? foreign key (${list(cols)}) references ?? (${list(refs)}) on delete ${on_delete} on update ${on_update}`,
+      [table, to, ...cols, ref_table, ...refs],
+    );
   },
   foldedColumnSql: FOLDED_COLUMN_SQL,
 
@@ -275,7 +285,8 @@ export const mysql: Dialect = {
       [table, column],
     )) as [{ length: number | null }[]];
     const length = Number(info?.length);
-    if (!Number.isSafeInteger(length) || length < 1 || length > 16_383) throw new Error(`${table}.${column}: a case-insensitive unique column needs a length (max_length)`);
+    if (!Number.isSafeInteger(length) || length < 1 || length > 16_383)
+      throw new Error(`${table}.${column}: a case-insensitive unique column needs a length (max_length)`);
     const value = whereNull ? `(case when ?? is null then ${FOLDED_COLUMN_SQL} end)` : FOLDED_COLUMN_SQL;
     await knex.raw(`alter table ?? add column ?? varchar(${length}) as (${value}) virtual invisible, add unique index ?? (??)`, [
       table,
@@ -333,7 +344,12 @@ export const mysql: Dialect = {
       primaryKey: keys.filter((k) => k.name === 'PRIMARY').map((k) => k.col),
       foreignKeys: [...byName.values()]
         .filter((cols) => cols.length === 1)
-        .map(([k]) => ({ column: k.col, table: k.ref_table as string, refColumn: k.ref_col as string, onDelete: (k.on_delete ?? 'NO ACTION').toLowerCase() }))
+        .map(([k]) => ({
+          column: k.col,
+          table: k.ref_table as string,
+          refColumn: k.ref_col as string,
+          onDelete: (k.on_delete ?? 'NO ACTION').toLowerCase(),
+        }))
         .sort((a, b) => (a.column < b.column ? -1 : 1)),
       indexes: [...indexes.values()].sort((a, b) => (a.name < b.name ? -1 : 1)),
     };
@@ -359,7 +375,9 @@ function constraintOf({ sqlState, errno, message, sql }: DriverError): Constrain
     if (index !== 'PRIMARY') return index ? { kind: 'unique', constraint: index } : { kind: 'unique' };
     // The primary key: named as PostgreSQL names it, after the table the statement wrote.
     const table = typeof sql === 'string' ? /^\s*(?:insert(?:\s+ignore)?\s+into|update)\s+`((?:[^`]|``)+)`/i.exec(sql)?.[1] : undefined;
-    return table ? { kind: 'unique', table: table.replace(/``/g, '`'), constraint: `${table.replace(/``/g, '`')}_pkey` } : { kind: 'unique' };
+    return table
+      ? { kind: 'unique', table: table.replace(/``/g, '`'), constraint: `${table.replace(/``/g, '`')}_pkey` }
+      : { kind: 'unique' };
   }
   if (errno === 1451 || errno === 1452 || errno === 1216 || errno === 1217) {
     const fk = /a foreign key constraint fails \(`(?:[^`]|``)*`\.`((?:[^`]|``)+)`, CONSTRAINT `((?:[^`]|``)+)`/.exec(text);

@@ -203,7 +203,10 @@ export const postgres: Dialect = {
   // `@>` (holds every value) and `&&` (shares one) compare the array's items as their type does.
   whereList(query, column, items, op, values) {
     const type = ARRAY_ITEM_TYPES[items];
-    query.whereRaw(`?? ${op === 'contains' ? '@>' : '&&'} ARRAY[${values.map(() => `?::${type}`).join(', ')}]`, [column, ...values] as Knex.Value[]);
+    query.whereRaw(`?? ${op === 'contains' ? '@>' : '&&'} ARRAY[${values.map(() => `?::${type}`).join(', ')}]`, [
+      column,
+      ...values,
+    ] as Knex.Value[]);
   },
 
   listColumnType: (items) => `${ARRAY_ITEM_TYPES[items]}[]`,
@@ -264,7 +267,12 @@ export const postgres: Dialect = {
 
   async createFoldedUnique(knex, table, column, name, whereNull) {
     const where = whereNull ? ' where ?? is null' : '';
-    await knex.raw(`create unique index ?? on ?? (lower(?? collate "C"))${where}`, [name, table, column, ...(whereNull ? [whereNull] : [])]);
+    await knex.raw(`create unique index ?? on ?? (lower(?? collate "C"))${where}`, [
+      name,
+      table,
+      column,
+      ...(whereNull ? [whereNull] : []),
+    ]);
   },
 
   async dropFoldedUnique(knex, _table, name) {
@@ -294,7 +302,9 @@ export const postgres: Dialect = {
         where table_schema = current_schema() and table_name = ? and data_type = 'ARRAY' order by ordinal_position`,
       [table],
     );
-    const items = Object.fromEntries(Object.entries(ARRAY_ITEM_TYPES).map(([item, type]) => [`_${UDT_NAMES[type] ?? type}`, item as ListItemType]));
+    const items = Object.fromEntries(
+      Object.entries(ARRAY_ITEM_TYPES).map(([item, type]) => [`_${UDT_NAMES[type] ?? type}`, item as ListItemType]),
+    );
     return Object.fromEntries((rows as { name: string; udt: string }[]).filter((r) => items[r.udt]).map((r) => [r.name, items[r.udt]]));
   },
 
@@ -325,15 +335,29 @@ export const postgres: Dialect = {
       primaryKey: rows.find((r) => r.kind === 'p')?.columns ?? [],
       foreignKeys: rows
         .filter((r) => r.kind === 'f' && r.columns.length === 1)
-        .map((r) => ({ column: r.columns[0], table: r.ref_table, refColumn: r.ref_columns[0], onDelete: ON_DELETE[r.on_delete] ?? 'no action' }))
+        .map((r) => ({
+          column: r.columns[0],
+          table: r.ref_table,
+          refColumn: r.ref_columns[0],
+          onDelete: ON_DELETE[r.on_delete] ?? 'no action',
+        }))
         .sort((a, b) => (a.column < b.column ? -1 : 1)),
-      indexes: (indexes.rows as { name: string; unique: boolean; columns: string[] }[]).map((i) => ({ name: i.name, columns: i.columns, unique: i.unique })),
+      indexes: (indexes.rows as { name: string; unique: boolean; columns: string[] }[]).map((i) => ({
+        name: i.name,
+        columns: i.columns,
+        unique: i.unique,
+      })),
     };
   },
 
   // A serial or identity column's sequence does not see keys given explicitly; a key without one (a UUID) has none.
   async syncKeySequence(knex, table, pk) {
-    await knex.raw('select setval(pg_get_serial_sequence(?, ?), greatest(coalesce((select max(??) from ??), 0), 1))', [table, pk, pk, table]);
+    await knex.raw('select setval(pg_get_serial_sequence(?, ?), greatest(coalesce((select max(??) from ??), 0), 1))', [
+      table,
+      pk,
+      pk,
+      table,
+    ]);
   },
 };
 
@@ -356,7 +380,15 @@ function constraintOf({ code, constraint, table, detail }: DriverError): Constra
     return { kind: 'unique', ...named, ...(columns && columns.every((c) => /^[\w$]+$/.test(c)) ? { columns } : {}) };
   }
   if (code === '23503') {
-    return { kind: 'foreign_key', ...named, ...(/ is still referenced from table /.test(text) ? { stillReferenced: true } : / is not present in table /.test(text) ? { stillReferenced: false } : {}) };
+    return {
+      kind: 'foreign_key',
+      ...named,
+      ...(/ is still referenced from table /.test(text)
+        ? { stillReferenced: true }
+        : / is not present in table /.test(text)
+          ? { stillReferenced: false }
+          : {}),
+    };
   }
   return { kind: 'other', ...named };
 }

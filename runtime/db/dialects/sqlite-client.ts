@@ -298,9 +298,12 @@ export class SqliteReads implements DirectReads {
     this.lost = !(now && now.ino === identity.ino && now.dev === identity.dev);
     if (!this.lost) return;
     const what = now ? 'was replaced by another file' : 'was deleted';
-    throw Object.assign(new Error(`the database file ${this.file} ${what} since the service opened it; restart the service once the file is back`), {
-      code: 'SQLITE_CANTOPEN',
-    });
+    throw Object.assign(
+      new Error(`the database file ${this.file} ${what} since the service opened it; restart the service once the file is back`),
+      {
+        code: 'SQLITE_CANTOPEN',
+      },
+    );
   }
 
   /**
@@ -317,7 +320,10 @@ export class SqliteReads implements DirectReads {
       return undefined;
     }
     if (this.reader) return this.reader;
-    const Driver = require('better-sqlite3') as new (filename: string, options: { readonly: boolean; fileMustExist: boolean }) => SqliteConnection;
+    const Driver = require('better-sqlite3') as new (
+      filename: string,
+      options: { readonly: boolean; fileMustExist: boolean },
+    ) => SqliteConnection;
     // Never creates the file: one deleted meanwhile is an outage, not a new empty database.
     const reader = new Driver(this.file, { readonly: true, fileMustExist: true });
     try {

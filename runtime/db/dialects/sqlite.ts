@@ -65,7 +65,10 @@ const MIGRATION_LOCK_WAIT_MS = 120_000;
  * process holding the lock.
  */
 async function withFileLock<T>(file: string, run: () => Promise<T>): Promise<T> {
-  const Database = require('better-sqlite3') as new (file: string, options: { timeout: number }) => { exec(sql: string): void; close(): void };
+  const Database = require('better-sqlite3') as new (
+    file: string,
+    options: { timeout: number },
+  ) => { exec(sql: string): void; close(): void };
   const lock = new Database(`${file}.migrate-lock`, { timeout: 0 });
   try {
     const deadline = Date.now() + MIGRATION_LOCK_WAIT_MS;
@@ -75,7 +78,8 @@ async function withFileLock<T>(file: string, run: () => Promise<T>): Promise<T> 
         break;
       } catch (err) {
         if ((err as DriverError).code !== 'SQLITE_BUSY') throw err;
-        if (Date.now() > deadline) throw new Error(`migrations: another process has been migrating ${file} for ${MIGRATION_LOCK_WAIT_MS / 1000} s`);
+        if (Date.now() > deadline)
+          throw new Error(`migrations: another process has been migrating ${file} for ${MIGRATION_LOCK_WAIT_MS / 1000} s`);
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     }
@@ -134,7 +138,8 @@ export const sqlite: Dialect = {
   whereLower(query, text, column, comparison, value) {
     const escape = comparison === 'LIKE' ? ` ESCAPE '\\'` : '';
     // eslint-disable-next-line no-control-regex -- ASCII is every code point from U+0000 to U+007F
-    if (/^[\x00-\x7f]*$/.test(value)) query.whereRaw(`lower(${asciiFoldable(text, value)}) ${comparison} ?${escape}`, [column, value.toLowerCase()]);
+    if (/^[\x00-\x7f]*$/.test(value))
+      query.whereRaw(`lower(${asciiFoldable(text, value)}) ${comparison} ?${escape}`, [column, value.toLowerCase()]);
     else query.whereRaw(`unicode_lower(${text}) ${comparison} ?${escape}`, [column, unicodeLower(value)]);
   },
 
@@ -152,7 +157,10 @@ export const sqlite: Dialect = {
   // SQLite's limit of 1000.)
   whereList(query, column, _items, op, values) {
     const matching = `FROM json_each(??) WHERE value ${values.length === 1 ? '= ?' : `IN (${Array(values.length).fill('?').join(', ')})`}`;
-    const sql = op === 'overlap' || values.length === 1 ? `EXISTS (SELECT 1 ${matching})` : `(SELECT count(DISTINCT value) ${matching}) = ${values.length}`;
+    const sql =
+      op === 'overlap' || values.length === 1
+        ? `EXISTS (SELECT 1 ${matching})`
+        : `(SELECT count(DISTINCT value) ${matching}) = ${values.length}`;
     query.whereRaw(sql, [column, ...values] as Knex.Value[]);
   },
 
@@ -168,7 +176,7 @@ export const sqlite: Dialect = {
 
   async writtenRows(db, sql, bindings) {
     const result = await db.raw(sql, bindings as Knex.RawBinding[]);
-    return (Array.isArray(result) ? result : []);
+    return Array.isArray(result) ? result : [];
   },
 
   // No lock needed: the service has one connection that writes, so transactions run one at a time.
@@ -195,7 +203,8 @@ export const sqlite: Dialect = {
         ...config,
         beforeAll: async (trx) => {
           const [{ foreign_keys: still }] = (await trx.raw('PRAGMA foreign_keys')) as { foreign_keys: number }[];
-          if (still) throw new Error('migrations: could not turn SQLite foreign keys off for the migration (use one connection per SQLite pool)');
+          if (still)
+            throw new Error('migrations: could not turn SQLite foreign keys off for the migration (use one connection per SQLite pool)');
         },
         afterAll: async (trx) => {
           const violations = (await trx.raw('PRAGMA foreign_key_check')) as { table: string; rowid: number; parent: string }[];
@@ -226,7 +235,9 @@ export const sqlite: Dialect = {
   },
 
   async listTables(knex) {
-    const rows = (await knex.raw("select name from sqlite_master where type = 'table' and name not like 'sqlite\\_%' escape '\\' order by name")) as { name: string }[];
+    const rows = (await knex.raw(
+      "select name from sqlite_master where type = 'table' and name not like 'sqlite\\_%' escape '\\' order by name",
+    )) as { name: string }[];
     return rows.map((r) => r.name);
   },
 
@@ -235,7 +246,12 @@ export const sqlite: Dialect = {
 
   async describeKeys(knex, table) {
     const columns = (await knex.raw('select * from pragma_table_info(?)', [table])) as { name: string; pk: number }[];
-    const fks = (await knex.raw('select * from pragma_foreign_key_list(?)', [table])) as { from: string; table: string; to: string; on_delete: string }[];
+    const fks = (await knex.raw('select * from pragma_foreign_key_list(?)', [table])) as {
+      from: string;
+      table: string;
+      to: string;
+      on_delete: string;
+    }[];
     const list = (await knex.raw('select * from pragma_index_list(?)', [table])) as { name: string; unique: number; origin: string }[];
     const indexes = [];
     for (const index of list.filter((i) => i.origin !== 'pk')) {
@@ -243,7 +259,10 @@ export const sqlite: Dialect = {
       indexes.push({ name: index.name, columns: cols.map((c) => c.name), unique: index.unique === 1 });
     }
     return {
-      primaryKey: columns.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name),
+      primaryKey: columns
+        .filter((c) => c.pk > 0)
+        .sort((a, b) => a.pk - b.pk)
+        .map((c) => c.name),
       foreignKeys: fks.map((f) => ({ column: f.from, table: f.table, refColumn: f.to, onDelete: f.on_delete.toLowerCase() })),
       indexes: indexes.sort((a, b) => (a.name < b.name ? -1 : 1)),
     };

@@ -6,7 +6,10 @@
 import { PgBouncer } from '../support/stack';
 
 export default async function setup(): Promise<void> {
-  const bouncer = await PgBouncer.start({ host: process.env.PGHOST ?? '127.0.0.1', port: Number(process.env.PGPORT ?? 5432) }, { poolSize: 40 });
+  const bouncer = await PgBouncer.start(
+    { host: process.env.PGHOST ?? '127.0.0.1', port: Number(process.env.PGPORT ?? 5432) },
+    { poolSize: 40 },
+  );
   process.env.SVCGEN_TEST_DATABASES = 'postgres';
   process.env.SVCGEN_TEST_PG_SERVE_PORT = String(bouncer.port);
   (globalThis as { svcgenPgBouncer?: PgBouncer }).svcgenPgBouncer = bouncer;

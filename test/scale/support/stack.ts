@@ -82,7 +82,16 @@ export class Cluster {
   /** A new primary cluster, started. */
   static async create(label: string, settings: Record<string, string> = {}): Promise<Cluster> {
     const cluster = new Cluster(`svcgen_${label}_${process.pid}_${crypto.randomBytes(3).toString('hex')}`, await freePort());
-    run('pg_createcluster', ['--start-conf=manual', '-p', String(cluster.port), PG_VERSION, cluster.name, '--', '--auth=trust', '--no-sync']);
+    run('pg_createcluster', [
+      '--start-conf=manual',
+      '-p',
+      String(cluster.port),
+      PG_VERSION,
+      cluster.name,
+      '--',
+      '--auth=trust',
+      '--no-sync',
+    ]);
     try {
       cluster.configure(settings);
       cluster.start();
@@ -99,13 +108,26 @@ export class Cluster {
    */
   static async replicaOf(primary: Cluster, settings: Record<string, string> = {}): Promise<Cluster> {
     const cluster = new Cluster(`svcgen_replica_${process.pid}_${crypto.randomBytes(3).toString('hex')}`, await freePort());
-    run('pg_createcluster', ['--start-conf=manual', '-p', String(cluster.port), PG_VERSION, cluster.name, '--', '--auth=trust', '--no-sync']);
+    run('pg_createcluster', [
+      '--start-conf=manual',
+      '-p',
+      String(cluster.port),
+      PG_VERSION,
+      cluster.name,
+      '--',
+      '--auth=trust',
+      '--no-sync',
+    ]);
     try {
       // Emptied, not removed: the folder is the postgres user's, in a folder it may not write.
       for (const entry of fs.readdirSync(cluster.dataDir)) fs.rmSync(path.join(cluster.dataDir, entry), { recursive: true, force: true });
-      run(`${PG_BIN}/pg_basebackup`, ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', cluster.dataDir, '-R', '-X', 'stream', '--no-sync'], {
-        user: 'postgres',
-      });
+      run(
+        `${PG_BIN}/pg_basebackup`,
+        ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', cluster.dataDir, '-R', '-X', 'stream', '--no-sync'],
+        {
+          user: 'postgres',
+        },
+      );
       cluster.configure(settings);
       cluster.start();
     } catch (err) {
@@ -116,7 +138,14 @@ export class Cluster {
   }
 
   private configure(settings: Record<string, string>): void {
-    const lines = Object.entries({ listen_addresses: "'127.0.0.1'", fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off', max_connections: '200', ...settings })
+    const lines = Object.entries({
+      listen_addresses: "'127.0.0.1'",
+      fsync: 'off',
+      synchronous_commit: 'off',
+      full_page_writes: 'off',
+      max_connections: '200',
+      ...settings,
+    })
       .map(([k, v]) => `${k} = ${v}`)
       .join('\n');
     fs.appendFileSync(path.join(this.confDir, 'postgresql.conf'), `\n${lines}\n`);
@@ -216,7 +245,16 @@ export function accessToken(id: number, audience?: string): Promise<string> {
 /** A staff user inserted directly; its `Authorization` header. */
 export async function staffUser(db: Knex, username = `staff${process.pid}`, audience?: string): Promise<{ id: number; bearer: string }> {
   const [row] = await db('users')
-    .insert({ username, email: `${username}@example.com`, password: 'not-a-real-hash', first_name: '', last_name: '', is_staff: true, is_active: true, date_joined: new Date().toISOString() })
+    .insert({
+      username,
+      email: `${username}@example.com`,
+      password: 'not-a-real-hash',
+      first_name: '',
+      last_name: '',
+      is_staff: true,
+      is_active: true,
+      date_joined: new Date().toISOString(),
+    })
     .returning('id');
   const id = Number(row.id);
   return { id, bearer: `Bearer ${await accessToken(id, audience)}` };
@@ -246,13 +284,17 @@ export class Instance {
     child.stdout!.setEncoding('utf8').on('data', (c: string) => (this.output += c));
     child.stderr!.setEncoding('utf8').on('data', (c: string) => (this.output += c));
     this.exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
-    await waitUntil(`the blog to listen (${this.output})`, () => {
-      if (child.exitCode !== null) throw new Error(`the blog exited: ${this.output}`);
-      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)(\/\w+)/.exec(this.output);
-      if (m) this.basePath = m[2];
-      if (m) this.port = Number(m[1]);
-      return !!m;
-    }, 120_000);
+    await waitUntil(
+      `the blog to listen (${this.output})`,
+      () => {
+        if (child.exitCode !== null) throw new Error(`the blog exited: ${this.output}`);
+        const m = /listening on http:\/\/127\.0\.0\.1:(\d+)(\/\w+)/.exec(this.output);
+        if (m) this.basePath = m[2];
+        if (m) this.port = Number(m[1]);
+        return !!m;
+      },
+      120_000,
+    );
   }
 
   basePath = '/api';
@@ -296,7 +338,12 @@ export async function call(url: string, init: RequestInit = {}): Promise<Answer>
     return { status: res.status, body, headers: res.headers, ms: Date.now() - start };
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    return { status: 0, body: `${String(err)}${cause ? ` (${cause.code ?? ''} ${cause.message ?? ''})` : ''}`, headers: new Headers(), ms: Date.now() - start };
+    return {
+      status: 0,
+      body: `${String(err)}${cause ? ` (${cause.code ?? ''} ${cause.message ?? ''})` : ''}`,
+      headers: new Headers(),
+      ms: Date.now() - start,
+    };
   }
 }
 
@@ -420,7 +467,13 @@ export class HaProxy {
     ];
     for (const b of backends) {
       lines.push(`frontend ${b.name}_in`, `  bind 127.0.0.1:${b.port}`, `  default_backend ${b.name}`);
-      lines.push(`backend ${b.name}`, '  balance roundrobin', `  option httpchk GET ${b.health}`, '  http-check expect status 200', '  default-server inter 300ms fall 2 rise 2');
+      lines.push(
+        `backend ${b.name}`,
+        '  balance roundrobin',
+        `  option httpchk GET ${b.health}`,
+        '  http-check expect status 200',
+        '  default-server inter 300ms fall 2 rise 2',
+      );
       b.servers.forEach((port, i) => lines.push(`  server ${b.name}${i + 1} 127.0.0.1:${port} check`));
     }
     fs.writeFileSync(path.join(dir, 'haproxy.cfg'), `${lines.join('\n')}\n`);
@@ -428,7 +481,10 @@ export class HaProxy {
     proxy.child = child;
     child.stdout!.setEncoding('utf8').on('data', (c: string) => (proxy.output += c));
     child.stderr!.setEncoding('utf8').on('data', (c: string) => (proxy.output += c));
-    await waitUntil(`HAProxy to start (${proxy.output})`, async () => (await call(`http://127.0.0.1:${proxy.statsPort}/stats;csv`)).status === 200);
+    await waitUntil(
+      `HAProxy to start (${proxy.output})`,
+      async () => (await call(`http://127.0.0.1:${proxy.statsPort}/stats;csv`)).status === 200,
+    );
     return proxy;
   }
 
