@@ -10,7 +10,7 @@ import { DatabaseTimeoutError } from '../../runtime/db/dialects/dialect';
 import { isConnectionFailure } from '../../runtime/db/driver-errors';
 import { loggableError, recordFailedStatements } from '../../runtime/db/outage';
 import { DEFAULT_DATABASE_SETTINGS } from '../../runtime/core/settings';
-import { createDatabase, DIALECTS, pgUrl, type TestDatabase } from '../support/databases';
+import { DIALECTS, itemsDatabase, pgUrl, type TestDatabase } from '../support/databases';
 
 const settle = (promise: Promise<unknown>) =>
   promise.then(
@@ -22,12 +22,8 @@ describe.each(DIALECTS)('Knex query events (%s)', (dialect) => {
   let database: TestDatabase;
   let db: Knex;
   beforeAll(async () => {
-    database = await createDatabase(dialect);
+    database = await itemsDatabase(dialect);
     db = database.db;
-    await db.schema.createTable('items', (t) => {
-      t.increments('id');
-      t.string('name');
-    });
   });
   afterAll(() => database.drop());
 

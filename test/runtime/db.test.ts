@@ -11,25 +11,13 @@ import { requestsArrived, selectFirst, selectRows } from '../../runtime/db/conne
 import { insertReturning } from '../../runtime/db/inserts';
 import { withBooleanLiterals } from '../../runtime/db/dialects/sqlite-client';
 import { databaseOf } from '../../runtime/db/database';
-import { createDatabase, type Dialect, DIALECTS, type TestDatabase } from '../support/databases';
-
-/** A new database of `dialect` with a table `items` (an id, a name, and `rank` if asked) holding `rows`. */
-async function withItems(dialect: Dialect, rows: Record<string, unknown>[], rank = false): Promise<TestDatabase> {
-  const database = await createDatabase(dialect);
-  await database.db.schema.createTable('items', (t) => {
-    t.increments('id');
-    t.string('name').notNullable();
-    if (rank) t.integer('rank');
-  });
-  await database.db('items').insert(rows);
-  return database;
-}
+import { createDatabase, DIALECTS, itemsDatabase, type TestDatabase } from '../support/databases';
 
 describe.each(DIALECTS)('reads (%s)', (dialect) => {
   let database: TestDatabase;
   let db: Db;
   beforeAll(async () => {
-    database = await withItems(dialect, [{ name: 'one' }, { name: 'two' }]);
+    database = await itemsDatabase(dialect, [{ name: 'one' }, { name: 'two' }]);
     db = database.db;
   });
   afterAll(() => database.drop());
@@ -161,7 +149,7 @@ describe('read snapshots (sqlite)', () => {
   let db: Db;
   let other: SqliteConnection;
   beforeAll(async () => {
-    database = await withItems('sqlite', [{ name: 'one' }]);
+    database = await itemsDatabase('sqlite', [{ name: 'one' }]);
     db = database.db;
     other = new Database(database.url.slice('sqlite:'.length));
     other.pragma('busy_timeout = 5000');
@@ -229,7 +217,7 @@ describe('rows (sqlite)', () => {
   let db: Db;
   let own: SqliteConnection;
   beforeAll(async () => {
-    database = await withItems('sqlite', [{ name: 'one', rank: 2 }, { name: 'two' }], true);
+    database = await itemsDatabase('sqlite', [{ name: 'one', rank: 2 }, { name: 'two' }], true);
     db = database.db;
     own = new Database(database.url.slice('sqlite:'.length));
   });

@@ -4,7 +4,7 @@
  * builders and the migrator's copy. A Knex upgrade that breaks it fails here, naming the assumption.
  */
 import type { Knex } from 'knex';
-import { createDatabase, DIALECTS, type TestDatabase } from '../support/databases';
+import { DIALECTS, itemsDatabase, type TestDatabase } from '../support/databases';
 
 /** Fails with the module and the assumption named, when `holds` is false. */
 function assume(assumption: string, holds: boolean, detail: string | (() => string) = ''): void {
@@ -17,12 +17,8 @@ describe.each(DIALECTS)('Knex configuration the runtime shares (%s)', (dialect) 
   let database: TestDatabase;
   let db: Knex;
   beforeAll(async () => {
-    database = await createDatabase(dialect);
+    database = await itemsDatabase(dialect);
     db = database.db;
-    await db.schema.createTable('items', (t) => {
-      t.increments('id');
-      t.string('name');
-    });
   });
   afterAll(() => database.drop());
 

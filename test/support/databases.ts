@@ -132,3 +132,15 @@ async function onServer(dialect: Dialect, name: string, admin: () => Knex, url: 
     },
   };
 }
+
+/** A new database of `dialect` with a table `items` (an id, a name, and `rank` if asked) holding `rows`. */
+export async function itemsDatabase(dialect: Dialect, rows: Record<string, unknown>[] = [], rank = false): Promise<TestDatabase> {
+  const database = await createDatabase(dialect);
+  await database.db.schema.createTable('items', (t) => {
+    t.increments('id');
+    t.string('name').notNullable();
+    if (rank) t.integer('rank');
+  });
+  if (rows.length) await database.db('items').insert(rows);
+  return database;
+}
