@@ -19,13 +19,12 @@
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../support/browser';
 import { CSRF_ORIGIN_REFUSED, CSRF_TOKEN_REFUSED } from '../../runtime/auth/cookies';
 import { makeArticle, makeUser, type BlogUser } from '../support/blog-fixtures';
 import { DIALECTS } from '../support/databases';
 import { startBlog, type RunningService } from '../support/services';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 jest.setTimeout(120_000);
 
@@ -173,19 +172,7 @@ describe.each(DIALECTS)('cookie authentication in Chromium (%s)', (dialect) => {
       res.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><title>elsewhere</title>'),
     );
     pagePort = await listen(pages);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

@@ -8,13 +8,12 @@
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../support/browser';
 import request from 'supertest';
 import { corsSettings } from '../../runtime/http/cors';
 import { DIALECTS } from '../support/databases';
 import { startBlog, type RunningService } from '../support/services';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 jest.setTimeout(120_000);
 
@@ -68,19 +67,7 @@ describe.each(DIALECTS)('a page on another origin calling the blog (%s)', (diale
     expect(reg.status).toBe(201);
     server = http.createServer(svc.app);
     api = `http://127.0.0.1:${await listen(server)}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {
