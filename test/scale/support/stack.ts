@@ -79,8 +79,8 @@ export class Cluster {
     return `postgres://postgres@127.0.0.1:${this.port}/${database}`;
   }
 
-  /** A new primary cluster, started. */
-  static async create(label: string, settings: Record<string, string> = {}): Promise<Cluster> {
+  /** A new cluster named after `label`, on a free port, made but neither configured nor started. */
+  private static async made(label: string): Promise<Cluster> {
     const cluster = new Cluster(`svcgen_${label}_${process.pid}_${crypto.randomBytes(3).toString('hex')}`, await freePort());
     run('pg_createcluster', [
       '--start-conf=manual',
@@ -92,6 +92,12 @@ export class Cluster {
       '--auth=trust',
       '--no-sync',
     ]);
+    return cluster;
+  }
+
+  /** A new primary cluster, started. */
+  static async create(label: string, settings: Record<string, string> = {}): Promise<Cluster> {
+    const cluster = await Cluster.made(label);
     try {
       cluster.configure(settings);
       cluster.start();
@@ -107,17 +113,7 @@ export class Cluster {
    * `recovery_min_apply_delay`.
    */
   static async replicaOf(primary: Cluster, settings: Record<string, string> = {}): Promise<Cluster> {
-    const cluster = new Cluster(`svcgen_replica_${process.pid}_${crypto.randomBytes(3).toString('hex')}`, await freePort());
-    run('pg_createcluster', [
-      '--start-conf=manual',
-      '-p',
-      String(cluster.port),
-      PG_VERSION,
-      cluster.name,
-      '--',
-      '--auth=trust',
-      '--no-sync',
-    ]);
+    const cluster = await Cluster.made('replica');
     try {
       // Emptied, not removed: the folder is the postgres user's, in a folder it may not write.
       for (const entry of fs.readdirSync(cluster.dataDir)) fs.rmSync(path.join(cluster.dataDir, entry), { recursive: true, force: true });
