@@ -3,7 +3,6 @@
 import {
   accountHandlers,
   CookieAuth,
-  GenericMessageSchema,
   JWTAuth,
   operationRoute,
   type Route,
@@ -99,12 +98,7 @@ export function endpointRoutes(service: ServiceContext): Route[] {
           return accounts.register(withArgs(ctx, { body, params, query }));
         },
       },
-      doc: {
-        summary: 'Register a new user and return tokens.',
-        tags: ['auth'],
-        responses: [{ status: 201, description: 'Created', schema: TokenResponse }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { summary: 'Register a new user and return tokens.', tags: ['auth'], response: TokenResponse },
     }),
     operationRoute(service, {
       method: 'post',
@@ -123,8 +117,7 @@ export function endpointRoutes(service: ServiceContext): Route[] {
         summary: 'Exchange a username and password for tokens.',
         tags: ['auth'],
         errors: { '429': { detail: 'Too many failed login attempts. Try again later.' } },
-        responses: [{ status: 200, description: 'OK', schema: TokenResponse }],
-        errorSchema: GenericMessageSchema,
+        response: TokenResponse,
       },
     }),
     operationRoute(service, {
@@ -143,8 +136,7 @@ export function endpointRoutes(service: ServiceContext): Route[] {
       doc: {
         summary: 'Exchange a refresh token for a new access and refresh token.',
         tags: ['auth'],
-        responses: [{ status: 200, description: 'OK', schema: TokenResponse }],
-        errorSchema: GenericMessageSchema,
+        response: TokenResponse,
       },
     }),
     operationRoute(service, {
@@ -160,12 +152,7 @@ export function endpointRoutes(service: ServiceContext): Route[] {
           return accounts.logout(withArgs(ctx, { body, params, query }));
         },
       },
-      doc: {
-        summary: 'Spend a refresh token so that it can no longer be exchanged.',
-        tags: ['auth'],
-        responses: [{ status: 204, description: 'No Content' }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { summary: 'Spend a refresh token so that it can no longer be exchanged.', tags: ['auth'] },
     }),
     operationRoute(service, {
       method: 'get',
@@ -178,12 +165,7 @@ export function endpointRoutes(service: ServiceContext): Route[] {
           return accounts.me(withArgs(ctx, { params, query }));
         },
       },
-      doc: {
-        summary: 'The authenticated user.',
-        tags: ['auth'],
-        responses: [{ status: 200, description: 'OK', schema: UserResponse }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { summary: 'The authenticated user.', tags: ['auth'], response: UserResponse },
     }),
   ];
 }

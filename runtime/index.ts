@@ -17,10 +17,13 @@ export { startServer, type RunningServer, type ServeOptions } from './http/serve
 export {
   expressHandler,
   operationRoute,
+  resourceRoute,
   type Decorator,
   type Method,
   type OperationDoc,
   type OperationRoute,
+  type ResourceDoc,
+  type ResourceOperationRoute,
   type Route,
   type RouteDoc,
   type View,

@@ -3,7 +3,7 @@
  * there, and everything else (columns, schemas, resolved auth, operations, filters) derived here,
  * once, from the typed spec documents. Templates only print the model.
  */
-import { INT32, isBuiltinPaginator } from '@svcgen/runtime/catalogue';
+import { GENERIC_SUMMARIES, INT32, isBuiltinPaginator } from '@svcgen/runtime/catalogue';
 import { buildFilters, compileLookup, modelGraph, paramSpec, type ModelGraph } from './build-filters';
 import type { DescribedResource, DescribedSpecs } from '../spec/check-model';
 import type {
@@ -59,13 +59,8 @@ import {
   type ResourceNames,
 } from '../spec/resource-names';
 
-const DEFAULT_DOCS: Record<OperationKind, string> = {
-  list: 'List all objects.',
-  create: 'Create a new object.',
-  retrieve: 'Retrieve a specific object by its primary key.',
-  update: 'Update an object by its primary key.',
-  delete: 'Delete an object by its primary key.',
-};
+/** The short default of each operation kind's summary: the default behaviours' generic one. */
+const DEFAULT_DOCS: Record<OperationKind, string> = GENERIC_SUMMARIES;
 
 const SAFE = { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER };
 

@@ -6,7 +6,7 @@
 import type { Action, Pagination } from '../model/model';
 import { camelCase, docLine, literal, pascalCase, str } from '../model/names';
 import { aOrAn } from './english';
-import { response, type RouteView } from './route';
+import type { RouteView } from './route';
 import { defaultOrdering, objectPermission, orderingKeyFields, orderingParam } from './operations';
 import type { ResourceRoutes } from './resource-routes';
 
@@ -23,13 +23,11 @@ export function actionRoutes(a: Action, rs: ResourceRoutes): RouteView[] {
       transaction,
       status: 200,
       partial: 'operations/action',
-      responses: response(200, a.response ? rs.schema(a.response) : undefined),
+      response: a.response ? rs.schema(a.response) : undefined,
       ...(a.detail ? detailParts(a, rs) : a.paginate ? pagedParts(a, a.paginate, operationId, rs) : listParts(a, rs)),
       summary: str(docLine(a.summary ?? `Run the ${a.name} action on ${target}.`)),
       description: a.description === undefined ? undefined : str(a.description),
-      tags: rs.tag(),
       errors: Object.keys(a.errors).length ? literal(a.errors) : undefined,
-      errorSchema: rs.errorSchema(),
     }),
   );
 }
@@ -95,6 +93,6 @@ function pagedParts(a: Action, p: Pagination, operationId: string, rs: ResourceR
       kinds: cursor ? rs.keyKinds('keyKinds', orderingKeyFields(r)) : undefined,
       page: `${rs.imports.runtime('paginate')}(${paginator}, source, params, ctx.req)`,
     },
-    responses: response(200, `${paginator}.responseSchema(${rs.schema(r.schemas.out)})`),
+    response: `${paginator}.responseSchema(${rs.schema(r.schemas.out)})`,
   };
 }

@@ -4,18 +4,11 @@
  * (`templates/partials/operations/bulk.hbs`) hands each item to `runBulk` with the single-item
  * operation's own code, printed by its partial (`operations/create`, `update`, `delete`).
  */
-import { operationTitle } from './english';
 import type { BulkOperation } from '../model/model';
 import { str } from '../model/names';
 import { createHandle, deleteHandle, updateHandle } from './operations';
 import { response, type RouteView } from './route';
 import type { ResourceRoutes } from './resource-routes';
-
-const SUMMARIES: Record<BulkOperation['kind'], string> = {
-  create: 'Create several objects.',
-  update: 'Update several objects, each named by its primary key.',
-  delete: 'Delete several objects by their primary keys.',
-};
 
 /** How the documentation says what one request does with its items. */
 function description(b: BulkOperation): string {
@@ -42,9 +35,10 @@ export function bulkRoute(b: BulkOperation, rs: ResourceRoutes): RouteView {
   const answered = b.kind === 'create' ? rs.schema(r.responses.create) : b.kind === 'update' ? rs.schema(r.responses.update) : undefined;
   const deletes = b.kind === 'delete';
   const options = [`item: ${item}`, ...(deletes ? ["at: ['ids']"] : []), `atomic: ${b.atomic}`, `status: ${o.status}`];
+  // An atomic request answers the operation's status; any other, 207 with one result per item.
   const responses = b.atomic
-    ? response(o.status, answered && `${rt('z')}.array(${answered})`)
-    : response(207, `${rt('bulkResultsDoc')}(${answered ?? ''})`, 'Multi-Status: one result per item, in order');
+    ? { response: answered && `${rt('z')}.array(${answered})` }
+    : { responses: response(207, 'Multi-Status: one result per item, in order', `${rt('bulkResultsDoc')}(${answered ?? ''})`) };
   const handles = { create: createHandle, update: updateHandle, delete: deleteHandle };
   return rs.route({
     method: b.method,
@@ -70,11 +64,8 @@ export function bulkRoute(b: BulkOperation, rs: ResourceRoutes): RouteView {
       itemPartial: `operations/${b.kind}`,
       item: handles[b.kind](o, rs),
     },
-    summary: str(SUMMARIES[b.kind]),
-    title: str(operationTitle(`bulk_${b.kind}`, rs.r)),
+    kind: `bulk_${b.kind}`,
     description: str(description(b)),
-    tags: rs.tag(),
-    responses,
-    errorSchema: rs.errorSchema(),
+    ...responses,
   });
 }

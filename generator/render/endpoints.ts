@@ -7,7 +7,7 @@ import type { AccountKind } from '../spec/meta-schema';
 import { camelCase, docLine, literal, str } from '../model/names';
 import { header, hookModuleFrom, runtimeFrom, type RenderContext } from './context';
 import { Imports } from './imports';
-import { response, RouteFile, type RouteView } from './route';
+import { RouteFile, type RouteView } from './route';
 import { objectSchemaView, type ObjectSchemaView } from './schemas';
 
 /**
@@ -54,8 +54,7 @@ export function endpointRoute(e: Endpoint, file: RouteFile, accounts?: string, c
     description: e.description ? str(e.description) : undefined,
     tags: e.tags.map((t) => str(t)).join(', '),
     errors: Object.keys(e.errors).length ? literal(e.errors) : undefined,
-    responses: response(e.status, item && paginator ? `${paginator}.responseSchema(${item})` : item),
-    errorSchema: imports.runtime('GenericMessageSchema'),
+    response: item && paginator ? `${paginator}.responseSchema(${item})` : item,
   });
 }
 

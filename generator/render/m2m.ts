@@ -7,7 +7,7 @@ import type { Relation, Resource } from '../model/model';
 import { camelCase, docLine, literal, pascalCase, str } from '../model/names';
 import { aOrAn } from './english';
 import type { Imports } from './imports';
-import { response, type RouteView } from './route';
+import type { RouteView } from './route';
 import { relationConst } from './queries';
 import type { ResourceRoutes } from './resource-routes';
 
@@ -106,9 +106,7 @@ function listRoute(rel: Relation, rs: ResourceRoutes): RouteView {
       page: rs.page('source'),
     },
     summary: str(docLine(`List the ${rel.relatedName} of ${aOrAn(r.verboseName)}.`)),
-    tags: rs.tag(),
-    responses: response(200, rs.listResponse(item.schema)),
-    errorSchema: rs.errorSchema(),
+    response: rs.listResponse(item.schema),
   });
 }
 
@@ -151,9 +149,7 @@ function manageRoute(rel: Relation, rs: ResourceRoutes): RouteView {
       manage: `${imports.runtime('manageRelation')}(ctx.db, ${q}.${relationConst(rel)}, owner[${q}.PK], body${resolve ? ', resolve' : ''})`,
     },
     summary: str(docLine(`Add or remove ${rel.relatedName} of ${aOrAn(r.verboseName)}.`)),
-    tags: rs.tag(),
-    responses: response(200, imports.runtime('M2MSchemaOut')),
-    errorSchema: rs.errorSchema(),
+    response: imports.runtime('M2MSchemaOut'),
   });
 }
 

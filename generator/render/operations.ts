@@ -3,7 +3,7 @@
  * kind, each naming the partial that prints its `handle` (`templates/partials/operations/<kind>.hbs`).
  * An operation with an override hands the generated implementation to it as `proceed`.
  */
-import { operationTitle } from './english';
+import { GENERIC_SUMMARIES } from '@svcgen/runtime/catalogue';
 import type { Field, Operation, OperationKind, OrderingField, PathKind, SchemaModel } from '../model/model';
 import { camelCase, docLine, literal, pascalCase, str } from '../model/names';
 import { response, type RouteSpec, type RouteView } from './route';
@@ -28,7 +28,18 @@ const PATHS: Record<PathKind, (rs: ResourceRoutes) => string> = {
 /** What an operation's builder decides; the rest comes from the operation. */
 type OwnSpec = Pick<
   RouteSpec,
-  'params' | 'query' | 'body' | 'optionalBody' | 'normalize' | 'input' | 'partial' | 'handle' | 'responses' | 'etag' | 'ifMatch'
+  | 'params'
+  | 'query'
+  | 'body'
+  | 'optionalBody'
+  | 'normalize'
+  | 'input'
+  | 'partial'
+  | 'handle'
+  | 'response'
+  | 'responses'
+  | 'etag'
+  | 'ifMatch'
 >;
 
 function route(o: Operation, rs: ResourceRoutes, own: OwnSpec): RouteView {
@@ -42,11 +53,9 @@ function route(o: Operation, rs: ResourceRoutes, own: OwnSpec): RouteView {
     decorators: o.decorators,
     status: o.status,
     transaction: o.transaction,
-    summary: str(docLine(o.summary)),
-    title: str(operationTitle(o.kind, rs.r)),
+    kind: o.kind,
+    summary: o.summary === GENERIC_SUMMARIES[o.kind] ? undefined : str(docLine(o.summary)),
     description: o.description === undefined ? undefined : str(o.description),
-    tags: rs.tag(),
-    errorSchema: rs.errorSchema(),
     ...own,
   });
 }
@@ -150,7 +159,7 @@ function createRoute(o: Operation, rs: ResourceRoutes): RouteView {
           o.override,
         )
       : undefined,
-    responses: response(o.status, rs.schema(r.nestedResults.create ?? r.responses.create)),
+    response: rs.schema(r.nestedResults.create ?? r.responses.create),
   });
 }
 
@@ -266,7 +275,7 @@ function listRoute(o: Operation, rs: ResourceRoutes): RouteView {
       kinds: rs.cursorPaged() ? rs.keyKinds('keyKinds', orderingKeyFields(r)) : undefined,
       page: rs.page('source'),
     },
-    responses: response(o.status, rs.listResponse(readSchema(rs, r.schemas.out))),
+    response: rs.listResponse(readSchema(rs, r.schemas.out)),
   });
 }
 
@@ -302,7 +311,7 @@ function retrieveRoute(o: Operation, rs: ResourceRoutes): RouteView {
           override: o.override ? rs.hookCall(o.override, '{ pk, proceed }') : undefined,
           read: `${shape}(ctx.db, [await ${rs.lookup('findVisible')}(ctx, pk, ${q}.${columnsOf(r, r.schemas.detail)}${relations})])`,
         },
-    responses: response(o.status, readSchema(rs, r.schemas.detail)),
+    response: readSchema(rs, r.schemas.detail),
   });
 }
 
@@ -352,7 +361,7 @@ function updateRoute(o: Operation, rs: ResourceRoutes): RouteView {
     handle: updateHandle(o, rs),
     etag: rs.stateETag(() => rs.imports.runtime('keyFromPath'), r.nestedResults.update ?? r.responses.update, o.override),
     ifMatch: rs.ifMatch(),
-    responses: response(o.status, rs.schema(r.nestedResults.update ?? r.responses.update)),
+    response: rs.schema(r.nestedResults.update ?? r.responses.update),
   });
 }
 
@@ -381,7 +390,7 @@ function deleteRoute(o: Operation, rs: ResourceRoutes): RouteView {
     handle: deleteHandle(o, rs),
     ifMatch: rs.ifMatch(),
     // An override may answer with a body instead of 204.
-    responses: o.override ? `${response(200, undefined, 'OK (the override answers with a body)')}, ${response(204)}` : response(o.status),
+    responses: o.override ? `${response(200, 'OK (the override answers with a body)')}, ${response(204, 'No Content')}` : undefined,
   });
 }
 

@@ -115,12 +115,18 @@ export class ResourceRoutes extends RouteFile {
     return this.schema(`${this.r.model}Params`);
   }
 
-  errorSchema(): string {
-    return this.r.errorSchema ? this.schema(this.r.errorSchema) : this.imports.runtime('GenericMessageSchema');
-  }
-
-  tag(): string {
-    return str(this.r.tag);
+  /**
+   * `route`: the resource's route builder, declared once before the routes, giving each route the
+   * resource's tag, error schema and names.
+   */
+  protected override builder(): string {
+    const route = this.constant('route', () => {
+      const { r } = this;
+      const errorSchema = r.errorSchema ? `, errorSchema: ${this.schema(r.errorSchema)}` : '';
+      const nouns = `tag: ${str(r.tag)}, one: ${str(r.verboseName)}, many: ${str(r.verboseNamePlural)}`;
+      return `${this.imports.runtime('resourceRoute')}(service, { ${nouns}${errorSchema} })`;
+    });
+    return `${route}(`;
   }
 
   /** The resource's paginator: lists and relation listings are paged with it. */

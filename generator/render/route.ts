@@ -7,6 +7,7 @@
  */
 import type { AuthSpec, Pagination, RateLimit, SchemaModel } from '../model/model';
 import { literal } from '../model/names';
+import type { GenericOperation } from '@svcgen/runtime/catalogue';
 import { authExpr, decoratorsExpr, hookCall, hookRef, type HookScope } from './hooks';
 import type { Imports } from './imports';
 
@@ -18,20 +19,24 @@ export interface ConstantView {
 
 /** What documentation adds to the operation (code); the runtime's `operationRoute` derives the rest. */
 export interface DocView {
-  summary: string;
-  title: string | undefined;
+  /** Code: one of the default behaviours' operations, whose summary and title the runtime derives. */
+  kind: string | undefined;
+  summary: string | undefined;
   description: string | undefined;
-  tags: string;
+  tags: string | undefined;
   /** Error statuses the hook answers → the body it sends, as literal text. */
   errors: string | undefined;
   /** The documented path parameters or body when they are not the validated ones. */
   params: string | undefined;
   body: string | undefined;
-  responses: string;
-  errorSchema: string;
+  /** Code: the body of the success response, when it has one and the responses are the default ones. */
+  response: string | undefined;
+  responses: string | undefined;
 }
 
 export interface RouteView {
+  /** Code: the function building the route (`route`, the resource's, or `operationRoute`) and its first arguments. */
+  builder: string;
   method: string;
   /** Code: the path as a string or template literal. */
   path: string;
@@ -60,6 +65,8 @@ export interface RouteView {
   partial: string;
   handle: object;
   doc: DocView;
+  /** Whether `doc` has a member to print. */
+  documented: boolean;
 }
 
 /** What a route builder says about its route; the rest is derived. */
@@ -91,22 +98,21 @@ export interface RouteSpec {
   input: string;
   partial: string;
   handle: object;
-  summary: string;
-  /** Code: the MCP tool's title when the summary is the default behaviours' generic one (not in the OpenAPI document). */
-  title?: string;
+  /** One of the default behaviours' operations: the runtime documents its summary and MCP title. */
+  kind?: GenericOperation;
+  /** The summary, when it is not the generic one of `kind`. */
+  summary?: string;
   description?: string;
-  tags: string;
-  responses: string;
-  errorSchema: string;
-}
-
-/** The description of a success status in the OpenAPI document. */
-function statusText(status: number): string {
-  return status === 201 ? 'Created' : status === 204 ? 'No Content' : 'OK';
+  /** Code: the tags, for a route outside a resource (a resource's routes have its tag). */
+  tags?: string;
+  /** Code: the body of the success response with the operation's status. */
+  response?: string;
+  /** Code: the success responses, when they are not just the operation's status with `response`. */
+  responses?: string;
 }
 
 /** A documented response: `{ status, description, schema }`. */
-export function response(status: number, schema?: string, description = statusText(status)): string {
+export function response(status: number, description: string, schema?: string): string {
   return `{ status: ${status}, description: '${description}'${schema ? `, schema: ${schema}` : ''} }`;
 }
 
@@ -169,10 +175,26 @@ export class RouteFile {
     return `new ${cls}(${literal(options)}, service.settings)`;
   }
 
+  /** Code: the function building a route and its first arguments. */
+  protected builder(): string {
+    return `${this.imports.runtime('operationRoute')}(service, `;
+  }
+
   route(spec: RouteSpec): RouteView {
-    this.imports.runtime('operationRoute');
     const throttles = spec.throttles ?? [];
+    const doc: DocView = {
+      kind: spec.kind && `'${spec.kind}'`,
+      summary: spec.summary,
+      description: spec.description,
+      tags: spec.tags,
+      errors: spec.errors,
+      params: spec.docParams,
+      body: spec.docBody,
+      response: spec.response,
+      responses: spec.responses,
+    };
     return {
+      builder: this.builder(),
       method: spec.method,
       path: spec.path,
       auth: authExpr(spec.auth, this.hooks),
@@ -192,17 +214,8 @@ export class RouteFile {
       input: spec.input,
       partial: spec.partial,
       handle: spec.handle,
-      doc: {
-        summary: spec.summary,
-        title: spec.title,
-        description: spec.description,
-        tags: spec.tags,
-        errors: spec.errors,
-        params: spec.docParams,
-        body: spec.docBody,
-        responses: spec.responses,
-        errorSchema: spec.errorSchema,
-      },
+      doc,
+      documented: Object.values(doc).some((v) => v !== undefined),
     };
   }
 }

@@ -4,12 +4,11 @@
  * for the roles `hard_delete_roles` names, removes a row for good, deleted or not. The delete
  * operation itself stamps the row (operations.ts).
  */
-import { operationTitle } from './english';
 import type { SoftDelete } from '../model/model';
-import { docLine, literal, str } from '../model/names';
+import { literal, str } from '../model/names';
 import { restoreConflictMessage } from '@svcgen/runtime/soft-delete';
 import { lifecycle, objectPermission, reread } from './operations';
-import { response, type RouteView } from './route';
+import type { RouteView } from './route';
 import type { ResourceRoutes } from './resource-routes';
 
 export function softDeleteRoutes(sd: SoftDelete, rs: ResourceRoutes): RouteView[] {
@@ -41,13 +40,10 @@ function restoreRoute(sd: SoftDelete, rs: ResourceRoutes): RouteView {
       restore: `${rs.imports.runtime('restoreRow')}(ctx.db, ${q}.SOFT_DELETE, row)`,
       reread: reread(rs, detail, 'pk'),
     },
-    summary: str(docLine('Restore a soft-deleted object by its primary key.')),
-    title: str(operationTitle('restore', r)),
+    kind: 'restore',
     description: str(`A ${r.verboseName} that is not deleted is a 404.`),
-    tags: rs.tag(),
     errors: first ? literal({ 409: { error: 'conflict', details: restoreConflictMessage(r.verboseName, first.fields) } }) : undefined,
-    responses: response(200, rs.schema(detail)),
-    errorSchema: rs.errorSchema(),
+    response: rs.schema(detail),
   });
 }
 
@@ -79,10 +75,6 @@ function hardDeleteRoute(sd: SoftDelete, rs: ResourceRoutes): RouteView {
       remove: `${rs.imports.runtime('deleteRow')}(ctx, ${q}.TABLE, ${q}.PK, ${key})`,
       afterDelete: lifecycle(rs, 'after_delete', '{ instance }'),
     },
-    summary: str(docLine('Delete an object for good by its primary key, soft-deleted or not.')),
-    title: str(operationTitle('hard_delete', rs.r)),
-    tags: rs.tag(),
-    responses: response(204),
-    errorSchema: rs.errorSchema(),
+    kind: 'hard_delete',
   });
 }

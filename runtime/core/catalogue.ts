@@ -99,3 +99,59 @@ export const TOO_MANY_LOGIN_FAILURES_MESSAGE = 'Too many failed login attempts. 
 
 /** The detail of the 429 a throttled registration answers. */
 export const TOO_MANY_REGISTRATIONS_MESSAGE = 'Too many accounts registered from this address. Try again later.';
+
+/**
+ * The operations the default behaviours document with a generic summary, and that summary: a
+ * generated route names its kind, and the runtime documents it so unless the spec gives a summary.
+ */
+export const GENERIC_SUMMARIES = {
+  list: 'List all objects.',
+  create: 'Create a new object.',
+  retrieve: 'Retrieve a specific object by its primary key.',
+  update: 'Update an object by its primary key.',
+  delete: 'Delete an object by its primary key.',
+  bulk_create: 'Create several objects.',
+  bulk_update: 'Update several objects, each named by its primary key.',
+  bulk_delete: 'Delete several objects by their primary keys.',
+  restore: 'Restore a soft-deleted object by its primary key.',
+  hard_delete: 'Delete an object for good by its primary key, soft-deleted or not.',
+} as const;
+export type GenericOperation = keyof typeof GENERIC_SUMMARIES;
+
+/** Words spelled with a vowel that start with a consonant sound (`a user`, `a one-off`). */
+const CONSONANT_SOUND = /^(uni|use|usi|usu|uti|ura|ure|uro|eu|ewe|one|once)/i;
+/** Words spelled with a consonant that start with a vowel sound (`an hour`). */
+const VOWEL_SOUND = /^(hour|honest|honou?r|heir)/i;
+
+/** The noun with its indefinite article: `an article`, `a user`, `an hour`. */
+export function aOrAn(noun: string): string {
+  const an = VOWEL_SOUND.test(noun) || (/^[aeiou]/i.test(noun) && !CONSONANT_SOUND.test(noun));
+  return `${an ? 'an' : 'a'} ${noun}`;
+}
+
+/** How a resource is named in prose: its verbose name and verbose plural name. */
+export interface ResourceNouns {
+  one: string;
+  many: string;
+}
+
+/**
+ * The MCP tool title of a generic operation, naming its resource: `List articles`, `Create an
+ * article`. The OpenAPI summary keeps the default behaviours' words; a tool list needs to tell the tools apart.
+ */
+export function operationTitle(kind: GenericOperation, { one, many }: ResourceNouns): string {
+  const a = aOrAn(one);
+  const titles: Record<GenericOperation, string> = {
+    list: `List ${many}`,
+    create: `Create ${a}`,
+    retrieve: `Retrieve ${a}`,
+    update: `Update ${a}`,
+    delete: `Delete ${a}`,
+    bulk_create: `Create several ${many}`,
+    bulk_update: `Update several ${many}`,
+    bulk_delete: `Delete several ${many}`,
+    restore: `Restore a soft-deleted ${one}`,
+    hard_delete: `Delete ${a} for good`,
+  };
+  return titles[kind];
+}

@@ -7,7 +7,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import { accepts, metadataOf, SchemaWriter, type SchemaObject } from './openapi-schema';
-import { openApiPath, type Route, type RouteDoc } from './routes';
+import { GenericMessageSchema, openApiPath, type Route, type RouteDoc } from './routes';
 import { z } from '../core/zod';
 import { cookieNames, CSRF_HEADER } from '../auth/cookies';
 
@@ -27,8 +27,7 @@ export interface ApiInfo {
   settings?: { SVC_AUTH_COOKIE_SECURE: boolean };
 }
 
-/** The default behaviours' GenericMessageSchema: an object with string values. */
-export const GenericMessageSchema = z.record(z.string(), z.string()).meta({ id: 'GenericMessageSchema' });
+export { GenericMessageSchema };
 
 const ValidationErrorSchema = z
   .object({

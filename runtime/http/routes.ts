@@ -17,7 +17,14 @@ import { replicasOf, type Replicas } from '../db/replicas';
 import { etagOfJson, noneMatchHits } from '../operations/conditional';
 import { IDEMPOTENT_REPLAYED_HEADER } from '../operations/idempotency';
 import { parseInput, runParsed, type Operation, type OperationInput, type PartSchema, type QueryValues } from '../operations/operation';
-import type { z } from '../core/zod';
+import { z } from '../core/zod';
+import { GENERIC_SUMMARIES, operationTitle, type GenericOperation, type ResourceNouns } from '../core/catalogue';
+
+/**
+ * The default behaviours' GenericMessageSchema: an object with string values, the documented body of
+ * an operation's 400, 403 and 404 unless its resource names an `error_schema`.
+ */
+export const GenericMessageSchema = z.record(z.string(), z.string()).meta({ id: 'GenericMessageSchema' });
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'options' | 'head';
 
@@ -250,13 +257,19 @@ function rawRequest(req: Request) {
  * schemas, whether a token is required, whether a rate limit applies) is derived from the route.
  */
 export interface OperationDoc {
+  /** One of the default behaviours' operations: its summary is theirs unless `summary` is given. */
+  kind?: GenericOperation;
   summary?: string;
   /** The MCP tool's title, when it should not be the summary (not in the OpenAPI document). */
   title?: string;
   description?: string;
   tags: string[];
-  responses: RouteResponse[];
+  /** The body of the success response; `responses` instead when there are several. */
+  response?: z.ZodType;
+  /** The success responses; by default the operation's status with `response`. */
+  responses?: RouteResponse[];
   errors?: RouteDoc['errors'];
+  /** Documented for 400, 403 and 404; by default `GenericMessageSchema`. */
   errorSchema?: z.ZodType;
   /** The documented path parameters when the operation does not validate them (it reads them as strings). */
   params?: z.ZodObject;
@@ -282,6 +295,46 @@ export interface OperationRoute<P extends ObjectSchema, Q extends ObjectSchema, 
   ifMatch?: 'optional' | 'required';
   operation: ExpressOperation<P, Q, B>;
   doc: OperationDoc;
+}
+
+/** What the routes of one resource share in their documentation. */
+export interface ResourceDoc extends ResourceNouns {
+  /** The OpenAPI tag of every route of the resource. */
+  tag: string;
+  /** The viewset's `error_schema`, when it names one. */
+  errorSchema?: z.ZodType;
+}
+
+/** A route of a resource: its documentation's tags and error schema default to the resource's. */
+export type ResourceOperationRoute<P extends ObjectSchema, Q extends ObjectSchema, B extends PartSchema> = Omit<
+  OperationRoute<P, Q, B>,
+  'doc'
+> & { doc?: Partial<OperationDoc> };
+
+/**
+ * The route builder of one resource's routes: `operationRoute` with the resource's tag and error
+ * schema, and the MCP titles of its generic operations naming it (`Create an article`).
+ */
+export function resourceRoute(service: ServiceContext, resource: ResourceDoc) {
+  return <P extends ObjectSchema = undefined, Q extends ObjectSchema = undefined, B extends PartSchema = undefined>(
+    route: ResourceOperationRoute<P, Q, B>,
+  ): Route => {
+    const doc = route.doc ?? {};
+    return operationRoute(service, {
+      ...route,
+      doc: {
+        ...doc,
+        title: doc.title ?? (doc.kind ? operationTitle(doc.kind, resource) : undefined),
+        tags: doc.tags ?? [resource.tag],
+        errorSchema: doc.errorSchema ?? resource.errorSchema,
+      },
+    });
+  };
+}
+
+/** The description of a success status in the OpenAPI document. */
+function statusText(status: number): string {
+  return status === 201 ? 'Created' : status === 204 ? 'No Content' : 'OK';
 }
 
 /** The schema of path parameters or a query string: an object, or none. */
@@ -315,7 +368,12 @@ export function operationRoute<P extends ObjectSchema = undefined, Q extends Obj
       expressHandler(service, operation),
     ],
     doc: {
-      ...doc,
+      summary: doc.summary ?? (doc.kind ? GENERIC_SUMMARIES[doc.kind] : undefined),
+      title: doc.title,
+      tags: doc.tags,
+      responses: doc.responses ?? [{ status: operation.status, description: statusText(operation.status), schema: doc.response }],
+      errors: doc.errors,
+      errorSchema: doc.errorSchema ?? GenericMessageSchema,
       operationId: operation.operationId,
       description: roles ? describeRoles(doc.description, roles) : doc.description,
       params: doc.params ?? operation.params,

@@ -10,7 +10,6 @@ import {
   expandParam,
   expandShape,
   fieldsParam,
-  GenericMessageSchema,
   intInput,
   JWTAuth,
   keyFromPath,
@@ -20,13 +19,13 @@ import {
   m2mBodySchema,
   M2MSchemaOut,
   manageRelation,
-  operationRoute,
   orderingParam,
   type OrderTerm,
   PageNumberPagination,
   paginate,
   querySource,
   relatedRows,
+  resourceRoute,
   type Route,
   rowLookup,
   searchParam,
@@ -54,6 +53,7 @@ import {
 /** The article routes, built once when the service starts. */
 export function articlesRoutes(service: ServiceContext): Route[] {
   const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
+  const route = resourceRoute(service, { tag: 'Articles', one: 'article', many: 'articles' });
   const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema
     .extend(filtering.FILTER_QUERY.shape)
@@ -114,7 +114,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
   });
 
   return [
-    operationRoute(service, {
+    route({
       method: 'post',
       path: `/articles${slash}`,
       auth: [JWTAuth, CookieAuth],
@@ -135,15 +135,9 @@ export function articlesRoutes(service: ServiceContext): Route[] {
           return created;
         },
       },
-      doc: {
-        summary: 'Create a new object.',
-        title: 'Create an article',
-        tags: ['Articles'],
-        responses: [{ status: 201, description: 'Created', schema: ArticleOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'create', response: ArticleOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: `/articles${slash}`,
       auth: null,
@@ -168,15 +162,9 @@ export function articlesRoutes(service: ServiceContext): Route[] {
           return paginate(paginator, source, params, ctx.req);
         },
       },
-      doc: {
-        summary: 'List all objects.',
-        title: 'List articles',
-        tags: ['Articles'],
-        responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(ArticleOutExpandable) }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'list', response: paginator.responseSchema(ArticleOutExpandable) },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: `/articles/:pk${slash}`,
       auth: null,
@@ -194,15 +182,9 @@ export function articlesRoutes(service: ServiceContext): Route[] {
           return item;
         },
       },
-      doc: {
-        summary: 'Retrieve a specific object by its primary key.',
-        title: 'Retrieve an article',
-        tags: ['Articles'],
-        responses: [{ status: 200, description: 'OK', schema: ArticleDetailExpandable }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'retrieve', response: ArticleDetailExpandable },
     }),
-    operationRoute(service, {
+    route({
       method: 'patch',
       path: '/articles/:pk/',
       auth: [JWTAuth, CookieAuth],
@@ -227,15 +209,9 @@ export function articlesRoutes(service: ServiceContext): Route[] {
           return hooks.updateOwnArticle(withArgs(ctx, { pk, data, instance, proceed }));
         },
       },
-      doc: {
-        summary: 'Update an object by its primary key.',
-        title: 'Update an article',
-        tags: ['Articles'],
-        responses: [{ status: 200, description: 'OK', schema: ArticleOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'update', response: ArticleOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'delete',
       path: '/articles/:pk/',
       auth: [JWTAuth, CookieAuth],
@@ -254,17 +230,14 @@ export function articlesRoutes(service: ServiceContext): Route[] {
         },
       },
       doc: {
-        summary: 'Delete an object by its primary key.',
-        title: 'Delete an article',
-        tags: ['Articles'],
+        kind: 'delete',
         responses: [
           { status: 200, description: 'OK (the override answers with a body)' },
           { status: 204, description: 'No Content' },
         ],
-        errorSchema: GenericMessageSchema,
       },
     }),
-    operationRoute(service, {
+    route({
       method: 'post',
       path: '/articles/:pk/publish/',
       auth: [JWTAuth, CookieAuth],
@@ -281,16 +254,14 @@ export function articlesRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Publish a draft (staff only).',
-        tags: ['Articles'],
         errors: {
           '403': { error: 'forbidden', details: 'Only staff can publish' },
           '409': { is_published: 'Article is already published' },
         },
-        responses: [{ status: 200, description: 'OK', schema: PublishResponse }],
-        errorSchema: GenericMessageSchema,
+        response: PublishResponse,
       },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: '/articles/feed/',
       auth: null,
@@ -313,12 +284,10 @@ export function articlesRoutes(service: ServiceContext): Route[] {
       },
       doc: {
         summary: 'Articles newest first, paged by cursor: stable while articles are published.',
-        tags: ['Articles'],
-        responses: [{ status: 200, description: 'OK', schema: feedArticlesPaginator.responseSchema(ArticleOut) }],
-        errorSchema: GenericMessageSchema,
+        response: feedArticlesPaginator.responseSchema(ArticleOut),
       },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: '/articles/:pk/tags/',
       auth: null,
@@ -340,14 +309,9 @@ export function articlesRoutes(service: ServiceContext): Route[] {
           return paginate(paginator, source, params, ctx.req);
         },
       },
-      doc: {
-        summary: 'List the tags of an article.',
-        tags: ['Articles'],
-        responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(TagOut) }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { summary: 'List the tags of an article.', response: paginator.responseSchema(TagOut) },
     }),
-    operationRoute(service, {
+    route({
       method: 'post',
       path: '/articles/:pk/tags/',
       auth: [JWTAuth],
@@ -364,12 +328,7 @@ export function articlesRoutes(service: ServiceContext): Route[] {
           return manageRelation(ctx.db, q.TAGS_RELATION, owner[q.PK], body);
         },
       },
-      doc: {
-        summary: 'Add or remove tags of an article.',
-        tags: ['Articles'],
-        responses: [{ status: 200, description: 'OK', schema: M2MSchemaOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { summary: 'Add or remove tags of an article.', response: M2MSchemaOut },
     }),
   ];
 }

@@ -3,13 +3,12 @@
 import {
   AdminAuth,
   deleteRow,
-  GenericMessageSchema,
   keyFromPath,
   keyFromResult,
-  operationRoute,
   PageNumberPagination,
   paginate,
   querySource,
+  resourceRoute,
   type Route,
   rowLookup,
   type ServiceContext,
@@ -20,6 +19,7 @@ import { TagIn, TagOut, TagParams, TagUpdate } from './schemas';
 /** The tag routes, built once when the service starts. */
 export function tagsRoutes(service: ServiceContext): Route[] {
   const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
+  const route = resourceRoute(service, { tag: 'Tags', one: 'tag', many: 'tags' });
   const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema;
 
@@ -35,7 +35,7 @@ export function tagsRoutes(service: ServiceContext): Route[] {
   });
 
   return [
-    operationRoute(service, {
+    route({
       method: 'post',
       path: `/tags${slash}`,
       auth: [AdminAuth],
@@ -52,15 +52,9 @@ export function tagsRoutes(service: ServiceContext): Route[] {
           return created;
         },
       },
-      doc: {
-        summary: 'Create a new object.',
-        title: 'Create a tag',
-        tags: ['Tags'],
-        responses: [{ status: 201, description: 'Created', schema: TagOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'create', response: TagOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: `/tags${slash}`,
       auth: null,
@@ -80,15 +74,9 @@ export function tagsRoutes(service: ServiceContext): Route[] {
           return paginate(paginator, source, params, ctx.req);
         },
       },
-      doc: {
-        summary: 'List all objects.',
-        title: 'List tags',
-        tags: ['Tags'],
-        responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(TagOut) }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'list', response: paginator.responseSchema(TagOut) },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: `/tags/:pk${slash}`,
       auth: null,
@@ -102,15 +90,9 @@ export function tagsRoutes(service: ServiceContext): Route[] {
           return item;
         },
       },
-      doc: {
-        summary: 'Retrieve a specific object by its primary key.',
-        title: 'Retrieve a tag',
-        tags: ['Tags'],
-        responses: [{ status: 200, description: 'OK', schema: TagOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'retrieve', response: TagOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'patch',
       path: '/tags/:pk/',
       auth: [AdminAuth],
@@ -131,15 +113,9 @@ export function tagsRoutes(service: ServiceContext): Route[] {
           return updated;
         },
       },
-      doc: {
-        summary: 'Update an object by its primary key.',
-        title: 'Update a tag',
-        tags: ['Tags'],
-        responses: [{ status: 200, description: 'OK', schema: TagOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'update', response: TagOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'delete',
       path: '/tags/:pk/',
       auth: [AdminAuth],
@@ -154,13 +130,7 @@ export function tagsRoutes(service: ServiceContext): Route[] {
           await deleteRow(ctx, q.TABLE, q.PK, instance.id);
         },
       },
-      doc: {
-        summary: 'Delete an object by its primary key.',
-        title: 'Delete a tag',
-        tags: ['Tags'],
-        responses: [{ status: 204, description: 'No Content' }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'delete' },
     }),
   ];
 }

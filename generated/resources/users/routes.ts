@@ -3,14 +3,13 @@
 import {
   AdminAuth,
   deleteRow,
-  GenericMessageSchema,
   JWTAuth,
   keyFromPath,
   keyFromResult,
-  operationRoute,
   PageNumberPagination,
   paginate,
   querySource,
+  resourceRoute,
   type Route,
   rowLookup,
   type ServiceContext,
@@ -23,6 +22,7 @@ import { UserIn, UserOut, UserParams, UserUpdate } from './schemas';
 /** The user routes, built once when the service starts. */
 export function usersRoutes(service: ServiceContext): Route[] {
   const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
+  const route = resourceRoute(service, { tag: 'Users', one: 'user', many: 'users' });
   const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema;
 
@@ -38,7 +38,7 @@ export function usersRoutes(service: ServiceContext): Route[] {
   });
 
   return [
-    operationRoute(service, {
+    route({
       method: 'post',
       path: `/users${slash}`,
       auth: [AdminAuth],
@@ -58,15 +58,9 @@ export function usersRoutes(service: ServiceContext): Route[] {
           return hooks.createUser(withArgs(ctx, { data, proceed }));
         },
       },
-      doc: {
-        summary: 'Create a new object.',
-        title: 'Create a user',
-        tags: ['Users'],
-        responses: [{ status: 201, description: 'Created', schema: UserOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'create', response: UserOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: `/users${slash}`,
       auth: [JWTAuth],
@@ -86,15 +80,9 @@ export function usersRoutes(service: ServiceContext): Route[] {
           return paginate(paginator, source, params, ctx.req);
         },
       },
-      doc: {
-        summary: 'List all objects.',
-        title: 'List users',
-        tags: ['Users'],
-        responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(UserOut) }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'list', response: paginator.responseSchema(UserOut) },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: `/users/:pk${slash}`,
       auth: [JWTAuth],
@@ -108,15 +96,9 @@ export function usersRoutes(service: ServiceContext): Route[] {
           return item;
         },
       },
-      doc: {
-        summary: 'Retrieve a specific object by its primary key.',
-        title: 'Retrieve a user',
-        tags: ['Users'],
-        responses: [{ status: 200, description: 'OK', schema: UserOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'retrieve', response: UserOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'patch',
       path: '/users/:pk/',
       auth: [AdminAuth],
@@ -137,15 +119,9 @@ export function usersRoutes(service: ServiceContext): Route[] {
           return updated;
         },
       },
-      doc: {
-        summary: 'Update an object by its primary key.',
-        title: 'Update a user',
-        tags: ['Users'],
-        responses: [{ status: 200, description: 'OK', schema: UserOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'update', response: UserOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'delete',
       path: '/users/:pk/',
       auth: [AdminAuth],
@@ -160,13 +136,7 @@ export function usersRoutes(service: ServiceContext): Route[] {
           await deleteRow(ctx, q.TABLE, q.PK, instance.id);
         },
       },
-      doc: {
-        summary: 'Delete an object by its primary key.',
-        title: 'Delete a user',
-        tags: ['Users'],
-        responses: [{ status: 204, description: 'No Content' }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'delete' },
     }),
   ];
 }

@@ -3,13 +3,12 @@
 import {
   AdminAuth,
   deleteRow,
-  GenericMessageSchema,
   keyFromPath,
   keyFromResult,
-  operationRoute,
   PageNumberPagination,
   paginate,
   querySource,
+  resourceRoute,
   type Route,
   rowLookup,
   type ServiceContext,
@@ -20,6 +19,7 @@ import { MemberIn, MemberOut, MemberParams, MemberUpdate } from './schemas';
 /** The member routes, built once when the service starts. */
 export function membersRoutes(service: ServiceContext): Route[] {
   const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
+  const route = resourceRoute(service, { tag: 'Members', one: 'member', many: 'members' });
   const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema;
 
@@ -35,7 +35,7 @@ export function membersRoutes(service: ServiceContext): Route[] {
   });
 
   return [
-    operationRoute(service, {
+    route({
       method: 'post',
       path: `/members${slash}`,
       auth: [AdminAuth],
@@ -52,15 +52,9 @@ export function membersRoutes(service: ServiceContext): Route[] {
           return created;
         },
       },
-      doc: {
-        summary: 'Create a new object.',
-        title: 'Create a member',
-        tags: ['Members'],
-        responses: [{ status: 201, description: 'Created', schema: MemberOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'create', response: MemberOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: `/members${slash}`,
       auth: [AdminAuth],
@@ -80,15 +74,9 @@ export function membersRoutes(service: ServiceContext): Route[] {
           return paginate(paginator, source, params, ctx.req);
         },
       },
-      doc: {
-        summary: 'List all objects.',
-        title: 'List members',
-        tags: ['Members'],
-        responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(MemberOut) }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'list', response: paginator.responseSchema(MemberOut) },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: `/members/:pk${slash}`,
       auth: [AdminAuth],
@@ -102,15 +90,9 @@ export function membersRoutes(service: ServiceContext): Route[] {
           return item;
         },
       },
-      doc: {
-        summary: 'Retrieve a specific object by its primary key.',
-        title: 'Retrieve a member',
-        tags: ['Members'],
-        responses: [{ status: 200, description: 'OK', schema: MemberOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'retrieve', response: MemberOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'patch',
       path: '/members/:pk/',
       auth: [AdminAuth],
@@ -131,15 +113,9 @@ export function membersRoutes(service: ServiceContext): Route[] {
           return updated;
         },
       },
-      doc: {
-        summary: 'Update an object by its primary key.',
-        title: 'Update a member',
-        tags: ['Members'],
-        responses: [{ status: 200, description: 'OK', schema: MemberOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'update', response: MemberOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'delete',
       path: '/members/:pk/',
       auth: [AdminAuth],
@@ -154,13 +130,7 @@ export function membersRoutes(service: ServiceContext): Route[] {
           await deleteRow(ctx, q.TABLE, q.PK, instance.id);
         },
       },
-      doc: {
-        summary: 'Delete an object by its primary key.',
-        title: 'Delete a member',
-        tags: ['Members'],
-        responses: [{ status: 204, description: 'No Content' }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'delete' },
     }),
   ];
 }

@@ -2,14 +2,13 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import {
   deleteRow,
-  GenericMessageSchema,
   JWTAuth,
   keyFromPath,
   keyFromResult,
-  operationRoute,
   PageNumberPagination,
   paginate,
   querySource,
+  resourceRoute,
   type Route,
   rowLookup,
   type ServiceContext,
@@ -20,6 +19,7 @@ import { ProjectIn, ProjectOut, ProjectParams, ProjectUpdate } from './schemas';
 /** The project routes, built once when the service starts. */
 export function projectsRoutes(service: ServiceContext): Route[] {
   const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
+  const route = resourceRoute(service, { tag: 'Projects', one: 'project', many: 'projects' });
   const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema;
 
@@ -35,7 +35,7 @@ export function projectsRoutes(service: ServiceContext): Route[] {
   });
 
   return [
-    operationRoute(service, {
+    route({
       method: 'post',
       path: `/projects${slash}`,
       auth: [JWTAuth],
@@ -52,15 +52,9 @@ export function projectsRoutes(service: ServiceContext): Route[] {
           return created;
         },
       },
-      doc: {
-        summary: 'Create a new object.',
-        title: 'Create a project',
-        tags: ['Projects'],
-        responses: [{ status: 201, description: 'Created', schema: ProjectOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'create', response: ProjectOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: `/projects${slash}`,
       auth: [JWTAuth],
@@ -80,15 +74,9 @@ export function projectsRoutes(service: ServiceContext): Route[] {
           return paginate(paginator, source, params, ctx.req);
         },
       },
-      doc: {
-        summary: 'List all objects.',
-        title: 'List projects',
-        tags: ['Projects'],
-        responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(ProjectOut) }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'list', response: paginator.responseSchema(ProjectOut) },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: `/projects/:pk${slash}`,
       auth: [JWTAuth],
@@ -102,15 +90,9 @@ export function projectsRoutes(service: ServiceContext): Route[] {
           return item;
         },
       },
-      doc: {
-        summary: 'Retrieve a specific object by its primary key.',
-        title: 'Retrieve a project',
-        tags: ['Projects'],
-        responses: [{ status: 200, description: 'OK', schema: ProjectOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'retrieve', response: ProjectOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'patch',
       path: '/projects/:pk/',
       auth: [JWTAuth],
@@ -132,15 +114,9 @@ export function projectsRoutes(service: ServiceContext): Route[] {
           return updated;
         },
       },
-      doc: {
-        summary: 'Update an object by its primary key.',
-        title: 'Update a project',
-        tags: ['Projects'],
-        responses: [{ status: 200, description: 'OK', schema: ProjectOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'update', response: ProjectOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'delete',
       path: '/projects/:pk/',
       auth: [JWTAuth],
@@ -155,13 +131,7 @@ export function projectsRoutes(service: ServiceContext): Route[] {
           await deleteRow(ctx, q.TABLE, q.PK, instance.id);
         },
       },
-      doc: {
-        summary: 'Delete an object by its primary key.',
-        title: 'Delete a project',
-        tags: ['Projects'],
-        responses: [{ status: 204, description: 'No Content' }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'delete' },
     }),
   ];
 }

@@ -2,14 +2,13 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import {
   deleteRow,
-  GenericMessageSchema,
   JWTAuth,
   keyFromPath,
   keyFromResult,
-  operationRoute,
   PageNumberPagination,
   paginate,
   querySource,
+  resourceRoute,
   type Route,
   rowLookup,
   type ServiceContext,
@@ -20,6 +19,7 @@ import { TaskIn, TaskOut, TaskParams, TaskUpdate } from './schemas';
 /** The task routes, built once when the service starts. */
 export function tasksRoutes(service: ServiceContext): Route[] {
   const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
+  const route = resourceRoute(service, { tag: 'Tasks', one: 'task', many: 'tasks' });
   const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema;
 
@@ -35,7 +35,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
   });
 
   return [
-    operationRoute(service, {
+    route({
       method: 'post',
       path: `/tasks${slash}`,
       auth: [JWTAuth],
@@ -52,15 +52,9 @@ export function tasksRoutes(service: ServiceContext): Route[] {
           return created;
         },
       },
-      doc: {
-        summary: 'Create a new object.',
-        title: 'Create a task',
-        tags: ['Tasks'],
-        responses: [{ status: 201, description: 'Created', schema: TaskOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'create', response: TaskOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: `/tasks${slash}`,
       auth: null,
@@ -80,15 +74,9 @@ export function tasksRoutes(service: ServiceContext): Route[] {
           return paginate(paginator, source, params, ctx.req);
         },
       },
-      doc: {
-        summary: 'List all objects.',
-        title: 'List tasks',
-        tags: ['Tasks'],
-        responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(TaskOut) }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'list', response: paginator.responseSchema(TaskOut) },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: `/tasks/:pk${slash}`,
       auth: null,
@@ -102,15 +90,9 @@ export function tasksRoutes(service: ServiceContext): Route[] {
           return item;
         },
       },
-      doc: {
-        summary: 'Retrieve a specific object by its primary key.',
-        title: 'Retrieve a task',
-        tags: ['Tasks'],
-        responses: [{ status: 200, description: 'OK', schema: TaskOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'retrieve', response: TaskOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'patch',
       path: '/tasks/:pk/',
       auth: [JWTAuth],
@@ -132,15 +114,9 @@ export function tasksRoutes(service: ServiceContext): Route[] {
           return updated;
         },
       },
-      doc: {
-        summary: 'Update an object by its primary key.',
-        title: 'Update a task',
-        tags: ['Tasks'],
-        responses: [{ status: 200, description: 'OK', schema: TaskOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'update', response: TaskOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'delete',
       path: '/tasks/:pk/',
       auth: [JWTAuth],
@@ -156,13 +132,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
           await deleteRow(ctx, q.TABLE, q.PK, instance.id);
         },
       },
-      doc: {
-        summary: 'Delete an object by its primary key.',
-        title: 'Delete a task',
-        tags: ['Tasks'],
-        responses: [{ status: 204, description: 'No Content' }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'delete' },
     }),
   ];
 }

@@ -2,13 +2,12 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import {
   deleteRow,
-  GenericMessageSchema,
   keyFromPath,
   keyFromResult,
-  operationRoute,
   PageNumberPagination,
   paginate,
   querySource,
+  resourceRoute,
   type Route,
   rowLookup,
   type ServiceContext,
@@ -31,6 +30,7 @@ import {
 /** The task routes, built once when the service starts. */
 export function tasksRoutes(service: ServiceContext): Route[] {
   const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
+  const route = resourceRoute(service, { tag: 'Tasks', one: 'task', many: 'tasks' });
   const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema;
 
@@ -46,7 +46,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
   });
 
   return [
-    operationRoute(service, {
+    route({
       method: 'post',
       path: `/tasks${slash}`,
       auth: null,
@@ -63,15 +63,9 @@ export function tasksRoutes(service: ServiceContext): Route[] {
           return created;
         },
       },
-      doc: {
-        summary: 'Create a new object.',
-        title: 'Create a task',
-        tags: ['Tasks'],
-        responses: [{ status: 201, description: 'Created', schema: TaskOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'create', response: TaskOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: `/tasks${slash}`,
       auth: null,
@@ -91,15 +85,9 @@ export function tasksRoutes(service: ServiceContext): Route[] {
           return paginate(paginator, source, params, ctx.req);
         },
       },
-      doc: {
-        summary: 'List all objects.',
-        title: 'List tasks',
-        tags: ['Tasks'],
-        responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(TaskOut) }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'list', response: paginator.responseSchema(TaskOut) },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: `/tasks/:pk${slash}`,
       auth: null,
@@ -113,15 +101,9 @@ export function tasksRoutes(service: ServiceContext): Route[] {
           return item;
         },
       },
-      doc: {
-        summary: 'Retrieve a specific object by its primary key.',
-        title: 'Retrieve a task',
-        tags: ['Tasks'],
-        responses: [{ status: 200, description: 'OK', schema: TaskOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'retrieve', response: TaskOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'patch',
       path: '/tasks/:pk/',
       auth: null,
@@ -142,15 +124,9 @@ export function tasksRoutes(service: ServiceContext): Route[] {
           return updated;
         },
       },
-      doc: {
-        summary: 'Update an object by its primary key.',
-        title: 'Update a task',
-        tags: ['Tasks'],
-        responses: [{ status: 200, description: 'OK', schema: TaskOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'update', response: TaskOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'delete',
       path: '/tasks/:pk/',
       auth: null,
@@ -165,15 +141,9 @@ export function tasksRoutes(service: ServiceContext): Route[] {
           await deleteRow(ctx, q.TABLE, q.PK, instance.id);
         },
       },
-      doc: {
-        summary: 'Delete an object by its primary key.',
-        title: 'Delete a task',
-        tags: ['Tasks'],
-        responses: [{ status: 204, description: 'No Content' }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'delete' },
     }),
-    operationRoute(service, {
+    route({
       method: 'post',
       path: '/tasks/:pk/complete/',
       auth: null,
@@ -188,14 +158,9 @@ export function tasksRoutes(service: ServiceContext): Route[] {
           return hooks.completeTask(withArgs(ctx, { instance }));
         },
       },
-      doc: {
-        summary: 'Mark the task done.',
-        tags: ['Tasks'],
-        responses: [{ status: 200, description: 'OK', schema: CompleteTaskResponse }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { summary: 'Mark the task done.', response: CompleteTaskResponse },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: '/tasks/:pk/priority/',
       auth: null,
@@ -209,14 +174,9 @@ export function tasksRoutes(service: ServiceContext): Route[] {
           return hooks.taskPriority(withArgs(ctx, { instance }));
         },
       },
-      doc: {
-        summary: 'Run the priority action on a task.',
-        tags: ['Tasks'],
-        responses: [{ status: 200, description: 'OK', schema: PriorityAnswer }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { summary: 'Run the priority action on a task.', response: PriorityAnswer },
     }),
-    operationRoute(service, {
+    route({
       method: 'put',
       path: '/tasks/:pk/priority/',
       auth: null,
@@ -231,14 +191,9 @@ export function tasksRoutes(service: ServiceContext): Route[] {
           return hooks.taskPriority(withArgs(ctx, { instance }));
         },
       },
-      doc: {
-        summary: 'Run the priority action on a task.',
-        tags: ['Tasks'],
-        responses: [{ status: 200, description: 'OK', schema: PriorityAnswer }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { summary: 'Run the priority action on a task.', response: PriorityAnswer },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: '/tasks/stats/',
       auth: null,
@@ -249,14 +204,9 @@ export function tasksRoutes(service: ServiceContext): Route[] {
           return hooks.taskStats(withArgs(ctx, { params, query }));
         },
       },
-      doc: {
-        summary: 'How many tasks are done and open.',
-        tags: ['Tasks'],
-        responses: [{ status: 200, description: 'OK', schema: TaskStats }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { summary: 'How many tasks are done and open.', tags: ['Tasks'], response: TaskStats },
     }),
-    operationRoute(service, {
+    route({
       method: 'post',
       path: '/tasks/bulk/',
       auth: null,
@@ -269,12 +219,7 @@ export function tasksRoutes(service: ServiceContext): Route[] {
           return hooks.createTasks(withArgs(ctx, { body, params, query }));
         },
       },
-      doc: {
-        summary: 'Create several tasks at once.',
-        tags: ['Tasks'],
-        responses: [{ status: 201, description: 'Created', schema: CreateTasksResponse }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { summary: 'Create several tasks at once.', tags: ['Tasks'], response: CreateTasksResponse },
     }),
   ];
 }

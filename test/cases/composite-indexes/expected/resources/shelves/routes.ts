@@ -2,13 +2,12 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import {
   deleteRow,
-  GenericMessageSchema,
   keyFromPath,
   keyFromResult,
-  operationRoute,
   PageNumberPagination,
   paginate,
   querySource,
+  resourceRoute,
   type Route,
   rowLookup,
   type ServiceContext,
@@ -19,6 +18,7 @@ import { ShelfIn, ShelfOut, ShelfParams, ShelfUpdate } from './schemas';
 /** The shelf routes, built once when the service starts. */
 export function shelvesRoutes(service: ServiceContext): Route[] {
   const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
+  const route = resourceRoute(service, { tag: 'Shelves', one: 'shelf', many: 'shelves' });
   const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema;
 
@@ -34,7 +34,7 @@ export function shelvesRoutes(service: ServiceContext): Route[] {
   });
 
   return [
-    operationRoute(service, {
+    route({
       method: 'post',
       path: `/shelves${slash}`,
       auth: null,
@@ -51,15 +51,9 @@ export function shelvesRoutes(service: ServiceContext): Route[] {
           return created;
         },
       },
-      doc: {
-        summary: 'Create a new object.',
-        title: 'Create a shelf',
-        tags: ['Shelves'],
-        responses: [{ status: 201, description: 'Created', schema: ShelfOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'create', response: ShelfOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: `/shelves${slash}`,
       auth: null,
@@ -79,15 +73,9 @@ export function shelvesRoutes(service: ServiceContext): Route[] {
           return paginate(paginator, source, params, ctx.req);
         },
       },
-      doc: {
-        summary: 'List all objects.',
-        title: 'List shelves',
-        tags: ['Shelves'],
-        responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(ShelfOut) }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'list', response: paginator.responseSchema(ShelfOut) },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: `/shelves/:pk${slash}`,
       auth: null,
@@ -101,15 +89,9 @@ export function shelvesRoutes(service: ServiceContext): Route[] {
           return item;
         },
       },
-      doc: {
-        summary: 'Retrieve a specific object by its primary key.',
-        title: 'Retrieve a shelf',
-        tags: ['Shelves'],
-        responses: [{ status: 200, description: 'OK', schema: ShelfOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'retrieve', response: ShelfOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'patch',
       path: '/shelves/:pk/',
       auth: null,
@@ -130,15 +112,9 @@ export function shelvesRoutes(service: ServiceContext): Route[] {
           return updated;
         },
       },
-      doc: {
-        summary: 'Update an object by its primary key.',
-        title: 'Update a shelf',
-        tags: ['Shelves'],
-        responses: [{ status: 200, description: 'OK', schema: ShelfOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'update', response: ShelfOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'delete',
       path: '/shelves/:pk/',
       auth: null,
@@ -153,13 +129,7 @@ export function shelvesRoutes(service: ServiceContext): Route[] {
           await deleteRow(ctx, q.TABLE, q.PK, instance.id);
         },
       },
-      doc: {
-        summary: 'Delete an object by its primary key.',
-        title: 'Delete a shelf',
-        tags: ['Shelves'],
-        responses: [{ status: 204, description: 'No Content' }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'delete' },
     }),
   ];
 }

@@ -4,16 +4,15 @@ import {
   applySearch,
   deleteRow,
   fieldsParam,
-  GenericMessageSchema,
   keyFromPath,
   keyFromResult,
   type Lookup,
-  operationRoute,
   orderingParam,
   type OrderTerm,
   PageNumberPagination,
   paginate,
   querySource,
+  resourceRoute,
   type Route,
   rowLookup,
   searchParam,
@@ -28,6 +27,7 @@ import { EventIn, EventOut, EventParams, EventUpdate } from './schemas';
 /** The event routes, built once when the service starts. */
 export function eventsRoutes(service: ServiceContext): Route[] {
   const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
+  const route = resourceRoute(service, { tag: 'Events', one: 'event', many: 'events' });
   const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema
     .extend(filtering.FILTER_QUERY.shape)
@@ -66,7 +66,7 @@ export function eventsRoutes(service: ServiceContext): Route[] {
   });
 
   return [
-    operationRoute(service, {
+    route({
       method: 'post',
       path: `/events${slash}`,
       auth: null,
@@ -83,15 +83,9 @@ export function eventsRoutes(service: ServiceContext): Route[] {
           return created;
         },
       },
-      doc: {
-        summary: 'Create a new object.',
-        title: 'Create an event',
-        tags: ['Events'],
-        responses: [{ status: 201, description: 'Created', schema: EventOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'create', response: EventOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: `/events${slash}`,
       auth: null,
@@ -113,15 +107,9 @@ export function eventsRoutes(service: ServiceContext): Route[] {
           return paginate(paginator, source, params, ctx.req);
         },
       },
-      doc: {
-        summary: 'List all objects.',
-        title: 'List events',
-        tags: ['Events'],
-        responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(EventOut) }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'list', response: paginator.responseSchema(EventOut) },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: `/events/:pk${slash}`,
       auth: null,
@@ -138,15 +126,9 @@ export function eventsRoutes(service: ServiceContext): Route[] {
           return item;
         },
       },
-      doc: {
-        summary: 'Retrieve a specific object by its primary key.',
-        title: 'Retrieve an event',
-        tags: ['Events'],
-        responses: [{ status: 200, description: 'OK', schema: EventOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'retrieve', response: EventOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'patch',
       path: '/events/:pk/',
       auth: null,
@@ -168,15 +150,9 @@ export function eventsRoutes(service: ServiceContext): Route[] {
           return updated;
         },
       },
-      doc: {
-        summary: 'Update an object by its primary key.',
-        title: 'Update an event',
-        tags: ['Events'],
-        responses: [{ status: 200, description: 'OK', schema: EventOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'update', response: EventOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'delete',
       path: '/events/:pk/',
       auth: null,
@@ -191,13 +167,7 @@ export function eventsRoutes(service: ServiceContext): Route[] {
           await deleteRow(ctx, q.TABLE, q.PK, instance.id);
         },
       },
-      doc: {
-        summary: 'Delete an object by its primary key.',
-        title: 'Delete an event',
-        tags: ['Events'],
-        responses: [{ status: 204, description: 'No Content' }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'delete' },
     }),
   ];
 }

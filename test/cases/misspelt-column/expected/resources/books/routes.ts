@@ -2,13 +2,12 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import {
   deleteRow,
-  GenericMessageSchema,
   keyFromPath,
   keyFromResult,
-  operationRoute,
   PageNumberPagination,
   paginate,
   querySource,
+  resourceRoute,
   type Route,
   rowLookup,
   type ServiceContext,
@@ -19,6 +18,7 @@ import { BookDetail, BookIn, BookOut, BookParams, BookUpdate } from './schemas';
 /** The book routes, built once when the service starts. */
 export function booksRoutes(service: ServiceContext): Route[] {
   const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
+  const route = resourceRoute(service, { tag: 'Books', one: 'book', many: 'books' });
   const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema;
 
@@ -34,7 +34,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
   });
 
   return [
-    operationRoute(service, {
+    route({
       method: 'post',
       path: `/books${slash}`,
       auth: null,
@@ -54,15 +54,9 @@ export function booksRoutes(service: ServiceContext): Route[] {
           return created;
         },
       },
-      doc: {
-        summary: 'Create a new object.',
-        title: 'Create a book',
-        tags: ['Books'],
-        responses: [{ status: 201, description: 'Created', schema: BookOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'create', response: BookOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: `/books${slash}`,
       auth: null,
@@ -82,15 +76,9 @@ export function booksRoutes(service: ServiceContext): Route[] {
           return paginate(paginator, source, params, ctx.req);
         },
       },
-      doc: {
-        summary: 'List all objects.',
-        title: 'List books',
-        tags: ['Books'],
-        responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(BookOut) }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'list', response: paginator.responseSchema(BookOut) },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: `/books/:pk${slash}`,
       auth: null,
@@ -104,15 +92,9 @@ export function booksRoutes(service: ServiceContext): Route[] {
           return item;
         },
       },
-      doc: {
-        summary: 'Retrieve a specific object by its primary key.',
-        title: 'Retrieve a book',
-        tags: ['Books'],
-        responses: [{ status: 200, description: 'OK', schema: BookDetail }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'retrieve', response: BookDetail },
     }),
-    operationRoute(service, {
+    route({
       method: 'patch',
       path: '/books/:pk/',
       auth: null,
@@ -134,15 +116,9 @@ export function booksRoutes(service: ServiceContext): Route[] {
           return updated;
         },
       },
-      doc: {
-        summary: 'Update an object by its primary key.',
-        title: 'Update a book',
-        tags: ['Books'],
-        responses: [{ status: 200, description: 'OK', schema: BookOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'update', response: BookOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'delete',
       path: '/books/:pk/',
       auth: null,
@@ -157,13 +133,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
           await deleteRow(ctx, q.TABLE, q.PK, instance.id);
         },
       },
-      doc: {
-        summary: 'Delete an object by its primary key.',
-        title: 'Delete a book',
-        tags: ['Books'],
-        responses: [{ status: 204, description: 'No Content' }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'delete' },
     }),
   ];
 }

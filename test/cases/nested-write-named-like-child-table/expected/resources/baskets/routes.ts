@@ -2,12 +2,11 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import {
   deleteRow,
-  GenericMessageSchema,
   keyFromPath,
   keyFromResult,
   listAll,
-  operationRoute,
   querySource,
+  resourceRoute,
   type Route,
   rowLookup,
   type ServiceContext,
@@ -22,6 +21,7 @@ import { BasketCreateResult, BasketIn, BasketOut, BasketParams, BasketUpdate, Ba
 export function basketsRoutes(service: ServiceContext): Route[] {
   const itemsWriter = itemsWrites(service);
   const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
+  const route = resourceRoute(service, { tag: 'Baskets', one: 'basket', many: 'baskets' });
   const ListQuery = z.object({});
 
   // Reads (list, retrieve, relation listings) see the rows the caller may read; writes, actions and
@@ -36,7 +36,7 @@ export function basketsRoutes(service: ServiceContext): Route[] {
   });
 
   return [
-    operationRoute(service, {
+    route({
       method: 'post',
       path: `/baskets${slash}`,
       auth: null,
@@ -64,15 +64,9 @@ export function basketsRoutes(service: ServiceContext): Route[] {
           return created;
         },
       },
-      doc: {
-        summary: 'Create a new object.',
-        title: 'Create a basket',
-        tags: ['Baskets'],
-        responses: [{ status: 201, description: 'Created', schema: BasketCreateResult }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'create', response: BasketCreateResult },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: `/baskets${slash}`,
       auth: null,
@@ -92,15 +86,9 @@ export function basketsRoutes(service: ServiceContext): Route[] {
           return listAll(source);
         },
       },
-      doc: {
-        summary: 'List all objects.',
-        title: 'List baskets',
-        tags: ['Baskets'],
-        responses: [{ status: 200, description: 'OK', schema: z.array(BasketOut) }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'list', response: z.array(BasketOut) },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: `/baskets/:pk${slash}`,
       auth: null,
@@ -114,15 +102,9 @@ export function basketsRoutes(service: ServiceContext): Route[] {
           return item;
         },
       },
-      doc: {
-        summary: 'Retrieve a specific object by its primary key.',
-        title: 'Retrieve a basket',
-        tags: ['Baskets'],
-        responses: [{ status: 200, description: 'OK', schema: BasketOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'retrieve', response: BasketOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'patch',
       path: '/baskets/:pk/',
       auth: null,
@@ -156,15 +138,9 @@ export function basketsRoutes(service: ServiceContext): Route[] {
           return updated;
         },
       },
-      doc: {
-        summary: 'Update an object by its primary key.',
-        title: 'Update a basket',
-        tags: ['Baskets'],
-        responses: [{ status: 200, description: 'OK', schema: BasketUpdateResult }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'update', response: BasketUpdateResult },
     }),
-    operationRoute(service, {
+    route({
       method: 'delete',
       path: '/baskets/:pk/',
       auth: null,
@@ -179,13 +155,7 @@ export function basketsRoutes(service: ServiceContext): Route[] {
           await deleteRow(ctx, q.TABLE, q.PK, instance.id);
         },
       },
-      doc: {
-        summary: 'Delete an object by its primary key.',
-        title: 'Delete a basket',
-        tags: ['Baskets'],
-        responses: [{ status: 204, description: 'No Content' }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'delete' },
     }),
   ];
 }

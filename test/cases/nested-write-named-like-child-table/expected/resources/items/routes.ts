@@ -4,13 +4,12 @@ import {
   childKeys,
   type Db,
   deleteRow,
-  GenericMessageSchema,
   keyFromPath,
   keyFromResult,
   listAll,
-  operationRoute,
   querySource,
   type RequestContext,
+  resourceRoute,
   type Route,
   rowLookup,
   type ServiceContext,
@@ -22,6 +21,7 @@ import { ItemIn, ItemOut, ItemParams, ItemUpdate } from './schemas';
 /** The item routes, built once when the service starts. */
 export function itemsRoutes(service: ServiceContext): Route[] {
   const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
+  const route = resourceRoute(service, { tag: 'Items', one: 'item', many: 'items' });
   const ListQuery = z.object({});
 
   // Reads (list, retrieve, relation listings) see the rows the caller may read; writes, actions and
@@ -36,7 +36,7 @@ export function itemsRoutes(service: ServiceContext): Route[] {
   });
 
   return [
-    operationRoute(service, {
+    route({
       method: 'post',
       path: `/items${slash}`,
       auth: null,
@@ -53,15 +53,9 @@ export function itemsRoutes(service: ServiceContext): Route[] {
           return created;
         },
       },
-      doc: {
-        summary: 'Create a new object.',
-        title: 'Create an item',
-        tags: ['Items'],
-        responses: [{ status: 201, description: 'Created', schema: ItemOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'create', response: ItemOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: `/items${slash}`,
       auth: null,
@@ -81,15 +75,9 @@ export function itemsRoutes(service: ServiceContext): Route[] {
           return listAll(source);
         },
       },
-      doc: {
-        summary: 'List all objects.',
-        title: 'List items',
-        tags: ['Items'],
-        responses: [{ status: 200, description: 'OK', schema: z.array(ItemOut) }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'list', response: z.array(ItemOut) },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: `/items/:pk${slash}`,
       auth: null,
@@ -103,15 +91,9 @@ export function itemsRoutes(service: ServiceContext): Route[] {
           return item;
         },
       },
-      doc: {
-        summary: 'Retrieve a specific object by its primary key.',
-        title: 'Retrieve an item',
-        tags: ['Items'],
-        responses: [{ status: 200, description: 'OK', schema: ItemOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'retrieve', response: ItemOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'patch',
       path: '/items/:pk/',
       auth: null,
@@ -133,15 +115,9 @@ export function itemsRoutes(service: ServiceContext): Route[] {
           return updated;
         },
       },
-      doc: {
-        summary: 'Update an object by its primary key.',
-        title: 'Update an item',
-        tags: ['Items'],
-        responses: [{ status: 200, description: 'OK', schema: ItemOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'update', response: ItemOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'delete',
       path: '/items/:pk/',
       auth: null,
@@ -156,13 +132,7 @@ export function itemsRoutes(service: ServiceContext): Route[] {
           await deleteRow(ctx, q.TABLE, q.PK, instance.id);
         },
       },
-      doc: {
-        summary: 'Delete an object by its primary key.',
-        title: 'Delete an item',
-        tags: ['Items'],
-        responses: [{ status: 204, description: 'No Content' }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'delete' },
     }),
   ];
 }

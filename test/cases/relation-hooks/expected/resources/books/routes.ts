@@ -4,18 +4,17 @@ import {
   deleteRow,
   foundRow,
   fromString,
-  GenericMessageSchema,
   intInput,
   keyFromPath,
   keyFromResult,
   m2mBodySchema,
   M2MSchemaOut,
   manageRelation,
-  operationRoute,
   PageNumberPagination,
   paginate,
   querySource,
   relatedRows,
+  resourceRoute,
   type Route,
   rowLookup,
   type ServiceContext,
@@ -32,6 +31,7 @@ import { BookIn, BookOut, BookParams, BookUpdate } from './schemas';
 /** The book routes, built once when the service starts. */
 export function booksRoutes(service: ServiceContext): Route[] {
   const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
+  const route = resourceRoute(service, { tag: 'Books', one: 'book', many: 'books' });
   const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema;
   const TagsQuery = paginator.querySchema.extend({
@@ -53,7 +53,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
   });
 
   return [
-    operationRoute(service, {
+    route({
       method: 'post',
       path: `/books${slash}`,
       auth: null,
@@ -73,15 +73,9 @@ export function booksRoutes(service: ServiceContext): Route[] {
           return created;
         },
       },
-      doc: {
-        summary: 'Create a new object.',
-        title: 'Create a book',
-        tags: ['Books'],
-        responses: [{ status: 201, description: 'Created', schema: BookOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'create', response: BookOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: `/books${slash}`,
       auth: null,
@@ -101,15 +95,9 @@ export function booksRoutes(service: ServiceContext): Route[] {
           return paginate(paginator, source, params, ctx.req);
         },
       },
-      doc: {
-        summary: 'List all objects.',
-        title: 'List books',
-        tags: ['Books'],
-        responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(BookOut) }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'list', response: paginator.responseSchema(BookOut) },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: `/books/:pk${slash}`,
       auth: null,
@@ -123,15 +111,9 @@ export function booksRoutes(service: ServiceContext): Route[] {
           return item;
         },
       },
-      doc: {
-        summary: 'Retrieve a specific object by its primary key.',
-        title: 'Retrieve a book',
-        tags: ['Books'],
-        responses: [{ status: 200, description: 'OK', schema: BookOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'retrieve', response: BookOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'patch',
       path: '/books/:pk/',
       auth: null,
@@ -154,15 +136,9 @@ export function booksRoutes(service: ServiceContext): Route[] {
           return updated;
         },
       },
-      doc: {
-        summary: 'Update an object by its primary key.',
-        title: 'Update a book',
-        tags: ['Books'],
-        responses: [{ status: 200, description: 'OK', schema: BookOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'update', response: BookOut },
     }),
-    operationRoute(service, {
+    route({
       method: 'delete',
       path: '/books/:pk/',
       auth: null,
@@ -177,15 +153,9 @@ export function booksRoutes(service: ServiceContext): Route[] {
           await deleteRow(ctx, q.TABLE, q.PK, instance.id);
         },
       },
-      doc: {
-        summary: 'Delete an object by its primary key.',
-        title: 'Delete a book',
-        tags: ['Books'],
-        responses: [{ status: 204, description: 'No Content' }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { kind: 'delete' },
     }),
-    operationRoute(service, {
+    route({
       method: 'get',
       path: '/books/:pk/tags',
       auth: null,
@@ -207,14 +177,9 @@ export function booksRoutes(service: ServiceContext): Route[] {
           return paginate(paginator, source, params, ctx.req);
         },
       },
-      doc: {
-        summary: 'List the tags of a book.',
-        tags: ['Books'],
-        responses: [{ status: 200, description: 'OK', schema: paginator.responseSchema(TagOut) }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { summary: 'List the tags of a book.', response: paginator.responseSchema(TagOut) },
     }),
-    operationRoute(service, {
+    route({
       method: 'post',
       path: '/books/:pk/tags/',
       auth: null,
@@ -232,12 +197,7 @@ export function booksRoutes(service: ServiceContext): Route[] {
           return manageRelation(ctx.db, q.TAGS_RELATION, owner[q.PK], body, resolve);
         },
       },
-      doc: {
-        summary: 'Add or remove tags of a book.',
-        tags: ['Books'],
-        responses: [{ status: 200, description: 'OK', schema: M2MSchemaOut }],
-        errorSchema: GenericMessageSchema,
-      },
+      doc: { summary: 'Add or remove tags of a book.', response: M2MSchemaOut },
     }),
   ];
 }
