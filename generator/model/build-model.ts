@@ -3,7 +3,7 @@
  * there, and everything else (columns, schemas, resolved auth, operations, filters) derived here,
  * once, from the typed spec documents. Templates only print the model.
  */
-import { GENERIC_SUMMARIES, INT32, isBuiltinPaginator } from '@svcgen/runtime/catalogue';
+import { CRUD_OPERATIONS, GENERIC_SUMMARIES, INT32, isBuiltinPaginator } from '@svcgen/runtime/catalogue';
 import { buildFilters, compileLookup, modelGraph, paramSpec, type ModelGraph } from './build-filters';
 import type { DescribedResource, DescribedSpecs } from '../spec/check-model';
 import type {
@@ -620,16 +620,11 @@ function freeSchema(name: string, role: SchemaRole, manual: ManualSchemaSpec): S
 /** Custom endpoints with these methods only read: no transaction. */
 const READ_METHODS = new Set<Endpoint['method']>(['get', 'head', 'options']);
 
+/** How the five operations are served: the table the runtime serves them by. */
 const OPERATION_TABLE: Record<
   OperationKind,
   { method: Operation['method']; pathKind: Operation['pathKind']; status: number; transaction: boolean }
-> = {
-  create: { method: 'post', pathKind: 'collection', status: 201, transaction: true },
-  list: { method: 'get', pathKind: 'collection', status: 200, transaction: false },
-  retrieve: { method: 'get', pathKind: 'item', status: 200, transaction: false },
-  update: { method: 'patch', pathKind: 'itemSlash', status: 200, transaction: true },
-  delete: { method: 'delete', pathKind: 'itemSlash', status: 204, transaction: true },
-};
+> = CRUD_OPERATIONS;
 
 const isNotSet = (v: unknown) => v === undefined || v === 'NOT_SET';
 

@@ -189,7 +189,8 @@ export interface SchemaModel {
 export type OperationKind = (typeof OPERATIONS)[number];
 
 /** The collection path, the item path that follows SVC_APPEND_SLASH, or the item path that always ends with a slash. */
-export type PathKind = 'collection' | 'item' | 'itemSlash';
+export type { PathKind } from '@svcgen/runtime/catalogue';
+import type { PathKind } from '@svcgen/runtime/catalogue';
 
 /** A rate limit: requests per period, counted per caller under `name` (the table for a viewset's, the operation id for an operation's). */
 export interface RateLimit {

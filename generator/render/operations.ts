@@ -4,7 +4,7 @@
  * An operation with an override hands the generated implementation to it as `proceed`.
  */
 import { GENERIC_SUMMARIES } from '@svcgen/runtime/catalogue';
-import type { Field, Operation, OperationKind, OrderingField, PathKind, SchemaModel } from '../model/model';
+import type { Field, Operation, OperationKind, OrderingField, SchemaModel } from '../model/model';
 import { camelCase, docLine, literal, pascalCase, str } from '../model/names';
 import { response, type RouteSpec, type RouteView } from './route';
 import {
@@ -18,12 +18,6 @@ import {
 } from './queries';
 import { expandableName } from './schemas';
 import type { ResourceRoutes } from './resource-routes';
-
-const PATHS: Record<PathKind, (rs: ResourceRoutes) => string> = {
-  collection: (rs) => `\`/${rs.r.base}\${${rs.slash()}}\``,
-  item: (rs) => `\`/${rs.r.base}/:pk\${${rs.slash()}}\``,
-  itemSlash: (rs) => `'/${rs.r.base}/:pk/'`,
-};
 
 /** What an operation's builder decides; the rest comes from the operation. */
 type OwnSpec = Pick<
@@ -44,8 +38,8 @@ type OwnSpec = Pick<
 
 function route(o: Operation, rs: ResourceRoutes, own: OwnSpec): RouteView {
   return rs.route({
+    crud: o.kind,
     method: o.method,
-    path: PATHS[o.pathKind](rs),
     auth: o.auth,
     roles: o.roles,
     throttles: o.throttles,

@@ -123,7 +123,7 @@ export class ResourceRoutes extends RouteFile {
     const route = this.constant('route', () => {
       const { r } = this;
       const errorSchema = r.errorSchema ? `, errorSchema: ${this.schema(r.errorSchema)}` : '';
-      const nouns = `tag: ${str(r.tag)}, one: ${str(r.verboseName)}, many: ${str(r.verboseNamePlural)}`;
+      const nouns = `base: ${str(r.base)}, tag: ${str(r.tag)}, one: ${str(r.verboseName)}, many: ${str(r.verboseNamePlural)}`;
       return `${this.imports.runtime('resourceRoute')}(service, { ${nouns}${errorSchema} })`;
     });
     return `${route}(`;

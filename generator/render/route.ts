@@ -7,7 +7,7 @@
  */
 import type { AuthSpec, Pagination, RateLimit, SchemaModel } from '../model/model';
 import { literal } from '../model/names';
-import type { GenericOperation } from '@svcgen/runtime/catalogue';
+import type { CrudOperation, GenericOperation } from '@svcgen/runtime/catalogue';
 import { authExpr, decoratorsExpr, hookCall, hookRef, type HookScope } from './hooks';
 import type { Imports } from './imports';
 
@@ -37,9 +37,11 @@ export interface DocView {
 export interface RouteView {
   /** Code: the function building the route (`route`, the resource's, or `operationRoute`) and its first arguments. */
   builder: string;
+  /** One of a resource's five operations, which the runtime serves at its method and path, with its status and transaction. */
+  crud: string | undefined;
   method: string;
-  /** Code: the path as a string or template literal. */
-  path: string;
+  /** Code: the path as a string or template literal (none for the five operations). */
+  path: string | undefined;
   auth: string;
   /** Code: the roles checked after authentication (`permission_roles`), when set. */
   roles: string | undefined;
@@ -71,8 +73,11 @@ export interface RouteView {
 
 /** What a route builder says about its route; the rest is derived. */
 export interface RouteSpec {
+  /** One of a resource's five operations: the runtime derives its method, path, status, transaction and generic docs. */
+  crud?: CrudOperation;
   method: string;
-  path: string;
+  /** Code: the path (none for the five operations). */
+  path?: string;
   auth: AuthSpec;
   roles?: readonly string[];
   throttles?: readonly RateLimit[];
@@ -183,7 +188,7 @@ export class RouteFile {
   route(spec: RouteSpec): RouteView {
     const throttles = spec.throttles ?? [];
     const doc: DocView = {
-      kind: spec.kind && `'${spec.kind}'`,
+      kind: spec.kind && !spec.crud ? `'${spec.kind}'` : undefined,
       summary: spec.summary,
       description: spec.description,
       tags: spec.tags,
@@ -195,6 +200,7 @@ export class RouteFile {
     };
     return {
       builder: this.builder(),
+      crud: spec.crud,
       method: spec.method,
       path: spec.path,
       auth: authExpr(spec.auth, this.hooks),

@@ -155,3 +155,23 @@ export function operationTitle(kind: GenericOperation, { one, many }: ResourceNo
   };
   return titles[kind];
 }
+
+/**
+ * Where a resource's operation is served: its collection (`/articles/`), an item at the path
+ * `SVC_APPEND_SLASH` ends (`/articles/1/`, or `/articles/1`), or an item with the slash always.
+ */
+export type PathKind = 'collection' | 'item' | 'itemSlash';
+
+/**
+ * The five operations of a resource, as the default behaviours serve them: the method, where, the
+ * status of a success and whether it runs in a transaction. The generator's model and the runtime's
+ * route builder both read this table.
+ */
+export const CRUD_OPERATIONS = {
+  create: { method: 'post', pathKind: 'collection', status: 201, transaction: true },
+  list: { method: 'get', pathKind: 'collection', status: 200, transaction: false },
+  retrieve: { method: 'get', pathKind: 'item', status: 200, transaction: false },
+  update: { method: 'patch', pathKind: 'itemSlash', status: 200, transaction: true },
+  delete: { method: 'delete', pathKind: 'itemSlash', status: 204, transaction: true },
+} as const satisfies Record<string, { method: string; pathKind: PathKind; status: number; transaction: boolean }>;
+export type CrudOperation = keyof typeof CRUD_OPERATIONS;

@@ -18,7 +18,15 @@ import { etagOfJson, noneMatchHits } from '../operations/conditional';
 import { IDEMPOTENT_REPLAYED_HEADER } from '../operations/idempotency';
 import { parseInput, runParsed, type Operation, type OperationInput, type PartSchema, type QueryValues } from '../operations/operation';
 import { z } from '../core/zod';
-import { GENERIC_SUMMARIES, operationTitle, type GenericOperation, type ResourceNouns } from '../core/catalogue';
+import {
+  CRUD_OPERATIONS,
+  GENERIC_SUMMARIES,
+  operationTitle,
+  type CrudOperation,
+  type GenericOperation,
+  type PathKind,
+  type ResourceNouns,
+} from '../core/catalogue';
 
 /**
  * The default behaviours' GenericMessageSchema: an object with string values, the documented body of
@@ -297,8 +305,10 @@ export interface OperationRoute<P extends ObjectSchema, Q extends ObjectSchema, 
   doc: OperationDoc;
 }
 
-/** What the routes of one resource share in their documentation. */
+/** What the routes of one resource share: where they are served, and their documentation. */
 export interface ResourceDoc extends ResourceNouns {
+  /** The first segment of the resource's paths (`articles`). */
+  base: string;
   /** The OpenAPI tag of every route of the resource. */
   tag: string;
   /** The viewset's `error_schema`, when it names one. */
@@ -312,16 +322,36 @@ export type ResourceOperationRoute<P extends ObjectSchema, Q extends ObjectSchem
 > & { doc?: Partial<OperationDoc> };
 
 /**
+ * One of a resource's five operations: its method, path, status and transaction are the default
+ * behaviours' for its kind (`CRUD_OPERATIONS`), and its summary and title the generic ones.
+ */
+export type CrudRoute<P extends ObjectSchema, Q extends ObjectSchema, B extends PartSchema> = Omit<
+  ResourceOperationRoute<P, Q, B>,
+  'method' | 'path' | 'operation'
+> & {
+  kind: CrudOperation;
+  operation: Omit<ExpressOperation<P, Q, B>, 'status' | 'transaction'>;
+};
+
+/** The path of a resource's operation: `/articles/`, `/articles/:pk/` (without the slash unless `SVC_APPEND_SLASH`). */
+function resourcePath(base: string, kind: PathKind, slash: string): string {
+  return kind === 'collection' ? `/${base}${slash}` : kind === 'item' ? `/${base}/:pk${slash}` : `/${base}/:pk/`;
+}
+
+/**
  * The route builder of one resource's routes: `operationRoute` with the resource's tag and error
- * schema, and the MCP titles of its generic operations naming it (`Create an article`).
+ * schema, and the MCP titles of its generic operations naming it (`Create an article`); a route
+ * naming one of the five operations' `kind` is served as the default behaviours serve that kind.
  */
 export function resourceRoute(service: ServiceContext, resource: ResourceDoc) {
+  const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
   return <P extends ObjectSchema = undefined, Q extends ObjectSchema = undefined, B extends PartSchema = undefined>(
-    route: ResourceOperationRoute<P, Q, B>,
+    route: ResourceOperationRoute<P, Q, B> | CrudRoute<P, Q, B>,
   ): Route => {
-    const doc = route.doc ?? {};
+    const served = 'kind' in route ? crudRoute(route, resource.base, slash) : route;
+    const doc = served.doc ?? {};
     return operationRoute(service, {
-      ...route,
+      ...served,
       doc: {
         ...doc,
         title: doc.title ?? (doc.kind ? operationTitle(doc.kind, resource) : undefined),
@@ -329,6 +359,22 @@ export function resourceRoute(service: ServiceContext, resource: ResourceDoc) {
         errorSchema: doc.errorSchema ?? resource.errorSchema,
       },
     });
+  };
+}
+
+/** One of the five operations, served and documented as the default behaviours do its kind. */
+function crudRoute<P extends ObjectSchema, Q extends ObjectSchema, B extends PartSchema>(
+  { kind, operation, doc, ...route }: CrudRoute<P, Q, B>,
+  base: string,
+  slash: string,
+): ResourceOperationRoute<P, Q, B> {
+  const { method, pathKind, status, transaction } = CRUD_OPERATIONS[kind];
+  return {
+    ...route,
+    method,
+    path: resourcePath(base, pathKind, slash),
+    operation: { ...operation, status, transaction },
+    doc: { ...doc, kind },
   };
 }
 

@@ -52,8 +52,7 @@ import {
 
 /** The article routes, built once when the service starts. */
 export function articlesRoutes(service: ServiceContext): Route[] {
-  const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
-  const route = resourceRoute(service, { tag: 'Articles', one: 'article', many: 'articles' });
+  const route = resourceRoute(service, { base: 'articles', tag: 'Articles', one: 'article', many: 'articles' });
   const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema
     .extend(filtering.FILTER_QUERY.shape)
@@ -115,14 +114,11 @@ export function articlesRoutes(service: ServiceContext): Route[] {
 
   return [
     route({
-      method: 'post',
-      path: `/articles${slash}`,
+      kind: 'create',
       auth: [JWTAuth, CookieAuth],
       operation: {
         operationId: 'create_article',
         body: ArticleIn,
-        transaction: true,
-        status: 201,
         etag: { state: stateETag, key: keyFromResult('id') },
         async handle({ body: data }, ctx) {
           const values = q.createValues(data);
@@ -135,16 +131,14 @@ export function articlesRoutes(service: ServiceContext): Route[] {
           return created;
         },
       },
-      doc: { kind: 'create', response: ArticleOut },
+      doc: { response: ArticleOut },
     }),
     route({
-      method: 'get',
-      path: `/articles${slash}`,
+      kind: 'list',
       auth: null,
       operation: {
         operationId: 'list_articles',
         query: ListQuery,
-        status: 200,
         etag: 'body',
         async handle({ query: params }, ctx) {
           const { query } = await queryset(ctx);
@@ -162,17 +156,15 @@ export function articlesRoutes(service: ServiceContext): Route[] {
           return paginate(paginator, source, params, ctx.req);
         },
       },
-      doc: { kind: 'list', response: paginator.responseSchema(ArticleOutExpandable) },
+      doc: { response: paginator.responseSchema(ArticleOutExpandable) },
     }),
     route({
-      method: 'get',
-      path: `/articles/:pk${slash}`,
+      kind: 'retrieve',
       auth: null,
       operation: {
         operationId: 'retrieve_article',
         params: ArticleParams,
         query: RetrieveQuery,
-        status: 200,
         etag: 'body',
         async handle({ params: { pk }, query: { fields, expand } }, ctx) {
           const [item] = await selectShape(
@@ -182,11 +174,10 @@ export function articlesRoutes(service: ServiceContext): Route[] {
           return item;
         },
       },
-      doc: { kind: 'retrieve', response: ArticleDetailExpandable },
+      doc: { response: ArticleDetailExpandable },
     }),
     route({
-      method: 'patch',
-      path: '/articles/:pk/',
+      kind: 'update',
       auth: [JWTAuth, CookieAuth],
       ifMatch: 'optional',
       operation: {
@@ -194,8 +185,6 @@ export function articlesRoutes(service: ServiceContext): Route[] {
         params: ArticleParams,
         body: ArticleUpdate,
         optionalBody: true,
-        transaction: true,
-        status: 200,
         etag: { state: stateETag, key: keyFromPath },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toArticleRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
@@ -209,18 +198,15 @@ export function articlesRoutes(service: ServiceContext): Route[] {
           return hooks.updateOwnArticle(withArgs(ctx, { pk, data, instance, proceed }));
         },
       },
-      doc: { kind: 'update', response: ArticleOut },
+      doc: { response: ArticleOut },
     }),
     route({
-      method: 'delete',
-      path: '/articles/:pk/',
+      kind: 'delete',
       auth: [JWTAuth, CookieAuth],
       ifMatch: 'optional',
       operation: {
         operationId: 'delete_article',
         params: ArticleParams,
-        transaction: true,
-        status: 204,
         async handle({ params: { pk } }, ctx) {
           const instance = q.toArticleRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           const proceed = async () => {
@@ -230,7 +216,6 @@ export function articlesRoutes(service: ServiceContext): Route[] {
         },
       },
       doc: {
-        kind: 'delete',
         responses: [
           { status: 200, description: 'OK (the override answers with a body)' },
           { status: 204, description: 'No Content' },

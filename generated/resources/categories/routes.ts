@@ -18,8 +18,7 @@ import { CategoryIn, CategoryOut, CategoryParams, CategoryUpdate } from './schem
 
 /** The category routes, built once when the service starts. */
 export function categoriesRoutes(service: ServiceContext): Route[] {
-  const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
-  const route = resourceRoute(service, { tag: 'Categories', one: 'category', many: 'categories' });
+  const route = resourceRoute(service, { base: 'categories', tag: 'Categories', one: 'category', many: 'categories' });
   const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema;
 
@@ -36,14 +35,11 @@ export function categoriesRoutes(service: ServiceContext): Route[] {
 
   return [
     route({
-      method: 'post',
-      path: `/categories${slash}`,
+      kind: 'create',
       auth: [AdminAuth],
       operation: {
         operationId: 'create_category',
         body: CategoryIn,
-        transaction: true,
-        status: 201,
         etag: { state: stateETag, key: keyFromResult('id'), answerIsState: true },
         async handle({ body: data }, ctx) {
           const values = q.createValues(data);
@@ -52,16 +48,14 @@ export function categoriesRoutes(service: ServiceContext): Route[] {
           return created;
         },
       },
-      doc: { kind: 'create', response: CategoryOut },
+      doc: { response: CategoryOut },
     }),
     route({
-      method: 'get',
-      path: `/categories${slash}`,
+      kind: 'list',
       auth: null,
       operation: {
         operationId: 'list_categories',
         query: ListQuery,
-        status: 200,
         etag: 'body',
         async handle({ query: params }, ctx) {
           const { query } = await queryset(ctx);
@@ -74,27 +68,24 @@ export function categoriesRoutes(service: ServiceContext): Route[] {
           return paginate(paginator, source, params, ctx.req);
         },
       },
-      doc: { kind: 'list', response: paginator.responseSchema(CategoryOut) },
+      doc: { response: paginator.responseSchema(CategoryOut) },
     }),
     route({
-      method: 'get',
-      path: `/categories/:pk${slash}`,
+      kind: 'retrieve',
       auth: null,
       operation: {
         operationId: 'retrieve_category',
         params: CategoryParams,
-        status: 200,
         etag: 'body',
         async handle({ params: { pk } }, ctx) {
           const [item] = await q.shapeCategoryOut(ctx.db, [await findVisible(ctx, pk, q.OUT_COLUMNS)]);
           return item;
         },
       },
-      doc: { kind: 'retrieve', response: CategoryOut },
+      doc: { response: CategoryOut },
     }),
     route({
-      method: 'patch',
-      path: '/categories/:pk/',
+      kind: 'update',
       auth: [AdminAuth],
       ifMatch: 'optional',
       operation: {
@@ -102,8 +93,6 @@ export function categoriesRoutes(service: ServiceContext): Route[] {
         params: CategoryParams,
         body: CategoryUpdate,
         optionalBody: true,
-        transaction: true,
-        status: 200,
         etag: { state: stateETag, key: keyFromPath, answerIsState: true },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toCategoryRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
@@ -113,24 +102,20 @@ export function categoriesRoutes(service: ServiceContext): Route[] {
           return updated;
         },
       },
-      doc: { kind: 'update', response: CategoryOut },
+      doc: { response: CategoryOut },
     }),
     route({
-      method: 'delete',
-      path: '/categories/:pk/',
+      kind: 'delete',
       auth: [AdminAuth],
       ifMatch: 'optional',
       operation: {
         operationId: 'delete_category',
         params: CategoryParams,
-        transaction: true,
-        status: 204,
         async handle({ params: { pk } }, ctx) {
           const instance = q.toCategoryRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           await deleteRow(ctx, q.TABLE, q.PK, instance.id);
         },
       },
-      doc: { kind: 'delete' },
     }),
   ];
 }

@@ -18,8 +18,7 @@ import { TagIn, TagOut, TagParams, TagUpdate } from './schemas';
 
 /** The tag routes, built once when the service starts. */
 export function tagsRoutes(service: ServiceContext): Route[] {
-  const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
-  const route = resourceRoute(service, { tag: 'Tags', one: 'tag', many: 'tags' });
+  const route = resourceRoute(service, { base: 'tags', tag: 'Tags', one: 'tag', many: 'tags' });
   const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema;
 
@@ -36,14 +35,11 @@ export function tagsRoutes(service: ServiceContext): Route[] {
 
   return [
     route({
-      method: 'post',
-      path: `/tags${slash}`,
+      kind: 'create',
       auth: [AdminAuth],
       operation: {
         operationId: 'create_tag',
         body: TagIn,
-        transaction: true,
-        status: 201,
         etag: { state: stateETag, key: keyFromResult('id'), answerIsState: true },
         async handle({ body: data }, ctx) {
           const values = q.createValues(data);
@@ -52,16 +48,14 @@ export function tagsRoutes(service: ServiceContext): Route[] {
           return created;
         },
       },
-      doc: { kind: 'create', response: TagOut },
+      doc: { response: TagOut },
     }),
     route({
-      method: 'get',
-      path: `/tags${slash}`,
+      kind: 'list',
       auth: null,
       operation: {
         operationId: 'list_tags',
         query: ListQuery,
-        status: 200,
         etag: 'body',
         async handle({ query: params }, ctx) {
           const { query } = await queryset(ctx);
@@ -74,27 +68,24 @@ export function tagsRoutes(service: ServiceContext): Route[] {
           return paginate(paginator, source, params, ctx.req);
         },
       },
-      doc: { kind: 'list', response: paginator.responseSchema(TagOut) },
+      doc: { response: paginator.responseSchema(TagOut) },
     }),
     route({
-      method: 'get',
-      path: `/tags/:pk${slash}`,
+      kind: 'retrieve',
       auth: null,
       operation: {
         operationId: 'retrieve_tag',
         params: TagParams,
-        status: 200,
         etag: 'body',
         async handle({ params: { pk } }, ctx) {
           const [item] = await q.shapeTagOut(ctx.db, [await findVisible(ctx, pk, q.OUT_COLUMNS)]);
           return item;
         },
       },
-      doc: { kind: 'retrieve', response: TagOut },
+      doc: { response: TagOut },
     }),
     route({
-      method: 'patch',
-      path: '/tags/:pk/',
+      kind: 'update',
       auth: [AdminAuth],
       ifMatch: 'optional',
       operation: {
@@ -102,8 +93,6 @@ export function tagsRoutes(service: ServiceContext): Route[] {
         params: TagParams,
         body: TagUpdate,
         optionalBody: true,
-        transaction: true,
-        status: 200,
         etag: { state: stateETag, key: keyFromPath, answerIsState: true },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toTagRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
@@ -113,24 +102,20 @@ export function tagsRoutes(service: ServiceContext): Route[] {
           return updated;
         },
       },
-      doc: { kind: 'update', response: TagOut },
+      doc: { response: TagOut },
     }),
     route({
-      method: 'delete',
-      path: '/tags/:pk/',
+      kind: 'delete',
       auth: [AdminAuth],
       ifMatch: 'optional',
       operation: {
         operationId: 'delete_tag',
         params: TagParams,
-        transaction: true,
-        status: 204,
         async handle({ params: { pk } }, ctx) {
           const instance = q.toTagRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           await deleteRow(ctx, q.TABLE, q.PK, instance.id);
         },
       },
-      doc: { kind: 'delete' },
     }),
   ];
 }

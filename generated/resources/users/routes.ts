@@ -21,8 +21,7 @@ import { UserIn, UserOut, UserParams, UserUpdate } from './schemas';
 
 /** The user routes, built once when the service starts. */
 export function usersRoutes(service: ServiceContext): Route[] {
-  const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
-  const route = resourceRoute(service, { tag: 'Users', one: 'user', many: 'users' });
+  const route = resourceRoute(service, { base: 'users', tag: 'Users', one: 'user', many: 'users' });
   const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema;
 
@@ -39,14 +38,11 @@ export function usersRoutes(service: ServiceContext): Route[] {
 
   return [
     route({
-      method: 'post',
-      path: `/users${slash}`,
+      kind: 'create',
       auth: [AdminAuth],
       operation: {
         operationId: 'create_user',
         body: UserIn,
-        transaction: true,
-        status: 201,
         etag: { state: stateETag, key: keyFromResult('id') },
         async handle({ body: data }, ctx) {
           const proceed = async () => {
@@ -58,16 +54,14 @@ export function usersRoutes(service: ServiceContext): Route[] {
           return hooks.createUser(withArgs(ctx, { data, proceed }));
         },
       },
-      doc: { kind: 'create', response: UserOut },
+      doc: { response: UserOut },
     }),
     route({
-      method: 'get',
-      path: `/users${slash}`,
+      kind: 'list',
       auth: [JWTAuth],
       operation: {
         operationId: 'list_users',
         query: ListQuery,
-        status: 200,
         etag: 'body',
         async handle({ query: params }, ctx) {
           const { query } = await queryset(ctx);
@@ -80,27 +74,24 @@ export function usersRoutes(service: ServiceContext): Route[] {
           return paginate(paginator, source, params, ctx.req);
         },
       },
-      doc: { kind: 'list', response: paginator.responseSchema(UserOut) },
+      doc: { response: paginator.responseSchema(UserOut) },
     }),
     route({
-      method: 'get',
-      path: `/users/:pk${slash}`,
+      kind: 'retrieve',
       auth: [JWTAuth],
       operation: {
         operationId: 'retrieve_user',
         params: UserParams,
-        status: 200,
         etag: 'body',
         async handle({ params: { pk } }, ctx) {
           const [item] = await q.shapeUserOut(ctx.db, [await findVisible(ctx, pk, q.OUT_COLUMNS)]);
           return item;
         },
       },
-      doc: { kind: 'retrieve', response: UserOut },
+      doc: { response: UserOut },
     }),
     route({
-      method: 'patch',
-      path: '/users/:pk/',
+      kind: 'update',
       auth: [AdminAuth],
       ifMatch: 'optional',
       operation: {
@@ -108,8 +99,6 @@ export function usersRoutes(service: ServiceContext): Route[] {
         params: UserParams,
         body: UserUpdate,
         optionalBody: true,
-        transaction: true,
-        status: 200,
         etag: { state: stateETag, key: keyFromPath, answerIsState: true },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toUserRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
@@ -119,24 +108,20 @@ export function usersRoutes(service: ServiceContext): Route[] {
           return updated;
         },
       },
-      doc: { kind: 'update', response: UserOut },
+      doc: { response: UserOut },
     }),
     route({
-      method: 'delete',
-      path: '/users/:pk/',
+      kind: 'delete',
       auth: [AdminAuth],
       ifMatch: 'optional',
       operation: {
         operationId: 'delete_user',
         params: UserParams,
-        transaction: true,
-        status: 204,
         async handle({ params: { pk } }, ctx) {
           const instance = q.toUserRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           await deleteRow(ctx, q.TABLE, q.PK, instance.id);
         },
       },
-      doc: { kind: 'delete' },
     }),
   ];
 }

@@ -18,8 +18,7 @@ import { MemberIn, MemberOut, MemberParams, MemberUpdate } from './schemas';
 
 /** The member routes, built once when the service starts. */
 export function membersRoutes(service: ServiceContext): Route[] {
-  const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
-  const route = resourceRoute(service, { tag: 'Members', one: 'member', many: 'members' });
+  const route = resourceRoute(service, { base: 'members', tag: 'Members', one: 'member', many: 'members' });
   const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema;
 
@@ -36,14 +35,11 @@ export function membersRoutes(service: ServiceContext): Route[] {
 
   return [
     route({
-      method: 'post',
-      path: `/members${slash}`,
+      kind: 'create',
       auth: [AdminAuth],
       operation: {
         operationId: 'create_member',
         body: MemberIn,
-        transaction: true,
-        status: 201,
         etag: { state: stateETag, key: keyFromResult('id'), answerIsState: true },
         async handle({ body: data }, ctx) {
           const values = q.createValues(data);
@@ -52,16 +48,14 @@ export function membersRoutes(service: ServiceContext): Route[] {
           return created;
         },
       },
-      doc: { kind: 'create', response: MemberOut },
+      doc: { response: MemberOut },
     }),
     route({
-      method: 'get',
-      path: `/members${slash}`,
+      kind: 'list',
       auth: [AdminAuth],
       operation: {
         operationId: 'list_members',
         query: ListQuery,
-        status: 200,
         etag: 'body',
         async handle({ query: params }, ctx) {
           const { query } = await queryset(ctx);
@@ -74,27 +68,24 @@ export function membersRoutes(service: ServiceContext): Route[] {
           return paginate(paginator, source, params, ctx.req);
         },
       },
-      doc: { kind: 'list', response: paginator.responseSchema(MemberOut) },
+      doc: { response: paginator.responseSchema(MemberOut) },
     }),
     route({
-      method: 'get',
-      path: `/members/:pk${slash}`,
+      kind: 'retrieve',
       auth: [AdminAuth],
       operation: {
         operationId: 'retrieve_member',
         params: MemberParams,
-        status: 200,
         etag: 'body',
         async handle({ params: { pk } }, ctx) {
           const [item] = await q.shapeMemberOut(ctx.db, [await findVisible(ctx, pk, q.OUT_COLUMNS)]);
           return item;
         },
       },
-      doc: { kind: 'retrieve', response: MemberOut },
+      doc: { response: MemberOut },
     }),
     route({
-      method: 'patch',
-      path: '/members/:pk/',
+      kind: 'update',
       auth: [AdminAuth],
       ifMatch: 'optional',
       operation: {
@@ -102,8 +93,6 @@ export function membersRoutes(service: ServiceContext): Route[] {
         params: MemberParams,
         body: MemberUpdate,
         optionalBody: true,
-        transaction: true,
-        status: 200,
         etag: { state: stateETag, key: keyFromPath, answerIsState: true },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toMemberRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
@@ -113,24 +102,20 @@ export function membersRoutes(service: ServiceContext): Route[] {
           return updated;
         },
       },
-      doc: { kind: 'update', response: MemberOut },
+      doc: { response: MemberOut },
     }),
     route({
-      method: 'delete',
-      path: '/members/:pk/',
+      kind: 'delete',
       auth: [AdminAuth],
       ifMatch: 'optional',
       operation: {
         operationId: 'delete_member',
         params: MemberParams,
-        transaction: true,
-        status: 204,
         async handle({ params: { pk } }, ctx) {
           const instance = q.toMemberRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           await deleteRow(ctx, q.TABLE, q.PK, instance.id);
         },
       },
-      doc: { kind: 'delete' },
     }),
   ];
 }

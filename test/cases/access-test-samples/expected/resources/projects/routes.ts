@@ -18,8 +18,7 @@ import { ProjectIn, ProjectOut, ProjectParams, ProjectUpdate } from './schemas';
 
 /** The project routes, built once when the service starts. */
 export function projectsRoutes(service: ServiceContext): Route[] {
-  const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
-  const route = resourceRoute(service, { tag: 'Projects', one: 'project', many: 'projects' });
+  const route = resourceRoute(service, { base: 'projects', tag: 'Projects', one: 'project', many: 'projects' });
   const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema;
 
@@ -36,14 +35,11 @@ export function projectsRoutes(service: ServiceContext): Route[] {
 
   return [
     route({
-      method: 'post',
-      path: `/projects${slash}`,
+      kind: 'create',
       auth: [JWTAuth],
       operation: {
         operationId: 'create_project',
         body: ProjectIn,
-        transaction: true,
-        status: 201,
         etag: { state: stateETag, key: keyFromResult('id'), answerIsState: true },
         async handle({ body: data }, ctx) {
           const values = q.createValues(data);
@@ -52,16 +48,14 @@ export function projectsRoutes(service: ServiceContext): Route[] {
           return created;
         },
       },
-      doc: { kind: 'create', response: ProjectOut },
+      doc: { response: ProjectOut },
     }),
     route({
-      method: 'get',
-      path: `/projects${slash}`,
+      kind: 'list',
       auth: [JWTAuth],
       operation: {
         operationId: 'list_projects',
         query: ListQuery,
-        status: 200,
         etag: 'body',
         async handle({ query: params }, ctx) {
           const { query } = await queryset(ctx);
@@ -74,27 +68,24 @@ export function projectsRoutes(service: ServiceContext): Route[] {
           return paginate(paginator, source, params, ctx.req);
         },
       },
-      doc: { kind: 'list', response: paginator.responseSchema(ProjectOut) },
+      doc: { response: paginator.responseSchema(ProjectOut) },
     }),
     route({
-      method: 'get',
-      path: `/projects/:pk${slash}`,
+      kind: 'retrieve',
       auth: [JWTAuth],
       operation: {
         operationId: 'retrieve_project',
         params: ProjectParams,
-        status: 200,
         etag: 'body',
         async handle({ params: { pk } }, ctx) {
           const [item] = await q.shapeProjectOut(ctx.db, [await findVisible(ctx, pk, q.OUT_COLUMNS)]);
           return item;
         },
       },
-      doc: { kind: 'retrieve', response: ProjectOut },
+      doc: { response: ProjectOut },
     }),
     route({
-      method: 'patch',
-      path: '/projects/:pk/',
+      kind: 'update',
       auth: [JWTAuth],
       ifMatch: 'optional',
       operation: {
@@ -102,8 +93,6 @@ export function projectsRoutes(service: ServiceContext): Route[] {
         params: ProjectParams,
         body: ProjectUpdate,
         optionalBody: true,
-        transaction: true,
-        status: 200,
         etag: { state: stateETag, key: keyFromPath, answerIsState: true },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toProjectRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
@@ -114,24 +103,20 @@ export function projectsRoutes(service: ServiceContext): Route[] {
           return updated;
         },
       },
-      doc: { kind: 'update', response: ProjectOut },
+      doc: { response: ProjectOut },
     }),
     route({
-      method: 'delete',
-      path: '/projects/:pk/',
+      kind: 'delete',
       auth: [JWTAuth],
       ifMatch: 'optional',
       operation: {
         operationId: 'delete_project',
         params: ProjectParams,
-        transaction: true,
-        status: 204,
         async handle({ params: { pk } }, ctx) {
           const instance = q.toProjectRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           await deleteRow(ctx, q.TABLE, q.PK, instance.id);
         },
       },
-      doc: { kind: 'delete' },
     }),
   ];
 }

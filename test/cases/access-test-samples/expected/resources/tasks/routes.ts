@@ -18,8 +18,7 @@ import { TaskIn, TaskOut, TaskParams, TaskUpdate } from './schemas';
 
 /** The task routes, built once when the service starts. */
 export function tasksRoutes(service: ServiceContext): Route[] {
-  const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
-  const route = resourceRoute(service, { tag: 'Tasks', one: 'task', many: 'tasks' });
+  const route = resourceRoute(service, { base: 'tasks', tag: 'Tasks', one: 'task', many: 'tasks' });
   const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema;
 
@@ -36,14 +35,11 @@ export function tasksRoutes(service: ServiceContext): Route[] {
 
   return [
     route({
-      method: 'post',
-      path: `/tasks${slash}`,
+      kind: 'create',
       auth: [JWTAuth],
       operation: {
         operationId: 'create_task',
         body: TaskIn,
-        transaction: true,
-        status: 201,
         etag: { state: stateETag, key: keyFromResult('id'), answerIsState: true },
         async handle({ body: data }, ctx) {
           const values = q.createValues(data);
@@ -52,16 +48,14 @@ export function tasksRoutes(service: ServiceContext): Route[] {
           return created;
         },
       },
-      doc: { kind: 'create', response: TaskOut },
+      doc: { response: TaskOut },
     }),
     route({
-      method: 'get',
-      path: `/tasks${slash}`,
+      kind: 'list',
       auth: null,
       operation: {
         operationId: 'list_tasks',
         query: ListQuery,
-        status: 200,
         etag: 'body',
         async handle({ query: params }, ctx) {
           const { query } = await queryset(ctx);
@@ -74,27 +68,24 @@ export function tasksRoutes(service: ServiceContext): Route[] {
           return paginate(paginator, source, params, ctx.req);
         },
       },
-      doc: { kind: 'list', response: paginator.responseSchema(TaskOut) },
+      doc: { response: paginator.responseSchema(TaskOut) },
     }),
     route({
-      method: 'get',
-      path: `/tasks/:pk${slash}`,
+      kind: 'retrieve',
       auth: null,
       operation: {
         operationId: 'retrieve_task',
         params: TaskParams,
-        status: 200,
         etag: 'body',
         async handle({ params: { pk } }, ctx) {
           const [item] = await q.shapeTaskOut(ctx.db, [await findVisible(ctx, pk, q.OUT_COLUMNS)]);
           return item;
         },
       },
-      doc: { kind: 'retrieve', response: TaskOut },
+      doc: { response: TaskOut },
     }),
     route({
-      method: 'patch',
-      path: '/tasks/:pk/',
+      kind: 'update',
       auth: [JWTAuth],
       ifMatch: 'optional',
       operation: {
@@ -102,8 +93,6 @@ export function tasksRoutes(service: ServiceContext): Route[] {
         params: TaskParams,
         body: TaskUpdate,
         optionalBody: true,
-        transaction: true,
-        status: 200,
         etag: { state: stateETag, key: keyFromPath, answerIsState: true },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toTaskRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
@@ -114,25 +103,21 @@ export function tasksRoutes(service: ServiceContext): Route[] {
           return updated;
         },
       },
-      doc: { kind: 'update', response: TaskOut },
+      doc: { response: TaskOut },
     }),
     route({
-      method: 'delete',
-      path: '/tasks/:pk/',
+      kind: 'delete',
       auth: [JWTAuth],
       roles: ['manager'],
       ifMatch: 'optional',
       operation: {
         operationId: 'delete_task',
         params: TaskParams,
-        transaction: true,
-        status: 204,
         async handle({ params: { pk } }, ctx) {
           const instance = q.toTaskRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           await deleteRow(ctx, q.TABLE, q.PK, instance.id);
         },
       },
-      doc: { kind: 'delete' },
     }),
   ];
 }

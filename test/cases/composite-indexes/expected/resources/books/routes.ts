@@ -19,8 +19,7 @@ import { BookIn, BookOut, BookParams, BookUpdate } from './schemas';
 
 /** The book routes, built once when the service starts. */
 export function booksRoutes(service: ServiceContext): Route[] {
-  const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
-  const route = resourceRoute(service, { tag: 'Books', one: 'book', many: 'books' });
+  const route = resourceRoute(service, { base: 'books', tag: 'Books', one: 'book', many: 'books' });
   const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema.extend({ ordering: orderingParam({ position: 'position' }) });
   const defaultOrdering: OrderTerm[] = [{ column: 'position', order: 'asc' }];
@@ -38,14 +37,11 @@ export function booksRoutes(service: ServiceContext): Route[] {
 
   return [
     route({
-      method: 'post',
-      path: `/books${slash}`,
+      kind: 'create',
       auth: null,
       operation: {
         operationId: 'create_book',
         body: BookIn,
-        transaction: true,
-        status: 201,
         etag: { state: stateETag, key: keyFromResult('id'), answerIsState: true },
         async handle({ body: data }, ctx) {
           const values = q.createValues(data);
@@ -54,16 +50,14 @@ export function booksRoutes(service: ServiceContext): Route[] {
           return created;
         },
       },
-      doc: { kind: 'create', response: BookOut },
+      doc: { response: BookOut },
     }),
     route({
-      method: 'get',
-      path: `/books${slash}`,
+      kind: 'list',
       auth: null,
       operation: {
         operationId: 'list_books',
         query: ListQuery,
-        status: 200,
         etag: 'body',
         async handle({ query: params }, ctx) {
           const { query } = await queryset(ctx);
@@ -76,27 +70,24 @@ export function booksRoutes(service: ServiceContext): Route[] {
           return paginate(paginator, source, params, ctx.req);
         },
       },
-      doc: { kind: 'list', response: paginator.responseSchema(BookOut) },
+      doc: { response: paginator.responseSchema(BookOut) },
     }),
     route({
-      method: 'get',
-      path: `/books/:pk${slash}`,
+      kind: 'retrieve',
       auth: null,
       operation: {
         operationId: 'retrieve_book',
         params: BookParams,
-        status: 200,
         etag: 'body',
         async handle({ params: { pk } }, ctx) {
           const [item] = await q.shapeBookOut(ctx.db, [await findVisible(ctx, pk, q.OUT_COLUMNS)]);
           return item;
         },
       },
-      doc: { kind: 'retrieve', response: BookOut },
+      doc: { response: BookOut },
     }),
     route({
-      method: 'patch',
-      path: '/books/:pk/',
+      kind: 'update',
       auth: null,
       ifMatch: 'optional',
       operation: {
@@ -104,8 +95,6 @@ export function booksRoutes(service: ServiceContext): Route[] {
         params: BookParams,
         body: BookUpdate,
         optionalBody: true,
-        transaction: true,
-        status: 200,
         etag: { state: stateETag, key: keyFromPath, answerIsState: true },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toBookRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
@@ -116,24 +105,20 @@ export function booksRoutes(service: ServiceContext): Route[] {
           return updated;
         },
       },
-      doc: { kind: 'update', response: BookOut },
+      doc: { response: BookOut },
     }),
     route({
-      method: 'delete',
-      path: '/books/:pk/',
+      kind: 'delete',
       auth: null,
       ifMatch: 'optional',
       operation: {
         operationId: 'delete_book',
         params: BookParams,
-        transaction: true,
-        status: 204,
         async handle({ params: { pk } }, ctx) {
           const instance = q.toBookRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           await deleteRow(ctx, q.TABLE, q.PK, instance.id);
         },
       },
-      doc: { kind: 'delete' },
     }),
   ];
 }

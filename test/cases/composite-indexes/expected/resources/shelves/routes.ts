@@ -17,8 +17,7 @@ import { ShelfIn, ShelfOut, ShelfParams, ShelfUpdate } from './schemas';
 
 /** The shelf routes, built once when the service starts. */
 export function shelvesRoutes(service: ServiceContext): Route[] {
-  const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
-  const route = resourceRoute(service, { tag: 'Shelves', one: 'shelf', many: 'shelves' });
+  const route = resourceRoute(service, { base: 'shelves', tag: 'Shelves', one: 'shelf', many: 'shelves' });
   const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema;
 
@@ -35,14 +34,11 @@ export function shelvesRoutes(service: ServiceContext): Route[] {
 
   return [
     route({
-      method: 'post',
-      path: `/shelves${slash}`,
+      kind: 'create',
       auth: null,
       operation: {
         operationId: 'create_shelf',
         body: ShelfIn,
-        transaction: true,
-        status: 201,
         etag: { state: stateETag, key: keyFromResult('id'), answerIsState: true },
         async handle({ body: data }, ctx) {
           const values = q.createValues(data);
@@ -51,16 +47,14 @@ export function shelvesRoutes(service: ServiceContext): Route[] {
           return created;
         },
       },
-      doc: { kind: 'create', response: ShelfOut },
+      doc: { response: ShelfOut },
     }),
     route({
-      method: 'get',
-      path: `/shelves${slash}`,
+      kind: 'list',
       auth: null,
       operation: {
         operationId: 'list_shelves',
         query: ListQuery,
-        status: 200,
         etag: 'body',
         async handle({ query: params }, ctx) {
           const { query } = await queryset(ctx);
@@ -73,27 +67,24 @@ export function shelvesRoutes(service: ServiceContext): Route[] {
           return paginate(paginator, source, params, ctx.req);
         },
       },
-      doc: { kind: 'list', response: paginator.responseSchema(ShelfOut) },
+      doc: { response: paginator.responseSchema(ShelfOut) },
     }),
     route({
-      method: 'get',
-      path: `/shelves/:pk${slash}`,
+      kind: 'retrieve',
       auth: null,
       operation: {
         operationId: 'retrieve_shelf',
         params: ShelfParams,
-        status: 200,
         etag: 'body',
         async handle({ params: { pk } }, ctx) {
           const [item] = await q.shapeShelfOut(ctx.db, [await findVisible(ctx, pk, q.OUT_COLUMNS)]);
           return item;
         },
       },
-      doc: { kind: 'retrieve', response: ShelfOut },
+      doc: { response: ShelfOut },
     }),
     route({
-      method: 'patch',
-      path: '/shelves/:pk/',
+      kind: 'update',
       auth: null,
       ifMatch: 'optional',
       operation: {
@@ -101,8 +92,6 @@ export function shelvesRoutes(service: ServiceContext): Route[] {
         params: ShelfParams,
         body: ShelfUpdate,
         optionalBody: true,
-        transaction: true,
-        status: 200,
         etag: { state: stateETag, key: keyFromPath, answerIsState: true },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toShelfRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
@@ -112,24 +101,20 @@ export function shelvesRoutes(service: ServiceContext): Route[] {
           return updated;
         },
       },
-      doc: { kind: 'update', response: ShelfOut },
+      doc: { response: ShelfOut },
     }),
     route({
-      method: 'delete',
-      path: '/shelves/:pk/',
+      kind: 'delete',
       auth: null,
       ifMatch: 'optional',
       operation: {
         operationId: 'delete_shelf',
         params: ShelfParams,
-        transaction: true,
-        status: 204,
         async handle({ params: { pk } }, ctx) {
           const instance = q.toShelfRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           await deleteRow(ctx, q.TABLE, q.PK, instance.id);
         },
       },
-      doc: { kind: 'delete' },
     }),
   ];
 }

@@ -26,8 +26,7 @@ import { EventIn, EventOut, EventParams, EventUpdate } from './schemas';
 
 /** The event routes, built once when the service starts. */
 export function eventsRoutes(service: ServiceContext): Route[] {
-  const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
-  const route = resourceRoute(service, { tag: 'Events', one: 'event', many: 'events' });
+  const route = resourceRoute(service, { base: 'events', tag: 'Events', one: 'event', many: 'events' });
   const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema
     .extend(filtering.FILTER_QUERY.shape)
@@ -67,14 +66,11 @@ export function eventsRoutes(service: ServiceContext): Route[] {
 
   return [
     route({
-      method: 'post',
-      path: `/events${slash}`,
+      kind: 'create',
       auth: null,
       operation: {
         operationId: 'create_event',
         body: EventIn,
-        transaction: true,
-        status: 201,
         etag: { state: stateETag, key: keyFromResult('id'), answerIsState: true },
         async handle({ body: data }, ctx) {
           const values = q.createValues(data);
@@ -83,16 +79,14 @@ export function eventsRoutes(service: ServiceContext): Route[] {
           return created;
         },
       },
-      doc: { kind: 'create', response: EventOut },
+      doc: { response: EventOut },
     }),
     route({
-      method: 'get',
-      path: `/events${slash}`,
+      kind: 'list',
       auth: null,
       operation: {
         operationId: 'list_events',
         query: ListQuery,
-        status: 200,
         etag: 'body',
         async handle({ query: params }, ctx) {
           const { query } = await queryset(ctx);
@@ -107,17 +101,15 @@ export function eventsRoutes(service: ServiceContext): Route[] {
           return paginate(paginator, source, params, ctx.req);
         },
       },
-      doc: { kind: 'list', response: paginator.responseSchema(EventOut) },
+      doc: { response: paginator.responseSchema(EventOut) },
     }),
     route({
-      method: 'get',
-      path: `/events/:pk${slash}`,
+      kind: 'retrieve',
       auth: null,
       operation: {
         operationId: 'retrieve_event',
         params: EventParams,
         query: RetrieveQuery,
-        status: 200,
         etag: 'body',
         async handle({ params: { pk }, query: { fields } }, ctx) {
           const [item] = await selectShape(q.shapeEventOut, fields)(ctx.db, [
@@ -126,11 +118,10 @@ export function eventsRoutes(service: ServiceContext): Route[] {
           return item;
         },
       },
-      doc: { kind: 'retrieve', response: EventOut },
+      doc: { response: EventOut },
     }),
     route({
-      method: 'patch',
-      path: '/events/:pk/',
+      kind: 'update',
       auth: null,
       ifMatch: 'optional',
       operation: {
@@ -138,8 +129,6 @@ export function eventsRoutes(service: ServiceContext): Route[] {
         params: EventParams,
         body: EventUpdate,
         optionalBody: true,
-        transaction: true,
-        status: 200,
         etag: { state: stateETag, key: keyFromPath, answerIsState: true },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toEventRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
@@ -150,24 +139,20 @@ export function eventsRoutes(service: ServiceContext): Route[] {
           return updated;
         },
       },
-      doc: { kind: 'update', response: EventOut },
+      doc: { response: EventOut },
     }),
     route({
-      method: 'delete',
-      path: '/events/:pk/',
+      kind: 'delete',
       auth: null,
       ifMatch: 'optional',
       operation: {
         operationId: 'delete_event',
         params: EventParams,
-        transaction: true,
-        status: 204,
         async handle({ params: { pk } }, ctx) {
           const instance = q.toEventRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           await deleteRow(ctx, q.TABLE, q.PK, instance.id);
         },
       },
-      doc: { kind: 'delete' },
     }),
   ];
 }

@@ -17,8 +17,7 @@ import { VenueIn, VenueOut, VenueParams, VenueUpdate } from './schemas';
 
 /** The venue routes, built once when the service starts. */
 export function venuesRoutes(service: ServiceContext): Route[] {
-  const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
-  const route = resourceRoute(service, { tag: 'Venues', one: 'venue', many: 'venues' });
+  const route = resourceRoute(service, { base: 'venues', tag: 'Venues', one: 'venue', many: 'venues' });
   const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema;
 
@@ -35,14 +34,11 @@ export function venuesRoutes(service: ServiceContext): Route[] {
 
   return [
     route({
-      method: 'post',
-      path: `/venues${slash}`,
+      kind: 'create',
       auth: null,
       operation: {
         operationId: 'create_venue',
         body: VenueIn,
-        transaction: true,
-        status: 201,
         etag: { state: stateETag, key: keyFromResult('id'), answerIsState: true },
         async handle({ body: data }, ctx) {
           const values = q.createValues(data);
@@ -51,16 +47,14 @@ export function venuesRoutes(service: ServiceContext): Route[] {
           return created;
         },
       },
-      doc: { kind: 'create', response: VenueOut },
+      doc: { response: VenueOut },
     }),
     route({
-      method: 'get',
-      path: `/venues${slash}`,
+      kind: 'list',
       auth: null,
       operation: {
         operationId: 'list_venues',
         query: ListQuery,
-        status: 200,
         etag: 'body',
         async handle({ query: params }, ctx) {
           const { query } = await queryset(ctx);
@@ -73,27 +67,24 @@ export function venuesRoutes(service: ServiceContext): Route[] {
           return paginate(paginator, source, params, ctx.req);
         },
       },
-      doc: { kind: 'list', response: paginator.responseSchema(VenueOut) },
+      doc: { response: paginator.responseSchema(VenueOut) },
     }),
     route({
-      method: 'get',
-      path: `/venues/:pk${slash}`,
+      kind: 'retrieve',
       auth: null,
       operation: {
         operationId: 'retrieve_venue',
         params: VenueParams,
-        status: 200,
         etag: 'body',
         async handle({ params: { pk } }, ctx) {
           const [item] = await q.shapeVenueOut(ctx.db, [await findVisible(ctx, pk, q.OUT_COLUMNS)]);
           return item;
         },
       },
-      doc: { kind: 'retrieve', response: VenueOut },
+      doc: { response: VenueOut },
     }),
     route({
-      method: 'patch',
-      path: '/venues/:pk/',
+      kind: 'update',
       auth: null,
       ifMatch: 'optional',
       operation: {
@@ -101,8 +92,6 @@ export function venuesRoutes(service: ServiceContext): Route[] {
         params: VenueParams,
         body: VenueUpdate,
         optionalBody: true,
-        transaction: true,
-        status: 200,
         etag: { state: stateETag, key: keyFromPath, answerIsState: true },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toVenueRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
@@ -112,24 +101,20 @@ export function venuesRoutes(service: ServiceContext): Route[] {
           return updated;
         },
       },
-      doc: { kind: 'update', response: VenueOut },
+      doc: { response: VenueOut },
     }),
     route({
-      method: 'delete',
-      path: '/venues/:pk/',
+      kind: 'delete',
       auth: null,
       ifMatch: 'optional',
       operation: {
         operationId: 'delete_venue',
         params: VenueParams,
-        transaction: true,
-        status: 204,
         async handle({ params: { pk } }, ctx) {
           const instance = q.toVenueRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           await deleteRow(ctx, q.TABLE, q.PK, instance.id);
         },
       },
-      doc: { kind: 'delete' },
     }),
   ];
 }

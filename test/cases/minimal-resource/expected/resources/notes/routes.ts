@@ -17,8 +17,7 @@ import { NoteIn, NoteOut, NoteParams, NoteUpdate } from './schemas';
 
 /** The note routes, built once when the service starts. */
 export function notesRoutes(service: ServiceContext): Route[] {
-  const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
-  const route = resourceRoute(service, { tag: 'Notes', one: 'note', many: 'notes' });
+  const route = resourceRoute(service, { base: 'notes', tag: 'Notes', one: 'note', many: 'notes' });
   const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema;
 
@@ -35,14 +34,11 @@ export function notesRoutes(service: ServiceContext): Route[] {
 
   return [
     route({
-      method: 'post',
-      path: `/notes${slash}`,
+      kind: 'create',
       auth: null,
       operation: {
         operationId: 'create_note',
         body: NoteIn,
-        transaction: true,
-        status: 201,
         etag: { state: stateETag, key: keyFromResult('id'), answerIsState: true },
         async handle({ body: data }, ctx) {
           const values = q.createValues(data);
@@ -51,16 +47,14 @@ export function notesRoutes(service: ServiceContext): Route[] {
           return created;
         },
       },
-      doc: { kind: 'create', response: NoteOut },
+      doc: { response: NoteOut },
     }),
     route({
-      method: 'get',
-      path: `/notes${slash}`,
+      kind: 'list',
       auth: null,
       operation: {
         operationId: 'list_notes',
         query: ListQuery,
-        status: 200,
         etag: 'body',
         async handle({ query: params }, ctx) {
           const { query } = await queryset(ctx);
@@ -73,27 +67,24 @@ export function notesRoutes(service: ServiceContext): Route[] {
           return paginate(paginator, source, params, ctx.req);
         },
       },
-      doc: { kind: 'list', response: paginator.responseSchema(NoteOut) },
+      doc: { response: paginator.responseSchema(NoteOut) },
     }),
     route({
-      method: 'get',
-      path: `/notes/:pk${slash}`,
+      kind: 'retrieve',
       auth: null,
       operation: {
         operationId: 'retrieve_note',
         params: NoteParams,
-        status: 200,
         etag: 'body',
         async handle({ params: { pk } }, ctx) {
           const [item] = await q.shapeNoteOut(ctx.db, [await findVisible(ctx, pk, q.OUT_COLUMNS)]);
           return item;
         },
       },
-      doc: { kind: 'retrieve', response: NoteOut },
+      doc: { response: NoteOut },
     }),
     route({
-      method: 'patch',
-      path: '/notes/:pk/',
+      kind: 'update',
       auth: null,
       ifMatch: 'optional',
       operation: {
@@ -101,8 +92,6 @@ export function notesRoutes(service: ServiceContext): Route[] {
         params: NoteParams,
         body: NoteUpdate,
         optionalBody: true,
-        transaction: true,
-        status: 200,
         etag: { state: stateETag, key: keyFromPath, answerIsState: true },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toNoteRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
@@ -112,24 +101,20 @@ export function notesRoutes(service: ServiceContext): Route[] {
           return updated;
         },
       },
-      doc: { kind: 'update', response: NoteOut },
+      doc: { response: NoteOut },
     }),
     route({
-      method: 'delete',
-      path: '/notes/:pk/',
+      kind: 'delete',
       auth: null,
       ifMatch: 'optional',
       operation: {
         operationId: 'delete_note',
         params: NoteParams,
-        transaction: true,
-        status: 204,
         async handle({ params: { pk } }, ctx) {
           const instance = q.toNoteRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           await deleteRow(ctx, q.TABLE, q.PK, instance.id);
         },
       },
-      doc: { kind: 'delete' },
     }),
   ];
 }

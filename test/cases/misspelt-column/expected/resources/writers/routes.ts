@@ -17,8 +17,7 @@ import { WriterIn, WriterOut, WriterParams, WriterUpdate } from './schemas';
 
 /** The writer routes, built once when the service starts. */
 export function writersRoutes(service: ServiceContext): Route[] {
-  const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
-  const route = resourceRoute(service, { tag: 'Writers', one: 'writer', many: 'writers' });
+  const route = resourceRoute(service, { base: 'writers', tag: 'Writers', one: 'writer', many: 'writers' });
   const paginator = new PageNumberPagination({}, service.settings);
   const ListQuery = paginator.querySchema;
 
@@ -35,14 +34,11 @@ export function writersRoutes(service: ServiceContext): Route[] {
 
   return [
     route({
-      method: 'post',
-      path: `/writers${slash}`,
+      kind: 'create',
       auth: null,
       operation: {
         operationId: 'create_writer',
         body: WriterIn,
-        transaction: true,
-        status: 201,
         etag: { state: stateETag, key: keyFromResult('id'), answerIsState: true },
         async handle({ body: data }, ctx) {
           const values = q.createValues(data);
@@ -51,16 +47,14 @@ export function writersRoutes(service: ServiceContext): Route[] {
           return created;
         },
       },
-      doc: { kind: 'create', response: WriterOut },
+      doc: { response: WriterOut },
     }),
     route({
-      method: 'get',
-      path: `/writers${slash}`,
+      kind: 'list',
       auth: null,
       operation: {
         operationId: 'list_writers',
         query: ListQuery,
-        status: 200,
         etag: 'body',
         async handle({ query: params }, ctx) {
           const { query } = await queryset(ctx);
@@ -73,27 +67,24 @@ export function writersRoutes(service: ServiceContext): Route[] {
           return paginate(paginator, source, params, ctx.req);
         },
       },
-      doc: { kind: 'list', response: paginator.responseSchema(WriterOut) },
+      doc: { response: paginator.responseSchema(WriterOut) },
     }),
     route({
-      method: 'get',
-      path: `/writers/:pk${slash}`,
+      kind: 'retrieve',
       auth: null,
       operation: {
         operationId: 'retrieve_writer',
         params: WriterParams,
-        status: 200,
         etag: 'body',
         async handle({ params: { pk } }, ctx) {
           const [item] = await q.shapeWriterOut(ctx.db, [await findVisible(ctx, pk, q.OUT_COLUMNS)]);
           return item;
         },
       },
-      doc: { kind: 'retrieve', response: WriterOut },
+      doc: { response: WriterOut },
     }),
     route({
-      method: 'patch',
-      path: '/writers/:pk/',
+      kind: 'update',
       auth: null,
       ifMatch: 'optional',
       operation: {
@@ -101,8 +92,6 @@ export function writersRoutes(service: ServiceContext): Route[] {
         params: WriterParams,
         body: WriterUpdate,
         optionalBody: true,
-        transaction: true,
-        status: 200,
         etag: { state: stateETag, key: keyFromPath, answerIsState: true },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toWriterRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
@@ -112,24 +101,20 @@ export function writersRoutes(service: ServiceContext): Route[] {
           return updated;
         },
       },
-      doc: { kind: 'update', response: WriterOut },
+      doc: { response: WriterOut },
     }),
     route({
-      method: 'delete',
-      path: '/writers/:pk/',
+      kind: 'delete',
       auth: null,
       ifMatch: 'optional',
       operation: {
         operationId: 'delete_writer',
         params: WriterParams,
-        transaction: true,
-        status: 204,
         async handle({ params: { pk } }, ctx) {
           const instance = q.toWriterRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           await deleteRow(ctx, q.TABLE, q.PK, instance.id);
         },
       },
-      doc: { kind: 'delete' },
     }),
   ];
 }

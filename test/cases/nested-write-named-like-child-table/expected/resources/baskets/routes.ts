@@ -20,8 +20,7 @@ import { BasketCreateResult, BasketIn, BasketOut, BasketParams, BasketUpdate, Ba
 /** The basket routes, built once when the service starts. */
 export function basketsRoutes(service: ServiceContext): Route[] {
   const itemsWriter = itemsWrites(service);
-  const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
-  const route = resourceRoute(service, { tag: 'Baskets', one: 'basket', many: 'baskets' });
+  const route = resourceRoute(service, { base: 'baskets', tag: 'Baskets', one: 'basket', many: 'baskets' });
   const ListQuery = z.object({});
 
   // Reads (list, retrieve, relation listings) see the rows the caller may read; writes, actions and
@@ -37,14 +36,11 @@ export function basketsRoutes(service: ServiceContext): Route[] {
 
   return [
     route({
-      method: 'post',
-      path: `/baskets${slash}`,
+      kind: 'create',
       auth: null,
       operation: {
         operationId: 'create_basket',
         body: BasketIn,
-        transaction: true,
-        status: 201,
         etag: { state: stateETag, key: keyFromResult('id') },
         async handle({ body: data }, ctx) {
           const values = q.createValues(data);
@@ -64,16 +60,14 @@ export function basketsRoutes(service: ServiceContext): Route[] {
           return created;
         },
       },
-      doc: { kind: 'create', response: BasketCreateResult },
+      doc: { response: BasketCreateResult },
     }),
     route({
-      method: 'get',
-      path: `/baskets${slash}`,
+      kind: 'list',
       auth: null,
       operation: {
         operationId: 'list_baskets',
         query: ListQuery,
-        status: 200,
         etag: 'body',
         async handle(_input, ctx) {
           const { query } = await queryset(ctx);
@@ -86,27 +80,24 @@ export function basketsRoutes(service: ServiceContext): Route[] {
           return listAll(source);
         },
       },
-      doc: { kind: 'list', response: z.array(BasketOut) },
+      doc: { response: z.array(BasketOut) },
     }),
     route({
-      method: 'get',
-      path: `/baskets/:pk${slash}`,
+      kind: 'retrieve',
       auth: null,
       operation: {
         operationId: 'retrieve_basket',
         params: BasketParams,
-        status: 200,
         etag: 'body',
         async handle({ params: { pk } }, ctx) {
           const [item] = await q.shapeBasketOut(ctx.db, [await findVisible(ctx, pk, q.OUT_COLUMNS)]);
           return item;
         },
       },
-      doc: { kind: 'retrieve', response: BasketOut },
+      doc: { response: BasketOut },
     }),
     route({
-      method: 'patch',
-      path: '/baskets/:pk/',
+      kind: 'update',
       auth: null,
       ifMatch: 'optional',
       operation: {
@@ -114,8 +105,6 @@ export function basketsRoutes(service: ServiceContext): Route[] {
         params: BasketParams,
         body: BasketUpdate,
         optionalBody: true,
-        transaction: true,
-        status: 200,
         etag: { state: stateETag, key: keyFromPath },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toBasketRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
@@ -138,24 +127,20 @@ export function basketsRoutes(service: ServiceContext): Route[] {
           return updated;
         },
       },
-      doc: { kind: 'update', response: BasketUpdateResult },
+      doc: { response: BasketUpdateResult },
     }),
     route({
-      method: 'delete',
-      path: '/baskets/:pk/',
+      kind: 'delete',
       auth: null,
       ifMatch: 'optional',
       operation: {
         operationId: 'delete_basket',
         params: BasketParams,
-        transaction: true,
-        status: 204,
         async handle({ params: { pk } }, ctx) {
           const instance = q.toBasketRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           await deleteRow(ctx, q.TABLE, q.PK, instance.id);
         },
       },
-      doc: { kind: 'delete' },
     }),
   ];
 }

@@ -20,8 +20,7 @@ import { ItemIn, ItemOut, ItemParams, ItemUpdate } from './schemas';
 
 /** The item routes, built once when the service starts. */
 export function itemsRoutes(service: ServiceContext): Route[] {
-  const slash = service.settings.SVC_APPEND_SLASH ? '/' : '';
-  const route = resourceRoute(service, { tag: 'Items', one: 'item', many: 'items' });
+  const route = resourceRoute(service, { base: 'items', tag: 'Items', one: 'item', many: 'items' });
   const ListQuery = z.object({});
 
   // Reads (list, retrieve, relation listings) see the rows the caller may read; writes, actions and
@@ -37,14 +36,11 @@ export function itemsRoutes(service: ServiceContext): Route[] {
 
   return [
     route({
-      method: 'post',
-      path: `/items${slash}`,
+      kind: 'create',
       auth: null,
       operation: {
         operationId: 'create_item',
         body: ItemIn,
-        transaction: true,
-        status: 201,
         etag: { state: stateETag, key: keyFromResult('id'), answerIsState: true },
         async handle({ body: data }, ctx) {
           const values = q.createValues(data);
@@ -53,16 +49,14 @@ export function itemsRoutes(service: ServiceContext): Route[] {
           return created;
         },
       },
-      doc: { kind: 'create', response: ItemOut },
+      doc: { response: ItemOut },
     }),
     route({
-      method: 'get',
-      path: `/items${slash}`,
+      kind: 'list',
       auth: null,
       operation: {
         operationId: 'list_items',
         query: ListQuery,
-        status: 200,
         etag: 'body',
         async handle(_input, ctx) {
           const { query } = await queryset(ctx);
@@ -75,27 +69,24 @@ export function itemsRoutes(service: ServiceContext): Route[] {
           return listAll(source);
         },
       },
-      doc: { kind: 'list', response: z.array(ItemOut) },
+      doc: { response: z.array(ItemOut) },
     }),
     route({
-      method: 'get',
-      path: `/items/:pk${slash}`,
+      kind: 'retrieve',
       auth: null,
       operation: {
         operationId: 'retrieve_item',
         params: ItemParams,
-        status: 200,
         etag: 'body',
         async handle({ params: { pk } }, ctx) {
           const [item] = await q.shapeItemOut(ctx.db, [await findVisible(ctx, pk, q.OUT_COLUMNS)]);
           return item;
         },
       },
-      doc: { kind: 'retrieve', response: ItemOut },
+      doc: { response: ItemOut },
     }),
     route({
-      method: 'patch',
-      path: '/items/:pk/',
+      kind: 'update',
       auth: null,
       ifMatch: 'optional',
       operation: {
@@ -103,8 +94,6 @@ export function itemsRoutes(service: ServiceContext): Route[] {
         params: ItemParams,
         body: ItemUpdate,
         optionalBody: true,
-        transaction: true,
-        status: 200,
         etag: { state: stateETag, key: keyFromPath, answerIsState: true },
         async handle({ params: { pk }, body: data }, ctx) {
           const instance = q.toItemRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
@@ -115,24 +104,20 @@ export function itemsRoutes(service: ServiceContext): Route[] {
           return updated;
         },
       },
-      doc: { kind: 'update', response: ItemOut },
+      doc: { response: ItemOut },
     }),
     route({
-      method: 'delete',
-      path: '/items/:pk/',
+      kind: 'delete',
       auth: null,
       ifMatch: 'optional',
       operation: {
         operationId: 'delete_item',
         params: ItemParams,
-        transaction: true,
-        status: 204,
         async handle({ params: { pk } }, ctx) {
           const instance = q.toItemRecord(await lockRow(ctx, pk, q.RECORD_COLUMNS));
           await deleteRow(ctx, q.TABLE, q.PK, instance.id);
         },
       },
-      doc: { kind: 'delete' },
     }),
   ];
 }
