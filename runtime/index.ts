@@ -12,12 +12,13 @@ export { z } from './core/zod';
 
 // http: the service's command line, application, server and routes.
 export { runMain, type ServiceMain, type UserTable } from './http/main';
-export { createApi } from './http/app';
+export { createApi, type Service, type ServiceOptions } from './http/app';
 export { startServer, type RunningServer, type ServeOptions } from './http/server';
 export {
   expressHandler,
   operationRoute,
   resourceRoute,
+  type CrudRoute,
   type Decorator,
   type Method,
   type OperationDoc,

@@ -59,10 +59,8 @@ export function authView(model: ServiceModel, ctx: RenderContext) {
 
 export function appView(model: ServiceModel, ctx: RenderContext) {
   const imports = new Imports(runtimeFrom(ctx, 0));
-  imports.type('express', 'Express');
   for (const name of ['createApi', 'createServiceContext', 'loadSettings', 'TokenService']) imports.runtime(name);
-  for (const name of ['CorsSettings', 'Db', 'HttpSecuritySettings', 'KeyPair', 'Logger', 'Metrics', 'Route', 'ServiceContext', 'Settings'])
-    imports.runtimeType(name);
+  for (const name of ['Route', 'Service', 'ServiceOptions']) imports.runtimeType(name);
   const hooks = () => imports.namespace(hookModuleFrom(ctx, model.hooks!, 0), 'hooks');
   const handlers = model.exceptionHandlers.map((h) => {
     const exception = isBuiltinException(h.exception) ? imports.runtime(h.exception) : `${hooks()}.${h.exception}`;

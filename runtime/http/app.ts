@@ -26,6 +26,31 @@ import { docsPagePolicy, httpSecuritySettings, securityHeaders, type HttpSecurit
 import { AdminAuth } from '../auth/authenticators';
 import { mcpRoute, mcpTools, requestInProcess } from './mcp';
 import type { ServiceContext } from '../operations/context';
+import type { KeyPair } from '../auth/tokens';
+
+/** What a generated service's `createService` is given: the database and keys, and what overrides the settings' defaults. */
+export interface ServiceOptions {
+  db: Db;
+  keys: KeyPair;
+  /** Defaults to the spec's settings with `SVC_*` environment variables applied. */
+  settings?: Settings;
+  /** Request logs, and errors with their request's id; defaults to `createLogger()` (`SVC_LOG_LEVEL`, `NODE_ENV`). */
+  logger?: Logger;
+  /** Takes over the logging of unhandled errors and database outages from `logger`. */
+  logError?: (error: unknown) => void;
+  /** Defaults to the `SVC_CORS_*` variables: no cross-origin access unless `SVC_CORS_ORIGINS` lists origins. */
+  cors?: CorsSettings;
+  /** Served at `/metrics`; `false` serves none. Defaults to the database's and the requests' when `SVC_METRICS` is true. */
+  metrics?: Metrics | false;
+  /** Defaults to `SVC_SECURITY_HEADERS` and `SVC_DOCS`: security headers on, the docs public. */
+  security?: HttpSecuritySettings;
+}
+
+/** What a generated service's `createService` answers: the Express app and the service's context. */
+export interface Service {
+  app: Express;
+  context: ServiceContext;
+}
 
 export interface ApiOptions extends ApiInfo {
   settings: Settings;
