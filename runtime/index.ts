@@ -183,6 +183,6 @@ export {
   ValidationError,
   type ValidationEntry,
 } from './core/errors';
-export { ConfigurationError, loadSettings, type Settings } from './core/settings';
+export { ConfigurationError, loadSettings, SETTING_DEFAULTS, withSettingDefaults, type Settings } from './core/settings';
 export { asBool, asDate, asDateTime, asDecimal, asJson, asList, now, toDb } from './core/convert';
 export { INT32 } from './core/catalogue';

@@ -2,7 +2,7 @@
  * Views of the service-level files: `settings.ts` (the specs' settings), `auth.ts` (the user a token
  * names), `app.ts` (the Express application with every route) and `main.ts` (the command line).
  */
-import { isBuiltinException } from '@svcgen/runtime/catalogue';
+import { isBuiltinException, SETTINGS, type SettingName } from '@svcgen/runtime/catalogue';
 import type { Field, ServiceModel } from '../model/model';
 import { camelCase, literal, str } from '../model/names';
 import { header, hookModuleFrom, runtimeFrom, type RenderContext } from './context';
@@ -16,9 +16,12 @@ const list = (names: readonly string[]) => names.map((n) => str(n)).join(', ');
 export function settingsView(model: ServiceModel, ctx: RenderContext) {
   const imports = new Imports(runtimeFrom(ctx, 0));
   imports.runtimeType('Settings');
+  imports.runtime('withSettingDefaults');
+  // Only what the specs change: the runtime holds the spec language's defaults.
+  const set = Object.entries(model.settings).filter(([name, value]) => value !== SETTINGS[name as SettingName].default);
   return {
     header: header(`${ctx.specsName}/service.yaml`),
-    settings: Object.entries(model.settings).map(([name, value]) => ({ name, value: literal(value) })),
+    settings: set.map(([name, value]) => ({ name, value: literal(value) })),
     sqliteFile: str(model.sqliteFile),
     keysDir: str(model.auth.keysDir),
     imports: imports.print(),

@@ -571,30 +571,8 @@ export const resourceSchema = {
   },
 } as const;
 
-export const SETTINGS = {
-  SVC_APPEND_SLASH: { type: 'boolean', default: true },
-  SVC_PAGINATION_PER_PAGE: { type: 'integer', minimum: 1, default: 100 },
-  SVC_MAX_PER_PAGE_SIZE: { type: 'integer', minimum: 1, default: 100 },
-  SVC_PAGINATION_MAX_LIMIT: { type: 'integer', minimum: 1, default: 100 },
-  SVC_NOT_FOUND_ERROR_USE_VERBOSE_NAMES: { type: 'boolean', default: true },
-  SVC_DEBUG: { type: 'boolean', default: false },
-  SVC_NAMED_CONFLICTS: { type: 'boolean', default: false },
-  SVC_JWT_ISSUER: { type: 'string', minLength: 1, default: 'svc' },
-  SVC_JWT_AUDIENCE: { type: 'string', minLength: 1, default: 'svc-api' },
-  SVC_JWT_LEEWAY: { type: 'integer', minimum: 0, default: 30 },
-  SVC_ACCESS_TOKEN_LIFETIME: { type: 'integer', minimum: 1, default: 900 },
-  SVC_REFRESH_TOKEN_LIFETIME: { type: 'integer', minimum: 1, default: 604800 },
-  SVC_SHUTDOWN_TIMEOUT: { type: 'integer', minimum: 1, default: 10 },
-  SVC_LOGIN_MAX_FAILURES_PER_USERNAME: { type: 'integer', minimum: 1, default: 5 },
-  SVC_LOGIN_MAX_FAILURES_PER_ADDRESS: { type: 'integer', minimum: 1, default: 20 },
-  SVC_LOGIN_FAILURES_WINDOW: { type: 'integer', minimum: 1, default: 900 },
-  SVC_REGISTRATIONS_PER_ADDRESS: { type: 'integer', minimum: 1, default: 20 },
-  SVC_REGISTRATIONS_WINDOW: { type: 'integer', minimum: 1, default: 3600 },
-  SVC_AUTH_COOKIE_SECURE: { type: 'boolean', default: true },
-  SVC_AUTH_COOKIE_SAMESITE: { enum: ['Lax', 'Strict'], default: 'Lax' },
-  SVC_MCP: { type: 'boolean', default: false },
-} as const;
-export type SettingName = keyof typeof SETTINGS;
+export { SETTINGS, type SettingName } from '@svcgen/runtime/catalogue';
+import { SETTINGS } from '@svcgen/runtime/catalogue';
 
 export const serviceSchema = {
   type: 'object',

@@ -1,6 +1,8 @@
 /**
- * Service settings. The specs set each default; the environment overrides it at start.
+ * Service settings. The specs set each default (the spec language's, `SETTINGS`, where a spec is
+ * silent); the environment overrides it at start.
  */
+import { SETTINGS, type SettingName } from './catalogue';
 
 export interface Settings {
   SVC_APPEND_SLASH: boolean;
@@ -41,14 +43,26 @@ export interface Settings {
 }
 
 /** The values `SVC_AUTH_COOKIE_SAMESITE` may take. */
-export const SAME_SITE_VALUES: readonly string[] = ['Lax', 'Strict'];
+export const SAME_SITE_VALUES: readonly string[] = SETTINGS.SVC_AUTH_COOKIE_SAMESITE.enum;
+
+/** Every setting at the spec language's default. */
+export const SETTING_DEFAULTS: Settings = Object.freeze(
+  Object.fromEntries(Object.entries(SETTINGS).map(([name, s]) => [name, s.default])) as unknown as Settings,
+);
+
+/** The settings a spec sets, with the spec language's default for each it leaves out. */
+export function withSettingDefaults(set: Partial<Settings>): Settings {
+  return Object.freeze({ ...SETTING_DEFAULTS, ...set });
+}
+
+/** `Settings` names exactly the settings of the spec language. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const SAME_NAMES: Same<keyof Settings, SettingName> = true;
+void SAME_NAMES;
 
 export class ConfigurationError extends Error {
   override name = 'ConfigurationError';
 }
-
-/** The integer settings that may be 0; every other one is at least 1. */
-const MAY_BE_ZERO: ReadonlySet<string> = new Set(['SVC_JWT_LEEWAY']);
 
 function parseValue(name: string, raw: string, like: unknown): unknown {
   const text = raw.trim();
@@ -58,15 +72,16 @@ function parseValue(name: string, raw: string, like: unknown): unknown {
     throw new ConfigurationError(`${name} must be true or false, got "${raw}"`);
   }
   if (typeof like === 'number') {
-    const least = MAY_BE_ZERO.has(name) ? 0 : 1;
+    const least = (SETTINGS[name as SettingName] as { minimum?: number }).minimum ?? 1;
     if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text)) || Number(text) < least) {
       throw new ConfigurationError(`${name} must be a ${least ? 'positive' : 'non-negative'} integer, got "${raw}"`);
     }
     return Number(text);
   }
   if (!text) throw new ConfigurationError(`${name} must not be empty`);
-  if (name === 'SVC_AUTH_COOKIE_SAMESITE' && !SAME_SITE_VALUES.includes(text)) {
-    throw new ConfigurationError(`${name} must be one of ${SAME_SITE_VALUES.join(', ')}, got "${raw}"`);
+  const allowed = (SETTINGS[name as SettingName] as { enum?: readonly string[] }).enum;
+  if (allowed && !allowed.includes(text)) {
+    throw new ConfigurationError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
   }
   return text;
 }
