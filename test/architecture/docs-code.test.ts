@@ -13,6 +13,8 @@
  * - `<!-- excerpt: PATH -->`: the block is a part of PATH as it is, which is checked instead. In a
  *   tutorial page, PATH is in the tutorial's project (test/docs/tutorial.test.ts checks it); in
  *   any other page, in this repository (checked here).
+ * - `<!-- file: PATH -->`: the block is the file PATH of the tutorial's project, which
+ *   test/docs/tutorial.test.ts writes there and compiles with the project (only in the pages it runs).
  * - `<!-- fragment: WHY -->`: not compiled, on purpose, and counted.
  *
  * No block is left out otherwise. A failure lists `file:line: message`, the line the page's.
@@ -29,7 +31,11 @@ export interface Block {
   /** The line of the page where the block's code starts. */
   line: number;
   code: string;
-  mark: { kind: 'compile'; in?: string; prelude: string[] } | { kind: 'excerpt'; path: string } | { kind: 'fragment'; why: string };
+  mark:
+    | { kind: 'compile'; in?: string; prelude: string[] }
+    | { kind: 'excerpt'; path: string }
+    | { kind: 'project'; path: string }
+    | { kind: 'fragment'; why: string };
 }
 
 /** The TypeScript blocks of a page, with their marks. */
@@ -43,13 +49,18 @@ export function tsBlocks(file: string, text: string): Block[] {
     const body: string[] = [];
     for (i++; i < lines.length && !new RegExp(`^\\s*${fence[2]}\\s*$`).test(lines[i]); i++) body.push(lines[i]);
     if (fence[3] !== 'ts' && fence[3] !== 'typescript') continue;
-    blocks.push({ file, line: start + 2, code: body.map((l) => l.slice(fence[1].length)).join('\n'), mark: markBefore(lines, start) });
+    blocks.push({
+      file,
+      line: start + 2,
+      code: body.map((l) => l.slice(fence[1].length)).join('\n'),
+      mark: markBefore(file, lines, start),
+    });
   }
   return blocks;
 }
 
 /** The mark of the block whose fence is line `fence` (0-based): the HTML comment ending on the line before, if any. */
-function markBefore(lines: string[], fence: number): Block['mark'] {
+function markBefore(file: string, lines: string[], fence: number): Block['mark'] {
   const last = (lines[fence - 1] ?? '').trim();
   if (!last.endsWith('-->')) return { kind: 'compile', prelude: [] };
   let first = fence - 1;
@@ -60,10 +71,19 @@ function markBefore(lines: string[], fence: number): Block['mark'] {
   let m: RegExpMatchArray | null;
   if ((m = head.match(/^<!-- fragment: (.+) -->$/))) return { kind: 'fragment', why: m[1] };
   if ((m = head.match(/^<!-- excerpt: (\S+) -->$/))) return { kind: 'excerpt', path: m[1] };
+  if ((m = head.match(/^<!-- file: (\S+) -->$/))) return { kind: 'project', path: m[1] };
   if ((m = head.match(/^<!-- compile in (\S+) -->$/))) return { kind: 'compile', in: m[1], prelude: [] };
   if ((m = head.match(/^<!-- compile(?: in (\S+),)? after:$/))) return { kind: 'compile', in: m[1], prelude: comment.slice(1, -1) };
-  throw new Error(`line ${fence}: an HTML comment before a TypeScript block that is no mark of the docs' code check: ${head}`);
+  throw new Error(`${file}:${fence}: an HTML comment before a TypeScript block that is no mark of the docs' code check: ${head}`);
 }
+
+/** The pages test/docs/tutorial.test.ts runs, in the tutorial's project. */
+const TUTORIAL_PAGES = [
+  'docs/tutorial/1-new-project.md',
+  'docs/tutorial/2-a-resource.md',
+  'docs/tutorial/3-a-change-with-data.md',
+  'docs/guides/typed-client-script.md',
+];
 
 export const COMPILER_OPTIONS: ts.CompilerOptions = {
   target: ts.ScriptTarget.ES2022,
@@ -96,6 +116,11 @@ export function problemsOf(blocks: Block[]): string[] {
       const target = path.join(ROOT, block.mark.path);
       const text = fs.existsSync(target) ? fs.readFileSync(target, 'utf8') : '';
       if (!text.includes(block.code)) problems.push(`${block.file}:${block.line}: not a part of ${block.mark.path}`);
+      return;
+    }
+    if (block.mark.kind === 'project') {
+      if (!TUTORIAL_PAGES.includes(block.file))
+        problems.push(`${block.file}:${block.line}: a file of the tutorial's project, in a page the tutorial test does not run`);
       return;
     }
     if (block.mark.kind !== 'compile') return;
@@ -158,12 +183,12 @@ describe('the TypeScript of the docs', () => {
   // One program for the docs' blocks and the probe's.
   const problems = problemsOf([...blocks, ...probe]);
 
-  it('compiles: every block not marked a fragment type-checks, every excerpt is in its file', () => {
-    const counts = { compiled: 0, excerpts: 0, fragments: 0 };
-    for (const b of blocks) counts[b.mark.kind === 'compile' ? 'compiled' : b.mark.kind === 'excerpt' ? 'excerpts' : 'fragments']++;
+  it('compiles: every block not marked a fragment type-checks (here or in the tutorial), every excerpt is in its file', () => {
+    const counts = { compile: 0, excerpt: 0, project: 0, fragment: 0 };
+    for (const b of blocks) counts[b.mark.kind]++;
     expect(problems.filter((p) => !p.startsWith('docs/probe.md:'))).toEqual([]);
     // The docs hold this many blocks of each kind; a change here is a block added, removed or re-marked.
-    expect(counts).toEqual({ compiled: 25, excerpts: 1, fragments: 3 });
+    expect(counts).toEqual({ compile: 25, excerpt: 1, project: 1, fragment: 2 });
   });
 
   it('reports a broken block at its line, and leaves a marked fragment alone (the check itself)', () => {

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { applyEdit, outputProblem, tutorialSteps, type Command, type Edit, type RunValues } from '../support/tutorial';
 
 const ROOT = path.resolve(__dirname, '../..');
-const PAGES = ['1-new-project.md', '2-a-resource.md', '3-a-change-with-data.md', '4-deploying.md'];
+const PAGES = ['1-new-project.md', '2-a-resource.md', '3-a-change-with-data.md', '4-deploying.md', '../guides/typed-client-script.md'];
 const read = (page: string) => fs.readFileSync(path.join(ROOT, 'docs/tutorial', page), 'utf8');
 
 /** A run's own values, none of them the page's. */
@@ -34,7 +34,7 @@ describe('the tutorial as a script', () => {
   it('reads every page: commands with their output, hidden commands, file edits, the excerpt', () => {
     const steps = PAGES.flatMap((p) => tutorialSteps(`docs/tutorial/${p}`, read(p)));
     const kinds = steps.reduce<Record<string, number>>((n, s) => ({ ...n, [s.kind]: (n[s.kind] ?? 0) + 1 }), {});
-    expect(kinds).toEqual({ command: expect.any(Number), edit: 3, excerpt: 1, sh: 2 });
+    expect(kinds).toEqual({ command: expect.any(Number), edit: 5, excerpt: 1, sh: 2 });
     expect(kinds.command).toBeGreaterThan(25);
     const hidden = steps.filter((s): s is Command => s.kind === 'command' && s.expected === undefined);
     expect(hidden.map((s) => s.command)).toEqual([
@@ -46,8 +46,8 @@ describe('the tutorial as a script', () => {
     expect(login.command).toMatch(/^TOKEN=\$\(curl -s -X POST \$API\/auth\/login\/ .* \| node -pe '.*'\)$/);
   });
 
-  it('edits a YAML file as the pages say: the whole file, lines under a key, a line replaced', () => {
-    const [whole, under, replace] = PAGES.flatMap((p) => tutorialSteps(`docs/tutorial/${p}`, read(p))).filter(
+  it('edits a file as the pages say: the whole file, lines under a key, a line replaced', () => {
+    const [whole, under, replace, json, script] = PAGES.flatMap((p) => tutorialSteps(`docs/tutorial/${p}`, read(p))).filter(
       (s): s is Edit => s.kind === 'edit',
     );
     expect(applyEdit('', whole)).toMatch(/^model: Project\n/);
@@ -58,6 +58,12 @@ describe('the tutorial as a script', () => {
         '  project: {type: foreign_key, to: Project, null: true, on_delete: set_null}\nviewset:\n  auth: null\n',
     );
     expect(applyEdit(added, replace)).toContain('  done: {type: boolean}\n  priority: {type: integer, default: 2}\n  project:');
+    // The typed client guide: a JSON key's line replaced, a TypeScript file written whole.
+    expect(applyEdit('{\n  "compilerOptions": {},\n  "include": ["generated", "specs"]\n}\n', json)).toBe(
+      '{\n  "compilerOptions": {},\n  "include": ["generated", "specs", "tools"]\n}\n',
+    );
+    expect(script.path).toBe('tools/report.ts');
+    expect(applyEdit('', script)).toMatch(/^import \{ ApiError, createClient \} from '\.\.\/generated\/client';\n/);
   });
 
   it("passes a run's output that differs from the page only in port, paths, tokens and timestamps", () => {

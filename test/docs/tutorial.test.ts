@@ -1,8 +1,10 @@
 /**
  * The tutorial, run: the commands of docs/tutorial/1-new-project.md, 2-a-resource.md and
- * 3-a-change-with-data.md, read from the pages (test/support/tutorial.ts), run in order in a
- * scratch folder, each printing what its page shows once tarball paths, the port, tokens and
- * timestamps are normalised. The service starts on a free port and answers the pages' requests.
+ * 3-a-change-with-data.md, then of docs/guides/typed-client-script.md (a script of the tutorial's
+ * project), read from the pages (test/support/tutorial.ts), run in order in a scratch folder, each
+ * printing what its page shows once tarball paths, the port, tokens and timestamps are normalised.
+ * The service starts on a free port and answers the pages' requests; the guide's script reads that
+ * port from `API_URL`, as the guide allows.
  *
  * Two things differ from a reader's run, on purpose:
  * - The checkout's commands (the ```sh block of step 1: `npm install`, `npm run pack:local`) run
@@ -28,7 +30,12 @@ import { applyEdit, DOC_PACKAGES, DOC_PORT, outputProblem, tutorialSteps, type C
 jest.setTimeout(10 * 60_000);
 
 const ROOT = path.resolve(__dirname, '../..');
-const PAGES = ['1-new-project.md', '2-a-resource.md', '3-a-change-with-data.md'];
+const PAGES = [
+  'docs/tutorial/1-new-project.md',
+  'docs/tutorial/2-a-resource.md',
+  'docs/tutorial/3-a-change-with-data.md',
+  'docs/guides/typed-client-script.md',
+];
 
 /** The checkout's commands the first page shows, which this test runs as pack:local into a scratch folder. */
 const CHECKOUT_COMMANDS = ['cd svcgen            # the checkout', 'npm install', 'npm run pack:local'];
@@ -59,6 +66,7 @@ describe('the tutorial', () => {
       ...out,
       PORT: String(run.port),
       HOST: '127.0.0.1',
+      API_URL: `http://127.0.0.1:${run.port}/api`,
       GIT_AUTHOR_NAME: 'Ada',
       GIT_AUTHOR_EMAIL: 'ada@example.com',
       GIT_COMMITTER_NAME: 'Ada',
@@ -158,7 +166,7 @@ describe('the tutorial', () => {
     fs.rmSync(scratch, { recursive: true, force: true });
   });
 
-  it('steps 1 to 3 print what their pages show', async () => {
+  it('steps 1 to 3 and the typed client script print what their pages show', async () => {
     const problems: string[] = [];
     let commands = 0;
     const compare = (command: Command, output: string) => {
@@ -166,8 +174,7 @@ describe('the tutorial', () => {
       const problem = outputProblem(command, output, run);
       if (problem) problems.push(problem);
     };
-    for (const page of PAGES) {
-      const file = `docs/tutorial/${page}`;
+    for (const file of PAGES) {
       for (const step of tutorialSteps(file, fs.readFileSync(path.join(ROOT, file), 'utf8'))) {
         if (step.kind === 'sh') {
           expect({ where: step.where, lines: step.lines }).toEqual({ where: step.where, lines: CHECKOUT_COMMANDS });
@@ -175,6 +182,7 @@ describe('the tutorial', () => {
           expect({ status: r.status, stderr: r.status ? r.stderr : '' }).toEqual({ status: 0, stderr: '' });
         } else if (step.kind === 'edit') {
           const file = path.join(cwd(), step.path);
+          fs.mkdirSync(path.dirname(file), { recursive: true });
           fs.writeFileSync(file, applyEdit(fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '', step));
         } else if (step.kind === 'excerpt') {
           const text = fs.readFileSync(path.join(cwd(), step.path), 'utf8');

@@ -14,7 +14,10 @@
  *   add at the end of the mapping KEY) or `# PATH, in place of the NAME line:` (the line of the
  *   key NAME, replaced).
  * - `<!-- excerpt: PATH -->` before a ```ts block: the block is part of that file of the project
- *   (the TypeScript check of the docs also reads this as the mark of a fragment).
+ *   (the TypeScript check of the docs reads this as the mark of a block it leaves out).
+ * - `<!-- file: PATH -->` before a block: the block is the whole file PATH of the project;
+ *   `<!-- file: PATH, in place of the NAME line -->`: the block replaces the line of the key NAME
+ *   (a JSON key, quoted, or a YAML one). A ```ts block so marked is compiled by the project.
  * - A ```sh block: commands to run somewhere other than the project (the checkout); returned for
  *   the runner to deal with explicitly.
  *
@@ -58,6 +61,7 @@ export function tutorialSteps(file: string, text: string): Step[] {
   const steps: Step[] = [];
   const lines = text.split('\n');
   let excerpt: string | undefined;
+  let target: { path: string; replace?: string; where: string } | undefined;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i];
     const where = `${file}:${i + 1}`;
@@ -71,18 +75,27 @@ export function tutorialSteps(file: string, text: string): Step[] {
       excerpt = mark[1];
       continue;
     }
+    const fileMark = line.match(/^<!-- file: ([^\s,]+)(?:, in place of the (\w+) line)? -->$/);
+    if (fileMark) {
+      target = { path: fileMark[1], replace: fileMark[2], where };
+      continue;
+    }
     const fence = line.match(/^```(\w*)\s*$/);
     if (!fence) continue;
     const lang = fence[1];
     const body: string[] = [];
     for (i++; i < lines.length && !/^```\s*$/.test(lines[i]); i++) body.push(lines[i]);
-    if (lang === 'console') steps.push(...consoleCommands(file, i - body.length, body));
+    if (target) {
+      const mode = target.replace ? { replace: target.replace } : { whole: true as const };
+      steps.push({ kind: 'edit', where: target.where, path: target.path, mode, lines: body });
+    } else if (lang === 'console') steps.push(...consoleCommands(file, i - body.length, body));
     else if (lang === 'yaml') steps.push(yamlEdit(where, body));
     else if ((lang === 'ts' || lang === 'typescript') && excerpt) steps.push({ kind: 'excerpt', where, path: excerpt, lines: body });
     else if (lang === 'sh') steps.push({ kind: 'sh', where, lines: body });
     else if (lang !== 'json' || !/4-deploying\.md$/.test(file))
       throw new Error(`${where}: a \`\`\`${lang} block the tutorial test cannot run`);
     excerpt = undefined;
+    target = undefined;
   }
   return steps;
 }
@@ -127,7 +140,7 @@ export function applyEdit(text: string, edit: Edit): string {
     lines.splice(end, 0, ...edit.lines);
   } else {
     const key = edit.mode.replace;
-    const at = lines.findIndex((l) => new RegExp(`^\\s*${key}:`).test(l));
+    const at = lines.findIndex((l) => new RegExp(`^\\s*("?)${key}\\1:`).test(l));
     if (at < 0) throw new Error(`${edit.where}: no line "${key}:" in ${edit.path}`);
     lines.splice(at, 1, ...edit.lines);
   }
