@@ -9,7 +9,9 @@
  * Two things differ from a reader's run, on purpose:
  * - The checkout's commands (the ```sh block of step 1: `npm install`, `npm run pack:local`) run
  *   here as `npm run pack:local -- DIR` into the scratch folder; `npx --package …tgz svcgen init`
- *   then runs as the page says, from those tarballs.
+ *   then runs as the page says, from those tarballs. npx installs their dependencies into npm's
+ *   own cache, as it does for a reader; the commands run with `npm_config_prefer_offline`, so that
+ *   npm asks the registry only for what its cache lacks.
  * - The project's `npm install` unpacks the two tarballs into its node_modules and links the
  *   other packages to this repository's installed ones (the same versions a registry install
  *   would take), instead of a registry install with native builds (a minute or more, and the
@@ -67,6 +69,7 @@ describe('the tutorial', () => {
       PORT: String(run.port),
       HOST: '127.0.0.1',
       API_URL: `http://127.0.0.1:${run.port}/api`,
+      npm_config_prefer_offline: 'true',
       GIT_AUTHOR_NAME: 'Ada',
       GIT_AUTHOR_EMAIL: 'ada@example.com',
       GIT_COMMITTER_NAME: 'Ada',
