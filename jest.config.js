@@ -17,9 +17,11 @@ const base = require('./jest.base');
 const UNIT = [
   'test/architecture/catalogues.test.ts',
   'test/architecture/contract.test.ts',
+  'test/architecture/docs-code.test.ts',
   'test/architecture/docs-links.test.ts',
   'test/architecture/public-interfaces.test.ts',
   'test/architecture/test-commands.test.ts',
+  'test/docs/tutorial-doc.test.ts',
   'test/generator/api-params.test.ts',
   'test/generator/compose.test.ts',
   'test/generator/filters.test.ts',

@@ -3,6 +3,11 @@
  * names a file or folder of the repository, and every `#anchor` a heading of the page it names
  * (or of its own page), spelt as GitHub spells heading anchors. External links (`https:`,
  * `mailto:`) are not followed. A failure lists `file:line: link: why`.
+ *
+ * The pages an npm package ships (its README, and what `files` in its package.json names: the
+ * root package ships docs/ and CHANGELOG.md) are read from its tarball too, where a link can only
+ * reach what the same tarball holds: every relative link of a shipped page names a file the
+ * package ships, but the few listed in PACKAGE_EXCEPTIONS, each with its reason.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -118,6 +123,66 @@ function markdownUnder(dir: string): string[] {
 }
 
 const pages = ['README.md', 'CHANGELOG.md', ...markdownUnder('docs')];
+
+/** A package of the repository: its folder (`''` for the root) and the `files` of its package.json. */
+export interface Package {
+  dir: string;
+  files: string[];
+}
+
+/**
+ * Whether `npm pack` of `pkg` holds `rel` (a path of the repository): its package.json, README and
+ * LICENSE are always packed, and then what `files` names (a folder: everything under it; an entry
+ * starting with `!` leaves out what it names).
+ */
+export function packs(pkg: Package, rel: string): boolean {
+  const prefix = pkg.dir ? `${pkg.dir}/` : '';
+  if (!rel.startsWith(prefix)) return false;
+  const inner = rel.slice(prefix.length);
+  if (inner.startsWith('node_modules/')) return false;
+  if (/^(package\.json|README(\.md)?|LICEN[CS]E(\.md)?)$/i.test(inner)) return true;
+  const names = (entry: string) => {
+    const e = entry.replace(/\/$/, '');
+    return inner === e || inner.startsWith(`${e}/`);
+  };
+  return pkg.files.some((f) => !f.startsWith('!') && names(f)) && !pkg.files.some((f) => f.startsWith('!') && names(f.slice(1)));
+}
+
+/** Links of shipped pages that name what the package does not ship, on purpose: the page's path and a pattern of the link's target. */
+export const PACKAGE_EXCEPTIONS: Array<{ page: string; target: RegExp; why: string }> = [
+  {
+    page: 'docs/reference/diagnostics.md',
+    target: /^test\/cases\/[\w-]+\/specs\/$/,
+    why: "each diagnostic's example specs, a case folder of the repository; the page is made by npm run update:diagnostics",
+  },
+  {
+    page: 'docs/internals/repository-layout.md',
+    target: /^runtime\/README\.md$/,
+    why: "the layout of the repository names the runtime's folder; the runtime's README ships in @svcgen/runtime",
+  },
+];
+
+/** The relative links of `file`, a page `pkg` ships, that name a file it does not ship (anchors aside: the test above checks them). */
+export function unpackedLinks(pkg: Package, file: string, text: string): string[] {
+  const problems: string[] = [];
+  for (const { line, target } of linksOf(text)) {
+    if (/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith('#')) continue;
+    const pathPart = decodeURI(target.split('#')[0]);
+    const rel = pathPart.startsWith('/')
+      ? path.posix.normalize(pathPart.slice(1))
+      : path.posix.normalize(path.posix.join(path.posix.dirname(file), pathPart));
+    if (packs(pkg, rel) || PACKAGE_EXCEPTIONS.some((e) => e.page === file && e.target.test(rel))) continue;
+    problems.push(`${file}:${line}: ${target}: ${rel} is not in the package ${pkg.dir || '.'}`);
+  }
+  return problems;
+}
+
+const packageOf = (dir: string): Package => ({
+  dir,
+  files: (JSON.parse(fs.readFileSync(path.join(ROOT, dir, 'package.json'), 'utf8')) as { files?: string[] }).files ?? [],
+});
+const packages = [packageOf(''), packageOf('runtime')];
+const shippedPages = (pkg: Package) => [...pages, 'runtime/README.md'].filter((p) => packs(pkg, p));
 const cache = new Map<string, string | undefined>();
 const read = (rel: string): string | undefined => {
   if (!cache.has(rel)) cache.set(rel, fs.existsSync(path.join(ROOT, rel)) ? fs.readFileSync(path.join(ROOT, rel), 'utf8') : undefined);
@@ -133,6 +198,41 @@ describe('the links of the docs', () => {
 
   it('resolve: every relative link names a file, every anchor a heading', () => {
     expect(pages.flatMap((p) => brokenLinks(p, read(p)!, read, exists))).toEqual([]);
+  });
+
+  it('of a page an npm package ships name only what the package ships (PACKAGE_EXCEPTIONS aside)', () => {
+    const root = packages[0];
+    expect(shippedPages(root)).toEqual(
+      expect.arrayContaining(['README.md', 'CHANGELOG.md', 'docs/reference/cli.md', 'docs/guides/deployment.md']),
+    );
+    expect(shippedPages(packages[1])).toEqual(['runtime/README.md']);
+    expect(packages.flatMap((pkg) => shippedPages(pkg).flatMap((p) => unpackedLinks(pkg, p, read(p)!)))).toEqual([]);
+    // Every exception is still needed: a link it excuses is still there.
+    for (const e of PACKAGE_EXCEPTIONS) {
+      expect({
+        page: e.page,
+        excused: linksOf(read(e.page)!).some(({ target }) => e.target.test(target.replace(/^(\.\.\/)+/, ''))),
+      }).toEqual({
+        page: e.page,
+        excused: true,
+      });
+    }
+  });
+
+  it('report a shipped page linking out of its package (the check itself)', () => {
+    const page =
+      'See [deployment](../guides/deployment.md), [settings](settings.md#environment-variables) and [the tests](../../test/x.test.ts).';
+    const referenceOnly: Package = { dir: '', files: ['bin/svcgen', 'docs/reference/'] };
+    expect(packs(referenceOnly, 'docs/reference/cli.md')).toBe(true);
+    expect(packs(referenceOnly, 'README.md')).toBe(true);
+    expect(unpackedLinks(referenceOnly, 'docs/reference/errors.md', page)).toEqual([
+      'docs/reference/errors.md:1: ../guides/deployment.md: docs/guides/deployment.md is not in the package .',
+      'docs/reference/errors.md:1: ../../test/x.test.ts: test/x.test.ts is not in the package .',
+    ]);
+    expect(unpackedLinks({ dir: '', files: ['docs/', '!docs/guides/'] }, 'docs/reference/errors.md', page)).toHaveLength(2);
+    expect(unpackedLinks({ dir: '', files: ['docs/'] }, 'docs/reference/errors.md', page)).toHaveLength(1);
+    expect(packs({ dir: 'runtime', files: ['dist/'] }, 'runtime/dist/index.js')).toBe(true);
+    expect(packs({ dir: 'runtime', files: ['dist/'] }, 'docs/README.md')).toBe(false);
   });
 
   it('spell anchors as GitHub does', () => {
