@@ -1,6 +1,6 @@
 /**
  * The compose files: the blog's `compose.yaml` and the one `svcgen init` writes. The deployment guide
- * (docs/guides/deployment.md) says to set SVC_REDIS_URL whenever more than one process serves (SVC_WORKERS > 1 included), or each
+ * (docs/guides/scale.md) says to set SVC_REDIS_URL whenever more than one process serves (SVC_WORKERS > 1 included), or each
  * process counts failed logins and rate limits on its own: each file runs its API with two workers,
  * so it runs Redis too, started healthy before the API, and points SVC_REDIS_URL at it. init's
  * runs the database `--db` chooses: a PostgreSQL or MariaDB service started healthy before the API,
