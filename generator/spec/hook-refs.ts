@@ -12,7 +12,7 @@ import {
   isBuiltinPaginator,
 } from '@svcgen/runtime/catalogue';
 import type { ResourceSpec, ServiceSpec } from './meta-schema';
-import type { SourceRef } from '../model/model';
+import type { SourceRef } from '../load/load';
 
 /** What a hook is used as; built-in names (runtime authenticators, paginators, exceptions) are never hooks. */
 export type HookRole = 'handler' | 'authenticator' | 'paginator' | 'decorator' | 'exception' | 'exception_handler' | 'views';
