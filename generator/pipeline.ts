@@ -5,13 +5,13 @@
  */
 import * as path from 'node:path';
 import { buildModel } from './model/build-model';
-import { checkModel, describeSpecs, hookExportsCheckable, type DescribedSpecs } from './spec/check-model';
+import { checkModel, describeSpecs, hookExportsCheckable, type DescribedSpecs } from './model/check-model';
 import { dbSchemaOf } from './migrate/db-schema';
 import { SpecError, sortDiagnostics, type Diagnostic } from './load/diagnostics';
 import { formatFiles } from './output/format';
 import { checkHookExports } from './spec/hook-exports';
 import { checkHookImports } from './spec/hook-imports';
-import { checkGeneratedNames } from './spec/generated-names';
+import { checkGeneratedNames } from './render/generated-names';
 import { diagnosticAt, hasSyntaxError, loadSpecs, type LoadedSpecs } from './load/load';
 import { MANIFEST, manifestJson, previousManifest } from './output/manifest';
 import { planMigrations, readMigrationHistory, type MigrationHistory, type NewMigration } from './migrate/migrations';

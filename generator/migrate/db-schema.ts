@@ -4,7 +4,7 @@
  */
 import type { ConditionPlan, LookupPlan } from '../model/filter-plans';
 import type { Field, Resource, ServiceModel } from '../model/model';
-import { indexName } from '../spec/resource-names';
+import { indexName } from '../model/resource-names';
 import { literal } from '../model/names';
 
 export interface DbColumn {

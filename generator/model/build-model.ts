@@ -5,7 +5,7 @@
  */
 import { INT32, isBuiltinPaginator } from '@svcgen/runtime/catalogue';
 import { buildFilters, compileLookup, modelGraph, paramSpec, type ModelGraph } from './build-filters';
-import type { DescribedResource, DescribedSpecs } from '../spec/check-model';
+import type { DescribedResource, DescribedSpecs } from './check-model';
 import type {
   ActionSpec,
   ThrottleSpec,
@@ -49,15 +49,8 @@ import type {
   ValueKind,
 } from './model';
 import { pascalCase, snakeCase } from './names';
-import {
-  columnName,
-  endpointMethod,
-  endpointOperationId,
-  OPERATION_AUTH_KEYS,
-  relationOperationIds,
-  relationPath,
-  type ResourceNames,
-} from '../spec/resource-names';
+import { columnName, endpointMethod, endpointOperationId, relationOperationIds, relationPath, type ResourceNames } from './resource-names';
+import { OPERATION_AUTH_KEYS } from '../spec/viewset-defaults';
 
 const DEFAULT_DOCS: Record<OperationKind, string> = {
   list: 'List all objects.',

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { formatDiagnostic, sortDiagnostics } from '../../generator/load/diagnostics';
 import { loadSpecs } from '../../generator/load/load';
-import { checkModel, describeSpecs } from '../../generator/spec/check-model';
+import { checkModel, describeSpecs } from '../../generator/model/check-model';
 import { checkSpecs } from '../../generator/pipeline';
 import { validateSpecs } from '../../generator/spec/validate';
 

@@ -12,8 +12,8 @@ import type { Diagnostic } from '../load/diagnostics';
 import { diagnosticAt, type LoadedSpecs, type SpecFile } from '../load/load';
 import type { ServiceModel } from '../model/model';
 import { camelCase } from '../model/names';
-import { renderService } from '../render/render';
-import type { RenderContext } from '../render/context';
+import { renderService } from './render';
+import type { RenderContext } from './context';
 
 /** One generated name declared twice in one scope of one output file. */
 export interface NameClash {
