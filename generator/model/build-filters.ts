@@ -4,13 +4,13 @@
  * once, at generation time; and the filter parameters and mixins of a viewset. The runtime
  * (runtime/query/filters.ts) only applies plans.
  *
- * Specs reach this stage validated (spec/validate/check-lookups.ts reports bad lookups at their
+ * Specs reach this stage validated (validate/checks/check-lookups.ts reports bad lookups at their
  * file:line:column), so a LookupError here means a caller skipped validation or compiled a lookup of
  * its own.
  */
 import { isLookupOperator, LOOKUP_OPERATORS, type LookupOperator } from '@svcgen/runtime/catalogue';
-import { TYPE_MIXINS } from '../spec/filter-mixins';
-import type { ParamSpec, ViewsetSpec } from '../spec/meta-schema';
+import { TYPE_MIXINS } from '../validate/filter-mixins';
+import type { ParamSpec, ViewsetSpec } from '../validate/meta-schema';
 import type {
   CasePlan,
   ColumnKind,

@@ -21,8 +21,8 @@ import type {
   ServiceSpec,
   AccountKind,
   ViewsetSpec,
-} from '../spec/meta-schema';
-import { SETTINGS, type SettingName } from '../spec/meta-schema';
+} from '../validate/meta-schema';
+import { SETTINGS, type SettingName } from '../validate/meta-schema';
 import type {
   Action,
   BulkOperation,
@@ -50,7 +50,7 @@ import type {
 } from './model';
 import { pascalCase, snakeCase } from './names';
 import { columnName, endpointMethod, endpointOperationId, relationOperationIds, relationPath, type ResourceNames } from './resource-names';
-import { OPERATION_AUTH_KEYS } from '../spec/viewset-defaults';
+import { OPERATION_AUTH_KEYS } from '../validate/viewset-defaults';
 
 const DEFAULT_DOCS: Record<OperationKind, string> = {
   list: 'List all objects.',

@@ -15,9 +15,9 @@ import {
   type HookedResource,
   type HookedSpecs,
   type HookRef,
-} from '../spec/hook-refs';
+} from '../validate/hook-refs';
 import { diagnosticAt, type LoadedSpecs, type SpecFile } from '../load/load';
-import type { ResourceSpec, ServiceSpec } from '../spec/meta-schema';
+import type { ResourceSpec, ServiceSpec } from '../validate/meta-schema';
 import type { SourceRef } from './model';
 import { pluralOf } from './names';
 import {
@@ -29,7 +29,7 @@ import {
   type Named,
   type ResourceNames,
 } from './resource-names';
-import { didYouMean } from '../spec/suggest';
+import { didYouMean } from '../validate/suggest';
 
 export interface DescribedResource extends HookedResource {
   names: ResourceNames;

@@ -4,7 +4,7 @@
  * (model.ts) and the compiler (build-filters.ts) both import them and not each other.
  */
 import type { FilterMixinName, ListItemType, LookupOperator, TypeFilterMixin } from '@svcgen/runtime/catalogue';
-import type { ParamType } from '../spec/filter-mixins';
+import type { ParamType } from '../validate/filter-mixins';
 
 export type { ParamType };
 

@@ -3,9 +3,9 @@
  * Nothing downstream of `buildModel` reads the raw YAML again.
  */
 import type { LookupPlan, ResourceFilters } from './filter-plans';
-import type { HookRef } from '../spec/hook-refs';
+import type { HookRef } from '../validate/hook-refs';
 import type { SourceRef } from '../load/load';
-import type { AccountKind, ListItemType, OPERATIONS, SettingName } from '../spec/meta-schema';
+import type { AccountKind, ListItemType, OPERATIONS, SettingName } from '../validate/meta-schema';
 
 export type FieldType =
   | 'integer'

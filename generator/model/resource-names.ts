@@ -7,7 +7,7 @@
  * Works on any resource file that passed the meta-schema, whatever else is wrong with it, so that
  * clashing names are reported in the same run as other problems.
  */
-import type { ResourceSpec } from '../spec/meta-schema';
+import type { ResourceSpec } from '../validate/meta-schema';
 import {
   BULK_METHODS,
   DEFAULT_ACTION_METHODS,
@@ -16,7 +16,7 @@ import {
   VIEWSET_OPERATIONS,
   type ActionMethod,
   type BulkKind,
-} from '../spec/viewset-defaults';
+} from '../validate/viewset-defaults';
 import type { OperationKind, SourceRef } from './model';
 import { pluralOf, snakeCase, wordsOf } from './names';
 

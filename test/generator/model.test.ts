@@ -11,7 +11,7 @@ import { loadSpecs } from '../../generator/load/load';
 import type { Resource, SchemaField, SchemaModel, ServiceModel } from '../../generator/model/model';
 import { checkSpecs } from '../../generator/pipeline';
 import { renderService } from '../../generator/render/render';
-import { softDeleteFieldName } from '../../generator/spec/viewset-defaults';
+import { softDeleteFieldName } from '../../generator/validate/viewset-defaults';
 
 const SERVICE = 'title: Test API\nversion: 1.0.0\n';
 
