@@ -1,5 +1,7 @@
 /**
- * The generator pipeline: load → validate → model → plan → render → format. `generate` is pure up to
+ * The generator pipeline, each stage once and in order: load → validate (the spec language) → model
+ * (the derived names and their checks across files, then the model) → the gates (migrate, api,
+ * access) → render (from the model and the gates' results) → format. `generate` is pure up to
  * reading the specs and the output folder's migration history and manifest; `build` writes its bytes
  * (`write.ts`) and `check` compares them with the output folder (`drift.ts`).
  */
@@ -130,8 +132,10 @@ export async function generate(options: GenerateOptions): Promise<Generated> {
   };
   const stopped: Diagnostic[] = [];
   const history: MigrationHistory = options.firstBuild ? { snapshotFile: '', migrations: [] } : readMigrationHistory(outDir, cwd);
+  // Each stage's result is made once: render prints the schema, the migrations and the access matrix the gates made.
+  const schema = dbSchemaOf(model);
   const plan = gated(() =>
-    planMigrations(model, dbSchemaOf(model), history, {
+    planMigrations(model, schema, history, {
       allowDestructive: options.allowDestructive,
       defaults: options.defaults,
       at: positionIn(loaded),
@@ -141,11 +145,15 @@ export async function generate(options: GenerateOptions): Promise<Generated> {
   const access = gated(() => accessFiles(loaded, model, outDir, options));
   // Each gate's problems in its own order, the migration's first.
   if (stopped.length || !plan || api === undefined || !access) throw new SpecError(stopped);
-  const rendered = renderService(model, outputImports(outDir, loaded.dir, options.runtimeImport), plan);
+  const rendered = renderService(model, outputImports(outDir, loaded.dir, options.runtimeImport), {
+    schema,
+    migrations: plan,
+    access: access.matrix,
+  });
   const files = await formatFiles(sortedByPath(rendered.files));
   // Committed migrations go back byte for byte, in order among the rest.
   for (const [name, text] of rendered.verbatim) files.set(name, text);
-  for (const [name, text] of access) files.set(name, text);
+  for (const [name, text] of access.files) files.set(name, text);
   files.set(API_JSON, api);
   const output = sortedByPath(files);
   const endpoints = endpointsOf(model);
@@ -197,21 +205,28 @@ function apiFile(loaded: LoadedSpecs, model: ServiceModel, outDir: string, optio
 }
 
 /**
- * access.json and access.md: the matrix, and the widenings acknowledged. A widening since the
- * committed matrix stops the build (at the spec position of the rule that decides it) unless
- * `allowWiden`; with it, the widenings join the acknowledged ones.
+ * The access matrix (render prints the access test from it), and access.json and access.md: the
+ * matrix, and the widenings acknowledged. A widening since the committed matrix stops the build (at
+ * the spec position of the rule that decides it) unless `allowWiden`; with it, the widenings join
+ * the acknowledged ones.
  */
-function accessFiles(loaded: LoadedSpecs, model: ServiceModel, outDir: string, options: GenerateOptions): Map<string, string> {
+function accessFiles(
+  loaded: LoadedSpecs,
+  model: ServiceModel,
+  outDir: string,
+  options: GenerateOptions,
+): { matrix: AccessMatrix; files: Map<string, string> } {
   // The matrix names spec files by their path in the specs folder (a resource's `specFile`).
   const matrix = accessMatrix(model, 'service.yaml');
   const previous = options.firstBuild ? undefined : committedAccess(outDir);
   const widened = previous ? widenings(previous, matrix) : [];
   if (widened.length && !options.allowWiden) throw new SpecError(wideningDiagnostics(loaded, widened));
   const acknowledged = [...(previous?.acknowledged ?? []), ...widened.map((w) => w.widening)];
-  return new Map([
+  const files = new Map([
     [ACCESS_JSON, accessJson(matrix, acknowledged)],
     [ACCESS_MD, accessMarkdown(model.title, matrix, acknowledged)],
   ]);
+  return { matrix, files };
 }
 
 /** Widenings as diagnostics, each at the spec position of the rule that decides it; `hint` replaces the build's. */
