@@ -5,7 +5,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { buildModel, resolveAuth } from '../../generator/model/build-model';
+import { buildModel } from '../../generator/model/build-model';
+import { resolveAuth } from '../../generator/model/build-viewset';
 import { formatDiagnostic } from '../../generator/load/diagnostics';
 import { loadSpecs } from '../../generator/load/load';
 import type { Resource, SchemaField, SchemaModel, ServiceModel } from '../../generator/model/model';
