@@ -87,9 +87,10 @@ export function validate(specsDir: string, cwd = process.cwd()): Diagnostic[] {
  * Every problem: YAML (alone when a file is not YAML), the meta-schema and the meaning of each file,
  * the model's names and hook references across files, and the hooks modules' exports and signatures
  * (of each file whose hooks module is usable, and each hook name no other problem is reported at);
- * then, when all those pass, clashes of the names the generated code derives from the specs. Returns the described specs too: the model is built from them, so names are derived once.
+ * then, when all those pass, clashes of the names the generated code derives from the specs. Returns the described specs too: the model is built from them, so names are derived once;
+ * and, when the specs are sound, the model itself, which the check of generated names built.
  */
-export function checkSpecs(loaded: LoadedSpecs): { diagnostics: Diagnostic[]; described: DescribedSpecs } {
+export function checkSpecs(loaded: LoadedSpecs): { diagnostics: Diagnostic[]; described: DescribedSpecs; model?: ServiceModel } {
   const validation = validateSpecs(loaded);
   const described = describeSpecs(loaded, validation.documents);
   // A file that is not YAML leaves holes every later check would report as problems of its own
@@ -106,20 +107,26 @@ export function checkSpecs(loaded: LoadedSpecs): { diagnostics: Diagnostic[]; de
   // Hooks whose module and name are sound are checked alongside the rest, so one run says everything.
   diagnostics.push(...checkHookExports(hookExportsCheckable(described, diagnostics)));
   // The names generated code derives need the model, so they are checked when the specs are sound.
-  if (!diagnostics.length) diagnostics.push(...checkGeneratedNames(buildModel(described), loaded));
+  const model = diagnostics.length ? undefined : buildModel(described);
+  if (model) diagnostics.push(...checkGeneratedNames(model, loaded));
   // By file and position, the files whose model is unknown first: a missing `model:` is printed
   // before the relations to that model that fail in a file that sorts earlier.
   const causes = validation.causes;
-  return { diagnostics: sortDiagnostics(diagnostics, causes), described };
+  return { diagnostics: sortDiagnostics(diagnostics, causes), described, model };
+}
+
+/** The model of sound specs, built once by their checks; throws a SpecError listing every problem. */
+export function soundModel(loaded: LoadedSpecs): ServiceModel {
+  const { diagnostics, model } = checkSpecs(loaded);
+  if (diagnostics.length || !model) throw new SpecError(diagnostics);
+  return model;
 }
 
 /** The specs rendered into the bytes of every output file; throws a SpecError listing every problem. */
 export async function generate(options: GenerateOptions): Promise<Generated> {
   const cwd = options.cwd ?? process.cwd();
   const loaded = loadSpecs(options.specsDir, cwd);
-  const { diagnostics, described } = checkSpecs(loaded);
-  if (diagnostics.length) throw new SpecError(diagnostics);
-  const model = buildModel(described);
+  const model = soundModel(loaded);
   const outDir = path.resolve(cwd, options.outDir);
   // The three gates (the migration's steps, the API's breaking changes, access widened) report
   // their problems together: one run says everything a change needs.
@@ -166,10 +173,7 @@ export async function generate(options: GenerateOptions): Promise<Generated> {
 
 /** The specs' access matrix, or the problems that keep it from being built. */
 export function accessOf(specsDir: string, cwd = process.cwd()): AccessMatrix {
-  const loaded = loadSpecs(specsDir, cwd);
-  const { diagnostics, described } = checkSpecs(loaded);
-  if (diagnostics.length) throw new SpecError(diagnostics);
-  return accessMatrix(buildModel(described), 'service.yaml');
+  return accessMatrix(soundModel(loadSpecs(specsDir, cwd)), 'service.yaml');
 }
 
 /** Places in the specs, named by a path in the specs folder or as diagnostics show it, and where they are. */
