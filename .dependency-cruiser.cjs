@@ -4,8 +4,9 @@
  * - the runtime's layers, and the one direction its imports go: http → operations → auth → query →
  *   validation → db → core, never back; the contract (`runtime/index.ts`) above them all, never
  *   imported from inside; nothing outside the runtime imported by it;
- * - the generator's stages, in the order a build runs them: load → spec (validation) → model →
- *   access, migrate and api (the gates) → render → output, then the commands (`cli/`, `pipeline.ts`);
+ * - the generator's stages, in the order a build runs them: load → validate (the specs against the
+ *   spec language) → model → access, migrate and api (the gates) → render → output, then the
+ *   commands (`cli/`, `pipeline.ts`);
  *   a stage imports the stages before it, never one after; `package-root.ts` (where the package
  *   is) may be imported from anywhere;
  * - the generator reaches the runtime through the entry points its package exports only;
@@ -32,7 +33,7 @@ const ENTRY_POINTS = Object.values(require('./runtime/package.json').exports)
 
 const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-const STAGES = ['load', 'spec', 'model', 'access', 'migrate', 'api', 'render', 'output', 'cli'];
+const STAGES = ['load', 'validate', 'model', 'access', 'migrate', 'api', 'render', 'output', 'cli'];
 
 const layerRules = Object.entries(LAYERS).map(([layer, allowed]) => ({
   name: `runtime-layer-${layer}`,

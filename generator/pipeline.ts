@@ -1,25 +1,29 @@
 /**
- * The generator pipeline: load → validate → model → plan → render → format. `generate` is pure up to
+ * The generator pipeline, each stage once and in order: load → validate (the spec language) → model
+ * (the derived names and their checks across files, then the model) → the gates (migrate, api,
+ * access) → render (from the model and the gates' results) → format. `generate` is pure up to
  * reading the specs and the output folder's migration history and manifest; `build` writes its bytes
  * (`write.ts`) and `check` compares them with the output folder (`drift.ts`).
  */
 import * as path from 'node:path';
 import { buildModel } from './model/build-model';
-import { checkModel, describeSpecs, hookExportsCheckable, type DescribedSpecs } from './spec/check-model';
+import { checkModel, describeSpecs, hookExportsCheckable, type DescribedSpecs } from './model/check-model';
 import { dbSchemaOf } from './migrate/db-schema';
 import { SpecError, sortDiagnostics, type Diagnostic } from './load/diagnostics';
 import { formatFiles } from './output/format';
-import { checkHookExports } from './spec/hook-exports';
-import { checkHookImports } from './spec/hook-imports';
-import { checkGeneratedNames } from './spec/generated-names';
+import { checkHookExports } from './validate/hook-exports';
+import { checkHookImports } from './validate/hook-imports';
+import { checkGeneratedNames } from './render/generated-names';
 import { diagnosticAt, hasSyntaxError, loadSpecs, type LoadedSpecs } from './load/load';
 import { MANIFEST, manifestJson, previousManifest } from './output/manifest';
-import { planMigrations, readMigrationHistory, type MigrationHistory, type NewMigration } from './migrate/migrations';
+import { planMigrations } from './migrate/migrations';
+import { readMigrationHistory, type MigrationHistory } from './migrate/history';
+import type { NewMigration } from './migrate/steps';
 import type { ServiceModel, SourceRef } from './model/model';
 import { outputImports } from './render/output-imports';
 import { renderService } from './render/render';
 import { changesSince, endpointsOf, type BuildChanges } from './output/summary';
-import { validateSpecs } from './spec/validate';
+import { validateSpecs } from './validate/checks';
 import { accessMatrix, type AccessMatrix, type AccessRow } from './access/matrix';
 import { apiSurface } from './api/surface';
 import { API_JSON, apiBreaks, apiJson, committedApi, type FoundBreak } from './api/breaks';
@@ -83,9 +87,10 @@ export function validate(specsDir: string, cwd = process.cwd()): Diagnostic[] {
  * Every problem: YAML (alone when a file is not YAML), the meta-schema and the meaning of each file,
  * the model's names and hook references across files, and the hooks modules' exports and signatures
  * (of each file whose hooks module is usable, and each hook name no other problem is reported at);
- * then, when all those pass, clashes of the names the generated code derives from the specs. Returns the described specs too: the model is built from them, so names are derived once.
+ * then, when all those pass, clashes of the names the generated code derives from the specs. Returns the described specs too: the model is built from them, so names are derived once;
+ * and, when the specs are sound, the model itself, which the check of generated names built.
  */
-export function checkSpecs(loaded: LoadedSpecs): { diagnostics: Diagnostic[]; described: DescribedSpecs } {
+export function checkSpecs(loaded: LoadedSpecs): { diagnostics: Diagnostic[]; described: DescribedSpecs; model?: ServiceModel } {
   const validation = validateSpecs(loaded);
   const described = describeSpecs(loaded, validation.documents);
   // A file that is not YAML leaves holes every later check would report as problems of its own
@@ -102,20 +107,26 @@ export function checkSpecs(loaded: LoadedSpecs): { diagnostics: Diagnostic[]; de
   // Hooks whose module and name are sound are checked alongside the rest, so one run says everything.
   diagnostics.push(...checkHookExports(hookExportsCheckable(described, diagnostics)));
   // The names generated code derives need the model, so they are checked when the specs are sound.
-  if (!diagnostics.length) diagnostics.push(...checkGeneratedNames(buildModel(described), loaded));
+  const model = diagnostics.length ? undefined : buildModel(described);
+  if (model) diagnostics.push(...checkGeneratedNames(model, loaded));
   // By file and position, the files whose model is unknown first: a missing `model:` is printed
   // before the relations to that model that fail in a file that sorts earlier.
   const causes = validation.causes;
-  return { diagnostics: sortDiagnostics(diagnostics, causes), described };
+  return { diagnostics: sortDiagnostics(diagnostics, causes), described, model };
+}
+
+/** The model of sound specs, built once by their checks; throws a SpecError listing every problem. */
+export function soundModel(loaded: LoadedSpecs): ServiceModel {
+  const { diagnostics, model } = checkSpecs(loaded);
+  if (diagnostics.length || !model) throw new SpecError(diagnostics);
+  return model;
 }
 
 /** The specs rendered into the bytes of every output file; throws a SpecError listing every problem. */
 export async function generate(options: GenerateOptions): Promise<Generated> {
   const cwd = options.cwd ?? process.cwd();
   const loaded = loadSpecs(options.specsDir, cwd);
-  const { diagnostics, described } = checkSpecs(loaded);
-  if (diagnostics.length) throw new SpecError(diagnostics);
-  const model = buildModel(described);
+  const model = soundModel(loaded);
   const outDir = path.resolve(cwd, options.outDir);
   // The three gates (the migration's steps, the API's breaking changes, access widened) report
   // their problems together: one run says everything a change needs.
@@ -130,8 +141,10 @@ export async function generate(options: GenerateOptions): Promise<Generated> {
   };
   const stopped: Diagnostic[] = [];
   const history: MigrationHistory = options.firstBuild ? { snapshotFile: '', migrations: [] } : readMigrationHistory(outDir, cwd);
+  // Each stage's result is made once: render prints the schema, the migrations and the access matrix the gates made.
+  const schema = dbSchemaOf(model);
   const plan = gated(() =>
-    planMigrations(model, dbSchemaOf(model), history, {
+    planMigrations(model, schema, history, {
       allowDestructive: options.allowDestructive,
       defaults: options.defaults,
       at: positionIn(loaded),
@@ -141,11 +154,15 @@ export async function generate(options: GenerateOptions): Promise<Generated> {
   const access = gated(() => accessFiles(loaded, model, outDir, options));
   // Each gate's problems in its own order, the migration's first.
   if (stopped.length || !plan || api === undefined || !access) throw new SpecError(stopped);
-  const rendered = renderService(model, outputImports(outDir, loaded.dir, options.runtimeImport), plan);
+  const rendered = renderService(model, outputImports(outDir, loaded.dir, options.runtimeImport), {
+    schema,
+    migrations: plan,
+    access: access.matrix,
+  });
   const files = await formatFiles(sortedByPath(rendered.files));
   // Committed migrations go back byte for byte, in order among the rest.
   for (const [name, text] of rendered.verbatim) files.set(name, text);
-  for (const [name, text] of access) files.set(name, text);
+  for (const [name, text] of access.files) files.set(name, text);
   files.set(API_JSON, api);
   const output = sortedByPath(files);
   const endpoints = endpointsOf(model);
@@ -156,10 +173,7 @@ export async function generate(options: GenerateOptions): Promise<Generated> {
 
 /** The specs' access matrix, or the problems that keep it from being built. */
 export function accessOf(specsDir: string, cwd = process.cwd()): AccessMatrix {
-  const loaded = loadSpecs(specsDir, cwd);
-  const { diagnostics, described } = checkSpecs(loaded);
-  if (diagnostics.length) throw new SpecError(diagnostics);
-  return accessMatrix(buildModel(described), 'service.yaml');
+  return accessMatrix(soundModel(loadSpecs(specsDir, cwd)), 'service.yaml');
 }
 
 /** Places in the specs, named by a path in the specs folder or as diagnostics show it, and where they are. */
@@ -197,21 +211,28 @@ function apiFile(loaded: LoadedSpecs, model: ServiceModel, outDir: string, optio
 }
 
 /**
- * access.json and access.md: the matrix, and the widenings acknowledged. A widening since the
- * committed matrix stops the build (at the spec position of the rule that decides it) unless
- * `allowWiden`; with it, the widenings join the acknowledged ones.
+ * The access matrix (render prints the access test from it), and access.json and access.md: the
+ * matrix, and the widenings acknowledged. A widening since the committed matrix stops the build (at
+ * the spec position of the rule that decides it) unless `allowWiden`; with it, the widenings join
+ * the acknowledged ones.
  */
-function accessFiles(loaded: LoadedSpecs, model: ServiceModel, outDir: string, options: GenerateOptions): Map<string, string> {
+function accessFiles(
+  loaded: LoadedSpecs,
+  model: ServiceModel,
+  outDir: string,
+  options: GenerateOptions,
+): { matrix: AccessMatrix; files: Map<string, string> } {
   // The matrix names spec files by their path in the specs folder (a resource's `specFile`).
   const matrix = accessMatrix(model, 'service.yaml');
   const previous = options.firstBuild ? undefined : committedAccess(outDir);
   const widened = previous ? widenings(previous, matrix) : [];
   if (widened.length && !options.allowWiden) throw new SpecError(wideningDiagnostics(loaded, widened));
   const acknowledged = [...(previous?.acknowledged ?? []), ...widened.map((w) => w.widening)];
-  return new Map([
+  const files = new Map([
     [ACCESS_JSON, accessJson(matrix, acknowledged)],
     [ACCESS_MD, accessMarkdown(model.title, matrix, acknowledged)],
   ]);
+  return { matrix, files };
 }
 
 /** Widenings as diagnostics, each at the spec position of the rule that decides it; `hint` replaces the build's. */

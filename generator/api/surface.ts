@@ -7,7 +7,7 @@
  * change does to the API.
  */
 import { INT32 } from '@svcgen/runtime/catalogue';
-import type { FilterParam, ParamType } from '../model/build-filters';
+import type { FilterParam, ParamType } from '../model/filter-plans';
 import type { Operation, Pagination, Resource, SchemaField, SchemaModel, ServiceModel, SourceRef } from '../model/model';
 
 /** A field as clients see it. */

@@ -8,6 +8,12 @@ import type { Diagnostic, Position } from './diagnostics';
 
 export type YamlPath = ReadonlyArray<string | number>;
 
+/** Where something was written in the specs: a file and the YAML path in it (for diagnostics of later stages). */
+export interface SourceRef {
+  file: string;
+  path: (string | number)[];
+}
+
 export interface SpecFile {
   /** Path as shown in diagnostics: relative to the working directory, with forward slashes. */
   file: string;

@@ -2,9 +2,9 @@
  * The database schema the model implies, as plain data. It is written beside the migrations as a
  * snapshot, and migrations are rendered from it (the first one creates every table).
  */
-import type { ConditionPlan, LookupPlan } from '../model/build-filters';
+import type { ConditionPlan, LookupPlan } from '../model/filter-plans';
 import type { Field, Resource, ServiceModel } from '../model/model';
-import { indexName } from '../spec/resource-names';
+import { indexName } from '../model/resource-names';
 import { literal } from '../model/names';
 
 export interface DbColumn {

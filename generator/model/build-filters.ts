@@ -1,112 +1,29 @@
 /**
  * The model side of list filters: lookups (`author__country__name__iexact`) compiled against the
- * model into plans (tables, columns, relation hops, operator), once, at generation time; and the
- * filter parameters and mixins of a viewset. The runtime (runtime/query/filters.ts) only applies plans.
+ * model into plans (tables, columns, relation hops, operator; their types are in filter-plans.ts),
+ * once, at generation time; and the filter parameters and mixins of a viewset. The runtime
+ * (runtime/query/filters.ts) only applies plans.
  *
- * Specs reach this stage validated (spec/validate/check-lookups.ts reports bad lookups at their
+ * Specs reach this stage validated (validate/checks/check-lookups.ts reports bad lookups at their
  * file:line:column), so a LookupError here means a caller skipped validation or compiled a lookup of
  * its own.
  */
-import {
-  isLookupOperator,
-  LOOKUP_OPERATORS,
-  type FilterMixinName,
-  type ListItemType,
-  type LookupOperator,
-  type TypeFilterMixin,
-} from '@svcgen/runtime/catalogue';
-import type { ParamSpec, ViewsetSpec } from '../spec/meta-schema';
+import { isLookupOperator, LOOKUP_OPERATORS, type LookupOperator } from '@svcgen/runtime/catalogue';
+import { TYPE_MIXINS } from '../validate/filter-mixins';
+import type { ParamSpec, ViewsetSpec } from '../validate/meta-schema';
+import type {
+  CasePlan,
+  ColumnKind,
+  ConditionPlan,
+  HopPlan,
+  FilterParam,
+  LookupPlan,
+  MixinName,
+  MixinPlan,
+  ParamType,
+  ResourceFilters,
+} from './filter-plans';
 import type { Field, FieldType, ManyToMany } from './model';
-
-/** How a column compares and binds (runtime/query/filters.ts `ColumnKind`). */
-export type ColumnKind = 'text' | 'int' | 'bigint' | 'float' | 'decimal' | 'bool' | 'date' | 'datetime' | 'uuid' | 'json' | 'list';
-
-/** `from IN (SELECT select FROM table [JOIN join.table ON join.on])`; see runtime/query/filters.ts `Hop`. */
-export interface HopPlan {
-  from: string;
-  nullable: boolean;
-  table: string;
-  select: string;
-  join?: { table: string; on: [string, string] };
-  many: boolean;
-}
-
-export interface LookupPlan {
-  hops: HopPlan[];
-  column: string;
-  kind: ColumnKind;
-  /** A `list` column: the type of its items. */
-  items?: ListItemType;
-  nullable: boolean;
-  op: LookupOperator;
-}
-
-export type ConditionPlan =
-  { and: ConditionPlan[] } | { or: ConditionPlan[] } | { not: ConditionPlan } | { lookup: LookupPlan; value: unknown };
-
-export interface CasePlan {
-  condition: ConditionPlan;
-  include: boolean;
-  /** The spec's query_filter, for documentation. */
-  source: unknown;
-}
-
-export const TYPE_MIXINS = {
-  IcontainsFilterViewSetMixin: { accepts: 'string', types: ['str', 'email'], op: 'icontains' },
-  BooleanFilterViewSetMixin: { accepts: 'boolean', types: ['bool'], op: 'exact' },
-  NumericFilterViewSetMixin: { accepts: 'number', types: ['int', 'float'], op: 'exact' },
-  // The base of the four below: its operator is the viewset's `date_compare_attr` (exact by default).
-  DateFilterViewSetMixin: { accepts: 'date', types: ['date', 'datetime'], op: 'exact' },
-  GreaterDateFilterViewSetMixin: { accepts: 'date', types: ['date', 'datetime'], op: 'gt' },
-  LessDateFilterViewSetMixin: { accepts: 'date', types: ['date', 'datetime'], op: 'lt' },
-  GreaterEqualDateFilterViewSetMixin: { accepts: 'date', types: ['date', 'datetime'], op: 'gte' },
-  LessEqualDateFilterViewSetMixin: { accepts: 'date', types: ['date', 'datetime'], op: 'lte' },
-} as const satisfies Record<TypeFilterMixin, { accepts: string; types: readonly ParamType[]; op: LookupOperator }>;
-
-export type TypeMixinName = TypeFilterMixin;
-export type MixinName = FilterMixinName;
-
-/** A mixin that applies one lookup per parameter (the type mixins and RelationFilterViewSetMixin). */
-export interface LookupMixinPlan {
-  name: TypeMixinName | 'RelationFilterViewSetMixin';
-  kind: 'lookups';
-  /** Values the mixin applies; others are ignored (runtime `MixinAccepts`). */
-  accepts: 'string' | 'boolean' | 'number' | 'date' | 'any';
-  lookups: { param: string; lookup: LookupPlan; source: string }[];
-}
-
-export interface MatchCaseMixinPlan {
-  name: 'MatchCaseFilterViewSetMixin';
-  kind: 'cases';
-  cases: { param: string; true: CasePlan; false: CasePlan }[];
-}
-
-export type MixinPlan = LookupMixinPlan | MatchCaseMixinPlan;
-
-export type ParamType = 'str' | 'int' | 'float' | 'bool' | 'date' | 'datetime' | 'uuid' | 'decimal' | 'email' | 'url' | 'list' | 'dict';
-
-/** A filter query parameter of the list. */
-export interface FilterParam {
-  name: string;
-  type: ParamType;
-  /** `in`: a comma-separated list of values; `range`: two of them; else one value. */
-  shape?: 'in' | 'range';
-  /** An int parameter compared with a 32-bit integer column: its values must fit that column. */
-  bounds?: 'int32';
-  /** The validated value used when the parameter is absent; null: not applied. */
-  default: unknown;
-  description?: string;
-  from: 'query_params' | 'relations_filters' | 'filters_match_cases';
-}
-
-export interface ResourceFilters {
-  /** Every filter parameter: query_params, then relations_filters, then filters_match_cases, each in spec order. */
-  params: FilterParam[];
-  /** Mixins in the order they apply (filter_mixins order). */
-  mixins: MixinPlan[];
-  /** The query_params_handler hook replacing the generated application. */
-  handler?: string;
-}
 
 /* ------------------------------------------------------------------------- the graph */
 

@@ -2,9 +2,10 @@
  * The intermediate model: everything the templates print, derived once from the validated specs.
  * Nothing downstream of `buildModel` reads the raw YAML again.
  */
-import type { LookupPlan, ResourceFilters } from './build-filters';
-import type { HookRef } from '../spec/hook-refs';
-import type { AccountKind, ListItemType, OPERATIONS, SettingName } from '../spec/meta-schema';
+import type { LookupPlan, ResourceFilters } from './filter-plans';
+import type { HookRef } from '../validate/hook-refs';
+import type { SourceRef } from '../load/load';
+import type { AccountKind, ListItemType, OPERATIONS, SettingName } from '../validate/meta-schema';
 
 export type FieldType =
   | 'integer'
@@ -26,11 +27,8 @@ export type FieldType =
 
 export type OnDelete = 'cascade' | 'set_null' | 'protect';
 
-/** Where something was written in the specs (for diagnostics of later stages). */
-export interface SourceRef {
-  file: string;
-  path: (string | number)[];
-}
+/** Where something was written in the specs (for diagnostics of later stages); the load stage defines it. */
+export type { SourceRef };
 
 /** A column-backed field (every field but many-to-many). */
 export interface Field {

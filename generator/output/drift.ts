@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { previousFiles, strayFiles } from './manifest';
-import { SNAPSHOT_FILE } from '../migrate/migrations';
+import { SNAPSHOT_FILE } from '../migrate/history';
 
 export interface Drift {
   changed: { file: string; diff: string }[];

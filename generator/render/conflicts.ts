@@ -4,7 +4,7 @@
  * constraint and index of a resource's table with the fields it holds, each foreign key that protects
  * its target (`on_delete: protect`) with the relation it is, by the names the migrations give them.
  */
-import { constraintName } from '../migrate/migrations';
+import { constraintName } from '../migrate/steps';
 import type { Resource, ServiceModel } from '../model/model';
 import { literal } from '../model/names';
 import { aOrAn, andList } from './english';

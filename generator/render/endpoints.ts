@@ -3,7 +3,7 @@
  * endpoints.ts), and the view of `endpoints.ts`, the service's endpoints with their schemas.
  */
 import type { Endpoint, Resource, SchemaModel, ServiceModel } from '../model/model';
-import type { AccountKind } from '../spec/meta-schema';
+import type { AccountKind } from '../validate/meta-schema';
 import { camelCase, docLine, literal, str } from '../model/names';
 import { header, hookModuleFrom, runtimeFrom, type RenderContext } from './context';
 import { Imports } from './imports';

@@ -2,7 +2,7 @@
  * Code fragments of a resource's filters module (`resources/<name>/filters.ts`): the filter query
  * parameters as Zod schemas, and the mixins with their lookup plans as data.
  */
-import type { FilterParam, MixinPlan, ResourceFilters } from '../model/build-filters';
+import type { FilterParam, MixinPlan, ResourceFilters } from '../model/filter-plans';
 import type { Resource } from '../model/model';
 import { docLine, literal, str } from '../model/names';
 import { header, runtimeFrom, type RenderContext } from './context';

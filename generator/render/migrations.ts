@@ -2,7 +2,8 @@
  * Views of the migration files: the next migration the plan stage decided on, and the index of
  * every migration in the order they apply.
  */
-import { INITIAL_MIGRATION, type NewMigration } from '../migrate/migrations';
+import { INITIAL_MIGRATION } from '../migrate/history';
+import type { NewMigration } from '../migrate/steps';
 import { header, runtimeFrom, type RenderContext } from './context';
 import { andList } from './english';
 import { Imports } from './imports';

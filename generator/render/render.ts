@@ -4,9 +4,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Handlebars from 'handlebars';
-import { accessMatrix } from '../access/matrix';
+import { accessMatrix, type AccessMatrix } from '../access/matrix';
 import { dbSchemaOf, type DbSchema } from '../migrate/db-schema';
-import { initialPlan, snapshotJson, type MigrationPlan } from '../migrate/migrations';
+import { snapshotJson } from '../migrate/history';
+import { initialPlan, type MigrationPlan } from '../migrate/migrations';
 import { PACKAGE_ROOT } from '../package-root';
 import type { ServiceModel } from '../model/model';
 import { accessTestUser, accessTestView } from './access-test';
@@ -52,15 +53,29 @@ export interface RenderedFiles {
   files: Map<string, string>;
   /** Committed migrations: written back byte for byte, never formatted or re-rendered. */
   verbatim: Map<string, string>;
+}
+
+/** What the earlier stages made of the model that the output prints; rendering reads them, never remakes them. */
+export interface StageResults {
+  /** The database schema the model implies (migrate/db-schema.ts): the snapshot `migrations/schema.json`. */
   schema: DbSchema;
+  /** The committed migrations and the next one (see `planMigrations`). */
   migrations: MigrationPlan;
+  /** Who may call each operation (access/matrix.ts): the generated access test's checks. */
+  access: AccessMatrix;
 }
 
 /**
- * `migrations`: the committed migrations and the next one (see `planMigrations`); without it, the
- * first build's plan (one `0001_initial` creating every table).
+ * The earlier stages' results of a first build, made from the model alone: the schema, one
+ * `0001_initial` creating every table, the access matrix. For renders outside a build (the check
+ * of generated names, tests).
  */
-export function renderService(model: ServiceModel, ctx: RenderContext, migrations?: MigrationPlan): RenderedFiles {
+export function firstBuildResults(model: ServiceModel): StageResults {
+  const schema = dbSchemaOf(model);
+  return { schema, migrations: initialPlan(schema), access: accessMatrix(model, 'service.yaml') };
+}
+
+export function renderService(model: ServiceModel, ctx: RenderContext, earlier: StageResults): RenderedFiles {
   const files = new Map<string, string>();
   for (const r of model.resources) {
     const dir = `resources/${r.moduleName}`;
@@ -75,13 +90,11 @@ export function renderService(model: ServiceModel, ctx: RenderContext, migration
   files.set('endpoints.ts', render('endpoints.ts', endpointsView(model, ctx)));
   files.set('main.ts', render('main.ts', mainView(model, ctx)));
   files.set('client.ts', render('client.ts', clientView(model, ctx)));
-  if (accessTestUser(model))
-    files.set('access-test.ts', render('access-test.ts', accessTestView(model, accessMatrix(model, 'service.yaml'), ctx)));
-  const schema = dbSchemaOf(model);
-  const plan = migrations ?? initialPlan(schema);
+  if (accessTestUser(model)) files.set('access-test.ts', render('access-test.ts', accessTestView(model, earlier.access, ctx)));
+  const { schema, migrations: plan } = earlier;
   const verbatim = new Map(plan.existing.map((m) => [`migrations/${m.name}.ts`, m.text]));
   if (plan.next) files.set(`migrations/${plan.next.name}.ts`, render('migration.ts', migrationView(plan.next, ctx)));
   files.set('migrations/index.ts', render('migrations-index.ts', migrationsIndexView(plan.names, ctx)));
   files.set('migrations/schema.json', snapshotJson(schema, plan.names));
-  return { files, verbatim, schema, migrations: plan };
+  return { files, verbatim };
 }

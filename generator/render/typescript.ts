@@ -4,7 +4,7 @@
  * Request types follow what the server accepts (`zodInput`), response types what it answers
  * (`zodOutput`).
  */
-import type { ParamType } from '../model/build-filters';
+import type { ParamType } from '../model/filter-plans';
 import type { SchemaField, SchemaModel, ValueKind } from '../model/model';
 import { docLine, literal, str } from '../model/names';
 

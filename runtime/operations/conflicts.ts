@@ -15,33 +15,9 @@ import type { Db } from '../db/connection';
 import type { ConstraintViolation } from '../db/dialects/dialect';
 import { constraintViolationOf } from '../db/driver-errors';
 import { IntegrityError } from '../core/errors';
-import type { RequestContext } from './context';
+import type { Conflicts, ProtectConflict, RequestContext } from './types';
 
-/** A unique constraint or index of a table (its primary key too), and the details of its 409. */
-export interface UniqueConflict {
-  table: string;
-  columns: readonly string[];
-  /** The constraint's or index's name in the database (`categories_name_unique`, `companies_pkey`). */
-  name: string;
-  details: string;
-}
-
-/** A foreign key that protects its target (`on_delete: protect`), and the details of its 409. */
-export interface ProtectConflict {
-  /** The table that refers, its column, and the constraint's name. */
-  table: string;
-  column: string;
-  name: string;
-  /** The table referred to (by its primary key). */
-  target: string;
-  details: string;
-}
-
-/** The constraints a service names in its 409s. */
-export interface Conflicts {
-  unique: readonly UniqueConflict[];
-  protect: readonly ProtectConflict[];
-}
+export type { Conflicts, ProtectConflict, UniqueConflict } from './types';
 
 const sameColumns = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((c) => b.includes(c));
 

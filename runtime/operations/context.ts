@@ -2,8 +2,8 @@
  * What generated routes and user hooks receive: the service context (built once at start) and the
  * request context (one per request, holding the transaction when the operation writes).
  */
-import type { Request, RequestHandler } from 'express';
-import { requireAuth, type AuthContext, type Authenticator, type AuthUser } from '../auth/authenticators';
+import type { Request } from 'express';
+import { requireAuth } from '../auth/authenticators';
 import {
   dialectOf,
   insertWhereReferencesExist,
@@ -26,21 +26,13 @@ import {
   type StateRelations,
 } from '../db/rows';
 import type { Settings } from '../core/settings';
-import type { LoginThrottle } from '../auth/throttle';
-import type { ExceptionHandlers } from './exceptions';
-import type { Conflicts } from './conflicts';
 import { TransactionGate } from './transactions';
 import { onlyFilters } from '../db/sql-text';
 import { checkPreconditions, etagOf } from './conditional';
-import { relatedExists, type Visibility } from './visibility';
+import type { ExceptionHandlers, HookContext, ModelInfo, RequestContext, ServiceContext } from './types';
+import { relatedExists } from './visibility';
 
-/** Both 404 keys of a model; the setting SVC_NOT_FOUND_ERROR_USE_VERBOSE_NAMES picks one. */
-export interface ModelInfo {
-  /** Verbose name with spaces replaced by underscores. */
-  verboseKey: string;
-  /** Class name in snake case. */
-  classKey: string;
-}
+export type { HookContext, ModelInfo, RequestContext, ServiceContext } from './types';
 
 /** A related row an insert names (`insertRow`): its table, key and model, for the 404 when it is missing. */
 export interface InsertReference extends RowReference {
@@ -64,39 +56,6 @@ export function modelRef(model: ModelInfo, settings: Settings): ModelRef {
   return { notFoundKey: settings.SVC_NOT_FOUND_ERROR_USE_VERBOSE_NAMES ? model.verboseKey : model.classKey };
 }
 
-export interface ServiceContext extends AuthContext {
-  settings: Settings;
-  /** The middleware for an operation's resolved authenticators (`null`: public). */
-  auth(authenticators: readonly Authenticator[] | null): RequestHandler;
-  /** The 404 key of a model under the current settings. */
-  model(model: ModelInfo): ModelRef;
-  /** The service's exception handlers (the spec's `exception_handlers`), by the class each answers for. */
-  exceptionHandlers: ExceptionHandlers;
-  /** The login throttle, made from the settings on first use (`loginThrottle(service)`). */
-  loginThrottle?: LoginThrottle;
-  /** The transactions of the service's operations, which a shutdown waits for (transactions.ts). */
-  transactions: TransactionGate;
-  /**
-   * The constraints of the service's tables its 409s name (conflicts.ts) when `SVC_NAMED_CONFLICTS`
-   * is on; without them, every 409 has the catalogue's details.
-   */
-  conflicts?: Conflicts;
-  /**
-   * The `queryset_request` hook of each table whose resource has one: the rows of it a caller may
-   * see, which the related keys a write names and the relation endpoints are held to too (visibility.ts).
-   */
-  visibility?: Readonly<Record<string, Visibility>>;
-}
-
-declare global {
-  namespace Express {
-    interface Request {
-      /** The service the request is served by (set before authentication), for decorators and custom code. */
-      service: ServiceContext;
-    }
-  }
-}
-
 export function createServiceContext(
   options: Omit<ServiceContext, 'auth' | 'model' | 'exceptionHandlers' | 'transactions'> & { exceptionHandlers?: ExceptionHandlers },
 ): ServiceContext {
@@ -118,24 +77,9 @@ export function createServiceContext(
   return service;
 }
 
-/** Given to user hooks: the request, the caller, and the database (the operation's transaction when it writes). */
-export interface RequestContext {
-  req: Request;
-  user: AuthUser | undefined;
-  db: Db;
-  service: ServiceContext;
-}
-
 export function requestContext(req: Request, db: Db, service: ServiceContext): RequestContext {
   return { req, user: req.auth, db, service };
 }
-
-/**
- * What a hook receives: the request context plus the hook's own arguments (for example `values` and
- * `data` before a create, `instance` for an action, `proceed` for an override). Every hook takes
- * this one argument, so a hook may name only the parts it uses.
- */
-export type HookContext<Args extends object = object> = RequestContext & Args;
 
 /** Builds a hook's argument. Typed loosely on purpose: a hook may declare a narrower view of it. */
 export function withArgs<Args extends object>(ctx: RequestContext, args: Args): HookContext<Args> {

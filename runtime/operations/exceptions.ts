@@ -9,21 +9,10 @@ import { ZodError } from 'zod';
 import { ApiException, ServiceUnavailableError, ValidationError } from '../core/errors';
 import { isConnectionFailure, isConstraintViolation } from '../db/driver-errors';
 import { toEntries } from '../validation/validate';
-import { integrityError, type Conflicts } from './conflicts';
+import { integrityError } from './conflicts';
+import type { Conflicts, ExceptionHandler, ExceptionHandlers, HandledResponse } from './types';
 
-/** What an exception handler answers instead of the default body. */
-export interface HandledResponse {
-  status: number;
-  body: unknown;
-}
-
-export type ExceptionHandler<E = any> = (req: Request, error: E) => HandledResponse | Promise<HandledResponse>;
-
-// Exception classes are looked up by constructor; `abstract new` admits every class.
-export type ExceptionClass = abstract new (...args: any[]) => unknown;
-
-/** A service's exception handlers, each with the class it answers for. */
-export type ExceptionHandlers = ReadonlyArray<readonly [ExceptionClass, ExceptionHandler]>;
+export type { ExceptionClass, ExceptionHandler, ExceptionHandlers, HandledResponse } from './types';
 
 /**
  * Driver constraint errors become IntegrityError (naming what conflicts when `conflicts`, the

@@ -9,10 +9,9 @@
 import type { Knex } from 'knex';
 import { chunks, exists, missingKeys } from '../db/rows';
 import { settleHook } from '../query/filters';
-import type { HookContext, RequestContext } from './context';
+import type { RequestContext } from './types';
 
-/** A resource's `queryset_request` hook: narrows a query of its table to the rows the caller may see. */
-export type Visibility = (ctx: HookContext<{ query: Knex.QueryBuilder }>) => unknown;
+export type { Visibility } from './types';
 
 /**
  * Narrows `query`, of rows of `table`, to those the caller may see of the table's resource (nothing

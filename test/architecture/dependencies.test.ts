@@ -62,11 +62,13 @@ describe('the dependency rules', () => {
       probe('runtime/core/probe-a.ts', "import './probe-b';\n");
       probe('runtime/core/probe-b.ts', "import './probe-a';\n");
       probe('generator/load/probe-stage.ts', "import '../render/render';\n");
+      probe('generator/validate/probe-stage.ts', "import '../model/model';\n");
       probe('generator/render/probe-internals.ts', "import '../../runtime/db/connection';\n");
       const found = violations(copy).filter((v) => v.includes('probe-'));
       expect(found).toEqual([
         'generator-runtime-internals: generator/render/probe-internals.ts → runtime/db/connection.ts',
         'generator-stage-load: generator/load/probe-stage.ts → generator/render/render.ts',
+        'generator-stage-validate: generator/validate/probe-stage.ts → generator/model/model.ts',
         'no-circular: runtime/core/probe-a.ts → runtime/core/probe-b.ts → runtime/core/probe-a.ts',
         'runtime-contract-from-inside: runtime/db/probe-contract.ts → runtime/index.ts',
         'runtime-layer-core: runtime/core/probe-up.ts → runtime/http/send.ts',

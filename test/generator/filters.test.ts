@@ -7,14 +7,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildModel } from '../../generator/model/build-model';
-import {
-  compileCondition,
-  compileLookup,
-  LookupError,
-  modelGraph,
-  type ModelGraph,
-  type ResourceFilters,
-} from '../../generator/model/build-filters';
+import { compileCondition, compileLookup, LookupError, modelGraph, type ModelGraph } from '../../generator/model/build-filters';
+import type { ResourceFilters } from '../../generator/model/filter-plans';
 import { formatDiagnostic } from '../../generator/load/diagnostics';
 import { loadSpecs } from '../../generator/load/load';
 import type { ServiceModel } from '../../generator/model/model';

@@ -3,7 +3,7 @@
  * in one scope, or declared in a function although the module imports or declares it, is a clash.
  * (test/cases/generated-name-clash shows one reported at its spec position.)
  */
-import { nameClashes } from '../../generator/spec/generated-names';
+import { nameClashes } from '../../generator/render/generated-names';
 
 const check = (text: string) => nameClashes(new Map([['resources/baskets/routes.ts', text]]));
 

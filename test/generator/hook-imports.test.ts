@@ -3,7 +3,7 @@
  * module's imports of the runtime are told; the case folder hooks-old-runtime holds the whole run.
  */
 import * as runtime from '../../runtime';
-import { importProblems, REPLACED_NAMES, runtimeContract } from '../../generator/spec/hook-imports';
+import { importProblems, REPLACED_NAMES, runtimeContract } from '../../generator/validate/hook-imports';
 
 describe('the runtime contract the generator reads', () => {
   const contract = runtimeContract();

@@ -4,7 +4,8 @@
  * column steps of the same table. The code lines are asserted exactly.
  */
 import type { DbColumn, DbIndex, DbTable } from '../../generator/migrate/db-schema';
-import { planMigrations, type MigrationHistory } from '../../generator/migrate/migrations';
+import type { MigrationHistory } from '../../generator/migrate/history';
+import { planMigrations } from '../../generator/migrate/migrations';
 import type { ServiceModel } from '../../generator/model/model';
 
 const column = (name: string, extra: Partial<DbColumn> = {}): DbColumn => ({

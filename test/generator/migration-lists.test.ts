@@ -4,7 +4,8 @@
  * `listDefault`, and a change of its item type is a narrowing change. The code lines are asserted exactly.
  */
 import type { DbColumn, DbTable } from '../../generator/migrate/db-schema';
-import { planMigrations, type MigrationHistory } from '../../generator/migrate/migrations';
+import type { MigrationHistory } from '../../generator/migrate/history';
+import { planMigrations } from '../../generator/migrate/migrations';
 import type { ServiceModel } from '../../generator/model/model';
 
 const column = (name: string, extra: Partial<DbColumn> = {}): DbColumn => ({

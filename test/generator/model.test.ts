@@ -5,13 +5,14 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { buildModel, resolveAuth } from '../../generator/model/build-model';
+import { buildModel } from '../../generator/model/build-model';
+import { resolveAuth } from '../../generator/model/build-viewset';
 import { formatDiagnostic } from '../../generator/load/diagnostics';
 import { loadSpecs } from '../../generator/load/load';
 import type { Resource, SchemaField, SchemaModel, ServiceModel } from '../../generator/model/model';
 import { checkSpecs } from '../../generator/pipeline';
-import { renderService } from '../../generator/render/render';
-import { softDeleteFieldName } from '../../generator/spec/resource-names';
+import { firstBuildResults, renderService } from '../../generator/render/render';
+import { softDeleteFieldName } from '../../generator/validate/viewset-defaults';
 
 const SERVICE = 'title: Test API\nversion: 1.0.0\n';
 
@@ -980,7 +981,8 @@ describe('extra_fields', () => {
       bins: 'ignore',
     });
     // The request schemas refuse the keys they do not know (a strict object); the response schemas do not.
-    const { files } = renderService(model, { runtimeFromRoot: '@svcgen/runtime', specsFromRoot: '../specs', specsName: 'specs' });
+    const context = { runtimeFromRoot: '@svcgen/runtime', specsFromRoot: '../specs', specsName: 'specs' };
+    const { files } = renderService(model, context, firstBuildResults(model));
     const objects = (file: string) => [...files.get(file)!.matchAll(/export const (\w+) = z\s*\.(\w+)\(/g)].map((m) => `${m[1]} ${m[2]}`);
     expect(objects('resources/boxes/schemas.ts')).toEqual([
       'BoxIn strictObject',

@@ -3,9 +3,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { formatDiagnostic, sortDiagnostics } from '../../generator/load/diagnostics';
 import { loadSpecs } from '../../generator/load/load';
-import { checkModel, describeSpecs } from '../../generator/spec/check-model';
+import { checkModel, describeSpecs } from '../../generator/model/check-model';
 import { checkSpecs } from '../../generator/pipeline';
-import { validateSpecs } from '../../generator/spec/validate';
+import { validateSpecs } from '../../generator/validate/checks';
 
 const FIXTURES = path.resolve(__dirname, '../fixtures');
 /** Diagnostic cases: `specs/` and `expected.txt` (test/generator/cases.test.ts also runs them through `svcgen validate`). */

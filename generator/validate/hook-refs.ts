@@ -12,7 +12,7 @@ import {
   isBuiltinPaginator,
 } from '@svcgen/runtime/catalogue';
 import type { ResourceSpec, ServiceSpec } from './meta-schema';
-import type { SourceRef } from '../model/model';
+import type { SourceRef, SpecFile } from '../load/load';
 
 /** What a hook is used as; built-in names (runtime authenticators, paginators, exceptions) are never hooks. */
 export type HookRole = 'handler' | 'authenticator' | 'paginator' | 'decorator' | 'exception' | 'exception_handler' | 'views';
@@ -48,6 +48,23 @@ export interface HookRef {
    * module, shared with every resource (paginators and authenticators the service file declares).
    */
   module: 'own' | 'service';
+}
+
+/** A resource file that passed the meta-schema, with the hooks it names. */
+export interface HookedResource {
+  spec: SpecFile;
+  data: ResourceSpec;
+  hooks: HookRef[];
+}
+
+/**
+ * The specs that passed the meta-schema (in the specs folder `dir`), with the hooks each names: what
+ * the checks of the hooks modules read. The model stage adds each resource's names (DescribedSpecs).
+ */
+export interface HookedSpecs {
+  dir: string;
+  service?: { spec: SpecFile; data: ServiceSpec; hooks: HookRef[] };
+  resources: HookedResource[];
 }
 
 /** Paginators and authenticators the service file declares for every resource. */

@@ -11,7 +11,7 @@ import {
   OPERATION_AUTH_KEYS,
   softDeleteFieldName,
   VIEWSET_OPERATIONS,
-} from '../resource-names';
+} from '../viewset-defaults';
 import { didYouMean } from '../suggest';
 import { checkExpand } from './check-expand';
 import { checkCursorOrdering, checkOrdering, checkPaginatedActions, checkSearchField } from './check-list';

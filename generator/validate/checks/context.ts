@@ -1,17 +1,41 @@
 /**
- * What every semantic check shares: the run's context (where problems go, the resources by model),
- * plain-data access that tolerates any value, the walker over lists and maps that skips nodes the
- * meta-schema rejected, reporting at a YAML position, and how values are worded in messages.
+ * What every semantic check shares: the run's context (where problems go, the resources by model,
+ * their types here and their indexing in resources.ts, which imports this module), plain-data access
+ * that tolerates any value, the walker over lists and maps that skips nodes the meta-schema
+ * rejected, reporting at a YAML position, and how values are worded in messages.
  */
 import { isMap, isScalar, isSeq } from 'yaml';
 import type { Diagnostic } from '../../load/diagnostics';
 import { diagnosticAt, type SpecFile, type YamlPath } from '../../load/load';
-import type { Resource } from './resources';
 
 export type Rec = Record<string, unknown>;
 
 /** Marks a node that failed the meta-schema: semantic checks see it as absent-but-written. */
 export const INVALID = Symbol('invalid');
+
+/** A field of a resource as the checks see it (resources.ts indexes them). */
+export interface Field {
+  name: string;
+  type?: string;
+  to?: string;
+  spec: Rec;
+  /** The auto-increment `id` a resource gets when no field is its primary key. */
+  implicit: boolean;
+}
+
+export interface Resource {
+  spec: SpecFile;
+  data: Rec;
+  model?: string;
+  /** The model as written (even when invalid), for messages. */
+  name: string;
+  fields: Map<string, Field>;
+  pk: Field;
+  /** True when the file could not be read: its model is known (if at all), nothing else. */
+  opaque: boolean;
+  /** Reverse relations other resources name on this one (`reverse_name`): name → the resource and its relation field. */
+  reverse: Map<string, { from: Resource; field: Field }>;
+}
 
 export interface Ctx {
   out: Diagnostic[];

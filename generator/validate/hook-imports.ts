@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import type * as TS from 'typescript';
 import type { Diagnostic } from '../load/diagnostics';
 import { displayPath } from '../load/load';
-import type { DescribedSpecs } from './check-model';
+import type { HookedSpecs } from './hook-refs';
 import { didYouMean } from './suggest';
 
 /** The runtime's package name: what generated code and hooks import. */
@@ -25,7 +25,7 @@ export const REPLACED_NAMES: Readonly<Record<string, string>> = {
 };
 
 /** Every hooks module the specs name, each once, with its problems. */
-export function checkHookImports(described: DescribedSpecs, cwd: string): Diagnostic[] {
+export function checkHookImports(described: HookedSpecs, cwd: string): Diagnostic[] {
   const modules = new Set(
     [described.service?.data.hooks, ...described.resources.map((r) => r.data.hooks)]
       .filter((m): m is string => typeof m === 'string')

@@ -12,8 +12,8 @@ import type { Diagnostic } from '../load/diagnostics';
 import { diagnosticAt, type LoadedSpecs, type SpecFile } from '../load/load';
 import type { ServiceModel } from '../model/model';
 import { camelCase } from '../model/names';
-import { renderService } from '../render/render';
-import type { RenderContext } from '../render/context';
+import { firstBuildResults, renderService } from './render';
+import type { RenderContext } from './context';
 
 /** One generated name declared twice in one scope of one output file. */
 export interface NameClash {
@@ -31,7 +31,7 @@ const CHECK_CONTEXT: RenderContext = { runtimeFromRoot: '@svcgen/runtime', specs
 
 /** Every clash of generated names in the service's output, as diagnostics at the spec positions the names come from. */
 export function checkGeneratedNames(model: ServiceModel, loaded: LoadedSpecs): Diagnostic[] {
-  const { files } = renderService(model, CHECK_CONTEXT);
+  const { files } = renderService(model, CHECK_CONTEXT, firstBuildResults(model));
   return nameClashes(files).map((clash) => clashDiagnostic(clash, model, loaded));
 }
 

@@ -2,16 +2,24 @@
  * Semantic checks on the model's names and hook references: what only the derived values can show.
  * Two resources whose routes, tables or operation ids clash, a hook named in a file without a hooks
  * module, a hooks module that is missing. Each problem is reported at the spec position the clashing
- * value comes from (see resource-names.ts and hook-refs.ts, which the model builder uses too).
+ * value comes from (see resource-names.ts and spec/hook-refs.ts, which the model builder uses too).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Diagnostic } from '../load/diagnostics';
-import { BUILTINS_BY_ROLE, resourceHookRefs, serviceHookRefs, sharedHookNames, type HookRef } from './hook-refs';
+import {
+  BUILTINS_BY_ROLE,
+  resourceHookRefs,
+  serviceHookRefs,
+  sharedHookNames,
+  type HookedResource,
+  type HookedSpecs,
+  type HookRef,
+} from '../validate/hook-refs';
 import { diagnosticAt, type LoadedSpecs, type SpecFile } from '../load/load';
-import type { ResourceSpec, ServiceSpec } from './meta-schema';
-import type { SourceRef } from '../model/model';
-import { pluralOf } from '../model/names';
+import type { ResourceSpec, ServiceSpec } from '../validate/meta-schema';
+import type { SourceRef } from './model';
+import { pluralOf } from './names';
 import {
   endpointMethod,
   endpointOperationId,
@@ -21,19 +29,14 @@ import {
   type Named,
   type ResourceNames,
 } from './resource-names';
-import { didYouMean } from './suggest';
+import { didYouMean } from '../validate/suggest';
 
-export interface DescribedResource {
-  spec: SpecFile;
-  data: ResourceSpec;
+export interface DescribedResource extends HookedResource {
   names: ResourceNames;
-  hooks: HookRef[];
 }
 
 /** The specs that passed the meta-schema, with their derived names and hook references. */
-export interface DescribedSpecs {
-  dir: string;
-  service?: { spec: SpecFile; data: ServiceSpec; hooks: HookRef[] };
+export interface DescribedSpecs extends HookedSpecs {
   resources: DescribedResource[];
 }
 

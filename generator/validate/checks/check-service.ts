@@ -2,7 +2,7 @@
  * The service file: `auth.user_model` names a known resource, and each of `auth.extra_claims` is
  * one of its fields. Account endpoints (`- account: login`) need a user model with the fields they
  * read, and `auth.profile_fields` name plain fields of it; when all of that holds, each account
- * entry is written out as the custom endpoint it stands for (spec/accounts.ts), in place.
+ * entry is written out as the custom endpoint it stands for (validate/accounts.ts), in place.
  */
 import type { SpecFile } from '../../load/load';
 import { ACCOUNT_USER_FIELDS, expandAccountEndpoint, valueTypeOf, type UserFieldInfo } from '../accounts';

@@ -13,9 +13,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ExportedDeclarations, Project as TsProject, Signature, SourceFile } from 'ts-morph';
 import { PACKAGE_ROOT } from '../package-root';
-import type { DescribedSpecs } from './check-model';
 import type { Diagnostic } from '../load/diagnostics';
-import { BUILTINS_BY_ROLE, HOOK_CALLS, type HookRef } from './hook-refs';
+import { BUILTINS_BY_ROLE, HOOK_CALLS, type HookedSpecs, type HookRef } from './hook-refs';
 import { diagnosticAt, type SpecFile } from '../load/load';
 import { didYouMean } from './suggest';
 
@@ -29,7 +28,7 @@ interface HooksModule {
  * generated code makes. Files whose hooks module is missing are skipped here (validation already
  * reports the missing module).
  */
-export function checkHookExports(described: DescribedSpecs): Diagnostic[] {
+export function checkHookExports(described: HookedSpecs): Diagnostic[] {
   let project: TsProject | undefined;
   const modules = new Map<string, HooksModule | undefined>();
   const moduleAt = (module: string): HooksModule | undefined => {

@@ -4,7 +4,7 @@
  *
  * It describes the shape of a service file and of a resource file. Rules of meaning (a relation to
  * an unknown resource, a schema field the resource lacks, a default of the wrong type, names that
- * clash between files, ...) live in `validate/` and `check-model.ts`.
+ * clash between files, ...) live in `checks/` and the model's `check-model.ts`.
  */
 import type { FromSchema } from 'json-schema-to-ts';
 import { ACCOUNT_ENDPOINTS, BUILTIN_AUTHENTICATORS, FILTER_MIXINS, LIST_ITEM_TYPES, type AccountEndpoint } from '@svcgen/runtime/catalogue';
@@ -661,7 +661,7 @@ export type ServiceDocument = FromSchema<typeof serviceSchema, Derive>;
 export type AccountEndpointSpec = Extract<NonNullable<ServiceDocument['endpoints']>[number], { account: unknown }>;
 /**
  * A service file as the later stages read it: validation has written each `account:` entry out as
- * the custom endpoint it stands for (spec/accounts.ts), keeping `account` to tell it apart.
+ * the custom endpoint it stands for (validate/accounts.ts), keeping `account` to tell it apart.
  */
 export type ServiceSpec = Omit<ServiceDocument, 'endpoints'> & { endpoints?: ServiceEndpointSpec[] };
 export type ServiceEndpointSpec = EndpointSpec & { account?: AccountKind };

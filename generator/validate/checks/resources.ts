@@ -6,32 +6,11 @@
  */
 import type { SpecFile, YamlPath } from '../../load/load';
 import { didYouMean } from '../suggest';
-import { asRec, asStr, type Ctx, type Rec, report } from './context';
+import { asRec, asStr, type Ctx, type Field, type Resource, report } from './context';
+
+export type { Field, Resource } from './context';
 
 export const RELATION_TYPES = ['foreign_key', 'many_to_many'];
-
-export interface Field {
-  name: string;
-  type?: string;
-  to?: string;
-  spec: Rec;
-  /** The auto-increment `id` a resource gets when no field is its primary key. */
-  implicit: boolean;
-}
-
-export interface Resource {
-  spec: SpecFile;
-  data: Rec;
-  model?: string;
-  /** The model as written (even when invalid), for messages. */
-  name: string;
-  fields: Map<string, Field>;
-  pk: Field;
-  /** True when the file could not be read: its model is known (if at all), nothing else. */
-  opaque: boolean;
-  /** Reverse relations other resources name on this one (`reverse_name`): name → the resource and its relation field. */
-  reverse: Map<string, { from: Resource; field: Field }>;
-}
 
 export function indexResource(spec: SpecFile, data: unknown): Resource {
   const rec = asRec(data);

@@ -5,7 +5,8 @@
  */
 import type { YamlPath } from '../../load/load';
 import { FILTER_MIXINS } from '@svcgen/runtime/catalogue';
-import { TYPE_MIXINS, type TypeMixinName } from '../../model/build-filters';
+import { TYPE_MIXINS } from '../filter-mixins';
+import type { TypeFilterMixin } from '@svcgen/runtime/catalogue';
 import { didYouMean } from '../suggest';
 import { asRec, asStr, type Ctx, eachEntry, eachItem, type Rec, report } from './context';
 import type { Resource } from './resources';
@@ -45,7 +46,7 @@ function checkQueryParamsApplied(ctx: Ctx, res: Resource, vs: Rec, reported: Rea
   const mixins: unknown[] = Array.isArray(vs.filter_mixins) ? vs.filter_mixins : [];
   // A misspelt mixin is reported as such; what it would have applied is not a second problem.
   if (mixins.some((m) => typeof m !== 'string' || !(FILTER_MIXINS as readonly string[]).includes(m))) return;
-  const listed = mixins.filter((m): m is TypeMixinName => typeof m === 'string' && m in TYPE_MIXINS);
+  const listed = mixins.filter((m): m is TypeFilterMixin => typeof m === 'string' && m in TYPE_MIXINS);
   eachEntry(vs.query_params, ['viewset', 'query_params'], (name, value, at) => {
     const type = paramTypeOf(value);
     // An entry the meta-schema rejected is reported as such.
@@ -69,7 +70,7 @@ function checkQueryParamsApplied(ctx: Ctx, res: Resource, vs: Rec, reported: Rea
         true,
       );
     } else if (!listed.some((m) => (TYPE_MIXINS[m].types as readonly string[]).includes(type))) {
-      const takers = (Object.keys(TYPE_MIXINS) as TypeMixinName[]).filter((m) =>
+      const takers = (Object.keys(TYPE_MIXINS) as TypeFilterMixin[]).filter((m) =>
         (TYPE_MIXINS[m].types as readonly string[]).includes(type),
       );
       const add = takers.length

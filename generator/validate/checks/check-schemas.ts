@@ -4,7 +4,7 @@
  * shows a password, and what it writes never sets the soft delete's field.
  */
 import type { SpecFile, YamlPath } from '../../load/load';
-import { DEFAULT_VIEWSET_CLASS, softDeleteFieldName, VIEWSET_OPERATIONS } from '../resource-names';
+import { DEFAULT_VIEWSET_CLASS, softDeleteFieldName, VIEWSET_OPERATIONS } from '../viewset-defaults';
 import { checkRelatedVisible, checkReverseVisible } from './check-reverse';
 import { asRec, asStr, type Ctx, eachEntry, eachItem, has, isRec, listWords, type Rec, report } from './context';
 import { didYouMean } from '../suggest';

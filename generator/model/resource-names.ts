@@ -7,9 +7,18 @@
  * Works on any resource file that passed the meta-schema, whatever else is wrong with it, so that
  * clashing names are reported in the same run as other problems.
  */
-import { OPERATIONS, type ResourceSpec, type ViewsetSpec } from './meta-schema';
-import type { OperationKind, SourceRef } from '../model/model';
-import { pluralOf, snakeCase, wordsOf } from '../model/names';
+import type { ResourceSpec } from '../validate/meta-schema';
+import {
+  BULK_METHODS,
+  DEFAULT_ACTION_METHODS,
+  DEFAULT_VIEWSET_CLASS,
+  softDeleteFieldName,
+  VIEWSET_OPERATIONS,
+  type ActionMethod,
+  type BulkKind,
+} from '../validate/viewset-defaults';
+import type { OperationKind, SourceRef } from './model';
+import { pluralOf, snakeCase, wordsOf } from './names';
 
 /** A name and where the spec decides it. */
 export interface Named {
@@ -50,38 +59,6 @@ export interface ResourceNames {
   /** Composite indexes in spec order: the index name (`name`, else Knex's `<table>_<columns>_index|unique`) and its columns. */
   indexes: (Named & { columns: string[]; unique: boolean; entry: SourceRef })[];
 }
-
-export type ActionMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
-
-export type BulkKind = 'create' | 'update' | 'delete';
-
-/** The method of each bulk route, the single-item operation's. */
-export const BULK_METHODS: Record<BulkKind, 'post' | 'patch' | 'delete'> = { create: 'post', update: 'patch', delete: 'delete' };
-
-/** The viewset class when the spec names none. */
-export const DEFAULT_VIEWSET_CLASS = 'APIViewSet';
-
-/** The CRUD operations each viewset class serves, in the default behaviours' order. */
-export const VIEWSET_OPERATIONS: Record<NonNullable<ViewsetSpec['class']>, readonly OperationKind[]> = {
-  APIViewSet: OPERATIONS,
-  ReadOnlyViewSet: ['list', 'retrieve'],
-  WriteOnlyViewSet: ['create', 'update', 'delete'],
-};
-
-/** The viewset key that sets each operation's authentication (else `auth`). */
-export const OPERATION_AUTH_KEYS = {
-  create: 'post_auth',
-  list: 'get_auth',
-  retrieve: 'get_auth',
-  update: 'patch_auth',
-  delete: 'delete_auth',
-} as const satisfies Record<OperationKind, keyof ViewsetSpec>;
-
-/** The methods of an action that lists none. */
-export const DEFAULT_ACTION_METHODS: readonly ActionMethod[] = ['post'];
-
-/** The field that marks a soft-deleted row when `soft_delete` names none. */
-const DEFAULT_SOFT_DELETE_FIELD = 'deleted_at';
 
 export function resourceNames(file: string, spec: ResourceSpec): ResourceNames {
   const at = (...path: (string | number)[]): SourceRef => ({ file, path });
@@ -180,18 +157,6 @@ export function indexName(table: string, columns: string[], unique: boolean): st
 /** A field's column: a foreign key's is `<field>_id`, any other field's its own name. */
 export function columnName(field: string, type: string | undefined): string {
   return type === 'foreign_key' ? `${field}_id` : field;
-}
-
-/**
- * The field a viewset's `soft_delete` stamps deleted rows with (`deleted_at` unless it names one),
- * or undefined without a soft delete. It takes any value, so that the semantic checks can ask it of
- * a spec the meta-schema has rejected parts of.
- */
-export function softDeleteFieldName(softDelete: unknown): string | undefined {
-  if (softDelete === true) return DEFAULT_SOFT_DELETE_FIELD;
-  if (typeof softDelete !== 'object' || softDelete === null || Array.isArray(softDelete)) return undefined;
-  const field: unknown = (softDelete as { field?: unknown }).field;
-  return typeof field === 'string' ? field : DEFAULT_SOFT_DELETE_FIELD;
 }
 
 /** The HTTP method of a custom endpoint: `api_get` → `get`. */

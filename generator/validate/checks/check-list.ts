@@ -4,7 +4,7 @@
  * databases; paginated actions that answer a page; search fields that end at a value.
  */
 import type { YamlPath } from '../../load/load';
-import { DEFAULT_ACTION_METHODS } from '../resource-names';
+import { DEFAULT_ACTION_METHODS } from '../viewset-defaults';
 import { asRec, asStr, type Ctx, eachEntry, eachItem, has, type Rec, report } from './context';
 import { fieldOf, RELATION_TYPES, relationTarget, type Resource } from './resources';
 

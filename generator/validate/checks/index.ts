@@ -6,7 +6,7 @@
  * writes (fields, defaults, schemas, the viewset's options, list queries, relations, the service
  * file) on the parts that passed layer 1: nodes that failed it are marked INVALID, so one mistake is
  * reported once, not once per layer. What the model derives (names, routes, operation ids, hook
- * references) is checked on the model: check-model.ts.
+ * references) is checked by the model stage: model/check-model.ts.
  */
 import { type Diagnostic, sortDiagnostics } from '../../load/diagnostics';
 import type { LoadedSpecs, SpecFile } from '../../load/load';
