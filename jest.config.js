@@ -20,6 +20,7 @@ const UNIT = [
   'test/architecture/docs-links.test.ts',
   'test/architecture/public-interfaces.test.ts',
   'test/architecture/test-commands.test.ts',
+  'test/generator/access-test.test.ts',
   'test/generator/api-params.test.ts',
   'test/generator/compose.test.ts',
   'test/generator/filters.test.ts',
