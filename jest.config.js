@@ -37,6 +37,7 @@ const UNIT = [
   'test/runtime/catalogue.test.ts',
   'test/runtime/convert.test.ts',
   'test/runtime/keys.test.ts',
+  'test/runtime/match-case.test.ts',
   'test/runtime/mcp.test.ts',
   'test/runtime/nested.test.ts',
   'test/runtime/openapi-schema.test.ts',
