@@ -210,32 +210,6 @@ const ARTICLE_EXPAND_AUTHOR = {
   }),
 } satisfies ForeignSpec<unknown, UserRow>;
 
-/** category: the related Category with id and name. */
-const ARTICLE_EXPAND_CATEGORY = {
-  table: 'categories',
-  pk: 'id',
-  columns: ['id', 'name'],
-  shape: (row) => ({
-    id: row.id,
-    name: row.name,
-  }),
-} satisfies ForeignSpec<unknown, CategoryRow>;
-
-/** tags: the related Tag records with id and name, at most 100 each, through articles_tags. */
-const ARTICLE_EXPAND_TAGS = {
-  joinTable: 'articles_tags',
-  ownColumn: 'article_id',
-  otherColumn: 'tag_id',
-  limit: 100,
-  table: 'tags',
-  pk: 'id',
-  columns: ['id', 'name'],
-  shape: (row) => ({
-    id: row.id,
-    name: row.name,
-  }),
-} satisfies ManyToManySpec<unknown, TagRow>;
-
 /** `?expand=`: each relation list and retrieve may expand, loaded for a page of rows with one query. */
 export const EXPANSIONS = {
   author: async (db, rows) => {
@@ -249,7 +223,7 @@ export const EXPANSIONS = {
   category: async (db, rows) => {
     const category = await loadForeign(
       db,
-      ARTICLE_EXPAND_CATEGORY,
+      ARTICLE_DETAIL_CATEGORY,
       rows.map((row) => row.category_id),
     );
     return (row) => (row.category_id === null ? null : (category.get(row.category_id) ?? null));
@@ -257,7 +231,7 @@ export const EXPANSIONS = {
   tags: async (db, rows) => {
     const tags = await loadManyToMany(
       db,
-      ARTICLE_EXPAND_TAGS,
+      ARTICLE_DETAIL_TAGS,
       rows.map((row) => row.id),
     );
     return (row) => tags.get(row.id) ?? [];
@@ -302,11 +276,4 @@ export function insertReferences(data: ArticleIn): InsertReference[] {
 }
 
 /** The articles_tags relation, as the relation endpoints use it. */
-export const TAGS_RELATION: RelationSpec = {
-  joinTable: 'articles_tags',
-  ownColumn: 'article_id',
-  otherColumn: 'tag_id',
-  table: 'tags',
-  pk: 'id',
-  label: 'tag',
-};
+export const TAGS_RELATION: RelationSpec = { ...ARTICLE_DETAIL_TAGS, label: 'tag' };

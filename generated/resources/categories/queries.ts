@@ -35,8 +35,8 @@ export function toCategoryRecord(row: CategoryRow): CategoryRecord {
   };
 }
 
-/** Columns read for CategoryOut. */
-export const OUT_COLUMNS: (keyof CategoryRow)[] = ['id', 'name', 'description'];
+/** Columns read for CategoryOut: those of RECORD_COLUMNS. */
+export const OUT_COLUMNS = RECORD_COLUMNS;
 
 /** Rows as CategoryOut. */
 export async function shapeCategoryOut(_db: Db, rows: CategoryRow[]): Promise<CategoryOut[]> {

@@ -32,8 +32,8 @@ export function toTagRecord(row: TagRow): TagRecord {
   };
 }
 
-/** Columns read for TagOut. */
-export const OUT_COLUMNS: (keyof TagRow)[] = ['id', 'name'];
+/** Columns read for TagOut: those of RECORD_COLUMNS. */
+export const OUT_COLUMNS = RECORD_COLUMNS;
 
 /** Rows as TagOut. */
 export async function shapeTagOut(_db: Db, rows: TagRow[]): Promise<TagOut[]> {

@@ -44,8 +44,8 @@ export function toMemberRecord(row: MemberRow): MemberRecord {
   };
 }
 
-/** Columns read for MemberOut. */
-export const OUT_COLUMNS: (keyof MemberRow)[] = ['id', 'handle', 'email', 'homepage', 'is_staff', 'is_superuser'];
+/** Columns read for MemberOut: those of RECORD_COLUMNS. */
+export const OUT_COLUMNS = RECORD_COLUMNS;
 
 /** Rows as MemberOut. */
 export async function shapeMemberOut(_db: Db, rows: MemberRow[]): Promise<MemberOut[]> {

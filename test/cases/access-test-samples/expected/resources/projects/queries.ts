@@ -71,16 +71,8 @@ export function toProjectRecord(row: ProjectRow): ProjectRecord {
 }
 const MEMBER_MODEL: ModelInfo = { verboseKey: 'member', classKey: 'member' };
 
-/** Columns read for ProjectOut. */
-export const OUT_COLUMNS: (keyof ProjectRow)[] = [
-  'id',
-  'owner_id',
-  'stage',
-  'budget',
-  'starts',
-  'settings',
-  'created_at',
-];
+/** Columns read for ProjectOut: those of RECORD_COLUMNS. */
+export const OUT_COLUMNS = RECORD_COLUMNS;
 
 /** Rows as ProjectOut. */
 export async function shapeProjectOut(_db: Db, rows: ProjectRow[]): Promise<ProjectOut[]> {

@@ -48,8 +48,8 @@ export function toTaskRecord(row: TaskRow): TaskRecord {
 const PROJECT_MODEL: ModelInfo = { verboseKey: 'project', classKey: 'project' };
 const TASK_MODEL: ModelInfo = { verboseKey: 'task', classKey: 'task' };
 
-/** Columns read for TaskOut. */
-export const OUT_COLUMNS: (keyof TaskRow)[] = ['id', 'project_id', 'parent_id', 'title'];
+/** Columns read for TaskOut: those of RECORD_COLUMNS. */
+export const OUT_COLUMNS = RECORD_COLUMNS;
 
 /** Rows as TaskOut. */
 export async function shapeTaskOut(_db: Db, rows: TaskRow[]): Promise<TaskOut[]> {

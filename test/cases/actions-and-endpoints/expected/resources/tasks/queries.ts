@@ -38,8 +38,8 @@ export function toTaskRecord(row: TaskRow): TaskRecord {
   };
 }
 
-/** Columns read for TaskOut. */
-export const OUT_COLUMNS: (keyof TaskRow)[] = ['id', 'title', 'done', 'priority'];
+/** Columns read for TaskOut: those of RECORD_COLUMNS. */
+export const OUT_COLUMNS = RECORD_COLUMNS;
 
 /** Rows as TaskOut. */
 export async function shapeTaskOut(_db: Db, rows: TaskRow[]): Promise<TaskOut[]> {

@@ -47,8 +47,8 @@ export function toBookRecord(row: BookRow): BookRecord {
 }
 const SHELF_MODEL: ModelInfo = { verboseKey: 'shelf', classKey: 'shelf' };
 
-/** Columns read for BookOut. */
-export const OUT_COLUMNS: (keyof BookRow)[] = ['id', 'title', 'shelf_id', 'position'];
+/** Columns read for BookOut: those of RECORD_COLUMNS. */
+export const OUT_COLUMNS = RECORD_COLUMNS;
 
 /** Rows as BookOut. */
 export async function shapeBookOut(_db: Db, rows: BookRow[]): Promise<BookOut[]> {

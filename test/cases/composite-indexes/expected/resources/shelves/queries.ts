@@ -35,8 +35,8 @@ export function toShelfRecord(row: ShelfRow): ShelfRecord {
   };
 }
 
-/** Columns read for ShelfOut. */
-export const OUT_COLUMNS: (keyof ShelfRow)[] = ['id', 'room', 'number'];
+/** Columns read for ShelfOut: those of RECORD_COLUMNS. */
+export const OUT_COLUMNS = RECORD_COLUMNS;
 
 /** Rows as ShelfOut. */
 export async function shapeShelfOut(_db: Db, rows: ShelfRow[]): Promise<ShelfOut[]> {

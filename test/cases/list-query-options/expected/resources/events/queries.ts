@@ -48,8 +48,8 @@ export function toEventRecord(row: EventRow): EventRecord {
 }
 const VENUE_MODEL: ModelInfo = { verboseKey: 'venue', classKey: 'venue' };
 
-/** Columns read for EventOut. */
-export const OUT_COLUMNS: (keyof EventRow)[] = ['id', 'name', 'starts_on', 'venue_id'];
+/** Columns read for EventOut: those of RECORD_COLUMNS. */
+export const OUT_COLUMNS = RECORD_COLUMNS;
 
 /** Rows as EventOut. */
 export async function shapeEventOut(_db: Db, rows: EventRow[]): Promise<EventOut[]> {

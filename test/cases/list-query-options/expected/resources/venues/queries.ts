@@ -32,8 +32,8 @@ export function toVenueRecord(row: VenueRow): VenueRecord {
   };
 }
 
-/** Columns read for VenueOut. */
-export const OUT_COLUMNS: (keyof VenueRow)[] = ['id', 'city'];
+/** Columns read for VenueOut: those of RECORD_COLUMNS. */
+export const OUT_COLUMNS = RECORD_COLUMNS;
 
 /** Rows as VenueOut. */
 export async function shapeVenueOut(_db: Db, rows: VenueRow[]): Promise<VenueOut[]> {

@@ -35,8 +35,8 @@ export function toNoteRecord(row: NoteRow): NoteRecord {
   };
 }
 
-/** Columns read for NoteOut. */
-export const OUT_COLUMNS: (keyof NoteRow)[] = ['id', 'text', 'done'];
+/** Columns read for NoteOut: those of RECORD_COLUMNS. */
+export const OUT_COLUMNS = RECORD_COLUMNS;
 
 /** Rows as NoteOut. */
 export async function shapeNoteOut(_db: Db, rows: NoteRow[]): Promise<NoteOut[]> {

@@ -53,8 +53,8 @@ export function toBookRecord(row: BookRow): BookRecord {
 }
 const WRITER_MODEL: ModelInfo = { verboseKey: 'writer', classKey: 'writer' };
 
-/** Columns read for BookOut. */
-export const OUT_COLUMNS: (keyof BookRow)[] = ['id', 'title', 'writer_id', 'published_on'];
+/** Columns read for BookOut: those of RECORD_COLUMNS. */
+export const OUT_COLUMNS = RECORD_COLUMNS;
 
 /** Rows as BookOut. */
 export async function shapeBookOut(_db: Db, rows: BookRow[]): Promise<BookOut[]> {
@@ -66,8 +66,8 @@ export async function shapeBookOut(_db: Db, rows: BookRow[]): Promise<BookOut[]>
   }));
 }
 
-/** Columns read for BookDetail. */
-export const DETAIL_COLUMNS: (keyof BookRow)[] = ['id', 'title', 'writer_id', 'published_on'];
+/** Columns read for BookDetail: those of RECORD_COLUMNS. */
+export const DETAIL_COLUMNS = RECORD_COLUMNS;
 
 /** writer: the related Writer with id and full_name. */
 const BOOK_DETAIL_WRITER = {

@@ -32,8 +32,8 @@ export function toWriterRecord(row: WriterRow): WriterRecord {
   };
 }
 
-/** Columns read for WriterOut. */
-export const OUT_COLUMNS: (keyof WriterRow)[] = ['id', 'full_name'];
+/** Columns read for WriterOut: those of RECORD_COLUMNS. */
+export const OUT_COLUMNS = RECORD_COLUMNS;
 
 /** Rows as WriterOut. */
 export async function shapeWriterOut(_db: Db, rows: WriterRow[]): Promise<WriterOut[]> {

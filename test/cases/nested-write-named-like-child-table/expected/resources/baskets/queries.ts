@@ -32,8 +32,8 @@ export function toBasketRecord(row: BasketRow): BasketRecord {
   };
 }
 
-/** Columns read for BasketOut. */
-export const OUT_COLUMNS: (keyof BasketRow)[] = ['id', 'owner'];
+/** Columns read for BasketOut: those of RECORD_COLUMNS. */
+export const OUT_COLUMNS = RECORD_COLUMNS;
 
 /** Rows as BasketOut. */
 export async function shapeBasketOut(_db: Db, rows: BasketRow[]): Promise<BasketOut[]> {

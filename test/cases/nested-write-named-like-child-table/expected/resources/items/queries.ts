@@ -47,8 +47,8 @@ export function toItemRecord(row: ItemRow): ItemRecord {
 }
 const BASKET_MODEL: ModelInfo = { verboseKey: 'basket', classKey: 'basket' };
 
-/** Columns read for ItemOut. */
-export const OUT_COLUMNS: (keyof ItemRow)[] = ['id', 'basket_id', 'name', 'quantity'];
+/** Columns read for ItemOut: those of RECORD_COLUMNS. */
+export const OUT_COLUMNS = RECORD_COLUMNS;
 
 /** Rows as ItemOut. */
 export async function shapeItemOut(_db: Db, rows: ItemRow[]): Promise<ItemOut[]> {
