@@ -134,6 +134,7 @@ export {
   missingKeys,
   related,
   setRelated,
+  shapeRows,
   withoutUndefined,
   type ColumnOf,
   type ForeignSpec,

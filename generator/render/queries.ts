@@ -132,6 +132,22 @@ interface QueriesFile {
   loaderNames: Map<string, string>;
   /** The column lists printed so far, by row type and columns: the constant each is printed as. */
   columnNames: Map<string, string>;
+  /** The fields of `to<Model>Record`, with the expression of each from the row. */
+  record: { name: string; expr: string }[];
+}
+
+/**
+ * Whether a shape of `self`'s rows is `to<Model>Record`: the same fields in the same order, each read
+ * alike, and typed so that the record is the schema (no choices, which the schema narrows to its
+ * values; no null in the record where the schema has none).
+ */
+function shapeIsRecord(s: SchemaModel, fields: readonly { name: string; expr: string }[], file: QueriesFile): boolean {
+  const { record } = file;
+  return (
+    fields.length === record.length &&
+    fields.every((f, i) => f.name === record[i].name && f.expr === record[i].expr) &&
+    s.fields.every((f) => !f.choices && !f.field?.choices && !(f.field?.nullable && !f.nullable))
+  );
 }
 
 /** What a loader prints, but its name and doc: two loaders that print the same are one constant. */
@@ -399,11 +415,15 @@ function shapeView(
   };
   const row = rowTypeOf(r, self, imports);
   const usesDb = computed || loaders.length > 0;
+  if (usesDb) imports.runtimeType('Db');
+  else imports.runtime('shapeRows');
+  const recordShape = !usesDb && r === self && shapeIsRecord(s, fields, file) ? `to${r.model}Record` : undefined;
   return {
     schema: imports.type('./schemas', s.name),
     row,
     computed,
     usesDb,
+    recordShape,
     columnsConst,
     columns: list([...columns]),
     ...claimColumns(columnsConst, row, list([...columns]), file),
@@ -524,10 +544,10 @@ export const serves = (r: Resource, kind: OperationKind) => r.operations.some((o
 
 export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext) {
   const imports = new Imports(runtimeFrom(ctx, 2));
-  for (const name of ['Db', 'ModelInfo']) imports.runtimeType(name);
+  imports.runtimeType('ModelInfo');
   const record = r.fields.map((f) => ({ name: f.name, type: tsType(f), expr: f.relation ? `row.${f.column}` : readColumn(f, imports) }));
   const hooks = (name: string) => `${imports.namespace(hookModuleFrom(ctx, r.hooks!, 2), 'hooks')}.${name}`;
-  const file: QueriesFile = { self: r, model, imports, hooks, loaderNames: new Map(), columnNames: new Map() };
+  const file: QueriesFile = { self: r, model, imports, hooks, loaderNames: new Map(), columnNames: new Map(), record };
   const recordColumns = list(r.fields.map((f) => f.column));
   claimColumns('RECORD_COLUMNS', rowTypeName(r), recordColumns, file);
   // List and retrieve read the foreign keys `?expand=` follows, whatever their schema shows.
@@ -561,7 +581,10 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
   const related = model.resources
     .filter((x) => relatedModels.has(modelConst(x.model)))
     .map((x) => ({ constName: modelConst(x.model), verboseKey: x.verboseKey, classKey: x.classKey }));
-  if (setters.size) imports.runtime('setRelated');
+  if (setters.size) {
+    imports.runtime('setRelated');
+    imports.runtimeType('Db');
+  }
   if (r.relations.length) imports.runtimeType('RelationSpec');
   if (r.softDelete) imports.runtimeType('SoftDeleteSpec');
   return {

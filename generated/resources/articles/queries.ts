@@ -18,6 +18,7 @@ import {
   relatedExists,
   type RelationSpec,
   type RequestContext,
+  shapeRows,
   type StateRelations,
   withoutUndefined,
 } from '@svcgen/runtime';
@@ -100,18 +101,16 @@ export const OUT_COLUMNS: (keyof ArticleRow)[] = [
 ];
 
 /** Rows as ArticleOut. */
-export async function shapeArticleOut(_db: Db, rows: ArticleRow[]): Promise<ArticleOut[]> {
-  return rows.map((row) => ({
-    id: row.id,
-    title: row.title,
-    summary: row.summary,
-    author: row.author_id,
-    category: row.category_id,
-    is_published: asBool(row.is_published),
-    created_at: asDateTime(row.created_at),
-    views: row.views,
-  }));
-}
+export const shapeArticleOut = shapeRows<ArticleRow, ArticleOut>((row) => ({
+  id: row.id,
+  title: row.title,
+  summary: row.summary,
+  author: row.author_id,
+  category: row.category_id,
+  is_published: asBool(row.is_published),
+  created_at: asDateTime(row.created_at),
+  views: row.views,
+}));
 
 /** Columns read for ArticleDetail. */
 export const DETAIL_COLUMNS: (keyof ArticleRow)[] = [

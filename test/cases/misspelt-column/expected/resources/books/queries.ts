@@ -11,6 +11,7 @@ import {
   related,
   relatedExists,
   type RequestContext,
+  shapeRows,
   type StateRelations,
   withoutUndefined,
 } from '@svcgen/runtime';
@@ -56,15 +57,8 @@ const WRITER_MODEL: ModelInfo = { verboseKey: 'writer', classKey: 'writer' };
 /** Columns read for BookOut: those of RECORD_COLUMNS. */
 export const OUT_COLUMNS = RECORD_COLUMNS;
 
-/** Rows as BookOut. */
-export async function shapeBookOut(_db: Db, rows: BookRow[]): Promise<BookOut[]> {
-  return rows.map((row) => ({
-    id: row.id,
-    title: row.title,
-    writer: row.writer_id,
-    published_on: row.published_on === null ? null : asDate(row.published_on),
-  }));
-}
+/** Rows as BookOut: each row's record. */
+export const shapeBookOut = shapeRows<BookRow, BookOut>(toBookRecord);
 
 /** Columns read for BookDetail: those of RECORD_COLUMNS. */
 export const DETAIL_COLUMNS = RECORD_COLUMNS;
