@@ -568,7 +568,7 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
     const target = model.resources.find((x) => x.model === rel.target)!;
     shapes.push(shapeView(target, rel.itemSchema, `${rel.relatedName.toUpperCase()}_ITEM_COLUMNS`, file));
   }
-  // After the shapes, printed before it: a loader the shapes print is not printed again.
+  // Rendered after the shapes, which the file prints first: a loader a shape prints is not printed again.
   const expansions = expansionsView(r, file);
   // Only the operations the resource serves write, each with the body of its schema.
   const written = [...(serves(r, 'create') ? [r.schemas.in] : []), ...(serves(r, 'update') ? [r.schemas.update] : [])];
