@@ -2,14 +2,15 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import { now } from '@svcgen/runtime';
 import { accessMatrixTest } from '@svcgen/runtime/access-test';
+import access from './access.json';
 import { createService } from './app';
 import { migrations } from './migrations';
 import { DEFAULT_SETTINGS } from './settings';
 
 /**
- * The access matrix of access.md as a test for Node's test runner: every operation is called as
- * every kind of caller on a fresh in-memory SQLite database, and must answer what its cell says
- * (a 401 or 403 exactly; a `2xx` cell neither; a `hooks` cell not 401 for a caller with a valid
+ * The access matrix of access.md (access.json) as a test for Node's test runner: every operation is
+ * called as every kind of caller on a fresh in-memory SQLite database, and must answer what its cell
+ * says (a 401 or 403 exactly; a `2xx` cell neither; a `hooks` cell not 401 for a caller with a valid
  * token). Call it from a test file run by `node --test`.
  */
 export function testAccessMatrix(): void {
@@ -17,6 +18,7 @@ export function testAccessMatrix(): void {
     createService,
     migrations,
     settings: DEFAULT_SETTINGS,
+    access,
     users: {
       table: 'users',
       pk: 'id',
@@ -31,264 +33,19 @@ export function testAccessMatrix(): void {
       }),
     },
     samples: [
-      { table: 'categories', pk: 'id', row: () => ({ name: 'sample' }) },
-      { table: 'tags', pk: 'id', row: () => ({ name: 'sample' }) },
+      { table: 'categories', pk: 'id', path: '/api/categories/', row: () => ({ name: 'sample' }) },
+      { table: 'tags', pk: 'id', path: '/api/tags/', row: () => ({ name: 'sample' }) },
       {
         table: 'users',
         pk: 'id',
+        path: '/api/users/',
         row: () => ({ username: 'sample', email: 'sample@example.com', password: '!', date_joined: now() }),
       },
       {
         table: 'articles',
         pk: 'id',
+        path: '/api/articles/',
         row: (keys) => ({ title: 'sample', content: 'sample', author_id: keys.users, created_at: now() }),
-      },
-    ],
-    callers: [
-      { name: 'anonymous', user: false, staff: false, superuser: false, roles: [] },
-      { name: 'authenticated', user: true, staff: false, superuser: false, roles: [] },
-      { name: 'staff', user: true, staff: true, superuser: false, roles: [] },
-      { name: 'superuser', user: true, staff: true, superuser: true, roles: [] },
-    ],
-    operations: [
-      {
-        operationId: 'register',
-        method: 'POST',
-        path: '/api/auth/register/',
-        checks: {
-          anonymous: 'unchecked',
-          authenticated: 'authenticated',
-          staff: 'authenticated',
-          superuser: 'authenticated',
-        },
-      },
-      {
-        operationId: 'login',
-        method: 'POST',
-        path: '/api/auth/login/',
-        checks: {
-          anonymous: 'unchecked',
-          authenticated: 'authenticated',
-          staff: 'authenticated',
-          superuser: 'authenticated',
-        },
-      },
-      {
-        operationId: 'refresh',
-        method: 'POST',
-        path: '/api/auth/refresh/',
-        checks: {
-          anonymous: 'unchecked',
-          authenticated: 'authenticated',
-          staff: 'authenticated',
-          superuser: 'authenticated',
-        },
-      },
-      {
-        operationId: 'logout',
-        method: 'POST',
-        path: '/api/auth/logout/',
-        checks: {
-          anonymous: 'unchecked',
-          authenticated: 'authenticated',
-          staff: 'authenticated',
-          superuser: 'authenticated',
-        },
-      },
-      {
-        operationId: 'me',
-        method: 'GET',
-        path: '/api/auth/me/',
-        checks: {
-          anonymous: '401',
-          authenticated: 'authenticated',
-          staff: 'authenticated',
-          superuser: 'authenticated',
-        },
-      },
-      {
-        operationId: 'create_article',
-        method: 'POST',
-        path: '/api/articles/',
-        checks: { anonymous: '401', authenticated: 'allowed', staff: 'allowed', superuser: 'allowed' },
-      },
-      {
-        operationId: 'list_articles',
-        method: 'GET',
-        path: '/api/articles/',
-        checks: { anonymous: 'allowed', authenticated: 'allowed', staff: 'allowed', superuser: 'allowed' },
-      },
-      {
-        operationId: 'retrieve_article',
-        method: 'GET',
-        path: '/api/articles/{pk}/',
-        table: 'articles',
-        checks: { anonymous: 'allowed', authenticated: 'allowed', staff: 'allowed', superuser: 'allowed' },
-      },
-      {
-        operationId: 'update_article',
-        method: 'PATCH',
-        path: '/api/articles/{pk}/',
-        table: 'articles',
-        checks: {
-          anonymous: '401',
-          authenticated: 'authenticated',
-          staff: 'authenticated',
-          superuser: 'authenticated',
-        },
-      },
-      {
-        operationId: 'delete_article',
-        method: 'DELETE',
-        path: '/api/articles/{pk}/',
-        table: 'articles',
-        checks: {
-          anonymous: '401',
-          authenticated: 'authenticated',
-          staff: 'authenticated',
-          superuser: 'authenticated',
-        },
-      },
-      {
-        operationId: 'publish_article',
-        method: 'POST',
-        path: '/api/articles/{pk}/publish/',
-        table: 'articles',
-        checks: {
-          anonymous: '401',
-          authenticated: 'authenticated',
-          staff: 'authenticated',
-          superuser: 'authenticated',
-        },
-      },
-      {
-        operationId: 'feed_articles',
-        method: 'GET',
-        path: '/api/articles/feed/',
-        checks: {
-          anonymous: 'unchecked',
-          authenticated: 'authenticated',
-          staff: 'authenticated',
-          superuser: 'authenticated',
-        },
-      },
-      {
-        operationId: 'get_article_tags',
-        method: 'GET',
-        path: '/api/articles/{pk}/tags/',
-        table: 'articles',
-        checks: { anonymous: 'allowed', authenticated: 'allowed', staff: 'allowed', superuser: 'allowed' },
-      },
-      {
-        operationId: 'manage_article_tags',
-        method: 'POST',
-        path: '/api/articles/{pk}/tags/',
-        table: 'articles',
-        checks: {
-          anonymous: '401',
-          authenticated: 'authenticated',
-          staff: 'authenticated',
-          superuser: 'authenticated',
-        },
-      },
-      {
-        operationId: 'create_category',
-        method: 'POST',
-        path: '/api/categories/',
-        checks: { anonymous: '401', authenticated: '403', staff: 'allowed', superuser: 'allowed' },
-      },
-      {
-        operationId: 'list_categories',
-        method: 'GET',
-        path: '/api/categories/',
-        checks: { anonymous: 'allowed', authenticated: 'allowed', staff: 'allowed', superuser: 'allowed' },
-      },
-      {
-        operationId: 'retrieve_category',
-        method: 'GET',
-        path: '/api/categories/{pk}/',
-        table: 'categories',
-        checks: { anonymous: 'allowed', authenticated: 'allowed', staff: 'allowed', superuser: 'allowed' },
-      },
-      {
-        operationId: 'update_category',
-        method: 'PATCH',
-        path: '/api/categories/{pk}/',
-        table: 'categories',
-        checks: { anonymous: '401', authenticated: '403', staff: 'allowed', superuser: 'allowed' },
-      },
-      {
-        operationId: 'delete_category',
-        method: 'DELETE',
-        path: '/api/categories/{pk}/',
-        table: 'categories',
-        checks: { anonymous: '401', authenticated: '403', staff: 'allowed', superuser: 'allowed' },
-      },
-      {
-        operationId: 'create_tag',
-        method: 'POST',
-        path: '/api/tags/',
-        checks: { anonymous: '401', authenticated: '403', staff: 'allowed', superuser: 'allowed' },
-      },
-      {
-        operationId: 'list_tags',
-        method: 'GET',
-        path: '/api/tags/',
-        checks: { anonymous: 'allowed', authenticated: 'allowed', staff: 'allowed', superuser: 'allowed' },
-      },
-      {
-        operationId: 'retrieve_tag',
-        method: 'GET',
-        path: '/api/tags/{pk}/',
-        table: 'tags',
-        checks: { anonymous: 'allowed', authenticated: 'allowed', staff: 'allowed', superuser: 'allowed' },
-      },
-      {
-        operationId: 'update_tag',
-        method: 'PATCH',
-        path: '/api/tags/{pk}/',
-        table: 'tags',
-        checks: { anonymous: '401', authenticated: '403', staff: 'allowed', superuser: 'allowed' },
-      },
-      {
-        operationId: 'delete_tag',
-        method: 'DELETE',
-        path: '/api/tags/{pk}/',
-        table: 'tags',
-        checks: { anonymous: '401', authenticated: '403', staff: 'allowed', superuser: 'allowed' },
-      },
-      {
-        operationId: 'create_user',
-        method: 'POST',
-        path: '/api/users/',
-        checks: { anonymous: '401', authenticated: '403', staff: 'authenticated', superuser: 'authenticated' },
-      },
-      {
-        operationId: 'list_users',
-        method: 'GET',
-        path: '/api/users/',
-        checks: { anonymous: '401', authenticated: 'allowed', staff: 'allowed', superuser: 'allowed' },
-      },
-      {
-        operationId: 'retrieve_user',
-        method: 'GET',
-        path: '/api/users/{pk}/',
-        table: 'users',
-        checks: { anonymous: '401', authenticated: 'allowed', staff: 'allowed', superuser: 'allowed' },
-      },
-      {
-        operationId: 'update_user',
-        method: 'PATCH',
-        path: '/api/users/{pk}/',
-        table: 'users',
-        checks: { anonymous: '401', authenticated: '403', staff: 'allowed', superuser: 'allowed' },
-      },
-      {
-        operationId: 'delete_user',
-        method: 'DELETE',
-        path: '/api/users/{pk}/',
-        table: 'users',
-        checks: { anonymous: '401', authenticated: '403', staff: 'allowed', superuser: 'allowed' },
       },
     ],
   });

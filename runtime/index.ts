@@ -138,6 +138,7 @@ export {
   missingKeys,
   related,
   setRelated,
+  shapeRows,
   withoutUndefined,
   type ColumnOf,
   type ForeignSpec,

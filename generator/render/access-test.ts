@@ -1,10 +1,13 @@
 /**
  * View of `access-test.ts`: the access matrix (access.md) as a test for Node's test runner. The file
- * hands the runtime's `accessMatrixTest` the matrix's checks (see `accessCheck`), a row of the user
- * model for each kind of caller and a sample row of every table, whose key fills `{pk}`. Written
+ * hands the runtime's `accessMatrixTest` the matrix as access.json beside it holds it (imported, so
+ * the compiler checks its shape), what that file does not say (the `hooks` cells a custom
+ * authenticator decides, see `accessCheck`), a row of the user model for each kind of caller and a
+ * sample row of every table, whose key fills `{pk}` in the routes under its resource's path. Written
  * only for a service whose user model has `is_staff` and `is_superuser`, so that every caller kind
  * the matrix names can be made.
  */
+import { ACCESS_JSON } from '../access/gate';
 import { accessCheck, type AccessMatrix } from '../access/matrix';
 import type { Field, Resource, ServiceModel } from '../model/model';
 import { literal, str } from '../model/names';
@@ -101,11 +104,18 @@ function rowObject(fields: Field[], name: RowName, imports: Imports, extra: stri
   return `({ ${[...entries, ...extra].join(', ')} })`;
 }
 
-/** The table whose sample row's key fills a route's `{pk}`: the resource whose item path starts the route (the longest base, if several). */
-function tableOfRoute(model: ServiceModel, path: string): string | undefined {
-  const base = model.basePath.replace(/\/+$/, '');
-  const owners = model.resources.filter((r) => path.startsWith(`${base}/${r.base}/{pk}`));
-  return owners.sort((a, b) => b.base.length - a.base.length)[0]?.table;
+/**
+ * What access.json does not say of the checks: the `hooks` cells of callers with a token that a
+ * custom authenticator decides (not called), by operation. Every other `hooks` cell of such a
+ * caller is checked as not 401 (see `accessCheck`).
+ */
+export function authenticatorDecides(matrix: AccessMatrix): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const row of matrix.rows) {
+    const callers = matrix.callers.filter((c) => c.user && row.access[c.name] === 'hooks' && accessCheck(row, c) === 'unchecked');
+    if (callers.length) out[row.operationId] = callers.map((c) => c.name);
+  }
+  return out;
 }
 
 export function accessTestView(model: ServiceModel, matrix: AccessMatrix, ctx: RenderContext) {
@@ -113,6 +123,7 @@ export function accessTestView(model: ServiceModel, matrix: AccessMatrix, ctx: R
   const imports = new Imports(runtimeFrom(ctx, 0));
   imports.value(`${runtimeFrom(ctx, 0)}/access-test`, 'accessMatrixTest');
   imports.value('./app', 'createService');
+  imports.default(`./${ACCESS_JSON}`, 'access');
   imports.value('./migrations', 'migrations');
   imports.value('./settings', 'DEFAULT_SETTINGS');
 
@@ -124,22 +135,17 @@ export function accessTestView(model: ServiceModel, matrix: AccessMatrix, ctx: R
     imports,
     flags.map((n) => `${n}: flags.${n}`),
   );
+  const base = model.basePath.replace(/\/+$/, '');
   const samples = sampleOrder(model).map((r) => {
     const usesKeys = r.fields.some((f) => f.type === 'foreign_key' && required(f));
-    return `{ table: ${str(r.table)}, pk: ${str(r.pk.column)}, row: (${usesKeys ? 'keys' : ''}) => ${rowObject(r.fields, { word: 'sample' }, imports)} }`;
+    return `{ table: ${str(r.table)}, pk: ${str(r.pk.column)}, path: ${str(`${base}/${r.base}/`)}, row: (${usesKeys ? 'keys' : ''}) => ${rowObject(r.fields, { word: 'sample' }, imports)} }`;
   });
-  const operations = matrix.rows.map((row) => {
-    const [method, path] = row.route.split(' ');
-    const table = path.includes('{pk}') ? tableOfRoute(model, path) : undefined;
-    const checks = Object.fromEntries(matrix.callers.map((c) => [c.name, accessCheck(row, c)]));
-    return literal({ operationId: row.operationId, method, path, ...(table ? { table } : {}), checks });
-  });
+  const decides = Object.entries(authenticatorDecides(matrix)).map(([id, callers]) => `${propertyKey(id)}: ${literal(callers)}`);
   return {
     header: header(`${ctx.specsName}/service.yaml`),
     imports: imports.print(),
-    callers: literal(matrix.callers.map((c) => ({ name: c.name, user: c.user, staff: c.staff, superuser: c.superuser, roles: c.roles }))),
     users: `{ table: ${str(user.table)}, pk: ${str(user.pk.column)}, row: (name, flags) => ${userRow} }`,
     samples,
-    operations,
+    authenticatorDecides: decides.length ? `{ ${decides.join(', ')} }` : undefined,
   };
 }

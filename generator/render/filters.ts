@@ -65,10 +65,13 @@ function mixinCode(m: MixinPlan, imports: Imports): string {
     const cases = Object.fromEntries(
       m.cases.map((c) => [
         c.param,
-        {
-          true: { condition: c.true.condition, include: c.true.include },
-          false: { condition: c.false.condition, include: c.false.include },
-        },
+        // One condition that a true value applies one way and a false value the other: written once.
+        c.true.include !== c.false.include && JSON.stringify(data(c.true.condition)) === JSON.stringify(data(c.false.condition))
+          ? { condition: c.true.condition, include: c.true.include }
+          : {
+              true: { condition: c.true.condition, include: c.true.include },
+              false: { condition: c.false.condition, include: c.false.include },
+            },
       ]),
     );
     return `${imports.runtime('matchCaseMixin')}(${pretty(data(cases), 2)})`;

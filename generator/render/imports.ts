@@ -8,6 +8,8 @@
 interface ModuleImports {
   /** `import * as <namespace>`. */
   namespace?: string;
+  /** `import <default>`. */
+  default?: string;
   /** Named imports: name → whether the code uses it as a value (else only as a type). */
   names: Map<string, boolean>;
 }
@@ -41,6 +43,14 @@ export class Imports {
     return name;
   }
 
+  /** `import name from module`: the module's default export (a JSON file's content). */
+  default(module: string, name: string): string {
+    const m = this.moduleOf(module);
+    if (m.default !== undefined && m.default !== name) throw new Error(`${module} is imported as ${m.default}, not ${name}`);
+    m.default = name;
+    return name;
+  }
+
   /** `import * as alias from module`. */
   namespace(module: string, alias: string): string {
     const m = this.moduleOf(module);
@@ -53,7 +63,8 @@ export class Imports {
   print(): string {
     const lines: string[] = [];
     for (const module of [...this.modules.keys()].sort(bySpecifier)) {
-      const { namespace, names } = this.modules.get(module)!;
+      const { namespace, default: name, names } = this.modules.get(module)!;
+      if (name !== undefined) lines.push(`import ${name} from '${module}';`);
       if (namespace !== undefined) lines.push(`import * as ${namespace} from '${module}';`);
       if (names.size === 0) continue;
       const sorted = [...names.keys()].sort(byName);

@@ -128,6 +128,66 @@ interface QueriesFile {
   model: ServiceModel;
   imports: Imports;
   hooks: (name: string) => string;
+  /** The loaders printed so far, by what they print (`loaderKey`): the constant each is printed as. */
+  loaderNames: Map<string, string>;
+  /** The column lists printed so far, by row type and columns: the constant each is printed as. */
+  columnNames: Map<string, string>;
+  /** The fields of `to<Model>Record`, with the expression of each from the row. */
+  record: { name: string; expr: string }[];
+}
+
+/**
+ * Whether a shape of `self`'s rows is `to<Model>Record`: the same fields in the same order, each read
+ * alike, and typed so that the record is the schema (no choices, which the schema narrows to its
+ * values; no null in the record where the schema has none).
+ */
+function shapeIsRecord(s: SchemaModel, fields: readonly { name: string; expr: string }[], file: QueriesFile): boolean {
+  const { record } = file;
+  return (
+    fields.length === record.length &&
+    fields.every((f, i) => f.name === record[i].name && f.expr === record[i].expr) &&
+    s.fields.every((f) => !f.choices && !f.field?.choices && !(f.field?.nullable && !f.nullable))
+  );
+}
+
+/** What a loader prints, but its name and doc: two loaders that print the same are one constant. */
+function loaderKey(l: Loader): string {
+  const {
+    constName: _name,
+    varName: _var,
+    doc: _doc,
+    call: _call,
+    relationKeys: _keys,
+    keyColumn: _column,
+    shared: _shared,
+    ...printed
+  } = l;
+  return JSON.stringify(printed);
+}
+
+/**
+ * The constant a loader is printed as: the first loader of the file that prints the same (a detail's
+ * relation and its `?expand=`, say), else its own, printed here.
+ */
+function claimLoader(l: Loader, file: QueriesFile): Loader {
+  const key = loaderKey(l);
+  const first = file.loaderNames.get(key);
+  if (first === undefined) {
+    file.loaderNames.set(key, l.constName);
+    return l;
+  }
+  return { ...l, constName: first, call: l.call.replace(l.constName, first), shared: true };
+}
+
+/**
+ * The columns constant `name` of `row` lists `columns`: `[...]`, or the first constant of the file
+ * that lists the same columns in the same order under the same row type.
+ */
+function claimColumns(name: string, row: string, columns: string, file: QueriesFile): { columnsAlias?: string } {
+  const key = `${row}: ${columns}`;
+  const first = file.columnNames.get(key);
+  if (first === undefined) file.columnNames.set(key, name);
+  return first === undefined ? {} : { columnsAlias: first };
 }
 
 interface Loader {
@@ -155,6 +215,8 @@ interface Loader {
   relationKeys?: string;
   /** A foreign key's column, holding the related record's key; none for a relation listing what refers to the row. */
   keyColumn?: string;
+  /** Printed before, under `constName`: not printed again. */
+  shared?: boolean;
 }
 
 /**
@@ -162,7 +224,12 @@ interface Loader {
  * `nested_reverse`) of `r`'s rows, with the expression of one row's value from the loaded map
  * (`varName`) and the column of `r` it needs beside the key; undefined for any other field.
  */
-function relationLoader(r: Resource, f: SchemaField, constName: string, varName: string, { self, model, imports }: QueriesFile) {
+function relationLoader(r: Resource, f: SchemaField, constName: string, varName: string, file: QueriesFile) {
+  const found = relationLoaderOf(r, f, constName, varName, file);
+  return found && { ...found, loader: claimLoader(found.loader, file) };
+}
+
+function relationLoaderOf(r: Resource, f: SchemaField, constName: string, varName: string, { self, model, imports }: QueriesFile) {
   const rowOf = (target: string) =>
     rowTypeOf(
       model.resources.find((x) => x.model === target)!,
@@ -346,13 +413,20 @@ function shapeView(
     foreign: foreign.map((l) => `[${l.constName}, ${str(l.keyColumn!)}]`).join(', '),
     children: children.map((l) => l.constName).join(', '),
   };
+  const row = rowTypeOf(r, self, imports);
+  const usesDb = computed || loaders.length > 0;
+  if (usesDb) imports.runtimeType('Db');
+  else imports.runtime('shapeRows');
+  const recordShape = !usesDb && r === self && shapeIsRecord(s, fields, file) ? `to${r.model}Record` : undefined;
   return {
     schema: imports.type('./schemas', s.name),
-    row: rowTypeOf(r, self, imports),
+    row,
     computed,
-    usesDb: computed || loaders.length > 0,
+    usesDb,
+    recordShape,
     columnsConst,
     columns: list([...columns]),
+    ...claimColumns(columnsConst, row, list([...columns]), file),
     loaders,
     calls,
     loaderVars,
@@ -470,10 +544,12 @@ export const serves = (r: Resource, kind: OperationKind) => r.operations.some((o
 
 export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext) {
   const imports = new Imports(runtimeFrom(ctx, 2));
-  for (const name of ['Db', 'ModelInfo']) imports.runtimeType(name);
+  imports.runtimeType('ModelInfo');
   const record = r.fields.map((f) => ({ name: f.name, type: tsType(f), expr: f.relation ? `row.${f.column}` : readColumn(f, imports) }));
   const hooks = (name: string) => `${imports.namespace(hookModuleFrom(ctx, r.hooks!, 2), 'hooks')}.${name}`;
-  const file: QueriesFile = { self: r, model, imports, hooks };
+  const file: QueriesFile = { self: r, model, imports, hooks, loaderNames: new Map(), columnNames: new Map(), record };
+  const recordColumns = list(r.fields.map((f) => f.column));
+  claimColumns('RECORD_COLUMNS', rowTypeName(r), recordColumns, file);
   // List and retrieve read the foreign keys `?expand=` follows, whatever their schema shows.
   const expanded = new Set([r.schemas.out, r.schemas.detail]);
   const stateRelations = createReadsStateRelations(r) || retrieveReadsRelations(r) ? stateRelationsOf(r) : undefined;
@@ -487,12 +563,13 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
       schema === r.schemas.detail ? stateRelations : undefined,
     ),
   );
-  const expansions = expansionsView(r, file);
   for (const rel of r.relations) {
     if (rel.itemSchemaIsTargetOut) continue;
     const target = model.resources.find((x) => x.model === rel.target)!;
     shapes.push(shapeView(target, rel.itemSchema, `${rel.relatedName.toUpperCase()}_ITEM_COLUMNS`, file));
   }
+  // Rendered after the shapes, which the file prints first: a loader a shape prints is not printed again.
+  const expansions = expansionsView(r, file);
   // Only the operations the resource serves write, each with the body of its schema.
   const written = [...(serves(r, 'create') ? [r.schemas.in] : []), ...(serves(r, 'update') ? [r.schemas.update] : [])];
   const writes = written.map((s) => writesView(r, s, s === r.schemas.in, imports));
@@ -504,7 +581,10 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
   const related = model.resources
     .filter((x) => relatedModels.has(modelConst(x.model)))
     .map((x) => ({ constName: modelConst(x.model), verboseKey: x.verboseKey, classKey: x.classKey }));
-  if (setters.size) imports.runtime('setRelated');
+  if (setters.size) {
+    imports.runtime('setRelated');
+    imports.runtimeType('Db');
+  }
   if (r.relations.length) imports.runtimeType('RelationSpec');
   if (r.softDelete) imports.runtimeType('SoftDeleteSpec');
   return {
@@ -519,7 +599,7 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
     row: rowTypeName(r),
     columns: r.fields.map((f) => ({ column: f.column, type: columnType(f) })),
     record,
-    recordColumns: list(r.fields.map((f) => f.column)),
+    recordColumns,
     related,
     shapes,
     expansions,
@@ -527,7 +607,7 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
     checkRelated,
     insertReferences,
     m2m: r.m2m.filter((m) => setters.has(m.name)).map((m) => ({ ...m, pascal: pascalCase(m.name) })),
-    relations: relationsQueriesView(r, model),
+    relations: relationsQueriesView(r, model).map((rel) => ({ ...rel, join: joinLoader(rel, file) })),
     softDelete: r.softDelete
       ? {
           column: r.softDelete.field.column,
@@ -536,6 +616,26 @@ export function queriesView(r: Resource, model: ServiceModel, ctx: RenderContext
       : undefined,
     imports: imports.print(),
   };
+}
+
+/**
+ * A many-to-many loader of the file that names the relation's join and related table: the relation
+ * constant is that loader with the relation's label, not the join again.
+ */
+function joinLoader(rel: ReturnType<typeof relationsQueriesView>[number], file: QueriesFile): string | undefined {
+  for (const [key, name] of file.loaderNames) {
+    const l = JSON.parse(key) as Partial<Loader>;
+    if (
+      l.m2m &&
+      l.joinTable === rel.joinTable &&
+      l.ownColumn === rel.ownColumn &&
+      l.otherColumn === rel.otherColumn &&
+      l.table === rel.table &&
+      l.pk === rel.pk
+    )
+      return name;
+  }
+  return undefined;
 }
 
 /** The name of a relation's constant in queries.ts (`TAGS_RELATION`). */

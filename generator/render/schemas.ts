@@ -36,6 +36,27 @@ export function objectSchemaView(
   };
 }
 
+/** An object schema, or one printed as another's `.partial()`. */
+type SchemaView = ObjectSchemaView & { partialOf?: string };
+
+/**
+ * Whether `update` validates, types and documents exactly as `create.partial()`: the same keys in
+ * the same order and the same handling of other keys, each field the create field made optional
+ * (or the create field itself, when it is already optional). A field with anything else (a
+ * default, a required update field, other checks) keeps the update schema explicit.
+ */
+function isPartialOf(update: ObjectSchemaView, create: ObjectSchemaView): boolean {
+  const optional = (zod: string) => zod.endsWith('.optional()');
+  return (
+    update.object === create.object &&
+    update.fields.length === create.fields.length &&
+    update.fields.every((f, i) => {
+      const c = create.fields[i];
+      return f.name === c.name && (f.zod === `${c.zod}.optional()` || (optional(c.zod) && f.zod === c.zod));
+    })
+  );
+}
+
 const SCHEMA_DOC: Record<SchemaModel['role'], string> = {
   in: 'Create request body',
   out: 'List items',
@@ -146,7 +167,14 @@ export function schemasView(r: Resource, ctx: RenderContext) {
         ]
       : [];
   });
-  const schemas = [...items, ...own.map((s) => objectSchemaView(s, schemaDoc(r, s), imports, r.extraFields)), ...results];
+  const ownViews: SchemaView[] = own.map((s) => objectSchemaView(s, schemaDoc(r, s), imports, r.extraFields));
+  const update = ownViews[own.indexOf(r.schemas.update)];
+  const create = ownViews[own.indexOf(r.schemas.in)];
+  if (r.schemas.update.role === 'update' && update !== create && isPartialOf(update, create)) {
+    update.partialOf = create.name;
+    update.doc = `${update.doc.replace(/ Every field is optional unless the spec requires it\.$/, '')} ${create.name} with every field optional.`;
+  }
+  const schemas: SchemaView[] = [...items, ...ownViews, ...results];
   if (r.expand.length) {
     for (const s of new Set([r.schemas.out, r.schemas.detail])) schemas.push(expandableView(r, s, imports));
   }

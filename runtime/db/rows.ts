@@ -625,6 +625,14 @@ export function related<T>(map: ReadonlyMap<unknown, T>, key: unknown): T {
   return value;
 }
 
+/**
+ * The shape function (`shape<Schema>(db, rows)`, as routes and `?expand=` call it) of a
+ * representation read from the row alone: each row mapped by `shape`; the database is not used.
+ */
+export function shapeRows<R extends Row, T>(shape: (row: R) => T): (db: Db, rows: readonly R[]) => Promise<T[]> {
+  return async (_db, rows) => rows.map((row) => shape(row));
+}
+
 /** The row without keys whose value is undefined, so the database applies its defaults to them. */
 export function withoutUndefined<R extends Row = Row>(row: { [C in keyof R]?: R[C] | undefined }): Partial<R> {
   const out: Row = {};

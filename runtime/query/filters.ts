@@ -77,10 +77,12 @@ export interface CaseCondition {
   include: boolean;
 }
 
-export interface MatchCase {
-  true: CaseCondition;
-  false: CaseCondition;
-}
+/**
+ * A match case: what a true value applies and what a false one does; or, when the two sides are
+ * one condition applied one way and the other, that condition once, `include` saying what a true
+ * value does with it (a false value does the opposite).
+ */
+export type MatchCase = { true: CaseCondition; false: CaseCondition } | CaseCondition;
 
 /* --------------------------------------------------------------------- applying plans */
 
@@ -418,15 +420,21 @@ export function lookupMixin(lookups: Readonly<Record<string, Lookup>>, accepts: 
 
 /**
  * MatchCaseFilterViewSetMixin: a true value applies the `true` case, a false value the `false`
- * case; a case filters by its condition (`include`) or excludes the rows it matches. Absent or
- * null applies nothing.
+ * case; a case filters by its condition (`include`) or excludes the rows it matches. A case given
+ * as one condition filters by it for one value and excludes its rows for the other. Absent or null
+ * applies nothing.
  */
 export function matchCaseMixin(cases: Readonly<Record<string, MatchCase>>): FilterMixin {
   return (query, filters) => {
     for (const [param, matchCase] of Object.entries(cases)) {
       const value = filters[param];
       if (typeof value !== 'boolean') continue;
-      const chosen = value ? matchCase.true : matchCase.false;
+      const chosen =
+        'condition' in matchCase
+          ? { condition: matchCase.condition, include: value === matchCase.include }
+          : value
+            ? matchCase.true
+            : matchCase.false;
       if (chosen.include) applyCondition(query, chosen.condition);
       else excludeCondition(query, chosen.condition);
     }

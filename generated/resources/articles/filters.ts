@@ -100,20 +100,11 @@ export const MIXINS = {
   /** MatchCaseFilterViewSetMixin: the `true` case of each filters_match_cases value that is true, its `false` case when false (popular). */
   MatchCaseFilterViewSetMixin: matchCaseMixin({
     popular: {
-      true: {
-        condition: {
-          lookup: { hops: [], column: 'articles.views', kind: 'int', nullable: false, op: 'gte' },
-          value: 100,
-        },
-        include: true,
+      condition: {
+        lookup: { hops: [], column: 'articles.views', kind: 'int', nullable: false, op: 'gte' },
+        value: 100,
       },
-      false: {
-        condition: {
-          lookup: { hops: [], column: 'articles.views', kind: 'int', nullable: false, op: 'gte' },
-          value: 100,
-        },
-        include: false,
-      },
+      include: true,
     },
   }),
 };

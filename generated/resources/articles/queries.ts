@@ -18,6 +18,7 @@ import {
   relatedExists,
   type RelationSpec,
   type RequestContext,
+  shapeRows,
   type StateRelations,
   withoutUndefined,
 } from '@svcgen/runtime';
@@ -100,18 +101,16 @@ export const OUT_COLUMNS: (keyof ArticleRow)[] = [
 ];
 
 /** Rows as ArticleOut. */
-export async function shapeArticleOut(_db: Db, rows: ArticleRow[]): Promise<ArticleOut[]> {
-  return rows.map((row) => ({
-    id: row.id,
-    title: row.title,
-    summary: row.summary,
-    author: row.author_id,
-    category: row.category_id,
-    is_published: asBool(row.is_published),
-    created_at: asDateTime(row.created_at),
-    views: row.views,
-  }));
-}
+export const shapeArticleOut = shapeRows<ArticleRow, ArticleOut>((row) => ({
+  id: row.id,
+  title: row.title,
+  summary: row.summary,
+  author: row.author_id,
+  category: row.category_id,
+  is_published: asBool(row.is_published),
+  created_at: asDateTime(row.created_at),
+  views: row.views,
+}));
 
 /** Columns read for ArticleDetail. */
 export const DETAIL_COLUMNS: (keyof ArticleRow)[] = [
@@ -210,32 +209,6 @@ const ARTICLE_EXPAND_AUTHOR = {
   }),
 } satisfies ForeignSpec<unknown, UserRow>;
 
-/** category: the related Category with id and name. */
-const ARTICLE_EXPAND_CATEGORY = {
-  table: 'categories',
-  pk: 'id',
-  columns: ['id', 'name'],
-  shape: (row) => ({
-    id: row.id,
-    name: row.name,
-  }),
-} satisfies ForeignSpec<unknown, CategoryRow>;
-
-/** tags: the related Tag records with id and name, at most 100 each, through articles_tags. */
-const ARTICLE_EXPAND_TAGS = {
-  joinTable: 'articles_tags',
-  ownColumn: 'article_id',
-  otherColumn: 'tag_id',
-  limit: 100,
-  table: 'tags',
-  pk: 'id',
-  columns: ['id', 'name'],
-  shape: (row) => ({
-    id: row.id,
-    name: row.name,
-  }),
-} satisfies ManyToManySpec<unknown, TagRow>;
-
 /** `?expand=`: each relation list and retrieve may expand, loaded for a page of rows with one query. */
 export const EXPANSIONS = {
   author: async (db, rows) => {
@@ -249,7 +222,7 @@ export const EXPANSIONS = {
   category: async (db, rows) => {
     const category = await loadForeign(
       db,
-      ARTICLE_EXPAND_CATEGORY,
+      ARTICLE_DETAIL_CATEGORY,
       rows.map((row) => row.category_id),
     );
     return (row) => (row.category_id === null ? null : (category.get(row.category_id) ?? null));
@@ -257,7 +230,7 @@ export const EXPANSIONS = {
   tags: async (db, rows) => {
     const tags = await loadManyToMany(
       db,
-      ARTICLE_EXPAND_TAGS,
+      ARTICLE_DETAIL_TAGS,
       rows.map((row) => row.id),
     );
     return (row) => tags.get(row.id) ?? [];
@@ -302,11 +275,4 @@ export function insertReferences(data: ArticleIn): InsertReference[] {
 }
 
 /** The articles_tags relation, as the relation endpoints use it. */
-export const TAGS_RELATION: RelationSpec = {
-  joinTable: 'articles_tags',
-  ownColumn: 'article_id',
-  otherColumn: 'tag_id',
-  table: 'tags',
-  pk: 'id',
-  label: 'tag',
-};
+export const TAGS_RELATION: RelationSpec = { ...ARTICLE_DETAIL_TAGS, label: 'tag' };

@@ -45,15 +45,8 @@ export const ArticleDetail = z
   .meta({ id: 'ArticleDetail' });
 export type ArticleDetail = z.infer<typeof ArticleDetail>;
 
-/** Update request body, from the serializer. Every field is optional unless the spec requires it. */
-export const ArticleUpdate = z
-  .object({
-    title: z.string().max(200).optional(),
-    content: z.string().optional(),
-    summary: z.string().max(500).optional(),
-    category: intInput(-2147483648, 2147483647).nullable().optional(),
-  })
-  .meta({ id: 'ArticleUpdate' });
+/** Update request body, from the serializer. ArticleIn with every field optional. */
+export const ArticleUpdate = ArticleIn.partial().meta({ id: 'ArticleUpdate' });
 export type ArticleUpdate = z.infer<typeof ArticleUpdate>;
 
 /** ArticleOut as the list answers it: ?expand= shows author, category, tags as related records. */

@@ -21,13 +21,8 @@ export const CategoryOut = z
   .meta({ id: 'CategoryOut' });
 export type CategoryOut = z.infer<typeof CategoryOut>;
 
-/** Update request body, from the serializer. Every field is optional unless the spec requires it. */
-export const CategoryUpdate = z
-  .object({
-    name: z.string().max(100).optional(),
-    description: z.string().optional(),
-  })
-  .meta({ id: 'CategoryUpdate' });
+/** Update request body, from the serializer. CategoryIn with every field optional. */
+export const CategoryUpdate = CategoryIn.partial().meta({ id: 'CategoryUpdate' });
 export type CategoryUpdate = z.infer<typeof CategoryUpdate>;
 
 /** Path parameters of the item routes: the primary key, typed from the resource. */

@@ -3,14 +3,15 @@
 import { now } from '@svcgen/runtime';
 import { accessMatrixTest } from '@svcgen/runtime/access-test';
 import { randomUUID } from 'node:crypto';
+import access from './access.json';
 import { createService } from './app';
 import { migrations } from './migrations';
 import { DEFAULT_SETTINGS } from './settings';
 
 /**
- * The access matrix of access.md as a test for Node's test runner: every operation is called as
- * every kind of caller on a fresh in-memory SQLite database, and must answer what its cell says
- * (a 401 or 403 exactly; a `2xx` cell neither; a `hooks` cell not 401 for a caller with a valid
+ * The access matrix of access.md (access.json) as a test for Node's test runner: every operation is
+ * called as every kind of caller on a fresh in-memory SQLite database, and must answer what its cell
+ * says (a 401 or 403 exactly; a `2xx` cell neither; a `hooks` cell not 401 for a caller with a valid
  * token). Call it from a test file run by `node --test`.
  */
 export function testAccessMatrix(): void {
@@ -18,6 +19,7 @@ export function testAccessMatrix(): void {
     createService,
     migrations,
     settings: DEFAULT_SETTINGS,
+    access,
     users: {
       table: 'members',
       pk: 'id',
@@ -29,10 +31,11 @@ export function testAccessMatrix(): void {
       }),
     },
     samples: [
-      { table: 'members', pk: 'id', row: () => ({ handle: 'sample', email: 'sample@example.com' }) },
+      { table: 'members', pk: 'id', path: '/members/', row: () => ({ handle: 'sample', email: 'sample@example.com' }) },
       {
         table: 'projects',
         pk: 'id',
+        path: '/projects/',
         row: (keys) => ({
           id: randomUUID(),
           owner_id: keys.members,
@@ -43,205 +46,7 @@ export function testAccessMatrix(): void {
           created_at: now(),
         }),
       },
-      { table: 'tasks', pk: 'id', row: (keys) => ({ project_id: keys.projects, title: 'sample' }) },
-    ],
-    callers: [
-      { name: 'anonymous', user: false, staff: false, superuser: false, roles: [] },
-      { name: 'authenticated', user: true, staff: false, superuser: false, roles: [] },
-      { name: 'role:manager', user: true, staff: false, superuser: false, roles: ['manager'] },
-      { name: 'staff', user: true, staff: true, superuser: false, roles: [] },
-      { name: 'superuser', user: true, staff: true, superuser: true, roles: [] },
-    ],
-    operations: [
-      {
-        operationId: 'create_member',
-        method: 'POST',
-        path: '/members/',
-        checks: {
-          anonymous: '401',
-          authenticated: '403',
-          'role:manager': '403',
-          staff: 'allowed',
-          superuser: 'allowed',
-        },
-      },
-      {
-        operationId: 'list_members',
-        method: 'GET',
-        path: '/members/',
-        checks: {
-          anonymous: '401',
-          authenticated: '403',
-          'role:manager': '403',
-          staff: 'allowed',
-          superuser: 'allowed',
-        },
-      },
-      {
-        operationId: 'retrieve_member',
-        method: 'GET',
-        path: '/members/{pk}/',
-        table: 'members',
-        checks: {
-          anonymous: '401',
-          authenticated: '403',
-          'role:manager': '403',
-          staff: 'allowed',
-          superuser: 'allowed',
-        },
-      },
-      {
-        operationId: 'update_member',
-        method: 'PATCH',
-        path: '/members/{pk}/',
-        table: 'members',
-        checks: {
-          anonymous: '401',
-          authenticated: '403',
-          'role:manager': '403',
-          staff: 'allowed',
-          superuser: 'allowed',
-        },
-      },
-      {
-        operationId: 'delete_member',
-        method: 'DELETE',
-        path: '/members/{pk}/',
-        table: 'members',
-        checks: {
-          anonymous: '401',
-          authenticated: '403',
-          'role:manager': '403',
-          staff: 'allowed',
-          superuser: 'allowed',
-        },
-      },
-      {
-        operationId: 'create_project',
-        method: 'POST',
-        path: '/projects/',
-        checks: {
-          anonymous: '401',
-          authenticated: 'allowed',
-          'role:manager': 'allowed',
-          staff: 'allowed',
-          superuser: 'allowed',
-        },
-      },
-      {
-        operationId: 'list_projects',
-        method: 'GET',
-        path: '/projects/',
-        checks: {
-          anonymous: '401',
-          authenticated: 'allowed',
-          'role:manager': 'allowed',
-          staff: 'allowed',
-          superuser: 'allowed',
-        },
-      },
-      {
-        operationId: 'retrieve_project',
-        method: 'GET',
-        path: '/projects/{pk}/',
-        table: 'projects',
-        checks: {
-          anonymous: '401',
-          authenticated: 'allowed',
-          'role:manager': 'allowed',
-          staff: 'allowed',
-          superuser: 'allowed',
-        },
-      },
-      {
-        operationId: 'update_project',
-        method: 'PATCH',
-        path: '/projects/{pk}/',
-        table: 'projects',
-        checks: {
-          anonymous: '401',
-          authenticated: 'allowed',
-          'role:manager': 'allowed',
-          staff: 'allowed',
-          superuser: 'allowed',
-        },
-      },
-      {
-        operationId: 'delete_project',
-        method: 'DELETE',
-        path: '/projects/{pk}/',
-        table: 'projects',
-        checks: {
-          anonymous: '401',
-          authenticated: 'allowed',
-          'role:manager': 'allowed',
-          staff: 'allowed',
-          superuser: 'allowed',
-        },
-      },
-      {
-        operationId: 'create_task',
-        method: 'POST',
-        path: '/tasks/',
-        checks: {
-          anonymous: '401',
-          authenticated: 'allowed',
-          'role:manager': 'allowed',
-          staff: 'allowed',
-          superuser: 'allowed',
-        },
-      },
-      {
-        operationId: 'list_tasks',
-        method: 'GET',
-        path: '/tasks/',
-        checks: {
-          anonymous: 'allowed',
-          authenticated: 'allowed',
-          'role:manager': 'allowed',
-          staff: 'allowed',
-          superuser: 'allowed',
-        },
-      },
-      {
-        operationId: 'retrieve_task',
-        method: 'GET',
-        path: '/tasks/{pk}/',
-        table: 'tasks',
-        checks: {
-          anonymous: 'allowed',
-          authenticated: 'allowed',
-          'role:manager': 'allowed',
-          staff: 'allowed',
-          superuser: 'allowed',
-        },
-      },
-      {
-        operationId: 'update_task',
-        method: 'PATCH',
-        path: '/tasks/{pk}/',
-        table: 'tasks',
-        checks: {
-          anonymous: '401',
-          authenticated: 'allowed',
-          'role:manager': 'allowed',
-          staff: 'allowed',
-          superuser: 'allowed',
-        },
-      },
-      {
-        operationId: 'delete_task',
-        method: 'DELETE',
-        path: '/tasks/{pk}/',
-        table: 'tasks',
-        checks: {
-          anonymous: '401',
-          authenticated: '403',
-          'role:manager': 'allowed',
-          staff: '403',
-          superuser: 'allowed',
-        },
-      },
+      { table: 'tasks', pk: 'id', path: '/tasks/', row: (keys) => ({ project_id: keys.projects, title: 'sample' }) },
     ],
   });
 }

@@ -27,16 +27,8 @@ export const MemberOut = z
   .meta({ id: 'MemberOut' });
 export type MemberOut = z.infer<typeof MemberOut>;
 
-/** Update request body, generated from the fields. Every field is optional unless the spec requires it. */
-export const MemberUpdate = z
-  .object({
-    handle: z.string().max(100).optional(),
-    email: z.email().max(254).optional(),
-    homepage: urlInput({ blank: false, maxLength: 200 }).nullable().optional(),
-    is_staff: z.boolean().optional(),
-    is_superuser: z.boolean().optional(),
-  })
-  .meta({ id: 'MemberUpdate' });
+/** Update request body, generated from the fields. MemberIn with every field optional. */
+export const MemberUpdate = MemberIn.partial().meta({ id: 'MemberUpdate' });
 export type MemberUpdate = z.infer<typeof MemberUpdate>;
 
 /** Path parameters of the item routes: the primary key, typed from the resource. */

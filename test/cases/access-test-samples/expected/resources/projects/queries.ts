@@ -5,13 +5,13 @@ import {
   asDateTime,
   asDecimal,
   asJson,
-  type Db,
   type InsertReference,
   type ModelInfo,
   NotFoundError,
   now,
   relatedExists,
   type RequestContext,
+  shapeRows,
   toDb,
   withoutUndefined,
 } from '@svcgen/runtime';
@@ -71,29 +71,19 @@ export function toProjectRecord(row: ProjectRow): ProjectRecord {
 }
 const MEMBER_MODEL: ModelInfo = { verboseKey: 'member', classKey: 'member' };
 
-/** Columns read for ProjectOut. */
-export const OUT_COLUMNS: (keyof ProjectRow)[] = [
-  'id',
-  'owner_id',
-  'stage',
-  'budget',
-  'starts',
-  'settings',
-  'created_at',
-];
+/** Columns read for ProjectOut: those of RECORD_COLUMNS. */
+export const OUT_COLUMNS = RECORD_COLUMNS;
 
 /** Rows as ProjectOut. */
-export async function shapeProjectOut(_db: Db, rows: ProjectRow[]): Promise<ProjectOut[]> {
-  return rows.map((row) => ({
-    id: row.id,
-    owner: row.owner_id,
-    stage: row.stage,
-    budget: asDecimal(row.budget, 2),
-    starts: asDate(row.starts),
-    settings: asJson(row.settings),
-    created_at: asDateTime(row.created_at),
-  }));
-}
+export const shapeProjectOut = shapeRows<ProjectRow, ProjectOut>((row) => ({
+  id: row.id,
+  owner: row.owner_id,
+  stage: row.stage,
+  budget: asDecimal(row.budget, 2),
+  starts: asDate(row.starts),
+  settings: asJson(row.settings),
+  created_at: asDateTime(row.created_at),
+}));
 
 /** Column values from a create body (ProjectIn); defaults not sent are left to the database. */
 export function createValues(data: ProjectIn): Partial<ProjectRow> {

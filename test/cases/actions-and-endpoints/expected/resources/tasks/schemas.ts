@@ -23,14 +23,8 @@ export const TaskOut = z
   .meta({ id: 'TaskOut' });
 export type TaskOut = z.infer<typeof TaskOut>;
 
-/** Update request body, generated from the fields. Every field is optional unless the spec requires it. */
-export const TaskUpdate = z
-  .object({
-    title: z.string().max(200).optional(),
-    done: z.boolean().optional(),
-    priority: intInput(-2147483648, 2147483647).optional(),
-  })
-  .meta({ id: 'TaskUpdate' });
+/** Update request body, generated from the fields. TaskIn with every field optional. */
+export const TaskUpdate = TaskIn.partial().meta({ id: 'TaskUpdate' });
 export type TaskUpdate = z.infer<typeof TaskUpdate>;
 
 /** Response of a custom action or endpoint. */

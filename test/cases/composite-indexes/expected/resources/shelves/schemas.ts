@@ -21,13 +21,8 @@ export const ShelfOut = z
   .meta({ id: 'ShelfOut' });
 export type ShelfOut = z.infer<typeof ShelfOut>;
 
-/** Update request body, generated from the fields. Every field is optional unless the spec requires it. */
-export const ShelfUpdate = z
-  .object({
-    room: z.string().max(50).optional(),
-    number: intInput(-2147483648, 2147483647).optional(),
-  })
-  .meta({ id: 'ShelfUpdate' });
+/** Update request body, generated from the fields. ShelfIn with every field optional. */
+export const ShelfUpdate = ShelfIn.partial().meta({ id: 'ShelfUpdate' });
 export type ShelfUpdate = z.infer<typeof ShelfUpdate>;
 
 /** Path parameters of the item routes: the primary key, typed from the resource. */

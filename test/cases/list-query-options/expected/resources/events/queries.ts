@@ -2,12 +2,12 @@
 // Edit the spec and run `svcgen build`; custom code belongs in the spec's hooks module.
 import {
   asDate,
-  type Db,
   type InsertReference,
   type ModelInfo,
   NotFoundError,
   relatedExists,
   type RequestContext,
+  shapeRows,
   withoutUndefined,
 } from '@svcgen/runtime';
 import type { EventIn, EventOut, EventUpdate } from './schemas';
@@ -48,18 +48,11 @@ export function toEventRecord(row: EventRow): EventRecord {
 }
 const VENUE_MODEL: ModelInfo = { verboseKey: 'venue', classKey: 'venue' };
 
-/** Columns read for EventOut. */
-export const OUT_COLUMNS: (keyof EventRow)[] = ['id', 'name', 'starts_on', 'venue_id'];
+/** Columns read for EventOut: those of RECORD_COLUMNS. */
+export const OUT_COLUMNS = RECORD_COLUMNS;
 
-/** Rows as EventOut. */
-export async function shapeEventOut(_db: Db, rows: EventRow[]): Promise<EventOut[]> {
-  return rows.map((row) => ({
-    id: row.id,
-    name: row.name,
-    starts_on: asDate(row.starts_on),
-    venue: row.venue_id,
-  }));
-}
+/** Rows as EventOut: each row's record. */
+export const shapeEventOut = shapeRows<EventRow, EventOut>(toEventRecord);
 
 /** Column values from a create body (EventIn); defaults not sent are left to the database. */
 export function createValues(data: EventIn): Partial<EventRow> {

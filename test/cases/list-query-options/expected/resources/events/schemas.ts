@@ -23,14 +23,8 @@ export const EventOut = z
   .meta({ id: 'EventOut' });
 export type EventOut = z.infer<typeof EventOut>;
 
-/** Update request body, generated from the fields. Every field is optional unless the spec requires it. */
-export const EventUpdate = z
-  .object({
-    name: z.string().max(120).optional(),
-    starts_on: dateInput().optional(),
-    venue: intInput(-2147483648, 2147483647).optional(),
-  })
-  .meta({ id: 'EventUpdate' });
+/** Update request body, generated from the fields. EventIn with every field optional. */
+export const EventUpdate = EventIn.partial().meta({ id: 'EventUpdate' });
 export type EventUpdate = z.infer<typeof EventUpdate>;
 
 /** Path parameters of the item routes: the primary key, typed from the resource. */

@@ -19,12 +19,8 @@ export const VenueOut = z
   .meta({ id: 'VenueOut' });
 export type VenueOut = z.infer<typeof VenueOut>;
 
-/** Update request body, generated from the fields. Every field is optional unless the spec requires it. */
-export const VenueUpdate = z
-  .object({
-    city: z.string().max(80).optional(),
-  })
-  .meta({ id: 'VenueUpdate' });
+/** Update request body, generated from the fields. VenueIn with every field optional. */
+export const VenueUpdate = VenueIn.partial().meta({ id: 'VenueUpdate' });
 export type VenueUpdate = z.infer<typeof VenueUpdate>;
 
 /** Path parameters of the item routes: the primary key, typed from the resource. */

@@ -21,13 +21,8 @@ export const NoteOut = z
   .meta({ id: 'NoteOut' });
 export type NoteOut = z.infer<typeof NoteOut>;
 
-/** Update request body, generated from the fields. Every field is optional unless the spec requires it. */
-export const NoteUpdate = z
-  .object({
-    text: z.string().max(200).optional(),
-    done: z.boolean().optional(),
-  })
-  .meta({ id: 'NoteUpdate' });
+/** Update request body, generated from the fields. NoteIn with every field optional. */
+export const NoteUpdate = NoteIn.partial().meta({ id: 'NoteUpdate' });
 export type NoteUpdate = z.infer<typeof NoteUpdate>;
 
 /** Path parameters of the item routes: the primary key, typed from the resource. */

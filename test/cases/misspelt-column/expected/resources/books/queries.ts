@@ -11,6 +11,7 @@ import {
   related,
   relatedExists,
   type RequestContext,
+  shapeRows,
   type StateRelations,
   withoutUndefined,
 } from '@svcgen/runtime';
@@ -53,21 +54,14 @@ export function toBookRecord(row: BookRow): BookRecord {
 }
 const WRITER_MODEL: ModelInfo = { verboseKey: 'writer', classKey: 'writer' };
 
-/** Columns read for BookOut. */
-export const OUT_COLUMNS: (keyof BookRow)[] = ['id', 'title', 'writer_id', 'published_on'];
+/** Columns read for BookOut: those of RECORD_COLUMNS. */
+export const OUT_COLUMNS = RECORD_COLUMNS;
 
-/** Rows as BookOut. */
-export async function shapeBookOut(_db: Db, rows: BookRow[]): Promise<BookOut[]> {
-  return rows.map((row) => ({
-    id: row.id,
-    title: row.title,
-    writer: row.writer_id,
-    published_on: row.published_on === null ? null : asDate(row.published_on),
-  }));
-}
+/** Rows as BookOut: each row's record. */
+export const shapeBookOut = shapeRows<BookRow, BookOut>(toBookRecord);
 
-/** Columns read for BookDetail. */
-export const DETAIL_COLUMNS: (keyof BookRow)[] = ['id', 'title', 'writer_id', 'published_on'];
+/** Columns read for BookDetail: those of RECORD_COLUMNS. */
+export const DETAIL_COLUMNS = RECORD_COLUMNS;
 
 /** writer: the related Writer with id and full_name. */
 const BOOK_DETAIL_WRITER = {

@@ -34,14 +34,8 @@ export const BookDetail = z
   .meta({ id: 'BookDetail' });
 export type BookDetail = z.infer<typeof BookDetail>;
 
-/** Update request body, from the serializer. Every field is optional unless the spec requires it. */
-export const BookUpdate = z
-  .object({
-    title: z.string().max(200).optional(),
-    writer: intInput(-2147483648, 2147483647).optional(),
-    published_on: dateInput().nullable().optional(),
-  })
-  .meta({ id: 'BookUpdate' });
+/** Update request body, from the serializer. BookIn with every field optional. */
+export const BookUpdate = BookIn.partial().meta({ id: 'BookUpdate' });
 export type BookUpdate = z.infer<typeof BookUpdate>;
 
 /** Path parameters of the item routes: the primary key, typed from the resource. */

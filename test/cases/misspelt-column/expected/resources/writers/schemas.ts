@@ -19,12 +19,8 @@ export const WriterOut = z
   .meta({ id: 'WriterOut' });
 export type WriterOut = z.infer<typeof WriterOut>;
 
-/** Update request body, generated from the fields. Every field is optional unless the spec requires it. */
-export const WriterUpdate = z
-  .object({
-    full_name: z.string().max(100).optional(),
-  })
-  .meta({ id: 'WriterUpdate' });
+/** Update request body, generated from the fields. WriterIn with every field optional. */
+export const WriterUpdate = WriterIn.partial().meta({ id: 'WriterUpdate' });
 export type WriterUpdate = z.infer<typeof WriterUpdate>;
 
 /** Path parameters of the item routes: the primary key, typed from the resource. */

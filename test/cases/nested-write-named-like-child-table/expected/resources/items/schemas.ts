@@ -23,14 +23,8 @@ export const ItemOut = z
   .meta({ id: 'ItemOut' });
 export type ItemOut = z.infer<typeof ItemOut>;
 
-/** Update request body, generated from the fields. Every field is optional unless the spec requires it. */
-export const ItemUpdate = z
-  .object({
-    basket: intInput(-2147483648, 2147483647).optional(),
-    name: z.string().max(40).optional(),
-    quantity: intInput(-2147483648, 2147483647).optional(),
-  })
-  .meta({ id: 'ItemUpdate' });
+/** Update request body, generated from the fields. ItemIn with every field optional. */
+export const ItemUpdate = ItemIn.partial().meta({ id: 'ItemUpdate' });
 export type ItemUpdate = z.infer<typeof ItemUpdate>;
 
 /** Path parameters of the item routes: the primary key, typed from the resource. */

@@ -45,8 +45,8 @@ export function toBookRecord(row: BookRow): BookRecord {
 }
 const TAG_MODEL: ModelInfo = { verboseKey: 'tag', classKey: 'tag' };
 
-/** Columns read for BookOut. */
-export const OUT_COLUMNS: (keyof BookRow)[] = ['id', 'title'];
+/** Columns read for BookOut: those of RECORD_COLUMNS. */
+export const OUT_COLUMNS = RECORD_COLUMNS;
 
 /** tags: the related Tag keys, through books_tags. */
 const BOOK_OUT_TAGS = {
@@ -102,11 +102,4 @@ export async function setTagsKeys(db: Db, pk: unknown, keys: readonly unknown[] 
 }
 
 /** The books_tags relation, as the relation endpoints use it. */
-export const TAGS_RELATION: RelationSpec = {
-  joinTable: 'books_tags',
-  ownColumn: 'book_id',
-  otherColumn: 'tag_id',
-  table: 'tags',
-  pk: 'id',
-  label: 'tag',
-};
+export const TAGS_RELATION: RelationSpec = { ...BOOK_OUT_TAGS, label: 'tag' };

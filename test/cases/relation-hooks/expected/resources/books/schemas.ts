@@ -21,13 +21,8 @@ export const BookOut = z
   .meta({ id: 'BookOut' });
 export type BookOut = z.infer<typeof BookOut>;
 
-/** Update request body, generated from the fields. Every field is optional unless the spec requires it. */
-export const BookUpdate = z
-  .object({
-    title: z.string().max(200).optional(),
-    tags: z.array(intInput(-2147483648, 2147483647)).optional(),
-  })
-  .meta({ id: 'BookUpdate' });
+/** Update request body, generated from the fields. BookIn with every field optional. */
+export const BookUpdate = BookIn.partial().meta({ id: 'BookUpdate' });
 export type BookUpdate = z.infer<typeof BookUpdate>;
 
 /** Path parameters of the item routes: the primary key, typed from the resource. */

@@ -20,13 +20,8 @@ export const TagOut = z
   .meta({ id: 'TagOut' });
 export type TagOut = z.infer<typeof TagOut>;
 
-/** Update request body, generated from the fields. Every field is optional unless the spec requires it. */
-export const TagUpdate = z
-  .object({
-    name: z.string().max(50).optional(),
-    hidden: z.boolean().optional(),
-  })
-  .meta({ id: 'TagUpdate' });
+/** Update request body, generated from the fields. TagIn with every field optional. */
+export const TagUpdate = TagIn.partial().meta({ id: 'TagUpdate' });
 export type TagUpdate = z.infer<typeof TagUpdate>;
 
 /** Path parameters of the item routes: the primary key, typed from the resource. */
