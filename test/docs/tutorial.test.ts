@@ -23,10 +23,10 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { applyEdit, DOC_PACKAGES, DOC_PORT, outputProblem, tutorialSteps, type Command, type RunValues } from '../support/tutorial';
+import { freePort } from '../support/ports';
 
 // pack:local builds both packages (about 20 s); each npm start compiles the service.
 jest.setTimeout(10 * 60_000);
@@ -41,14 +41,6 @@ const PAGES = [
 
 /** The checkout's commands the first page shows, which this test runs as pack:local into a scratch folder. */
 const CHECKOUT_COMMANDS = ['cd svcgen            # the checkout', 'npm install', 'npm run pack:local'];
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe('the tutorial', () => {
   const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'svcgen-tutorial-')));

@@ -12,9 +12,9 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { freePort } from '../support/ports';
 
 // Three real installs from a slow registry; better-sqlite3 and bcrypt may compile from source.
 jest.setTimeout(25 * 60_000);
@@ -46,14 +46,6 @@ function ok(cmd: string, args: string[], cwd: string): string {
     out: '',
   });
   return r.out;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 interface Started {
