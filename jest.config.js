@@ -44,6 +44,7 @@ const UNIT = [
   'test/runtime/nested.test.ts',
   'test/runtime/openapi-schema.test.ts',
   'test/runtime/password.test.ts',
+  'test/runtime/resource-route.test.ts',
   'test/runtime/token-verify.test.ts',
   'test/runtime/validation.test.ts',
 ];
