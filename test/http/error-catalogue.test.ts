@@ -27,11 +27,11 @@ interface Row {
 }
 
 /** The rows of the page's status tables (those whose header is `| Status | When | Body |`), by section. */
-function catalogueRows(): Row[] {
+function catalogueRows(page = fs.readFileSync(PAGE, 'utf8')): Row[] {
   const rows: Row[] = [];
   let section = '';
   let inTable = false;
-  for (const line of fs.readFileSync(PAGE, 'utf8').split('\n')) {
+  for (const line of page.split('\n')) {
     if (line.startsWith('## ')) section = line.slice(3);
     if (line === '| Status | When | Body |') inTable = true;
     else if (!line.startsWith('|')) inTable = false;
@@ -280,12 +280,37 @@ const PROVOKE: Record<string, Record<string, (s: Services) => Promise<Answer>>> 
 
 const rows = catalogueRows();
 
+/** The rows of the page no request here provokes, and the requests here whose row the page lacks. */
+function unmatched(rows: readonly Row[]): { noRequest: string[]; noRow: string[] } {
+  const listed = rows.map((r) => `${r.table}: ${r.when}`);
+  const provoked = Object.entries(PROVOKE).flatMap(([table, whens]) => Object.keys(whens).map((w) => `${table}: ${w}`));
+  return { noRequest: listed.filter((r) => !provoked.includes(r)), noRow: provoked.filter((r) => !listed.includes(r)) };
+}
+
 describe('the error catalogue page', () => {
   it('has its three tables, each row provoked here, and nothing provoked that the page does not list', () => {
     expect([...new Set(rows.map((r) => r.table))]).toEqual(Object.keys(PROVOKE));
+    expect(unmatched(rows)).toEqual({ noRequest: [], noRow: [] });
     expect(rows.map((r) => `${r.table}: ${r.when}`)).toEqual(
       Object.entries(PROVOKE).flatMap(([table, whens]) => Object.keys(whens).map((w) => `${table}: ${w}`)),
     );
+  });
+
+  it('fails on a stale page: a row nothing provokes, a row gone, a body the services no longer answer', () => {
+    const page = fs.readFileSync(PAGE, 'utf8');
+    const [first, second] = rows;
+    const line = (r: Row) => `| ${r.status} | ${r.when} | ${r.body} |`;
+    expect(page).toContain(line(first));
+    const stale = page
+      .replace(line(first), `${line(first)}\n| 418 | a teapot was asked for | \`{"detail": "I'm a teapot"}\` |`)
+      .replace(`${line(second)}\n`, '');
+    expect(unmatched(catalogueRows(stale))).toEqual({
+      noRequest: [`${first.table}: a teapot was asked for`],
+      noRow: [`${second.table}: ${second.when}`],
+    });
+    // A row's test compares the whole body answered with the row's: a changed word is a failure.
+    const changed = catalogueRows(page.replace(line(first), line({ ...first, body: first.body.replace(/[a-z]+/, 'stale') })));
+    expect(bodyOf(changed[0])).not.toEqual(bodyOf(first));
   });
 });
 
