@@ -184,6 +184,6 @@ export {
   ValidationError,
   type ValidationEntry,
 } from './core/errors';
-export { ConfigurationError, loadSettings, SETTING_DEFAULTS, withSettingDefaults, type Settings } from './core/settings';
+export { ConfigurationError, loadSettings, withSettingDefaults, type Settings } from './core/settings';
 export { asBool, asDate, asDateTime, asDecimal, asJson, asList, now, toDb } from './core/convert';
 export { INT32 } from './core/catalogue';

@@ -105,11 +105,6 @@ export class ResourceRoutes extends RouteFile {
     return `{ state: ${this.lookup('stateETag')}, key: ${key()}${answerIsState} }`;
   }
 
-  /** `'/'` when SVC_APPEND_SLASH is on: the end of collection and retrieve paths. */
-  slash(): string {
-    return this.constant('slash', () => "service.settings.SVC_APPEND_SLASH ? '/' : ''");
-  }
-
   /** The path parameters of item routes. */
   params(): string {
     return this.schema(`${this.r.model}Params`);

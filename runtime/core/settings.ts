@@ -46,7 +46,7 @@ export interface Settings {
 export const SAME_SITE_VALUES: readonly string[] = SETTINGS.SVC_AUTH_COOKIE_SAMESITE.enum;
 
 /** Every setting at the spec language's default. */
-export const SETTING_DEFAULTS: Settings = Object.freeze(
+const SETTING_DEFAULTS: Settings = Object.freeze(
   Object.fromEntries(Object.entries(SETTINGS).map(([name, s]) => [name, s.default])) as unknown as Settings,
 );
 
