@@ -630,7 +630,7 @@ export function related<T>(map: ReadonlyMap<unknown, T>, key: unknown): T {
  * representation read from the row alone: each row mapped by `shape`; the database is not used.
  */
 export function shapeRows<R extends Row, T>(shape: (row: R) => T): (db: Db, rows: readonly R[]) => Promise<T[]> {
-  return async (_db, rows) => rows.map((row) => shape(row));
+  return async (_db, rows) => rows.map(shape);
 }
 
 /** The row without keys whose value is undefined, so the database applies its defaults to them. */
